@@ -1,0 +1,84 @@
+import type { AddressInfo } from "node:net";
+import { createBus, openDatabase, serveConnect, startInProcess, systemClock, type Clock, type Logger } from "@corridor/kit";
+import { tracingServerInterceptor } from "@corridor/kit";
+import { appErrorInterceptor } from "@corridor/kit";
+import { buildGateway } from "@corridor/gateway";
+import { allServices } from "./modules.js";
+
+export interface EmbeddedOptions {
+  log: Logger;
+  /** Postgres URL; PGlite in `dataDir` (or in memory) otherwise. */
+  databaseUrl?: string;
+  dataDir?: string;
+  redisUrl?: string;
+  kafkaBrokers?: string[];
+  kafkaTopicPrefix?: string;
+  httpHost: string;
+  httpPort: number;
+  /** Loopback port serving every service's Connect API (operator CLI); undefined disables it. */
+  internalPort?: number;
+  rateLimit?: { max: number; timeWindowMs: number };
+  clock?: Clock;
+}
+
+export interface EmbeddedSystem {
+  /** http://host:port (no version segment). */
+  url: string;
+  internalUrl?: string;
+  transportFor: Awaited<ReturnType<typeof startInProcess>>["transportFor"];
+  stop(): Promise<void>;
+}
+
+/**
+ * Composition root of embedded mode: one database handle shared by every service (each in its own
+ * schema), one bus, in-memory Connect between services, the gateway on HTTP, and optionally every
+ * service's Connect API on a loopback port for the operator CLI.
+ */
+export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedSystem> {
+  const db = await openDatabase({
+    databaseUrl: opts.databaseUrl,
+    dataDir: opts.databaseUrl ? undefined : opts.dataDir,
+    onIdleError: (err) => opts.log.warn({ err }, "an idle database connection failed; the pool replaces it"),
+  });
+  const bus = await createBus({
+    kafkaBrokers: opts.kafkaBrokers?.length ? opts.kafkaBrokers : undefined,
+    clientId: "corridor",
+    topicPrefix: opts.kafkaTopicPrefix,
+    log: opts.log,
+  });
+  const system = await startInProcess({ modules: allServices, db, bus, clock: opts.clock ?? systemClock, log: opts.log });
+
+  const gateway = await buildGateway({
+    transportFor: system.transportFor,
+    log: opts.log,
+    redisUrl: opts.redisUrl,
+    rateLimit: opts.rateLimit,
+  });
+  await gateway.listen({ host: opts.httpHost, port: opts.httpPort });
+  const address = gateway.server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+
+  const internal =
+    opts.internalPort === undefined
+      ? undefined
+      : await serveConnect({
+          routes: system.routes,
+          interceptors: [tracingServerInterceptor(), appErrorInterceptor],
+          port: opts.internalPort,
+          host: "127.0.0.1",
+        });
+
+  return {
+    url: `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${address.port}`,
+    internalUrl: internal ? `http://127.0.0.1:${internal.port}` : undefined,
+    transportFor: system.transportFor,
+    async stop() {
+      system.health.setServing(false);
+      await gateway.close();
+      await internal?.close();
+      await system.stop();
+      await bus.close();
+      await db.close();
+    },
+  };
+}

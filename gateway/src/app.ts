@@ -1,0 +1,148 @@
+import type { Transport } from "@connectrpc/connect";
+import { registerFastifyTracing, type Logger, type ServiceName } from "@corridor/kit";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import Fastify, { type FastifyInstance, type onRequestHookHandler } from "fastify";
+import { Redis } from "ioredis";
+import type { TSchema } from "typebox";
+import { MemoryAuthCache, RedisAuthCache, assertRoutePermission, createAuthenticator, type AuthCache } from "./auth.js";
+import { createServiceClients } from "./clients.js";
+import { API_VERSION, installErrorHandling } from "./errors.js";
+import { registerOpenApi } from "./openapi.js";
+import { DEFAULT_RATE_LIMIT, registerRateLimit } from "./rate-limit.js";
+import { beneficialOwnerRoutes } from "./routes/beneficial-owners.js";
+import { configRoutes } from "./routes/config.js";
+import { customerRoutes } from "./routes/customers.js";
+import { healthRoutes } from "./routes/health.js";
+import { invitationRoutes } from "./routes/invitations.js";
+import { sandboxRoutes } from "./routes/sandbox.js";
+import { tokenRoutes } from "./routes/tokens.js";
+import type { RouteDeps } from "./routes/types.js";
+import { verificationRoutes } from "./routes/verifications.js";
+import { beneficialOwnerSchemas } from "./schemas/beneficial-owners.js";
+import { ErrorSchema } from "./schemas/common.js";
+import { configSchemas } from "./schemas/config.js";
+import { customerSchemas } from "./schemas/customers.js";
+import { invitationSchemas } from "./schemas/invitations.js";
+import { sandboxSchemas } from "./schemas/sandbox.js";
+import { tokenSchemas } from "./schemas/tokens.js";
+import { verificationSchemas } from "./schemas/verifications.js";
+import { externalAccountRoutes } from "./routes/external-accounts.js";
+import { internalAccountRoutes } from "./routes/internal-accounts.js";
+import { sandboxMoneyRoutes } from "./routes/sandbox-money.js";
+import { transactionRoutes } from "./routes/transactions.js";
+import { transferRoutes } from "./routes/transfers.js";
+import { authCredentialRoutes } from "./routes/auth-credentials.js";
+import { walletExportRoutes } from "./routes/wallet-export.js";
+import { externalAccountSchemas } from "./schemas/external-accounts.js";
+import { internalAccountSchemas } from "./schemas/internal-accounts.js";
+import { sandboxMoneySchemas } from "./schemas/sandbox-money.js";
+import { transactionSchemas } from "./schemas/transactions.js";
+import { installValidators } from "./validation.js";
+import { exchangeRateRoutes } from "./routes/exchange-rates.js";
+import { receiverRoutes } from "./routes/receivers.js";
+import { quoteRoutes } from "./routes/quotes.js";
+import { sandboxQuoteRoutes } from "./routes/sandbox-quotes.js";
+import { incomingPaymentRoutes } from "./routes/incoming-payments.js";
+import { cryptoRoutes } from "./routes/crypto.js";
+
+export { API_VERSION } from "./errors.js";
+export type { Principal, PlatformPrincipal, AuthScheme } from "./auth.js";
+
+export interface GatewayOptions {
+  /** Connect transport to each service: in memory when embedded, h2c otherwise. */
+  transportFor: (service: ServiceName) => Transport;
+  log: Logger;
+  /** Rate-limit counters and the auth cache live in Redis when set (shared by replicas), in-process otherwise. */
+  redisUrl?: string;
+  /** Per credential (clientId), or per IP when unauthenticated. Default 600 per minute. */
+  rateLimit?: { max: number; timeWindowMs: number };
+  /** How long a verified credential is trusted without asking auth-sessions. Default 30 s. */
+  authCacheTtlMs?: number;
+  /** Trust X-Forwarded-* from a proxy in front (for client IPs). Default false. */
+  trustProxy?: boolean;
+}
+
+/** Named schemas ($ref targets) shared by routes and listed in the OpenAPI components. */
+const SHARED_SCHEMAS: TSchema[] = [
+  ErrorSchema,
+  ...tokenSchemas,
+  ...configSchemas,
+  ...sandboxSchemas,
+  ...internalAccountSchemas,
+  ...externalAccountSchemas,
+  ...transactionSchemas,
+  ...sandboxMoneySchemas,
+  ...customerSchemas,
+  ...verificationSchemas,
+  ...beneficialOwnerSchemas,
+  ...invitationSchemas,
+];
+
+export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstance> {
+  const redis = opts.redisUrl ? new Redis(opts.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2_000 }) : undefined;
+  redis?.on("error", (err) => opts.log.warn({ err }, "redis error"));
+
+  const app = Fastify({
+    loggerInstance: opts.log,
+    trustProxy: opts.trustProxy ?? false,
+    bodyLimit: 1024 * 1024,
+    exposeHeadRoutes: false,
+  }) as unknown as FastifyInstance;
+
+  // First, before any other hook: every request becomes a SERVER span, active for the Connect calls it makes.
+  registerFastifyTracing(app);
+  installErrorHandling(app, opts.log);
+  installValidators(app, SHARED_SCHEMAS);
+
+  const clients = createServiceClients(opts.transportFor);
+  const cache: AuthCache = redis ? new RedisAuthCache(redis) : new MemoryAuthCache();
+  const auth = createAuthenticator({ authClient: clients.authSessions, cache, ttlMs: opts.authCacheTtlMs ?? 30_000, log: opts.log });
+  const deps: RouteDeps = { clients, auth };
+
+  app.addHook("onRoute", assertRoutePermission);
+  // Rate limiting first, then authentication: both are route-level onRequest hooks added in this
+  // order, so failed logins are counted too. The auth hook reads the route's final config at
+  // request time (`auth: "none"` routes skip it).
+  await registerRateLimit(app, opts.rateLimit ?? DEFAULT_RATE_LIMIT, redis);
+  const authHook: onRequestHookHandler = async (request) => auth.hook(request);
+  app.addHook("onRoute", (route) => {
+    const existing = route.onRequest;
+    route.onRequest = [...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]), authHook];
+  });
+
+  await registerOpenApi(app);
+  healthRoutes(app, opts.transportFor);
+  await app.register(
+    async (api) => {
+      const typed = api.withTypeProvider<TypeBoxTypeProvider>();
+      tokenRoutes(typed, deps);
+      configRoutes(typed, deps);
+      sandboxRoutes(typed, deps);
+      internalAccountRoutes(typed, deps);
+      externalAccountRoutes(typed, deps);
+      transferRoutes(typed, deps);
+      transactionRoutes(typed, deps);
+      sandboxMoneyRoutes(typed, deps);
+      customerRoutes(typed, deps);
+      verificationRoutes(typed, deps);
+      beneficialOwnerRoutes(typed, deps);
+      invitationRoutes(typed, deps);
+      authCredentialRoutes(typed, deps);
+      walletExportRoutes(typed, deps);
+      exchangeRateRoutes(typed, deps);
+      receiverRoutes(typed, deps);
+      quoteRoutes(typed, deps);
+      sandboxQuoteRoutes(typed, deps);
+      incomingPaymentRoutes(typed, deps);
+      cryptoRoutes(typed, deps);
+    },
+    { prefix: `/${API_VERSION}` },
+  );
+
+  app.addHook("onClose", async () => {
+    await cache.close();
+    if (redis) await redis.quit().catch(() => redis.disconnect());
+  });
+  await app.ready();
+  return app;
+}

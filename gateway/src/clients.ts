@@ -1,0 +1,32 @@
+import { createClient, type Client } from "@connectrpc/connect";
+import type { TransportFor } from "@corridor/kit";
+import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
+import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
+import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
+import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
+import { SandboxService } from "@corridor/proto/corridor/sandbox/v1/sandbox_service_pb.js";
+import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
+import { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
+
+/** Connect clients of the services the routes call, built once per gateway. */
+export interface ServiceClients {
+  authSessions: Client<typeof AuthSessionsService>;
+  notifications: Client<typeof NotificationsService>;
+  customersKyc: Client<typeof CustomersKycService>;
+  ledger: Client<typeof LedgerService>;
+  sandbox: Client<typeof SandboxService>;
+  walletAuth: Client<typeof WalletAuthService>;
+  quotesFx: Client<typeof QuotesFxService>;
+}
+
+export function createServiceClients(transportFor: TransportFor): ServiceClients {
+  return {
+    authSessions: createClient(AuthSessionsService, transportFor("auth-sessions")),
+    notifications: createClient(NotificationsService, transportFor("notifications")),
+    customersKyc: createClient(CustomersKycService, transportFor("customers-kyc")),
+    ledger: createClient(LedgerService, transportFor("ledger")),
+    sandbox: createClient(SandboxService, transportFor("sandbox")),
+    walletAuth: createClient(WalletAuthService, transportFor("auth-sessions")),
+    quotesFx: createClient(QuotesFxService, transportFor("quotes-fx")),
+  };
+}

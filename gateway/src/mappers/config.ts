@@ -1,0 +1,86 @@
+import { create } from "@bufbuild/protobuf";
+import {
+  PasskeyOriginListSchema,
+  SupportedCurrencyListSchema,
+  type UpdatePlatformConfigRequest,
+} from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
+import {
+  CounterpartyFieldSchema,
+  SupportedCurrencySchema,
+  type PlatformConfig,
+  type SupportedCurrency,
+} from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { UpdatePlatformConfigRequestSchema } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
+import { emptyToUndefined, isoFromTimestamp, numberFromInt64 } from "./time.js";
+
+export interface SupportedCurrencyJson {
+  currencyCode: string;
+  minAmount: number;
+  maxAmount: number;
+  requiredCounterpartyFields: { name: string; mandatory: boolean }[];
+  enabledTransactionTypes: string[];
+  providerRequiredCustomerFields: string[];
+  providerRequiredCounterpartyCustomerFields: string[];
+}
+
+export interface UpdateConfigJson {
+  umaDomain?: string;
+  webhookEndpoint?: string;
+  supportedCurrencies?: SupportedCurrencyJson[];
+  passkeyRelyingPartyId?: string;
+  passkeyOrigins?: string[];
+}
+
+export function supportedCurrencyToJson(c: SupportedCurrency): SupportedCurrencyJson {
+  return {
+    currencyCode: c.currencyCode,
+    minAmount: numberFromInt64(c.minAmount),
+    maxAmount: numberFromInt64(c.maxAmount),
+    requiredCounterpartyFields: c.requiredCounterpartyFields.map((f) => ({ name: f.name, mandatory: f.mandatory })),
+    enabledTransactionTypes: [...c.enabledTransactionTypes],
+    providerRequiredCustomerFields: [...c.providerRequiredCustomerFields],
+    providerRequiredCounterpartyCustomerFields: [...c.providerRequiredCounterpartyCustomerFields],
+  };
+}
+
+export function platformConfigToJson(c: PlatformConfig | undefined) {
+  if (!c) throw new Error("service answered without a config");
+  return {
+    id: c.id,
+    umaDomain: emptyToUndefined(c.umaDomain),
+    proxyUmaSubdomain: emptyToUndefined(c.proxyUmaSubdomain),
+    webhookEndpoint: emptyToUndefined(c.webhookEndpoint),
+    supportedCurrencies: c.supportedCurrencies.map(supportedCurrencyToJson),
+    isRegulatedFinancialInstitution: c.isRegulatedFinancialInstitution,
+    passkeyRelyingPartyId: emptyToUndefined(c.passkeyRelyingPartyId),
+    passkeyOrigins: c.passkeyRelyingPartyId ? [...c.passkeyOrigins] : undefined,
+    createdAt: isoFromTimestamp(c.createdAt),
+    updatedAt: isoFromTimestamp(c.updatedAt),
+  };
+}
+
+function supportedCurrencyToProto(c: SupportedCurrencyJson): SupportedCurrency {
+  return create(SupportedCurrencySchema, {
+    currencyCode: c.currencyCode,
+    minAmount: BigInt(c.minAmount),
+    maxAmount: BigInt(c.maxAmount),
+    requiredCounterpartyFields: c.requiredCounterpartyFields.map((f) => create(CounterpartyFieldSchema, f)),
+    enabledTransactionTypes: c.enabledTransactionTypes,
+    providerRequiredCustomerFields: c.providerRequiredCustomerFields,
+    providerRequiredCounterpartyCustomerFields: c.providerRequiredCounterpartyCustomerFields,
+  });
+}
+
+/** PATCH body -> request; absent fields stay unset so the service leaves them as they are. */
+export function updateConfigToProto(platformId: string, body: UpdateConfigJson): UpdatePlatformConfigRequest {
+  const init: MessageInitShape<typeof UpdatePlatformConfigRequestSchema> = { platformId };
+  if (body.umaDomain !== undefined) init.umaDomain = body.umaDomain;
+  if (body.webhookEndpoint !== undefined) init.webhookEndpoint = body.webhookEndpoint;
+  if (body.supportedCurrencies !== undefined) {
+    init.supportedCurrencies = create(SupportedCurrencyListSchema, { currencies: body.supportedCurrencies.map(supportedCurrencyToProto) });
+  }
+  if (body.passkeyRelyingPartyId !== undefined) init.passkeyRelyingPartyId = body.passkeyRelyingPartyId;
+  if (body.passkeyOrigins !== undefined) init.passkeyOrigins = create(PasskeyOriginListSchema, { origins: body.passkeyOrigins });
+  return create(UpdatePlatformConfigRequestSchema, init);
+}

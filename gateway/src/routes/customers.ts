@@ -1,0 +1,123 @@
+import { create } from "@bufbuild/protobuf";
+import { PageRequestSchema } from "@corridor/proto/corridor/common/v1/paging_pb.js";
+import { principalOf } from "../auth.js";
+import { customerBodyToProto, customerToJson } from "../mappers/customers.js";
+import { listEnvelope, timeRange } from "../mappers/tokens.js";
+import { Ref, errorResponses } from "../schemas/common.js";
+import { CreateCustomerBody, CustomerIdParams, CustomerListSchema, ListCustomersQuery, UpdateCustomerBody } from "../schemas/customers.js";
+import type { Api, RouteDeps } from "./types.js";
+
+const tags = ["Customers"];
+
+export function customerRoutes(app: Api, { clients }: RouteDeps): void {
+  app.post(
+    "/customers",
+    {
+      config: { permission: "MANAGE" },
+      schema: {
+        summary: "Create a customer",
+        description:
+          "Creates an INDIVIDUAL or BUSINESS customer. It starts UNVERIFIED (pass POST /verifications before money moves) unless the platform is a regulated financial institution that sends kycStatus/kybStatus. umaAddress defaults to $<platformCustomerId>@<umaDomain>; currencies default to all supported ones. Duplicate platformCustomerId → 409 CONFLICT, duplicate umaAddress → 409 UMA_ADDRESS_EXISTS. Needs MANAGE.",
+        tags,
+        body: CreateCustomerBody,
+        response: { 201: Ref("Customer", "The new customer."), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { platformId } = principalOf(request);
+      const res = await clients.customersKyc.createCustomer({ platformId, customer: customerBodyToProto(request.body) });
+      return reply.code(201).send(customerToJson(res.customer));
+    },
+  );
+
+  app.get(
+    "/customers",
+    {
+      schema: {
+        summary: "List customers",
+        description: "Pages through the platform's customers, newest first; deleted ones only with isIncludingDeleted=true. Needs VIEW.",
+        tags,
+        querystring: ListCustomersQuery,
+        response: { 200: CustomerListSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const q = request.query;
+      const res = await clients.customersKyc.listCustomers({
+        platformId,
+        page: create(PageRequestSchema, { limit: q.limit ?? 20, cursor: q.cursor ?? "" }),
+        platformCustomerId: q.platformCustomerId ?? "",
+        customerType: q.customerType ?? "",
+        created: timeRange(q.createdAfter, q.createdBefore),
+        updated: timeRange(q.updatedAfter, q.updatedBefore),
+        region: q.region ?? "",
+        currency: q.currency ?? "",
+        umaAddress: q.umaAddress ?? "",
+        isIncludingDeleted: q.isIncludingDeleted ?? false,
+      });
+      return listEnvelope(res.customers.map(customerToJson), res.pageInfo);
+    },
+  );
+
+  app.get(
+    "/customers/:customerId",
+    {
+      schema: {
+        summary: "Get a customer",
+        description: "Reads one customer (a deleted one answers with isDeleted: true). Needs VIEW.",
+        tags,
+        params: CustomerIdParams,
+        response: { 200: Ref("Customer", "The customer."), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const res = await clients.customersKyc.getCustomer({ platformId, customerId: request.params.customerId });
+      return customerToJson(res.customer);
+    },
+  );
+
+  app.patch(
+    "/customers/:customerId",
+    {
+      config: { permission: "MANAGE" },
+      schema: {
+        summary: "Update a customer",
+        description: "Changes the fields present (currencies replaces the list). A deleted customer → 410 CUSTOMER_DELETED. Needs MANAGE.",
+        tags,
+        params: CustomerIdParams,
+        body: UpdateCustomerBody,
+        response: { 200: Ref("Customer", "The customer after the change."), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const res = await clients.customersKyc.updateCustomer({
+        platformId,
+        customerId: request.params.customerId,
+        patch: customerBodyToProto(request.body ?? {}),
+      });
+      return customerToJson(res.customer);
+    },
+  );
+
+  app.delete(
+    "/customers/:customerId",
+    {
+      config: { permission: "MANAGE" },
+      schema: {
+        summary: "Delete a customer",
+        description: "Soft delete: answers the customer with isDeleted: true; deleting it again → 410 CUSTOMER_DELETED. Needs MANAGE.",
+        tags,
+        params: CustomerIdParams,
+        response: { 200: Ref("Customer", "The deleted customer."), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const res = await clients.customersKyc.deleteCustomer({ platformId, customerId: request.params.customerId });
+      return customerToJson(res.customer);
+    },
+  );
+}

@@ -1,0 +1,99 @@
+import { principalOf } from "../auth.js";
+import { quoteJson } from "../mappers/quotes-fx.js";
+import { errorResponses } from "../schemas/common.js";
+import { CreateQuoteBody, ExecuteQuoteHeaders, QuoteParams, QuoteSchema } from "../schemas/quotes-fx.js";
+import { IdempotencyHeaders } from "../schemas/transfers.js";
+import type { Api, RouteDeps } from "./types.js";
+
+const tags = ["Quotes"];
+
+export function quoteRoutes(app: Api, { clients }: RouteDeps): void {
+  app.post(
+    "/quotes",
+    {
+      config: { permission: "TRANSACT" },
+      schema: {
+        summary: "Create a quote",
+        description:
+          "Validates and prices a payment and creates its OUTGOING transaction (PENDING); the quote lives 5 minutes (then it and its transaction are EXPIRED, failureReason QUOTE_EXPIRED). 400 INVALID_INPUT naming every bad field, 400 AMOUNT_OUT_OF_RANGE outside the platform's per-currency limits (or the receiver's), 404 for unknown accounts or lookups, 400 LOOKUP_EXPIRED. REALTIME_FUNDING sources carry paymentInstructions; EMBEDDED_WALLET sources carry payloadToSign and refuse immediatelyExecute (400). immediatelyExecute answers the executed quote. Honours Idempotency-Key. Needs TRANSACT.",
+        tags,
+        headers: IdempotencyHeaders,
+        body: CreateQuoteBody,
+        response: { 201: QuoteSchema, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { platformId } = principalOf(request);
+      const b = request.body;
+      const res = await clients.quotesFx.createQuote({
+        platformId,
+        source: { sourceType: b.source.sourceType, accountId: b.source.accountId ?? "", customerId: b.source.customerId ?? "", currency: b.source.currency ?? "" },
+        destination: {
+          destinationType: b.destination.destinationType,
+          accountId: b.destination.accountId ?? "",
+          paymentRail: b.destination.paymentRail ?? "",
+          umaAddress: b.destination.umaAddress ?? "",
+          currency: b.destination.currency ?? "",
+        },
+        lockedCurrencySide: b.lockedCurrencySide,
+        lockedCurrencyAmount: BigInt(b.lockedCurrencyAmount),
+        lookupId: b.lookupId ?? "",
+        immediatelyExecute: b.immediatelyExecute ?? false,
+        description: b.description ?? "",
+        purposeOfPayment: b.purposeOfPayment ?? "",
+        senderCustomerInfo: b.senderCustomerInfo ?? {},
+        counterpartyInformation: b.counterpartyInformation ?? {},
+        idempotencyKey: request.headers["idempotency-key"] ?? "",
+      });
+      if (res.replayed) reply.header("Idempotent-Replayed", "true");
+      return reply.code(201).send(quoteJson(res.quote));
+    },
+  );
+
+  app.get(
+    "/quotes/:quoteId",
+    {
+      schema: {
+        summary: "Get a quote",
+        description: "The quote with its current status (it follows the quote's transaction; a PENDING quote past expiresAt is expired on the way). 404 QUOTE_NOT_FOUND. Needs VIEW.",
+        tags,
+        params: QuoteParams,
+        response: { 200: QuoteSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const res = await clients.quotesFx.getQuote({ platformId, quoteId: request.params.quoteId });
+      return quoteJson(res.quote);
+    },
+  );
+
+  app.post(
+    "/quotes/:quoteId/execute",
+    {
+      config: { permission: "TRANSACT" },
+      schema: {
+        summary: "Execute a quote",
+        description:
+          "Executes a PENDING quote: 200 the Quote (PROCESSING or COMPLETED). From an internal account the ledger debits at once and hands the payout to the rail. From an EMBEDDED_WALLET, Service-Wallet-Signature (or Grid-Wallet-Signature) over the quote's payloadToSign is required; auth-sessions verifies it (401 UNAUTHORIZED or WALLET_SIGNATURE_BODY_MISMATCH). 409 QUOTE_ALREADY_EXECUTED, 409 QUOTE_EXPIRED (x-should-retry: false); 400 QUOTE_NOT_EXECUTABLE for REALTIME_FUNDING quotes (pay their instructions). Honours Idempotency-Key. Needs TRANSACT.",
+        tags,
+        headers: ExecuteQuoteHeaders,
+        params: QuoteParams,
+        response: { 200: QuoteSchema, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { platformId } = principalOf(request);
+      const h = request.headers;
+      const res = await clients.quotesFx.executeQuote({
+        platformId,
+        quoteId: request.params.quoteId,
+        idempotencyKey: h["idempotency-key"] ?? "",
+        requestId: h["request-id"] ?? "",
+        signature: h["service-wallet-signature"] ?? h["grid-wallet-signature"] ?? "",
+      });
+      if (res.replayed) reply.header("Idempotent-Replayed", "true");
+      return quoteJson(res.quote);
+    },
+  );
+}

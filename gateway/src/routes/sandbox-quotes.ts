@@ -1,0 +1,39 @@
+import { principalOf } from "../auth.js";
+import { transactionToJson } from "../mappers/transactions.js";
+import { Ref, errorResponses } from "../schemas/common.js";
+import { SandboxSendBody } from "../schemas/quotes-fx.js";
+import { IdempotencyHeaders } from "../schemas/transfers.js";
+import type { Api, RouteDeps } from "./types.js";
+
+/** POST /sandbox/send: simulates paying a REALTIME_FUNDING quote's instructions. */
+export function sandboxQuoteRoutes(app: Api, { clients }: RouteDeps): void {
+  app.post(
+    "/sandbox/send",
+    {
+      config: { permission: "TRANSACT", sandboxOnly: true },
+      schema: {
+        summary: "Pay a real-time-funding quote (sandbox)",
+        description:
+          "Simulates the payment of a REALTIME_FUNDING quote's paymentInstructions: the quote proceeds (the ledger credits and executes it) and the answer is its Transaction. 400 CURRENCY_MISMATCH when currencyCode is not the quote's sending currency, 400 AMOUNT_MISMATCH when amount (optional, default the quote's totalSendingAmount) differs, 400 INVALID_INPUT for a quote with another source, 409 QUOTE_ALREADY_EXECUTED / QUOTE_EXPIRED. Honours Idempotency-Key. Sandbox platforms only (403). Needs TRANSACT.",
+        tags: ["Sandbox"],
+        headers: IdempotencyHeaders,
+        body: SandboxSendBody,
+        response: { 200: Ref("Transaction", "The quote's transaction after the payment."), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { platformId } = principalOf(request);
+      const b = request.body;
+      const res = await clients.quotesFx.sendSandboxFunding({
+        platformId,
+        quoteId: b.quoteId,
+        currencyCode: b.currencyCode,
+        amount: b.amount === undefined ? 0n : BigInt(b.amount),
+        idempotencyKey: request.headers["idempotency-key"] ?? "",
+      });
+      if (res.replayed) reply.header("Idempotent-Replayed", "true");
+      const tx = await clients.ledger.getTransaction({ platformId, transactionId: res.transactionId });
+      return transactionToJson(tx.transaction);
+    },
+  );
+}

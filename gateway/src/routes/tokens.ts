@@ -1,0 +1,100 @@
+import { create } from "@bufbuild/protobuf";
+import { PageRequestSchema } from "@corridor/proto/corridor/common/v1/paging_pb.js";
+import { principalOf } from "../auth.js";
+import { listEnvelope, permissionToProto, timeRange, tokenToJson } from "../mappers/tokens.js";
+import { Ref, errorResponses } from "../schemas/common.js";
+import { CreateTokenBody, ListTokensQuery, TokenIdParams, TokenListSchema } from "../schemas/tokens.js";
+import type { Api, RouteDeps } from "./types.js";
+
+const tags = ["Tokens"];
+
+export function tokenRoutes(app: Api, { clients, auth }: RouteDeps): void {
+  app.post(
+    "/tokens",
+    {
+      config: { permission: "MANAGE" },
+      schema: {
+        summary: "Create an API token",
+        description: "Creates a token with the given permissions. The clientSecret is answered only here. Needs MANAGE.",
+        tags,
+        body: CreateTokenBody,
+        response: { 201: Ref("CreatedToken", "The new token, with its secret."), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { platformId } = principalOf(request);
+      const res = await clients.authSessions.createToken({
+        platformId,
+        name: request.body.name,
+        permissions: request.body.permissions.map(permissionToProto),
+      });
+      return reply.code(201).send({ ...tokenToJson(res.token), clientSecret: res.clientSecret });
+    },
+  );
+
+  app.get(
+    "/tokens",
+    {
+      schema: {
+        summary: "List API tokens",
+        description: "Pages through the platform's tokens, newest first. Needs VIEW.",
+        tags,
+        querystring: ListTokensQuery,
+        response: { 200: TokenListSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const q = request.query;
+      const res = await clients.authSessions.listTokens({
+        platformId,
+        page: create(PageRequestSchema, { limit: q.limit ?? 20, cursor: q.cursor ?? "" }),
+        name: q.name ?? "",
+        created: timeRange(q.createdAfter, q.createdBefore),
+        updated: timeRange(q.updatedAfter, q.updatedBefore),
+      });
+      return listEnvelope(res.tokens.map(tokenToJson), res.pageInfo);
+    },
+  );
+
+  app.get(
+    "/tokens/:tokenId",
+    {
+      schema: {
+        summary: "Get an API token",
+        description: "Reads one token (never its secret). Needs VIEW.",
+        tags,
+        params: TokenIdParams,
+        response: { 200: Ref("Token", "The token."), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const res = await clients.authSessions.getToken({ platformId, tokenId: request.params.tokenId });
+      return tokenToJson(res.token);
+    },
+  );
+
+  app.delete(
+    "/tokens/:tokenId",
+    {
+      config: { permission: "MANAGE" },
+      schema: {
+        summary: "Delete an API token",
+        description:
+          "Revokes the token at once and answers it as it was (200, like Stripe's deleted objects). Requests made with it fail with 401 from then on. Needs MANAGE.",
+        tags,
+        params: TokenIdParams,
+        response: { 200: Ref("Token", "The deleted token."), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const res = await clients.authSessions.deleteToken({ platformId, tokenId: request.params.tokenId });
+      const token = tokenToJson(res.token);
+      // Only after the service confirmed: the cached principal must not outlive the token.
+      await auth.evict(token.clientId);
+      return token;
+    },
+  );
+}

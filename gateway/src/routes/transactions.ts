@@ -1,0 +1,57 @@
+import { principalOf } from "../auth.js";
+import { listEnvelope, timeRange } from "../mappers/tokens.js";
+import { transactionToJson } from "../mappers/transactions.js";
+import { Ref, errorResponses } from "../schemas/common.js";
+import { ListTransactionsQuery, TransactionIdParams, TransactionListSchema } from "../schemas/transactions.js";
+import type { Api, RouteDeps } from "./types.js";
+
+const tags = ["Transactions"];
+
+export function transactionRoutes(app: Api, { clients }: RouteDeps): void {
+  app.get(
+    "/transactions",
+    {
+      schema: {
+        summary: "List transactions",
+        description: "Filters combine; startDate and endDate are inclusive; newest first unless sortOrder=asc. Needs VIEW.",
+        tags,
+        querystring: ListTransactionsQuery,
+        response: { 200: TransactionListSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const q = request.query;
+      const res = await clients.ledger.listTransactions({
+        platformId,
+        customerId: q.customerId ?? "",
+        platformCustomerId: q.platformCustomerId ?? "",
+        status: q.status ?? "",
+        type: q.type ?? "",
+        created: timeRange(q.startDate, q.endDate),
+        ascending: q.sortOrder === "asc",
+        reference: q.reference ?? "",
+        page: { limit: q.limit ?? 20, cursor: q.cursor ?? "" },
+      });
+      return listEnvelope(res.transactions.map(transactionToJson), res.pageInfo);
+    },
+  );
+
+  app.get(
+    "/transactions/:transactionId",
+    {
+      schema: {
+        summary: "Get a transaction",
+        description: "Needs VIEW.",
+        tags,
+        params: TransactionIdParams,
+        response: { 200: Ref("Transaction", "The transaction."), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const res = await clients.ledger.getTransaction({ platformId, transactionId: request.params.transactionId });
+      return transactionToJson(res.transaction);
+    },
+  );
+}

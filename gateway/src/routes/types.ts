@@ -1,0 +1,13 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from "fastify";
+import type { Authenticator } from "../auth.js";
+import type { ServiceClients } from "../clients.js";
+
+/** The Fastify instance routes are declared on: TypeBox schemas give typed params, query and body. */
+export type Api = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+/** What route modules need: service clients and the authenticator (for cache eviction). */
+export interface RouteDeps {
+  clients: ServiceClients;
+  auth: Authenticator;
+}

@@ -1,0 +1,79 @@
+import { Type } from "typebox";
+import { Iso8601, ListEnvelope, Ref, pagingQuery } from "./common.js";
+
+const ACCOUNT_TYPES = ["USD_ACCOUNT", "BRL_ACCOUNT", "AED_ACCOUNT", "MXN_ACCOUNT", "EUR_ACCOUNT", "SPARK_WALLET", "LIGHTNING"];
+
+export const AccountInfoSchema = Type.Object(
+  { accountType: Type.Enum(ACCOUNT_TYPES, { description: "Which variant this is." }) },
+  {
+    $id: "AccountInfo",
+    additionalProperties: true,
+    description:
+      "Account details by accountType. USD_ACCOUNT: accountNumber (4-17 digits), routingNumber (9 digits, ABA checksum), bankAccountType (CHECKING|SAVINGS), bankName, beneficiary. BRL_ACCOUNT: pixKey, pixKeyType (CPF|CNPJ|EMAIL|PHONE|RANDOM), taxId, beneficiary. AED_ACCOUNT: iban (AE, mod-97), swiftCode, beneficiary. EUR_ACCOUNT: iban, swiftCode?, beneficiary. MXN_ACCOUNT: clabe (18 digits with check digit), beneficiary. SPARK_WALLET: address, assetType?. LIGHTNING: invoice or lightningAddress. beneficiary: {beneficiaryType INDIVIDUAL|BUSINESS, fullName, birthDate?, nationality?, address?}.",
+  },
+);
+
+export const ExternalAccountSchema = Type.Object(
+  {
+    id: Type.String({ description: "ExternalAccount:<uuidv7>." }),
+    status: Type.Enum(["PENDING", "ACTIVE", "UNDER_REVIEW", "INACTIVE"], { description: "Lifecycle status." }),
+    currency: Type.String({ description: "ISO 4217 or asset code." }),
+    accountInfo: Ref("AccountInfo", "The account details."),
+    customerId: Type.Union([Type.String(), Type.Null()], { description: "The owning customer; null for the platform's own accounts." }),
+    platformAccountId: Type.Optional(Type.String({ description: "The platform's own identifier." })),
+    defaultUmaDepositAccount: Type.Boolean({
+      description:
+        "Whether incoming UMA payments of the customer land here (at most one per customer). For an incoming UMA payment in this account's currency, the INCOMING transaction's destination is this account: on approval the customer's internal account is credited and, in the same step, an onward OUTGOING transfer of the same amount to this account starts (description 'Onward payout of incoming UMA payment <incoming transaction id>'; its outcome follows the rail like any transfer-out). Without a default in the payment's currency the money stays in the customer's internal account in that currency.",
+    }),
+    beneficiaryVerificationStatus: Type.Enum(["MATCHED", "PARTIAL_MATCH", "NOT_MATCHED", "UNSUPPORTED", "CHECKED_BY_RECEIVING_FI", "PENDING"], {
+      description: "Result of beneficiary name verification.",
+    }),
+    beneficiaryVerifiedData: Type.Optional(Type.Object({ fullName: Type.Optional(Type.String({ description: "Verified name." })) }, { additionalProperties: true, description: "What the rail verified." })),
+    createdAt: Iso8601("When the account was registered."),
+    updatedAt: Iso8601("When the account last changed."),
+  },
+  { $id: "ExternalAccount", description: "A bank account or wallet outside Corridor." },
+);
+
+const commonBody = {
+  currency: Type.String({ minLength: 1, maxLength: 8, description: "ISO 4217 or asset code; must fit the accountType." }),
+  accountInfo: Type.Object({ accountType: Type.Enum(ACCOUNT_TYPES, { description: "Which variant this is." }) }, { additionalProperties: true, description: "Account details (see AccountInfo)." }),
+  platformAccountId: Type.Optional(Type.String({ maxLength: 255, description: "The platform's own identifier." })),
+};
+
+export const CreateCustomerExternalAccountBody = Type.Object(
+  {
+    customerId: Type.String({ minLength: 1, maxLength: 128, description: "The owning customer." }),
+    ...commonBody,
+    defaultUmaDepositAccount: Type.Optional(Type.Boolean({ description: "Make it the customer's default UMA deposit account (moves the flag): incoming UMA payments in its currency are then paid onward to it (see ExternalAccount.defaultUmaDepositAccount)." })),
+  },
+  { additionalProperties: false, description: "The customer external account to register." },
+);
+
+export const CreatePlatformExternalAccountBody = Type.Object(commonBody, {
+  additionalProperties: false,
+  description: "The platform external account to register.",
+});
+
+export const ListCustomerExternalAccountsQuery = Type.Object(
+  {
+    ...pagingQuery,
+    customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "Only this customer's accounts." })),
+    currency: Type.Optional(Type.String({ pattern: "^[A-Z]{3,5}$", description: "Only accounts in this currency." })),
+  },
+  { description: "Filters and paging of GET /customers/external-accounts." },
+);
+
+export const ListPlatformExternalAccountsQuery = Type.Object(
+  { ...pagingQuery, currency: Type.Optional(Type.String({ pattern: "^[A-Z]{3,5}$", description: "Only accounts in this currency." })) },
+  { description: "Filters and paging of GET /platform/external-accounts." },
+);
+
+export const ExternalAccountIdParams = Type.Object(
+  { externalAccountId: Type.String({ pattern: "^ExternalAccount:[0-9a-fA-F-]{1,64}$", description: "ExternalAccount:<uuidv7>." }) },
+  { description: "Path parameters naming an external account." },
+);
+
+export const ExternalAccountListSchema = ListEnvelope(Ref("ExternalAccount", "An external account."), "One page of external accounts, newest first.");
+
+export const externalAccountSchemas = [AccountInfoSchema, ExternalAccountSchema];

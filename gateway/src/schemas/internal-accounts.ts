@@ -1,0 +1,66 @@
+import { Type } from "typebox";
+import { Iso8601, ListEnvelope, Ref, pagingQuery } from "./common.js";
+
+export const CurrencySchema = Type.Object(
+  {
+    code: Type.String({ description: "ISO 4217 or asset code." }),
+    name: Type.String({ description: "Display name." }),
+    symbol: Type.String({ description: "Display symbol." }),
+    decimals: Type.Integer({ description: "Digits of the minor unit." }),
+  },
+  { $id: "Currency", description: "A currency or asset." },
+);
+
+export const InternalAccountTypeSchema = Type.Enum(["INTERNAL_FIAT", "INTERNAL_CRYPTO", "EMBEDDED_WALLET"], {
+  description: "INTERNAL_FIAT and INTERNAL_CRYPTO are platform-managed holding accounts; EMBEDDED_WALLET is a self-custodial wallet.",
+});
+
+export const PaymentInstructionSchema = Type.Object(
+  {
+    accountOrWalletInfo: Type.Object({ accountType: Type.String({ description: "USD_ACCOUNT or SPARK_WALLET." }) }, {
+      additionalProperties: true,
+      description: "Where to pay: USD_ACCOUNT {paymentRails, accountNumber, routingNumber, bankName, reference} or SPARK_WALLET {assetType, address}.",
+    }),
+    instructionsNotes: Type.String({ description: "Notes for the payer." }),
+    isPlatformAccount: Type.Boolean({ description: "Whether the account belongs to the platform." }),
+  },
+  { $id: "PaymentInstruction", description: "How to send money into an account." },
+);
+
+export const InternalAccountSchema = Type.Object(
+  {
+    id: Type.String({ description: "InternalAccount:<uuidv7>." }),
+    type: InternalAccountTypeSchema,
+    balance: Type.Object(
+      { amount: Type.Integer({ description: "Available balance in minor units (posted balance minus money held for payments in flight)." }), currency: Ref("Currency", "The account's currency.") },
+      { description: "The balance." },
+    ),
+    fundingPaymentInstructions: Type.Array(Ref("PaymentInstruction", "One way to fund the account."), { description: "How to fund the account." }),
+    customerId: Type.Optional(Type.String({ description: "The owning customer; absent for platform accounts." })),
+    createdAt: Iso8601("When the account was opened."),
+    updatedAt: Iso8601("When the account last changed."),
+  },
+  { $id: "InternalAccount", description: "An account whose money Corridor holds." },
+);
+
+export const ListCustomerInternalAccountsQuery = Type.Object(
+  {
+    ...pagingQuery,
+    customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "Only this customer's accounts." })),
+    currency: Type.Optional(Type.String({ pattern: "^[A-Z]{3,5}$", description: "Only accounts in this currency." })),
+    type: Type.Optional(InternalAccountTypeSchema),
+  },
+  { description: "Filters and paging of GET /customers/internal-accounts." },
+);
+
+export const ListPlatformInternalAccountsQuery = Type.Object(
+  {
+    currency: Type.Optional(Type.String({ pattern: "^[A-Z]{3,5}$", description: "Only accounts in this currency." })),
+    type: Type.Optional(InternalAccountTypeSchema),
+  },
+  { description: "Filters of GET /platform/internal-accounts." },
+);
+
+export const InternalAccountListSchema = ListEnvelope(Ref("InternalAccount", "An internal account."), "One page of internal accounts, oldest first.");
+
+export const internalAccountSchemas = [CurrencySchema, PaymentInstructionSchema, InternalAccountSchema];

@@ -1,0 +1,101 @@
+import { Type } from "typebox";
+import { Iso8601, ListEnvelope, Ref, pagingQuery } from "./common.js";
+
+const amountOf = (description: string) =>
+  Type.Object({ amount: Type.Integer({ description: "Minor units." }), currency: Ref("Currency", "The currency.") }, { description });
+
+export const TransactionStatusSchema = Type.Enum(["CREATED", "PENDING", "PROCESSING", "COMPLETED", "REJECTED", "FAILED", "REFUNDED", "EXPIRED"], {
+  description: "Lifecycle status.",
+});
+
+export const TransactionSchema = Type.Object(
+  {
+    id: Type.String({ description: "Transaction:<uuidv7>." }),
+    status: TransactionStatusSchema,
+    type: Type.Enum(["INCOMING", "OUTGOING"], { description: "Direction." }),
+    source: Type.Object(
+      {
+        sourceType: Type.String({ description: "ACCOUNT, REALTIME_FUNDING for a quote paid by its payment instructions, or UMA_ADDRESS for an incoming UMA payment (the sender's address is in counterpartyInformation.senderUmaAddress)." }),
+        accountId: Type.Optional(Type.String({ description: "Source account (absent for REALTIME_FUNDING)." })),
+        currency: Type.String({ description: "Its currency (the sending currency)." }),
+      },
+      { description: "Where the money comes from." },
+    ),
+    destination: Type.Object(
+      {
+        destinationType: Type.String({ description: "ACCOUNT or UMA_ADDRESS." }),
+        accountId: Type.Optional(Type.String({ description: "Destination account (absent for UMA_ADDRESS)." })),
+        umaAddress: Type.Optional(Type.String({ description: "UMA_ADDRESS: the receiver's address." })),
+        paymentRail: Type.Optional(Type.String({ description: "Quotes: the payment rail (for example ACH)." })),
+        currency: Type.String({ description: "Its currency (the receiving currency)." }),
+      },
+      { description: "Where the money goes." },
+    ),
+    customerId: Type.Optional(Type.String({ description: "The customer (sender of outgoing, recipient of incoming)." })),
+    platformCustomerId: Type.Optional(Type.String({ description: "The platform's id of that customer." })),
+    receivedAmount: amountOf("What the destination receives."),
+    sentAmount: Type.Optional(amountOf("OUTGOING: what left the source.")),
+    exchangeRate: Type.Optional(Type.Number({ description: "OUTGOING: sending units per receiving unit (1 for same-currency transfers)." })),
+    fees: Type.Optional(Type.Integer({ description: "OUTGOING: fees in sending minor units." })),
+    quoteId: Type.Optional(Type.String({ description: "OUTGOING: the quote the transaction was created from." })),
+    rateDetails: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "Quotes: the service's rate details." })),
+    counterpartyInformation: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "Quotes: counterparty information (FULL_NAME, ...)." })),
+    receiverCustomerInfo: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description: "Incoming UMA payments: the receiver data the platform gave when it approved (the 200 webhook reply or POST /transactions/{id}/approve), for example FULL_NAME.",
+      }),
+    ),
+    refund: Type.Optional(
+      Type.Object(
+        {
+          reference: Type.String({ description: "Refund reference (RFD-...)." }),
+          initiatedAt: Type.Optional(Iso8601("When the refund started.")),
+          settledAt: Type.Optional(Iso8601("When the refund settled.")),
+          status: Type.Enum(["PENDING", "COMPLETED", "FAILED"], { description: "Refund status." }),
+          reason: Type.Optional(Type.String({ description: "Why the payment was refunded." })),
+        },
+        { description: "OUTGOING quote payments whose payout failed: the return of the money to the source." },
+      ),
+    ),
+    settledAt: Type.Optional(Iso8601("When the payment settled.")),
+    createdAt: Iso8601("When the transaction was created."),
+    updatedAt: Iso8601("When it last changed."),
+    agentId: Type.Optional(Type.String({ description: "The agent that initiated it." })),
+    description: Type.Optional(Type.String({ description: "Memo." })),
+    reconciliationInstructions: Type.Optional(Type.Object({ reference: Type.String({ description: "Reference carried on the rail." }) }, { description: "Present except in status CREATED." })),
+    failureReason: Type.Optional(
+      Type.String({ description: "Why it failed (spec enum: rail failures are OFFRAMP_FAILED, quote execution failures QUOTE_EXECUTION_FAILED, UMA compliance PAY_REQUEST_FAILED, expiry QUOTE_EXPIRED; incoming UMA payments PAYMENT_APPROVAL_WEBHOOK_ERROR when the approval webhook failed or was never answered, PAYMENT_APPROVAL_TIMED_OUT when a 202 was not followed by approve/reject within the window)." }),
+    ),
+    failureDetail: Type.Optional(
+      Type.String({
+        description:
+          "The rail's own cause: INSUFFICIENT_FUNDS, ACCOUNT_CLOSED, BANK_REJECTED, TIMED_OUT; for quotes EXECUTION_FAILED, COUNTERPARTY_DELIVERY_FAILED, RETURNED_BY_RECEIVING_BANK, USER_CANCELLED, PAYOUT_FAILED, COMPLIANCE_FAILED.",
+      }),
+    ),
+  },
+  { $id: "Transaction", description: "A movement of money in or out of an internal account." },
+);
+
+export const ListTransactionsQuery = Type.Object(
+  {
+    ...pagingQuery,
+    customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "Only this customer's transactions." })),
+    platformCustomerId: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "Only the transactions of the customer with this platform id." })),
+    status: Type.Optional(TransactionStatusSchema),
+    type: Type.Optional(Type.Enum(["INCOMING", "OUTGOING"], { description: "Only this direction." })),
+    startDate: Type.Optional(Iso8601("Only transactions created at or after this time.")),
+    endDate: Type.Optional(Iso8601("Only transactions created at or before this time.")),
+    sortOrder: Type.Optional(Type.Enum(["asc", "desc"], { default: "desc", description: "By creation time; default desc." })),
+    reference: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "Only the transaction with this reconciliation reference." })),
+  },
+  { description: "Filters and paging of GET /transactions." },
+);
+
+export const TransactionIdParams = Type.Object(
+  { transactionId: Type.String({ pattern: "^Transaction:[0-9a-fA-F-]{1,64}$", description: "Transaction:<uuidv7>." }) },
+  { description: "Path parameters naming a transaction." },
+);
+
+export const TransactionListSchema = ListEnvelope(Ref("Transaction", "A transaction."), "One page of transactions.");
+
+export const transactionSchemas = [TransactionSchema];

@@ -1,0 +1,193 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { createRouterTransport, type Transport } from "@connectrpc/connect";
+import { AppError, SERVICE_NAMES, errors, newId, toConnectError, type ServiceName } from "@corridor/kit";
+import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
+import { Environment, PlatformConfigSchema, type PlatformConfig } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
+import { Permission, TokenSchema, type Token } from "@corridor/proto/corridor/auth_sessions/v1/token_pb.js";
+import { PageInfoSchema } from "@corridor/proto/corridor/common/v1/paging_pb.js";
+import {
+  DeliveryAttemptSchema,
+  NotificationsService,
+  WebhookSettingsSchema,
+} from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
+import { Health, HealthCheckResponse_ServingStatus as Status } from "@corridor/proto/grpc/health/v1/health_pb.js";
+
+/** Services' failures cross the wire as they would from a real service. */
+async function asService<T>(fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw err instanceof AppError ? toConnectError(err) : err;
+  }
+}
+
+interface StoredToken {
+  token: Token;
+  secret: string;
+  environment: Environment;
+}
+
+/**
+ * In-memory stand-ins for auth-sessions and notifications, with just enough behaviour to drive the
+ * gateway: tokens scoped by platform, a config per platform, and call counters for assertions.
+ */
+export class FakeServices {
+  readonly tokens = new Map<string, StoredToken>(); // by clientId
+  readonly configs = new Map<string, PlatformConfig>();
+  readonly serving = new Map<ServiceName, boolean>(SERVICE_NAMES.map((s) => [s, true]));
+  authenticateCalls = 0;
+  lastListRequest: unknown;
+  /** When set, every auth-sessions call but Authenticate throws it (to test 500 handling). */
+  failWith?: Error;
+  private readonly transports: Map<ServiceName, Transport>;
+
+  constructor() {
+    this.transports = new Map(SERVICE_NAMES.map((s) => [s, this.transportOf(s)]));
+  }
+
+  transportFor = (s: ServiceName): Transport => this.transports.get(s)!;
+
+  /** Creates a token directly (what the operator's admin RPC would do) and answers its credentials. */
+  addToken(opts: { platformId?: string; permissions: Permission[]; environment?: Environment; name?: string }) {
+    const platformId = opts.platformId ?? newId("Platform");
+    const now = timestampFromDate(new Date());
+    const token = create(TokenSchema, {
+      id: newId("Token"),
+      platformId,
+      name: opts.name ?? "t",
+      permissions: opts.permissions,
+      clientId: `cid_${Math.random().toString(36).slice(2)}`,
+      createdAt: now,
+      updatedAt: now,
+    });
+    const secret = `sec_${Math.random().toString(36).slice(2)}`;
+    this.tokens.set(token.clientId, { token, secret, environment: opts.environment ?? Environment.SANDBOX });
+    return { platformId, tokenId: token.id, clientId: token.clientId, clientSecret: secret };
+  }
+
+  private configOf(platformId: string): PlatformConfig {
+    let c = this.configs.get(platformId);
+    if (!c) {
+      const now = timestampFromDate(new Date("2025-10-13T00:00:00Z"));
+      c = create(PlatformConfigSchema, {
+        id: newId("PlatformConfig"),
+        platformId,
+        supportedCurrencies: [{ currencyCode: "USD", minAmount: 1n, maxAmount: 9_000_000_000_000_000n, enabledTransactionTypes: ["OUTGOING"] }],
+        createdAt: now,
+        updatedAt: now,
+      });
+      this.configs.set(platformId, c);
+    }
+    return c;
+  }
+
+  private findToken(platformId: string, tokenId: string): StoredToken {
+    for (const t of this.tokens.values()) if (t.token.id === tokenId && t.token.platformId === platformId) return t;
+    throw errors.notFound("Token", tokenId);
+  }
+
+  private transportOf(service: ServiceName): Transport {
+    return createRouterTransport((router) => {
+      router.service(Health, {
+        check: () => ({ status: this.serving.get(service) ? Status.SERVING : Status.NOT_SERVING }),
+        watch: async function* () {},
+      });
+      if (service === "auth-sessions") this.authRoutes(router);
+      if (service === "notifications") this.notificationRoutes(router);
+    });
+  }
+
+  private authRoutes(router: Parameters<Parameters<typeof createRouterTransport>[0]>[0]) {
+    const guard = () => {
+      if (this.failWith) throw this.failWith;
+    };
+    router.service(AuthSessionsService, {
+      authenticate: (req) =>
+        asService(() => {
+          this.authenticateCalls++;
+          const t = this.tokens.get(req.clientId);
+          if (!t || t.secret !== req.clientSecret) throw errors.unauthorized();
+          return {
+            platformId: t.token.platformId,
+            tokenId: t.token.id,
+            permissions: t.token.permissions,
+            environment: t.environment,
+          };
+        }),
+      getPlatform: () => asService(() => ({})),
+      createToken: (req) =>
+        asService(() => {
+          guard();
+          const creds = this.addToken({ platformId: req.platformId, permissions: req.permissions, name: req.name });
+          return { token: this.tokens.get(creds.clientId)!.token, clientSecret: creds.clientSecret };
+        }),
+      listTokens: (req) =>
+        asService(() => {
+          guard();
+          this.lastListRequest = req;
+          const mine = [...this.tokens.values()].map((t) => t.token).filter((t) => t.platformId === req.platformId);
+          const page = mine.slice(0, req.page?.limit ?? 20);
+          const hasMore = mine.length > page.length;
+          return {
+            tokens: page,
+            pageInfo: create(PageInfoSchema, { hasMore, nextCursor: hasMore ? "next" : "", totalCount: BigInt(mine.length) }),
+          };
+        }),
+      getToken: (req) => asService(() => (guard(), { token: this.findToken(req.platformId, req.tokenId).token })),
+      deleteToken: (req) =>
+        asService(() => {
+          guard();
+          const t = this.findToken(req.platformId, req.tokenId);
+          this.tokens.delete(t.token.clientId);
+          return { token: t.token };
+        }),
+      getPlatformConfig: (req) => asService(() => (guard(), { config: this.configOf(req.platformId) })),
+      updatePlatformConfig: (req) =>
+        asService(() => {
+          guard();
+          const c = this.configOf(req.platformId);
+          if (req.umaDomain !== undefined) c.umaDomain = req.umaDomain;
+          if (req.webhookEndpoint !== undefined) c.webhookEndpoint = req.webhookEndpoint;
+          if (req.supportedCurrencies) c.supportedCurrencies = req.supportedCurrencies.currencies;
+          if (req.passkeyRelyingPartyId !== undefined) c.passkeyRelyingPartyId = req.passkeyRelyingPartyId;
+          if (req.passkeyOrigins) c.passkeyOrigins = req.passkeyOrigins.origins;
+          return { config: c };
+        }),
+    });
+  }
+
+  private notificationRoutes(router: Parameters<Parameters<typeof createRouterTransport>[0]>[0]) {
+    const settings = (platformId: string) =>
+      create(WebhookSettingsSchema, {
+        platformId,
+        secret: "whsec_c2VjcmV0",
+        secretCreatedAt: timestampFromDate(new Date("2025-10-13T00:00:00Z")),
+      });
+    router.service(NotificationsService, {
+      getWebhookSettings: (req) => asService(() => ({ settings: settings(req.platformId) })),
+      rotateWebhookSecret: (req) =>
+        asService(() => {
+          const s = settings(req.platformId);
+          s.secret = "whsec_bmV3";
+          s.previousSecretExpiresAt = timestampFromDate(new Date("2025-10-14T00:00:00Z"));
+          return { settings: s };
+        }),
+      sendTestWebhook: (req) =>
+        asService(() => {
+          const url = this.configOf(req.platformId).webhookEndpoint;
+          if (!url) throw errors.conflict("WEBHOOK_ENDPOINT_NOT_SET", "Set webhookEndpoint with PATCH /config first");
+          return {
+            attempt: create(DeliveryAttemptSchema, {
+              webhookId: newId("Webhook"),
+              type: "TEST",
+              url,
+              responseStatus: 200,
+              delivered: true,
+              attemptedAt: timestampFromDate(new Date()),
+            }),
+          };
+        }),
+    });
+  }
+}

@@ -1,0 +1,362 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { createLogger } from "@corridor/kit";
+import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
+import { Permission } from "@corridor/proto/corridor/auth_sessions/v1/token_pb.js";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import type { FastifyInstance, LightMyRequestResponse } from "fastify";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { buildGateway, type GatewayOptions } from "../src/app.js";
+import { FakeServices } from "./fakes.js";
+
+const V = "/2025-10-13";
+const log = createLogger("gateway-test", "silent");
+const basic = (c: { clientId: string; clientSecret: string }) =>
+  `Basic ${Buffer.from(`${c.clientId}:${c.clientSecret}`).toString("base64")}`;
+
+function expectError(res: LightMyRequestResponse, status: number, code: string) {
+  expect(res.statusCode).toBe(status);
+  expect(res.json()).toMatchObject({ status, code, message: expect.any(String), details: expect.any(Object) });
+}
+
+const fieldsOf = (res: LightMyRequestResponse) => (res.json().details.errors as { field: string }[]).map((e) => e.field);
+
+describe("gateway", () => {
+  let fakes: FakeServices;
+  let app: FastifyInstance;
+  let admin: ReturnType<FakeServices["addToken"]>;
+
+  const build = (extra: Partial<GatewayOptions> = {}) => buildGateway({ transportFor: fakes.transportFor, log, ...extra });
+  const call = (method: "GET" | "POST" | "PATCH" | "DELETE", url: string, opts: { as?: typeof admin; body?: unknown } = {}) =>
+    app.inject({
+      method,
+      url: `${V}${url}`,
+      headers: opts.as === undefined ? {} : { authorization: basic(opts.as) },
+      ...(opts.body === undefined ? {} : { payload: opts.body as object }),
+    });
+
+  beforeEach(async () => {
+    fakes = new FakeServices();
+    admin = fakes.addToken({ permissions: [Permission.VIEW, Permission.TRANSACT, Permission.MANAGE] });
+    app = await build();
+  });
+  afterEach(async () => {
+    await app.close();
+  });
+
+  describe("routing and error shape", () => {
+    it("answers 404 NOT_FOUND in the error shape for an unknown path", async () => {
+      expectError(await call("GET", "/no-such-thing", { as: admin }), 404, "NOT_FOUND");
+      expectError(await app.inject({ method: "GET", url: "/nothing/here" }), 404, "NOT_FOUND");
+    });
+
+    it("answers 404 VERSION_NOT_FOUND for another date version, even without credentials", async () => {
+      const res = await app.inject({ method: "GET", url: "/2024-01-01/config" });
+      expectError(res, 404, "VERSION_NOT_FOUND");
+      expect(res.json().details.supportedVersions).toEqual(["2025-10-13"]);
+    });
+
+    it("answers 400 INVALID_INPUT with field body for malformed JSON and does not call the service", async () => {
+      const res = await app.inject({
+        method: "PATCH",
+        url: `${V}/config`,
+        headers: { authorization: basic(admin), "content-type": "application/json" },
+        payload: '{"webhookEndpoint": ',
+      });
+      expectError(res, 400, "INVALID_INPUT");
+      expect(res.json().details.errors).toEqual([{ field: "body", reason: "is not valid JSON" }]);
+      expect(fakes.configs.size).toBe(0);
+    });
+
+    it("lists every invalid body field with location-prefixed paths", async () => {
+      const res = await call("POST", "/tokens", { as: admin, body: { name: "", permissions: ["ROOT"], extra: 1 } });
+      expectError(res, 400, "INVALID_INPUT");
+      expect(fieldsOf(res)).toEqual(expect.arrayContaining(["body.name", "body.permissions[0]", "body.extra"]));
+    });
+
+    it("rejects a missing body on POST /tokens with field body", async () => {
+      const res = await call("POST", "/tokens", { as: admin });
+      expectError(res, 400, "INVALID_INPUT");
+      expect(fieldsOf(res)).toEqual(["body"]);
+    });
+
+    it("rejects an out-of-range limit as query.limit", async () => {
+      const res = await call("GET", "/tokens?limit=500", { as: admin });
+      expectError(res, 400, "INVALID_INPUT");
+      expect(fieldsOf(res)).toEqual(["query.limit"]);
+    });
+
+    it("rejects a malformed token id as params.tokenId", async () => {
+      const res = await call("GET", "/tokens/not-a-token", { as: admin });
+      expectError(res, 400, "INVALID_INPUT");
+      expect(fieldsOf(res)).toEqual(["params.tokenId"]);
+    });
+
+    it("does not coerce body types: a string amount is invalid", async () => {
+      const res = await call("PATCH", "/config", {
+        as: admin,
+        body: {
+          supportedCurrencies: [
+            { currencyCode: "usd", minAmount: "1", maxAmount: 10, requiredCounterpartyFields: [], enabledTransactionTypes: ["SIDEWAYS"], providerRequiredCustomerFields: [], providerRequiredCounterpartyCustomerFields: [] },
+          ],
+        },
+      });
+      expectError(res, 400, "INVALID_INPUT");
+      expect(fieldsOf(res)).toEqual(
+        expect.arrayContaining([
+          "body.supportedCurrencies[0].currencyCode",
+          "body.supportedCurrencies[0].minAmount",
+          "body.supportedCurrencies[0].enabledTransactionTypes[0]",
+        ]),
+      );
+    });
+
+    it("rejects plain-http webhook endpoints except on localhost", async () => {
+      const bad = await call("PATCH", "/config", { as: admin, body: { webhookEndpoint: "http://example.com/hooks" } });
+      expectError(bad, 400, "INVALID_INPUT");
+      expect(fieldsOf(bad)).toEqual(["body.webhookEndpoint"]);
+      for (const ok of ["https://example.com/hooks", "http://localhost:3000/h", "http://127.0.0.1/h", "http://[::1]:8080/h"]) {
+        const res = await call("PATCH", "/config", { as: admin, body: { webhookEndpoint: ok } });
+        expect(res.statusCode, ok).toBe(200);
+        expect(res.json().webhookEndpoint).toBe(ok);
+      }
+    });
+
+    it("rejects minAmount above maxAmount and duplicate currency codes", async () => {
+      const usd = { requiredCounterpartyFields: [], enabledTransactionTypes: ["OUTGOING"], providerRequiredCustomerFields: [], providerRequiredCounterpartyCustomerFields: [] };
+      const res = await call("PATCH", "/config", {
+        as: admin,
+        body: { supportedCurrencies: [{ ...usd, currencyCode: "USD", minAmount: 10, maxAmount: 5 }, { ...usd, currencyCode: "USD", minAmount: 1, maxAmount: 5 }] },
+      });
+      expectError(res, 400, "INVALID_INPUT");
+      expect(fieldsOf(res)).toEqual(["body.supportedCurrencies[0].minAmount", "body.supportedCurrencies[1].currencyCode"]);
+    });
+
+    it("answers 415 for a body that is not JSON and 413 for an oversized one, in the error shape", async () => {
+      const headers = { authorization: basic(admin) };
+      const xml = await app.inject({ method: "POST", url: `${V}/tokens`, headers: { ...headers, "content-type": "application/xml" }, payload: "<a/>" });
+      expectError(xml, 415, "UNSUPPORTED_MEDIA_TYPE");
+      const big = await app.inject({
+        method: "POST",
+        url: `${V}/tokens`,
+        headers: { ...headers, "content-type": "application/json" },
+        payload: JSON.stringify({ name: "x".repeat(2 * 1024 * 1024), permissions: ["VIEW"] }),
+      });
+      expectError(big, 413, "PAYLOAD_TOO_LARGE");
+    });
+
+    it("maps a service's PublicError (TOKEN_NOT_FOUND) to its status and code", async () => {
+      expectError(await call("GET", "/tokens/Token:0190f0a8-0000-7000-8000-000000000000", { as: admin }), 404, "TOKEN_NOT_FOUND");
+    });
+
+    it("sends x-should-retry: false on a state conflict from a service", async () => {
+      const res = await call("POST", "/sandbox/webhooks/test", { as: admin });
+      expectError(res, 409, "WEBHOOK_ENDPOINT_NOT_SET");
+      expect(res.headers["x-should-retry"]).toBe("false");
+    });
+
+    it("answers 500 INTERNAL_ERROR without leaking the cause", async () => {
+      fakes.failWith = new Error("connection to db at 10.0.0.5 with password hunter2 failed");
+      const res = await call("GET", "/config", { as: admin });
+      expectError(res, 500, "INTERNAL_ERROR");
+      expect(res.body).not.toContain("hunter2");
+    });
+    it("answers 503 for an unreachable service without naming its address", async () => {
+      fakes.failWith = new ConnectError("connect ECONNREFUSED 10.1.2.3:8101", Code.Unavailable);
+      const res = await call("GET", "/config", { as: admin });
+      expectError(res, 503, "SERVICE_UNAVAILABLE");
+      expect(res.body).not.toContain("10.1.2.3");
+    });
+  });
+
+  describe("authentication and permissions", () => {
+    it("rejects a missing Authorization header with 401 and a Basic challenge", async () => {
+      const res = await call("GET", "/config");
+      expectError(res, 401, "UNAUTHORIZED");
+      expect(res.headers["www-authenticate"]).toBe('Basic realm="corridor"');
+    });
+
+    it("rejects a wrong secret with 401", async () => {
+      const res = await call("GET", "/config", { as: { ...admin, clientSecret: "wrong" } });
+      expectError(res, 401, "UNAUTHORIZED");
+      expect(res.headers["www-authenticate"]).toBe('Basic realm="corridor"');
+    });
+
+    it("rejects a wrong secret with 401 even when the clientId is cached", async () => {
+      expect((await call("GET", "/config", { as: admin })).statusCode).toBe(200);
+      expectError(await call("GET", "/config", { as: { ...admin, clientSecret: "wrong" } }), 401, "UNAUTHORIZED");
+    });
+
+    it("answers 403 FORBIDDEN when a VIEW-only token creates a token", async () => {
+      const viewer = fakes.addToken({ platformId: admin.platformId, permissions: [Permission.VIEW] });
+      expect((await call("GET", "/config", { as: viewer })).statusCode).toBe(200);
+      expect((await call("GET", "/tokens", { as: viewer })).statusCode).toBe(200);
+      const res = await call("POST", "/tokens", { as: viewer, body: { name: "nope", permissions: ["VIEW"] } });
+      expectError(res, 403, "FORBIDDEN");
+      expect(res.json().details.requiredPermission).toBe("MANAGE");
+    });
+
+    it("answers 403 when a production platform calls a sandbox endpoint", async () => {
+      const prod = fakes.addToken({ permissions: [Permission.MANAGE, Permission.VIEW], environment: Environment.PRODUCTION });
+      expectError(await call("POST", "/sandbox/webhooks/test", { as: prod }), 403, "FORBIDDEN");
+    });
+
+    it("caches a verified credential instead of asking auth-sessions on every request", async () => {
+      for (let i = 0; i < 3; i++) expect((await call("GET", "/config", { as: admin })).statusCode).toBe(200);
+      expect(fakes.authenticateCalls).toBe(1);
+    });
+
+    it("asks auth-sessions again once the cache entry expires", async () => {
+      await app.close();
+      app = await build({ authCacheTtlMs: 0 });
+      await call("GET", "/config", { as: admin });
+      await call("GET", "/config", { as: admin });
+      expect(fakes.authenticateCalls).toBe(2);
+    });
+
+    it("stops accepting a deleted token at once, though it was cached", async () => {
+      const created = await call("POST", "/tokens", { as: admin, body: { name: "short", permissions: ["VIEW"] } });
+      expect(created.statusCode).toBe(201);
+      const token = created.json();
+      expect((await call("GET", "/config", { as: token })).statusCode).toBe(200); // now cached
+      const del = await call("DELETE", `/tokens/${token.id}`, { as: admin });
+      expect(del.statusCode).toBe(200);
+      expect(del.json()).toMatchObject({ id: token.id, clientId: token.clientId });
+      expect(del.json().clientSecret).toBeUndefined();
+      expectError(await call("GET", "/config", { as: token }), 401, "UNAUTHORIZED");
+    });
+  });
+
+  describe("resources", () => {
+    it("creates a token (201, secret shown once) and reads it back without the secret", async () => {
+      const created = await call("POST", "/tokens", { as: admin, body: { name: "ops", permissions: ["VIEW", "TRANSACT"] } });
+      expect(created.statusCode).toBe(201);
+      expect(created.json()).toMatchObject({
+        id: expect.stringMatching(/^Token:/),
+        name: "ops",
+        permissions: ["VIEW", "TRANSACT"],
+        clientId: expect.any(String),
+        clientSecret: expect.any(String),
+        createdAt: expect.stringMatching(/Z$/),
+      });
+      const read = await call("GET", `/tokens/${created.json().id}`, { as: admin });
+      expect(read.statusCode).toBe(200);
+      expect(read.json().clientSecret).toBeUndefined();
+      expect(read.json().platformId).toBeUndefined();
+    });
+
+    it("answers the list envelope and passes filters and the default limit to the service", async () => {
+      const res = await call("GET", "/tokens?createdAfter=2025-01-01T00:00:00Z&name=t", { as: admin });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({ data: [expect.objectContaining({ id: admin.tokenId })], hasMore: false, totalCount: 1 });
+      const req = fakes.lastListRequest as { page: { limit: number }; name: string; created: { after: { seconds: bigint } } };
+      expect(req.page.limit).toBe(20);
+      expect(req.name).toBe("t");
+      expect(req.created.after.seconds).toBe(BigInt(Date.parse("2025-01-01T00:00:00Z") / 1000));
+    });
+
+    it("gives nextCursor only when hasMore", async () => {
+      fakes.addToken({ platformId: admin.platformId, permissions: [Permission.VIEW] });
+      const res = await call("GET", "/tokens?limit=1", { as: admin });
+      expect(res.json()).toMatchObject({ hasMore: true, nextCursor: "next", totalCount: 2 });
+    });
+
+    it("answers int64 amounts as JSON numbers in GET /config", async () => {
+      const res = await call("GET", "/config", { as: admin });
+      expect(res.statusCode).toBe(200);
+      expect(res.json().supportedCurrencies[0]).toMatchObject({ currencyCode: "USD", minAmount: 1, maxAmount: 9_000_000_000_000_000 });
+      expect(res.json().umaDomain).toBeUndefined();
+      expect(res.json()).toMatchObject({ id: expect.stringMatching(/^PlatformConfig:/), isRegulatedFinancialInstitution: false });
+    });
+
+    it("passes passkeyRelyingPartyId and passkeyOrigins through PATCH /config and answers them in GET /config (absent while unset)", async () => {
+      const other = fakes.addToken({ permissions: [Permission.VIEW, Permission.MANAGE] });
+      const unset = (await call("GET", "/config", { as: other })).json();
+      expect(unset.passkeyRelyingPartyId).toBeUndefined();
+      expect(unset.passkeyOrigins).toBeUndefined();
+      const body = { passkeyRelyingPartyId: "wallet.example.com", passkeyOrigins: ["https://wallet.example.com", "https://app.wallet.example.com"] };
+      const patched = await call("PATCH", "/config", { as: other, body });
+      expect(patched.statusCode, patched.body).toBe(200);
+      expect(patched.json()).toMatchObject(body);
+      expect((await call("GET", "/config", { as: other })).json()).toMatchObject(body);
+      const bad = await call("PATCH", "/config", { as: other, body: { passkeyOrigins: "https://wallet.example.com" } });
+      expectError(bad, 400, "INVALID_INPUT");
+      expect(fieldsOf(bad)).toEqual(["body.passkeyOrigins"]);
+    });
+
+    it("reads and rotates the webhook secret (MANAGE)", async () => {
+      const viewer = fakes.addToken({ platformId: admin.platformId, permissions: [Permission.VIEW] });
+      expectError(await call("GET", "/config/webhook-secret", { as: viewer }), 403, "FORBIDDEN");
+      expect((await call("GET", "/config/webhook-secret", { as: admin })).json()).toEqual({
+        secret: "whsec_c2VjcmV0",
+        createdAt: "2025-10-13T00:00:00.000Z",
+      });
+      const rotated = await call("POST", "/config/webhook-secret/rotate", { as: admin });
+      expect(rotated.json()).toMatchObject({ secret: "whsec_bmV3", previousSecretExpiresAt: "2025-10-14T00:00:00.000Z" });
+    });
+
+    it("sends a test webhook for a sandbox platform, accepting an empty JSON body", async () => {
+      await call("PATCH", "/config", { as: admin, body: { webhookEndpoint: "https://example.com/h" } });
+      const res = await app.inject({
+        method: "POST",
+        url: `${V}/sandbox/webhooks/test`,
+        headers: { authorization: basic(admin), "content-type": "application/json" },
+      });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toMatchObject({ id: expect.stringMatching(/^Webhook:/), type: "TEST", url: "https://example.com/h", responseStatus: 200, delivered: true });
+    });
+  });
+
+  describe("rate limiting", () => {
+    it("answers 429 RATE_LIMITED with Retry-After once a credential exceeds its limit", async () => {
+      await app.close();
+      app = await build({ rateLimit: { max: 2, timeWindowMs: 60_000 } });
+      expect((await call("GET", "/config", { as: admin })).statusCode).toBe(200);
+      expect((await call("GET", "/config", { as: admin })).statusCode).toBe(200);
+      const res = await call("GET", "/config", { as: admin });
+      expectError(res, 429, "RATE_LIMITED");
+      expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
+      // Another credential has its own budget; the probes are never limited.
+      const other = fakes.addToken({ permissions: [Permission.VIEW] });
+      expect((await call("GET", "/config", { as: other })).statusCode).toBe(200);
+      for (let i = 0; i < 3; i++) expect((await app.inject({ method: "GET", url: "/healthz" })).statusCode).toBe(200);
+    });
+  });
+
+  describe("contract and probes", () => {
+    it("serves a valid OpenAPI 3.1 document without credentials", async () => {
+      const res = await app.inject({ method: "GET", url: `${V}/openapi.json` });
+      expect(res.statusCode).toBe(200);
+      const doc = res.json();
+      expect(doc.openapi).toBe("3.1.0");
+      const result = await new Validator().validate(doc);
+      expect(result.errors ?? []).toEqual([]);
+      expect(result.valid).toBe(true);
+      expect(Object.keys(doc.paths)).toEqual(
+        expect.arrayContaining(["/tokens", "/tokens/{tokenId}", "/config", "/config/webhook-secret", "/config/webhook-secret/rotate", "/sandbox/webhooks/test"]),
+      );
+      expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(["Error", "Token", "PlatformConfig", "SupportedCurrency"]));
+    });
+
+    it("serves the reference page and its assets locally without credentials", async () => {
+      const page = await app.inject({ method: "GET", url: `${V}/docs/` });
+      expect(page.statusCode).toBe(200);
+      expect(page.headers["content-type"]).toContain("text/html");
+      expect(page.body).not.toMatch(/https?:\/\/(?!localhost)[^"']*\.(js|css)/);
+      expect((await app.inject({ method: "GET", url: `${V}/docs/static/swagger-ui-bundle.js` })).statusCode).toBe(200);
+    });
+
+    it("answers healthz 200 and readyz 200 when every service serves", async () => {
+      expect((await app.inject({ method: "GET", url: "/healthz" })).json()).toEqual({ status: "ok" });
+      const ready = await app.inject({ method: "GET", url: "/readyz" });
+      expect(ready.statusCode).toBe(200);
+      expect(ready.json().services.ledger).toBe("SERVING");
+    });
+
+    it("answers readyz 503 naming the services that are not serving", async () => {
+      fakes.serving.set("ledger", false);
+      const res = await app.inject({ method: "GET", url: "/readyz" });
+      expectError(res, 503, "NOT_READY");
+      expect(res.json().details.notServing).toEqual(["ledger"]);
+    });
+  });
+});

@@ -1,0 +1,35 @@
+import type { Logger } from "../log.js";
+import { createInProcessBus } from "./in-process.js";
+import { createKafkaBus } from "./kafka.js";
+import type { Bus } from "./types.js";
+
+export { createInProcessBus, type InProcessBusOptions } from "./in-process.js";
+export { createKafkaBus, type KafkaBusOptions } from "./kafka.js";
+
+export interface CreateBusOptions {
+  /** KAFKA_BROKERS; when absent or empty the in-process bus is used. */
+  kafkaBrokers?: string[];
+  clientId: string;
+  /** KAFKA_TOPIC_PREFIX: prepended to topics and consumer groups on Kafka. */
+  topicPrefix?: string;
+  log: Logger;
+  /** Partitions of topics created on Kafka (default 1). */
+  numPartitions?: number;
+  /** Replication factor of topics created on Kafka (default 1). */
+  replicationFactor?: number;
+}
+
+/** The one place that chooses the bus: Kafka when brokers are configured, else in-process. */
+export async function createBus(opts: CreateBusOptions): Promise<Bus> {
+  if (opts.kafkaBrokers && opts.kafkaBrokers.length > 0) {
+    return createKafkaBus({
+      brokers: opts.kafkaBrokers,
+      clientId: opts.clientId,
+      topicPrefix: opts.topicPrefix,
+      log: opts.log,
+      numPartitions: opts.numPartitions,
+      replicationFactor: opts.replicationFactor,
+    });
+  }
+  return createInProcessBus({ log: opts.log });
+}

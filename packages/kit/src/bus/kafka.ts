@@ -1,0 +1,194 @@
+import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type IHeaders, type LogEntry, type Producer } from "kafkajs";
+import type { Logger } from "../log.js";
+import type { Bus, BusMessage, SubscribeOptions, Subscription } from "./types.js";
+
+export interface KafkaBusOptions {
+  brokers: string[];
+  clientId: string;
+  /**
+   * Prepended to every topic and consumer group name (KAFKA_TOPIC_PREFIX), so several test runs
+   * or environments can share one broker. Services always see unprefixed topic names.
+   */
+  topicPrefix?: string;
+  log: Logger;
+  /** Partitions of topics this bus creates (1 is right for a single broker). */
+  numPartitions?: number;
+  /** Replication factor of topics this bus creates. */
+  replicationFactor?: number;
+  /** How long subscribe() waits for the first group join before returning anyway. */
+  joinTimeoutMs?: number;
+}
+
+/**
+ * The Kafka adapter. One idempotent producer (acks=all) per bus; one kafkajs consumer per
+ * subscription. A handler that throws leaves its offset uncommitted, so kafkajs delivers the same
+ * message again (after its retry backoff, restarting the consumer if retries run out).
+ * Topics are created on demand, since the brokers are expected to refuse auto-creation.
+ */
+export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
+  const prefix = opts.topicPrefix ?? "";
+  const log = opts.log.child({ component: "kafka" });
+  const kafka = new Kafka({
+    clientId: opts.clientId,
+    brokers: opts.brokers,
+    logLevel: log.isLevelEnabled("debug") ? logLevel.INFO : logLevel.WARN,
+    logCreator: pinoLogCreator(log),
+    retry: { initialRetryTime: 200, maxRetryTime: 5_000, retries: 8 },
+  });
+
+  const admin: Admin = kafka.admin();
+  const producer: Producer = kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
+  await admin.connect();
+  try {
+    await producer.connect();
+  } catch (err) {
+    await admin.disconnect();
+    throw err;
+  }
+
+  const ensured = new Map<string, Promise<void>>();
+  function ensureTopics(topics: string[]): Promise<void> {
+    const pending = topics.map((topic) => {
+      let p = ensured.get(topic);
+      if (!p) {
+        p = admin
+          .createTopics({
+            waitForLeaders: true,
+            topics: [{ topic, numPartitions: opts.numPartitions ?? 1, replicationFactor: opts.replicationFactor ?? 1 }],
+          })
+          .then(() => undefined);
+        // A failed creation is tried again by the next caller rather than remembered.
+        p.catch(() => ensured.delete(topic));
+        ensured.set(topic, p);
+      }
+      return p;
+    });
+    return Promise.all(pending).then(() => undefined);
+  }
+
+  const consumers = new Set<Consumer>();
+  let closed = false;
+
+  return {
+    kind: "kafka",
+
+    async publish(messages: BusMessage[]): Promise<void> {
+      if (closed) throw new Error("bus is closed");
+      if (messages.length === 0) return;
+      const byTopic = new Map<string, BusMessage[]>();
+      for (const m of messages) {
+        const list = byTopic.get(m.topic) ?? [];
+        list.push(m);
+        byTopic.set(m.topic, list);
+      }
+      await ensureTopics([...byTopic.keys()].map((t) => prefix + t));
+      await producer.sendBatch({
+        acks: -1,
+        topicMessages: [...byTopic].map(([topic, list]) => ({
+          topic: prefix + topic,
+          messages: list.map((m) => ({ key: m.key, value: Buffer.from(m.value), headers: { ...m.headers } })),
+        })),
+      });
+    },
+
+    async subscribe(sub: SubscribeOptions): Promise<Subscription> {
+      if (closed) throw new Error("bus is closed");
+      const topics = sub.topics.map((t) => prefix + t);
+      await ensureTopics(topics);
+      const consumer = kafka.consumer({
+        groupId: prefix + sub.group,
+        allowAutoTopicCreation: false,
+        maxWaitTimeInMs: 500,
+        // Members notice a rebalance on their next heartbeat: keep that short so a joining or
+        // leaving replica does not stall the group for long.
+        sessionTimeout: 10_000,
+        heartbeatInterval: 1_000,
+        retry: { initialRetryTime: 200, maxRetryTime: 10_000, retries: 10 },
+      });
+      consumers.add(consumer);
+      await consumer.connect();
+      const joined = new Promise<void>((resolve) => {
+        const off = consumer.on(consumer.events.GROUP_JOIN, () => {
+          off();
+          resolve();
+        });
+      });
+      await consumer.subscribe({ topics, fromBeginning: true });
+      await consumer.run({
+        autoCommit: true,
+        eachMessage: async ({ topic, message }) => {
+          await sub.handle({
+            topic: topic.startsWith(prefix) ? topic.slice(prefix.length) : topic,
+            key: message.key?.toString("utf8") ?? "",
+            value: message.value ? new Uint8Array(message.value) : new Uint8Array(),
+            headers: headersToStrings(message.headers),
+          });
+        },
+      });
+      const joinTimeoutMs = opts.joinTimeoutMs ?? 30_000;
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<"timeout">((resolve) => {
+        timer = setTimeout(() => resolve("timeout"), joinTimeoutMs);
+      });
+      if ((await Promise.race([joined, timedOut])) === "timeout") {
+        log.warn({ group: sub.group, topics }, "consumer has not joined its group yet; continuing");
+      }
+      clearTimeout(timer);
+      return {
+        async close() {
+          if (!consumers.delete(consumer)) return;
+          await consumer.disconnect();
+        },
+      };
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await Promise.allSettled([...consumers].map((c) => c.disconnect()));
+      consumers.clear();
+      await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
+    },
+  };
+}
+
+function headersToStrings(headers: IHeaders | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const v = Array.isArray(value) ? value[value.length - 1] : value;
+    if (v === undefined) continue;
+    out[name] = typeof v === "string" ? v : v.toString("utf8");
+  }
+  return out;
+}
+
+/** kafkajs logs through pino, one level quieter: its INFO chatter is our debug. */
+/**
+ * kafkajs lines that look alarming but are expected here, logged at debug:
+ * - a CreateTopics answer carrying TOPIC_ALREADY_EXISTS (every service ensures the topics it uses;
+ *   a real creation failure rejects the call and is reported by the caller);
+ * - the idempotent producer's note that limited retries may break exactly-once: we do not rely on
+ *   exactly-once — a publish that fails is retried by the outbox relay and consumers deduplicate.
+ */
+function isExpectedNoise(message: string, extra: Record<string, unknown>): boolean {
+  if (message.startsWith("Response CreateTopics") && extra.error === "Topic creation errors") return true;
+  return message.startsWith("Limiting retries for the idempotent producer");
+}
+
+function pinoLogCreator(log: Logger) {
+  return () =>
+    ({ level, log: entry }: LogEntry) => {
+      const { message, ...extra } = entry;
+      const fields = { kafkajs: extra };
+      if (isExpectedNoise(message, extra)) log.debug(fields, message);
+      else if (level === logLevel.ERROR) log.error(fields, message);
+      else if (level === logLevel.WARN) log.warn(fields, message);
+      else if (level === logLevel.INFO) log.debug(fields, message);
+      else log.trace(fields, message);
+    };
+}

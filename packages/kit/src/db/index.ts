@@ -1,0 +1,125 @@
+import { mkdirSync } from "node:fs";
+import { promises as fs } from "node:fs";
+import * as path from "node:path";
+import { PGlite, types as pgliteTypes } from "@electric-sql/pglite";
+import { Kysely, PGliteDialect, PostgresDialect, sql } from "kysely";
+import { Migrator, type Migration, type MigrationProvider } from "kysely/migration";
+import { pathToFileURL } from "node:url";
+import pg from "pg";
+import { kitMigrations } from "../outbox/migrations.js";
+import { createTracingPlugin, kyselyTracingLog } from "../telemetry/kysely.js";
+
+export { sql };
+export type { Kysely, Transaction } from "kysely";
+
+// int8 columns hold money and counts: read them as bigint, never as float or string.
+const INT8_OID = 20;
+pg.types.setTypeParser(INT8_OID, (v) => BigInt(v));
+
+/**
+ * One open database. In embedded mode every service shares one PGlite instance (it is a single
+ * session, so it must be one Kysely with one connection mutex); elsewhere it is a pg pool. Each
+ * service sees only its own schema through `forSchema`.
+ */
+export interface DatabaseHandle {
+  readonly kind: "postgres" | "pglite";
+  readonly root: Kysely<any>;
+  forSchema<DB>(schema: string): Kysely<DB>;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** postgres://… ; when absent, PGlite is used. */
+  databaseUrl?: string;
+  /** PGlite data folder; in memory when absent. */
+  dataDir?: string;
+  /** pg pool size per process. */
+  poolSize?: number;
+  /** Told when an idle pooled connection fails (the pool replaces it). */
+  onIdleError?: (err: Error) => void;
+}
+
+export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  let root: Kysely<any>;
+  let kind: DatabaseHandle["kind"];
+  if (opts.databaseUrl) {
+    kind = "postgres";
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
+    // An idle connection the server closes (restart, failover, pg_terminate_backend) is reported
+    // as an 'error' event; unhandled, it would crash the process. The pool drops that client and
+    // the next query opens a new one, so noting it is enough.
+    pool.on("error", (err) => opts.onIdleError?.(err));
+    root = new Kysely({ dialect: new PostgresDialect({ pool }), log: kyselyTracingLog });
+  } else {
+    kind = "pglite";
+    if (opts.dataDir) mkdirSync(opts.dataDir, { recursive: true });
+    const pglite = await PGlite.create(opts.dataDir ?? "memory://", {
+      parsers: { [pgliteTypes.INT8]: (v: string) => BigInt(v) },
+    });
+    root = new Kysely({ dialect: new PGliteDialect({ pglite }), log: kyselyTracingLog });
+  }
+  // Every query becomes a span under the active one (a handler's server span, a consumer span).
+  root = root.withPlugin(createTracingPlugin());
+  return {
+    kind,
+    root,
+    forSchema: <DB>(schema: string) => root.withSchema(schema) as unknown as Kysely<DB>,
+    close: () => root.destroy(),
+  };
+}
+
+/**
+ * Brings a service's schema up to date with the timestamp-named migration files in `folder`,
+ * preceded by the kit's own migrations (outbox, inbox, idempotency keys), so every service schema
+ * has them. The migration bookkeeping lives in the service's own schema too.
+ */
+export async function migrateSchema(handle: DatabaseHandle, schema: string, folder: string): Promise<void> {
+  await sql`create schema if not exists ${sql.id(schema)}`.execute(handle.root);
+  const migrator = new Migrator({
+    db: handle.forSchema(schema),
+    provider: new KitAndFolderMigrationProvider(folder),
+    migrationTableSchema: schema,
+    // Kit migrations are named to run first on a new schema; one added later sorts before
+    // service migrations that already ran, which is expected and must not stop the start.
+    allowUnorderedMigrations: true,
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === "Error");
+  if (error || failed) {
+    throw new Error(`migrating schema ${schema} failed at ${failed?.migrationName ?? "?"}: ${String(error)}`);
+  }
+}
+
+/** The kit's migrations (defined in code) merged with a service's migration folder. */
+class KitAndFolderMigrationProvider implements MigrationProvider {
+  constructor(private readonly folder: string) {}
+
+  async getMigrations(): Promise<Record<string, Migration>> {
+    // A service without tables of its own may have no migration folder at all.
+    const hasFolder = await fs.stat(this.folder).then(
+      (st) => st.isDirectory(),
+      () => false,
+    );
+    const files = hasFolder ? await loadMigrationFolder(this.folder) : {};
+    const clash = Object.keys(files).find((name) => name in kitMigrations);
+    if (clash) throw new Error(`migration ${clash} in ${this.folder} clashes with a kit migration name`);
+    return { ...kitMigrations, ...files };
+  }
+}
+
+/**
+ * Loads `<timestamp>_<name>.ts|js` files from a folder. Our own `import()` (rather than Kysely's
+ * FileMigrationProvider) so the files go through whatever loader runs this code: tsx in
+ * processes, vite-node under vitest.
+ */
+async function loadMigrationFolder(folder: string): Promise<Record<string, Migration>> {
+  const migrations: Record<string, Migration> = {};
+  for (const file of (await fs.readdir(folder)).sort()) {
+    if (!/\.(ts|js|mjs)$/.test(file) || file.endsWith(".d.ts") || file.includes(".test.")) continue;
+    const mod = await import(pathToFileURL(path.join(folder, file)).href);
+    const migration = (mod.default ?? mod) as Migration;
+    if (typeof migration.up !== "function") throw new Error(`migration ${file} exports no up()`);
+    migrations[file.replace(/\.(ts|js|mjs)$/, "")] = migration;
+  }
+  return migrations;
+}

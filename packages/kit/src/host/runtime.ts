@@ -1,0 +1,70 @@
+import type { Subscription } from "../bus/types.js";
+import { migrateSchema } from "../db/index.js";
+import { createOutboxRelay, subscribeConsumer } from "../outbox/index.js";
+import type { BackgroundWorker, BuiltService, ServiceDeps, ServiceModule } from "../service.js";
+
+/** A service brought up in a host: migrated, built, consuming, relaying its outbox, working. */
+export interface RunningService {
+  module: ServiceModule;
+  built: BuiltService;
+  /** Wakes the outbox relay after a commit so events leave without waiting for the next poll. */
+  nudge(): void;
+  stop(): Promise<void>;
+}
+
+/** A service migrated and built, whose consumers and workers have not started yet. */
+export interface PreparedService {
+  module: ServiceModule;
+  built: BuiltService;
+  /** Subscribes the service's consumers to the bus. */
+  subscribe(): Promise<void>;
+  /** Starts the outbox relay and the service's workers: from here on it produces events. */
+  start(): RunningService;
+}
+
+/**
+ * The part of hosting that is the same in every mode, in phases a host runs for all of its
+ * services before the next: migrate and build, subscribe every consumer, then start producing.
+ * Subscribing everywhere before any relay starts matters for the in-process bus, whose publish is
+ * durable only once every group that exists has processed the message: a group that subscribed
+ * later would get it from memory only.
+ */
+export async function prepareService(module: ServiceModule, deps: ServiceDeps): Promise<PreparedService> {
+  const log = deps.log.child({ service: module.name });
+  await migrateSchema(deps.db, module.schema, module.migrationsDir);
+  const db = deps.db.forSchema<any>(module.schema);
+  const built = await module.build({ ...deps, log });
+  const subscriptions: Subscription[] = [];
+
+  return {
+    module,
+    built,
+    async subscribe() {
+      for (const def of built.consumers) {
+        subscriptions.push(await subscribeConsumer({ db, bus: deps.bus, service: module.name, def, log }));
+      }
+    },
+    start() {
+      const relay = createOutboxRelay({ db, bus: deps.bus, log });
+      const workers: BackgroundWorker[] = [relay, ...built.workers];
+      for (const w of workers) w.start();
+      return {
+        module,
+        built,
+        nudge: () => relay.nudge(),
+        // Producers stop first (their last publishes can still be consumed), consumers last.
+        async stop() {
+          for (const w of [...workers].reverse()) await w.stop();
+          for (const s of subscriptions) await s.close();
+        },
+      };
+    },
+  };
+}
+
+/** One service on its own (split and cluster mode): subscribe, then produce. */
+export async function startService(module: ServiceModule, deps: ServiceDeps): Promise<RunningService> {
+  const prepared = await prepareService(module, deps);
+  await prepared.subscribe();
+  return prepared.start();
+}

@@ -1,0 +1,102 @@
+import type { Transport } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createBus } from "../bus/index.js";
+import { systemClock } from "../clock.js";
+import { env, loadConfig, z } from "../config.js";
+import { openDatabase } from "../db/index.js";
+import { createLogger } from "../log.js";
+import type { ServiceModule, ServiceName, TransportFor } from "../service.js";
+import { startTelemetry, tracingClientInterceptor, tracingServerInterceptor } from "../telemetry/index.js";
+import { serveConnect } from "./connect-server.js";
+import { appErrorInterceptor } from "./errors.js";
+import { HealthState } from "./health.js";
+import { DEFAULT_SERVICE_PORTS, serviceUrl } from "./ports.js";
+import { startService } from "./runtime.js";
+
+const standaloneConfig = (service: ServiceName) =>
+  z.object({
+    /** Port of the service's h2c Connect/gRPC server. */
+    PORT: env.port(DEFAULT_SERVICE_PORTS[service]),
+    /** Interface to listen on. */
+    HOST: z.string().default("0.0.0.0"),
+    /** Postgres URL; without it the service keeps its data in PGlite under CORRIDOR_DATA_DIR. */
+    DATABASE_URL: z.string().optional(),
+    /** PGlite data folder when DATABASE_URL is not set. */
+    CORRIDOR_DATA_DIR: z.string().default(`./.data/${service}`),
+    /** Postgres pool size of this process. */
+    DATABASE_POOL_SIZE: env.int(10),
+    /** Comma-separated Kafka brokers; without them events stay in this process (only useful alone). */
+    KAFKA_BROKERS: env.list(),
+    /** Prefix for every topic name, so several stacks can share one broker. */
+    KAFKA_TOPIC_PREFIX: z.string().default(""),
+    /** How long SIGTERM waits for in-flight work before exiting. */
+    SHUTDOWN_GRACE_MS: env.int(10_000),
+  });
+
+/**
+ * Composition root of one service in split or cluster mode: config from the environment, its own
+ * database pool, Kafka, Connect clients to the other services over h2c, and an h2c server with
+ * grpc.health.v1. Drains on SIGTERM/SIGINT.
+ */
+export async function runStandalone(module: ServiceModule): Promise<void> {
+  const config = loadConfig(standaloneConfig(module.name));
+  const telemetry = startTelemetry({ serviceName: module.name });
+  const log = createLogger(module.name);
+
+  const db = await openDatabase({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.DATABASE_URL ? undefined : config.CORRIDOR_DATA_DIR,
+    poolSize: config.DATABASE_POOL_SIZE,
+    onIdleError: (err) => log.warn({ err }, "an idle database connection failed; the pool replaces it"),
+  });
+  const bus = await createBus({
+    kafkaBrokers: config.KAFKA_BROKERS.length > 0 ? config.KAFKA_BROKERS : undefined,
+    clientId: module.name,
+    topicPrefix: config.KAFKA_TOPIC_PREFIX,
+    log,
+  });
+
+  const transports = new Map<ServiceName, Transport>();
+  const transportFor: TransportFor = (service) => {
+    let t = transports.get(service);
+    if (!t) {
+      t = createGrpcTransport({ baseUrl: serviceUrl(service), interceptors: [tracingClientInterceptor()] });
+      transports.set(service, t);
+    }
+    return t;
+  };
+
+  const running = await startService(module, { db, bus, clock: systemClock, log, transportFor, env: process.env });
+  const health = new HealthState();
+  const server = await serveConnect({
+    routes: (router) => {
+      health.routes(router);
+      running.built.routes(router);
+    },
+    interceptors: [tracingServerInterceptor(), appErrorInterceptor],
+    port: config.PORT,
+    host: config.HOST,
+  });
+  log.info({ port: server.port, database: db.kind, bus: bus.kind }, `${module.name} listening`);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, "draining");
+    health.setServing(false);
+    const timer = setTimeout(() => {
+      log.error("drain timed out; exiting");
+      process.exit(1);
+    }, config.SHUTDOWN_GRACE_MS);
+    timer.unref();
+    await server.close();
+    await running.stop();
+    await bus.close();
+    await db.close();
+    await telemetry.shutdown();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+}

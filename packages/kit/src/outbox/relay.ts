@@ -1,0 +1,287 @@
+import { randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
+import { sql } from "kysely";
+import type { Bus, BusMessage } from "../bus/types.js";
+import type { Logger } from "../log.js";
+import type { BackgroundWorker } from "../service.js";
+import type { KitTables } from "./tables.js";
+
+export interface OutboxRelayOptions {
+  /** The service's schema-scoped database (DatabaseHandle.forSchema). */
+  db: Kysely<any>;
+  bus: Bus;
+  log: Logger;
+  /** How often to look for new rows when nobody nudges (default 200 ms). */
+  pollIntervalMs?: number;
+  /** Rows leased and published at once (default 100). */
+  batchSize?: number;
+  /** Published rows older than this are deleted (default 24 h). */
+  retentionMs?: number;
+  /**
+   * How long a lease keeps other relays off rows this one is publishing (default 30 s). It is
+   * renewed while the publish lasts, so it only runs out when this relay dies: then another relay
+   * (or this one after a restart) publishes the rows again.
+   */
+  leaseMs?: number;
+  /**
+   * How long stop() still waits for a publish in flight and for the final drain (default 2 s).
+   * After that the relay gives its leases back and returns; the rows go out on the next start.
+   * With the in-process bus a publish waits for the consumers, which may already be stopping.
+   */
+  stopGraceMs?: number;
+}
+
+export type OutboxRelay = BackgroundWorker & {
+  /** Look for rows now instead of at the next poll (call after committing an event). */
+  nudge(): void;
+  /** Publishes everything unpublished right now; resolves with how many rows it sent. */
+  flush(): Promise<number>;
+};
+
+interface LeasedRow {
+  id: bigint;
+  topic: string;
+  key: string;
+  payload: Uint8Array;
+  headers: Record<string, string> | string;
+}
+
+/**
+ * Publishes the outbox of one schema to the bus, oldest first. No transaction is open while the
+ * bus publishes (an in-process publish waits for consumers that need the database, and in embedded
+ * mode every service shares one database session):
+ *  1. a short transaction leases the oldest free rows (`for update skip locked`, `lease_until`,
+ *     `leased_by`) and commits;
+ *  2. the rows are published, which resolves once the bus holds them durably (see Bus.publish);
+ *  3. they are marked published if the lease is still ours; on failure the lease is given back.
+ * Several relays may run on one schema (replicas): a lease keeps a row with one relay at a time,
+ * and a relay never takes rows newer than an unpublished row another relay holds, so per-key order
+ * survives. A relay that dies mid-publish leaves its lease to expire and the rows are published
+ * again; consumers deduplicate by event id.
+ */
+export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
+  const db = opts.db as Kysely<KitTables>;
+  const pollIntervalMs = opts.pollIntervalMs ?? 200;
+  const batchSize = opts.batchSize ?? 100;
+  const retentionMs = opts.retentionMs ?? 24 * 60 * 60 * 1000;
+  const leaseMs = opts.leaseMs ?? 30_000;
+  const stopGraceMs = opts.stopGraceMs ?? 2_000;
+  const relayId = randomUUID();
+  const log = opts.log.child({ worker: "outbox-relay", relay: relayId });
+  const leaseEnd = () => sql<Date>`now() + make_interval(secs => ${leaseMs / 1000})`;
+
+  let running = false;
+  let loop: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+  let nudged = false;
+  let lastPrune = 0;
+  let failures = 0;
+  // Set once stop()'s grace runs out: publishes still pending are no longer waited for.
+  let abandoned = false;
+  let abandon: () => void = () => {};
+  let abandonedSignal = new Promise<void>((resolve) => (abandon = resolve));
+
+  /** Short transaction: lease the oldest free rows, unless an older row is with another relay. */
+  async function lease(): Promise<LeasedRow[]> {
+    return db.transaction().execute(async (trx) => {
+      const candidates = await trx
+        .selectFrom("outbox")
+        .select(["id", "topic", "key", "payload", "headers"])
+        .where("published_at", "is", null)
+        .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", sql<Date>`now()`)]))
+        .orderBy("id")
+        .limit(batchSize)
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      const first = candidates[0];
+      const last = candidates[candidates.length - 1];
+      if (!first || !last) return [];
+      // An unpublished row among ours that we did not get is leased (or being leased) by another
+      // relay: publishing rows after it would reorder its key. Keep only the rows before it.
+      const blocking = await trx
+        .selectFrom("outbox")
+        .select((eb) => eb.fn.min("id").as("id"))
+        .where("published_at", "is", null)
+        .where("id", "<=", last.id)
+        .where(
+          "id",
+          "not in",
+          candidates.map((r) => r.id),
+        )
+        .executeTakeFirst();
+      const limit = blocking?.id != null ? BigInt(blocking.id) : undefined;
+      const rows = limit === undefined ? candidates : candidates.filter((r) => BigInt(r.id) < limit);
+      if (rows.length === 0) return [];
+      await trx
+        .updateTable("outbox")
+        .set({ lease_until: leaseEnd(), leased_by: relayId })
+        .where(
+          "id",
+          "in",
+          rows.map((r) => r.id),
+        )
+        .execute();
+      return rows;
+    });
+  }
+
+  /** Gives rows back unpublished so the next attempt (ours or another relay's) need not wait. */
+  async function release(ids: bigint[]): Promise<void> {
+    await db
+      .updateTable("outbox")
+      .set({ lease_until: null, leased_by: null })
+      .where("id", "in", ids)
+      .where("leased_by", "=", relayId)
+      .where("published_at", "is", null)
+      .execute();
+  }
+
+  /** Lease, publish outside any transaction, mark. Resolves with how many rows were published. */
+  async function publishBatch(): Promise<number> {
+    if (abandoned) return 0;
+    const rows = await lease();
+    if (rows.length === 0) return 0;
+    const ids = rows.map((r) => r.id);
+    const messages: BusMessage[] = rows.map((r) => ({
+      topic: r.topic,
+      key: r.key,
+      value: r.payload,
+      headers: typeof r.headers === "string" ? JSON.parse(r.headers) : r.headers,
+    }));
+
+    // Renew the lease while the publish lasts (an in-process publish waits for consumers).
+    let renewal: Promise<unknown> | undefined;
+    const renew = setInterval(() => {
+      renewal ??= db
+        .updateTable("outbox")
+        .set({ lease_until: leaseEnd() })
+        .where("id", "in", ids)
+        .where("leased_by", "=", relayId)
+        .where("published_at", "is", null)
+        .execute()
+        .catch((err) => log.warn({ err }, "could not renew the outbox lease"))
+        .finally(() => (renewal = undefined));
+    }, Math.max(1, Math.floor(leaseMs / 3)));
+
+    let outcome: "published" | "abandoned" | Error;
+    try {
+      const published = opts.bus.publish(messages);
+      // Once abandoned nobody awaits it; its late failure (bus closed) must not go unhandled.
+      published.catch(() => {});
+      outcome = await Promise.race([
+        published.then(() => "published" as const),
+        abandonedSignal.then(() => "abandoned" as const),
+      ]).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+    } finally {
+      clearInterval(renew);
+      await renewal;
+    }
+
+    if (outcome === "published") {
+      const marked = await db
+        .updateTable("outbox")
+        .set({ published_at: sql<Date>`now()`, lease_until: null })
+        .where("id", "in", ids)
+        .where("leased_by", "=", relayId)
+        .where("published_at", "is", null)
+        .executeTakeFirst();
+      if (Number(marked.numUpdatedRows) < ids.length) {
+        log.debug({ rows: ids.length, marked: Number(marked.numUpdatedRows) }, "lease lost during publish; another relay owns the rest");
+      }
+      return rows.length;
+    }
+    await release(ids);
+    if (outcome === "abandoned") {
+      log.info({ rows: ids.length }, "stopped before the bus confirmed; rows stay for the next start");
+      return 0;
+    }
+    throw outcome;
+  }
+
+  async function drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await publishBatch();
+      total += n;
+      if (n < batchSize) return total;
+    }
+  }
+
+  async function prune(): Promise<void> {
+    if (Date.now() - lastPrune < 10 * 60_000) return;
+    lastPrune = Date.now();
+    await db
+      .deleteFrom("outbox")
+      .where("published_at", "is not", null)
+      .where("published_at", "<", new Date(Date.now() - retentionMs))
+      .execute();
+  }
+
+  function pause(ms: number): Promise<void> {
+    if (nudged || !running) {
+      nudged = false;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wake = undefined;
+        nudged = false;
+        resolve();
+      }
+      wake = done;
+    });
+  }
+
+  async function run(): Promise<void> {
+    while (running) {
+      try {
+        await drain();
+        await prune();
+        failures = 0;
+      } catch (err) {
+        failures++;
+        log.warn({ err, failures }, "outbox relay could not publish; will retry");
+      }
+      if (!running) break;
+      // Back off while the bus or database is failing; poll normally otherwise.
+      await pause(failures === 0 ? pollIntervalMs : Math.min(10_000, pollIntervalMs * 2 ** failures));
+    }
+  }
+
+  return {
+    name: "outbox-relay",
+    start() {
+      if (running) return;
+      running = true;
+      abandoned = false;
+      abandonedSignal = new Promise<void>((resolve) => (abandon = resolve));
+      loop = run();
+    },
+    nudge() {
+      nudged = true;
+      wake?.();
+    },
+    flush: drain,
+    async stop() {
+      if (!running) return;
+      running = false;
+      wake?.();
+      const grace = setTimeout(() => {
+        abandoned = true;
+        abandon();
+      }, stopGraceMs);
+      try {
+        await loop;
+        // Drain: whatever was committed before stop() is handed to the bus while the grace lasts.
+        await drain();
+      } catch (err) {
+        log.warn({ err }, "outbox relay could not drain on stop; rows stay for the next start");
+      } finally {
+        clearTimeout(grace);
+      }
+    },
+  };
+}

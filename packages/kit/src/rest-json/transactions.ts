@@ -1,0 +1,84 @@
+import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import type { Currency } from "@corridor/proto/corridor/ledger/v1/accounts_pb.js";
+import type { Transaction } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
+
+// The public JSON of a ledger Transaction, shared by the gateway (GET /transactions/{id}) and the
+// services that put a Transaction into a webhook's `data` (decisions §8: data is the resource as
+// its GET returns it). Pure: proto in, plain JSON out.
+
+function isoFromTimestamp(ts: Timestamp | undefined): string {
+  if (!ts) throw new Error("service answered without a required timestamp");
+  return timestampDate(ts).toISOString();
+}
+
+const optionalIso = (ts: Timestamp | undefined): string | undefined => (ts ? timestampDate(ts).toISOString() : undefined);
+
+/** int64 arrives as bigint; the public API uses JSON numbers (amounts are capped well below 2^53). */
+function numberFromInt64(value: bigint): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new Error(`int64 ${value} does not fit a JSON number exactly`);
+  return n;
+}
+
+const emptyToUndefined = (s: string): string | undefined => (s === "" ? undefined : s);
+
+function currencyToJson(c: Currency | undefined) {
+  if (!c) throw new Error("service answered without a currency");
+  return { code: c.code, name: c.name, symbol: c.symbol, decimals: c.decimals };
+}
+
+
+/**
+ * Ledger proto -> the public Transaction (spec + decisions §5). OUTGOING adds sentAmount,
+ * exchangeRate, fees, and for quote transactions quoteId, rateDetails, counterpartyInformation and
+ * refund. Transfers are same-currency and fee-free (the ledger answers sentAmount = amount, rate
+ * "1", fees 0).
+ */
+export function transactionToJson(t: Transaction | undefined) {
+  if (!t) throw new Error("service answered without a transaction");
+  const amount = { amount: numberFromInt64(t.amount), currency: currencyToJson(t.currency) };
+  const sent = { amount: numberFromInt64(t.sentAmount), currency: currencyToJson(t.sentCurrency ?? t.currency) };
+  const opt = (key: string, v: string) => (v ? { [key]: v } : {});
+  const refund = t.refund
+    ? {
+        refund: {
+          reference: t.refund.reference,
+          ...(t.refund.initiatedAt ? { initiatedAt: optionalIso(t.refund.initiatedAt) } : {}),
+          ...(t.refund.settledAt ? { settledAt: optionalIso(t.refund.settledAt) } : {}),
+          status: t.refund.status,
+          ...opt("reason", t.refund.reason),
+        },
+      }
+    : {};
+  const counterparty = Object.keys(t.counterpartyInformation).length ? { counterpartyInformation: { ...t.counterpartyInformation } } : {};
+  return {
+    id: t.id,
+    status: t.status,
+    type: t.type,
+    source: { sourceType: t.source?.type ?? "ACCOUNT", ...opt("accountId", t.source?.accountId ?? ""), currency: t.source?.currency ?? "" },
+    destination: {
+      destinationType: t.destination?.type ?? "ACCOUNT",
+      ...opt("accountId", t.destination?.accountId ?? ""),
+      ...opt("umaAddress", t.destination?.umaAddress ?? ""),
+      ...opt("paymentRail", t.destination?.paymentRail ?? ""),
+      currency: t.destination?.currency ?? "",
+    },
+    ...opt("customerId", t.customerId),
+    ...opt("platformCustomerId", t.platformCustomerId),
+    receivedAmount: amount,
+    ...(t.type === "OUTGOING" ? { sentAmount: sent, exchangeRate: Number(t.exchangeRate || "1"), fees: numberFromInt64(t.fees) } : {}),
+    ...opt("quoteId", t.quoteId),
+    ...(t.settledAt ? { settledAt: optionalIso(t.settledAt) } : {}),
+    createdAt: isoFromTimestamp(t.createdAt),
+    updatedAt: isoFromTimestamp(t.updatedAt),
+    ...opt("agentId", t.agentId),
+    ...opt("description", t.description),
+    ...(t.status !== "CREATED" && t.reference ? { reconciliationInstructions: { reference: t.reference } } : {}),
+    ...opt("failureReason", t.failureReason),
+    ...(emptyToUndefined(t.failureDetail) ? { failureDetail: t.failureDetail } : {}),
+    ...(t.rateDetails ? { rateDetails: t.rateDetails } : {}),
+    ...counterparty,
+    ...(Object.keys(t.receiverCustomerInfo).length ? { receiverCustomerInfo: { ...t.receiverCustomerInfo } } : {}),
+    ...refund,
+  };
+}

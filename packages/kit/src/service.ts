@@ -1,0 +1,69 @@
+import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
+import type { ConnectRouter, Transport } from "@connectrpc/connect";
+import type { Transaction } from "kysely";
+import type { Bus } from "./bus/types.js";
+import type { Clock } from "./clock.js";
+import type { DatabaseHandle } from "./db/index.js";
+import type { Logger } from "./log.js";
+
+export const SERVICE_NAMES = [
+  "auth-sessions",
+  "ledger",
+  "quotes-fx",
+  "agents",
+  "customers-kyc",
+  "notifications",
+  "sandbox",
+] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+/** Connect transport to another service: in memory when embedded, h2c otherwise. */
+export type TransportFor = (service: ServiceName) => Transport;
+
+/** What a composition root hands a service. The service reads its own config from `env`. */
+export interface ServiceDeps {
+  db: DatabaseHandle;
+  bus: Bus;
+  clock: Clock;
+  log: Logger;
+  transportFor: TransportFor;
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * A consumer of one topic. The host wraps `handle` with the inbox: it runs inside a transaction
+ * of the service's schema, once per event id, however often the bus delivers the message.
+ */
+export interface ConsumerDefinition<Desc extends DescMessage = DescMessage> {
+  /** Unique within the service; the inbox and the consumer group are named after it. */
+  name: string;
+  topic: string;
+  /** Envelope message type of the topic. */
+  schema: Desc;
+  eventId(event: MessageShape<Desc>): string;
+  handle(event: MessageShape<Desc>, trx: Transaction<any>): Promise<void>;
+}
+
+/** A long-running loop a service needs (schedulers, pollers); the host starts and stops it. */
+export interface BackgroundWorker {
+  name: string;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** A service as built from its deps: its Connect routes, consumers and background workers. */
+export interface BuiltService {
+  routes(router: ConnectRouter): void;
+  consumers: ConsumerDefinition<any>[];
+  workers: BackgroundWorker[];
+}
+
+/** Everything a host needs to run a service in any mode. */
+export interface ServiceModule {
+  name: ServiceName;
+  /** Postgres schema the service owns, for example auth_sessions. */
+  schema: string;
+  /** Folder of timestamp-named migration files (absolute path). */
+  migrationsDir: string;
+  build(deps: ServiceDeps): BuiltService | Promise<BuiltService>;
+}

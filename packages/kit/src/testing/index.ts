@@ -1,0 +1,35 @@
+import { randomBytes } from "node:crypto";
+import { openDatabase, sql, type DatabaseHandle } from "../db/index.js";
+
+/**
+ * A database of its own for one test file: a fresh Postgres database on the server of
+ * DATABASE_URL when it is set, PGlite in memory otherwise. `drop()` closes it and removes it.
+ */
+export async function openTestDatabase(opts: { poolSize?: number } = {}): Promise<{ db: DatabaseHandle; drop(): Promise<void> }> {
+  const base = process.env.DATABASE_URL;
+  if (!base) {
+    const db = await openDatabase({});
+    return { db, drop: () => db.close() };
+  }
+  const name = `corridor_t_${randomBytes(6).toString("hex")}`;
+  const admin = await openDatabase({ databaseUrl: base, poolSize: 1 });
+  await sql`create database ${sql.id(name)}`.execute(admin.root);
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  const db = await openDatabase({ databaseUrl: url.toString(), poolSize: opts.poolSize ?? 4 });
+  return {
+    db,
+    async drop() {
+      await db.close();
+      // pg-pool's end() resolves before its sockets are closed on the server; wait (bounded) until
+      // the server sees no session, so the forced drop does not cut connections still closing.
+      for (let i = 0; i < 200; i++) {
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = ${name}`.execute(admin.root);
+        if (rows[0]!.n === 0) break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await sql`drop database if exists ${sql.id(name)} with (force)`.execute(admin.root);
+      await admin.close();
+    },
+  };
+}

@@ -1,0 +1,19 @@
+/**
+ * Topic names shared by producers and consumers: corridor.<topic>.v1, each carrying one
+ * protobuf envelope type. A deployment may prefix them (KAFKA_TOPIC_PREFIX) so several stacks or
+ * test runs can share one broker.
+ */
+export const topics = {
+  /** corridor.auth_sessions.v1.PlatformEvent, key platform_id. */
+  platforms: "corridor.platforms.v1",
+  /** corridor.customers_kyc.v1.CustomerEvent, key customer_id. */
+  customers: "corridor.customers.v1",
+  /** corridor.ledger.v1.LedgerEvent (transaction and balance events), key transaction or account id. */
+  ledger: "corridor.ledger.v1",
+  /** corridor.ledger.v1.RailInstruction (ledger -> rail connectors), key transaction id. */
+  rails: "corridor.rails.v1",
+  /** corridor.ledger.v1.RailOutcome (rail connectors -> ledger), key transaction id. */
+  railOutcomes: "corridor.rail-outcomes.v1",
+} as const;
+
+export type TopicName = (typeof topics)[keyof typeof topics];

@@ -1,0 +1,75 @@
+import { randomBytes } from "node:crypto";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createBus, createInProcessBus } from "../src/bus/index.js";
+import type { Bus, BusMessage } from "../src/bus/types.js";
+import { createLogger } from "../src/log.js";
+import { busContract } from "./bus-contract.js";
+
+const log = createLogger("bus-test", "silent");
+
+// The in-process bus retries fast here so the redelivery test does not wait long.
+busContract("in-process", async () => createInProcessBus({ log, retryInitialMs: 5, retryMaxMs: 20 }), { durableAt: "consumers" });
+
+// Kafka runs whenever a broker is known (test/infra/global-setup.ts starts one when it can). Each
+// file gets its own topic prefix so runs sharing a broker never see each other's messages.
+const brokers = process.env.KAFKA_BROKERS?.split(",").filter(Boolean) ?? [];
+busContract(
+  "kafka",
+  () => createBus({ kafkaBrokers: brokers, clientId: "bus-contract", topicPrefix: `t${randomBytes(4).toString("hex")}.`, log }),
+  { skip: brokers.length === 0 ? "KAFKA_BROKERS is not set" : undefined, durableAt: "broker" },
+);
+
+describe("in-process bus durability", () => {
+  const msg = (topic: string, body: string): BusMessage => ({ topic, key: "k", value: new TextEncoder().encode(body), headers: {} });
+  let bus: Bus;
+  beforeEach(() => {
+    bus = createInProcessBus({ log, retryInitialMs: 1, retryMaxMs: 2 });
+  });
+  afterEach(async () => {
+    await bus.close();
+  });
+
+  it("keeps a publish waiting while a handler keeps failing, and rejects it when the bus closes", async () => {
+    let attempts = 0;
+    let failedTwice!: () => void;
+    const twice = new Promise<void>((r) => (failedTwice = r));
+    await bus.subscribe({
+      group: "poisoned",
+      topics: ["t"],
+      handle: async () => {
+        if (++attempts === 2) failedTwice();
+        throw new Error("poison");
+      },
+    });
+    const publishing = bus.publish([msg("t", "bad")]);
+    await twice;
+    await bus.close();
+    await expect(publishing).rejects.toThrow(/bus closed before the message was processed/);
+  });
+
+  it("keeps a publish waiting while its group has no live member, and resolves it once a member returns", async () => {
+    const sub = await bus.subscribe({ group: "g", topics: ["t"], handle: async () => {} });
+    await sub.close();
+    let resolved = false;
+    const publishing = bus.publish([msg("t", "one")]).then(() => (resolved = true));
+    await new Promise((r) => setImmediate(r));
+    expect(resolved).toBe(false);
+    const seen: string[] = [];
+    await bus.subscribe({ group: "g", topics: ["t"], handle: async (m) => void seen.push(new TextDecoder().decode(m.value)) });
+    await publishing;
+    expect(seen).toEqual(["one"]);
+  });
+
+  it("resolves a publish with no subscribed group at once, and still delivers the message to a group that subscribes later", async () => {
+    await bus.publish([msg("t", "early")]);
+    let got!: (body: string) => void;
+    const received = new Promise<string>((r) => (got = r));
+    await bus.subscribe({ group: "late", topics: ["t"], handle: async (m) => got(new TextDecoder().decode(m.value)) });
+    expect(await received).toBe("early");
+  });
+
+  it("rejects a publish made after close", async () => {
+    await bus.close();
+    await expect(bus.publish([msg("t", "x")])).rejects.toThrow(/closed/);
+  });
+});

@@ -1,0 +1,445 @@
+import { create, type MessageShape } from "@bufbuild/protobuf";
+import { trace } from "@opentelemetry/api";
+import { PlatformEventSchema } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { randomBytes } from "node:crypto";
+import { createBus, createInProcessBus } from "../src/bus/index.js";
+import type { Bus, BusMessage, SubscribeOptions } from "../src/bus/types.js";
+import { migrateSchema, sql, type DatabaseHandle, type Kysely } from "../src/db/index.js";
+import { createLogger } from "../src/log.js";
+import { createOutboxRelay, enqueueEvent, subscribeConsumer } from "../src/outbox/index.js";
+import type { ConsumerDefinition } from "../src/service.js";
+import { installTestTracing } from "../src/telemetry/index.js";
+import { databaseKinds, openTestDatabase } from "./db-fixture.js";
+
+const log = createLogger("outbox-test", "silent");
+const TOPIC = "corridor.test.v1";
+const NO_MIGRATIONS = "/nonexistent/kit-test-migrations";
+
+type PlatformEvent = MessageShape<typeof PlatformEventSchema>;
+
+// The full path runs on the in-process bus always, and on Kafka when a broker is known.
+const brokers = process.env.KAFKA_BROKERS?.split(",").filter(Boolean) ?? [];
+const buses: { name: string; skip: boolean; make(): Promise<Bus> }[] = [
+  { name: "in-process", skip: false, make: async () => createInProcessBus({ log, retryInitialMs: 5, retryMaxMs: 20 }) },
+  {
+    name: "kafka",
+    skip: brokers.length === 0,
+    make: () => createBus({ kafkaBrokers: brokers, clientId: "outbox-test", topicPrefix: `t${randomBytes(4).toString("hex")}.`, log }),
+  },
+];
+const event = (n: number, platformId = "Platform:1"): PlatformEvent =>
+  create(PlatformEventSchema, { eventId: `Event:${n}`, platformId });
+
+async function enqueue(db: Kysely<any>, e: PlatformEvent): Promise<void> {
+  await db.transaction().execute((trx) =>
+    enqueueEvent(trx, { topic: TOPIC, key: e.platformId, eventId: e.eventId, eventType: "TEST", schema: PlatformEventSchema, message: e }),
+  );
+}
+
+/** A bus that only records: publish() keeps messages; subscribe() hands back the handler to call. */
+function recordingBus() {
+  const published: BusMessage[] = [];
+  let handler: SubscribeOptions["handle"] | undefined;
+  const bus: Bus = {
+    kind: "in-process",
+    async publish(messages) {
+      published.push(...messages);
+    },
+    async subscribe(opts) {
+      handler = opts.handle;
+      return { close: async () => {} };
+    },
+    async close() {},
+  };
+  return { bus, published, deliver: (m: BusMessage) => handler!(m) };
+}
+
+/** A bus whose publishes wait until the test settles them, one call at a time. */
+function holdingBus() {
+  const calls: { messages: BusMessage[]; resolve(): void; reject(err: Error): void }[] = [];
+  let arrived: (() => void) | undefined;
+  const bus: Bus = {
+    kind: "kafka",
+    publish(messages) {
+      return new Promise<void>((resolve, reject) => {
+        calls.push({ messages, resolve, reject });
+        arrived?.();
+      });
+    },
+    async subscribe() {
+      return { close: async () => {} };
+    },
+    async close() {},
+  };
+  /** Resolves once the n-th publish call has started. */
+  const publishStarted = (n: number) =>
+    calls.length >= n ? Promise.resolve() : new Promise<void>((r) => (arrived = () => calls.length >= n && r()));
+  const ids = (i: number) => calls[i]!.messages.map((m) => m.headers["event-id"]);
+  return { bus, calls, publishStarted, ids };
+}
+
+describe.each(databaseKinds)("outbox, relay and inbox on $kind", ({ kind, skip }) => {
+  let handle: DatabaseHandle;
+  let dispose: () => Promise<void>;
+  let producer: Kysely<any>;
+  let consumer: Kysely<any>;
+  let schemaSeq = 0;
+
+  beforeAll(async () => {
+    if (skip) return;
+    ({ handle, dispose } = await openTestDatabase(kind));
+  });
+  afterAll(async () => {
+    await dispose?.();
+  });
+
+  // Two service schemas on one database, as in embedded mode; each test gets fresh ones.
+  beforeEach(async (ctx) => {
+    if (skip) return ctx.skip();
+    schemaSeq++;
+    await migrateSchema(handle, `producer_${schemaSeq}`, NO_MIGRATIONS);
+    await migrateSchema(handle, `consumer_${schemaSeq}`, NO_MIGRATIONS);
+    producer = handle.forSchema(`producer_${schemaSeq}`);
+    consumer = handle.forSchema(`consumer_${schemaSeq}`);
+    await consumer.schema
+      .createTable("applied")
+      .addColumn("n", "integer", (c) => c.generatedAlwaysAsIdentity())
+      .addColumn("event_id", "text", (c) => c.notNull())
+      .execute();
+  });
+
+  /** Event ids in the order the consumer applied them. */
+  const applied = async () => (await consumer.selectFrom("applied").select("event_id").orderBy("n").execute()).map((r) => r.event_id);
+  const inbox = async () => (await consumer.selectFrom("inbox").select(["consumer", "event_id"]).execute());
+
+  function consumerDef(handle: (e: PlatformEvent, trx: Kysely<any>) => Promise<void>): ConsumerDefinition<typeof PlatformEventSchema> {
+    return { name: "applier", topic: TOPIC, schema: PlatformEventSchema, eventId: (e) => e.eventId, handle };
+  }
+  const applyEvent = async (e: PlatformEvent, trx: Kysely<any>) => {
+    await trx.insertInto("applied").values({ event_id: e.eventId }).execute();
+  };
+
+  it("migrateSchema creates the kit's outbox, inbox and idempotency_keys tables in the service schema", async () => {
+    const tables = await sql<{ table_name: string }>`
+      select table_name from information_schema.tables where table_schema = ${`producer_${schemaSeq}`} order by table_name`.execute(handle.root);
+    expect(tables.rows.map((r) => r.table_name)).toEqual(expect.arrayContaining(["idempotency_keys", "inbox", "outbox"]));
+  });
+
+  for (const b of buses) {
+    it.skipIf(b.skip)(`carries events from the outbox through the relay and the ${b.name} bus into the consumer, once and in order`, async () => {
+      const bus = await b.make();
+      const relay = createOutboxRelay({ db: producer, bus, log, pollIntervalMs: 10 });
+      const sub = await subscribeConsumer({ db: consumer, bus, service: "svc", def: consumerDef(applyEvent), log });
+      relay.start();
+      try {
+        for (let n = 1; n <= 5; n++) await enqueue(producer, event(n));
+        relay.nudge();
+        const all = ["Event:1", "Event:2", "Event:3", "Event:4", "Event:5"];
+        await vi.waitFor(async () => expect((await applied()).length).toBeGreaterThanOrEqual(5), { timeout: 20_000, interval: 10 });
+        expect(await applied()).toEqual(all);
+        expect((await inbox()).map((r) => `${r.consumer} ${r.event_id}`).sort()).toEqual(all.map((id) => `svc.applier ${id}`));
+        // The relay marks rows once the bus has them durably — after the consumers ran, for the
+        // in-process bus — so the mark may land a moment after the last consumer committed.
+        const published = async () => producer.selectFrom("outbox").select(["event_id", "published_at", "headers"]).orderBy("id").execute();
+        await vi.waitFor(async () => expect((await published()).every((r) => r.published_at instanceof Date)).toBe(true), { timeout: 5_000, interval: 10 });
+        const rows = await published();
+        expect(rows.map((r) => r.event_id)).toEqual(all);
+        expect(rows[0]!.headers).toMatchObject({ "event-id": "Event:1", "event-type": "TEST", "content-type": "application/x-protobuf" });
+      } finally {
+        await sub.close();
+        await relay.stop();
+        await bus.close();
+      }
+    });
+  }
+
+  it("never publishes an event whose transaction rolled back", async () => {
+    const rec = recordingBus();
+    const relay = createOutboxRelay({ db: producer, bus: rec.bus, log });
+    await producer
+      .transaction()
+      .execute(async (trx) => {
+        await enqueueEvent(trx, { topic: TOPIC, key: "k", eventId: "Event:rolled-back", eventType: "TEST", schema: PlatformEventSchema, message: event(9) });
+        throw new Error("change failed");
+      })
+      .catch(() => {});
+    await enqueue(producer, event(10));
+    expect(await relay.flush()).toBe(1);
+    expect(rec.published.map((m) => m.headers["event-id"])).toEqual(["Event:10"]);
+  });
+
+  it("runs the handler once when the same event is delivered twice", async () => {
+    const rec = recordingBus();
+    let calls = 0;
+    await subscribeConsumer({
+      db: consumer,
+      bus: rec.bus,
+      service: "svc",
+      def: consumerDef(async (e, trx) => {
+        calls++;
+        await applyEvent(e, trx);
+      }),
+      log,
+    });
+    await enqueue(producer, event(1));
+    await createOutboxRelay({ db: producer, bus: rec.bus, log }).flush();
+    const message = rec.published[0]!;
+    await rec.deliver(message);
+    await rec.deliver(message);
+    expect(calls).toBe(1);
+    expect(await applied()).toEqual(["Event:1"]);
+    expect(await inbox()).toHaveLength(1);
+  });
+
+  it("rolls back a failing handler's effect and inbox row, and commits them once on redelivery", async () => {
+    const rec = recordingBus();
+    let attempts = 0;
+    await subscribeConsumer({
+      db: consumer,
+      bus: rec.bus,
+      service: "svc",
+      def: consumerDef(async (e, trx) => {
+        attempts++;
+        await applyEvent(e, trx);
+        if (attempts === 1) throw new Error("handler failed after writing");
+      }),
+      log,
+    });
+    await enqueue(producer, event(1));
+    await createOutboxRelay({ db: producer, bus: rec.bus, log }).flush();
+    const message = rec.published[0]!;
+    await expect(rec.deliver(message)).rejects.toThrow("handler failed after writing");
+    expect(await applied()).toEqual([]);
+    expect(await inbox()).toEqual([]);
+    await rec.deliver(message);
+    await rec.deliver(message);
+    expect(attempts).toBe(2);
+    expect(await applied()).toEqual(["Event:1"]);
+  });
+
+  it("retries a failing handler through the bus until its effect is committed, exactly once", async () => {
+    const bus = createInProcessBus({ log, retryInitialMs: 5, retryMaxMs: 20 });
+    const relay = createOutboxRelay({ db: producer, bus, log, pollIntervalMs: 10 });
+    let attempts = 0;
+    const sub = await subscribeConsumer({
+      db: consumer,
+      bus,
+      service: "svc",
+      def: consumerDef(async (e, trx) => {
+        attempts++;
+        await applyEvent(e, trx);
+        if (attempts <= 2) throw new Error("transient failure");
+      }),
+      log,
+    });
+    relay.start();
+    try {
+      await enqueue(producer, event(1));
+      relay.nudge();
+      await vi.waitFor(async () => expect(await applied()).toEqual(["Event:1"]), { timeout: 10_000, interval: 10 });
+      expect(attempts).toBe(3);
+    } finally {
+      await sub.close();
+      await relay.stop();
+      await bus.close();
+    }
+  });
+
+  it("publishes each row once and in order when several relays share one schema", async () => {
+    const rec = recordingBus();
+    const relays = [1, 2, 3].map(() => createOutboxRelay({ db: producer, bus: rec.bus, log, batchSize: 7 }));
+    for (let i = 0; i < 40; i++) await enqueue(producer, event(1000 + i));
+    for (let round = 0; round < 100; round++) {
+      await Promise.all(relays.map((r) => r.flush()));
+      const left = await producer.selectFrom("outbox").select((eb) => eb.fn.countAll<bigint>().as("n")).where("published_at", "is", null).executeTakeFirstOrThrow();
+      if (Number(left.n) === 0) break;
+    }
+    expect(rec.published.map((m) => m.headers["event-id"])).toEqual(Array.from({ length: 40 }, (_, i) => `Event:${1000 + i}`));
+  });
+
+  const outboxState = async () =>
+    (await producer.selectFrom("outbox").select(["event_id", "published_at", "lease_until", "leased_by"]).orderBy("id").execute()).map((r) => ({
+      event: r.event_id,
+      published: r.published_at !== null,
+      leased: r.lease_until !== null,
+    }));
+
+  it("publishes outside any transaction: the lease is committed and the database is usable while the bus publishes", async () => {
+    await enqueue(producer, event(1));
+    const seenDuringPublish: unknown[] = [];
+    const bus: Bus = {
+      kind: "in-process",
+      // A publish that needs the database, as in-process consumers do. Were the relay holding its
+      // transaction, this would deadlock on PGlite's single session and not see the lease on Postgres.
+      async publish() {
+        seenDuringPublish.push(...(await outboxState()));
+      },
+      async subscribe() {
+        return { close: async () => {} };
+      },
+      async close() {},
+    };
+    expect(await createOutboxRelay({ db: producer, bus, log }).flush()).toBe(1);
+    expect(seenDuringPublish).toEqual([{ event: "Event:1", published: false, leased: true }]);
+    expect(await outboxState()).toEqual([{ event: "Event:1", published: true, leased: false }]);
+  });
+
+  it("leaves rows leased by a relay that died mid-publish alone until the lease expires, then publishes them again", async () => {
+    await enqueue(producer, event(1));
+    const dying = holdingBus();
+    void createOutboxRelay({ db: producer, bus: dying.bus, log }).flush().catch(() => {});
+    await dying.publishStarted(1);
+    const rec = recordingBus();
+    const survivor = createOutboxRelay({ db: producer, bus: rec.bus, log });
+    expect(await survivor.flush()).toBe(0);
+    expect(rec.published).toEqual([]);
+    // The dead relay never renews: let its lease run out without waiting on the clock.
+    await producer.updateTable("outbox").set({ lease_until: sql`now() - interval '1 second'` }).execute();
+    expect(await survivor.flush()).toBe(1);
+    expect(rec.published.map((m) => m.headers["event-id"])).toEqual(["Event:1"]);
+    expect(await outboxState()).toEqual([{ event: "Event:1", published: true, leased: false }]);
+  });
+
+  it("does not publish rows newer than an unpublished row another live relay has leased", async () => {
+    for (let n = 1; n <= 3; n++) await enqueue(producer, event(n));
+    const first = holdingBus();
+    const flushing = createOutboxRelay({ db: producer, bus: first.bus, log, batchSize: 2 }).flush();
+    await first.publishStarted(1);
+    expect(first.ids(0)).toEqual(["Event:1", "Event:2"]);
+    const rec = recordingBus();
+    const second = createOutboxRelay({ db: producer, bus: rec.bus, log, batchSize: 2 });
+    expect(await second.flush()).toBe(0);
+    first.calls[0]!.resolve();
+    await first.publishStarted(2);
+    first.calls[1]!.resolve();
+    expect(await flushing).toBe(3);
+    expect(await second.flush()).toBe(0);
+    expect(rec.published).toEqual([]);
+    expect((await outboxState()).every((r) => r.published)).toBe(true);
+  });
+
+  it("gives its lease back when a publish fails, so the next attempt publishes the row at once", async () => {
+    await enqueue(producer, event(1));
+    const failing = holdingBus();
+    const relay = createOutboxRelay({ db: producer, bus: failing.bus, log });
+    const flushing = relay.flush();
+    await failing.publishStarted(1);
+    failing.calls[0]!.reject(new Error("broker unavailable"));
+    await expect(flushing).rejects.toThrow("broker unavailable");
+    expect(await outboxState()).toEqual([{ event: "Event:1", published: false, leased: false }]);
+    const rec = recordingBus();
+    expect(await createOutboxRelay({ db: producer, bus: rec.bus, log }).flush()).toBe(1);
+  });
+
+  it("stops without waiting for a publish the bus never confirms, leaving the row unpublished and free for the next start", async () => {
+    await enqueue(producer, event(1));
+    const stuck = holdingBus();
+    const relay = createOutboxRelay({ db: producer, bus: stuck.bus, log, stopGraceMs: 0 });
+    relay.start();
+    await stuck.publishStarted(1);
+    await relay.stop();
+    expect(await outboxState()).toEqual([{ event: "Event:1", published: false, leased: false }]);
+  });
+
+  it("delivers, exactly once per consumer, an event whose consumption a stop interrupted, when relay and bus start again on the same database", async () => {
+    // Two consumer groups: "fast" commits the event before the stop, "slow" is stopped midway.
+    let fastCalls = 0;
+    let blockedCalls = 0;
+    const def = (name: string, handle: (e: PlatformEvent, trx: Kysely<any>) => Promise<void>): ConsumerDefinition<typeof PlatformEventSchema> => ({
+      name,
+      topic: TOPIC,
+      schema: PlatformEventSchema,
+      eventId: (e) => e.eventId,
+      handle,
+    });
+    const fast = def("fast", async (e, trx) => {
+      fastCalls++;
+      await trx.insertInto("applied").values({ event_id: `fast ${e.eventId}` }).execute();
+    });
+    let entered!: () => void;
+    const blockedEntered = new Promise<void>((r) => (entered = r));
+    let crash!: (err: Error) => void;
+    const crashed = new Promise<never>((_, reject) => (crash = reject));
+    const slowAfterRestart = def("slow", async (e, trx) => {
+      blockedCalls++;
+      await trx.insertInto("applied").values({ event_id: `slow ${e.eventId}` }).execute();
+    });
+
+    const bus1 = createInProcessBus({ log, retryInitialMs: 5, retryMaxMs: 20 });
+    const relay1 = createOutboxRelay({ db: producer, bus: bus1, log, pollIntervalMs: 10, stopGraceMs: 0 });
+    await subscribeConsumer({ db: consumer, bus: bus1, service: "svc", def: fast, log });
+    // The "slow" group is stopped before it reaches the database (on PGlite, a handler blocked
+    // inside its inbox transaction would hold the one session everything else needs).
+    await bus1.subscribe({
+      group: "svc.slow",
+      topics: [TOPIC],
+      handle: async () => {
+        blockedCalls++;
+        entered();
+        await crashed;
+      },
+    });
+    relay1.start();
+    await enqueue(producer, event(1));
+    relay1.nudge();
+    await blockedEntered;
+    await vi.waitFor(async () => expect(await applied()).toEqual(["fast Event:1"]), { timeout: 10_000, interval: 10 });
+
+    // Stop everything while "slow" is still inside its handler.
+    const closing = bus1.close();
+    crash(new Error("process stopped"));
+    await closing;
+    await relay1.stop();
+    expect(await outboxState()).toEqual([{ event: "Event:1", published: false, leased: false }]);
+
+    const bus2 = createInProcessBus({ log, retryInitialMs: 5, retryMaxMs: 20 });
+    const relay2 = createOutboxRelay({ db: producer, bus: bus2, log, pollIntervalMs: 10 });
+    const subs = [
+      await subscribeConsumer({ db: consumer, bus: bus2, service: "svc", def: fast, log }),
+      await subscribeConsumer({ db: consumer, bus: bus2, service: "svc", def: slowAfterRestart, log }),
+    ];
+    relay2.start();
+    try {
+      await vi.waitFor(async () => expect((await outboxState())[0]!.published).toBe(true), { timeout: 10_000, interval: 10 });
+      // Published means every group processed it: no waiting needed before checking the effects.
+      expect((await applied()).sort()).toEqual(["fast Event:1", "slow Event:1"]);
+      expect((await inbox()).map((r) => r.consumer).sort()).toEqual(["svc.fast", "svc.slow"]);
+      expect(fastCalls).toBe(1); // redelivered after the restart, deduplicated by the inbox
+      expect(blockedCalls).toBe(2);
+    } finally {
+      for (const s of subs) await s.close();
+      await relay2.stop();
+      await bus2.close();
+    }
+  });
+
+  it("drains what was committed before stop() when the relay stops", async () => {
+    const rec = recordingBus();
+    const relay = createOutboxRelay({ db: producer, bus: rec.bus, log, pollIntervalMs: 60_000 });
+    relay.start();
+    await enqueue(producer, event(1));
+    await relay.stop();
+    expect(rec.published.map((m) => m.headers["event-id"])).toEqual(["Event:1"]);
+  });
+
+  it("runs the consumer in a CONSUMER span that continues the producer's trace", async () => {
+    const exporter = installTestTracing();
+    exporter.reset();
+    const rec = recordingBus();
+    await subscribeConsumer({ db: consumer, bus: rec.bus, service: "svc", def: consumerDef(applyEvent), log });
+    let producerSpan: { traceId: string; spanId: string } | undefined;
+    await trace.getTracer("test").startActiveSpan("producer", async (span) => {
+      producerSpan = span.spanContext();
+      await enqueue(producer, event(1));
+      span.end();
+    });
+    await createOutboxRelay({ db: producer, bus: rec.bus, log }).flush();
+    expect(rec.published[0]!.headers.traceparent).toContain(producerSpan!.traceId);
+    await rec.deliver(rec.published[0]!);
+    const consumed = exporter.getFinishedSpans().find((s) => s.name === `${TOPIC} process`);
+    expect(consumed?.kind).toBe(4 /* SpanKind.CONSUMER */);
+    expect(consumed?.spanContext().traceId).toBe(producerSpan!.traceId);
+    expect(consumed?.parentSpanContext?.spanId).toBe(producerSpan!.spanId);
+  });
+});

@@ -1,0 +1,93 @@
+// `npm run start:split`: one process per service plus the gateway, on localhost, against real
+// Postgres (DATABASE_URL), Redis (REDIS_URL) and Kafka (KAFKA_BROKERS). Prints the base URL and
+// sandbox credentials once the gateway reports every service ready; stops everything on Ctrl-C.
+import { spawn, type ChildProcess } from "node:child_process";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { SERVICE_NAMES, env, loadConfig, serviceUrlEnvKey, z, type ServiceName } from "@corridor/kit";
+import { banner, ensureSandboxPlatform } from "@corridor/embedded/bootstrap";
+
+const config = loadConfig(
+  z.object({
+    DATABASE_URL: z.string({ message: "split mode needs DATABASE_URL (Postgres)" }),
+    REDIS_URL: z.string({ message: "split mode needs REDIS_URL" }),
+    KAFKA_BROKERS: z.string({ message: "split mode needs KAFKA_BROKERS" }),
+    /** Port of the gateway's REST API. */
+    CORRIDOR_HTTP_PORT: env.port(8080),
+    /** Services listen on base+1 .. base+7 (auth-sessions, ledger, quotes-fx, agents, customers-kyc, notifications, sandbox). */
+    CORRIDOR_SPLIT_PORT_BASE: env.port(8100),
+    /** Where the bootstrap credentials file is kept. */
+    CORRIDOR_DATA_DIR: z.string().default("./.data"),
+    CORRIDOR_BOOTSTRAP_CLIENT_ID: z.string().optional(),
+    CORRIDOR_BOOTSTRAP_CLIENT_SECRET: z.string().optional(),
+    /** How long to wait for every service to become ready. */
+    CORRIDOR_READY_TIMEOUT_MS: env.int(90_000),
+  }),
+);
+
+const root = resolve(import.meta.dirname, "..");
+const portOf = (s: ServiceName) => config.CORRIDOR_SPLIT_PORT_BASE + 1 + SERVICE_NAMES.indexOf(s);
+const urls = Object.fromEntries(SERVICE_NAMES.map((s) => [serviceUrlEnvKey(s), `http://127.0.0.1:${portOf(s)}`]));
+const children = new Map<string, ChildProcess>();
+let stopping = false;
+
+function launch(name: string, entry: string, port: number): void {
+  const child = spawn(process.execPath, ["--import", "tsx", join(root, entry)], {
+    cwd: root,
+    env: { ...process.env, ...urls, PORT: String(port), HOST: "127.0.0.1", OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? name },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  for (const stream of [child.stdout!, child.stderr!]) {
+    createInterface({ input: stream }).on("line", (line) => process.stderr.write(`[${name}] ${line}\n`));
+  }
+  child.on("exit", (code, signal) => {
+    children.delete(name);
+    if (!stopping) {
+      process.stderr.write(`[split] ${name} exited (${signal ?? code}); stopping everything\n`);
+      void stopAll(1);
+    }
+  });
+  children.set(name, child);
+}
+
+async function stopAll(exitCode: number): Promise<never> {
+  stopping = true;
+  const exits = [...children.values()].map((c) => new Promise((r) => c.once("exit", r)));
+  for (const c of children.values()) c.kill("SIGTERM");
+  await Promise.race([Promise.all(exits), new Promise((r) => setTimeout(r, 15_000))]);
+  for (const c of children.values()) c.kill("SIGKILL");
+  process.exit(exitCode);
+}
+
+process.on("SIGINT", () => void stopAll(0));
+process.on("SIGTERM", () => void stopAll(0));
+
+for (const s of SERVICE_NAMES) launch(s, `services/${s}/src/main.ts`, portOf(s));
+launch("gateway", "gateway/src/main.ts", config.CORRIDOR_HTTP_PORT);
+
+const base = `http://127.0.0.1:${config.CORRIDOR_HTTP_PORT}`;
+const deadline = Date.now() + config.CORRIDOR_READY_TIMEOUT_MS;
+for (;;) {
+  try {
+    const res = await fetch(`${base}/readyz`);
+    if (res.ok) break;
+  } catch {
+    // not listening yet
+  }
+  if (Date.now() > deadline) {
+    process.stderr.write("[split] services did not become ready in time\n");
+    await stopAll(1);
+  }
+  await new Promise((r) => setTimeout(r, 500));
+}
+
+const creds = await ensureSandboxPlatform({
+  transport: createGrpcTransport({ baseUrl: urls[serviceUrlEnvKey("auth-sessions")]! }),
+  credentialsFile: join(resolve(config.CORRIDOR_DATA_DIR), "split-sandbox-credentials.json"),
+  clientId: config.CORRIDOR_BOOTSTRAP_CLIENT_ID,
+  clientSecret: config.CORRIDOR_BOOTSTRAP_CLIENT_SECRET,
+});
+process.stdout.write(banner({ mode: "split", url: base, creds }));
+// Machine-readable line for tooling that launches split mode (the end-to-end harness).
+process.stdout.write(`CORRIDOR_READY ${JSON.stringify({ url: base, ...creds })}\n`);

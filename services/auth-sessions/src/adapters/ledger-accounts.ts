@@ -1,0 +1,29 @@
+import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
+import { errors } from "@corridor/kit";
+import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
+import type { AccountDirectory } from "../domain/wallet/ports.js";
+
+/**
+ * The AccountDirectory port over LedgerService.GetInternalAccount. The transport is asked for at
+ * the first call: services start one by one and the ledger may start after auth-sessions.
+ */
+export function ledgerAccounts(transport: Transport | (() => Transport)): AccountDirectory {
+  let client: Client<typeof LedgerService> | undefined;
+  const ledger = () => (client ??= createClient(LedgerService, typeof transport === "function" ? transport() : transport));
+  return {
+    async requireEmbeddedWallet(platformId, accountId) {
+      let account;
+      try {
+        ({ account } = await ledger().getInternalAccount({ platformId, accountId }));
+      } catch (err) {
+        // The ledger's own 404 (a PublicError) passes through unchanged; a bare NotFound is mapped.
+        if (err instanceof ConnectError && err.code === Code.NotFound) throw errors.notFound("InternalAccount", accountId);
+        throw err;
+      }
+      if (!account || account.platformId !== platformId) throw errors.notFound("InternalAccount", accountId);
+      if (account.type !== "EMBEDDED_WALLET") {
+        throw errors.invalidInput([{ field: "accountId", reason: "must be an EMBEDDED_WALLET internal account" }]);
+      }
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import { env, loadConfig, z } from "@corridor/kit";
+
+/** One trusted OIDC issuer: tokens must carry this iss and aud and be signed by a key of its JWKS. */
+const IssuerSchema = z
+  .object({
+    issuer: z.string().min(1),
+    audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+    jwksUrl: z.string().url().optional(),
+    jwks: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }).optional(),
+  })
+  .refine((i) => Boolean(i.jwksUrl) !== Boolean(i.jwks), { message: "give exactly one of jwksUrl or jwks" });
+
+export type OidcIssuerConfig = z.infer<typeof IssuerSchema>;
+
+const jsonOf = <T extends z.ZodType>(schema: T) =>
+  z
+    .string()
+    .optional()
+    .transform((s, ctx) => {
+      if (!s) return [];
+      try {
+        return JSON.parse(s) as unknown;
+      } catch {
+        ctx.addIssue({ code: "custom", message: "is not JSON" });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
+
+/** auth-sessions' own settings (the host reads PORT, DATABASE_URL and the rest). */
+export const WalletAuthConfigSchema = z.object({
+  CORRIDOR_OIDC_ISSUERS: jsonOf(z.array(IssuerSchema)),
+  CORRIDOR_SANDBOX_OIDC_ISSUER: z.string().min(1).default("https://oidc.sandbox.corridor.local"),
+  CORRIDOR_PASSKEY_RP_ID: z.string().min(1).default("localhost"),
+  CORRIDOR_PASSKEY_ORIGINS: env.list(),
+  CORRIDOR_WALLET_ENCRYPTION_KEY: z.string().optional(),
+  CORRIDOR_SMTP_URL: z.string().url().optional(),
+  CORRIDOR_SMTP_FROM: z.string().min(1).default("Corridor <no-reply@localhost>"),
+});
+
+export type WalletAuthConfig = z.infer<typeof WalletAuthConfigSchema> & { passkeyOrigins: string[] };
+
+export function loadWalletAuthConfig(source: NodeJS.ProcessEnv = process.env): WalletAuthConfig {
+  const c = loadConfig(WalletAuthConfigSchema, source);
+  return { ...c, passkeyOrigins: c.CORRIDOR_PASSKEY_ORIGINS.length ? c.CORRIDOR_PASSKEY_ORIGINS : ["http://localhost", "https://localhost"] };
+}

@@ -1,0 +1,233 @@
+import { decodeCursor, errors, newId, pageSize, toPage, type Clock } from "@corridor/kit";
+import { hashSecret, newClientId, newClientSecret, secretMatches } from "./credentials.js";
+import { defaultSupportedCurrencies, defaultUmaDomain } from "./defaults.js";
+import { ClientIdTaken, type Store, type Transact } from "./ports.js";
+import type { Permission, Platform, PlatformConfig, Principal, StoredToken, Token, TokenFilter } from "./types.js";
+import { validateConfigPatch, validateNewPlatform, validatePasskeyRelyingParty, validateNewToken, type ConfigPatch, type NewPlatformInput } from "./validation.js";
+
+export interface AuthSessionsDeps {
+  transact: Transact;
+  clock: Clock;
+}
+
+export interface TokenPage {
+  tokens: Token[];
+  hasMore: boolean;
+  nextCursor?: string;
+  totalCount: number;
+}
+
+/** The first token of a new platform may do everything. */
+const BOOTSTRAP_PERMISSIONS: Permission[] = ["VIEW", "TRANSACT", "MANAGE"];
+const BOOTSTRAP_TOKEN_NAME = "bootstrap";
+
+/** Drops the stored-only fields so they cannot leak into an answer. */
+function publicToken(t: StoredToken): Token {
+  return {
+    id: t.id,
+    platformId: t.platformId,
+    name: t.name,
+    permissions: t.permissions,
+    clientId: t.clientId,
+    createdAt: t.createdAt,
+    updatedAt: t.updatedAt,
+  };
+}
+
+async function requirePlatform(store: Store, platformId: string): Promise<Platform> {
+  const platform = platformId ? await store.platforms.get(platformId) : undefined;
+  if (!platform) throw errors.notFound("Platform", platformId || undefined);
+  return platform;
+}
+
+/**
+ * The use cases of auth-sessions: platforms, API tokens and platform configuration. Plain
+ * TypeScript over the Store port; every token and config operation is scoped by platform id, so
+ * another platform's records answer 404 exactly like missing ones.
+ */
+export function createAuthSessions({ transact, clock }: AuthSessionsDeps) {
+  const unauthorized = () => errors.unauthorized("Invalid client id or secret");
+
+  return {
+    async authenticate(clientId: string, clientSecret: string): Promise<Principal> {
+      if (!clientId || !clientSecret) throw unauthorized();
+      return transact(async (store) => {
+        const token = await store.tokens.findByClientId(clientId);
+        if (!token || token.deletedAt !== null || !secretMatches(clientSecret, token.secretSha256)) throw unauthorized();
+        const platform = await store.platforms.get(token.platformId);
+        if (!platform) throw unauthorized();
+        return {
+          platformId: platform.id,
+          tokenId: token.id,
+          permissions: token.permissions,
+          environment: platform.environment,
+          secretSha256: token.secretSha256,
+        };
+      });
+    },
+
+    getPlatform(platformId: string): Promise<Platform> {
+      return transact((store) => requirePlatform(store, platformId));
+    },
+
+    async createToken(platformId: string, input: { name: string; permissions: string[] }): Promise<{ token: Token; clientSecret: string }> {
+      const valid = validateNewToken(input);
+      return transact(async (store) => {
+        await requirePlatform(store, platformId);
+        const clientSecret = newClientSecret();
+        const now = clock.now();
+        const token: StoredToken = {
+          id: newId("Token"),
+          platformId,
+          name: valid.name,
+          permissions: valid.permissions,
+          clientId: newClientId(),
+          secretSha256: hashSecret(clientSecret),
+          createdAt: now,
+          updatedAt: now,
+          deletedAt: null,
+        };
+        await store.tokens.insert(token);
+        return { token: publicToken(token), clientSecret };
+      });
+    },
+
+    async listTokens(filter: TokenFilter, page: { limit?: number; cursor?: string }): Promise<TokenPage> {
+      const limit = pageSize(page.limit);
+      let after: { createdAt: Date; id: string } | undefined;
+      if (page.cursor) {
+        const pos = decodeCursor(page.cursor);
+        const createdAt = new Date(pos.k);
+        if (Number.isNaN(createdAt.getTime())) throw errors.invalidInput([{ field: "cursor", reason: "is not a cursor this API issued" }]);
+        after = { createdAt, id: pos.id };
+      }
+      return transact(async (store) => {
+        const rows = await store.tokens.listLive(filter, { limit: limit + 1, after });
+        const totalCount = await store.tokens.countLive(filter);
+        const built = toPage(rows, limit, (t) => ({ k: t.createdAt.toISOString(), id: t.id }), totalCount);
+        return { tokens: built.data.map(publicToken), hasMore: built.hasMore, nextCursor: built.nextCursor, totalCount };
+      });
+    },
+
+    getToken(platformId: string, tokenId: string): Promise<Token> {
+      return transact(async (store) => {
+        const token = await store.tokens.getLive(platformId, tokenId);
+        if (!token) throw errors.notFound("Token", tokenId);
+        return publicToken(token);
+      });
+    },
+
+    /** Revokes at once: Authenticate stops accepting it, and TokenRevoked tells caches to forget it. */
+    deleteToken(platformId: string, tokenId: string): Promise<Token> {
+      return transact(async (store) => {
+        const token = await store.tokens.getLive(platformId, tokenId);
+        const now = clock.now();
+        if (!token || !(await store.tokens.markDeleted(platformId, tokenId, now))) throw errors.notFound("Token", tokenId);
+        const revoked = publicToken({ ...token, updatedAt: now });
+        await store.events.tokenRevoked(revoked, now);
+        return revoked;
+      });
+    },
+
+    getConfig(platformId: string): Promise<PlatformConfig> {
+      return transact(async (store) => {
+        const config = await store.configs.getByPlatform(platformId);
+        if (!config) throw errors.notFound("PlatformConfig");
+        return config;
+      });
+    },
+
+    /** Changes only the fields present; a patch with none answers the config untouched. */
+    async updateConfig(platformId: string, patch: ConfigPatch): Promise<PlatformConfig> {
+      const valid = validateConfigPatch(patch);
+      return transact(async (store) => {
+        const current = await store.configs.getByPlatform(platformId, { forUpdate: true });
+        if (!current) throw errors.notFound("PlatformConfig");
+        if (Object.values(valid).every((v) => v === undefined)) return current;
+        // The relying party is checked as a whole as it will be: a patch may change either half.
+        const passkeyChanged = valid.passkeyRelyingPartyId !== undefined || valid.passkeyOrigins !== undefined;
+        const passkeyRelyingPartyId = valid.passkeyRelyingPartyId ?? current.passkeyRelyingPartyId;
+        // Clearing the RP id alone clears its origins too (they would not fit the default RP).
+        const originsAfter = valid.passkeyOrigins ?? (valid.passkeyRelyingPartyId === "" ? [] : current.passkeyOrigins);
+        const passkeyOrigins = passkeyChanged ? validatePasskeyRelyingParty(passkeyRelyingPartyId, originsAfter) : current.passkeyOrigins;
+        // updatedAt is the config's version: consumers (notifications) apply an update only when
+        // it is newer than what they hold, so two changes within one millisecond must still differ.
+        const now = new Date(Math.max(clock.now().getTime(), current.updatedAt.getTime() + 1));
+        const next: PlatformConfig = {
+          ...current,
+          umaDomain: valid.umaDomain ?? current.umaDomain,
+          webhookEndpoint: valid.webhookEndpoint ?? current.webhookEndpoint,
+          supportedCurrencies: valid.supportedCurrencies ?? current.supportedCurrencies,
+          passkeyRelyingPartyId,
+          passkeyOrigins,
+          updatedAt: now,
+        };
+        await store.configs.update(next);
+        await store.events.configUpdated(next, now);
+        return next;
+      });
+    },
+
+    /**
+     * Creates a platform with its configuration and a first all-permissions token. Fixed
+     * credentials are for bootstrapping a known sandbox; a client id already in use is a 409.
+     */
+    async createPlatform(input: NewPlatformInput): Promise<{ platform: Platform; config: PlatformConfig; token: Token; clientSecret: string }> {
+      const valid = validateNewPlatform(input);
+      const taken = () => errors.conflict("CONFLICT", "This client id is already in use", { field: "clientId" });
+      try {
+        return await transact(async (store) => {
+          if (valid.clientId && (await store.tokens.clientIdExists(valid.clientId))) throw taken();
+          const now = clock.now();
+          const platform: Platform = {
+            id: newId("Platform"),
+            name: valid.name.trim(),
+            environment: valid.environment,
+            isRegulated: valid.isRegulated,
+            createdAt: now,
+          };
+          const config: PlatformConfig = {
+            id: newId("PlatformConfig"),
+            platformId: platform.id,
+            umaDomain: defaultUmaDomain(platform),
+            proxyUmaSubdomain: "",
+            webhookEndpoint: "",
+            supportedCurrencies: defaultSupportedCurrencies(),
+            passkeyRelyingPartyId: "",
+            passkeyOrigins: [],
+            isRegulatedFinancialInstitution: platform.isRegulated,
+            createdAt: now,
+            updatedAt: now,
+          };
+          const clientSecret = valid.clientSecret || newClientSecret();
+          const token: StoredToken = {
+            id: newId("Token"),
+            platformId: platform.id,
+            name: BOOTSTRAP_TOKEN_NAME,
+            permissions: BOOTSTRAP_PERMISSIONS,
+            clientId: valid.clientId || newClientId(),
+            secretSha256: hashSecret(clientSecret),
+            createdAt: now,
+            updatedAt: now,
+            deletedAt: null,
+          };
+          await store.platforms.insert(platform);
+          await store.configs.insert(config);
+          await store.tokens.insert(token);
+          await store.events.platformCreated(platform, config, now);
+          return { platform, config, token: publicToken(token), clientSecret };
+        });
+      } catch (err) {
+        // Two bootstraps racing on one client id: the loser hits the unique index.
+        if (err instanceof ClientIdTaken) throw taken();
+        throw err;
+      }
+    },
+
+    listPlatforms(): Promise<Platform[]> {
+      return transact((store) => store.platforms.list());
+    },
+  };
+}
+
+export type AuthSessions = ReturnType<typeof createAuthSessions>;

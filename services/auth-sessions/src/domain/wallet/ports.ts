@@ -1,0 +1,113 @@
+import type { Environment } from "../types.js";
+import type { Credential, CredentialMaterial, PasskeyChallenge, SignedRequest, StoredOtp, WalletSession } from "./types.js";
+
+/** Storage of the wallet-auth use cases, bound to one database transaction. */
+export interface WalletStore {
+  environmentOf(platformId: string): Promise<Environment | undefined>;
+  /** The platform's own WebAuthn relying party from its config; undefined when it uses the deployment's. */
+  relyingPartyOf(platformId: string): Promise<RelyingParty | undefined>;
+  credentials: {
+    insert(c: Credential): Promise<void>;
+    /** A live credential of that platform; with `forUpdate`, locked until the transaction ends. */
+    get(platformId: string, id: string, opts?: { forUpdate?: boolean }): Promise<Credential | undefined>;
+    /** Live credentials of the account, oldest first. */
+    listByAccount(platformId: string, accountId: string): Promise<Credential[]>;
+    updateMaterial(platformId: string, id: string, material: CredentialMaterial, at: Date): Promise<void>;
+    setLastChallengeAt(platformId: string, id: string, at: Date): Promise<void>;
+    markDeleted(platformId: string, id: string, at: Date): Promise<boolean>;
+  };
+  otps: {
+    /** Replaces any earlier OTP of the credential. */
+    put(otp: StoredOtp): Promise<void>;
+    get(platformId: string, credentialId: string): Promise<StoredOtp | undefined>;
+    setAttempts(platformId: string, credentialId: string, attempts: number): Promise<void>;
+    remove(platformId: string, credentialId: string): Promise<void>;
+  };
+  passkeyChallenges: {
+    insert(c: PasskeyChallenge): Promise<void>;
+    get(platformId: string, id: string): Promise<PasskeyChallenge | undefined>;
+    /** False when it was already used. */
+    markUsed(platformId: string, id: string, at: Date): Promise<boolean>;
+  };
+  sessions: {
+    insert(s: WalletSession): Promise<void>;
+    get(platformId: string, id: string): Promise<WalletSession | undefined>;
+    /** Sessions neither revoked nor expired at `now`, newest first. */
+    listActive(platformId: string, accountId: string, now: Date): Promise<WalletSession[]>;
+    findActiveByKey(platformId: string, accountId: string, publicKey: string, now: Date): Promise<WalletSession | undefined>;
+    revoke(platformId: string, id: string, at: Date): Promise<boolean>;
+    revokeByCredential(platformId: string, credentialId: string, at: Date): Promise<void>;
+  };
+  signedRequests: {
+    insert(r: SignedRequest): Promise<void>;
+    get(platformId: string, id: string): Promise<SignedRequest | undefined>;
+    /** False when it was already used (the single-use guarantee). */
+    markUsed(platformId: string, id: string, at: Date): Promise<boolean>;
+  };
+  walletKeys: {
+    get(platformId: string, accountId: string): Promise<Uint8Array | undefined>;
+    /** Keeps an existing row (a concurrent export created it first). */
+    insertIfAbsent(platformId: string, accountId: string, sealedKey: Uint8Array, at: Date): Promise<void>;
+  };
+}
+
+export type WalletTransact = <T>(work: (store: WalletStore) => Promise<T>) => Promise<T>;
+
+/** The ledger, as far as wallet auth needs it. */
+export interface AccountDirectory {
+  /**
+   * Throws 404 INTERNAL_ACCOUNT_NOT_FOUND for an unknown or foreign account and 400 for an account
+   * that is not an EMBEDDED_WALLET.
+   */
+  requireEmbeddedWallet(platformId: string, accountId: string): Promise<void>;
+}
+
+/** Sends OTP emails (SMTP when configured, the log otherwise). Called after the commit. */
+export interface Mailer {
+  sendOtp(to: string, code: string, ctx: { platformId: string; credentialId: string }): Promise<void>;
+}
+
+export interface OidcIdentity {
+  issuer: string;
+  subject: string;
+  email?: string;
+}
+
+/** Checks OIDC identity tokens. Failures throw OidcRejected with a readable detail. */
+export interface OidcVerifier {
+  /** Signature against the issuer's keys, iss, aud, iat within 60 s of `now`. */
+  verify(token: string, now: Date): Promise<OidcIdentity>;
+  /** Structure only (a JWT whose iss is a known issuer or the sandbox one): sandbox creates. */
+  inspect(token: string, now: Date): OidcIdentity;
+}
+
+export class OidcRejected extends Error {}
+
+export interface PasskeyRegistration {
+  credentialId: string;
+  publicKey: string;
+  counter: number;
+}
+
+/** A WebAuthn relying party: the id authenticators hash into authenticatorData, and the origins allowed in clientDataJSON. */
+export interface RelyingParty {
+  rpId: string;
+  origins: string[];
+}
+
+/** WebAuthn ceremonies against the given relying party (the platform's). Failures throw PasskeyRejected. */
+export interface PasskeyVerifier {
+  verifyRegistration(input: {
+    rp: RelyingParty;
+    challenge: string;
+    attestation: { credentialId: string; clientDataJson: string; attestationObject: string; transports: string[] };
+  }): Promise<PasskeyRegistration>;
+  verifyAssertion(input: {
+    rp: RelyingParty;
+    expectedChallenge: string;
+    credential: { credentialId: string; publicKey: string; counter: number; transports: string[] };
+    assertion: { credentialId: string; clientDataJson: string; authenticatorData: string; signature: string; userHandle?: string };
+  }): Promise<{ newCounter: number }>;
+}
+
+export class PasskeyRejected extends Error {}

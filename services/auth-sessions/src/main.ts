@@ -1,0 +1,3 @@
+import { runStandalone } from "@corridor/kit";
+import { service } from "./server.js";
+await runStandalone(service);

@@ -1,0 +1,87 @@
+import { fileURLToPath } from "node:url";
+import type { BuiltService, ServiceDeps, ServiceModule } from "@corridor/kit";
+import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
+import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
+import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
+import { ledgerAccounts } from "./adapters/ledger-accounts.js";
+import { createMailer } from "./adapters/mailer.js";
+import { createOidcVerifier } from "./adapters/oidc.js";
+import { createPasskeyVerifier } from "./adapters/passkeys.js";
+import { loadWalletAuthConfig } from "./config.js";
+import { atRestCipher, walletEncryptionKey } from "./crypto/at-rest.js";
+import { transactOver } from "./data/store.js";
+import { walletTransactOver } from "./data/wallet.js";
+import type { AccountDirectory, Mailer } from "./domain/wallet/ports.js";
+import { createWalletAuth } from "./domain/wallet/wallet-auth.js";
+import { createWalletAuthHandler } from "./handlers/wallet-auth.js";
+import type { AuthSessionsDatabase } from "./data/tables.js";
+import { createAuthSessions } from "./domain/auth-sessions.js";
+import { platformEvents } from "./events/platform-events.js";
+import { createAuthSessionsHandler } from "./handlers/auth-sessions.js";
+import { createPlatformAdminHandler } from "./handlers/platform-admin.js";
+
+export const SCHEMA = "auth_sessions";
+
+/**
+ * auth-sessions: platforms, API tokens and platform configuration. Serves AuthSessionsService
+ * (called by the gateway and other services) and PlatformAdminService (the operator's CLI and
+ * the embedded bootstrap). Produces corridor.platforms.v1; consumes nothing.
+ */
+export const service: ServiceModule = {
+  name: "auth-sessions",
+  schema: SCHEMA,
+  migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
+  build: buildAuthSessions,
+};
+
+/**
+ * The service from the deps it uses. Tests pass db and clock (plus `accounts` to fake the ledger
+ * and `env` for wallet-auth settings); without transportFor and accounts, account checks fail.
+ */
+export function buildAuthSessions(
+  deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pick<ServiceDeps, "log" | "env" | "transportFor">> & { accounts?: AccountDirectory; mailer?: Mailer },
+): BuiltService {
+  const db = deps.db.forSchema<AuthSessionsDatabase>(SCHEMA);
+  const auth = createAuthSessions({ transact: transactOver(db, platformEvents), clock: deps.clock });
+  const log: { info(obj: object, msg: string): void; warn(msg: string): void } = deps.log ?? { info: () => {}, warn: () => {} };
+  const config = loadWalletAuthConfig(deps.env ?? {});
+  const walletKey = walletEncryptionKey(config.CORRIDOR_WALLET_ENCRYPTION_KEY);
+  if (walletKey.insecureDefault) {
+    log.warn("CORRIDOR_WALLET_ENCRYPTION_KEY is not set: wallet keys are encrypted at rest with an INSECURE built-in development key. Set it (32 bytes, hex or base64) for any real deployment; production platforms cannot export wallets without it.");
+  }
+  const accounts: AccountDirectory = deps.accounts ?? (deps.transportFor ? ledgerAccounts(() => deps.transportFor!("ledger")) : missingLedger);
+  const wallet = createWalletAuth({
+    transact: walletTransactOver(db),
+    clock: deps.clock,
+    accounts,
+    mailer: deps.mailer ?? createMailer({ smtpUrl: config.CORRIDOR_SMTP_URL, from: config.CORRIDOR_SMTP_FROM, log }),
+    oidc: createOidcVerifier(config.CORRIDOR_OIDC_ISSUERS, config.CORRIDOR_SANDBOX_OIDC_ISSUER),
+    passkeys: createPasskeyVerifier(),
+    // Platforms without a relying party of their own (PATCH /config) use the deployment's.
+    defaultRelyingParty: { rpId: config.CORRIDOR_PASSKEY_RP_ID, origins: config.passkeyOrigins },
+    walletKeys: atRestCipher(walletKey.key),
+    walletKeysInsecure: walletKey.insecureDefault,
+  });
+  return {
+    // No per-service options here: connect-es lets them replace the host's router interceptors
+    // (tracing, error mapping). The host's appErrorInterceptor maps thrown AppErrors.
+    routes(router) {
+      router.service(AuthSessionsService, createAuthSessionsHandler({ auth }));
+      router.service(PlatformAdminService, createPlatformAdminHandler({ auth }));
+      router.service(WalletAuthService, createWalletAuthHandler({ wallet }));
+    },
+    consumers: [],
+    workers: [],
+  };
+}
+
+const missingLedger: AccountDirectory = {
+  requireEmbeddedWallet() {
+    throw new Error("auth-sessions was built without a ledger transport; account checks cannot run");
+  },
+};
+
+export { createAuthSessions } from "./domain/auth-sessions.js";
+export { createAuthSessionsHandler } from "./handlers/auth-sessions.js";
+export { createPlatformAdminHandler } from "./handlers/platform-admin.js";
+export { hashSecret } from "./domain/credentials.js";

@@ -1,0 +1,97 @@
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
+import { ManualClock, appErrorInterceptor, migrateSchema, sql, type DatabaseHandle } from "@corridor/kit";
+import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
+import { PlatformEventSchema, type PlatformEvent } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
+import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
+import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
+import { PublicErrorSchema, type PublicError } from "@corridor/proto/corridor/common/v1/error_pb.js";
+import { register } from "tsx/esm/api";
+import { expect } from "vitest";
+import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
+import type { AccountDirectory, Mailer } from "../src/domain/wallet/ports.js";
+import { buildAuthSessions, service } from "../src/server.js";
+import { openTestDatabase } from "@corridor/kit/testing";
+
+export interface Harness {
+  db: DatabaseHandle;
+  clock: ManualClock;
+  auth: Client<typeof AuthSessionsService>;
+  admin: Client<typeof PlatformAdminService>;
+  wallet: Client<typeof WalletAuthService>;
+  /** A new sandbox platform and its bootstrap credentials. */
+  newPlatform(opts?: { environment?: Environment; regulated?: boolean; name?: string }): Promise<{ platformId: string; clientId: string; clientSecret: string; tokenId: string }>;
+  /** Events this service put in its outbox, oldest first. */
+  outboxEvents(): Promise<{ topic: string; key: string; headers: Record<string, string>; event: PlatformEvent }[]>;
+  close(): Promise<void>;
+}
+
+// Kysely's FileMigrationProvider loads migrations with Node's own import(), which vitest does not
+// transform; tsx's loader lets it read the .ts migration files as runStandalone (under tsx) does.
+let tsxRegistered = false;
+
+export async function startHarness(opts: { env?: NodeJS.ProcessEnv; accounts?: AccountDirectory; mailer?: Mailer } = {}): Promise<Harness> {
+  if (!tsxRegistered) {
+    register();
+    tsxRegistered = true;
+  }
+  const { db, drop } = await openTestDatabase();
+  await migrateSchema(db, service.schema, service.migrationsDir);
+  const clock = new ManualClock("2025-10-13T12:00:00.000Z");
+  const built = buildAuthSessions({ db, clock, env: opts.env, accounts: opts.accounts, mailer: opts.mailer });
+  const transport = createRouterTransport(built.routes, { router: { interceptors: [appErrorInterceptor] } });
+  const auth = createClient(AuthSessionsService, transport);
+  const admin = createClient(PlatformAdminService, transport);
+  return {
+    db,
+    clock,
+    auth,
+    admin,
+    wallet: createClient(WalletAuthService, transport),
+    async newPlatform(opts = {}) {
+      const res = await admin.createPlatform({
+        name: opts.name ?? "Test platform",
+        environment: opts.environment ?? Environment.SANDBOX,
+        isRegulatedFinancialInstitution: opts.regulated ?? false,
+      });
+      return { platformId: res.platform!.id, clientId: res.token!.clientId, clientSecret: res.clientSecret, tokenId: res.token!.id };
+    },
+    async outboxEvents() {
+      const rows = await readOutbox(db);
+      return rows.map((r) => ({ ...r, event: fromBinary(PlatformEventSchema, r.payload) }));
+    },
+    close: drop,
+  };
+}
+
+/** Reads the kit's outbox table in the auth_sessions schema (nothing relays it in these tests). */
+async function readOutbox(db: DatabaseHandle) {
+  const { rows } = await sql<{ topic: string; key: string; headers: Record<string, string>; payload: Uint8Array }>`
+    select topic, key, headers, payload from auth_sessions.outbox order by id`.execute(db.root);
+  return rows;
+}
+
+/** Awaits a failing call and answers the PublicError it carried, checking status and code. */
+export async function expectPublicError(call: Promise<unknown>, status: number, code: string): Promise<PublicError> {
+  let caught: unknown;
+  try {
+    await call;
+  } catch (err) {
+    caught = err;
+  }
+  expect(caught, "the call should have failed").toBeDefined();
+  const [detail] = ConnectError.from(caught).findDetails(PublicErrorSchema);
+  expect(detail, `no PublicError detail on ${String(caught)}`).toBeDefined();
+  expect({ status: detail!.httpStatus, code: detail!.code }).toEqual({ status, code });
+  return detail!;
+}
+
+/** The field names of a 400 INVALID_INPUT's details.errors. */
+export function fieldsOf(err: PublicError): string[] {
+  const list = (err.details?.errors ?? []) as { field: string }[];
+  return list.map((e) => e.field);
+}
+
+export const ts = (iso: string) => timestampFromDate(new Date(iso));
+export { create };

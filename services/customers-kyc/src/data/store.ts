@@ -1,0 +1,45 @@
+import type { Kysely, Transaction } from "kysely";
+import type { Store, Transact } from "../domain/ports.js";
+import { countCustomers, findLiveCustomerByUma, getCustomer, insertCustomer, listCustomers, updateCustomer } from "./customers.js";
+import { getInvitation, insertInvitation, updateInvitation } from "./invitations.js";
+import { allOwnersOf, countOwners, getOwner, insertOwner, listOwners, updateOwner } from "./owners.js";
+import type { CustomersKycDatabase } from "./tables.js";
+import { countVerifications, getVerification, insertVerification, listVerifications } from "./verifications.js";
+
+/** The repositories bound to one transaction, in the shape the domain's Store port asks for. */
+export function repositories(trx: Transaction<CustomersKycDatabase>): Omit<Store, "events"> {
+  return {
+    customers: {
+      insert: (c) => insertCustomer(trx, c),
+      get: (platformId, id, opts) => getCustomer(trx, platformId, id, opts),
+      update: (c) => updateCustomer(trx, c),
+      findLiveByUma: (platformId, uma) => findLiveCustomerByUma(trx, platformId, uma),
+      list: (f, page) => listCustomers(trx, f, page),
+      count: (f) => countCustomers(trx, f),
+    },
+    verifications: {
+      insert: (v) => insertVerification(trx, v),
+      get: (platformId, id) => getVerification(trx, platformId, id),
+      list: (f, page) => listVerifications(trx, f, page),
+      count: (f) => countVerifications(trx, f),
+    },
+    owners: {
+      insert: (o) => insertOwner(trx, o),
+      get: (platformId, id, opts) => getOwner(trx, platformId, id, opts),
+      update: (o) => updateOwner(trx, o),
+      allOf: (platformId, customerId) => allOwnersOf(trx, platformId, customerId),
+      list: (platformId, customerId, page) => listOwners(trx, platformId, customerId, page),
+      count: (platformId, customerId) => countOwners(trx, platformId, customerId),
+    },
+    invitations: {
+      insert: (i) => insertInvitation(trx, i),
+      get: (platformId, code, opts) => getInvitation(trx, platformId, code, opts),
+      update: (i) => updateInvitation(trx, i),
+    },
+  };
+}
+
+/** A Transact over `db`: each unit of work gets repositories and an event sink on one transaction. */
+export function transactOver(db: Kysely<CustomersKycDatabase>, events: (trx: Transaction<CustomersKycDatabase>) => Store["events"]): Transact {
+  return (work) => db.transaction().execute((trx) => work({ ...repositories(trx), events: events(trx) }));
+}

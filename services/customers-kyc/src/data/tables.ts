@@ -1,0 +1,79 @@
+import type { ColumnType, JSONColumnType, Selectable } from "kysely";
+import type { Address, BusinessInfo, PersonalInfo, VerificationError } from "../domain/types.js";
+
+/** Kysely types of the customers_kyc schema (see migrations/). */
+
+type Timestamp = ColumnType<Date, Date, Date>;
+type NullableTimestamp = ColumnType<Date | null, Date | null | undefined, Date | null>;
+type NullableJson<T> = ColumnType<T | null, string | null, string | null>;
+
+export interface CustomersTable {
+  id: string;
+  platform_id: string;
+  platform_customer_id: string;
+  customer_type: "INDIVIDUAL" | "BUSINESS";
+  uma_address: string;
+  region: string;
+  currencies: JSONColumnType<string[]>;
+  email: string;
+  verification_status: string;
+  full_name: string;
+  birth_date: string;
+  nationality: string;
+  address: NullableJson<Address>;
+  business_info: NullableJson<BusinessInfo>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  deleted_at: NullableTimestamp;
+}
+
+export interface VerificationsTable {
+  id: string;
+  platform_id: string;
+  customer_id: string;
+  verification_status: string;
+  errors: JSONColumnType<VerificationError[]>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface BeneficialOwnersTable {
+  id: string;
+  platform_id: string;
+  customer_id: string;
+  roles: JSONColumnType<string[]>;
+  ownership_percentage: number;
+  personal_info: JSONColumnType<PersonalInfo>;
+  kyc_status: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface InvitationsTable {
+  code: string;
+  platform_id: string;
+  inviter_customer_id: string;
+  inviter_uma: string;
+  status: "PENDING" | "CLAIMED" | "CANCELLED";
+  first_name: string;
+  /** int8, read as bigint. */
+  amount_to_send: ColumnType<bigint | null, bigint | null, bigint | null>;
+  amount_currency: string;
+  invitee_uma: string;
+  expires_at: NullableTimestamp;
+  claimed_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface CustomersKycDatabase {
+  customers: CustomersTable;
+  verifications: VerificationsTable;
+  beneficial_owners: BeneficialOwnersTable;
+  invitations: InvitationsTable;
+}
+
+export type CustomerRow = Selectable<CustomersTable>;
+export type VerificationRow = Selectable<VerificationsTable>;
+export type BeneficialOwnerRow = Selectable<BeneficialOwnersTable>;
+export type InvitationRow = Selectable<InvitationsTable>;

@@ -1,0 +1,251 @@
+import { AppError, errors, newId, type Clock } from "@corridor/kit";
+import { pageOf, pageStart } from "./paging.js";
+import { Conflict, type PlatformDirectory, type Store, type Transact } from "./ports.js";
+import type { BusinessInfo, Customer, CustomerFilter, CustomerInput, KycStatus, Page, PageRequest, PlatformSettings } from "./types.js";
+import {
+  Problems,
+  checkAddress,
+  checkCountry,
+  checkDate,
+  checkEmail,
+  checkKycStatus,
+  checkText,
+  isUmaAddress,
+  normalizeUma,
+} from "./validation.js";
+
+export interface CustomersDeps {
+  transact: Transact;
+  clock: Clock;
+  platforms: PlatformDirectory;
+}
+
+const INDIVIDUAL_ONLY = ["fullName", "birthDate", "nationality"] as const;
+
+export const customerDeleted = (id: string) =>
+  new AppError(410, "CUSTOMER_DELETED", `Customer ${id} was deleted`, { id }, { shouldNotRetry: true });
+
+/** The public name of the status field: kycStatus for individuals, kybStatus for businesses. */
+export const statusField = (type: string | undefined) => (type === "BUSINESS" ? "kybStatus" : "kycStatus");
+
+/** A live customer of the platform for a change: 404 when unknown, 410 when deleted. */
+export async function liveCustomer(store: Store, platformId: string, id: string, opts?: { forUpdate?: boolean }): Promise<Customer> {
+  const c = await store.customers.get(platformId, id, opts);
+  if (!c) throw errors.notFound("Customer", id);
+  if (c.deletedAt) throw customerDeleted(id);
+  return c;
+}
+
+/** A change's time: never earlier than (and never equal to) the record's last change, so versions order. */
+export function changeTime(clock: Clock, previous: Date): Date {
+  return new Date(Math.max(clock.now().getTime(), previous.getTime() + 1));
+}
+
+/** Checks the fields present in `input`, whichever type they belong to. */
+function checkFields(p: Problems, input: CustomerInput, platform: PlatformSettings, today: Date): void {
+  checkText(p, "platformCustomerId", input.platformCustomerId, { required: false });
+  if (input.platformCustomerId !== undefined && input.platformCustomerId.trim() === "") p.add("platformCustomerId", "must not be empty");
+  if (input.umaAddress !== undefined && !isUmaAddress(normalizeUma(input.umaAddress))) {
+    p.add("umaAddress", "must be an UMA address like $alice@example.com");
+  }
+  checkCountry(p, "region", input.region);
+  checkEmail(p, "email", input.email);
+  if (input.currencies) {
+    const supported = new Set(platform.supportedCurrencies);
+    input.currencies.forEach((code, i) => {
+      if (!supported.has(code)) p.add(`currencies[${i}]`, `is not a supported currency of this platform (${platform.supportedCurrencies.join(", ") || "none"})`);
+    });
+    if (new Set(input.currencies).size !== input.currencies.length) p.add("currencies", "must not repeat a currency");
+  }
+  checkText(p, "fullName", input.fullName);
+  checkDate(p, "birthDate", input.birthDate, today);
+  checkCountry(p, "nationality", input.nationality);
+  checkAddress(p, "address", input.address);
+  const b = input.businessInfo;
+  if (b) {
+    checkText(p, "businessInfo.registrationNumber", b.registrationNumber, { max: 64 });
+    checkText(p, "businessInfo.taxId", b.taxId, { max: 64 });
+    checkDate(p, "businessInfo.incorporatedOn", b.incorporatedOn, today);
+    checkCountry(p, "businessInfo.countryOfIncorporation", b.countryOfIncorporation);
+  }
+}
+
+/** Fields that belong to the other customer type. */
+function checkTypeFields(p: Problems, type: string, input: CustomerInput): void {
+  if (type === "BUSINESS") {
+    for (const f of INDIVIDUAL_ONLY) if (input[f] !== undefined) p.add(f, "applies to INDIVIDUAL customers only");
+  } else if (input.businessInfo !== undefined) {
+    p.add("businessInfo", "applies to BUSINESS customers only");
+  }
+}
+
+function checkStatus(p: Problems, type: string, input: CustomerInput, platform: PlatformSettings): void {
+  const field = statusField(type);
+  checkKycStatus(p, field, input.verificationStatus);
+  if (input.verificationStatus !== undefined && input.verificationStatus !== "UNVERIFIED" && !platform.isRegulated) {
+    p.add(field, "only a regulated financial institution may set it; other platforms' customers start UNVERIFIED and pass POST /verifications");
+  }
+}
+
+function mergeBusinessInfo(current: BusinessInfo | null, patch: Partial<BusinessInfo> | undefined): BusinessInfo | null {
+  if (!patch) return current;
+  const out: BusinessInfo = { ...(current ?? { legalName: "" }) };
+  for (const [k, v] of Object.entries(patch) as [keyof BusinessInfo, string | undefined][]) {
+    if (v !== undefined) out[k] = v;
+  }
+  return out;
+}
+
+/** A handle for the default UMA address: the platform customer id, lower-cased, restricted to UMA's characters. */
+function defaultHandle(platformCustomerId: string): string {
+  const h = platformCustomerId
+    .toLowerCase()
+    .replace(/[^a-z0-9._+-]+/g, "-")
+    .replace(/^[-.]+|[-.]+$/g, "")
+    .slice(0, 48);
+  return h || "customer";
+}
+
+function conflictError(err: Conflict, value: string) {
+  if (err.field === "umaAddress") return errors.conflict("UMA_ADDRESS_EXISTS", `UMA address ${value} is already used by another customer`, { field: "umaAddress" });
+  return errors.conflict("CONFLICT", `platformCustomerId ${value} is already used by another customer`, { field: "platformCustomerId" });
+}
+
+/**
+ * Customer use cases. Platform settings (UMA domain, currencies, regulated flag) are read from
+ * auth-sessions before the transaction opens: a call out while holding a transaction could
+ * deadlock the single embedded database session.
+ */
+export function createCustomers({ transact, clock, platforms }: CustomersDeps) {
+  return {
+    async create(platformId: string, input: CustomerInput): Promise<Customer> {
+      const platform = await platforms.settings(platformId);
+      const now = clock.now();
+      const p = new Problems();
+      const type = input.customerType;
+      if (type !== "INDIVIDUAL" && type !== "BUSINESS") p.add("customerType", "must be one of INDIVIDUAL, BUSINESS");
+      if (input.platformCustomerId === undefined) p.add("platformCustomerId", "is required");
+      checkFields(p, input, platform, now);
+      if (type) {
+        checkTypeFields(p, type, input);
+        checkStatus(p, type, input, platform);
+      }
+      if (type === "BUSINESS") checkText(p, "businessInfo.legalName", input.businessInfo?.legalName, { required: true });
+      if (!p.empty) throw errors.invalidInput(p.list);
+
+      const customer: Customer = {
+        id: newId("Customer"),
+        platformId,
+        platformCustomerId: input.platformCustomerId!.trim(),
+        customerType: type as Customer["customerType"],
+        umaAddress: input.umaAddress !== undefined ? normalizeUma(input.umaAddress) : "",
+        region: input.region ?? "",
+        currencies: input.currencies ?? [...platform.supportedCurrencies],
+        email: input.email ?? "",
+        verificationStatus: (input.verificationStatus as KycStatus | undefined) ?? "UNVERIFIED",
+        fullName: input.fullName ?? "",
+        birthDate: input.birthDate ?? "",
+        nationality: input.nationality ?? "",
+        address: input.address ? (input.address as Customer["address"]) : null,
+        businessInfo: type === "BUSINESS" ? mergeBusinessInfo(null, input.businessInfo) : null,
+        createdAt: now,
+        updatedAt: now,
+        deletedAt: null,
+      };
+      return transact(async (store) => {
+        if (input.umaAddress === undefined && platform.umaDomain) {
+          // The default address must not take one a customer already holds: add a short suffix then.
+          const handle = defaultHandle(customer.platformCustomerId);
+          let uma = `$${handle}@${platform.umaDomain}`;
+          if (await store.customers.findLiveByUma(platformId, uma)) uma = `$${handle}-${customer.id.slice(-6)}@${platform.umaDomain}`;
+          customer.umaAddress = uma;
+        }
+        try {
+          await store.customers.insert(customer);
+        } catch (err) {
+          if (err instanceof Conflict) throw conflictError(err, err.field === "umaAddress" ? customer.umaAddress : customer.platformCustomerId);
+          throw err;
+        }
+        await store.events.customerCreated(customer, now);
+        if (customer.verificationStatus !== "UNVERIFIED") await store.events.customerStatusChanged(customer, "UNVERIFIED", now);
+        return customer;
+      });
+    },
+
+    get(platformId: string, id: string): Promise<Customer> {
+      return transact(async (store) => {
+        const c = await store.customers.get(platformId, id);
+        if (!c) throw errors.notFound("Customer", id);
+        return c;
+      });
+    },
+
+    async update(platformId: string, id: string, patch: CustomerInput): Promise<Customer> {
+      const platform = await platforms.settings(platformId);
+      const now0 = clock.now();
+      const p = new Problems();
+      checkFields(p, patch, platform, now0);
+      if (!p.empty) throw errors.invalidInput(p.list);
+      return transact(async (store) => {
+        const current = await liveCustomer(store, platformId, id, { forUpdate: true });
+        const q = new Problems();
+        if (patch.customerType !== undefined && patch.customerType !== current.customerType) q.add("customerType", "cannot be changed");
+        checkTypeFields(q, current.customerType, patch);
+        checkStatus(q, current.customerType, patch, platform);
+        const businessInfo = current.customerType === "BUSINESS" ? mergeBusinessInfo(current.businessInfo, patch.businessInfo) : null;
+        if (businessInfo && !businessInfo.legalName.trim()) q.add("businessInfo.legalName", "must not be empty");
+        if (!q.empty) throw errors.invalidInput(q.list);
+
+        const now = changeTime(clock, current.updatedAt);
+        const next: Customer = {
+          ...current,
+          platformCustomerId: patch.platformCustomerId?.trim() ?? current.platformCustomerId,
+          umaAddress: patch.umaAddress !== undefined ? normalizeUma(patch.umaAddress) : current.umaAddress,
+          region: patch.region ?? current.region,
+          currencies: patch.currencies ?? current.currencies,
+          email: patch.email ?? current.email,
+          verificationStatus: (patch.verificationStatus as KycStatus | undefined) ?? current.verificationStatus,
+          fullName: patch.fullName ?? current.fullName,
+          birthDate: patch.birthDate ?? current.birthDate,
+          nationality: patch.nationality ?? current.nationality,
+          address: patch.address ? (patch.address as Customer["address"]) : current.address,
+          businessInfo,
+          updatedAt: now,
+        };
+        try {
+          await store.customers.update(next);
+        } catch (err) {
+          if (err instanceof Conflict) throw conflictError(err, err.field === "umaAddress" ? next.umaAddress : next.platformCustomerId);
+          throw err;
+        }
+        await store.events.customerUpdated(next, now);
+        if (next.verificationStatus !== current.verificationStatus) await store.events.customerStatusChanged(next, current.verificationStatus, now);
+        return next;
+      });
+    },
+
+    /** Soft delete: the customer is answered with isDeleted; its ids become free for new customers. */
+    delete(platformId: string, id: string): Promise<Customer> {
+      return transact(async (store) => {
+        const current = await liveCustomer(store, platformId, id, { forUpdate: true });
+        const now = changeTime(clock, current.updatedAt);
+        const next: Customer = { ...current, deletedAt: now, updatedAt: now };
+        await store.customers.update(next);
+        await store.events.customerDeleted(next, now);
+        return next;
+      });
+    },
+
+    async list(filter: CustomerFilter, page: PageRequest): Promise<Page<Customer>> {
+      const { limit, after } = pageStart(page);
+      const f = { ...filter, umaAddress: filter.umaAddress === undefined ? undefined : normalizeUma(filter.umaAddress) };
+      return transact(async (store) => {
+        const rows = await store.customers.list(f, { limit: limit + 1, after });
+        const total = await store.customers.count(f);
+        return pageOf(rows, limit, (c) => c.id, total);
+      });
+    },
+  };
+}
+
+export type Customers = ReturnType<typeof createCustomers>;

@@ -1,0 +1,78 @@
+import type {
+  After,
+  BeneficialOwner,
+  Customer,
+  CustomerFilter,
+  Invitation,
+  InvitationView,
+  KycStatus,
+  PlatformSettings,
+  Verification,
+  VerificationFilter,
+} from "./types.js";
+
+/**
+ * What the use cases need from storage and the outbox. `data/` implements it over one database
+ * transaction, so a change and the events announcing it commit together. Every lookup takes the
+ * platform id: another platform's record is simply not found.
+ */
+export interface Store {
+  customers: {
+    /** Throws Conflict("platformCustomerId" | "umaAddress") on a live duplicate. */
+    insert(c: Customer): Promise<void>;
+    /** Live or deleted; `forUpdate` locks the row until the transaction ends. */
+    get(platformId: string, id: string, opts?: { forUpdate?: boolean }): Promise<Customer | undefined>;
+    /** Throws Conflict like insert. */
+    update(c: Customer): Promise<void>;
+    findLiveByUma(platformId: string, umaAddress: string): Promise<Customer | undefined>;
+    /** `limit` rows newest first, strictly after `after`. */
+    list(filter: CustomerFilter, page: { limit: number; after?: After }): Promise<Customer[]>;
+    count(filter: CustomerFilter): Promise<number>;
+  };
+  verifications: {
+    insert(v: Verification): Promise<void>;
+    get(platformId: string, id: string): Promise<Verification | undefined>;
+    list(filter: VerificationFilter, page: { limit: number; after?: After }): Promise<Verification[]>;
+    count(filter: VerificationFilter): Promise<number>;
+  };
+  owners: {
+    insert(o: BeneficialOwner): Promise<void>;
+    get(platformId: string, id: string, opts?: { forUpdate?: boolean }): Promise<BeneficialOwner | undefined>;
+    update(o: BeneficialOwner): Promise<void>;
+    /** Every owner of one business, oldest first (for the UBO total and verification). */
+    allOf(platformId: string, customerId: string): Promise<BeneficialOwner[]>;
+    list(platformId: string, customerId: string, page: { limit: number; after?: After }): Promise<BeneficialOwner[]>;
+    count(platformId: string, customerId: string): Promise<number>;
+  };
+  invitations: {
+    /** False when the code is taken (the caller draws another). */
+    insert(i: Invitation): Promise<boolean>;
+    get(platformId: string, code: string, opts?: { forUpdate?: boolean }): Promise<Invitation | undefined>;
+    update(i: Invitation): Promise<void>;
+  };
+  events: {
+    customerCreated(c: Customer, at: Date): Promise<void>;
+    customerUpdated(c: Customer, at: Date): Promise<void>;
+    customerDeleted(c: Customer, at: Date): Promise<void>;
+    customerStatusChanged(c: Customer, previous: KycStatus, at: Date): Promise<void>;
+    verificationUpdated(v: Verification, at: Date): Promise<void>;
+    ownerChanged(o: BeneficialOwner, created: boolean, at: Date): Promise<void>;
+    invitationChanged(i: InvitationView, at: Date): Promise<void>;
+  };
+}
+
+/** Runs `work` in one database transaction (committed when it resolves, rolled back when it throws). */
+export type Transact = <T>(work: (store: Store) => Promise<T>) => Promise<T>;
+
+/** The platform facts this service needs, read from auth-sessions (never inside a transaction). */
+export interface PlatformDirectory {
+  settings(platformId: string): Promise<PlatformSettings & { environment: "SANDBOX" | "PRODUCTION" }>;
+}
+
+/** Thrown by inserts and updates on a unique-index violation. */
+export class Conflict extends Error {
+  constructor(readonly field: "platformCustomerId" | "umaAddress") {
+    super(`${field} is already used by another customer`);
+    this.name = "Conflict";
+  }
+}

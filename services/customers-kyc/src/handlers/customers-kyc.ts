@@ -1,0 +1,159 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { errors } from "@corridor/kit";
+import { PageInfoSchema } from "@corridor/proto/corridor/common/v1/paging_pb.js";
+import {
+  CancelInvitationResponseSchema,
+  ClaimInvitationResponseSchema,
+  CreateBeneficialOwnerResponseSchema,
+  CreateCustomerResponseSchema,
+  CreateInvitationResponseSchema,
+  CreateVerificationResponseSchema,
+  CustomersKycService,
+  DeleteCustomerResponseSchema,
+  GetBeneficialOwnerResponseSchema,
+  GetCustomerResponseSchema,
+  GetCustomerSummaryResponseSchema,
+  GetInvitationResponseSchema,
+  GetVerificationResponseSchema,
+  ListBeneficialOwnersResponseSchema,
+  ListCustomersResponseSchema,
+  ListVerificationsResponseSchema,
+  UpdateBeneficialOwnerResponseSchema,
+  UpdateCustomerResponseSchema,
+} from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
+import type { Customers } from "../domain/customers.js";
+import type { Invitations } from "../domain/invitations.js";
+import type { Owners } from "../domain/owners.js";
+import type { Page, VerificationStatus } from "../domain/types.js";
+import { VERIFICATION_STATUSES } from "../domain/types.js";
+import type { Verifications } from "../domain/verifications.js";
+import {
+  customerInputFromPb,
+  customerToPb,
+  invitationToPb,
+  opt,
+  ownerToPb,
+  personalInfoFromPb,
+  summaryToPb,
+  verificationToPb,
+  windowFromPb,
+} from "./mappers.js";
+
+export interface UseCases {
+  customers: Customers;
+  verifications: Verifications;
+  owners: Owners;
+  invitations: Invitations;
+}
+
+const pageInfo = (p: Page<unknown>) => create(PageInfoSchema, { hasMore: p.hasMore, nextCursor: p.nextCursor ?? "", totalCount: BigInt(p.totalCount) });
+const pageReq = (page: { limit: number; cursor: string } | undefined) => ({ limit: page?.limit, cursor: page?.cursor || undefined });
+
+/** CustomersKycService: maps each RPC onto the use cases and back. */
+export function createCustomersKycHandler({ customers, verifications, owners, invitations }: UseCases): ServiceImpl<typeof CustomersKycService> {
+  return {
+    async getCustomerSummary(req) {
+      return create(GetCustomerSummaryResponseSchema, { customer: summaryToPb(await customers.get(req.platformId, req.customerId)) });
+    },
+    async createCustomer(req) {
+      return create(CreateCustomerResponseSchema, { customer: customerToPb(await customers.create(req.platformId, customerInputFromPb(req.customer))) });
+    },
+    async getCustomer(req) {
+      return create(GetCustomerResponseSchema, { customer: customerToPb(await customers.get(req.platformId, req.customerId)) });
+    },
+    async updateCustomer(req) {
+      const c = await customers.update(req.platformId, req.customerId, customerInputFromPb(req.patch));
+      return create(UpdateCustomerResponseSchema, { customer: customerToPb(c) });
+    },
+    async deleteCustomer(req) {
+      return create(DeleteCustomerResponseSchema, { customer: customerToPb(await customers.delete(req.platformId, req.customerId)) });
+    },
+    async listCustomers(req) {
+      const type = opt(req.customerType);
+      if (type !== undefined && type !== "INDIVIDUAL" && type !== "BUSINESS") {
+        throw errors.invalidInput([{ field: "customerType", reason: "must be one of INDIVIDUAL, BUSINESS" }]);
+      }
+      const page = await customers.list(
+        {
+          platformId: req.platformId,
+          platformCustomerId: opt(req.platformCustomerId),
+          customerType: type,
+          created: windowFromPb(req.created),
+          updated: windowFromPb(req.updated),
+          region: opt(req.region),
+          currency: opt(req.currency),
+          umaAddress: opt(req.umaAddress),
+          includeDeleted: req.isIncludingDeleted,
+        },
+        pageReq(req.page),
+      );
+      return create(ListCustomersResponseSchema, { customers: page.items.map(customerToPb), pageInfo: pageInfo(page) });
+    },
+
+    async createVerification(req) {
+      return create(CreateVerificationResponseSchema, { verification: verificationToPb(await verifications.create(req.platformId, req.customerId)) });
+    },
+    async getVerification(req) {
+      return create(GetVerificationResponseSchema, { verification: verificationToPb(await verifications.get(req.platformId, req.verificationId)) });
+    },
+    async listVerifications(req) {
+      const status = opt(req.verificationStatus);
+      if (status !== undefined && !(VERIFICATION_STATUSES as readonly string[]).includes(status)) {
+        throw errors.invalidInput([{ field: "verificationStatus", reason: `must be one of ${VERIFICATION_STATUSES.join(", ")}` }]);
+      }
+      const page = await verifications.list(
+        { platformId: req.platformId, customerId: opt(req.customerId), verificationStatus: status as VerificationStatus | undefined },
+        pageReq(req.page),
+      );
+      return create(ListVerificationsResponseSchema, { verifications: page.items.map(verificationToPb), pageInfo: pageInfo(page) });
+    },
+
+    async createBeneficialOwner(req) {
+      const o = await owners.create(req.platformId, {
+        customerId: req.customerId,
+        roles: [...req.roles],
+        ownershipPercentage: req.ownershipPercentage,
+        personalInfo: personalInfoFromPb(req.personalInfo),
+      });
+      return create(CreateBeneficialOwnerResponseSchema, { beneficialOwner: ownerToPb(o) });
+    },
+    async getBeneficialOwner(req) {
+      return create(GetBeneficialOwnerResponseSchema, { beneficialOwner: ownerToPb(await owners.get(req.platformId, req.beneficialOwnerId)) });
+    },
+    async updateBeneficialOwner(req) {
+      const o = await owners.update(req.platformId, req.beneficialOwnerId, {
+        roles: req.roles ? [...req.roles.roles] : undefined,
+        ownershipPercentage: req.ownershipPercentage,
+        personalInfo: req.personalInfo ? personalInfoFromPb(req.personalInfo) : undefined,
+      });
+      return create(UpdateBeneficialOwnerResponseSchema, { beneficialOwner: ownerToPb(o) });
+    },
+    async listBeneficialOwners(req) {
+      if (!req.customerId) throw errors.invalidInput([{ field: "customerId", reason: "is required" }]);
+      const page = await owners.list(req.platformId, req.customerId, pageReq(req.page));
+      return create(ListBeneficialOwnersResponseSchema, { beneficialOwners: page.items.map(ownerToPb), pageInfo: pageInfo(page) });
+    },
+
+    async createInvitation(req) {
+      const i = await invitations.create(req.platformId, {
+        inviterUma: req.inviterUma,
+        firstName: opt(req.firstName),
+        amountToSend: req.amountToSend,
+        amountCurrency: opt(req.amountCurrency),
+        expiresAt: req.expiresAt ? timestampDate(req.expiresAt) : undefined,
+      });
+      return create(CreateInvitationResponseSchema, { invitation: invitationToPb(i) });
+    },
+    async getInvitation(req) {
+      return create(GetInvitationResponseSchema, { invitation: invitationToPb(await invitations.get(req.platformId, req.code)) });
+    },
+    async claimInvitation(req) {
+      return create(ClaimInvitationResponseSchema, { invitation: invitationToPb(await invitations.claim(req.platformId, req.code, req.inviteeUma)) });
+    },
+    async cancelInvitation(req) {
+      return create(CancelInvitationResponseSchema, { invitation: invitationToPb(await invitations.cancel(req.platformId, req.code)) });
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import { fileURLToPath } from "node:url";
+import type { BuiltService, ServiceDeps, ServiceModule } from "@corridor/kit";
+import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
+import { loadCustomersKycConfig } from "./config.js";
+import { transactOver } from "./data/store.js";
+import type { CustomersKycDatabase } from "./data/tables.js";
+import { createCustomers } from "./domain/customers.js";
+import { createInvitations } from "./domain/invitations.js";
+import { createOwners } from "./domain/owners.js";
+import type { PlatformDirectory } from "./domain/ports.js";
+import { createVerifications } from "./domain/verifications.js";
+import { customerEvents } from "./events/customer-events.js";
+import { createCustomersKycHandler } from "./handlers/customers-kyc.js";
+import { domainErrors } from "./handlers/errors.js";
+import { platformDirectory } from "./platforms.js";
+
+export const SCHEMA = "customers_kyc";
+
+/**
+ * customers-kyc: customers, KYC/KYB verifications, beneficial owners and invitations. Serves
+ * CustomersKycService (the gateway; the ledger and quotes ask GetCustomerSummary). Produces
+ * corridor.customers.v1; consumes nothing; calls auth-sessions for platform settings.
+ */
+export const service: ServiceModule = {
+  name: "customers-kyc",
+  schema: SCHEMA,
+  migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
+  build: (deps) => buildCustomersKyc({ ...deps, platforms: platformDirectory(() => deps.transportFor("auth-sessions")) }),
+};
+
+/** The service from the deps it uses; tests pass a fake PlatformDirectory and a fixed code source. */
+export function buildCustomersKyc(
+  deps: Pick<ServiceDeps, "db" | "clock" | "env"> & { platforms: PlatformDirectory; newInvitationCode?: () => string },
+): BuiltService {
+  const config = loadCustomersKycConfig(deps.env);
+  const db = deps.db.forSchema<CustomersKycDatabase>(SCHEMA);
+  const transact = transactOver(db, customerEvents);
+  const common = { transact, clock: deps.clock, platforms: deps.platforms };
+  const handler = createCustomersKycHandler({
+    customers: createCustomers(common),
+    verifications: createVerifications(common),
+    owners: createOwners(common),
+    invitations: createInvitations({ transact, clock: deps.clock, baseUrl: config.CORRIDOR_INVITATION_BASE_URL, newCode: deps.newInvitationCode }),
+  });
+  return {
+    routes(router) {
+      router.service(CustomersKycService, handler, { interceptors: [domainErrors] });
+    },
+    consumers: [],
+    workers: [],
+  };
+}

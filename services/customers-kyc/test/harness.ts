@@ -1,0 +1,91 @@
+import { randomBytes } from "node:crypto";
+import { fromBinary } from "@bufbuild/protobuf";
+import { ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
+import { ManualClock, appErrorInterceptor, migrateSchema, sql } from "@corridor/kit";
+import { PublicErrorSchema, type PublicError } from "@corridor/proto/corridor/common/v1/error_pb.js";
+import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
+import { CustomerEventSchema, type CustomerEvent } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
+import { register } from "tsx/esm/api";
+import { expect } from "vitest";
+import type { PlatformDirectory } from "../src/domain/ports.js";
+import type { PlatformSettings } from "../src/domain/types.js";
+import { buildCustomersKyc, service } from "../src/server.js";
+import { openTestDatabase } from "@corridor/kit/testing";
+
+export type TestPlatform = PlatformSettings & { environment: "SANDBOX" | "PRODUCTION" };
+
+export interface Harness {
+  clock: ManualClock;
+  client: Client<typeof CustomersKycService>;
+  /** Registers a platform the fake auth-sessions knows; answers its id. */
+  platform(settings?: Partial<TestPlatform>): string;
+  /** Events in the outbox, oldest first. */
+  events(): Promise<{ topic: string; key: string; type: string; event: CustomerEvent }[]>;
+  close(): Promise<void>;
+}
+
+let tsxRegistered = false;
+let platformSeq = 0;
+
+/** The service over a real database, with auth-sessions replaced by a map of platform settings. */
+export async function startHarness(opts: { env?: NodeJS.ProcessEnv; codes?: string[] } = {}): Promise<Harness> {
+  if (!tsxRegistered) {
+    // Kysely's migration provider import()s .ts files; tsx's loader lets it, as under runStandalone.
+    register();
+    tsxRegistered = true;
+  }
+  const { db, drop } = await openTestDatabase();
+  await migrateSchema(db, service.schema, service.migrationsDir);
+  const clock = new ManualClock("2025-10-13T12:00:00.000Z");
+  const platforms = new Map<string, TestPlatform>();
+  const directory: PlatformDirectory = {
+    async settings(platformId) {
+      const p = platforms.get(platformId);
+      if (!p) throw new Error(`unknown platform ${platformId}`);
+      return p;
+    },
+  };
+  const codes = [...(opts.codes ?? [])];
+  const built = buildCustomersKyc({
+    db,
+    clock,
+    env: opts.env ?? {},
+    platforms: directory,
+    newInvitationCode: codes.length ? () => codes.shift() ?? randomBytes(12).toString("base64url") : undefined,
+  });
+  const transport = createRouterTransport(built.routes, { router: { interceptors: [appErrorInterceptor] } });
+  return {
+    clock,
+    client: createClient(CustomersKycService, transport),
+    platform(settings = {}) {
+      const id = `Platform:test-${++platformSeq}`;
+      platforms.set(id, { umaDomain: "acme.sandbox.uma.money", supportedCurrencies: ["USD", "EUR"], isRegulated: false, environment: "SANDBOX", ...settings });
+      return id;
+    },
+    async events() {
+      const { rows } = await sql<{ topic: string; key: string; headers: Record<string, string>; payload: Uint8Array }>`
+        select topic, key, headers, payload from customers_kyc.outbox order by id`.execute(db.root);
+      return rows.map((r) => ({ topic: r.topic, key: r.key, type: r.headers["event-type"]!, event: fromBinary(CustomerEventSchema, r.payload) }));
+    },
+    close: drop,
+  };
+}
+
+/** Awaits a failing call and answers the PublicError it carried, checking status and code. */
+export async function expectPublicError(call: Promise<unknown>, status: number, code: string): Promise<PublicError> {
+  let caught: unknown;
+  try {
+    await call;
+  } catch (err) {
+    caught = err;
+  }
+  expect(caught, "the call should have failed").toBeDefined();
+  const [detail] = ConnectError.from(caught).findDetails(PublicErrorSchema);
+  expect(detail, `no PublicError detail on ${String(caught)}`).toBeDefined();
+  expect({ status: detail!.httpStatus, code: detail!.code }).toEqual({ status, code });
+  return detail!;
+}
+
+export function fieldsOf(err: PublicError): string[] {
+  return ((err.details?.errors ?? []) as { field: string }[]).map((e) => e.field);
+}

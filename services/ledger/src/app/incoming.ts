@@ -1,0 +1,224 @@
+import { MAX_AMOUNT, errors, newId, type Clock, type FieldError } from "@corridor/kit";
+import { TransactionSchema } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
+import type { Kysely } from "kysely";
+import { SYSTEM_TYPES, lockAccounts, systemAccountId } from "../data/accounts.js";
+import { findExternalAccount, type ExternalAccountRow } from "../data/external-accounts.js";
+import { placeHold, postEntry } from "../data/journal.js";
+import type { LedgerDatabase } from "../data/tables.js";
+import { getTransaction, insertTransaction, updateTransaction, type TransactionRow } from "../data/transactions.js";
+import { isCrypto } from "../domain/currencies.js";
+import { newReference } from "../domain/funding.js";
+import { emitBalanceUpdated, emitRailInstruction, emitTransactionChanged } from "../events/ledger-events.js";
+import { transactionToPb } from "../handlers/mappers.js";
+import { idempotencyRunner } from "./idempotency.js";
+import type { Directory } from "./ledger.js";
+
+export type IncomingDecision = "APPROVE" | "REJECT" | "FAIL";
+/** Receiver data as stored: a map of strings (non-string JSON values are kept as their JSON text); null when empty. */
+function receiverInfoJson(info: Record<string, unknown> | undefined): string | null {
+  const entries = Object.entries(info ?? {}).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)] as const);
+  return entries.length ? JSON.stringify(Object.fromEntries(entries)) : null;
+}
+
+/** The onward payout's description: this prefix and the INCOMING transaction's id (the link). */
+export const ONWARD_PAYOUT_PREFIX = "Onward payout of incoming UMA payment ";
+export const APPROVAL_FAILURE_REASONS: ReadonlySet<string> = new Set(["PAYMENT_APPROVAL_WEBHOOK_ERROR", "PAYMENT_APPROVAL_TIMED_OUT"]);
+
+/**
+ * Incoming UMA payments (issue 5). The transaction is PENDING while the platform decides (the
+ * approval exchange runs in quotes-fx); approval credits the receiver's internal account from the
+ * platform's RAIL_CLEARING in the receiving currency in one balanced entry (UMA_INCOMING).
+ * Deposit account: the customer's internal account (INTERNAL_FIAT / INTERNAL_CRYPTO) in the
+ * receiving currency; when the customer has a defaultUmaDepositAccount (external) in that currency,
+ * the INCOMING transaction's destination is that external account and approval also starts an
+ * onward transfer-out of the same amount to it (README "Incoming UMA payments").
+ */
+export function createIncoming(deps: { db: Kysely<LedgerDatabase>; clock: Clock; directory: Directory }) {
+  const { db, clock, directory } = deps;
+  const idempotent = idempotencyRunner(db, clock);
+
+  async function depositAccount(platformId: string, customerId: string, currency: string) {
+    const type = isCrypto(currency) ? "INTERNAL_CRYPTO" : "INTERNAL_FIAT";
+    const row = await db
+      .selectFrom("accounts")
+      .selectAll()
+      .where("platform_id", "=", platformId)
+      .where("owner_kind", "=", "CUSTOMER")
+      .where("customer_id", "=", customerId)
+      .where("currency", "=", currency)
+      .where("type", "=", type)
+      .orderBy("created_at", "asc")
+      .executeTakeFirst();
+    if (!row) {
+      throw errors.badRequest("CURRENCY_NOT_SUPPORTED", `The receiver has no ${currency} account (enable the currency on the customer first)`, { currency });
+    }
+    return row;
+  }
+
+  /** The customer's live default UMA deposit (external) account in this currency, if any. */
+  async function defaultDeposit(platformId: string, customerId: string, currency: string): Promise<ExternalAccountRow | undefined> {
+    return db
+      .selectFrom("external_accounts")
+      .selectAll()
+      .where("platform_id", "=", platformId)
+      .where("customer_id", "=", customerId)
+      .where("currency", "=", currency)
+      .where("default_uma_deposit_account", "=", true)
+      .where("deleted_at", "is", null)
+      .executeTakeFirst();
+  }
+
+  return {
+    async createIncomingUmaPayment(i: {
+      platformId: string;
+      customerId: string;
+      senderUmaAddress: string;
+      receiverUmaAddress: string;
+      currency: string;
+      amount: bigint;
+      idempotencyKey: string;
+    }) {
+      const fieldErrors: FieldError[] = [];
+      if (!i.customerId) fieldErrors.push({ field: "customerId", reason: "is required" });
+      if (!i.senderUmaAddress) fieldErrors.push({ field: "senderUmaAddress", reason: "is required" });
+      if (!i.currency) fieldErrors.push({ field: "receivingCurrencyCode", reason: "is required" });
+      if (i.amount < 1n || i.amount > MAX_AMOUNT) fieldErrors.push({ field: "receivingCurrencyAmount", reason: `must be an integer from 1 to ${MAX_AMOUNT}` });
+      if (fieldErrors.length) throw errors.invalidInput(fieldErrors);
+      return idempotent(
+        {
+          platformId: i.platformId,
+          key: i.idempotencyKey,
+          request: { op: "uma-receive", s: i.senderUmaAddress, r: i.receiverUmaAddress, c: i.currency, a: i.amount },
+          status: 200,
+          schema: TransactionSchema,
+        },
+        async (complete) => {
+          if ((await directory.environment(i.platformId)) !== "SANDBOX") throw errors.forbidden("Simulated UMA payments are for sandbox platforms only");
+          const customer = await directory.customer(i.platformId, i.customerId);
+          if (customer.isDeleted) throw errors.notFound("Customer", i.customerId);
+          const account = await depositAccount(i.platformId, i.customerId, i.currency);
+          const onward = await defaultDeposit(i.platformId, i.customerId, i.currency);
+          return db.transaction().execute(async (trx) => {
+            const now = clock.now();
+            const tx = await insertTransaction(trx, {
+              id: newId("Transaction"),
+              platform_id: i.platformId,
+              type: "INCOMING",
+              status: "PENDING",
+              source_type: "UMA_ADDRESS",
+              source_account_id: "",
+              destination_type: "ACCOUNT",
+              // With a default UMA deposit account the money ends there (paid onward on approval).
+              destination_account_id: onward?.id ?? account.id,
+              internal_account_id: account.id,
+              external_account_id: null,
+              customer_id: i.customerId,
+              platform_customer_id: customer.platformCustomerId || null,
+              amount: i.amount,
+              currency: i.currency,
+              uma_address: i.senderUmaAddress,
+              counterparty_information: JSON.stringify({ senderUmaAddress: i.senderUmaAddress, receiverUmaAddress: i.receiverUmaAddress }),
+              reference: newReference("TXN"),
+              description: "",
+              agent_id: null,
+              failure_reason: null,
+              failure_detail: null,
+              settled_at: null,
+              created_at: now,
+              updated_at: now,
+            });
+            await emitTransactionChanged(trx, "INCOMING_PAYMENT_PENDING", tx, now);
+            const value = transactionToPb(tx);
+            await complete(trx, value);
+            return value;
+          });
+        },
+      );
+    },
+
+    /** Decides a PENDING incoming UMA payment; any other state is answered as is (changed false). */
+    async resolveIncomingPayment(i: { platformId: string; transactionId: string; decision: string; failureReason: string; detail: string; receiverCustomerInfo?: Record<string, unknown> }): Promise<{ tx: TransactionRow; changed: boolean }> {
+      if (i.decision !== "APPROVE" && i.decision !== "REJECT" && i.decision !== "FAIL") {
+        throw errors.invalidInput([{ field: "decision", reason: "must be APPROVE, REJECT or FAIL" }]);
+      }
+      if (i.decision === "FAIL" && !APPROVAL_FAILURE_REASONS.has(i.failureReason)) {
+        throw errors.invalidInput([{ field: "failureReason", reason: `must be one of ${[...APPROVAL_FAILURE_REASONS].join(", ")}` }]);
+      }
+      const first = await getTransaction(db, i.platformId, i.transactionId);
+      if (!first) throw errors.notFound("Transaction", i.transactionId);
+      // Only incoming UMA payments await a platform decision; anything else is answered as is.
+      if (first.type !== "INCOMING" || first.source_type !== "UMA_ADDRESS") return { tx: first, changed: false };
+      // Opened before the money transaction (see app/quotes.ts executionAccounts: no inserts under locks).
+      const clearing = await systemAccountId(db, i.platformId, first.currency, SYSTEM_TYPES.railClearing, clock.now());
+      return db.transaction().execute(async (trx) => {
+        const tx = (await getTransaction(trx, i.platformId, i.transactionId, true))!;
+        if (tx.status !== "PENDING") return { tx, changed: false };
+        const now = clock.now();
+        if (i.decision === "APPROVE") {
+          const accountId = tx.internal_account_id!;
+          // A destination other than the internal account is the default UMA deposit account chosen
+          // at creation; if it was deleted since, the money stays in the internal account.
+          const onward = tx.destination_account_id !== accountId ? await findExternalAccount(trx, tx.platform_id, tx.destination_account_id) : undefined;
+          const locked = await lockAccounts(trx, tx.platform_id, [accountId, clearing]);
+          await postEntry(trx, locked, {
+            platformId: tx.platform_id,
+            transactionId: tx.id,
+            kind: "UMA_INCOMING",
+            now,
+            postings: [{ accountId: clearing, amount: -tx.amount }, { accountId, amount: tx.amount }],
+          });
+          let updated = await updateTransaction(trx, tx.id, {
+            status: "COMPLETED",
+            settled_at: now,
+            updated_at: now,
+            destination_account_id: onward ? onward.id : accountId,
+            receiver_customer_info: receiverInfoJson(i.receiverCustomerInfo),
+          });
+          if (onward) {
+            // The onward leg is an ordinary transfer-out (hold now, rail PAYOUT, the connector's
+            // outcome captures or releases the hold) in this same money transaction.
+            const payoutId = newId("Transaction");
+            const held = await placeHold(trx, locked.get(accountId)!, payoutId, tx.amount, now);
+            await emitBalanceUpdated(trx, held, now);
+            const payout = await insertTransaction(trx, {
+              id: payoutId,
+              platform_id: tx.platform_id,
+              type: "OUTGOING",
+              status: "PENDING",
+              source_account_id: accountId,
+              destination_account_id: onward.id,
+              internal_account_id: accountId,
+              external_account_id: onward.id,
+              customer_id: tx.customer_id,
+              platform_customer_id: tx.platform_customer_id,
+              amount: tx.amount,
+              currency: tx.currency,
+              reference: newReference("TXN"),
+              description: `${ONWARD_PAYOUT_PREFIX}${tx.id}`,
+              agent_id: null,
+              failure_reason: null,
+              failure_detail: null,
+              settled_at: null,
+              created_at: now,
+              updated_at: now,
+            });
+            await emitTransactionChanged(trx, "OUTGOING_PAYMENT_PENDING", payout, now);
+            await emitRailInstruction(trx, payout, onward, now);
+          } else {
+            await emitBalanceUpdated(trx, locked.get(accountId)!, now);
+          }
+          await emitTransactionChanged(trx, "INCOMING_PAYMENT_COMPLETED", updated, now);
+          return { tx: updated, changed: true };
+        }
+        const updated = await updateTransaction(trx, tx.id, {
+          status: i.decision === "REJECT" ? "REJECTED" : "FAILED",
+          failure_reason: i.decision === "FAIL" ? i.failureReason : null,
+          failure_detail: i.detail || null,
+          updated_at: now,
+        });
+        await emitTransactionChanged(trx, "INCOMING_PAYMENT_FAILED", updated, now);
+        return { tx: updated, changed: true };
+      });
+    },
+  };
+}

@@ -1,0 +1,325 @@
+import { MAX_AMOUNT, errors, newId, type Clock, type FieldError } from "@corridor/kit";
+import type { Kysely, Transaction } from "kysely";
+import { SYSTEM_TYPES, lockAccounts, systemAccountId, type AccountRow } from "../data/accounts.js";
+import { findExternalAccount } from "../data/external-accounts.js";
+import { postEntry } from "../data/journal.js";
+import type { LedgerDatabase } from "../data/tables.js";
+import { findQuoteTransaction, getTransaction, updateTransaction, type TransactionRow } from "../data/transactions.js";
+import { newReference } from "../domain/funding.js";
+import type { Posting } from "../domain/journal.js";
+import {
+  checkQuoteAmounts,
+  executionPostings,
+  isUmaAddress,
+  quoteOutcomeEffect,
+  reversalPostings,
+  suspensePostings,
+  type ExecutionAccounts,
+  type QuoteOutcomeStatus,
+} from "../domain/quotes.js";
+import { emitBalanceUpdated, emitQuotePayout, emitTransactionChanged } from "../events/ledger-events.js";
+import type { Directory } from "./ledger.js";
+
+type Trx = Transaction<LedgerDatabase>;
+
+export interface QuoteTransactionInput {
+  platformId: string;
+  quoteId: string;
+  customerId: string;
+  source: { type: string; accountId: string };
+  destination: { type: string; accountId: string; paymentRail: string; umaAddress: string };
+  sendingCurrency: string;
+  totalSendingAmount: bigint;
+  receivingCurrency: string;
+  totalReceivingAmount: bigint;
+  feesIncluded: bigint;
+  exchangeRate: string;
+  rateDetails?: Record<string, unknown>;
+  description: string;
+  counterpartyInformation: Record<string, string>;
+  expiresAt?: Date;
+  agentId: string;
+}
+
+/** The result of execute / funding: the transaction, and whether it had been executed before. */
+export interface ExecutionResult {
+  tx: TransactionRow;
+  alreadyExecuted: boolean;
+}
+
+const expired = (id: string) => errors.conflict("QUOTE_EXPIRED", "The quote has expired", { transactionId: id });
+
+/**
+ * Quote transactions (issue 5): create (PENDING), expire, execute (one money transaction: debit,
+ * fee, FX legs, payout instruction) and the QUOTE_PAYOUT outcomes with their refunds. Service calls
+ * (environment, KYC) happen before any transaction opens.
+ */
+export function createQuotes(deps: {
+  db: Kysely<LedgerDatabase>;
+  clock: Clock;
+  directory: Directory;
+  internalAccount(platformId: string, id: string): Promise<AccountRow>;
+  approvedCustomer(platformId: string, customerId: string): Promise<{ platformCustomerId: string }>;
+}) {
+  const { db, clock, directory } = deps;
+
+  async function quoteTransaction(platformId: string, id: string): Promise<TransactionRow> {
+    const tx = await getTransaction(db, platformId, id);
+    if (!tx || !tx.quote_id) throw errors.notFound("Transaction", id);
+    return tx;
+  }
+
+  /**
+   * The accounts of the execution's legs; the payer is the source account or, for real-time
+   * funding, sandbox funding. Executions open the system accounts with `db` before their money
+   * transaction: two executions in opposite currency pairs opening them inside their transactions
+   * would wait on each other's uncommitted inserts (a deadlock).
+   */
+  async function executionAccounts(d: Kysely<LedgerDatabase> | Trx, tx: TransactionRow, now: Date): Promise<ExecutionAccounts> {
+    const sending = tx.sent_currency!;
+    const sys = (currency: string, type: string) => systemAccountId(d, tx.platform_id, currency, type, now);
+    return {
+      source: tx.internal_account_id ?? (await sys(sending, SYSTEM_TYPES.sandboxFunding)),
+      feeRevenue: await sys(sending, SYSTEM_TYPES.feeRevenue),
+      fxPoolSending: await sys(sending, SYSTEM_TYPES.fxPool),
+      fxPoolReceiving: await sys(tx.currency, SYSTEM_TYPES.fxPool),
+      railClearing: await sys(tx.currency, SYSTEM_TYPES.railClearing),
+    };
+  }
+
+  const amountsOf = (tx: TransactionRow) => ({ totalSendingAmount: tx.sent_amount!, totalReceivingAmount: tx.amount, feesIncluded: tx.fees ?? 0n });
+
+  /** Posts one entry of the transaction and tells the payer's watchers its balance changed. */
+  async function post(trx: Trx, tx: TransactionRow, kind: string, postings: Posting[], now: Date) {
+    const locked = await lockAccounts(trx, tx.platform_id, postings.map((p) => p.accountId));
+    await postEntry(trx, locked, { platformId: tx.platform_id, transactionId: tx.id, kind, postings, now });
+    const payer = tx.internal_account_id ? locked.get(tx.internal_account_id) : undefined;
+    if (payer) await emitBalanceUpdated(trx, payer, now);
+  }
+
+  /** Executes a PENDING quote transaction inside `trx` (locked by the caller). */
+  async function executeIn(trx: Trx, tx: TransactionRow, accounts: ExecutionAccounts): Promise<TransactionRow> {
+    const now = clock.now();
+    // Not enough available money throws 400 INSUFFICIENT_BALANCE here and the whole transaction rolls back.
+    await post(trx, tx, "QUOTE_EXECUTION", executionPostings(accounts, amountsOf(tx)), now);
+    const updated = await updateTransaction(trx, tx.id, { status: "PROCESSING", executed_at: now, updated_at: now });
+    await emitTransactionChanged(trx, "OUTGOING_PAYMENT_PROCESSING", updated, now);
+    const external = updated.external_account_id ? await findExternalAccount(trx, tx.platform_id, updated.external_account_id) : undefined;
+    await emitQuotePayout(trx, updated, external, now);
+    return updated;
+  }
+
+  /** Checks shared by execute and funding, before any transaction opens; undefined when it must still run. */
+  async function precheck(platformId: string, id: string): Promise<{ tx: TransactionRow; done?: ExecutionResult }> {
+    const tx = await quoteTransaction(platformId, id);
+    if (tx.status === "EXPIRED") throw expired(id);
+    if (tx.status !== "PENDING") return { tx, done: { tx, alreadyExecuted: true } };
+    if (tx.expires_at && clock.now() > tx.expires_at) throw expired(id);
+    if (tx.customer_id) await deps.approvedCustomer(platformId, tx.customer_id);
+    return { tx };
+  }
+
+  /** Locks the transaction and executes it unless someone else did first. */
+  async function lockAndExecute(platformId: string, id: string): Promise<ExecutionResult> {
+    const accounts = await executionAccounts(db, await quoteTransaction(platformId, id), clock.now());
+    return db.transaction().execute(async (trx) => {
+      const tx = (await getTransaction(trx, platformId, id, true))!;
+      if (tx.status === "EXPIRED") throw expired(id);
+      if (tx.status !== "PENDING") return { tx, alreadyExecuted: true };
+      return { tx: await executeIn(trx, tx, accounts), alreadyExecuted: false };
+    });
+  }
+
+  return {
+    async createQuoteTransaction(i: QuoteTransactionInput): Promise<TransactionRow> {
+      const fieldErrors: FieldError[] = [];
+      if (!i.quoteId) fieldErrors.push({ field: "quoteId", reason: "is required" });
+      fieldErrors.push(...checkQuoteAmounts(i, MAX_AMOUNT));
+      if (i.source.type === "INTERNAL_ACCOUNT") {
+        if (!i.source.accountId) fieldErrors.push({ field: "source.accountId", reason: "is required" });
+      } else if (i.source.type === "REALTIME_FUNDING") {
+        if (i.source.accountId) fieldErrors.push({ field: "source.accountId", reason: "must be empty for REALTIME_FUNDING" });
+      } else fieldErrors.push({ field: "source.type", reason: "must be INTERNAL_ACCOUNT or REALTIME_FUNDING" });
+      if (i.destination.type === "EXTERNAL_ACCOUNT") {
+        if (!i.destination.accountId) fieldErrors.push({ field: "destination.accountId", reason: "is required" });
+      } else if (i.destination.type === "UMA_ADDRESS") {
+        if (!isUmaAddress(i.destination.umaAddress)) fieldErrors.push({ field: "destination.umaAddress", reason: "must be a UMA address ($user@domain)" });
+      } else fieldErrors.push({ field: "destination.type", reason: "must be EXTERNAL_ACCOUNT or UMA_ADDRESS" });
+      if (fieldErrors.length) throw errors.invalidInput(fieldErrors);
+
+      const existing = await findQuoteTransaction(db, i.platformId, i.quoteId);
+      if (existing) return existing;
+
+      let source: AccountRow | undefined;
+      if (i.source.type === "INTERNAL_ACCOUNT") {
+        source = await deps.internalAccount(i.platformId, i.source.accountId);
+        if ((source.customer_id ?? "") !== i.customerId) {
+          // Another customer's account is invisible; a customer's account for a platform-funded quote is the wrong owner.
+          if (i.customerId) throw errors.notFound("InternalAccount", source.id);
+          throw errors.badRequest("ACCOUNT_OWNER_MISMATCH", "A platform-funded quote must be paid from a platform account", { sourceAccountId: source.id });
+        }
+        if (source.currency !== i.sendingCurrency) {
+          throw errors.badRequest("CURRENCY_MISMATCH", `The source account holds ${source.currency}, not the sending currency ${i.sendingCurrency}`, {
+            accountCurrency: source.currency,
+            sendingCurrency: i.sendingCurrency,
+          });
+        }
+      }
+      let externalId: string | null = null;
+      if (i.destination.type === "EXTERNAL_ACCOUNT") {
+        const external = await findExternalAccount(db, i.platformId, i.destination.accountId);
+        if (!external) throw errors.notFound("ExternalAccount", i.destination.accountId);
+        if (external.currency !== i.receivingCurrency) {
+          throw errors.badRequest("CURRENCY_MISMATCH", `The destination account holds ${external.currency}, not the receiving currency ${i.receivingCurrency}`, {
+            accountCurrency: external.currency,
+            receivingCurrency: i.receivingCurrency,
+          });
+        }
+        externalId = external.id;
+      }
+      if ((await directory.environment(i.platformId)) !== "SANDBOX") throw errors.notImplemented("No rail connector is configured for production platforms yet");
+      const customer = i.customerId ? await deps.approvedCustomer(i.platformId, i.customerId) : undefined;
+
+      return db.transaction().execute(async (trx) => {
+        const now = clock.now();
+        const row = await trx
+          .insertInto("transactions")
+          .values({
+            id: newId("Transaction"),
+            platform_id: i.platformId,
+            type: "OUTGOING",
+            status: "PENDING",
+            source_type: source ? "ACCOUNT" : "REALTIME_FUNDING",
+            source_account_id: source?.id ?? "",
+            destination_type: externalId ? "ACCOUNT" : "UMA_ADDRESS",
+            destination_account_id: externalId ?? "",
+            payment_rail: i.destination.paymentRail || null,
+            uma_address: externalId ? null : i.destination.umaAddress,
+            internal_account_id: source?.id ?? null,
+            external_account_id: externalId,
+            customer_id: i.customerId || null,
+            platform_customer_id: customer?.platformCustomerId || null,
+            amount: i.totalReceivingAmount,
+            currency: i.receivingCurrency,
+            sent_amount: i.totalSendingAmount,
+            sent_currency: i.sendingCurrency,
+            fees: i.feesIncluded,
+            exchange_rate: i.exchangeRate,
+            rate_details: i.rateDetails ? JSON.stringify(i.rateDetails) : null,
+            counterparty_information: Object.keys(i.counterpartyInformation).length ? JSON.stringify(i.counterpartyInformation) : null,
+            quote_id: i.quoteId,
+            expires_at: i.expiresAt ?? null,
+            reference: newReference("TXN"),
+            description: i.description,
+            agent_id: i.agentId || null,
+            failure_reason: null,
+            failure_detail: null,
+            settled_at: null,
+            created_at: now,
+            updated_at: now,
+          })
+          .onConflict((oc) => oc.columns(["platform_id", "quote_id"]).where("quote_id", "is not", null).doNothing())
+          .returningAll()
+          .executeTakeFirst();
+        // A concurrent call for the same quote won the insert: answer its transaction.
+        if (!row) return (await findQuoteTransaction(trx, i.platformId, i.quoteId))!;
+        await emitTransactionChanged(trx, "OUTGOING_PAYMENT_PENDING", row, now);
+        return row;
+      });
+    },
+
+    async expireQuoteTransaction(platformId: string, id: string): Promise<{ tx: TransactionRow; expired: boolean }> {
+      await quoteTransaction(platformId, id);
+      return db.transaction().execute(async (trx) => {
+        const tx = (await getTransaction(trx, platformId, id, true))!;
+        if (tx.status !== "PENDING") return { tx, expired: false };
+        const now = clock.now();
+        const updated = await updateTransaction(trx, id, { status: "EXPIRED", failure_reason: "QUOTE_EXPIRED", failure_detail: null, updated_at: now });
+        await emitTransactionChanged(trx, "OUTGOING_PAYMENT_EXPIRED", updated, now);
+        return { tx: updated, expired: true };
+      });
+    },
+
+    async executeQuoteTransaction(platformId: string, id: string): Promise<ExecutionResult> {
+      const { tx, done } = await precheck(platformId, id);
+      if (done) return done;
+      if (tx.source_type === "REALTIME_FUNDING") {
+        throw errors.conflict("QUOTE_NOT_FUNDED", "A real-time-funding quote executes when its payment instructions are paid", { transactionId: id });
+      }
+      return lockAndExecute(platformId, id);
+    },
+
+    async recordQuoteFunding(i: { platformId: string; transactionId: string; currencyCode: string; amount: bigint }): Promise<ExecutionResult> {
+      const tx = await quoteTransaction(i.platformId, i.transactionId);
+      if (tx.source_type !== "REALTIME_FUNDING") {
+        throw errors.badRequest("QUOTE_NOT_REALTIME_FUNDED", "This quote is paid from an internal account; execute it instead", { transactionId: tx.id });
+      }
+      const fieldErrors: FieldError[] = [];
+      if (i.currencyCode !== tx.sent_currency) fieldErrors.push({ field: "currencyCode", reason: `must be the quote's sending currency ${tx.sent_currency}` });
+      if (i.amount !== tx.sent_amount) fieldErrors.push({ field: "amount", reason: `must be the quote's total sending amount ${tx.sent_amount}` });
+      if (fieldErrors.length) throw errors.invalidInput(fieldErrors);
+      if ((await directory.environment(i.platformId)) !== "SANDBOX") throw errors.forbidden("Simulated funding is for sandbox platforms only");
+      const { done } = await precheck(i.platformId, i.transactionId);
+      if (done) return done;
+      return lockAndExecute(i.platformId, i.transactionId);
+    },
+
+    /** A QUOTE_PAYOUT outcome (rail-outcomes consumer, in its inbox transaction). */
+    async applyQuoteOutcome(trx: Trx, tx: TransactionRow, o: { status: QuoteOutcomeStatus; reason: string; at: Date }): Promise<void> {
+      const effect = quoteOutcomeEffect({ status: tx.status, refundStatus: tx.refund_status }, o.status, o.reason);
+      if (!effect) return;
+      const now = clock.now();
+      switch (effect.kind) {
+        case "complete": {
+          const updated = await updateTransaction(trx, tx.id, { status: "COMPLETED", settled_at: o.at, updated_at: now });
+          await emitTransactionChanged(trx, "OUTGOING_PAYMENT_COMPLETED", updated, now);
+          return;
+        }
+        case "fail-reverse": {
+          // Nothing left the platform: undo the execution entry, no refund.
+          await post(trx, tx, "QUOTE_REVERSAL", reversalPostings(await executionAccounts(trx, tx, now), amountsOf(tx)), now);
+          const updated = await updateTransaction(trx, tx.id, { status: "FAILED", failure_reason: effect.failureReason, failure_detail: o.reason || null, settled_at: null, updated_at: now });
+          await emitTransactionChanged(trx, "OUTGOING_PAYMENT_FAILED", updated, now);
+          return;
+        }
+        case "fail-refund": {
+          // The money is with the rail; it comes back (or not) with a later REFUND_* outcome.
+          const failed = await updateTransaction(trx, tx.id, {
+            status: "FAILED",
+            failure_reason: effect.failureReason,
+            failure_detail: o.reason || null,
+            settled_at: null,
+            refund_reference: newReference("RFD"),
+            refund_status: "PENDING",
+            refund_reason: o.reason || effect.failureReason,
+            refund_initiated_at: o.at,
+            refund_settled_at: null,
+            updated_at: now,
+          });
+          await emitTransactionChanged(trx, "OUTGOING_PAYMENT_FAILED", failed, now);
+          await emitTransactionChanged(trx, "OUTGOING_PAYMENT_REFUND_PENDING", failed, now);
+          return;
+        }
+        case "refund-complete": {
+          await post(trx, tx, "QUOTE_REFUND", reversalPostings(await executionAccounts(trx, tx, now), amountsOf(tx)), now);
+          const updated = await updateTransaction(trx, tx.id, { refund_status: "COMPLETED", refund_settled_at: o.at, updated_at: now });
+          await emitTransactionChanged(trx, "OUTGOING_PAYMENT_REFUND_COMPLETED", updated, now);
+          return;
+        }
+        case "refund-fail": {
+          // One new system account at most in this transaction, so no opposite-order wait.
+          const accounts = {
+            railClearing: await systemAccountId(trx, tx.platform_id, tx.currency, SYSTEM_TYPES.railClearing, now),
+            refundSuspense: await systemAccountId(trx, tx.platform_id, tx.currency, SYSTEM_TYPES.refundSuspense, now),
+          };
+          await post(trx, tx, "QUOTE_REFUND_SUSPENSE", suspensePostings(accounts, tx.amount), now);
+          const updated = await updateTransaction(trx, tx.id, { refund_status: "FAILED", updated_at: now });
+          await emitTransactionChanged(trx, "OUTGOING_PAYMENT_REFUND_FAILED", updated, now);
+          return;
+        }
+      }
+    },
+  };
+}
+
+export type Quotes = ReturnType<typeof createQuotes>;

@@ -1,0 +1,152 @@
+import { randomUUID } from "node:crypto";
+import { sql, type Kysely, type Selectable, type Transaction } from "kysely";
+import { newId } from "@corridor/kit";
+import type { AccountState } from "../domain/journal.js";
+import type { AccountsTable, LedgerDatabase, OwnerKind } from "./tables.js";
+
+export type Db = Kysely<LedgerDatabase> | Transaction<LedgerDatabase>;
+export type AccountRow = Selectable<AccountsTable>;
+
+export const SYSTEM_TYPES = {
+  railClearing: "RAIL_CLEARING",
+  sandboxFunding: "SANDBOX_FUNDING",
+  /** Per currency, the platform's side of every conversion: buys the sending, sells the receiving currency. */
+  fxPool: "FX_POOL",
+  /** Quote fees earned by the platform. */
+  feeRevenue: "FEE_REVENUE",
+  /** Money of a failed quote payout whose refund failed too: an operator settles it by hand. */
+  refundSuspense: "REFUND_SUSPENSE",
+} as const;
+
+export interface OpenAccountInput {
+  platformId: string;
+  ownerKind: OwnerKind;
+  customerId?: string;
+  type: string;
+  currency: string;
+  reference: string;
+  fundingInstructions: unknown[];
+  now: Date;
+}
+
+const ownerKey = (i: { ownerKind: OwnerKind; customerId?: string }) => (i.ownerKind === "CUSTOMER" ? i.customerId! : i.ownerKind);
+
+/** Opens the account unless the owner already has one of that type and currency; true when created. */
+export async function openAccount(db: Db, i: OpenAccountInput): Promise<boolean> {
+  const res = await db
+    .insertInto("accounts")
+    .values({
+      id: newId("InternalAccount"),
+      platform_id: i.platformId,
+      owner_kind: i.ownerKind,
+      owner_key: ownerKey(i),
+      customer_id: i.customerId ?? null,
+      type: i.type,
+      currency: i.currency,
+      reference: i.reference,
+      funding_instructions: JSON.stringify(i.fundingInstructions),
+      created_at: i.now,
+      updated_at: i.now,
+    })
+    .onConflict((oc) => oc.columns(["platform_id", "owner_key", "currency", "type"]).doNothing())
+    .returning("id")
+    .executeTakeFirst();
+  return res !== undefined;
+}
+
+/** The system account of a kind for (platform, currency), opened on first use. */
+export async function systemAccountId(db: Db, platformId: string, currency: string, type: string, now: Date): Promise<string> {
+  const find = () =>
+    db
+      .selectFrom("accounts")
+      .select("id")
+      .where("platform_id", "=", platformId)
+      .where("owner_key", "=", "SYSTEM")
+      .where("currency", "=", currency)
+      .where("type", "=", type)
+      .executeTakeFirst();
+  const existing = await find();
+  if (existing) return existing.id;
+  await openAccount(db, {
+    platformId,
+    ownerKind: "SYSTEM",
+    type,
+    currency,
+    // Random like every reference: two transactions opening it at once then meet only on the
+    // owner key (and one of them does nothing), never on the reference.
+    reference: `SYS-${randomUUID()}`,
+    fundingInstructions: [],
+    now,
+  });
+  return (await find())!.id;
+}
+
+export async function getAccount(db: Db, platformId: string, id: string): Promise<AccountRow | undefined> {
+  return db.selectFrom("accounts").selectAll().where("platform_id", "=", platformId).where("id", "=", id).executeTakeFirst();
+}
+
+/**
+ * Locks the accounts (FOR UPDATE) one by one in id order. Every money transaction locks all the
+ * accounts it touches through here before changing any, so two transactions never wait on each
+ * other in opposite orders.
+ */
+export async function lockAccounts(trx: Transaction<LedgerDatabase>, platformId: string, ids: string[]): Promise<Map<string, AccountRow>> {
+  const out = new Map<string, AccountRow>();
+  for (const id of [...new Set(ids)].sort()) {
+    const row = await trx
+      .selectFrom("accounts")
+      .selectAll()
+      .where("platform_id", "=", platformId)
+      .where("id", "=", id)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!row) throw new Error(`account ${id} vanished`);
+    out.set(id, row);
+  }
+  return out;
+}
+
+export const stateOf = (r: AccountRow): AccountState => ({
+  id: r.id,
+  currency: r.currency,
+  system: r.owner_kind === "SYSTEM",
+  balance: r.balance,
+  held: r.held,
+});
+
+export async function setBalances(trx: Transaction<LedgerDatabase>, id: string, v: { balance?: bigint; held?: bigint }, now: Date) {
+  await trx
+    .updateTable("accounts")
+    .set({ ...(v.balance !== undefined ? { balance: v.balance } : {}), ...(v.held !== undefined ? { held: v.held } : {}), updated_at: now })
+    .where("id", "=", id)
+    .execute();
+}
+
+export interface InternalAccountFilter {
+  platformId: string;
+  ownerKind: "CUSTOMER" | "PLATFORM";
+  customerId?: string;
+  currency?: string;
+  type?: string;
+}
+
+function filtered(db: Db, f: InternalAccountFilter) {
+  let q = db.selectFrom("accounts").where("platform_id", "=", f.platformId).where("owner_kind", "=", f.ownerKind);
+  if (f.customerId) q = q.where("customer_id", "=", f.customerId);
+  if (f.currency) q = q.where("currency", "=", f.currency);
+  if (f.type) q = q.where("type", "=", f.type);
+  return q;
+}
+
+/** Oldest first, keyset on (created_at, id). */
+export async function listAccounts(db: Db, f: InternalAccountFilter, page: { limit: number; after?: { k: string; id: string } }) {
+  let q = filtered(db, f).selectAll();
+  if (page.after) {
+    const at = new Date(page.after.k);
+    const id = page.after.id;
+    q = q.where((eb) => eb.or([eb("created_at", ">", at), eb.and([eb("created_at", "=", at), eb("id", ">", id)])]));
+  }
+  const rows = await q.orderBy("created_at", "asc").orderBy("id", "asc").limit(page.limit + 1).execute();
+  const total = await filtered(db, f).select(sql<string>`count(*)`.as("n")).executeTakeFirstOrThrow();
+  return { rows, total: Number(total.n) };
+}

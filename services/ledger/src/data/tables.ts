@@ -1,0 +1,142 @@
+import type { ColumnType, Generated } from "kysely";
+import type { KitTables } from "@corridor/kit";
+
+type Json<T> = ColumnType<T, string, string>;
+type Created = ColumnType<Date, Date, never>;
+
+export interface PlatformsTable {
+  id: string;
+  environment: string;
+  supported_currencies: Json<string[]>;
+  updated_at: Date;
+}
+
+export interface CustomersTable {
+  id: string;
+  platform_id: string;
+  platform_customer_id: string;
+  currencies: Json<string[]>;
+  is_deleted: boolean;
+  updated_at: Date;
+}
+
+export type OwnerKind = "CUSTOMER" | "PLATFORM" | "SYSTEM";
+
+export interface AccountsTable {
+  id: string;
+  platform_id: string;
+  owner_kind: OwnerKind;
+  owner_key: string;
+  customer_id: string | null;
+  type: string;
+  currency: string;
+  balance: ColumnType<bigint, bigint | undefined, bigint>;
+  held: ColumnType<bigint, bigint | undefined, bigint>;
+  reference: string;
+  funding_instructions: Json<unknown[]>;
+  created_at: Created;
+  updated_at: Date;
+}
+
+export interface JournalEntriesTable {
+  id: string;
+  platform_id: string;
+  transaction_id: string | null;
+  kind: string;
+  created_at: Created;
+}
+
+export interface PostingsTable {
+  id: Generated<bigint>;
+  entry_id: string;
+  platform_id: string;
+  account_id: string;
+  currency: string;
+  amount: bigint;
+}
+
+export interface HoldsTable {
+  id: Generated<bigint>;
+  platform_id: string;
+  account_id: string;
+  transaction_id: string;
+  amount: bigint;
+  status: "ACTIVE" | "RELEASED" | "CAPTURED";
+  created_at: Created;
+  updated_at: Date;
+}
+
+export interface ExternalAccountsTable {
+  id: string;
+  platform_id: string;
+  owner_kind: "CUSTOMER" | "PLATFORM";
+  customer_id: string | null;
+  currency: string;
+  account_type: string;
+  account_info: Json<Record<string, unknown>>;
+  platform_account_id: string;
+  default_uma_deposit_account: boolean;
+  status: string;
+  beneficiary_verification_status: string;
+  beneficiary_verified_data: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  created_at: Created;
+  updated_at: Date;
+  deleted_at: Date | null;
+}
+
+export interface TransactionsTable {
+  id: string;
+  platform_id: string;
+  type: "INCOMING" | "OUTGOING";
+  status: string;
+  source_account_id: string;
+  destination_account_id: string;
+  /** The internal account money leaves or enters; null for a real-time-funded quote. */
+  internal_account_id: string | null;
+  /** null for a UMA destination. */
+  external_account_id: string | null;
+  customer_id: string | null;
+  platform_customer_id: string | null;
+  amount: bigint;
+  currency: string;
+  reference: string;
+  description: string;
+  agent_id: string | null;
+  failure_reason: string | null;
+  failure_detail: string | null;
+  settled_at: Date | null;
+  created_at: Created;
+  updated_at: Date;
+  // ---- quote transactions (null for transfers) ----
+  source_type: ColumnType<string, string | undefined, string>;
+  destination_type: ColumnType<string, string | undefined, string>;
+  payment_rail: ColumnType<string | null, string | null | undefined, string | null>;
+  uma_address: ColumnType<string | null, string | null | undefined, string | null>;
+  quote_id: ColumnType<string | null, string | null | undefined, string | null>;
+  sent_amount: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
+  sent_currency: ColumnType<string | null, string | null | undefined, string | null>;
+  fees: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
+  exchange_rate: ColumnType<string | null, string | null | undefined, string | null>;
+  rate_details: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  counterparty_information: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
+  expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  executed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  refund_reference: ColumnType<string | null, string | null | undefined, string | null>;
+  refund_status: ColumnType<"PENDING" | "COMPLETED" | "FAILED" | null, "PENDING" | "COMPLETED" | "FAILED" | null | undefined, "PENDING" | "COMPLETED" | "FAILED" | null>;
+  refund_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  refund_initiated_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  refund_settled_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** Incoming UMA payments: receiver data given with the platform's approval (jsonb map of strings). */
+  receiver_customer_info: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
+}
+
+export interface LedgerDatabase extends KitTables {
+  platforms: PlatformsTable;
+  customers: CustomersTable;
+  accounts: AccountsTable;
+  journal_entries: JournalEntriesTable;
+  postings: PostingsTable;
+  holds: HoldsTable;
+  external_accounts: ExternalAccountsTable;
+  transactions: TransactionsTable;
+}

@@ -1,0 +1,85 @@
+import { sql, type Insertable, type Selectable } from "kysely";
+import type { Db } from "./accounts.js";
+import type { TransactionsTable } from "./tables.js";
+
+export type TransactionRow = Selectable<TransactionsTable>;
+
+export async function insertTransaction(db: Db, row: Insertable<TransactionsTable>): Promise<TransactionRow> {
+  return db.insertInto("transactions").values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function getTransaction(db: Db, platformId: string, id: string, forUpdate = false): Promise<TransactionRow | undefined> {
+  let q = db.selectFrom("transactions").selectAll().where("platform_id", "=", platformId).where("id", "=", id);
+  if (forUpdate) q = q.forUpdate();
+  return q.executeTakeFirst();
+}
+
+export async function updateTransaction(
+  db: Db,
+  id: string,
+  set: Partial<
+    Pick<
+      TransactionRow,
+      | "status"
+      | "failure_reason"
+      | "failure_detail"
+      | "settled_at"
+      | "updated_at"
+      | "executed_at"
+      | "refund_reference"
+      | "refund_status"
+      | "refund_reason"
+      | "refund_initiated_at"
+      | "refund_settled_at"
+      | "destination_account_id"
+    >
+  > & { /** JSON text of a map of strings. */ receiver_customer_info?: string | null },
+): Promise<TransactionRow> {
+  return db.updateTable("transactions").set(set).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findQuoteTransaction(db: Db, platformId: string, quoteId: string): Promise<TransactionRow | undefined> {
+  return db.selectFrom("transactions").selectAll().where("platform_id", "=", platformId).where("quote_id", "=", quoteId).executeTakeFirst();
+}
+
+export interface TransactionFilter {
+  platformId: string;
+  customerId?: string;
+  platformCustomerId?: string;
+  status?: string;
+  type?: string;
+  createdFrom?: Date;
+  createdTo?: Date;
+  reference?: string;
+}
+
+function filtered(db: Db, f: TransactionFilter) {
+  let q = db.selectFrom("transactions").where("platform_id", "=", f.platformId);
+  if (f.customerId) q = q.where("customer_id", "=", f.customerId);
+  if (f.platformCustomerId) q = q.where("platform_customer_id", "=", f.platformCustomerId);
+  if (f.status) q = q.where("status", "=", f.status);
+  if (f.type) q = q.where("type", "=", f.type as "INCOMING" | "OUTGOING");
+  if (f.createdFrom) q = q.where("created_at", ">=", f.createdFrom);
+  if (f.createdTo) q = q.where("created_at", "<=", f.createdTo);
+  if (f.reference) q = q.where("reference", "=", f.reference);
+  return q;
+}
+
+/** Keyset on (created_at, id) in either direction. */
+export async function listTransactions(
+  db: Db,
+  f: TransactionFilter,
+  page: { limit: number; ascending: boolean; after?: { k: string; id: string } },
+) {
+  let q = filtered(db, f).selectAll();
+  if (page.after) {
+    const at = new Date(page.after.k);
+    const id = page.after.id;
+    const op = page.ascending ? ">" : "<";
+    q = q.where((eb) => eb.or([eb("created_at", op, at), eb.and([eb("created_at", "=", at), eb("id", op, id)])]));
+  }
+  const dir = page.ascending ? "asc" : "desc";
+  const rows = await q.orderBy("created_at", dir).orderBy("id", dir).limit(page.limit + 1).execute();
+  const total = await filtered(db, f).select(sql<string>`count(*)`.as("n")).executeTakeFirstOrThrow();
+  return { rows, total: Number(total.n) };
+}

@@ -1,0 +1,77 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { topics, type ConsumerDefinition } from "@corridor/kit";
+import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
+import { PlatformEventSchema } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
+import { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
+import { RailOutcomeSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
+import type { Ledger } from "../app/ledger.js";
+import type { QuoteOutcomeStatus } from "../domain/quotes.js";
+import type { RailStatus } from "../domain/transactions.js";
+
+// RETURNED and REFUND_* come only for QUOTE_PAYOUT instructions.
+const RAIL_STATUSES: ReadonlySet<string> = new Set(["PROCESSING", "COMPLETED", "FAILED", "REJECTED", "RETURNED", "REFUND_COMPLETED", "REFUND_FAILED"]);
+
+/** The ledger's consumers; the host runs each once per event id (kit inbox). */
+export function ledgerConsumers(ledger: Ledger): ConsumerDefinition<any>[] {
+  const platforms: ConsumerDefinition<typeof PlatformEventSchema> = {
+    name: "platform-accounts",
+    topic: topics.platforms,
+    schema: PlatformEventSchema,
+    eventId: (e) => e.eventId,
+    async handle(e, trx) {
+      const at = e.occurredAt ? timestampDate(e.occurredAt) : new Date();
+      if (e.payload.case === "platformCreated") {
+        const env = e.payload.value.platform?.environment;
+        await ledger.onPlatform(trx, {
+          platformId: e.platformId,
+          environment: env === Environment.PRODUCTION ? "PRODUCTION" : env === Environment.SANDBOX ? "SANDBOX" : undefined,
+          currencies: e.payload.value.config?.supportedCurrencies.map((c) => c.currencyCode) ?? [],
+          at,
+        });
+      } else if (e.payload.case === "configUpdated") {
+        await ledger.onPlatform(trx, { platformId: e.platformId, currencies: e.payload.value.config?.supportedCurrencies.map((c) => c.currencyCode) ?? [], at });
+      }
+    },
+  };
+
+  const customers: ConsumerDefinition<typeof CustomerEventSchema> = {
+    name: "customer-accounts",
+    topic: topics.customers,
+    schema: CustomerEventSchema,
+    eventId: (e) => e.eventId,
+    async handle(e, trx) {
+      const p = e.payload;
+      // Only these carry the summary (currencies); status changes etc. are not the ledger's concern.
+      if (p.case !== "customerCreated" && p.case !== "customerUpdated" && p.case !== "customerDeleted") return;
+      const c = p.value.customer;
+      if (!c) return;
+      await ledger.onCustomer(trx, {
+        platformId: e.platformId || c.platformId,
+        customerId: c.customerId,
+        platformCustomerId: c.platformCustomerId,
+        currencies: [...c.currencies],
+        isDeleted: c.isDeleted || e.payload.case === "customerDeleted",
+        at: e.occurredAt ? timestampDate(e.occurredAt) : new Date(),
+      });
+    },
+  };
+
+  const outcomes: ConsumerDefinition<typeof RailOutcomeSchema> = {
+    name: "rail-outcomes",
+    topic: topics.railOutcomes,
+    schema: RailOutcomeSchema,
+    eventId: (e) => e.eventId,
+    async handle(e, trx) {
+      if (!RAIL_STATUSES.has(e.status)) return;
+      await ledger.applyRailOutcome(trx, {
+        platformId: e.platformId,
+        transactionId: e.transactionId,
+        status: e.status as RailStatus | QuoteOutcomeStatus,
+        reason: e.reason,
+        at: e.occurredAt ? timestampDate(e.occurredAt) : new Date(),
+      });
+    },
+  };
+
+  return [platforms, customers, outcomes];
+}

@@ -1,0 +1,109 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { enqueueEvent, newId, topics } from "@corridor/kit";
+import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
+import { RailInstructionSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
+import type { Transaction } from "kysely";
+import type { AccountRow } from "../data/accounts.js";
+import type { ExternalAccountRow } from "../data/external-accounts.js";
+import type { TransactionRow } from "../data/transactions.js";
+import { internalAccountToPb, transactionToPb } from "../handlers/mappers.js";
+
+/**
+ * Producer of corridor.ledger.v1 (LedgerEvent) and corridor.rails.v1 (RailInstruction). Always
+ * inside the money transaction: the events exist if and only if the change committed.
+ */
+export async function emitTransactionChanged(trx: Transaction<any>, eventType: string, tx: TransactionRow, at: Date): Promise<void> {
+  const eventId = newId("Event");
+  await enqueueEvent(trx, {
+    topic: topics.ledger,
+    key: tx.id,
+    eventId,
+    eventType,
+    schema: LedgerEventSchema,
+    message: create(LedgerEventSchema, {
+      eventId,
+      occurredAt: timestampFromDate(at),
+      platformId: tx.platform_id,
+      eventType,
+      payload: { case: "transactionChanged", value: { transaction: transactionToPb(tx) } },
+    }),
+  });
+}
+
+export async function emitBalanceUpdated(trx: Transaction<any>, account: AccountRow, at: Date): Promise<void> {
+  if (account.owner_kind === "SYSTEM") return;
+  const eventId = newId("Event");
+  const eventType = "INTERNAL_ACCOUNT_BALANCE_UPDATED";
+  await enqueueEvent(trx, {
+    topic: topics.ledger,
+    key: account.id,
+    eventId,
+    eventType,
+    schema: LedgerEventSchema,
+    message: create(LedgerEventSchema, {
+      eventId,
+      occurredAt: timestampFromDate(at),
+      platformId: account.platform_id,
+      eventType,
+      payload: { case: "balanceUpdated", value: { account: internalAccountToPb(account) } },
+    }),
+  });
+}
+
+export async function emitRailInstruction(
+  trx: Transaction<any>,
+  tx: TransactionRow,
+  external: ExternalAccountRow,
+  at: Date,
+): Promise<void> {
+  const eventId = newId("Event");
+  const direction = tx.type === "OUTGOING" ? "PAYOUT" : "PULL";
+  await enqueueEvent(trx, {
+    topic: topics.rails,
+    key: tx.id,
+    eventId,
+    eventType: `RAIL_${direction}`,
+    schema: RailInstructionSchema,
+    message: create(RailInstructionSchema, {
+      eventId,
+      occurredAt: timestampFromDate(at),
+      platformId: tx.platform_id,
+      transactionId: tx.id,
+      direction,
+      amount: tx.amount,
+      currency: tx.currency,
+      externalAccountId: external.id,
+      accountInfo: external.account_info as never,
+      reference: tx.reference,
+      kind: "TRANSFER",
+    }),
+  });
+}
+
+/** The payout of an executed quote: the receiving amount and currency, to the external account or UMA address. */
+export async function emitQuotePayout(trx: Transaction<any>, tx: TransactionRow, external: ExternalAccountRow | undefined, at: Date): Promise<void> {
+  const eventId = newId("Event");
+  await enqueueEvent(trx, {
+    topic: topics.rails,
+    key: tx.id,
+    eventId,
+    eventType: "RAIL_QUOTE_PAYOUT",
+    schema: RailInstructionSchema,
+    message: create(RailInstructionSchema, {
+      eventId,
+      occurredAt: timestampFromDate(at),
+      platformId: tx.platform_id,
+      transactionId: tx.id,
+      direction: "PAYOUT",
+      kind: "QUOTE_PAYOUT",
+      amount: tx.amount,
+      currency: tx.currency,
+      externalAccountId: external?.id ?? "",
+      accountInfo: external ? (external.account_info as never) : undefined,
+      umaAddress: tx.uma_address ?? "",
+      paymentRail: tx.payment_rail ?? "",
+      reference: tx.reference,
+    }),
+  });
+}

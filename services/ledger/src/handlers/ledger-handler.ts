@@ -1,0 +1,180 @@
+
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { errors } from "@corridor/kit";
+import { create } from "@bufbuild/protobuf";
+import { PageInfoSchema, type PageInfo } from "@corridor/proto/corridor/common/v1/paging_pb.js";
+import { LedgerService, type TransferSpec } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
+import type { Ledger, TransferInput } from "../app/ledger.js";
+import { externalAccountToPb, internalAccountToPb, transactionToPb } from "./mappers.js";
+
+/** LedgerService: maps each RPC onto the use cases and back. */
+
+const owner = (o: string): "CUSTOMER" | "PLATFORM" => {
+  if (o === "CUSTOMER" || o === "PLATFORM") return o;
+  throw errors.invalidInput([{ field: "owner", reason: "must be CUSTOMER or PLATFORM" }]);
+};
+
+const pageInfo = (p: { hasMore: boolean; nextCursor?: string; totalCount: number }): PageInfo =>
+  create(PageInfoSchema, { hasMore: p.hasMore, nextCursor: p.nextCursor ?? "", totalCount: BigInt(p.totalCount) });
+
+const orUndefined = (s: string) => (s === "" ? undefined : s);
+
+function transferInput(platformSpec: TransferSpec | undefined): TransferInput {
+  const t = platformSpec;
+  if (!t) throw errors.invalidInput([{ field: "transfer", reason: "is required" }]);
+  return {
+    platformId: t.platformId,
+    sourceAccountId: t.sourceAccountId,
+    destinationAccountId: t.destinationAccountId,
+    amount: t.amount,
+    idempotencyKey: t.idempotencyKey,
+    description: t.description,
+    agentId: t.agentId,
+    customerId: t.customerId,
+  };
+}
+
+export function createLedgerHandler({ ledger }: { ledger: Ledger }): ServiceImpl<typeof LedgerService> {
+  return {
+    async listInternalAccounts(req) {
+      const page = await ledger.listInternalAccounts(
+        { platformId: req.platformId, ownerKind: owner(req.owner), customerId: orUndefined(req.customerId), currency: orUndefined(req.currency), type: orUndefined(req.type) },
+        { limit: req.page?.limit, cursor: orUndefined(req.page?.cursor ?? "") },
+      );
+      return { accounts: page.data.map(internalAccountToPb), pageInfo: pageInfo(page) };
+    },
+
+    async getInternalAccount(req) {
+      return { account: internalAccountToPb(await ledger.getInternalAccount(req.platformId, req.accountId)) };
+    },
+
+    async createExternalAccount(req) {
+      const row = await ledger.createExternalAccount({
+        platformId: req.platformId,
+        ownerKind: owner(req.owner),
+        customerId: req.customerId,
+        currency: req.currency,
+        accountInfo: req.accountInfo,
+        platformAccountId: req.platformAccountId,
+        defaultUmaDepositAccount: req.defaultUmaDepositAccount,
+      });
+      return { account: externalAccountToPb(row) };
+    },
+
+    async listExternalAccounts(req) {
+      const page = await ledger.listExternalAccounts(
+        { platformId: req.platformId, ownerKind: owner(req.owner), customerId: orUndefined(req.customerId), currency: orUndefined(req.currency) },
+        { limit: req.page?.limit, cursor: orUndefined(req.page?.cursor ?? "") },
+      );
+      return { accounts: page.data.map(externalAccountToPb), pageInfo: pageInfo(page) };
+    },
+
+    async getExternalAccount(req) {
+      const row = await ledger.getExternalAccount({ platformId: req.platformId, ownerKind: owner(req.owner), customerId: orUndefined(req.customerId) }, req.accountId);
+      return { account: externalAccountToPb(row) };
+    },
+
+    async deleteExternalAccount(req) {
+      const row = await ledger.deleteExternalAccount({ platformId: req.platformId, ownerKind: owner(req.owner), customerId: orUndefined(req.customerId) }, req.accountId);
+      return { account: externalAccountToPb(row) };
+    },
+
+    async transferIn(req) {
+      const r = await ledger.transferIn(transferInput(req.transfer));
+      return { result: { transaction: r.value, replayed: r.replayed, httpStatus: r.status } };
+    },
+
+    async transferOut(req) {
+      const r = await ledger.transferOut(transferInput(req.transfer));
+      return { result: { transaction: r.value, replayed: r.replayed, httpStatus: r.status } };
+    },
+
+    async listTransactions(req) {
+      const page = await ledger.listTransactions(
+        {
+          platformId: req.platformId,
+          customerId: orUndefined(req.customerId),
+          platformCustomerId: orUndefined(req.platformCustomerId),
+          status: orUndefined(req.status),
+          type: orUndefined(req.type),
+          createdFrom: req.created?.after ? timestampDate(req.created.after) : undefined,
+          createdTo: req.created?.before ? timestampDate(req.created.before) : undefined,
+          reference: orUndefined(req.reference),
+        },
+        { limit: req.page?.limit, cursor: orUndefined(req.page?.cursor ?? ""), ascending: req.ascending },
+      );
+      return { transactions: page.data.map((r) => transactionToPb(r)), pageInfo: pageInfo(page) };
+    },
+
+    async getTransaction(req) {
+      return { transaction: transactionToPb(await ledger.getTransaction(req.platformId, req.transactionId, orUndefined(req.customerId))) };
+    },
+
+    async createQuoteTransaction(req) {
+      const row = await ledger.createQuoteTransaction({
+        platformId: req.platformId,
+        quoteId: req.quoteId,
+        customerId: req.customerId,
+        source: { type: req.source?.type ?? "", accountId: req.source?.accountId ?? "" },
+        destination: {
+          type: req.destination?.type ?? "",
+          accountId: req.destination?.accountId ?? "",
+          paymentRail: req.destination?.paymentRail ?? "",
+          umaAddress: req.destination?.umaAddress ?? "",
+        },
+        sendingCurrency: req.sendingCurrency,
+        totalSendingAmount: req.totalSendingAmount,
+        receivingCurrency: req.receivingCurrency,
+        totalReceivingAmount: req.totalReceivingAmount,
+        feesIncluded: req.feesIncluded,
+        exchangeRate: req.exchangeRate,
+        rateDetails: req.rateDetails as Record<string, unknown> | undefined,
+        description: req.description,
+        counterpartyInformation: { ...req.counterpartyInformation },
+        expiresAt: req.expiresAt ? timestampDate(req.expiresAt) : undefined,
+        agentId: req.agentId,
+      });
+      return { transaction: transactionToPb(row) };
+    },
+
+    async createIncomingUmaPayment(req) {
+      const r = await ledger.createIncomingUmaPayment({
+        platformId: req.platformId,
+        customerId: req.customerId,
+        senderUmaAddress: req.senderUmaAddress,
+        receiverUmaAddress: req.receiverUmaAddress,
+        currency: req.currency,
+        amount: req.amount,
+        idempotencyKey: req.idempotencyKey,
+      });
+      return { transaction: r.value, replayed: r.replayed };
+    },
+
+    async resolveIncomingPayment(req) {
+      const r = await ledger.resolveIncomingPayment({ platformId: req.platformId, transactionId: req.transactionId, decision: req.decision, failureReason: req.failureReason, detail: req.detail, receiverCustomerInfo: req.receiverCustomerInfo });
+      return { transaction: transactionToPb(r.tx), changed: r.changed };
+    },
+
+    async expireQuoteTransaction(req) {
+      const r = await ledger.expireQuoteTransaction(req.platformId, req.transactionId);
+      return { transaction: transactionToPb(r.tx), expired: r.expired };
+    },
+
+    async executeQuoteTransaction(req) {
+      const r = await ledger.executeQuoteTransaction(req.platformId, req.transactionId);
+      return { transaction: transactionToPb(r.tx), alreadyExecuted: r.alreadyExecuted };
+    },
+
+    async recordQuoteFunding(req) {
+      const r = await ledger.recordQuoteFunding({ platformId: req.platformId, transactionId: req.transactionId, currencyCode: req.currencyCode, amount: req.amount });
+      return { transaction: transactionToPb(r.tx), alreadyExecuted: r.alreadyExecuted };
+    },
+
+    async fundInternalAccount(req) {
+      const r = await ledger.fund({ platformId: req.platformId, accountId: req.accountId, amount: req.amount, idempotencyKey: req.idempotencyKey });
+      return { account: r.value, replayed: r.replayed };
+    },
+  };
+}
+

@@ -1,0 +1,212 @@
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
+import {
+  ManualClock,
+  appErrorInterceptor,
+  errors,
+  migrateSchema,
+  newId,
+  sql,
+  toConnectError,
+  topics,
+  type ConsumerDefinition,
+  type DatabaseHandle,
+} from "@corridor/kit";
+import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
+import { PlatformEventSchema } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
+import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
+import { PublicErrorSchema, type PublicError } from "@corridor/proto/corridor/common/v1/error_pb.js";
+import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
+import { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
+import { LedgerEventSchema, type LedgerEvent } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
+import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
+import { RailInstructionSchema, RailOutcomeSchema, type RailInstruction } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
+import { register } from "tsx/esm/api";
+import { expect } from "vitest";
+import { buildLedger, connectDirectory, service } from "../src/server.js";
+import { openTestDatabase } from "@corridor/kit/testing";
+export { openTestDatabase };
+
+let tsxRegistered = false;
+
+export interface FakeCustomer {
+  platformId: string;
+  platformCustomerId: string;
+  verificationStatus: string;
+  currencies: string[];
+}
+
+export interface LedgerHarness {
+  db: DatabaseHandle;
+  clock: ManualClock;
+  ledger: Client<typeof LedgerService>;
+  environments: Map<string, Environment>;
+  customers: Map<string, FakeCustomer>;
+  newPlatform(opts?: { environment?: Environment; currencies?: string[] }): Promise<string>;
+  newCustomer(platformId: string, opts?: { status?: string; currencies?: string[] }): Promise<string>;
+  /** Runs a consumer as the host does: in a transaction, once per event id. */
+  deliver(consumer: string, message: unknown): Promise<void>;
+  /** Rail instructions in the outbox, oldest first. */
+  railInstructions(): Promise<RailInstruction[]>;
+  ledgerEvents(): Promise<LedgerEvent[]>;
+  /** Delivers a rail outcome for a transaction. */
+  outcome(platformId: string, transactionId: string, status: string, reason?: string, eventId?: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startLedgerHarness(): Promise<LedgerHarness> {
+  if (!tsxRegistered) {
+    register();
+    tsxRegistered = true;
+  }
+  const { db, drop } = await openTestDatabase();
+  await migrateSchema(db, service.schema, service.migrationsDir);
+  const clock = new ManualClock("2026-01-01T00:00:00.000Z");
+  const environments = new Map<string, Environment>();
+  const customers = new Map<string, FakeCustomer>();
+
+  // Fakes of the services the ledger asks, as real Connect services over in-memory transports.
+  const authSessions = createRouterTransport((router) =>
+    router.service(AuthSessionsService, {
+      async getPlatform(req: { platformId: string }) {
+        const env = environments.get(req.platformId);
+        if (env === undefined) throw toConnectError(errors.notFound("Platform", req.platformId));
+        return { platform: { id: req.platformId, name: "p", environment: env } };
+      },
+    } as never),
+  );
+  const customersKyc = createRouterTransport((router) =>
+    router.service(CustomersKycService, {
+      async getCustomerSummary(req: { platformId: string; customerId: string }) {
+        const c = customers.get(req.customerId);
+        if (!c || c.platformId !== req.platformId) throw toConnectError(errors.notFound("Customer", req.customerId));
+        return {
+          customer: {
+            customerId: req.customerId,
+            platformId: c.platformId,
+            platformCustomerId: c.platformCustomerId,
+            currencies: c.currencies,
+            verificationStatus: c.verificationStatus,
+            customerType: "INDIVIDUAL",
+          },
+        };
+      },
+    } as never),
+  );
+  const built = buildLedger({ db, clock, directory: connectDirectory({ authSessions, customersKyc }) });
+  const transport = createRouterTransport((router) => built.routes(router), { router: { interceptors: [appErrorInterceptor] } });
+  const ledger = createClient(LedgerService, transport);
+  const schemaDb = db.forSchema<any>(service.schema);
+
+  const deliver = async (name: string, message: unknown) => {
+    const def = built.consumers.find((c) => c.name === name) as ConsumerDefinition<any>;
+    const eventId = def.eventId(message as never);
+    await schemaDb.transaction().execute(async (trx) => {
+      const fresh = await trx
+        .insertInto("inbox")
+        .values({ consumer: name, event_id: eventId })
+        .onConflict((oc: any) => oc.columns(["consumer", "event_id"]).doNothing())
+        .returning("event_id")
+        .executeTakeFirst();
+      if (fresh) await def.handle(message as never, trx);
+    });
+  };
+
+  const outbox = async (topic: string) =>
+    (await schemaDb.selectFrom("outbox").select(["payload"]).where("topic", "=", topic).orderBy("id").execute()) as { payload: Uint8Array }[];
+
+  return {
+    db,
+    clock,
+    ledger,
+    environments,
+    customers,
+    async newPlatform(opts = {}) {
+      const platformId = newId("Platform");
+      environments.set(platformId, opts.environment ?? Environment.SANDBOX);
+      await deliver(
+        "platform-accounts",
+        create(PlatformEventSchema, {
+          eventId: newId("Event"),
+          occurredAt: timestampFromDate(clock.now()),
+          platformId,
+          payload: {
+            case: "platformCreated",
+            value: {
+              platform: { id: platformId, environment: opts.environment ?? Environment.SANDBOX },
+              config: { platformId, supportedCurrencies: (opts.currencies ?? ["USD"]).map((currencyCode) => ({ currencyCode })) },
+            },
+          },
+        }),
+      );
+      return platformId;
+    },
+    async newCustomer(platformId, opts = {}) {
+      const customerId = newId("Customer");
+      const c: FakeCustomer = {
+        platformId,
+        platformCustomerId: `pc-${customerId.slice(-6)}`,
+        verificationStatus: opts.status ?? "APPROVED",
+        currencies: opts.currencies ?? ["USD"],
+      };
+      customers.set(customerId, c);
+      await deliver(
+        "customer-accounts",
+        create(CustomerEventSchema, {
+          eventId: newId("Event"),
+          occurredAt: timestampFromDate(clock.now()),
+          platformId,
+          payload: { case: "customerCreated", value: { customer: { customerId, platformId, platformCustomerId: c.platformCustomerId, currencies: c.currencies, verificationStatus: c.verificationStatus } } },
+        }),
+      );
+      return customerId;
+    },
+    deliver,
+    async railInstructions() {
+      return (await outbox(topics.rails)).map((r) => fromBinary(RailInstructionSchema, r.payload));
+    },
+    async ledgerEvents() {
+      return (await outbox(topics.ledger)).map((r) => fromBinary(LedgerEventSchema, r.payload));
+    },
+    async outcome(platformId, transactionId, status, reason = "", eventId = newId("Event")) {
+      await deliver(
+        "rail-outcomes",
+        create(RailOutcomeSchema, { eventId, occurredAt: timestampFromDate(clock.now()), platformId, transactionId, status, reason }),
+      );
+    },
+    close: drop,
+  };
+}
+
+/** The public error a failed call carries. */
+export async function publicError(p: Promise<unknown>): Promise<PublicError> {
+  try {
+    await p;
+  } catch (err) {
+    const [detail] = ConnectError.from(err).findDetails(PublicErrorSchema);
+    if (detail) return detail;
+    throw err;
+  }
+  expect.unreachable("the call succeeded");
+  throw new Error("unreachable");
+}
+
+export { Code };
+
+export const usdInfo = (accountNumber = "123456789000", extra: Record<string, unknown> = {}) => ({
+  accountType: "USD_ACCOUNT",
+  accountNumber,
+  routingNumber: "021000021",
+  bankAccountType: "CHECKING",
+  beneficiary: { beneficiaryType: "INDIVIDUAL", fullName: "Ada Lovelace" },
+  ...extra,
+});
+
+/** Sum of all balances per currency of a platform (system accounts included). */
+export async function balanceSums(db: DatabaseHandle, platformId?: string): Promise<Map<string, bigint>> {
+  let q = db.forSchema<any>(service.schema).selectFrom("accounts").select(["currency", sql<string>`sum(balance)`.as("s")]).groupBy("currency");
+  if (platformId) q = q.where("platform_id", "=", platformId);
+  const rows = (await q.execute()) as { currency: string; s: string | bigint }[];
+  return new Map(rows.map((r) => [r.currency, BigInt(r.s)]));
+}

@@ -1,0 +1,257 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { newId } from "@corridor/kit";
+import { PlatformEventSchema } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
+import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { balanceSums, publicError, startLedgerHarness, usdInfo, type LedgerHarness } from "./harness.js";
+
+describe("ledger service", () => {
+  let h: LedgerHarness;
+  beforeAll(async () => {
+    h = await startLedgerHarness();
+  });
+  afterAll(async () => h?.close());
+
+  const platformAccounts = async (platformId: string, currency = "") =>
+    (await h.ledger.listInternalAccounts({ platformId, owner: "PLATFORM", currency })).accounts;
+
+  async function setup(currencies = ["USD"]) {
+    const platformId = await h.newPlatform({ currencies });
+    const [account] = await platformAccounts(platformId, "USD");
+    const ext = (await h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo() })).account!;
+    return { platformId, account: account!, ext };
+  }
+
+  const out = (platformId: string, source: string, destination: string, amount: bigint, idempotencyKey = "") =>
+    h.ledger.transferOut({ transfer: { platformId, sourceAccountId: source, destinationAccountId: destination, amount, idempotencyKey } });
+
+  describe("accounts opened by events", () => {
+    it("opens one platform account per supported currency, and only the missing ones on a config update", async () => {
+      const platformId = await h.newPlatform({ currencies: ["USD", "USDC"] });
+      const accounts = await platformAccounts(platformId);
+      expect(accounts.map((a) => [a.currency?.code, a.type]).sort()).toEqual([
+        ["USD", "INTERNAL_FIAT"],
+        ["USDC", "INTERNAL_CRYPTO"],
+      ]);
+      const usd = accounts.find((a) => a.currency?.code === "USD")!;
+      expect(usd.fundingPaymentInstructions[0]?.accountOrWalletInfo).toMatchObject({ accountType: "USD_ACCOUNT", routingNumber: expect.any(String), reference: expect.any(String) });
+      expect(usd.fundingPaymentInstructions[0]?.isPlatformAccount).toBe(true);
+      const usdc = accounts.find((a) => a.currency?.code === "USDC")!;
+      expect(usdc.fundingPaymentInstructions[0]?.accountOrWalletInfo).toMatchObject({ accountType: "SPARK_WALLET", address: expect.stringMatching(/^sp1/) });
+
+      const update = create(PlatformEventSchema, {
+        eventId: newId("Event"),
+        occurredAt: timestampFromDate(h.clock.now()),
+        platformId,
+        payload: { case: "configUpdated", value: { config: { platformId, supportedCurrencies: [{ currencyCode: "USD" }, { currencyCode: "EUR" }] } } },
+      });
+      await h.deliver("platform-accounts", update);
+      await h.deliver("platform-accounts", update); // a redelivery changes nothing
+      const after = await platformAccounts(platformId);
+      expect(after.map((a) => a.currency?.code).sort()).toEqual(["EUR", "USD", "USDC"]);
+      const refs = after.flatMap((a) => a.fundingPaymentInstructions.map((i) => (i.accountOrWalletInfo as any).reference ?? (i.accountOrWalletInfo as any).address));
+      expect(new Set(refs).size).toBe(refs.length);
+    });
+
+    it("opens a customer's account per enabled currency plus one USDC embedded wallet", async () => {
+      const platformId = await h.newPlatform();
+      const customerId = await h.newCustomer(platformId, { currencies: ["USD", "USDC"] });
+      const { accounts } = await h.ledger.listInternalAccounts({ platformId, owner: "CUSTOMER", customerId });
+      expect(accounts.map((a) => `${a.type}:${a.currency?.code}`).sort()).toEqual(["EMBEDDED_WALLET:USDC", "INTERNAL_CRYPTO:USDC", "INTERNAL_FIAT:USD"]);
+      expect(accounts.every((a) => a.customerId === customerId && a.fundingPaymentInstructions[0]?.isPlatformAccount === false)).toBe(true);
+      const wallets = await h.ledger.listInternalAccounts({ platformId, owner: "CUSTOMER", type: "EMBEDDED_WALLET" });
+      expect(wallets.accounts).toHaveLength(1);
+    });
+
+    it("never shows one platform's accounts to another", async () => {
+      const a = await setup();
+      const b = await h.newPlatform();
+      const err = await publicError(h.ledger.getInternalAccount({ platformId: b, accountId: a.account.id }));
+      expect(err.code).toBe("INTERNAL_ACCOUNT_NOT_FOUND");
+      const err2 = await publicError(out(b, a.account.id, a.ext.id, 1n));
+      expect(err2.httpStatus).toBe(404);
+    });
+  });
+
+  describe("external accounts", () => {
+    it("keeps at most one default UMA deposit account per customer, even when set concurrently", async () => {
+      const platformId = await h.newPlatform();
+      const customerId = await h.newCustomer(platformId);
+      const create = (n: number) =>
+        h.ledger.createExternalAccount({ platformId, owner: "CUSTOMER", customerId, currency: "USD", accountInfo: usdInfo(`55500${n}000`), defaultUmaDepositAccount: true });
+      const made = await Promise.all([1, 2, 3, 4].map(create));
+      const { accounts } = await h.ledger.listExternalAccounts({ platformId, owner: "CUSTOMER", customerId });
+      expect(accounts).toHaveLength(4);
+      expect(accounts.filter((a) => a.defaultUmaDepositAccount)).toHaveLength(1);
+      const last = await create(5);
+      const after = await h.ledger.listExternalAccounts({ platformId, owner: "CUSTOMER", customerId });
+      expect(after.accounts.filter((a) => a.defaultUmaDepositAccount).map((a) => a.id)).toEqual([last.account!.id]);
+      expect(made).toHaveLength(4);
+    });
+
+    it("answers 400 INVALID_ACCOUNT for beneficiary suffix 105 and stores nothing", async () => {
+      const platformId = await h.newPlatform();
+      const err = await publicError(h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo("123456105") }));
+      expect(err).toMatchObject({ httpStatus: 400, code: "INVALID_ACCOUNT" });
+      expect((await h.ledger.listExternalAccounts({ platformId, owner: "PLATFORM" })).accounts).toEqual([]);
+    });
+
+    it("answers 404 for a customer the customers service does not know", async () => {
+      const platformId = await h.newPlatform();
+      const err = await publicError(h.ledger.createExternalAccount({ platformId, owner: "CUSTOMER", customerId: "Customer:nope", currency: "USD", accountInfo: usdInfo() }));
+      expect(err.code).toBe("CUSTOMER_NOT_FOUND");
+    });
+  });
+
+  describe("sandbox funding", () => {
+    it("credits the account against the sandbox funding account so the currency still sums to zero", async () => {
+      const { platformId, account } = await setup();
+      const res = await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 5000n });
+      expect(res.account?.available).toBe(5000n);
+      expect((await balanceSums(h.db, platformId)).get("USD")).toBe(0n);
+    });
+
+    it("refuses amounts outside 1..100000000000 and production platforms", async () => {
+      const { platformId, account } = await setup();
+      expect((await publicError(h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 100_000_000_001n }))).code).toBe("INVALID_INPUT");
+      expect((await publicError(h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 0n }))).code).toBe("INVALID_INPUT");
+      const prod = await h.newPlatform({ environment: Environment.PRODUCTION });
+      const [acct] = await platformAccounts(prod);
+      expect((await publicError(h.ledger.fundInternalAccount({ platformId: prod, accountId: acct!.id, amount: 1n }))).httpStatus).toBe(403);
+    });
+  });
+
+  describe("transfer-out", () => {
+    it("holds the amount at once, then moves it to rail clearing when the rail completes", async () => {
+      const { platformId, account, ext } = await setup();
+      await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 10_000n });
+      const res = await out(platformId, account.id, ext.id, 4000n);
+      const tx = res.result!.transaction!;
+      expect(tx).toMatchObject({ status: "PENDING", type: "OUTGOING", amount: 4000n, reference: expect.stringMatching(/^TXN-/) });
+      let acct = (await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!;
+      expect([acct.balance, acct.held, acct.available]).toEqual([10_000n, 4000n, 6000n]);
+      const instr = (await h.railInstructions()).find((i) => i.transactionId === tx.id)!;
+      expect(instr).toMatchObject({ direction: "PAYOUT", amount: 4000n, currency: "USD", externalAccountId: ext.id });
+
+      await h.outcome(platformId, tx.id, "PROCESSING");
+      await h.outcome(platformId, tx.id, "COMPLETED");
+      await h.outcome(platformId, tx.id, "COMPLETED"); // a second report (new event id) changes nothing
+      acct = (await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!;
+      expect([acct.balance, acct.held, acct.available]).toEqual([6000n, 0n, 6000n]);
+      const done = (await h.ledger.getTransaction({ platformId, transactionId: tx.id })).transaction!;
+      expect(done.status).toBe("COMPLETED");
+      expect(done.settledAt).toBeDefined();
+      expect((await balanceSums(h.db, platformId)).get("USD")).toBe(0n);
+      const types = (await h.ledgerEvents()).filter((e) => e.payload.case === "transactionChanged" && e.payload.value.transaction?.id === tx.id).map((e) => e.eventType);
+      expect(types).toEqual(["OUTGOING_PAYMENT_PENDING", "OUTGOING_PAYMENT_PROCESSING", "OUTGOING_PAYMENT_COMPLETED"]);
+    });
+
+    it("releases the hold when the rail fails, and ignores outcomes after that", async () => {
+      const { platformId, account, ext } = await setup();
+      await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 1000n });
+      const tx = (await out(platformId, account.id, ext.id, 1000n)).result!.transaction!;
+      await h.outcome(platformId, tx.id, "REJECTED", "BANK_REJECTED");
+      await h.outcome(platformId, tx.id, "COMPLETED");
+      const acct = (await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!;
+      expect([acct.balance, acct.held]).toEqual([1000n, 0n]);
+      const t = (await h.ledger.getTransaction({ platformId, transactionId: tx.id })).transaction!;
+      expect(t).toMatchObject({ status: "REJECTED", failureReason: "OFFRAMP_FAILED", failureDetail: "BANK_REJECTED" });
+    });
+
+    it("answers 400 INSUFFICIENT_BALANCE beyond the available balance (holds count)", async () => {
+      const { platformId, account, ext } = await setup();
+      await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 1000n });
+      await out(platformId, account.id, ext.id, 600n);
+      const err = await publicError(out(platformId, account.id, ext.id, 500n));
+      expect(err).toMatchObject({ httpStatus: 400, code: "INSUFFICIENT_BALANCE" });
+    });
+
+    it("answers 400 CURRENCY_MISMATCH when the accounts' currencies differ", async () => {
+      const { platformId } = await setup(["USD", "EUR"]);
+      const [eur] = await platformAccounts(platformId, "EUR");
+      const ext = (await h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo("55554444") })).account!;
+      expect((await publicError(out(platformId, eur!.id, ext.id, 1n))).code).toBe("CURRENCY_MISMATCH");
+    });
+
+    it("answers 403 CUSTOMER_NOT_VERIFIED for a customer that is not APPROVED", async () => {
+      const platformId = await h.newPlatform();
+      const customerId = await h.newCustomer(platformId, { status: "PENDING" });
+      const [acct] = (await h.ledger.listInternalAccounts({ platformId, owner: "CUSTOMER", customerId, currency: "USD" })).accounts;
+      await h.ledger.fundInternalAccount({ platformId, accountId: acct!.id, amount: 100n });
+      const ext = (await h.ledger.createExternalAccount({ platformId, owner: "CUSTOMER", customerId, currency: "USD", accountInfo: usdInfo() })).account!;
+      const err = await publicError(out(platformId, acct!.id, ext.id, 10n));
+      expect(err).toMatchObject({ httpStatus: 403, code: "CUSTOMER_NOT_VERIFIED" });
+      h.customers.get(customerId)!.verificationStatus = "APPROVED";
+      const ok = await out(platformId, acct!.id, ext.id, 10n);
+      expect(ok.result?.transaction?.platformCustomerId).toBe(h.customers.get(customerId)!.platformCustomerId);
+    });
+
+    it("answers 501 NOT_IMPLEMENTED on production platforms (no rail connector)", async () => {
+      const platformId = await h.newPlatform({ environment: Environment.PRODUCTION });
+      const [acct] = await platformAccounts(platformId);
+      const ext = (await h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo() })).account!;
+      expect((await publicError(out(platformId, acct!.id, ext.id, 1n))).httpStatus).toBe(501);
+    });
+  });
+
+  describe("transfer-in", () => {
+    it("credits the internal account only when the pull completes", async () => {
+      const { platformId, account, ext } = await setup();
+      const tx = (await h.ledger.transferIn({ transfer: { platformId, sourceAccountId: ext.id, destinationAccountId: account.id, amount: 700n } })).result!.transaction!;
+      expect(tx).toMatchObject({ type: "INCOMING", status: "PENDING" });
+      expect((await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!.balance).toBe(0n);
+      await h.outcome(platformId, tx.id, "COMPLETED");
+      expect((await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!.balance).toBe(700n);
+      expect((await balanceSums(h.db, platformId)).get("USD")).toBe(0n);
+    });
+
+    it("refuses sources that cannot be pulled from, pointing at the funding instructions", async () => {
+      const { platformId } = await setup(["USD", "EUR"]);
+      const [eur] = await platformAccounts(platformId, "EUR");
+      const ext = (
+        await h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "EUR", accountInfo: { accountType: "EUR_ACCOUNT", iban: "DE89370400440532013000" } })
+      ).account!;
+      const err = await publicError(h.ledger.transferIn({ transfer: { platformId, sourceAccountId: ext.id, destinationAccountId: eur!.id, amount: 1n } }));
+      expect(err.code).toBe("TRANSFER_IN_NOT_SUPPORTED");
+      expect(err.message).toMatch(/fundingPaymentInstructions/);
+    });
+  });
+
+  describe("Idempotency-Key", () => {
+    it("replays the first answer for the same body and moves money once", async () => {
+      const { platformId, account, ext } = await setup();
+      await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 1000n });
+      const first = await out(platformId, account.id, ext.id, 100n, "k1");
+      const again = await out(platformId, account.id, ext.id, 100n, "k1");
+      expect(again.result?.replayed).toBe(true);
+      expect(again.result?.transaction?.id).toBe(first.result?.transaction?.id);
+      expect((await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!.available).toBe(900n);
+    });
+
+    it("answers 422 IDEMPOTENCY_KEY_REUSED for another body", async () => {
+      const { platformId, account, ext } = await setup();
+      await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 1000n });
+      await out(platformId, account.id, ext.id, 100n, "k2");
+      const err = await publicError(out(platformId, account.id, ext.id, 101n, "k2"));
+      expect(err).toMatchObject({ httpStatus: 422, code: "IDEMPOTENCY_KEY_REUSED" });
+    });
+
+    it("lets concurrent duplicates create one transaction (the others see 409 IN_USE or the replay)", async () => {
+      const { platformId, account, ext } = await setup();
+      await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 1000n });
+      const results = await Promise.allSettled(Array.from({ length: 8 }, () => out(platformId, account.id, ext.id, 100n, "k3")));
+      const ids = new Set(results.flatMap((r) => (r.status === "fulfilled" ? [r.value.result!.transaction!.id] : [])));
+      expect(ids.size).toBe(1);
+      for (const r of results) if (r.status === "rejected") expect((await publicError(Promise.reject(r.reason))).code).toBe("IDEMPOTENCY_KEY_IN_USE");
+      expect((await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!.available).toBe(900n);
+    });
+
+    it("frees the key when the effect fails, so a retry after funding succeeds", async () => {
+      const { platformId, account, ext } = await setup();
+      expect((await publicError(out(platformId, account.id, ext.id, 100n, "k4"))).code).toBe("INSUFFICIENT_BALANCE");
+      await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 100n });
+      expect((await out(platformId, account.id, ext.id, 100n, "k4")).result?.replayed).toBe(false);
+    });
+  });
+});

@@ -1,0 +1,134 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { newId, type BackgroundWorker } from "@corridor/kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildLedger } from "../src/server.js";
+import { DEFAULT_QUOTE_EXPIRY_POLL_MS, quoteExpiryPollMs, type QuoteExpiryWorker } from "../src/workers/quote-expiry.js";
+import { startLedgerHarness, type LedgerHarness } from "./harness.js";
+
+/**
+ * The ledger's quote-transaction expiry worker: a quote transaction nobody expires (quotes-fx
+ * failed after CreateQuoteTransaction) must not stay PENDING forever. Time is the harness's
+ * ManualClock; the worker under test is the one buildLedger registers.
+ */
+describe("ledger quote-transaction expiry worker", () => {
+  let h: LedgerHarness;
+  let worker: QuoteExpiryWorker;
+
+  beforeAll(async () => {
+    h = await startLedgerHarness();
+    // Expiry never asks other services: a directory that refuses proves it.
+    const directory = {
+      environment: async () => {
+        throw new Error("the expiry worker must not ask the directory");
+      },
+      customer: async () => {
+        throw new Error("the expiry worker must not ask the directory");
+      },
+    };
+    const built = buildLedger({ db: h.db, clock: h.clock, directory, env: { LEDGER_QUOTE_EXPIRY_POLL_MS: "60000" } });
+    const found = built.workers.find((w: BackgroundWorker) => w.name === "quote-transaction-expiry");
+    expect(found, "buildLedger registers the worker").toBeDefined();
+    worker = found as QuoteExpiryWorker;
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await h?.close();
+  });
+
+  const eurInfo = { accountType: "EUR_ACCOUNT", iban: "DE89370400440532013000" };
+
+  /** An approved customer's funded USD account and EUR payee on a fresh platform. */
+  async function world() {
+    const platformId = await h.newPlatform({ currencies: ["USD", "EUR"] });
+    const customerId = await h.newCustomer(platformId, { currencies: ["USD", "EUR"] });
+    const accounts = (await h.ledger.listInternalAccounts({ platformId, owner: "CUSTOMER", customerId })).accounts;
+    const usd = accounts.find((a) => a.type === "INTERNAL_FIAT" && a.currency?.code === "USD")!;
+    const eurExt = (await h.ledger.createExternalAccount({ platformId, owner: "CUSTOMER", customerId, currency: "EUR", accountInfo: eurInfo })).account!;
+    await h.ledger.fundInternalAccount({ platformId, accountId: usd.id, amount: 10_000n });
+    return { platformId, customerId, usd, eurExt };
+  }
+
+  /** A PENDING quote transaction expiring `ttlMs` after the clock's now. */
+  async function pendingQuote(w: Awaited<ReturnType<typeof world>>, ttlMs = 5 * 60_000) {
+    const res = await h.ledger.createQuoteTransaction({
+      platformId: w.platformId,
+      quoteId: newId("Quote"),
+      customerId: w.customerId,
+      source: { type: "INTERNAL_ACCOUNT", accountId: w.usd.id },
+      destination: { type: "EXTERNAL_ACCOUNT", accountId: w.eurExt.id, paymentRail: "SEPA" },
+      sendingCurrency: "USD",
+      totalSendingAmount: 1000n,
+      receivingCurrency: "EUR",
+      totalReceivingAmount: 850n,
+      feesIncluded: 50n,
+      exchangeRate: "1.11764705",
+      description: "orphan",
+      counterpartyInformation: {},
+      expiresAt: timestampFromDate(new Date(h.clock.now().getTime() + ttlMs)),
+    });
+    return res.transaction!;
+  }
+
+  const statusOf = async (platformId: string, id: string) => (await h.ledger.getTransaction({ platformId, transactionId: id })).transaction!;
+  const eventsOf = async (id: string) =>
+    (await h.ledgerEvents()).filter((e) => e.payload.case === "transactionChanged" && e.payload.value.transaction?.id === id).map((e) => e.eventType);
+
+  it("reads its poll interval from LEDGER_QUOTE_EXPIRY_POLL_MS, 5 s by default", () => {
+    expect(DEFAULT_QUOTE_EXPIRY_POLL_MS).toBe(5_000);
+    expect(quoteExpiryPollMs({})).toBe(5_000);
+    expect(quoteExpiryPollMs({ LEDGER_QUOTE_EXPIRY_POLL_MS: "250" })).toBe(250);
+    expect(quoteExpiryPollMs({ LEDGER_QUOTE_EXPIRY_POLL_MS: "soon" })).toBe(5_000);
+    expect(quoteExpiryPollMs({ LEDGER_QUOTE_EXPIRY_POLL_MS: "0" })).toBe(5_000);
+  });
+
+  it("leaves a PENDING quote transaction alone until its expires_at has passed on the ledger's clock", async () => {
+    const w = await world();
+    const tx = await pendingQuote(w);
+    h.clock.advance(5 * 60_000); // exactly expires_at: still executable
+    await worker.runOnce();
+    expect((await statusOf(w.platformId, tx.id)).status).toBe("PENDING");
+    h.clock.advance(1);
+    await worker.runOnce();
+    expect(await statusOf(w.platformId, tx.id)).toMatchObject({ status: "EXPIRED", failureReason: "QUOTE_EXPIRED" });
+  });
+
+  it("expires an orphaned quote transaction once: EXPIRED, QUOTE_EXPIRED, one OUTGOING_PAYMENT_EXPIRED, no money moved", async () => {
+    const w = await world();
+    const tx = await pendingQuote(w);
+    h.clock.advance(5 * 60_000 + 1);
+    expect(await worker.runOnce()).toBeGreaterThanOrEqual(1);
+    expect(await statusOf(w.platformId, tx.id)).toMatchObject({ status: "EXPIRED", failureReason: "QUOTE_EXPIRED" });
+    // Another pass, and quotes-fx's own ExpireQuoteTransaction arriving late, change nothing.
+    await worker.runOnce();
+    const late = await h.ledger.expireQuoteTransaction({ platformId: w.platformId, transactionId: tx.id });
+    expect(late.expired).toBe(false);
+    expect(await eventsOf(tx.id)).toEqual(["OUTGOING_PAYMENT_PENDING", "OUTGOING_PAYMENT_EXPIRED"]);
+    expect((await h.ledger.getInternalAccount({ platformId: w.platformId, accountId: w.usd.id })).account!.available).toBe(10_000n);
+    // An expired quote can no longer be executed.
+    await expect(h.ledger.executeQuoteTransaction({ platformId: w.platformId, transactionId: tx.id })).rejects.toThrow(/expired/i);
+  });
+
+  it("does not touch executed quote transactions, nor PENDING ones not yet due", async () => {
+    const w = await world();
+    const executed = await pendingQuote(w);
+    await h.ledger.executeQuoteTransaction({ platformId: w.platformId, transactionId: executed.id });
+    const later = await pendingQuote(w, 60 * 60_000);
+    h.clock.advance(5 * 60_000 + 1);
+    await worker.runOnce();
+    expect((await statusOf(w.platformId, executed.id)).status).toBe("PROCESSING");
+    expect((await statusOf(w.platformId, later.id)).status).toBe("PENDING");
+    expect(await eventsOf(executed.id)).not.toContain("OUTGOING_PAYMENT_EXPIRED");
+  });
+
+  it("sweeps every platform, beyond one batch, on its first pass at start", async () => {
+    const a = await world();
+    const b = await world();
+    const txs = [];
+    for (let i = 0; i < 105; i++) txs.push({ platformId: a.platformId, tx: await pendingQuote(a) });
+    txs.push({ platformId: b.platformId, tx: await pendingQuote(b) });
+    h.clock.advance(5 * 60_000 + 1);
+    worker.start(); // the first pass runs at once; stop waits for it
+    await worker.stop();
+    for (const { platformId, tx } of txs) expect((await statusOf(platformId, tx.id)).status, tx.id).toBe("EXPIRED");
+  });
+});

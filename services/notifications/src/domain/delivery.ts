@@ -1,0 +1,92 @@
+import { v7 as uuidv7 } from "uuid";
+import { AppError, newId, type Clock } from "@corridor/kit";
+import { ensureSettings, signingSecrets, type SettingsStore } from "./settings.js";
+
+/** One recorded POST of a webhook. */
+export interface DeliveryAttempt {
+  id: string;
+  platformId: string;
+  webhookId: string;
+  type: string;
+  url: string;
+  requestBody: string;
+  /** 0 when no answer came. */
+  responseStatus: number;
+  delivered: boolean;
+  error: string | null;
+  attemptedAt: Date;
+}
+
+export interface DeliveryStore {
+  record(attempt: DeliveryAttempt): Promise<void>;
+}
+
+/** A signed webhook ready to post. */
+export interface OutgoingWebhook {
+  url: string;
+  webhookId: string;
+  timestamp: Date;
+  body: string;
+  /** Every secret that signs it (two during a rotation). */
+  secrets: string[];
+}
+
+/** `body` is the reply's text (at most 64 KiB), read only when the caller asks for it. */
+export type SendOutcome = { status: number; body?: string } | { error: string };
+
+/** Posts a webhook (signing it per Standard Webhooks); never throws for transport failures. */
+export interface WebhookSender {
+  send(webhook: OutgoingWebhook, opts?: { readBody?: boolean }): Promise<SendOutcome>;
+}
+
+/** The webhook envelope of decisions §8. */
+export interface WebhookEnvelope<Data> {
+  id: string;
+  type: string;
+  timestamp: string;
+  data: Data;
+}
+
+export const TEST_WEBHOOK_MESSAGE = "This is a test webhook from Corridor.";
+
+export function testEnvelope(platformId: string, webhookId: string, now: Date): WebhookEnvelope<{ platformId: string; message: string }> {
+  return { id: webhookId, type: "TEST", timestamp: now.toISOString(), data: { platformId, message: TEST_WEBHOOK_MESSAGE } };
+}
+
+export function endpointNotConfigured(): AppError {
+  return new AppError(400, "WEBHOOK_ENDPOINT_NOT_CONFIGURED", "The platform has no webhookEndpoint configured; set it with PATCH /config");
+}
+
+/** Posts a signed TEST event to the platform's endpoint once and records the attempt. */
+export async function sendTestWebhook(
+  deps: { settings: SettingsStore; deliveries: DeliveryStore; sender: WebhookSender; clock: Clock },
+  platformId: string,
+): Promise<DeliveryAttempt> {
+  const now = deps.clock.now();
+  const settings = await ensureSettings(deps.settings, platformId, now);
+  if (!settings.webhookEndpoint) throw endpointNotConfigured();
+
+  const webhookId = newId("Webhook");
+  const body = JSON.stringify(testEnvelope(platformId, webhookId, now));
+  const outcome = await deps.sender.send({
+    url: settings.webhookEndpoint,
+    webhookId,
+    timestamp: now,
+    body,
+    secrets: signingSecrets(settings, now),
+  });
+  const attempt: DeliveryAttempt = {
+    id: uuidv7(),
+    platformId,
+    webhookId,
+    type: "TEST",
+    url: settings.webhookEndpoint,
+    requestBody: body,
+    responseStatus: "status" in outcome ? outcome.status : 0,
+    delivered: "status" in outcome && outcome.status >= 200 && outcome.status < 300,
+    error: "error" in outcome ? outcome.error : null,
+    attemptedAt: now,
+  };
+  await deps.deliveries.record(attempt);
+  return attempt;
+}

@@ -1,0 +1,108 @@
+import { randomBytes } from "node:crypto";
+
+/** A platform's webhook set-up as notifications holds it. */
+export interface WebhookSettings {
+  platformId: string;
+  /** Empty when the platform has none configured. */
+  webhookEndpoint: string;
+  secret: string;
+  secretCreatedAt: Date;
+  previousSecret: string | null;
+  previousSecretExpiresAt: Date | null;
+  /** Version (config updated_at, ns since epoch) of the endpoint copy; null until an event set it. */
+  configVersion: bigint | null;
+  updatedAt: Date;
+}
+
+/** Where settings are kept; implemented in data/ over the service's schema. */
+export interface SettingsStore {
+  find(platformId: string): Promise<WebhookSettings | undefined>;
+  /** Inserts the row unless one exists already; answers the row that is stored afterwards. */
+  insertIfAbsent(settings: WebhookSettings): Promise<WebhookSettings>;
+  /**
+   * Upserts the endpoint copy, applying it only when `configVersion` is newer than the stored one;
+   * `fresh` is the row to insert when the platform has none. Answers whether it was applied.
+   */
+  applyEndpoint(update: EndpointUpdate, fresh: WebhookSettings): Promise<boolean>;
+  /** Makes `secret` current and the current one previous, atomically for the row. */
+  rotate(platformId: string, rotation: Rotation): Promise<WebhookSettings>;
+}
+
+export interface EndpointUpdate {
+  platformId: string;
+  webhookEndpoint: string;
+  configVersion: bigint;
+  at: Date;
+}
+
+export interface Rotation {
+  secret: string;
+  at: Date;
+  previousSecretExpiresAt: Date;
+}
+
+/** How long a rotated-out secret keeps signing beside the new one (decisions §8). */
+export const PREVIOUS_SECRET_GRACE_MS = 24 * 60 * 60 * 1000;
+
+/** A fresh Standard Webhooks secret: `whsec_` and the base64 of 32 random bytes. */
+export function newSigningSecret(): string {
+  return `whsec_${randomBytes(32).toString("base64")}`;
+}
+
+/** Settings for a platform notifications has not heard of yet: no endpoint, a fresh secret. */
+export function initialSettings(platformId: string, now: Date): WebhookSettings {
+  return {
+    platformId,
+    webhookEndpoint: "",
+    secret: newSigningSecret(),
+    secretCreatedAt: now,
+    previousSecret: null,
+    previousSecretExpiresAt: null,
+    configVersion: null,
+    updatedAt: now,
+  };
+}
+
+/**
+ * The settings, created on first use. A platform may be read before its PlatformCreated event has
+ * arrived (or it predates this service); its secret is still needed, and the endpoint copy is
+ * filled in when the event comes.
+ */
+export async function ensureSettings(store: SettingsStore, platformId: string, now: Date): Promise<WebhookSettings> {
+  return (await store.find(platformId)) ?? (await store.insertIfAbsent(initialSettings(platformId, now)));
+}
+
+/** The previous secret only while it still signs; afterwards the settings show none. */
+export function withoutExpiredPrevious(settings: WebhookSettings, now: Date): WebhookSettings {
+  if (settings.previousSecretExpiresAt && settings.previousSecretExpiresAt.getTime() > now.getTime()) return settings;
+  return { ...settings, previousSecret: null, previousSecretExpiresAt: null };
+}
+
+/** Secrets that sign a delivery made at `now`: the current one, then the previous while valid. */
+export function signingSecrets(settings: WebhookSettings, now: Date): string[] {
+  const live = withoutExpiredPrevious(settings, now);
+  return live.previousSecret ? [live.secret, live.previousSecret] : [live.secret];
+}
+
+export async function rotateSecret(store: SettingsStore, platformId: string, now: Date): Promise<WebhookSettings> {
+  await ensureSettings(store, platformId, now);
+  const rotated = await store.rotate(platformId, {
+    secret: newSigningSecret(),
+    at: now,
+    previousSecretExpiresAt: new Date(now.getTime() + PREVIOUS_SECRET_GRACE_MS),
+  });
+  return withoutExpiredPrevious(rotated, now);
+}
+
+/**
+ * Applies the platform's configured endpoint as of `configVersion`. Events of one platform are
+ * ordered on the bus, but a redelivery or a replay may still bring an older one: only a newer
+ * version wins.
+ */
+export async function applyEndpointCopy(store: SettingsStore, update: EndpointUpdate): Promise<boolean> {
+  return store.applyEndpoint(update, {
+    ...initialSettings(update.platformId, update.at),
+    webhookEndpoint: update.webhookEndpoint,
+    configVersion: update.configVersion,
+  });
+}

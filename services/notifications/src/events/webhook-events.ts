@@ -1,0 +1,104 @@
+import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { newId, topics, type Clock, type ConsumerDefinition } from "@corridor/kit";
+// data is the resource exactly as its GET answers it (decisions §8): the gateway's own mappers.
+import { customerToJson, internalAccountToJson, invitationToJson, transactionToJson, verificationToJson } from "@corridor/kit/rest-json";
+import { CustomerEventSchema, type CustomerEvent } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
+import { LedgerEventSchema, type LedgerEvent } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
+import type { Transaction } from "kysely";
+import { enqueueWebhook } from "../data/queue-repo.js";
+import type { NotificationsDatabase } from "../data/tables.js";
+import type { WebhookEnvelope } from "../domain/delivery.js";
+import { customerStatusType, invitationType, isDeliveredLedgerType, verificationType } from "../domain/event-webhooks.js";
+
+/** A webhook an event turns into: its public type and the resource as `data`. */
+interface Derived {
+  type: string;
+  data: unknown;
+}
+
+export function customerWebhook(event: CustomerEvent): Derived | undefined {
+  switch (event.payload.case) {
+    case "customerStatusChanged": {
+      const c = event.payload.value.customer;
+      const type = c && customerStatusType(c.customerType, c.verificationStatus);
+      return c && type ? { type, data: customerToJson(c) } : undefined;
+    }
+    case "verificationUpdated": {
+      const v = event.payload.value.verification;
+      const type = v && verificationType(v.verificationStatus);
+      return v && type ? { type, data: verificationToJson(v) } : undefined;
+    }
+    case "invitationUpdated": {
+      const i = event.payload.value.invitation;
+      const type = i && invitationType(i.status);
+      return i && type ? { type, data: invitationToJson(i) } : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+export function ledgerWebhook(event: LedgerEvent): Derived | undefined {
+  if (!isDeliveredLedgerType(event.eventType)) return undefined;
+  switch (event.payload.case) {
+    case "transactionChanged":
+      return event.payload.value.transaction ? { type: event.eventType, data: transactionToJson(event.payload.value.transaction) } : undefined;
+    case "balanceUpdated":
+      return event.payload.value.account ? { type: event.eventType, data: internalAccountToJson(event.payload.value.account) } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** Enqueues the webhook in the consumer's transaction; the delivery worker posts it later. */
+async function enqueue(
+  trx: Transaction<any>,
+  clock: Clock,
+  event: { eventId: string; platformId: string; occurredAt?: Timestamp },
+  derived: Derived,
+): Promise<void> {
+  const now = clock.now();
+  const webhookId = newId("Webhook");
+  const envelope: WebhookEnvelope<unknown> = {
+    id: webhookId,
+    type: derived.type,
+    timestamp: (event.occurredAt ? timestampDate(event.occurredAt) : now).toISOString(),
+    data: derived.data,
+  };
+  await enqueueWebhook(trx as Transaction<NotificationsDatabase>, {
+    webhookId,
+    platformId: event.platformId,
+    sourceEventId: event.eventId,
+    type: derived.type,
+    payload: JSON.stringify(envelope),
+    at: now,
+  });
+}
+
+/** corridor.customers.v1 → CUSTOMER_{KYC,KYB}_*, VERIFICATION_*, INVITATION_CLAIMED webhooks. */
+export function customerWebhooksConsumer(deps: { clock: Clock }): ConsumerDefinition<typeof CustomerEventSchema> {
+  return {
+    name: "customer-webhooks",
+    topic: topics.customers,
+    schema: CustomerEventSchema,
+    eventId: (e) => e.eventId,
+    async handle(event, trx) {
+      const derived = customerWebhook(event);
+      if (derived) await enqueue(trx, deps.clock, event, derived);
+    },
+  };
+}
+
+/** corridor.ledger.v1 → OUTGOING_PAYMENT_*, INCOMING_PAYMENT_{COMPLETED,FAILED}, INTERNAL_ACCOUNT_BALANCE_UPDATED webhooks. */
+export function ledgerWebhooksConsumer(deps: { clock: Clock }): ConsumerDefinition<typeof LedgerEventSchema> {
+  return {
+    name: "ledger-webhooks",
+    topic: topics.ledger,
+    schema: LedgerEventSchema,
+    eventId: (e) => e.eventId,
+    async handle(event, trx) {
+      const derived = ledgerWebhook(event);
+      if (derived) await enqueue(trx, deps.clock, event, derived);
+    },
+  };
+}

@@ -1,0 +1,4 @@
+import { runStandalone } from "@corridor/kit";
+import { service } from "./server.js";
+
+await runStandalone(service);

@@ -1,0 +1,42 @@
+import { fileURLToPath } from "node:url";
+import type { ServiceModule } from "@corridor/kit";
+import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
+import { loadNotificationsConfig } from "./config.js";
+import type { NotificationsDatabase } from "./data/tables.js";
+import { createHttpSender } from "./delivery/standard-webhooks.js";
+import { createDeliveryWorker } from "./delivery/worker.js";
+import { platformEventsConsumer } from "./events/platform-events.js";
+import { customerWebhooksConsumer, ledgerWebhooksConsumer } from "./events/webhook-events.js";
+import { createNotificationsHandler } from "./handlers/notifications-handler.js";
+
+/** notifications: webhook settings and secrets, signed deliveries with retries; consumes corridor.platforms.v1, corridor.customers.v1, corridor.ledger.v1. */
+export const service: ServiceModule = {
+  name: "notifications",
+  schema: "notifications",
+  migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
+  build(deps) {
+    const config = loadNotificationsConfig(deps.env);
+    const db = deps.db.forSchema<NotificationsDatabase>("notifications");
+    const sender = createHttpSender({ timeoutMs: config.NOTIFICATIONS_WEBHOOK_TIMEOUT_MS });
+    const handler = createNotificationsHandler({ db, clock: deps.clock, sender });
+    return {
+      routes: (router) => router.service(NotificationsService, handler),
+      // The platforms consumer stays first: tests address it by position.
+      consumers: [
+        platformEventsConsumer({ clock: deps.clock, log: deps.log }),
+        customerWebhooksConsumer({ clock: deps.clock }),
+        ledgerWebhooksConsumer({ clock: deps.clock }),
+      ],
+      workers: [
+        createDeliveryWorker({
+          db,
+          sender,
+          clock: deps.clock,
+          log: deps.log,
+          pollIntervalMs: config.NOTIFICATIONS_DELIVERY_POLL_MS,
+          leaseMs: config.NOTIFICATIONS_WEBHOOK_TIMEOUT_MS + 30_000,
+        }),
+      ],
+    };
+  },
+};

@@ -1,0 +1,154 @@
+import { randomBytes } from "node:crypto";
+import { create, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import { timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { createClient, createRouterTransport, type Client, type Interceptor } from "@connectrpc/connect";
+import {
+  createLogger,
+  migrateSchema,
+  openDatabase,
+  toConnectError,
+  type Bus,
+  type ConsumerDefinition,
+  type DatabaseHandle,
+  type ManualClock,
+} from "@corridor/kit";
+import { PlatformEventSchema, type PlatformEvent } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
+import { PlatformConfigSchema } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
+import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
+import pg from "pg";
+import type { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
+import type { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
+import type { DeliveryWorker } from "../src/delivery/worker.js";
+import { service } from "../src/server.js";
+import type { NotificationsDatabase } from "../src/data/tables.js";
+import type { Kysely } from "kysely";
+
+/** A database of its own for one test file: a fresh Postgres database when DATABASE_URL is set, else PGlite in memory. */
+export async function openTestDatabase(): Promise<{ handle: DatabaseHandle; close(): Promise<void> }> {
+  const base = process.env.DATABASE_URL;
+  if (!base) {
+    const handle = await openDatabase({});
+    return { handle, close: () => handle.close() };
+  }
+  const name = `corridor_t_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create database "${name}"`).finally(() => admin.end());
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  const handle = await openDatabase({ databaseUrl: url.toString(), poolSize: 4 });
+  return {
+    handle,
+    async close() {
+      await handle.close();
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`drop database if exists "${name}" with (force)`).finally(() => c.end());
+    },
+  };
+}
+
+/** Consumers here are called directly; nothing in these tests goes through a bus. */
+const unusedBus: Bus = {
+  kind: "in-process",
+  publish: async () => {
+    throw new Error("notifications publishes nothing");
+  },
+  subscribe: async () => ({ close: async () => undefined }),
+  close: async () => undefined,
+};
+
+/** What the hosts add around every service: thrown AppErrors keep their public meaning. */
+const appErrors: Interceptor = (next) => async (req) => {
+  try {
+    return await next(req);
+  } catch (err) {
+    throw toConnectError(err);
+  }
+};
+
+export interface NotificationsUnderTest {
+  client: Client<typeof NotificationsService>;
+  consumer: ConsumerDefinition<typeof PlatformEventSchema>;
+  db: Kysely<NotificationsDatabase>;
+  /** Runs the consumer as the host's inbox does: inside one transaction of the schema. */
+  deliver(event: PlatformEvent): Promise<void>;
+  /** The corridor.customers.v1 and corridor.ledger.v1 consumers that enqueue event webhooks. */
+  customerConsumer: ConsumerDefinition<typeof CustomerEventSchema>;
+  ledgerConsumer: ConsumerDefinition<typeof LedgerEventSchema>;
+  /** Runs any consumer inside one transaction, as the inbox does (without its once-per-id check). */
+  handle<D extends DescMessage>(consumer: ConsumerDefinition<D>, event: MessageShape<D>): Promise<void>;
+  /** The event-webhook delivery worker, never started: tests drive its polls. */
+  worker: DeliveryWorker;
+}
+
+export async function startNotifications(handle: DatabaseHandle, clock: ManualClock, env: NodeJS.ProcessEnv = {}): Promise<NotificationsUnderTest> {
+  await migrateSchema(handle, service.schema, service.migrationsDir);
+  const built = await service.build({
+    db: handle,
+    bus: unusedBus,
+    clock,
+    log: createLogger("notifications-test", "silent"),
+    transportFor: () => {
+      throw new Error("notifications calls no other service");
+    },
+    env,
+  });
+  const transport = createRouterTransport(built.routes, { router: { interceptors: [appErrors] } });
+  const consumer = built.consumers[0] as ConsumerDefinition<typeof PlatformEventSchema>;
+  const db = handle.forSchema<NotificationsDatabase>(service.schema);
+  return {
+    client: createClient(NotificationsService, transport),
+    consumer,
+    db,
+    deliver: (event) => db.transaction().execute((trx) => consumer.handle(event, trx)),
+    customerConsumer: built.consumers.find((c) => c.name === "customer-webhooks") as ConsumerDefinition<typeof CustomerEventSchema>,
+    ledgerConsumer: built.consumers.find((c) => c.name === "ledger-webhooks") as ConsumerDefinition<typeof LedgerEventSchema>,
+    handle: (c, event) => db.transaction().execute((trx) => c.handle(event, trx)),
+    worker: built.workers.find((w) => w.name === "webhook-delivery") as DeliveryWorker,
+  };
+}
+
+export function newPlatformId(): string {
+  return `Platform:${crypto.randomUUID()}`;
+}
+
+function config(platformId: string, webhookEndpoint: string, updatedAt: Timestamp) {
+  return create(PlatformConfigSchema, {
+    id: `PlatformConfig:${crypto.randomUUID()}`,
+    platformId,
+    webhookEndpoint,
+    updatedAt,
+    createdAt: updatedAt,
+  });
+}
+
+export function platformCreated(platformId: string, webhookEndpoint: string, updatedAt: Date): PlatformEvent {
+  return create(PlatformEventSchema, {
+    eventId: `Event:${crypto.randomUUID()}`,
+    platformId,
+    occurredAt: timestampFromDate(updatedAt),
+    payload: {
+      case: "platformCreated",
+      value: { platform: { id: platformId, name: "Test platform" }, config: config(platformId, webhookEndpoint, timestampFromDate(updatedAt)) },
+    },
+  });
+}
+
+export function configUpdated(platformId: string, webhookEndpoint: string, updatedAt: Date | Timestamp): PlatformEvent {
+  const ts = updatedAt instanceof Date ? timestampFromDate(updatedAt) : updatedAt;
+  return create(PlatformEventSchema, {
+    eventId: `Event:${crypto.randomUUID()}`,
+    platformId,
+    occurredAt: ts,
+    payload: { case: "configUpdated", value: { config: config(platformId, webhookEndpoint, ts) } },
+  });
+}
+
+export function tokenRevoked(platformId: string): PlatformEvent {
+  return create(PlatformEventSchema, {
+    eventId: `Event:${crypto.randomUUID()}`,
+    platformId,
+    payload: { case: "tokenRevoked", value: { token: {} } },
+  });
+}

@@ -1,0 +1,50 @@
+import { env, loadConfig, z } from "@corridor/kit";
+import { feeRulesSchema } from "./domain/fees.js";
+
+const feeRulesJson = z
+  .string()
+  .default("{}")
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: "custom", message: "must be a JSON object" });
+      return z.NEVER;
+    }
+  })
+  .pipe(feeRulesSchema);
+
+const schema = z.object({
+  /** Production platforms read rates from this feed (JSON {base, rates, timestamp?}); unset → 501 for production quotes. */
+  CORRIDOR_FX_RATE_FEED_URL: env.optionalUrl(),
+  /** Authorization header value sent to the feed, if it needs one. */
+  CORRIDOR_FX_RATE_FEED_AUTHORIZATION: z.string().optional(),
+  /** Give up on the feed after this long (the request then fails with 503 RATES_UNAVAILABLE). */
+  CORRIDOR_FX_RATE_FEED_TIMEOUT_MS: env.int(5_000).pipe(z.number().int().min(100).max(60_000)),
+  /** How long a rate table is reused (decisions §7: about 5 minutes). */
+  CORRIDOR_FX_RATE_CACHE_SECONDS: env.int(300).pipe(z.number().int().min(0).max(3_600)),
+  /** Largest sandbox drift of a rate per 5-minute bucket, in basis points; 0 freezes the sandbox table. */
+  CORRIDOR_FX_SANDBOX_DRIFT_BPS: env.int(50).pipe(z.number().int().min(0).max(1_000)),
+  /** Fee rules by "default" | "SEND:*" | "*:RECV" | "SEND:RECV" (see README); merged over the built-ins. */
+  CORRIDOR_QUOTE_FEES: feeRulesJson,
+  /** How long a receiver lookup (and later a quote) stays usable. */
+  CORRIDOR_QUOTE_TTL_SECONDS: env.int(300).pipe(z.number().int().min(60).max(300)),
+  /** How often the expiry worker looks for PENDING quotes past expiresAt (reads and executes also expire them). */
+  CORRIDOR_QUOTE_EXPIRY_POLL_MS: env.int(5_000).pipe(z.number().int().min(100).max(600_000)),
+  /** How long a platform has to approve or reject an incoming payment it acknowledged with 202 (decisions §8: 5 s). */
+  CORRIDOR_INCOMING_APPROVAL_WINDOW_SECONDS: env.int(5).pipe(z.number().int().min(1).max(3_600)),
+  /**
+   * How long notifications may wait for an approval webhook's reply (keep it ≥ notifications'
+   * NOTIFICATIONS_WEBHOOK_TIMEOUT_MS): the guard row recorded before the exchange expires after it
+   * plus the approval window.
+   */
+  CORRIDOR_INCOMING_WEBHOOK_TIMEOUT_SECONDS: env.int(10).pipe(z.number().int().min(1).max(600)),
+  /** How often the approval-timeout worker looks for acknowledged incoming payments past their window. */
+  CORRIDOR_INCOMING_APPROVAL_POLL_MS: env.int(500).pipe(z.number().int().min(50).max(60_000)),
+});
+
+export type QuotesFxConfig = z.infer<typeof schema>;
+
+export function loadQuotesFxConfig(source: NodeJS.ProcessEnv): QuotesFxConfig {
+  return loadConfig(schema, source);
+}

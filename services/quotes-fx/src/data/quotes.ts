@@ -1,0 +1,167 @@
+import type { Kysely, Selectable, Transaction } from "kysely";
+import type { Quote, QuoteStatus, QuoteStore } from "../domain/ports.js";
+import { instructionFromJson, instructionToJson, rateDetailsFromJson, rateDetailsToJson } from "../domain/quote-json.js";
+import type { QuotesFxDatabase, QuotesTable } from "./tables.js";
+
+type Db = Kysely<QuotesFxDatabase> | Transaction<QuotesFxDatabase>;
+
+/** Forward order of quote statuses; a change only ever moves up (COMPLETED → FAILED is a returned payment). */
+const RANK: Record<QuoteStatus, number> = { PENDING: 0, PROCESSING: 1, COMPLETED: 2, FAILED: 3, EXPIRED: 3 };
+
+/** Quotes over Kysely; every statement is scoped by platform_id. */
+export function quoteStore(db: Kysely<QuotesFxDatabase>): QuoteStore {
+  const inTrx = async <T>(trx: unknown, fn: (t: Db) => Promise<T>): Promise<T> =>
+    trx ? fn(trx as Transaction<QuotesFxDatabase>) : db.transaction().execute((t) => fn(t));
+
+  return {
+    async insert(q, hook) {
+      await db.transaction().execute(async (trx) => {
+        await trx.insertInto("quotes").values(toRow(q)).execute();
+        if (hook) await hook(trx);
+      });
+    },
+
+    async get(platformId, id) {
+      const row = await db.selectFrom("quotes").selectAll().where("platform_id", "=", platformId).where("id", "=", id).executeTakeFirst();
+      return row ? toQuote(row) : undefined;
+    },
+
+    async claimExecution(platformId, id, now, staleBefore) {
+      const row = await db
+        .updateTable("quotes")
+        .set({ execution_started_at: now, updated_at: now })
+        .where("platform_id", "=", platformId)
+        .where("id", "=", id)
+        .where("status", "=", "PENDING")
+        .where((eb) => eb.or([eb("execution_started_at", "is", null), eb("execution_started_at", "<", staleBefore)]))
+        .returningAll()
+        .executeTakeFirst();
+      return row ? toQuote(row) : undefined;
+    },
+
+    async releaseExecution(platformId, id) {
+      await db.updateTable("quotes").set({ execution_started_at: null }).where("platform_id", "=", platformId).where("id", "=", id).where("status", "=", "PENDING").execute();
+    },
+
+    async markSignatureVerified(platformId, id) {
+      await db.updateTable("quotes").set({ signature_verified: true }).where("platform_id", "=", platformId).where("id", "=", id).execute();
+    },
+
+    async advance(platformId, id, change, hook, trx) {
+      return inTrx(trx, async (t) => {
+        const row = await t.selectFrom("quotes").selectAll().where("platform_id", "=", platformId).where("id", "=", id).forUpdate().executeTakeFirst();
+        if (!row) return undefined;
+        let q = toQuote(row);
+        if (RANK[change.status] > RANK[q.status]) {
+          const updated = await t
+            .updateTable("quotes")
+            .set({ status: change.status, failure_reason: change.failureReason, updated_at: change.at })
+            .where("platform_id", "=", platformId)
+            .where("id", "=", id)
+            .returningAll()
+            .executeTakeFirstOrThrow();
+          q = toQuote(updated);
+        }
+        if (hook) await hook(t, q);
+        return q;
+      });
+    },
+
+    async dueForExpiry(now, limit) {
+      const rows = await db
+        .selectFrom("quotes")
+        .select(["platform_id", "id"])
+        .where("status", "=", "PENDING")
+        .where("expires_at", "<=", now)
+        .orderBy("expires_at")
+        .limit(limit)
+        .execute();
+      return rows.map((r) => ({ platformId: r.platform_id, id: r.id }));
+    },
+
+    async idByTransaction(trx, platformId, transactionId) {
+      const t = (trx ?? db) as Db;
+      const row = await t.selectFrom("quotes").select("id").where("platform_id", "=", platformId).where("transaction_id", "=", transactionId).executeTakeFirst();
+      return row?.id;
+    },
+  };
+}
+
+function toRow(q: Quote) {
+  return {
+    id: q.id,
+    platform_id: q.platformId,
+    status: q.status,
+    transaction_id: q.transactionId,
+    source_type: q.source.sourceType,
+    source_account_id: q.source.accountId,
+    customer_id: q.source.customerId,
+    destination_type: q.destination.destinationType,
+    destination_account_id: q.destination.accountId,
+    payment_rail: q.destination.paymentRail,
+    uma_address: q.destination.umaAddress,
+    sending_currency: q.sendingCurrency,
+    receiving_currency: q.receivingCurrency,
+    total_sending_amount: q.totalSendingAmount,
+    total_receiving_amount: q.totalReceivingAmount,
+    fees_included: q.feesIncluded,
+    exchange_rate: q.exchangeRate,
+    locked_currency_side: q.lockedCurrencySide,
+    locked_currency_amount: q.lockedCurrencyAmount,
+    lookup_id: q.lookupId,
+    description: q.description,
+    purpose_of_payment: q.purposeOfPayment,
+    rate_details: JSON.stringify(rateDetailsToJson(q.rateDetails)),
+    counterparty_information: JSON.stringify(q.counterpartyInformation),
+    sender_customer_info: JSON.stringify(q.senderCustomerInfo),
+    payment_instructions: JSON.stringify(q.paymentInstructions.map(instructionToJson)),
+    payload_to_sign: q.payloadToSign,
+    signature_request_id: q.signatureRequestId,
+    signature_verified: q.signatureVerified,
+    failure_reason: q.failureReason,
+    execution_started_at: q.executionStartedAt ?? null,
+    created_at: q.createdAt,
+    updated_at: q.updatedAt,
+    expires_at: q.expiresAt,
+  };
+}
+
+function toQuote(r: Selectable<QuotesTable>): Quote {
+  return {
+    id: r.id,
+    platformId: r.platform_id,
+    status: r.status as QuoteStatus,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    expiresAt: r.expires_at,
+    source: { sourceType: r.source_type as Quote["source"]["sourceType"], accountId: r.source_account_id, customerId: r.customer_id, currency: r.sending_currency },
+    destination: {
+      destinationType: r.destination_type as Quote["destination"]["destinationType"],
+      accountId: r.destination_account_id,
+      paymentRail: r.payment_rail,
+      umaAddress: r.uma_address,
+      currency: r.receiving_currency,
+    },
+    sendingCurrency: r.sending_currency,
+    receivingCurrency: r.receiving_currency,
+    totalSendingAmount: BigInt(r.total_sending_amount),
+    totalReceivingAmount: BigInt(r.total_receiving_amount),
+    exchangeRate: r.exchange_rate,
+    feesIncluded: BigInt(r.fees_included),
+    rateDetails: rateDetailsFromJson(r.rate_details),
+    lockedCurrencySide: r.locked_currency_side as Quote["lockedCurrencySide"],
+    lockedCurrencyAmount: BigInt(r.locked_currency_amount),
+    lookupId: r.lookup_id,
+    description: r.description,
+    purposeOfPayment: r.purpose_of_payment,
+    counterpartyInformation: r.counterparty_information,
+    senderCustomerInfo: r.sender_customer_info,
+    transactionId: r.transaction_id,
+    payloadToSign: r.payload_to_sign,
+    signatureRequestId: r.signature_request_id,
+    signatureVerified: r.signature_verified,
+    paymentInstructions: r.payment_instructions.map(instructionFromJson),
+    failureReason: r.failure_reason,
+    executionStartedAt: r.execution_started_at ?? undefined,
+  };
+}

@@ -1,0 +1,79 @@
+import type { ColumnType } from "kysely";
+
+export interface ReceiverLookupsTable {
+  id: string;
+  platform_id: string;
+  kind: "UMA" | "EXTERNAL_ACCOUNT";
+  receiver_uma_address: string;
+  account_id: string;
+  customer_id: string;
+  sender_uma_address: string;
+  sending_currency: string;
+  supported_currencies: ColumnType<StoredOffer[], string, string>;
+  required_payer_data_fields: ColumnType<{ name: string; mandatory: boolean }[], string, string>;
+  scenario: string;
+  created_at: Date;
+  expires_at: Date;
+}
+
+export interface StoredOffer {
+  currencyCode: string;
+  estimatedExchangeRate: string;
+  min: string;
+  max: string;
+}
+
+export interface QuotesTable {
+  id: string;
+  platform_id: string;
+  status: string;
+  transaction_id: string;
+  source_type: string;
+  source_account_id: string;
+  customer_id: string;
+  destination_type: string;
+  destination_account_id: string;
+  payment_rail: string;
+  uma_address: string;
+  sending_currency: string;
+  receiving_currency: string;
+  total_sending_amount: bigint;
+  total_receiving_amount: bigint;
+  fees_included: bigint;
+  exchange_rate: string;
+  locked_currency_side: string;
+  locked_currency_amount: bigint;
+  lookup_id: string;
+  description: string;
+  purpose_of_payment: string;
+  rate_details: ColumnType<Record<string, string>, string, string>;
+  counterparty_information: ColumnType<Record<string, string>, string, string>;
+  sender_customer_info: ColumnType<Record<string, string>, string, string>;
+  payment_instructions: ColumnType<Record<string, unknown>[], string, string>;
+  payload_to_sign: string;
+  signature_request_id: string;
+  signature_verified: boolean;
+  failure_reason: string;
+  execution_started_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  expires_at: Date;
+}
+
+export interface QuotesFxDatabase {
+  receiver_lookups: ReceiverLookupsTable;
+  quotes: QuotesTable;
+  incoming_approvals: IncomingApprovalsTable;
+}
+
+/** An incoming UMA payment awaiting the platform: recorded before the webhook; acknowledged on 202. */
+export interface IncomingApprovalsTable {
+  transaction_id: string;
+  platform_id: string;
+  deadline: Date;
+  /** false until the platform answered 202 (the row is recorded before the webhook is sent). */
+  acknowledged: ColumnType<boolean, boolean | undefined, boolean>;
+  state: "AWAITING" | "DONE";
+  created_at: Date;
+  updated_at: Date;
+}

@@ -1,0 +1,182 @@
+import { AppError, errors, type Clock } from "@corridor/kit";
+
+/**
+ * Incoming UMA payments and the platform approval exchange (decisions §8). The ledger holds the
+ * transaction (PENDING until decided, then COMPLETED, REJECTED or FAILED), notifications posts
+ * INCOMING_PAYMENT_PENDING and classifies the reply; this module decides what follows and owns the
+ * approval window of a 202. No call here runs inside a DB transaction.
+ */
+
+/** The transaction as the ledger answers it; opaque here apart from id and status. */
+export interface TxLike {
+  id: string;
+  status: string;
+}
+
+export type ApprovalReply = "APPROVED" | "ACKNOWLEDGED" | "ERROR" | "NO_ENDPOINT";
+export type Decision = { kind: "APPROVE"; receiverCustomerInfo?: Record<string, unknown> } | { kind: "REJECT"; reason: string } | { kind: "FAIL"; failureReason: string; detail: string };
+
+export const WEBHOOK_ERROR = "PAYMENT_APPROVAL_WEBHOOK_ERROR";
+export const TIMED_OUT = "PAYMENT_APPROVAL_TIMED_OUT";
+
+export interface IncomingPorts<T extends TxLike> {
+  /** The platform's customer with this UMA address (not deleted), or undefined. */
+  customerByUma(platformId: string, umaAddress: string): Promise<{ id: string } | undefined>;
+  createIncoming(i: { platformId: string; customerId: string; senderUmaAddress: string; receiverUmaAddress: string; currency: string; amount: bigint; idempotencyKey: string }): Promise<{ tx: T; replayed: boolean }>;
+  resolve(platformId: string, transactionId: string, d: Decision): Promise<{ tx: T; changed: boolean }>;
+  getTransaction(platformId: string, transactionId: string): Promise<T>;
+  /** Posts INCOMING_PAYMENT_PENDING and answers the reply class (throws only when notifications is unreachable). */
+  requestApproval(platformId: string, tx: T, requestedFields: string[]): Promise<{ reply: ApprovalReply; receiverCustomerInfo?: Record<string, unknown> }>;
+  /** The platform's sandbox clock (real time + its offset): the approval window runs on it. */
+  sandboxNow(platformId: string): Promise<Date>;
+}
+
+export interface AwaitingApproval {
+  transactionId: string;
+  platformId: string;
+  deadline: Date;
+  /** True once the platform answered 202; before that the row only guards against a lost exchange. */
+  acknowledged: boolean;
+}
+
+export interface ApprovalStore {
+  awaiting(platformId: string, transactionId: string): Promise<AwaitingApproval | undefined>;
+  /** Inserts the row unless one exists for the transaction (then nothing changes). */
+  add(a: AwaitingApproval, now: Date): Promise<void>;
+  /** The platform answered 202: the row becomes acknowledged with the approval window's deadline. */
+  acknowledge(platformId: string, transactionId: string, deadline: Date, now: Date): Promise<void>;
+  done(platformId: string, transactionId: string, now: Date): Promise<void>;
+  allAwaiting(limit: number): Promise<AwaitingApproval[]>;
+}
+
+export function notAwaitingApproval(tx: TxLike): AppError {
+  return new AppError(409, "TRANSACTION_NOT_PENDING", `The transaction is not awaiting approval (status ${tx.status})`, { transactionId: tx.id, status: tx.status }, { shouldNotRetry: true });
+}
+
+export function createIncomingPayments<T extends TxLike>(deps: {
+  ports: IncomingPorts<T>;
+  store: ApprovalStore;
+  clock: Clock;
+  windowMs: number;
+  /**
+   * How long notifications may wait for the webhook's reply (its NOTIFICATIONS_WEBHOOK_TIMEOUT_MS):
+   * the row recorded before the exchange gives it that long plus the window.
+   */
+  webhookTimeoutMs?: number;
+  log?: { warn(obj: object, msg: string): void };
+}) {
+  const { ports, store, clock } = deps;
+  const webhookTimeoutMs = deps.webhookTimeoutMs ?? 10_000;
+
+  /**
+   * Records the approval row (unacknowledged) before the exchange starts, so a crash of this
+   * service mid-exchange still ends in FAILED: the worker fails it when the deadline passes.
+   */
+  async function guard(platformId: string, transactionId: string) {
+    const deadline = new Date((await ports.sandboxNow(platformId)).getTime() + webhookTimeoutMs + deps.windowMs);
+    await store.add({ transactionId, platformId, deadline, acknowledged: false }, clock.now());
+  }
+
+  async function failTimedOut(a: AwaitingApproval) {
+    const r = await ports.resolve(
+      a.platformId,
+      a.transactionId,
+      a.acknowledged
+        ? { kind: "FAIL", failureReason: TIMED_OUT, detail: "no approval within the approval window" }
+        : { kind: "FAIL", failureReason: WEBHOOK_ERROR, detail: "no reply to the approval webhook was recorded before the deadline" },
+    );
+    await store.done(a.platformId, a.transactionId, clock.now());
+    return r;
+  }
+
+  /** Expires the approval when its window has passed on the sandbox clock; true when it did. */
+  async function expireIfDue(a: AwaitingApproval | undefined): Promise<boolean> {
+    if (!a) return false;
+    if ((await ports.sandboxNow(a.platformId)) < a.deadline) return false;
+    await failTimedOut(a);
+    return true;
+  }
+
+  async function decide(platformId: string, transactionId: string, d: Decision): Promise<T> {
+    if (!transactionId) throw errors.invalidInput([{ field: "transactionId", reason: "is required" }]);
+    const awaiting = await store.awaiting(platformId, transactionId);
+    if (await expireIfDue(awaiting)) throw notAwaitingApproval(await ports.getTransaction(platformId, transactionId));
+    const r = await ports.resolve(platformId, transactionId, d);
+    if (awaiting) await store.done(platformId, transactionId, clock.now());
+    if (!r.changed) throw notAwaitingApproval(r.tx);
+    return r.tx;
+  }
+
+  return {
+    /** POST /sandbox/uma/receive: the PENDING transaction, then the exchange; answers the transaction after it. */
+    async receive(i: { platformId: string; senderUmaAddress: string; receiverUmaAddress: string; currency: string; amount: bigint; idempotencyKey: string }): Promise<{ tx: T; replayed: boolean }> {
+      const missing = [];
+      if (!i.senderUmaAddress) missing.push({ field: "senderUmaAddress", reason: "is required" });
+      if (!i.receiverUmaAddress) missing.push({ field: "receiverUmaAddress", reason: "is required" });
+      if (!i.currency) missing.push({ field: "receivingCurrencyCode", reason: "is required" });
+      if (missing.length) throw errors.invalidInput(missing);
+      const customer = await ports.customerByUma(i.platformId, i.receiverUmaAddress);
+      if (!customer) {
+        throw new AppError(404, "RECEIVER_NOT_FOUND", `No customer of this platform has the UMA address ${i.receiverUmaAddress}`, { receiverUmaAddress: i.receiverUmaAddress });
+      }
+      const created = await ports.createIncoming({ ...i, customerId: customer.id });
+      // A replay answers the payment as it stands now; the exchange ran (or runs) for the first request only.
+      if (created.replayed) {
+        const now = await ports.getTransaction(i.platformId, created.tx.id);
+        // The first request may have died before recording its row: a PENDING payment gets one
+        // (a no-op when it exists), so it cannot stay PENDING forever.
+        if (now.status === "PENDING") await guard(i.platformId, now.id);
+        return { tx: now, replayed: true };
+      }
+      const tx = created.tx;
+      await guard(i.platformId, tx.id);
+      let answer: Awaited<ReturnType<IncomingPorts<T>["requestApproval"]>>;
+      try {
+        answer = await ports.requestApproval(i.platformId, tx, []);
+      } catch (err) {
+        deps.log?.warn({ err, transactionId: tx.id }, "approval request could not be sent");
+        answer = { reply: "ERROR" };
+      }
+      if (answer.reply === "ACKNOWLEDGED") {
+        const deadline = new Date((await ports.sandboxNow(i.platformId)).getTime() + deps.windowMs);
+        await store.acknowledge(i.platformId, tx.id, deadline, clock.now());
+        return { tx: await ports.getTransaction(i.platformId, tx.id), replayed: false };
+      }
+      const decision: Decision =
+        answer.reply === "ERROR"
+          ? { kind: "FAIL", failureReason: WEBHOOK_ERROR, detail: "the approval webhook failed or answered neither 200 nor 202" }
+          : { kind: "APPROVE", receiverCustomerInfo: answer.receiverCustomerInfo };
+      // Not changed: the platform decided through the API while its webhook call was still open.
+      const r = await ports.resolve(i.platformId, tx.id, decision);
+      await store.done(i.platformId, tx.id, clock.now());
+      return { tx: r.tx, replayed: false };
+    },
+
+    approve: (platformId: string, transactionId: string, receiverCustomerInfo?: Record<string, unknown>) =>
+      decide(platformId, transactionId, { kind: "APPROVE", receiverCustomerInfo }),
+
+    reject: (platformId: string, transactionId: string, reason: string) => decide(platformId, transactionId, { kind: "REJECT", reason }),
+
+    /** The approval-timeout worker's pass: acknowledged payments whose window passed → FAILED TIMED_OUT. */
+    async expireDue(limit = 100): Promise<{ expired: number; failed: number }> {
+      const nowByPlatform = new Map<string, Date>();
+      let expired = 0;
+      let failed = 0;
+      for (const a of await store.allAwaiting(limit)) {
+        try {
+          let now = nowByPlatform.get(a.platformId);
+          if (!now) nowByPlatform.set(a.platformId, (now = await ports.sandboxNow(a.platformId)));
+          if (now < a.deadline) continue;
+          await failTimedOut(a);
+          expired++;
+        } catch (err) {
+          failed++;
+          deps.log?.warn({ err, transactionId: a.transactionId }, "could not time out an incoming payment (retried next tick)");
+        }
+      }
+      return { expired, failed };
+    },
+  };
+}
+
+export type IncomingPayments<T extends TxLike = TxLike> = ReturnType<typeof createIncomingPayments<T>>;

@@ -1,0 +1,125 @@
+import { MAX_AMOUNT, errors, newId, type Clock, type FieldError } from "@corridor/kit";
+import { findCurrency } from "./currencies.js";
+import type { Fx } from "./fx.js";
+import type { LedgerPort, LookupStore, PlatformDirectory, PlatformFacts, ReceiverLookup } from "./ports.js";
+import { quotedRate } from "./pricing.js";
+import { SANDBOX_RECEIVER_LIMITS, parseUmaAddress, sandboxReceiver } from "./uma.js";
+
+export interface LookupDeps {
+  clock: Clock;
+  fx: Fx;
+  platforms: PlatformDirectory;
+  ledger: LedgerPort;
+  store: LookupStore;
+  /** How long a lookup stays usable by a quote (a quote's lifetime, 5 minutes). */
+  ttlMs: number;
+}
+
+export interface Sender {
+  customerId: string;
+  senderUmaAddress: string;
+}
+
+/**
+ * The sending currency a lookup's estimates are from: the platform's first supported currency
+ * (USD for a new platform). A quote re-prices from its real source account anyway.
+ */
+export function primaryCurrency(facts: PlatformFacts): string {
+  return facts.supportedCurrencies[0]?.currencyCode ?? "USD";
+}
+
+/** Receiver lookups (decisions §5). Sandbox UMA receivers are simulated; real UMA resolution is not built yet (501). */
+export function createLookups(deps: LookupDeps) {
+  function checkSender(sender: Sender, errs: FieldError[]): void {
+    if (!sender.customerId && !sender.senderUmaAddress) errs.push({ field: "customerId", reason: "customerId or senderUmaAddress is required" });
+    if (sender.senderUmaAddress && !parseUmaAddress(sender.senderUmaAddress)) errs.push({ field: "senderUmaAddress", reason: "must be a UMA address such as $alice@example.com" });
+  }
+
+  async function estimate(platformId: string, facts: PlatformFacts, receiving: string): Promise<string> {
+    const sending = primaryCurrency(facts);
+    const market = await deps.fx.marketRate(platformId, facts, sending, receiving);
+    return quotedRate(market, findCurrency(sending)!, findCurrency(receiving)!, deps.fx.fees(sending, receiving)).toString();
+  }
+
+  async function save(base: Omit<ReceiverLookup, "id" | "createdAt" | "expiresAt">): Promise<ReceiverLookup> {
+    const now = deps.clock.now();
+    const lookup: ReceiverLookup = { ...base, id: newId("Lookup"), createdAt: now, expiresAt: new Date(now.getTime() + deps.ttlMs) };
+    await deps.store.insert(lookup);
+    return lookup;
+  }
+
+  return {
+    async lookupUma(platformId: string, receiverUmaAddress: string, sender: Sender): Promise<ReceiverLookup> {
+      const errs: FieldError[] = [];
+      const parsed = parseUmaAddress(receiverUmaAddress);
+      if (!parsed) errs.push({ field: "receiverUmaAddress", reason: "must be a UMA address such as $alice@example.com" });
+      checkSender(sender, errs);
+      if (errs.length) throw errors.invalidInput(errs);
+      const facts = await deps.platforms.facts(platformId);
+      if (facts.environment !== "SANDBOX") throw errors.notImplemented("Resolving UMA receivers over the network is not available yet");
+      const receiver = sandboxReceiver(parsed!.user, parsed!.domain);
+      if (!receiver) throw errors.notFound("Receiver", receiverUmaAddress);
+      const sending = primaryCurrency(facts);
+      return save({
+        platformId,
+        kind: "UMA",
+        receiverUmaAddress: `$${parsed!.user}@${parsed!.domain}`,
+        accountId: "",
+        customerId: sender.customerId,
+        senderUmaAddress: sender.senderUmaAddress,
+        sendingCurrency: sending,
+        supportedCurrencies: [
+          {
+            currencyCode: receiver.currencyCode,
+            estimatedExchangeRate: await estimate(platformId, facts, receiver.currencyCode),
+            ...SANDBOX_RECEIVER_LIMITS,
+          },
+        ],
+        requiredPayerDataFields: receiver.requiredPayerDataFields,
+        scenario: receiver.scenario,
+      });
+    },
+
+    async lookupExternalAccount(platformId: string, accountId: string, sender: Sender): Promise<ReceiverLookup> {
+      const errs: FieldError[] = [];
+      checkSender(sender, errs);
+      if (errs.length) throw errors.invalidInput(errs);
+      const account = await deps.ledger.externalAccount(platformId, accountId);
+      if (!account) throw errors.notFound("ExternalAccount", accountId);
+      const facts = await deps.platforms.facts(platformId);
+      const configured = facts.supportedCurrencies.find((c) => c.currencyCode === account.currency);
+      return save({
+        platformId,
+        kind: "EXTERNAL_ACCOUNT",
+        receiverUmaAddress: "",
+        accountId: account.id,
+        customerId: sender.customerId,
+        senderUmaAddress: sender.senderUmaAddress,
+        sendingCurrency: primaryCurrency(facts),
+        supportedCurrencies: [
+          {
+            currencyCode: account.currency,
+            estimatedExchangeRate: await estimate(platformId, facts, account.currency),
+            min: configured?.minAmount ?? 1n,
+            max: configured?.maxAmount ?? MAX_AMOUNT,
+          },
+        ],
+        // A bank payout asks nothing of the sender beyond what the platform's config requires (checked on the quote).
+        requiredPayerDataFields: [],
+        scenario: "",
+      });
+    },
+
+    /** A lookup a quote may use: this platform's and not expired (404 LOOKUP_NOT_FOUND, 400 LOOKUP_EXPIRED). */
+    async usable(platformId: string, lookupId: string): Promise<ReceiverLookup> {
+      const lookup = await deps.store.get(platformId, lookupId);
+      if (!lookup) throw errors.notFound("Lookup", lookupId);
+      if (lookup.expiresAt.getTime() <= deps.clock.now().getTime()) {
+        throw errors.badRequest("LOOKUP_EXPIRED", `Lookup ${lookupId} expired at ${lookup.expiresAt.toISOString()}; look the receiver up again`, { lookupId });
+      }
+      return lookup;
+    },
+  };
+}
+
+export type Lookups = ReturnType<typeof createLookups>;

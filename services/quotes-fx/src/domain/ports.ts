@@ -1,0 +1,214 @@
+/**
+ * What quotes-fx needs from other services and from storage. Implemented over Connect clients
+ * (src/clients/) and Kysely (src/data/); tests pass fakes. Never called inside a transaction.
+ */
+
+export interface PlatformCurrencyConfig {
+  currencyCode: string;
+  minAmount: bigint;
+  maxAmount: bigint;
+  requiredCounterpartyFields: { name: string; mandatory: boolean }[];
+}
+
+export interface PlatformFacts {
+  environment: "SANDBOX" | "PRODUCTION";
+  umaDomain: string;
+  supportedCurrencies: PlatformCurrencyConfig[];
+}
+
+/** auth-sessions: GetPlatform + GetPlatformConfig. */
+export interface PlatformDirectory {
+  facts(platformId: string): Promise<PlatformFacts>;
+}
+
+export interface InternalAccountView {
+  id: string;
+  customerId: string;
+  type: "INTERNAL_FIAT" | "INTERNAL_CRYPTO" | "EMBEDDED_WALLET" | string;
+  currency: string;
+  available: bigint;
+}
+
+export interface ExternalAccountView {
+  id: string;
+  customerId: string;
+  status: string;
+  currency: string;
+  accountType: string;
+}
+
+/** The ledger: accounts by id, scoped to the platform; undefined when not found there. */
+export interface LedgerPort {
+  internalAccount(platformId: string, accountId: string): Promise<InternalAccountView | undefined>;
+  externalAccount(platformId: string, accountId: string): Promise<ExternalAccountView | undefined>;
+}
+
+/** Sandbox outcome a UMA receiver was looked up with (carried to the payment in part 2). */
+export type UmaScenario = "SUCCESS" | "PENDING_LONG" | "FAIL_COMPLIANCE";
+
+export interface ReceiverCurrencyOffer {
+  currencyCode: string;
+  /** Decimal string: sending major units per receiving major unit. */
+  estimatedExchangeRate: string;
+  min: bigint;
+  max: bigint;
+}
+
+export interface ReceiverLookup {
+  id: string;
+  platformId: string;
+  kind: "UMA" | "EXTERNAL_ACCOUNT";
+  receiverUmaAddress: string;
+  accountId: string;
+  customerId: string;
+  senderUmaAddress: string;
+  sendingCurrency: string;
+  supportedCurrencies: ReceiverCurrencyOffer[];
+  requiredPayerDataFields: { name: string; mandatory: boolean }[];
+  /** Sandbox receivers only; empty otherwise. */
+  scenario: UmaScenario | "";
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export interface LookupStore {
+  insert(lookup: ReceiverLookup): Promise<void>;
+  get(platformId: string, id: string): Promise<ReceiverLookup | undefined>;
+}
+
+/* ---------- Part 2: the quote lifecycle ---------- */
+
+export type QuoteStatus = "PENDING" | "PROCESSING" | "COMPLETED" | "FAILED" | "EXPIRED";
+
+/** How to pay a REALTIME_FUNDING quote (spec: payment instruction item). */
+export interface PaymentInstruction {
+  accountType: "USD_ACCOUNT" | "SPARK_WALLET";
+  paymentRails: string[];
+  accountNumber: string;
+  routingNumber: string;
+  bankName: string;
+  reference: string;
+  assetType: string;
+  address: string;
+  invoice: string;
+  instructionsNotes: string;
+  amount: bigint;
+  currency: string;
+}
+
+/** A persisted quote. Amounts are minor units; rates and fee rates are decimal strings. */
+export interface Quote {
+  id: string;
+  platformId: string;
+  status: QuoteStatus;
+  createdAt: Date;
+  updatedAt: Date;
+  expiresAt: Date;
+  source: { sourceType: "ACCOUNT" | "REALTIME_FUNDING"; accountId: string; customerId: string; currency: string };
+  destination: { destinationType: "ACCOUNT" | "UMA_ADDRESS"; accountId: string; paymentRail: string; umaAddress: string; currency: string };
+  sendingCurrency: string;
+  receivingCurrency: string;
+  totalSendingAmount: bigint;
+  totalReceivingAmount: bigint;
+  exchangeRate: string;
+  feesIncluded: bigint;
+  rateDetails: {
+    counterpartyMultiplier: string;
+    counterpartyFixedFee: bigint;
+    serviceApiMultiplier: string;
+    serviceApiFixedFee: bigint;
+    serviceApiVariableFeeRate: string;
+    serviceApiVariableFeeAmount: bigint;
+  };
+  lockedCurrencySide: "SENDING" | "RECEIVING";
+  lockedCurrencyAmount: bigint;
+  lookupId: string;
+  description: string;
+  purposeOfPayment: string;
+  counterpartyInformation: Record<string, string>;
+  senderCustomerInfo: Record<string, string>;
+  transactionId: string;
+  /** EMBEDDED_WALLET sources: the challenge auth-sessions issued; empty otherwise. */
+  payloadToSign: string;
+  signatureRequestId: string;
+  /** True once auth-sessions accepted the signature (the requestId is single use). */
+  signatureVerified: boolean;
+  paymentInstructions: PaymentInstruction[];
+  /** Transaction failure reason (QUOTE_EXPIRED, PAY_REQUEST_FAILED, ...) once FAILED or EXPIRED. */
+  failureReason: string;
+  /** Set while an execution (or a real-time funding) is with the ledger; cleared if it failed. */
+  executionStartedAt?: Date;
+}
+
+/** The quote's transaction as the ledger reports it. */
+export interface QuoteTransactionState {
+  id: string;
+  /** The ledger's status: PENDING, PROCESSING, COMPLETED, FAILED, REJECTED, REFUNDED or EXPIRED. */
+  status: string;
+  failureReason: string;
+}
+
+export interface CreateQuoteTransactionInput {
+  platformId: string;
+  quoteId: string;
+  customerId: string;
+  /** InternalAccount id, or "" for REALTIME_FUNDING. */
+  sourceAccountId: string;
+  destination: { kind: "EXTERNAL_ACCOUNT" | "UMA_ADDRESS"; accountId: string; paymentRail: string; umaAddress: string };
+  sendingCurrency: string;
+  totalSendingAmount: bigint;
+  receivingCurrency: string;
+  totalReceivingAmount: bigint;
+  feesIncluded: bigint;
+  exchangeRate: string;
+  rateDetails: Record<string, string>;
+  description: string;
+  counterpartyInformation: Record<string, string>;
+  expiresAt: Date;
+}
+
+/** The ledger's quote transactions (LedgerService.*QuoteTransaction, RecordQuoteFunding). Never called inside a transaction. */
+export interface QuoteLedgerPort {
+  createQuoteTransaction(input: CreateQuoteTransactionInput): Promise<QuoteTransactionState>;
+  expireQuoteTransaction(platformId: string, transactionId: string): Promise<QuoteTransactionState>;
+  executeQuoteTransaction(platformId: string, transactionId: string): Promise<QuoteTransactionState & { alreadyExecuted: boolean }>;
+  recordQuoteFunding(platformId: string, transactionId: string, currencyCode: string, amount: bigint): Promise<QuoteTransactionState & { alreadyExecuted: boolean }>;
+}
+
+/** auth-sessions' signed-retry challenges for EXECUTE_QUOTE (WalletAuthService). */
+export interface WalletSignaturePort {
+  createChallenge(platformId: string, accountId: string, body: string): Promise<{ payloadToSign: string; requestId: string; expiresAt: Date }>;
+  /** Throws auth-sessions' error (401 UNAUTHORIZED, WALLET_SIGNATURE_BODY_MISMATCH) when the signature does not verify. */
+  verify(platformId: string, accountId: string, retry: { requestId: string; signature: string }, body: string): Promise<void>;
+}
+
+/** Runs `effect` inside a database transaction of the quote store (opaque to the domain). */
+export type TxHook = (trx: unknown) => Promise<void>;
+
+export interface QuoteStore {
+  insert(quote: Quote, hook?: TxHook): Promise<void>;
+  get(platformId: string, id: string): Promise<Quote | undefined>;
+  /**
+   * Atomically claims a PENDING quote for execution: sets executionStartedAt when it is unset (or
+   * older than `staleBefore`), and `signatureVerified` if asked. Undefined when the quote is not claimable.
+   */
+  claimExecution(platformId: string, id: string, now: Date, staleBefore: Date): Promise<Quote | undefined>;
+  /** Clears a claim whose ledger call failed. */
+  releaseExecution(platformId: string, id: string): Promise<void>;
+  markSignatureVerified(platformId: string, id: string): Promise<void>;
+  /**
+   * Moves the quote forward to `status` (never back: PENDING < PROCESSING < COMPLETED < FAILED|EXPIRED),
+   * then runs `hook` in the same transaction with the quote as stored. `trx` continues an open transaction.
+   */
+  advance(platformId: string, id: string, change: { status: QuoteStatus; failureReason: string; at: Date }, hook?: (trx: unknown, q: Quote) => Promise<void>, trx?: unknown): Promise<Quote | undefined>;
+  /** PENDING quotes past expiry with no execution in flight, oldest first. */
+  dueForExpiry(now: Date, limit: number): Promise<{ platformId: string; id: string }[]>;
+  /** The quote of a ledger transaction (consumer path), inside `trx`. */
+  idByTransaction(trx: unknown, platformId: string, transactionId: string): Promise<string | undefined>;
+}
+
+/** Decisions §3 around one effect: claim, run, complete in the effect's transaction (via the hook), release on failure. */
+export type Idempotent = <T>(
+  opts: { platformId: string; key: string; request: unknown; status: number; encode: (v: T) => unknown; decode: (json: unknown) => T },
+  effect: (complete: (trx: unknown, value: T) => Promise<void>) => Promise<T>,
+) => Promise<{ value: T; replayed: boolean }>;

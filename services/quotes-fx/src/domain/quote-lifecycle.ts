@@ -1,0 +1,318 @@
+import { createHash } from "node:crypto";
+import { AppError, canonicalJson, errors, newId, type Clock } from "@corridor/kit";
+import type { PlatformClock } from "./platform-clock.js";
+import type { Idempotent, PaymentInstruction, Quote, QuoteLedgerPort, QuoteStatus, QuoteStore, QuoteTransactionState, WalletSignaturePort } from "./ports.js";
+import { quoteFromJson, quoteToJson, rateDetailsToJson } from "./quote-json.js";
+import type { PreparedQuote, QuoteRequest } from "./quotes.js";
+
+/** The operation name auth-sessions signs for an embedded-wallet execution. */
+export const EXECUTE_QUOTE = "EXECUTE_QUOTE";
+/** An execution claim older than this is taken over (its holder crashed; the ledger call is idempotent). */
+const STALE_EXECUTION_MS = 60_000;
+
+export interface LifecycleDeps {
+  clock: Clock;
+  /**
+   * The time a platform's quotes are created and expire by on read, execute and sandbox send
+   * (sandbox platforms: their sandbox clock). Without it, the service clock.
+   */
+  platformClock?: PlatformClock;
+  /** Quote lifetime (CORRIDOR_QUOTE_TTL_SECONDS). */
+  ttlMs: number;
+  prepare: (platformId: string, req: QuoteRequest) => Promise<PreparedQuote>;
+  ledger: QuoteLedgerPort;
+  signer: WalletSignaturePort;
+  store: QuoteStore;
+  idempotent: Idempotent;
+}
+
+const codec = { encode: quoteToJson, decode: quoteFromJson };
+
+/** The ledger's transaction status as a quote status (a refunded or rejected payment is FAILED). */
+export function quoteStatusOf(transactionStatus: string): QuoteStatus | undefined {
+  switch (transactionStatus) {
+    case "PENDING":
+    case "PROCESSING":
+    case "COMPLETED":
+    case "FAILED":
+    case "EXPIRED":
+      return transactionStatus;
+    case "REJECTED":
+    case "REFUNDED":
+      return "FAILED";
+    default:
+      return undefined;
+  }
+}
+
+/** The body auth-sessions hashes into payloadToSign: what the signer agrees to pay, to whom. */
+export function signingBody(q: Pick<Quote, "id" | "platformId" | "source" | "destination" | "sendingCurrency" | "totalSendingAmount" | "receivingCurrency" | "totalReceivingAmount">): string {
+  return canonicalJson({
+    quoteId: q.id,
+    accountId: q.source.accountId,
+    sendingCurrency: q.sendingCurrency,
+    totalSendingAmount: q.totalSendingAmount,
+    receivingCurrency: q.receivingCurrency,
+    totalReceivingAmount: q.totalReceivingAmount,
+    destination: q.destination.destinationType === "UMA_ADDRESS" ? q.destination.umaAddress : q.destination.accountId,
+  });
+}
+
+/**
+ * Where to pay a REALTIME_FUNDING quote. There is no funding provider behind these: sandbox
+ * platforms simulate the payment with POST /sandbox/send; the reference ties a payment to the quote.
+ */
+export function fundingInstructions(quoteId: string, currency: string, amount: bigint): PaymentInstruction[] {
+  const digest = createHash("sha256").update(quoteId).digest("hex");
+  const reference = `QT-${quoteId.slice(-12).toUpperCase()}`;
+  const base = { paymentRails: [], accountNumber: "", routingNumber: "", bankName: "", reference, assetType: "", address: "", invoice: "", amount, currency };
+  if (currency === "BTC") {
+    return [{ ...base, accountType: "SPARK_WALLET", assetType: "BTC", address: `sparkrt1${digest.slice(0, 40)}`, instructionsNotes: `Send exactly ${amount} satoshis; reference ${reference}.` }];
+  }
+  return [
+    {
+      ...base,
+      accountType: "USD_ACCOUNT",
+      paymentRails: ["ACH", "WIRE"],
+      accountNumber: String(BigInt(`0x${digest.slice(0, 12)}`) % 10_000_000_000n).padStart(10, "0"),
+      routingNumber: "021000021",
+      bankName: "Corridor Funding Bank",
+      instructionsNotes: `Pay exactly ${amount} minor units of ${currency} with reference ${reference} before the quote expires.`,
+    },
+  ];
+}
+
+/**
+ * The quote lifecycle: create (with its PENDING ledger transaction), read, expire, execute and
+ * real-time funding. Remote calls (ledger, auth-sessions) never run inside a database transaction:
+ * each step reads, calls, then commits its change (with the Idempotency-Key's answer) in one short transaction.
+ */
+export function createQuoteLifecycle(deps: LifecycleDeps) {
+  const { clock, store, ledger } = deps;
+
+  /** The time a platform's quotes are created and expire by. Another service: never inside a transaction. */
+  async function platformNow(platformId: string): Promise<Date> {
+    return deps.platformClock ? deps.platformClock.now(platformId) : clock.now();
+  }
+
+  async function load(platformId: string, id: string): Promise<Quote> {
+    const q = await store.get(platformId, id);
+    if (!q) throw new AppError(404, "QUOTE_NOT_FOUND", `Quote ${id} not found`, { id });
+    return q;
+  }
+
+  /**
+   * Expires a PENDING quote whose time is up on its platform's clock (the worker does the same in
+   * bulk, on the service clock: `at`); answers the quote as it then is.
+   */
+  async function expireIfDue(q: Quote, at?: Date): Promise<Quote> {
+    if (q.status !== "PENDING") return q;
+    // Read before any transaction: the sandbox clock is another service.
+    const now = at ?? (await platformNow(q.platformId));
+    if (now < q.expiresAt) return q;
+    // Claims are stamped with the service clock, so their age is too.
+    if (q.executionStartedAt && clock.now().getTime() - q.executionStartedAt.getTime() < STALE_EXECUTION_MS) return q; // the ledger decides
+    const tx = await ledger.expireQuoteTransaction(q.platformId, q.transactionId);
+    const status = quoteStatusOf(tx.status) ?? "EXPIRED";
+    return (await store.advance(q.platformId, q.id, { status, failureReason: tx.failureReason || (status === "EXPIRED" ? "QUOTE_EXPIRED" : ""), at: clock.now() })) ?? q;
+  }
+
+  function refuseUnlessPending(q: Quote): void {
+    if (q.status === "EXPIRED") throw errors.conflict("QUOTE_EXPIRED", `Quote ${q.id} expired at ${q.expiresAt.toISOString()}`, { id: q.id });
+    if (q.status !== "PENDING" || q.executionStartedAt) throw errors.conflict("QUOTE_ALREADY_EXECUTED", `Quote ${q.id} was already executed`, { id: q.id, status: q.status });
+  }
+
+  /** Claims the quote, runs the ledger call, and commits the outcome (with `complete`). */
+  async function runWithLedger(
+    q: Quote,
+    call: () => Promise<QuoteTransactionState & { alreadyExecuted: boolean }>,
+    complete: (trx: unknown, value: Quote) => Promise<void>,
+  ): Promise<Quote> {
+    const now = clock.now();
+    const claimed = await store.claimExecution(q.platformId, q.id, now, new Date(now.getTime() - STALE_EXECUTION_MS));
+    if (!claimed) {
+      refuseUnlessPending((await store.get(q.platformId, q.id)) ?? q);
+      throw errors.conflict("QUOTE_ALREADY_EXECUTED", `Quote ${q.id} is being executed`, { id: q.id });
+    }
+    let tx: QuoteTransactionState & { alreadyExecuted: boolean };
+    try {
+      tx = await call();
+    } catch (err) {
+      // Nothing moved (the ledger refused, e.g. 400 INSUFFICIENT_BALANCE): the quote can be executed again.
+      await store.releaseExecution(q.platformId, q.id);
+      throw err;
+    }
+    const status = quoteStatusOf(tx.status) ?? "PROCESSING";
+    const after = await store.advance(q.platformId, q.id, { status: status === "PENDING" ? "PROCESSING" : status, failureReason: tx.failureReason, at: clock.now() }, complete);
+    return after!;
+  }
+
+  async function execute(q: Quote, complete: (trx: unknown, value: Quote) => Promise<void>): Promise<Quote> {
+    return runWithLedger(q, () => ledger.executeQuoteTransaction(q.platformId, q.transactionId), complete);
+  }
+
+  return {
+    async create(platformId: string, req: QuoteRequest, idempotencyKey: string): Promise<{ quote: Quote; replayed: boolean }> {
+      const r = await deps.idempotent({ platformId, key: idempotencyKey, request: { op: "CREATE_QUOTE", ...req }, status: 200, ...codec }, async (complete) => {
+        const p = await deps.prepare(platformId, req);
+        // The quote lives on the clock it expires by (a sandbox platform's clock may have been advanced).
+        const now = await platformNow(platformId);
+        const id = newId("Quote");
+        const realtime = req.source.sourceType === "REALTIME_FUNDING";
+        const destination = {
+          destinationType: req.destination.destinationType as "ACCOUNT" | "UMA_ADDRESS",
+          accountId: req.destination.destinationType === "ACCOUNT" ? req.destination.accountId : "",
+          paymentRail: req.destination.paymentRail,
+          umaAddress: p.lookup?.receiverUmaAddress ?? "",
+          currency: p.receiving.code,
+        };
+        const draft: Quote = {
+          id,
+          platformId,
+          status: "PENDING",
+          createdAt: now,
+          updatedAt: now,
+          expiresAt: new Date(now.getTime() + deps.ttlMs),
+          source: { sourceType: realtime ? "REALTIME_FUNDING" : "ACCOUNT", accountId: realtime ? "" : req.source.accountId, customerId: p.customerId, currency: p.sending.code },
+          destination,
+          sendingCurrency: p.sending.code,
+          receivingCurrency: p.receiving.code,
+          totalSendingAmount: p.pricing.totalSendingAmount,
+          totalReceivingAmount: p.pricing.totalReceivingAmount,
+          exchangeRate: p.pricing.exchangeRate.toString(),
+          feesIncluded: p.pricing.feesIncluded,
+          rateDetails: {
+            counterpartyMultiplier: p.pricing.rateDetails.counterpartyMultiplier.toString(),
+            counterpartyFixedFee: p.pricing.rateDetails.counterpartyFixedFee,
+            serviceApiMultiplier: p.pricing.rateDetails.serviceApiMultiplier.toString(),
+            serviceApiFixedFee: p.pricing.rateDetails.serviceApiFixedFee,
+            serviceApiVariableFeeRate: p.pricing.rateDetails.serviceApiVariableFeeRate.toString(),
+            serviceApiVariableFeeAmount: p.pricing.rateDetails.serviceApiVariableFeeAmount,
+          },
+          lockedCurrencySide: p.side,
+          lockedCurrencyAmount: req.lockedCurrencyAmount,
+          lookupId: req.lookupId,
+          description: req.description,
+          purposeOfPayment: req.purposeOfPayment,
+          counterpartyInformation: req.counterpartyInformation,
+          senderCustomerInfo: req.senderCustomerInfo,
+          transactionId: "",
+          payloadToSign: "",
+          signatureRequestId: "",
+          signatureVerified: false,
+          paymentInstructions: realtime ? fundingInstructions(id, p.sending.code, p.pricing.totalSendingAmount) : [],
+          failureReason: "",
+        };
+        // The challenge first: a failure here leaves nothing behind at the ledger. Its lifetime is
+        // auth-sessions' fixed 5 minutes, never shorter than the quote's (TTL ≤ 300 s).
+        if (p.needsSignature) {
+          const c = await deps.signer.createChallenge(platformId, draft.source.accountId, signingBody(draft));
+          draft.payloadToSign = c.payloadToSign;
+          draft.signatureRequestId = c.requestId;
+        }
+        const tx = await ledger.createQuoteTransaction({
+          platformId,
+          quoteId: id,
+          customerId: p.customerId,
+          sourceAccountId: draft.source.accountId,
+          destination: {
+            kind: destination.destinationType === "UMA_ADDRESS" ? "UMA_ADDRESS" : "EXTERNAL_ACCOUNT",
+            accountId: destination.accountId,
+            paymentRail: destination.paymentRail,
+            umaAddress: destination.umaAddress,
+          },
+          sendingCurrency: draft.sendingCurrency,
+          totalSendingAmount: draft.totalSendingAmount,
+          receivingCurrency: draft.receivingCurrency,
+          totalReceivingAmount: draft.totalReceivingAmount,
+          feesIncluded: draft.feesIncluded,
+          exchangeRate: draft.exchangeRate,
+          rateDetails: rateDetailsToJson(draft.rateDetails),
+          description: draft.description,
+          counterpartyInformation: draft.counterpartyInformation,
+          expiresAt: draft.expiresAt,
+        });
+        draft.transactionId = tx.id;
+        if (!req.immediatelyExecute) {
+          await store.insert(draft, (trx) => complete(trx, draft));
+          return draft;
+        }
+        await store.insert(draft);
+        // immediatelyExecute: the stored answer is the executed quote. If the ledger refuses (for
+        // example 400 INSUFFICIENT_BALANCE) the error is the answer and the quote stays PENDING until it expires.
+        return execute(draft, complete);
+      });
+      return { quote: r.value, replayed: r.replayed };
+    },
+
+    async get(platformId: string, id: string): Promise<Quote> {
+      return expireIfDue(await load(platformId, id));
+    },
+
+    async execute(platformId: string, id: string, opts: { idempotencyKey: string; requestId: string; signature: string }): Promise<{ quote: Quote; replayed: boolean }> {
+      const r = await deps.idempotent({ platformId, key: opts.idempotencyKey, request: { op: EXECUTE_QUOTE, quoteId: id }, status: 200, ...codec }, async (complete) => {
+        const q = await expireIfDue(await load(platformId, id));
+        refuseUnlessPending(q);
+        if (q.source.sourceType === "REALTIME_FUNDING") {
+          throw errors.badRequest("QUOTE_NOT_EXECUTABLE", "A REALTIME_FUNDING quote proceeds when its paymentInstructions are paid (sandbox: POST /sandbox/send)", { id });
+        }
+        if (q.payloadToSign && !q.signatureVerified) {
+          // auth-sessions answers 401 (missing, invalid, used or expired signature); the requestId is
+          // single use, so a verified signature is remembered for a retry after a ledger failure.
+          await deps.signer.verify(platformId, q.source.accountId, { requestId: opts.requestId || q.signatureRequestId, signature: opts.signature }, signingBody(q));
+          await store.markSignatureVerified(platformId, id);
+        }
+        return execute(q, complete);
+      });
+      return { quote: r.value, replayed: r.replayed };
+    },
+
+    async sendSandboxFunding(platformId: string, id: string, opts: { currencyCode: string; amount: bigint; idempotencyKey: string }): Promise<{ quote: Quote; replayed: boolean }> {
+      const r = await deps.idempotent(
+        { platformId, key: opts.idempotencyKey, request: { op: "SANDBOX_SEND", quoteId: id, currencyCode: opts.currencyCode, amount: opts.amount }, status: 200, ...codec },
+        async (complete) => {
+          const q = await expireIfDue(await load(platformId, id));
+          if (q.source.sourceType !== "REALTIME_FUNDING") throw errors.invalidInput([{ field: "quoteId", reason: "is not a REALTIME_FUNDING quote" }]);
+          refuseUnlessPending(q);
+          if (opts.currencyCode !== q.sendingCurrency) {
+            throw new AppError(400, "CURRENCY_MISMATCH", `The quote is paid in ${q.sendingCurrency}, not ${opts.currencyCode}`, { expected: q.sendingCurrency, currencyCode: opts.currencyCode });
+          }
+          const amount = opts.amount > 0n ? opts.amount : q.totalSendingAmount;
+          if (amount !== q.totalSendingAmount) {
+            throw new AppError(400, "AMOUNT_MISMATCH", `The quote needs exactly ${q.totalSendingAmount} minor units of ${q.sendingCurrency}`, { expected: q.totalSendingAmount.toString(), amount: amount.toString() });
+          }
+          return runWithLedger(q, () => ledger.recordQuoteFunding(platformId, q.transactionId, q.sendingCurrency, amount), complete);
+        },
+      );
+      return { quote: r.value, replayed: r.replayed };
+    },
+
+    /** Worker step: expires up to `limit` due quotes; one that fails (ledger down) is retried next time. */
+    async expireDue(limit = 100): Promise<{ expired: number; failed: number }> {
+      const now = clock.now();
+      const due = await store.dueForExpiry(now, limit);
+      let expired = 0;
+      let failed = 0;
+      for (const d of due) {
+        try {
+          const q = await store.get(d.platformId, d.id);
+          if (q && (await expireIfDue(q, now)).status !== "PENDING") expired++;
+        } catch {
+          failed++;
+        }
+      }
+      return { expired, failed };
+    },
+
+    /** Consumer step: a ledger transaction of a quote changed; the quote follows it (forward only). */
+    async onTransactionChanged(trx: unknown, e: { platformId: string; transactionId: string; status: string; failureReason: string; at: Date }): Promise<void> {
+      const status = quoteStatusOf(e.status);
+      if (!status) return;
+      const id = await store.idByTransaction(trx, e.platformId, e.transactionId);
+      if (!id) return;
+      await store.advance(e.platformId, id, { status, failureReason: e.failureReason, at: e.at }, undefined, trx);
+    },
+  };
+}
+
+export type QuoteLifecycle = ReturnType<typeof createQuoteLifecycle>;

@@ -1,0 +1,160 @@
+import { AppError, MAX_AMOUNT, errors, isId, type FieldError } from "@corridor/kit";
+import { findCurrency, type Currency } from "./currencies.js";
+import type { Fx } from "./fx.js";
+import type { Lookups } from "./lookups.js";
+import type { InternalAccountView, LedgerPort, PlatformDirectory, ReceiverLookup } from "./ports.js";
+import { priceQuote, type AmountLimits, type LockedSide, type Pricing } from "./pricing.js";
+
+export const PURPOSES = [
+  "GIFT", "SELF", "GOODS_OR_SERVICES", "EDUCATION", "HEALTH_OR_MEDICAL", "REAL_ESTATE_PURCHASE",
+  "TAX_PAYMENT", "LOAN_PAYMENT", "UTILITY_BILL", "DONATION", "TRAVEL", "OTHER",
+] as const;
+
+export interface QuoteRequest {
+  source: { sourceType: string; accountId: string; customerId: string; currency: string };
+  destination: { destinationType: string; accountId: string; paymentRail: string; umaAddress: string; currency: string };
+  lockedCurrencySide: string;
+  lockedCurrencyAmount: bigint;
+  lookupId: string;
+  immediatelyExecute: boolean;
+  description: string;
+  purposeOfPayment: string;
+  senderCustomerInfo: Record<string, string>;
+  counterpartyInformation: Record<string, string>;
+}
+
+/** A request that passed every check, priced: what part 2 persists with its PENDING transaction. */
+export interface PreparedQuote {
+  request: QuoteRequest;
+  side: LockedSide;
+  sending: Currency;
+  receiving: Currency;
+  sourceAccount?: InternalAccountView;
+  /** Customer:<uuidv7> of the sender ("" for platform-owned sources). */
+  customerId: string;
+  lookup?: ReceiverLookup;
+  /** True when the source is an EMBEDDED_WALLET (execution needs a signed payloadToSign). */
+  needsSignature: boolean;
+  pricing: Pricing;
+}
+
+/**
+ * POST /quotes up to (and excluding) persistence: shape checks (400 INVALID_INPUT naming every
+ * field), the accounts and the lookup (404), the payer and counterparty data, then pricing
+ * (400 AMOUNT_OUT_OF_RANGE against the platform's per-currency limits and the receiver's).
+ */
+export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirectory; ledger: LedgerPort; lookups: Lookups }) {
+  return async function prepare(platformId: string, req: QuoteRequest): Promise<PreparedQuote> {
+    const errs: FieldError[] = [];
+    const { source, destination } = req;
+    if (source.sourceType !== "ACCOUNT" && source.sourceType !== "REALTIME_FUNDING") errs.push({ field: "source.sourceType", reason: "must be ACCOUNT or REALTIME_FUNDING" });
+    if (source.sourceType === "ACCOUNT" && !isId("InternalAccount", source.accountId)) errs.push({ field: "source.accountId", reason: "must be an InternalAccount id" });
+    if (source.sourceType === "REALTIME_FUNDING") {
+      if (!findCurrency(source.currency)) errs.push({ field: "source.currency", reason: "must be a known currency code" });
+      if (!isId("Customer", source.customerId)) errs.push({ field: "source.customerId", reason: "must be a Customer id" });
+      if (req.immediatelyExecute) errs.push({ field: "immediatelyExecute", reason: "is not supported for REALTIME_FUNDING sources: pay the returned instructions" });
+    }
+    if (source.customerId && !isId("Customer", source.customerId)) errs.push({ field: "source.customerId", reason: "must be a Customer id" });
+    if (destination.destinationType === "ACCOUNT") {
+      if (!isId("ExternalAccount", destination.accountId) && !isId("InternalAccount", destination.accountId)) {
+        errs.push({ field: "destination.accountId", reason: "must be an ExternalAccount or InternalAccount id" });
+      }
+    } else if (destination.destinationType === "UMA_ADDRESS") {
+      if (!req.lookupId) errs.push({ field: "lookupId", reason: "is required for UMA_ADDRESS destinations (GET /receiver/uma/{address} first)" });
+    } else {
+      errs.push({ field: "destination.destinationType", reason: "must be ACCOUNT or UMA_ADDRESS" });
+    }
+    if (req.lookupId && !isId("Lookup", req.lookupId)) errs.push({ field: "lookupId", reason: "must be a Lookup id" });
+    if (req.lockedCurrencySide !== "SENDING" && req.lockedCurrencySide !== "RECEIVING") errs.push({ field: "lockedCurrencySide", reason: "must be SENDING or RECEIVING" });
+    if (req.lockedCurrencyAmount < 1n || req.lockedCurrencyAmount > MAX_AMOUNT) errs.push({ field: "lockedCurrencyAmount", reason: `must be 1 to ${MAX_AMOUNT}` });
+    if (req.purposeOfPayment && !(PURPOSES as readonly string[]).includes(req.purposeOfPayment)) errs.push({ field: "purposeOfPayment", reason: `must be one of ${PURPOSES.join(", ")}` });
+    if (req.description.length > 1000) errs.push({ field: "description", reason: "must be at most 1000 characters" });
+    if (errs.length) throw errors.invalidInput(errs);
+
+    // Remote reads, none under a transaction.
+    const facts = await deps.platforms.facts(platformId);
+    let sourceAccount: InternalAccountView | undefined;
+    let sendingCode = source.currency;
+    let customerId = source.customerId;
+    if (source.sourceType === "ACCOUNT") {
+      sourceAccount = await deps.ledger.internalAccount(platformId, source.accountId);
+      if (!sourceAccount) throw errors.notFound("InternalAccount", source.accountId);
+      if (source.customerId && source.customerId !== sourceAccount.customerId) {
+        throw errors.invalidInput([{ field: "source.customerId", reason: "is not the owner of source.accountId" }]);
+      }
+      if (sourceAccount.type === "EMBEDDED_WALLET" && req.immediatelyExecute) {
+        throw errors.invalidInput([{ field: "immediatelyExecute", reason: "is not supported for EMBEDDED_WALLET sources: create with false, then execute with a signature" }]);
+      }
+      sendingCode = sourceAccount.currency;
+      customerId = sourceAccount.customerId;
+    }
+
+    let lookup: ReceiverLookup | undefined;
+    let receivingCode = "";
+    const receiverLimits: AmountLimits[] = [];
+    if (req.lookupId) lookup = await deps.lookups.usable(platformId, req.lookupId);
+    if (destination.destinationType === "UMA_ADDRESS") {
+      if (lookup!.kind !== "UMA") throw errors.invalidInput([{ field: "lookupId", reason: "is not a UMA receiver lookup" }]);
+      if (destination.umaAddress && destination.umaAddress.toLowerCase() !== lookup!.receiverUmaAddress) {
+        throw errors.invalidInput([{ field: "destination.umaAddress", reason: "differs from the lookup's receiverUmaAddress" }]);
+      }
+      const offers = lookup!.supportedCurrencies;
+      const offer = destination.currency ? offers.find((o) => o.currencyCode === destination.currency) : offers.length === 1 ? offers[0] : undefined;
+      if (!offer) {
+        throw errors.invalidInput([{ field: "destination.currency", reason: `must be one of the lookup's currencies: ${offers.map((o) => o.currencyCode).join(", ")}` }]);
+      }
+      receivingCode = offer.currencyCode;
+      receiverLimits.push({ min: offer.min, max: offer.max });
+    } else {
+      const id = destination.accountId;
+      const account = id.startsWith("ExternalAccount:") ? await deps.ledger.externalAccount(platformId, id) : await deps.ledger.internalAccount(platformId, id);
+      if (!account) throw errors.notFound(id.startsWith("ExternalAccount:") ? "ExternalAccount" : "InternalAccount", id);
+      receivingCode = account.currency;
+      if (lookup) {
+        if (lookup.kind !== "EXTERNAL_ACCOUNT" || lookup.accountId !== id) throw errors.invalidInput([{ field: "lookupId", reason: "is not a lookup of destination.accountId" }]);
+        const offer = lookup.supportedCurrencies.find((o) => o.currencyCode === receivingCode);
+        if (offer) receiverLimits.push({ min: offer.min, max: offer.max });
+      }
+    }
+
+    // Data the receiver asked for (mandatory fields of the lookup) and the platform's counterparty fields.
+    const missing: FieldError[] = [];
+    for (const f of lookup?.requiredPayerDataFields ?? []) {
+      if (f.mandatory && !req.senderCustomerInfo[f.name]) missing.push({ field: `senderCustomerInfo.${f.name}`, reason: "is required by the receiver lookup" });
+    }
+    const receivingConfig = facts.supportedCurrencies.find((c) => c.currencyCode === receivingCode);
+    for (const f of receivingConfig?.requiredCounterpartyFields ?? []) {
+      if (f.mandatory && !req.counterpartyInformation[f.name]) missing.push({ field: `counterpartyInformation.${f.name}`, reason: `is required by the platform's configuration for ${receivingCode}` });
+    }
+    if (missing.length) throw errors.invalidInput(missing);
+
+    const sending = findCurrency(sendingCode);
+    const receiving = findCurrency(receivingCode);
+    if (!sending || !receiving) {
+      const code = !sending ? sendingCode : receivingCode;
+      throw new AppError(400, "UNSUPPORTED_CURRENCY", `${code} cannot be quoted`, { currency: code });
+    }
+    const sendingConfig = facts.supportedCurrencies.find((c) => c.currencyCode === sending.code);
+    if (!sendingConfig) throw new AppError(400, "UNSUPPORTED_CURRENCY", `The platform does not support sending ${sending.code}`, { currency: sending.code });
+
+    const side = req.lockedCurrencySide as LockedSide;
+    const pricing = priceQuote({
+      side,
+      amount: req.lockedCurrencyAmount,
+      sending,
+      receiving,
+      marketRate: await deps.fx.marketRate(platformId, facts, sending.code, receiving.code),
+      fees: deps.fx.fees(sending.code, receiving.code),
+      limits: {
+        sending: { min: sendingConfig.minAmount, max: sendingConfig.maxAmount },
+        receiving: intersect([...(receivingConfig ? [{ min: receivingConfig.minAmount, max: receivingConfig.maxAmount }] : []), ...receiverLimits]),
+      },
+    });
+    return { request: req, side, sending, receiving, sourceAccount, customerId, lookup, needsSignature: sourceAccount?.type === "EMBEDDED_WALLET", pricing };
+  };
+}
+
+function intersect(limits: AmountLimits[]): AmountLimits | undefined {
+  if (!limits.length) return undefined;
+  return limits.reduce((a, b) => ({ min: a.min > b.min ? a.min : b.min, max: a.max < b.max ? a.max : b.max }));
+}

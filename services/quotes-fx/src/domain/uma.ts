@@ -1,0 +1,50 @@
+import type { UmaScenario } from "./ports.js";
+
+/** The sandbox UMA domain (decisions §9). */
+export const SANDBOX_UMA_DOMAIN = "sandbox.uma.money";
+
+const UMA_ADDRESS = /^\$([a-z0-9][a-z0-9._+-]{0,63})@([a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+)$/i;
+
+export function parseUmaAddress(address: string): { user: string; domain: string } | undefined {
+  const m = UMA_ADDRESS.exec(address);
+  return m ? { user: m[1]!.toLowerCase(), domain: m[2]!.toLowerCase() } : undefined;
+}
+
+export interface SandboxReceiver {
+  scenario: UmaScenario;
+  currencyCode: string;
+  requiredPayerDataFields: { name: string; mandatory: boolean }[];
+}
+
+const BASIC_PAYER_DATA = [
+  { name: "FULL_NAME", mandatory: true },
+  { name: "BIRTH_DATE", mandatory: false },
+];
+
+/**
+ * The spec's sandbox receivers ($<scenario>@sandbox.uma.money). $fail.compliance.usd asks for
+ * more payer data (as a compliance-heavy receiver would); its lookup succeeds and the payment
+ * fails later (see README: "UMA sandbox receivers").
+ */
+const SANDBOX_RECEIVERS: Record<string, SandboxReceiver> = {
+  "success.usd": { scenario: "SUCCESS", currencyCode: "USD", requiredPayerDataFields: BASIC_PAYER_DATA },
+  "success.eur": { scenario: "SUCCESS", currencyCode: "EUR", requiredPayerDataFields: BASIC_PAYER_DATA },
+  "success.mxn": { scenario: "SUCCESS", currencyCode: "MXN", requiredPayerDataFields: BASIC_PAYER_DATA },
+  "pending.long.usd": { scenario: "PENDING_LONG", currencyCode: "USD", requiredPayerDataFields: BASIC_PAYER_DATA },
+  "fail.compliance.usd": {
+    scenario: "FAIL_COMPLIANCE",
+    currencyCode: "USD",
+    requiredPayerDataFields: [
+      { name: "FULL_NAME", mandatory: true },
+      { name: "BIRTH_DATE", mandatory: true },
+      { name: "NATIONALITY", mandatory: true },
+    ],
+  },
+};
+
+export function sandboxReceiver(user: string, domain: string): SandboxReceiver | undefined {
+  return domain === SANDBOX_UMA_DOMAIN ? SANDBOX_RECEIVERS[user] : undefined;
+}
+
+/** Receiver-side bounds of the sandbox receivers, receiving minor units (1.00 to 1,000,000.00). */
+export const SANDBOX_RECEIVER_LIMITS = { min: 100n, max: 100_000_000n };

@@ -1,0 +1,102 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
+import type { Fx } from "../domain/fx.js";
+import type { Lookups } from "../domain/lookups.js";
+import type { PlatformDirectory } from "../domain/ports.js";
+import type { QuoteLifecycle } from "../domain/quote-lifecycle.js";
+import type { QuoteRequest } from "../domain/quotes.js";
+import type { createWithdrawals } from "../domain/withdrawals.js";
+import { currencyMsg, lookupMsg, quoteMsg } from "./mappers.js";
+
+export interface HandlerDeps {
+  fx: Fx;
+  platforms: PlatformDirectory;
+  lookups: Lookups;
+  withdrawals: ReturnType<typeof createWithdrawals>;
+  quotes: QuoteLifecycle;
+}
+
+/** QuotesFxService: proto ↔ domain only. */
+/** The incoming UMA payment RPCs are served by handlers/incoming.ts. */
+export function createQuotesFxHandler(deps: HandlerDeps): Omit<ServiceImpl<typeof QuotesFxService>, "receiveUmaPayment" | "approveIncomingPayment" | "rejectIncomingPayment"> {
+  return {
+    async listExchangeRates(req) {
+      const facts = await deps.platforms.facts(req.platformId);
+      const rates = await deps.fx.listExchangeRates(req.platformId, facts, {
+        sourceCurrency: req.sourceCurrency,
+        destinationCurrencies: req.destinationCurrencies,
+        sendingAmount: req.sendingAmount > 0n ? req.sendingAmount : undefined,
+      });
+      return {
+        rates: rates.map((r) => ({
+          sourceCurrency: currencyMsg(r.source),
+          destinationCurrency: currencyMsg(r.destination),
+          exchangeRate: r.exchangeRate.toString(),
+          sendingAmount: r.sendingAmount,
+          receivingAmount: r.receivingAmount,
+          feesIncluded: r.feesIncluded,
+          updatedAt: timestampFromDate(r.updatedAt),
+        })),
+      };
+    },
+
+    async lookupUmaReceiver(req) {
+      const lookup = await deps.lookups.lookupUma(req.platformId, req.receiverUmaAddress, { customerId: req.customerId, senderUmaAddress: req.senderUmaAddress });
+      return { lookup: lookupMsg(lookup) };
+    },
+
+    async lookupExternalAccountReceiver(req) {
+      const lookup = await deps.lookups.lookupExternalAccount(req.platformId, req.accountId, { customerId: req.customerId, senderUmaAddress: req.senderUmaAddress });
+      return { lookup: lookupMsg(lookup) };
+    },
+
+    async estimateWithdrawalFee(req) {
+      const e = await deps.withdrawals.estimate(req.platformId, {
+        internalAccountId: req.internalAccountId,
+        currency: req.currency,
+        cryptoNetwork: req.cryptoNetwork,
+        amount: req.amount,
+        destinationAddress: req.destinationAddress,
+      });
+      return e;
+    },
+
+    async createQuote(req) {
+      const request: QuoteRequest = {
+        source: { sourceType: req.source?.sourceType ?? "", accountId: req.source?.accountId ?? "", customerId: req.source?.customerId ?? "", currency: req.source?.currency ?? "" },
+        destination: {
+          destinationType: req.destination?.destinationType ?? "",
+          accountId: req.destination?.accountId ?? "",
+          paymentRail: req.destination?.paymentRail ?? "",
+          umaAddress: req.destination?.umaAddress ?? "",
+          currency: req.destination?.currency ?? "",
+        },
+        lockedCurrencySide: req.lockedCurrencySide,
+        lockedCurrencyAmount: req.lockedCurrencyAmount,
+        lookupId: req.lookupId,
+        immediatelyExecute: req.immediatelyExecute,
+        description: req.description,
+        purposeOfPayment: req.purposeOfPayment,
+        senderCustomerInfo: req.senderCustomerInfo,
+        counterpartyInformation: req.counterpartyInformation,
+      };
+      const r = await deps.quotes.create(req.platformId, request, req.idempotencyKey);
+      return { quote: quoteMsg(r.quote), replayed: r.replayed };
+    },
+
+    async getQuote(req) {
+      return { quote: quoteMsg(await deps.quotes.get(req.platformId, req.quoteId)) };
+    },
+
+    async executeQuote(req) {
+      const r = await deps.quotes.execute(req.platformId, req.quoteId, { idempotencyKey: req.idempotencyKey, requestId: req.requestId, signature: req.signature });
+      return { quote: quoteMsg(r.quote), replayed: r.replayed };
+    },
+
+    async sendSandboxFunding(req) {
+      const r = await deps.quotes.sendSandboxFunding(req.platformId, req.quoteId, { currencyCode: req.currencyCode, amount: req.amount, idempotencyKey: req.idempotencyKey });
+      return { transactionId: r.quote.transactionId, quote: quoteMsg(r.quote), replayed: r.replayed };
+    },
+  };
+}

@@ -1,0 +1,127 @@
+import { fileURLToPath } from "node:url";
+import type { BuiltService, ServiceDeps, ServiceModule } from "@corridor/kit";
+import { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
+import { feedRateSource } from "./adapters/feed-rate-source.js";
+import { ledgerPort } from "./clients/ledger.js";
+import { platformDirectory } from "./clients/platforms.js";
+import { quoteLedgerPort } from "./clients/quote-ledger.js";
+import { sandboxClock } from "./clients/sandbox-clock.js";
+import { walletSignaturePort } from "./clients/wallet-auth.js";
+import { loadQuotesFxConfig } from "./config.js";
+import { idempotencyRunner } from "./data/idempotency.js";
+import { lookupStore } from "./data/lookups.js";
+import { quoteStore } from "./data/quotes.js";
+import type { QuotesFxDatabase } from "./data/tables.js";
+import { createFx } from "./domain/fx.js";
+import { createLookups } from "./domain/lookups.js";
+import type { LedgerPort, PlatformDirectory, QuoteLedgerPort, WalletSignaturePort } from "./domain/ports.js";
+import { createQuoteLifecycle } from "./domain/quote-lifecycle.js";
+import { platformClock } from "./domain/platform-clock.js";
+import { createQuotePreparation } from "./domain/quotes.js";
+import { cachedRateSource, sandboxRateSource, type RateSource } from "./domain/rates.js";
+import { createWithdrawals } from "./domain/withdrawals.js";
+import { ledgerTransactionConsumer } from "./events/ledger-consumer.js";
+import { createQuotesFxHandler } from "./handlers/quotes-fx.js";
+import { expiryWorker } from "./workers/expiry.js";
+import { incomingPorts } from "./clients/incoming.js";
+import { approvalStore } from "./data/incoming-approvals.js";
+import { createIncomingPayments, type IncomingPorts, type TxLike } from "./domain/incoming.js";
+import { createIncomingHandler } from "./handlers/incoming.js";
+import { approvalTimeoutWorker } from "./workers/approval-timeout.js";
+
+export const SCHEMA = "quotes_fx";
+
+/**
+ * quotes-fx: rates, fees, receiver lookups, quote validation and pricing, withdrawal fee
+ * estimates, and the quote lifecycle (create, read, expire, execute, real-time funding). Serves
+ * QuotesFxService; calls auth-sessions (platform config, wallet signatures) and the ledger (accounts,
+ * quote transactions). Consumes corridor.ledger.v1 (quote status follows its transaction); runs the
+ * quote-expiry worker.
+ */
+export const service: ServiceModule = {
+  name: "quotes-fx",
+  schema: SCHEMA,
+  migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
+  build: (deps) =>
+    buildQuotesFx({
+      ...deps,
+      log: deps.log,
+      platforms: platformDirectory(() => deps.transportFor("auth-sessions")),
+      ledger: ledgerPort(() => deps.transportFor("ledger")),
+      quoteLedger: quoteLedgerPort(() => deps.transportFor("ledger")),
+      signer: walletSignaturePort(() => deps.transportFor("auth-sessions")),
+      sandboxNow: sandboxClock(() => deps.transportFor("sandbox")),
+      incoming: incomingPorts({
+        customersKyc: () => deps.transportFor("customers-kyc"),
+        ledger: () => deps.transportFor("ledger"),
+        notifications: () => deps.transportFor("notifications"),
+        sandbox: () => deps.transportFor("sandbox"),
+      }),
+    }),
+};
+
+/** The service from the deps it uses; tests pass fakes for auth-sessions, the ledger and (optionally) the production rate source. */
+export function buildQuotesFx(
+  deps: Pick<ServiceDeps, "db" | "clock" | "env"> & {
+    platforms: PlatformDirectory;
+    ledger: LedgerPort;
+    quoteLedger: QuoteLedgerPort;
+    signer: WalletSignaturePort;
+    /** SandboxService.GetClock: sandbox platforms' quotes expire by it; without it, by the service clock. */
+    sandboxNow?: (platformId: string) => Promise<Date>;
+    /** Incoming UMA payments (issue 5); without it those RPCs answer 501. */
+    incoming?: IncomingPorts<TxLike & any>;
+    productionRates?: RateSource;
+    log?: Pick<ServiceDeps["log"], "warn" | "debug">;
+  },
+): BuiltService {
+  const config = loadQuotesFxConfig(deps.env);
+  const db = deps.db.forSchema<QuotesFxDatabase>(SCHEMA);
+  const ttlMs = config.CORRIDOR_FX_RATE_CACHE_SECONDS * 1000;
+  const feed =
+    deps.productionRates ??
+    (config.CORRIDOR_FX_RATE_FEED_URL
+      ? feedRateSource({ url: config.CORRIDOR_FX_RATE_FEED_URL, authorization: config.CORRIDOR_FX_RATE_FEED_AUTHORIZATION, timeoutMs: config.CORRIDOR_FX_RATE_FEED_TIMEOUT_MS })
+      : undefined);
+  const fx = createFx({
+    clock: deps.clock,
+    sandboxRates: cachedRateSource(sandboxRateSource({ maxDriftBps: config.CORRIDOR_FX_SANDBOX_DRIFT_BPS }), ttlMs),
+    productionRates: feed ? cachedRateSource(feed, ttlMs) : undefined,
+    feeRules: config.CORRIDOR_QUOTE_FEES,
+  });
+  const lookups = createLookups({ clock: deps.clock, fx, platforms: deps.platforms, ledger: deps.ledger, store: lookupStore(db), ttlMs: config.CORRIDOR_QUOTE_TTL_SECONDS * 1000 });
+  const quotes = createQuoteLifecycle({
+    clock: deps.clock,
+    platformClock: deps.sandboxNow
+      ? platformClock({ clock: deps.clock, environment: async (id) => (await deps.platforms.facts(id)).environment, sandboxNow: deps.sandboxNow })
+      : undefined,
+    ttlMs: config.CORRIDOR_QUOTE_TTL_SECONDS * 1000,
+    prepare: createQuotePreparation({ fx, platforms: deps.platforms, ledger: deps.ledger, lookups }),
+    ledger: deps.quoteLedger,
+    signer: deps.signer,
+    store: quoteStore(db),
+    idempotent: idempotencyRunner(db, deps.clock),
+  });
+  const handler = createQuotesFxHandler({
+    fx,
+    platforms: deps.platforms,
+    lookups,
+    withdrawals: createWithdrawals({ fx, platforms: deps.platforms, ledger: deps.ledger }),
+    quotes,
+  });
+  const log = deps.log ?? { warn: () => {}, debug: () => {} };
+  const incoming = deps.incoming
+    ? createIncomingPayments({ ports: deps.incoming, store: approvalStore(db), clock: deps.clock, windowMs: config.CORRIDOR_INCOMING_APPROVAL_WINDOW_SECONDS * 1000, webhookTimeoutMs: config.CORRIDOR_INCOMING_WEBHOOK_TIMEOUT_SECONDS * 1000, log })
+    : undefined;
+  return {
+    // No per-service options here: they would replace the host's interceptors (docs/architecture.md).
+    routes(router) {
+      router.service(QuotesFxService, { ...handler, ...createIncomingHandler(incoming) });
+    },
+    consumers: [ledgerTransactionConsumer(quotes)],
+    workers: [
+      expiryWorker(quotes, log, config.CORRIDOR_QUOTE_EXPIRY_POLL_MS),
+      ...(incoming ? [approvalTimeoutWorker(incoming, log, config.CORRIDOR_INCOMING_APPROVAL_POLL_MS)] : []),
+    ],
+  };
+}

@@ -1,0 +1,224 @@
+import { ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { AppError, ManualClock, appErrorInterceptor, errors, migrateSchema, newId, type BuiltService, type DatabaseHandle } from "@corridor/kit";
+import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
+import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
+import { quoteLedgerPort } from "../src/clients/quote-ledger.js";
+import { walletSignaturePort } from "../src/clients/wallet-auth.js";
+import { PublicErrorSchema, type PublicError } from "@corridor/proto/corridor/common/v1/error_pb.js";
+import { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
+import { register } from "tsx/esm/api";
+import { expect } from "vitest";
+import type { ExternalAccountView, InternalAccountView, LedgerPort, PlatformFacts } from "../src/domain/ports.js";
+import type { RateSource } from "../src/domain/rates.js";
+import { buildQuotesFx, service } from "../src/server.js";
+import { openTestDatabase } from "@corridor/kit/testing";
+
+/** A quote transaction as the fake ledger keeps it. */
+export interface FakeQuoteTransaction {
+  id: string;
+  platformId: string;
+  quoteId: string;
+  status: string;
+  failureReason: string;
+  sourceAccountId: string;
+  sendingCurrency: string;
+  totalSendingAmount: bigint;
+  executions: number;
+  fundings: { currencyCode: string; amount: bigint }[];
+}
+
+/** What the fake ledger does on execute/fund: the status it answers, or an error to throw. */
+export interface FakeLedgerBehaviour {
+  executeStatus: string;
+  executeError?: AppError;
+  createError?: AppError;
+}
+
+/** A challenge the fake auth-sessions issued. */
+export interface FakeChallenge {
+  platformId: string;
+  accountId: string;
+  operation: string;
+  body: string;
+  requestId: string;
+  used: boolean;
+}
+
+export const GOOD_SIGNATURE = "sandbox-valid-signature";
+
+export interface Harness {
+  clock: ManualClock;
+  db: DatabaseHandle;
+  built: BuiltService;
+  transactions: Map<string, FakeQuoteTransaction>;
+  behaviour: FakeLedgerBehaviour;
+  challenges: Map<string, FakeChallenge>;
+  client: Client<typeof QuotesFxService>;
+  platforms: Map<string, PlatformFacts>;
+  internal: Map<string, InternalAccountView & { platformId: string }>;
+  external: Map<string, ExternalAccountView & { platformId: string }>;
+  /** The fake sandbox clock: each platform's offset (ms) ahead of the service clock, and how often it was read. */
+  sandbox: { offsetMs: Map<string, number>; reads: number };
+  close(): Promise<void>;
+}
+
+let registered = false;
+
+export const usdOnly = (over: Partial<PlatformFacts> = {}): PlatformFacts => ({
+  environment: "SANDBOX",
+  umaDomain: "acme.sandbox.uma.money",
+  supportedCurrencies: [
+    { currencyCode: "USD", minAmount: 1n, maxAmount: 100_000_000_000n, requiredCounterpartyFields: [] },
+    { currencyCode: "EUR", minAmount: 100n, maxAmount: 1_000_000n, requiredCounterpartyFields: [{ name: "FULL_NAME", mandatory: true }] },
+  ],
+  ...over,
+});
+
+/** The service over a real database; auth-sessions and the ledger are maps. */
+export async function startHarness(opts: { env?: NodeJS.ProcessEnv; productionRates?: RateSource } = {}): Promise<Harness> {
+  if (!registered) {
+    register();
+    registered = true;
+  }
+  const { db, drop } = await openTestDatabase();
+  await migrateSchema(db, service.schema, service.migrationsDir);
+  const clock = new ManualClock("2025-10-13T12:00:00.000Z");
+  const platforms = new Map<string, PlatformFacts>();
+  const internal = new Map<string, InternalAccountView & { platformId: string }>();
+  const external = new Map<string, ExternalAccountView & { platformId: string }>();
+  const ledger: LedgerPort = {
+    async internalAccount(platformId, id) {
+      const a = internal.get(id);
+      return a && a.platformId === platformId ? a : undefined;
+    },
+    async externalAccount(platformId, id) {
+      const a = external.get(id);
+      return a && a.platformId === platformId ? a : undefined;
+    },
+  };
+  const transactions = new Map<string, FakeQuoteTransaction>();
+  const behaviour: FakeLedgerBehaviour = { executeStatus: "PROCESSING" };
+  const challenges = new Map<string, FakeChallenge>();
+  const txMsg = (t: FakeQuoteTransaction) => ({ id: t.id, platformId: t.platformId, status: t.status, failureReason: t.failureReason, quoteId: t.quoteId });
+  const txOf = (platformId: string, id: string) => {
+    const t = transactions.get(id);
+    if (!t || t.platformId !== platformId) throw errors.notFound("Transaction", id);
+    return t;
+  };
+  // The ledger's quote RPCs, behaving as their proto comments say (idempotent per quote / transaction).
+  const ledgerTransport = createRouterTransport(
+    (router) =>
+      router.service(LedgerService, {
+        async createQuoteTransaction(req) {
+          if (behaviour.createError) throw behaviour.createError;
+          const existing = [...transactions.values()].find((t) => t.quoteId === req.quoteId);
+          if (existing) return { transaction: txMsg(existing) };
+          const t: FakeQuoteTransaction = {
+            id: newId("Transaction"),
+            platformId: req.platformId,
+            quoteId: req.quoteId,
+            status: "PENDING",
+            failureReason: "",
+            sourceAccountId: req.source?.accountId ?? "",
+            sendingCurrency: req.sendingCurrency,
+            totalSendingAmount: req.totalSendingAmount,
+            executions: 0,
+            fundings: [],
+          };
+          transactions.set(t.id, t);
+          return { transaction: { ...txMsg(t), expiresAt: req.expiresAt ?? timestampFromDate(clock.now()) } };
+        },
+        async expireQuoteTransaction(req) {
+          const t = txOf(req.platformId, req.transactionId);
+          if (t.status !== "PENDING") return { transaction: txMsg(t), expired: false };
+          t.status = "EXPIRED";
+          t.failureReason = "QUOTE_EXPIRED";
+          return { transaction: txMsg(t), expired: true };
+        },
+        async executeQuoteTransaction(req) {
+          const t = txOf(req.platformId, req.transactionId);
+          if (t.status !== "PENDING") return { transaction: txMsg(t), alreadyExecuted: true };
+          if (behaviour.executeError) throw behaviour.executeError;
+          t.status = behaviour.executeStatus;
+          t.executions++;
+          return { transaction: txMsg(t), alreadyExecuted: false };
+        },
+        async recordQuoteFunding(req) {
+          const t = txOf(req.platformId, req.transactionId);
+          if (t.status !== "PENDING") return { transaction: txMsg(t), alreadyExecuted: true };
+          t.fundings.push({ currencyCode: req.currencyCode, amount: req.amount });
+          t.status = behaviour.executeStatus;
+          t.executions++;
+          return { transaction: txMsg(t), alreadyExecuted: false };
+        },
+      }),
+    { router: { interceptors: [appErrorInterceptor] } },
+  );
+  // auth-sessions' signed-retry challenges: the sandbox magic signature verifies; requestIds are single use.
+  const walletTransport = createRouterTransport(
+    (router) =>
+      router.service(WalletAuthService, {
+        async createSignedChallenge(req) {
+          const requestId = newId("Request");
+          const body = new TextDecoder().decode(req.body);
+          challenges.set(requestId, { platformId: req.platformId, accountId: req.accountId, operation: req.operation, body, requestId, used: false });
+          const expiresAt = new Date(clock.now().getTime() + 5 * 60_000);
+          return { challenge: { type: "EMAIL_OTP", requestId, payloadToSign: JSON.stringify({ accountId: req.accountId, body, requestId }), expiresAt: timestampFromDate(expiresAt) } };
+        },
+        async verifySignedRetry(req) {
+          const retry = req.signedRetry;
+          if (!retry?.requestId || !retry.signature) throw errors.unauthorized("Send Request-Id and Service-Wallet-Signature", { reason: "Missing signed-retry headers" });
+          const c = challenges.get(retry.requestId);
+          if (!c || c.platformId !== req.platformId || c.accountId !== req.accountId) throw errors.unauthorized("Unknown Request-Id", { reason: "Unknown Request-Id" });
+          if (c.used) throw errors.unauthorized("Request-Id already used", { reason: "Request-Id already used" });
+          if (c.body !== new TextDecoder().decode(req.body)) throw new AppError(401, "WALLET_SIGNATURE_BODY_MISMATCH", "body differs");
+          if (retry.signature !== GOOD_SIGNATURE) throw errors.unauthorized("Invalid Service-Wallet-Signature", { reason: "Invalid Service-Wallet-Signature" });
+          c.used = true;
+          return { sessionId: "" };
+        },
+      }),
+    { router: { interceptors: [appErrorInterceptor] } },
+  );
+  const sandbox = { offsetMs: new Map<string, number>(), reads: 0 };
+  const built = buildQuotesFx({
+    sandboxNow: async (platformId) => {
+      sandbox.reads++;
+      return new Date(clock.now().getTime() + (sandbox.offsetMs.get(platformId) ?? 0));
+    },
+    quoteLedger: quoteLedgerPort(() => ledgerTransport),
+    signer: walletSignaturePort(() => walletTransport),
+    db,
+    clock,
+    env: { CORRIDOR_FX_SANDBOX_DRIFT_BPS: "0", ...opts.env },
+    productionRates: opts.productionRates,
+    ledger,
+    platforms: {
+      async facts(id) {
+        const p = platforms.get(id);
+        if (!p) throw new Error(`unknown platform ${id}`);
+        return p;
+      },
+    },
+  });
+  const transport = createRouterTransport(built.routes, { router: { interceptors: [appErrorInterceptor] } });
+  return { clock, db, built, transactions, behaviour, challenges, client: createClient(QuotesFxService, transport), platforms, internal, external, sandbox, close: drop };
+}
+
+export async function expectPublicError(call: Promise<unknown>, status: number, code: string): Promise<PublicError> {
+  let caught: unknown;
+  try {
+    await call;
+  } catch (err) {
+    caught = err;
+  }
+  expect(caught, "the call should have failed").toBeDefined();
+  const [detail] = ConnectError.from(caught).findDetails(PublicErrorSchema);
+  expect(detail, `no PublicError detail on ${String(caught)}`).toBeDefined();
+  expect({ status: detail!.httpStatus, code: detail!.code, message: detail!.message }).toMatchObject({ status, code });
+  return detail!;
+}
+
+export function fieldsOf(err: PublicError): string[] {
+  return ((err.details?.errors ?? []) as { field: string }[]).map((e) => e.field);
+}

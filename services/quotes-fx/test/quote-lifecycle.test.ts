@@ -1,0 +1,288 @@
+import { newId } from "@corridor/kit";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { AppError } from "@corridor/kit";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
+import { dec } from "../src/domain/decimal.js";
+import { GOOD_SIGNATURE, expectPublicError, startHarness, usdOnly, type Harness } from "./harness.js";
+
+const PLATFORM = "Platform:life-1";
+const OTHER = "Platform:life-2";
+
+describe("quote lifecycle", () => {
+  let h: Harness;
+  const customerId = newId("Customer");
+  const usdAccount = newId("InternalAccount");
+  const wallet = newId("InternalAccount");
+  const payee = newId("ExternalAccount");
+
+  beforeAll(async () => {
+    // A production feed so a PRODUCTION platform can be quoted (expiry by the service clock).
+    h = await startHarness({ productionRates: { scope: () => "feed", fetch: async (_p, at) => ({ usdValue: new Map([["USD", dec(1)], ["EUR", dec("1.08")]]), asOf: at }) } });
+    h.platforms.set(PLATFORM, usdOnly());
+    h.platforms.set(OTHER, usdOnly());
+    h.internal.set(usdAccount, { id: usdAccount, platformId: PLATFORM, customerId, type: "INTERNAL_FIAT", currency: "USD", available: 1_000_000n });
+    h.internal.set(wallet, { id: wallet, platformId: PLATFORM, customerId, type: "EMBEDDED_WALLET", currency: "USD", available: 1_000_000n });
+    h.external.set(payee, { id: payee, platformId: PLATFORM, customerId, status: "ACTIVE", currency: "EUR", accountType: "IBAN" });
+  });
+  afterAll(async () => h.close());
+  beforeEach(() => {
+    h.behaviour.executeStatus = "PROCESSING";
+    h.behaviour.executeError = undefined;
+  });
+
+  const quoteBody = (over: Record<string, unknown> = {}) => ({
+    platformId: PLATFORM,
+    source: { sourceType: "ACCOUNT", accountId: usdAccount },
+    destination: { destinationType: "ACCOUNT", accountId: payee },
+    lockedCurrencySide: "SENDING",
+    lockedCurrencyAmount: 10_000n,
+    counterpartyInformation: { FULL_NAME: "Grace Hopper" },
+    ...over,
+  });
+
+  it("stores the priced quote with its PENDING transaction, 5 minutes of life, and answers it on GET", async () => {
+    const { quote } = await h.client.createQuote(quoteBody());
+    // README worked example: 100.00 USD → 91.96 EUR at 1.08216 for 0.48 of fees.
+    expect(quote).toMatchObject({
+      status: "PENDING",
+      totalSendingAmount: 10_000n,
+      totalReceivingAmount: 9_196n,
+      feesIncluded: 48n,
+      exchangeRate: "1.08216",
+      payloadToSign: "",
+      paymentInstructions: [],
+      rateDetails: { counterpartyMultiplier: "1", counterpartyFixedFee: 25n, serviceApiMultiplier: "1.002", serviceApiFixedFee: 10n, serviceApiVariableFeeRate: "0.001", serviceApiVariableFeeAmount: 10n },
+    });
+    expect(quote!.expiresAt!.seconds - quote!.createdAt!.seconds).toBe(300n);
+    expect(h.transactions.get(quote!.transactionId)).toMatchObject({ status: "PENDING", quoteId: quote!.id, totalSendingAmount: 10_000n, sourceAccountId: usdAccount });
+    const got = await h.client.getQuote({ platformId: PLATFORM, quoteId: quote!.id });
+    expect(got.quote).toEqual(quote);
+    await expectPublicError(h.client.getQuote({ platformId: OTHER, quoteId: quote!.id }), 404, "QUOTE_NOT_FOUND");
+  });
+
+  it("executes once from an internal account; a second execute is 409 QUOTE_ALREADY_EXECUTED", async () => {
+    const { quote } = await h.client.createQuote(quoteBody());
+    const done = await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id });
+    expect(done.quote!.status).toBe("PROCESSING");
+    expect(h.transactions.get(quote!.transactionId)!.executions).toBe(1);
+    const again = await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), 409, "QUOTE_ALREADY_EXECUTED");
+    expect(again.shouldNotRetry).toBe(true);
+    expect(h.transactions.get(quote!.transactionId)!.executions).toBe(1);
+  });
+
+  it("replays an execute with the same Idempotency-Key instead of answering 409", async () => {
+    const { quote } = await h.client.createQuote(quoteBody());
+    const first = await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-1" });
+    const replay = await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-1" });
+    expect(first.replayed).toBe(false);
+    expect(replay).toMatchObject({ replayed: true, quote: first.quote });
+    const other = (await h.client.createQuote(quoteBody())).quote!;
+    await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: other.id, idempotencyKey: "exec-1" }), 422, "IDEMPOTENCY_KEY_REUSED");
+  });
+
+  it("replays a create with the same Idempotency-Key: one quote, one transaction", async () => {
+    const before = h.transactions.size;
+    const a = await h.client.createQuote({ ...quoteBody(), idempotencyKey: "create-1" });
+    const b = await h.client.createQuote({ ...quoteBody(), idempotencyKey: "create-1" });
+    expect(b).toMatchObject({ replayed: true, quote: a.quote });
+    expect(h.transactions.size).toBe(before + 1);
+  });
+
+  it("leaves the quote executable when the ledger refuses the execution", async () => {
+    const { quote } = await h.client.createQuote(quoteBody());
+    h.behaviour.executeError = new AppError(400, "INSUFFICIENT_BALANCE", "not enough");
+    await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), 400, "INSUFFICIENT_BALANCE");
+    h.behaviour.executeError = undefined;
+    expect((await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id })).quote!.status).toBe("PROCESSING");
+  });
+
+  it("executes at creation with immediatelyExecute", async () => {
+    h.behaviour.executeStatus = "COMPLETED";
+    const { quote } = await h.client.createQuote(quoteBody({ immediatelyExecute: true }));
+    expect(quote!.status).toBe("COMPLETED");
+    expect(h.transactions.get(quote!.transactionId)).toMatchObject({ status: "COMPLETED", executions: 1 });
+  });
+
+  describe("expiry", () => {
+    it("expires on read after 5 minutes: quote and transaction EXPIRED with QUOTE_EXPIRED; execute is 409 QUOTE_EXPIRED", async () => {
+      const { quote } = await h.client.createQuote(quoteBody());
+      h.clock.advance(299_999);
+      expect((await h.client.getQuote({ platformId: PLATFORM, quoteId: quote!.id })).quote!.status).toBe("PENDING");
+      h.clock.advance(1);
+      const got = (await h.client.getQuote({ platformId: PLATFORM, quoteId: quote!.id })).quote!;
+      expect(got).toMatchObject({ status: "EXPIRED", failureReason: "QUOTE_EXPIRED" });
+      expect(h.transactions.get(quote!.transactionId)).toMatchObject({ status: "EXPIRED", failureReason: "QUOTE_EXPIRED" });
+      const err = await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), 409, "QUOTE_EXPIRED");
+      expect(err.shouldNotRetry).toBe(true);
+    });
+
+    it("expires on execute when no read or worker got there first", async () => {
+      const { quote } = await h.client.createQuote(quoteBody());
+      h.clock.advance(300_000);
+      await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), 409, "QUOTE_EXPIRED");
+      expect(h.transactions.get(quote!.transactionId)!.status).toBe("EXPIRED");
+    });
+
+    it("the worker expires due PENDING quotes and leaves executed and fresh ones alone", async () => {
+      const due = (await h.client.createQuote(quoteBody())).quote!;
+      const executed = (await h.client.createQuote(quoteBody())).quote!;
+      await h.client.executeQuote({ platformId: PLATFORM, quoteId: executed.id });
+      h.clock.advance(300_000);
+      const fresh = (await h.client.createQuote(quoteBody())).quote!;
+      const [worker] = h.built.workers;
+      expect(worker!.name).toBe("quote-expiry");
+      worker!.start(); // runs its first pass at once
+      await worker!.stop(); // waits for that pass
+      expect(h.transactions.get(due.transactionId)!.status).toBe("EXPIRED");
+      expect(h.transactions.get(executed.transactionId)!.status).toBe("PROCESSING");
+      expect(h.transactions.get(fresh.transactionId)!.status).toBe("PENDING");
+      expect((await h.client.getQuote({ platformId: PLATFORM, quoteId: fresh.id })).quote!.status).toBe("PENDING");
+    });
+  });
+
+  describe("expiry on the platform's sandbox clock", () => {
+    const SANDBOX_PLATFORM = "Platform:life-sandbox-clock";
+    const PROD_PLATFORM = "Platform:life-prod-clock";
+    const quoteOn = (platformId: string, over: Record<string, unknown> = {}) => {
+      const account = newId("InternalAccount");
+      const payeeOf = newId("ExternalAccount");
+      h.internal.set(account, { id: account, platformId, customerId, type: "INTERNAL_FIAT", currency: "USD", available: 1_000_000n });
+      h.external.set(payeeOf, { id: payeeOf, platformId, customerId, status: "ACTIVE", currency: "EUR", accountType: "IBAN" });
+      return h.client.createQuote({ ...quoteBody({ source: { sourceType: "ACCOUNT", accountId: account }, destination: { destinationType: "ACCOUNT", accountId: payeeOf } }), platformId, ...over });
+    };
+    beforeAll(() => {
+      h.platforms.set(SANDBOX_PLATFORM, usdOnly());
+      h.platforms.set(PROD_PLATFORM, usdOnly({ environment: "PRODUCTION" }));
+    });
+
+    it("a sandbox quote expires on read once the platform's sandbox clock passes expiresAt, though the service clock has not", async () => {
+      const { quote } = await quoteOn(SANDBOX_PLATFORM);
+      h.sandbox.offsetMs.set(SANDBOX_PLATFORM, 299_999);
+      expect((await h.client.getQuote({ platformId: SANDBOX_PLATFORM, quoteId: quote!.id })).quote!.status).toBe("PENDING");
+      h.sandbox.offsetMs.set(SANDBOX_PLATFORM, 301_000);
+      expect((await h.client.getQuote({ platformId: SANDBOX_PLATFORM, quoteId: quote!.id })).quote).toMatchObject({ status: "EXPIRED", failureReason: "QUOTE_EXPIRED" });
+      expect(h.transactions.get(quote!.transactionId)).toMatchObject({ status: "EXPIRED", failureReason: "QUOTE_EXPIRED" });
+    });
+
+    it("execute judges expiry by the sandbox clock: 409 QUOTE_EXPIRED and the ledger never executes", async () => {
+      h.sandbox.offsetMs.set(SANDBOX_PLATFORM, 0);
+      const { quote } = await quoteOn(SANDBOX_PLATFORM);
+      h.sandbox.offsetMs.set(SANDBOX_PLATFORM, 301_000);
+      const err = await expectPublicError(h.client.executeQuote({ platformId: SANDBOX_PLATFORM, quoteId: quote!.id }), 409, "QUOTE_EXPIRED");
+      expect(err.shouldNotRetry).toBe(true);
+      expect(h.transactions.get(quote!.transactionId)).toMatchObject({ status: "EXPIRED", failureReason: "QUOTE_EXPIRED", executions: 0 });
+    });
+
+    it("sandbox send judges expiry by the sandbox clock", async () => {
+      h.sandbox.offsetMs.set(SANDBOX_PLATFORM, 0);
+      const { quote } = await quoteOn(SANDBOX_PLATFORM, { source: { sourceType: "REALTIME_FUNDING", currency: "USD", customerId } });
+      h.sandbox.offsetMs.set(SANDBOX_PLATFORM, 301_000);
+      await expectPublicError(h.client.sendSandboxFunding({ platformId: SANDBOX_PLATFORM, quoteId: quote!.id, currencyCode: "USD", amount: quote!.totalSendingAmount }), 409, "QUOTE_EXPIRED");
+      expect(h.transactions.get(quote!.transactionId)).toMatchObject({ status: "EXPIRED", fundings: [] });
+    });
+
+    it("a quote created after the sandbox clock was advanced lives 5 minutes of sandbox time", async () => {
+      h.sandbox.offsetMs.set(SANDBOX_PLATFORM, 86_400_000);
+      const { quote } = await quoteOn(SANDBOX_PLATFORM);
+      expect(quote!.createdAt!.seconds).toBe(BigInt(Math.floor((h.clock.now().getTime() + 86_400_000) / 1000)));
+      expect(quote!.expiresAt!.seconds - quote!.createdAt!.seconds).toBe(300n);
+      expect((await h.client.executeQuote({ platformId: SANDBOX_PLATFORM, quoteId: quote!.id })).quote!.status).toBe("PROCESSING");
+    });
+
+    it("a production quote keeps the service clock: a sandbox offset does not expire it, and the sandbox is not asked", async () => {
+      const { quote } = await quoteOn(PROD_PLATFORM);
+      h.sandbox.offsetMs.set(PROD_PLATFORM, 3_600_000);
+      const reads = h.sandbox.reads;
+      expect((await h.client.getQuote({ platformId: PROD_PLATFORM, quoteId: quote!.id })).quote!.status).toBe("PENDING");
+      expect(h.sandbox.reads).toBe(reads);
+      h.clock.advance(300_000);
+      expect((await h.client.getQuote({ platformId: PROD_PLATFORM, quoteId: quote!.id })).quote!.status).toBe("EXPIRED");
+    });
+  });
+
+  describe("embedded wallet", () => {
+    it("returns auth-sessions' payloadToSign; execute without a signature is 401, with one 200, and the requestId is not asked twice", async () => {
+      const { quote } = await h.client.createQuote(quoteBody({ source: { sourceType: "ACCOUNT", accountId: wallet } }));
+      expect(quote!.payloadToSign).not.toBe("");
+      const challenge = h.challenges.get(quote!.signatureRequestId)!;
+      expect(challenge).toMatchObject({ accountId: wallet, operation: "EXECUTE_QUOTE" });
+      expect(JSON.parse(challenge.body)).toMatchObject({ quoteId: quote!.id, accountId: wallet, totalSendingAmount: 10000 });
+      await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), 401, "UNAUTHORIZED");
+      await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, signature: "forged" }), 401, "UNAUTHORIZED");
+      expect(h.transactions.get(quote!.transactionId)!.executions).toBe(0);
+      const ok = await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, signature: GOOD_SIGNATURE });
+      expect(ok.quote!.status).toBe("PROCESSING");
+      expect(challenge.used).toBe(true);
+    });
+
+    it("keeps a verified signature when the ledger then fails, so the retry needs no new challenge", async () => {
+      const { quote } = await h.client.createQuote(quoteBody({ source: { sourceType: "ACCOUNT", accountId: wallet } }));
+      h.behaviour.executeError = new AppError(503, "SERVICE_UNAVAILABLE", "ledger down");
+      await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, signature: GOOD_SIGNATURE }), 503, "SERVICE_UNAVAILABLE");
+      h.behaviour.executeError = undefined;
+      expect((await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, signature: GOOD_SIGNATURE })).quote!.status).toBe("PROCESSING");
+    });
+  });
+
+  describe("real-time funding", () => {
+    const realtime = () => quoteBody({ source: { sourceType: "REALTIME_FUNDING", customerId, currency: "USD" } });
+
+    it("carries payment instructions for the exact amount; internal sources carry none", async () => {
+      const { quote } = await h.client.createQuote(realtime());
+      expect(quote!.paymentInstructions).toHaveLength(1);
+      expect(quote!.paymentInstructions[0]).toMatchObject({ accountType: "USD_ACCOUNT", amount: 10_000n, currency: "USD", routingNumber: "021000021" });
+      expect(h.transactions.get(quote!.transactionId)!.sourceAccountId).toBe("");
+      await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), 400, "QUOTE_NOT_EXECUTABLE");
+    });
+
+    it("proceeds when paid in the right currency and amount; wrong ones are 400 and move nothing", async () => {
+      const { quote } = await h.client.createQuote(realtime());
+      await expectPublicError(h.client.sendSandboxFunding({ platformId: PLATFORM, quoteId: quote!.id, currencyCode: "EUR" }), 400, "CURRENCY_MISMATCH");
+      await expectPublicError(h.client.sendSandboxFunding({ platformId: PLATFORM, quoteId: quote!.id, currencyCode: "USD", amount: 9_999n }), 400, "AMOUNT_MISMATCH");
+      expect(h.transactions.get(quote!.transactionId)!.fundings).toEqual([]);
+      const paid = await h.client.sendSandboxFunding({ platformId: PLATFORM, quoteId: quote!.id, currencyCode: "USD", idempotencyKey: "send-1" });
+      expect(paid).toMatchObject({ transactionId: quote!.transactionId, replayed: false, quote: { status: "PROCESSING" } });
+      expect(h.transactions.get(quote!.transactionId)!.fundings).toEqual([{ currencyCode: "USD", amount: 10_000n }]);
+      expect((await h.client.sendSandboxFunding({ platformId: PLATFORM, quoteId: quote!.id, currencyCode: "USD", idempotencyKey: "send-1" })).replayed).toBe(true);
+      await expectPublicError(h.client.sendSandboxFunding({ platformId: PLATFORM, quoteId: quote!.id, currencyCode: "USD" }), 409, "QUOTE_ALREADY_EXECUTED");
+    });
+
+    it("refuses to fund a quote that is not REALTIME_FUNDING", async () => {
+      const { quote } = await h.client.createQuote(quoteBody());
+      await expectPublicError(h.client.sendSandboxFunding({ platformId: PLATFORM, quoteId: quote!.id, currencyCode: "USD" }), 400, "INVALID_INPUT");
+    });
+  });
+
+  describe("status follows the ledger's transaction events", () => {
+    const event = (platformId: string, transactionId: string, quoteId: string, status: string, failureReason = "") =>
+      create(LedgerEventSchema, {
+        eventId: newId("Event"),
+        platformId,
+        occurredAt: timestampFromDate(h.clock.now()),
+        eventType: `OUTGOING_PAYMENT_${status}`,
+        payload: { case: "transactionChanged", value: { transaction: { id: transactionId, platformId, status, failureReason, quoteId } } },
+      });
+
+    it("moves forward only: PROCESSING → COMPLETED, a late PROCESSING changes nothing, a returned payment is FAILED", async () => {
+      const { quote } = await h.client.createQuote(quoteBody());
+      await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id });
+      const [consumer] = h.built.consumers;
+      const apply = (status: string, reason = "") => h.db.forSchema("quotes_fx").transaction().execute((trx) => consumer!.handle(event(PLATFORM, quote!.transactionId, quote!.id, status, reason), trx));
+      await apply("COMPLETED");
+      expect((await h.client.getQuote({ platformId: PLATFORM, quoteId: quote!.id })).quote!.status).toBe("COMPLETED");
+      await apply("PROCESSING");
+      expect((await h.client.getQuote({ platformId: PLATFORM, quoteId: quote!.id })).quote!.status).toBe("COMPLETED");
+      await apply("FAILED", "QUOTE_EXECUTION_FAILED");
+      expect((await h.client.getQuote({ platformId: PLATFORM, quoteId: quote!.id })).quote).toMatchObject({ status: "FAILED", failureReason: "QUOTE_EXECUTION_FAILED" });
+    });
+
+    it("ignores another platform's event for the same transaction id", async () => {
+      const { quote } = await h.client.createQuote(quoteBody());
+      const [consumer] = h.built.consumers;
+      await h.db.forSchema("quotes_fx").transaction().execute((trx) => consumer!.handle(event(OTHER, quote!.transactionId, quote!.id, "COMPLETED"), trx));
+      expect((await h.client.getQuote({ platformId: PLATFORM, quoteId: quote!.id })).quote!.status).toBe("PENDING");
+    });
+  });
+});

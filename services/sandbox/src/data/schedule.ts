@@ -1,0 +1,52 @@
+import { sql, type Kysely, type Selectable, type Transaction } from "kysely";
+import type { OutcomePayload, SandboxDatabase, ScheduledActionsTable } from "./tables.js";
+
+type Db = Kysely<SandboxDatabase> | Transaction<SandboxDatabase>;
+export type ScheduledAction = Selectable<ScheduledActionsTable>;
+
+export async function clockOffsetMs(db: Db, platformId: string): Promise<bigint> {
+  const row = await db.selectFrom("clocks").select("offset_ms").where("platform_id", "=", platformId).executeTakeFirst();
+  return row?.offset_ms ?? 0n;
+}
+
+/** Adds to the platform's offset in one statement (concurrent advances add up). */
+export async function addClockOffset(db: Db, platformId: string, ms: bigint, now: Date): Promise<bigint> {
+  const row = await db
+    .insertInto("clocks")
+    .values({ platform_id: platformId, offset_ms: ms, updated_at: now })
+    .onConflict((oc) => oc.column("platform_id").doUpdateSet({ offset_ms: sql`clocks.offset_ms + excluded.offset_ms`, updated_at: now }))
+    .returning("offset_ms")
+    .executeTakeFirstOrThrow();
+  return row.offset_ms;
+}
+
+export async function scheduleOutcome(db: Db, a: { platformId: string; dueAt: Date; payload: OutcomePayload; now: Date }): Promise<void> {
+  await db
+    .insertInto("scheduled_actions")
+    .values({ platform_id: a.platformId, due_at: a.dueAt, kind: "RAIL_OUTCOME", payload: JSON.stringify(a.payload), status: "PENDING", created_at: a.now, fired_at: null })
+    .execute();
+}
+
+/** Pending actions whose due time has come on their platform's sandbox clock (real now + offset). */
+export async function dueActions(db: Db, realNow: Date, platformId?: string, limit = 100): Promise<ScheduledAction[]> {
+  let q = db
+    .selectFrom("scheduled_actions as a")
+    .leftJoin("clocks as c", "c.platform_id", "a.platform_id")
+    .selectAll("a")
+    .where("a.status", "=", "PENDING")
+    .where(sql<boolean>`a.due_at <= ${realNow.toISOString()}::timestamptz + (coalesce(c.offset_ms, 0) * interval '1 millisecond')`);
+  if (platformId) q = q.where("a.platform_id", "=", platformId);
+  return q.orderBy("a.due_at").orderBy("a.id").limit(limit).execute();
+}
+
+/** Marks the action fired; false when someone else fired it first. */
+export async function claimAction(trx: Transaction<SandboxDatabase>, id: bigint, now: Date): Promise<boolean> {
+  const row = await trx
+    .updateTable("scheduled_actions")
+    .set({ status: "FIRED", fired_at: now })
+    .where("id", "=", id)
+    .where("status", "=", "PENDING")
+    .returning("id")
+    .executeTakeFirst();
+  return row !== undefined;
+}

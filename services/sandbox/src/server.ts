@@ -1,0 +1,52 @@
+import { fileURLToPath } from "node:url";
+import { topics, type BuiltService, type ConsumerDefinition, type ServiceDeps, type ServiceModule } from "@corridor/kit";
+import { RailInstructionSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
+import { SandboxService } from "@corridor/proto/corridor/sandbox/v1/sandbox_service_pb.js";
+import type { SandboxDatabase } from "./data/tables.js";
+import { createSandboxHandler } from "./handlers/sandbox-handler.js";
+import { createSimulator } from "./simulator.js";
+
+export const SCHEMA = "sandbox";
+
+/**
+ * sandbox: the rail connector shipped for every rail (suffix outcomes), its durable schedule and
+ * each platform's sandbox clock. Serves SandboxService; consumes corridor.rails.v1; produces
+ * corridor.rail-outcomes.v1.
+ */
+export const service: ServiceModule = {
+  name: "sandbox",
+  schema: SCHEMA,
+  migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
+  build: (deps) => buildSandbox(deps),
+};
+
+export function buildSandbox(deps: Pick<ServiceDeps, "db" | "clock" | "log" | "env">): BuiltService {
+  const db = deps.db.forSchema<SandboxDatabase>(SCHEMA);
+  const simulator = createSimulator({ db, clock: deps.clock, log: deps.log });
+  const pollMs = Number(deps.env.SANDBOX_SCHEDULE_POLL_MS ?? 1000);
+
+  const instructions: ConsumerDefinition<typeof RailInstructionSchema> = {
+    name: "rail-instructions",
+    topic: topics.rails,
+    schema: RailInstructionSchema,
+    eventId: (e) => e.eventId,
+    handle: (e, trx) =>
+      simulator.onInstruction(trx, {
+        platformId: e.platformId,
+        transactionId: e.transactionId,
+        kind: e.kind,
+        umaAddress: e.umaAddress,
+        accountInfo: e.accountInfo as Record<string, unknown> | undefined,
+      }),
+  };
+
+  return {
+    routes(router) {
+      router.service(SandboxService, createSandboxHandler({ simulator }));
+    },
+    consumers: [instructions],
+    workers: [simulator.worker(Number.isFinite(pollMs) && pollMs > 0 ? pollMs : 1000)],
+  };
+}
+
+export { createSimulator, type Simulator } from "./simulator.js";

@@ -1,0 +1,168 @@
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { createClient, createRouterTransport } from "@connectrpc/connect";
+import { ManualClock, appErrorInterceptor, createLogger, migrateSchema, newId, topics, type DatabaseHandle } from "@corridor/kit";
+import { RailInstructionSchema, RailOutcomeSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
+import { SandboxService } from "@corridor/proto/corridor/sandbox/v1/sandbox_service_pb.js";
+import { register } from "tsx/esm/api";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildSandbox, service } from "../src/server.js";
+import { openTestDatabase } from "@corridor/kit/testing";
+
+register();
+
+describe("sandbox rail simulator", () => {
+  let db: DatabaseHandle;
+  let drop: () => Promise<void>;
+  const clock = new ManualClock("2026-01-01T00:00:00.000Z");
+  const log = createLogger("sandbox-test", "silent");
+
+  beforeAll(async () => {
+    ({ db, drop } = await openTestDatabase());
+    await migrateSchema(db, service.schema, service.migrationsDir);
+  });
+  afterAll(async () => drop?.());
+
+  /** A fresh build of the service on the same database: what a restart gives. */
+  function boot() {
+    const built = buildSandbox({ db, clock, log, env: {} });
+    const client = createClient(SandboxService, createRouterTransport((r) => built.routes(r), { router: { interceptors: [appErrorInterceptor] } }));
+    const instruct = async (platformId: string, accountNumber: string, opts: { kind?: string; umaAddress?: string } = {}) => {
+      const transactionId = newId("Transaction");
+      const msg = create(RailInstructionSchema, {
+        eventId: newId("Event"),
+        occurredAt: timestampFromDate(clock.now()),
+        platformId,
+        transactionId,
+        direction: "PAYOUT",
+        amount: 100n,
+        currency: "USD",
+        accountInfo: opts.umaAddress ? undefined : { accountType: "USD_ACCOUNT", accountNumber },
+        kind: opts.kind ?? "",
+        umaAddress: opts.umaAddress ?? "",
+      });
+      await db.forSchema<any>(service.schema).transaction().execute((trx) => built.consumers[0]!.handle(msg, trx));
+      return transactionId;
+    };
+    return { built, client, instruct };
+  }
+
+  async function outcomes(transactionId: string) {
+    const rows = await db.forSchema<any>(service.schema).selectFrom("outbox").select("payload").where("topic", "=", topics.railOutcomes).orderBy("id").execute();
+    return rows
+      .map((r: { payload: Uint8Array }) => fromBinary(RailOutcomeSchema, r.payload))
+      .filter((o) => o.transactionId === transactionId)
+      .map((o) => `${o.status}${o.reason ? `:${o.reason}` : ""}`);
+  }
+
+  it.each([
+    ["002", ["FAILED:INSUFFICIENT_FUNDS"]],
+    ["003", ["FAILED:ACCOUNT_CLOSED"]],
+    ["004", ["PROCESSING", "REJECTED:BANK_REJECTED"]],
+    ["000", ["PROCESSING", "COMPLETED"]],
+    ["999", ["PROCESSING", "COMPLETED"]],
+  ])("answers an account number ending in %s at once with %j", async (suffix, expected) => {
+    const { instruct } = boot();
+    const tx = await instruct(newId("Platform"), `123456${suffix}`);
+    expect(await outcomes(tx)).toEqual(expected);
+  });
+
+  it("keeps suffix 005 pending for 30 sandbox seconds, then fails it", async () => {
+    const { instruct, client } = boot();
+    const platformId = newId("Platform");
+    const tx = await instruct(platformId, "123456005");
+    expect(await outcomes(tx)).toEqual(["PROCESSING"]);
+    expect((await client.advanceClock({ platformId, seconds: 29n })).fired).toBe(0);
+    expect(await outcomes(tx)).toEqual(["PROCESSING"]);
+    const moved = await client.advanceClock({ platformId, seconds: 1n });
+    expect(moved.fired).toBe(1);
+    expect(moved.offsetSeconds).toBe(30n);
+    expect((await client.getClock({ platformId })).offsetSeconds).toBe(30n);
+    expect(await outcomes(tx)).toEqual(["PROCESSING", "FAILED:TIMED_OUT"]);
+    expect((await client.advanceClock({ platformId, seconds: 100n })).fired).toBe(0); // fired once only
+  });
+
+  it("moves only the calling platform's clock", async () => {
+    const { instruct, client } = boot();
+    const a = newId("Platform");
+    const b = newId("Platform");
+    const txB = await instruct(b, "777000005");
+    await client.advanceClock({ platformId: a, seconds: 60n });
+    expect(await outcomes(txB)).toEqual(["PROCESSING"]);
+  });
+
+  it("keeps the schedule across a restart and fires it from the worker when real time catches up", async () => {
+    const first = boot();
+    const platformId = newId("Platform");
+    const tx = await first.instruct(platformId, "555000005");
+    // "Restart": a new build on the same database; its worker finds the pending action.
+    const second = boot();
+    clock.advance(31_000);
+    const worker = second.built.workers[0]!;
+    worker.start();
+    await expect.poll(() => outcomes(tx), { timeout: 5_000 }).toEqual(["PROCESSING", "FAILED:TIMED_OUT"]);
+    await worker.stop();
+  });
+
+  it("refuses to move the clock by less than 1 second or more than 30 days", async () => {
+    const { client } = boot();
+    await expect(client.advanceClock({ platformId: newId("Platform"), seconds: 0n })).rejects.toThrow(/seconds/);
+    await expect(client.advanceClock({ platformId: newId("Platform"), seconds: 2_592_001n })).rejects.toThrow(/seconds/);
+  });
+
+  describe("quote payouts", () => {
+    it.each([
+      ["002", ["FAILED:EXECUTION_FAILED"]],
+      ["004", ["FAILED:COUNTERPARTY_DELIVERY_FAILED", "REFUND_COMPLETED"]],
+      ["006", ["FAILED:USER_CANCELLED", "REFUND_COMPLETED"]],
+      ["007", ["FAILED:PAYOUT_FAILED", "REFUND_FAILED"]],
+      ["000", ["COMPLETED"]],
+      ["009", ["COMPLETED"]],
+    ])("answers an account number ending in %s at once with %j", async (suffix, expected) => {
+      const { instruct } = boot();
+      const tx = await instruct(newId("Platform"), `123456${suffix}`, { kind: "QUOTE_PAYOUT" });
+      expect(await outcomes(tx)).toEqual(expected);
+    });
+
+    it("completes suffix 003 only after 6 sandbox minutes", async () => {
+      const { instruct, client } = boot();
+      const platformId = newId("Platform");
+      const tx = await instruct(platformId, "123456003", { kind: "QUOTE_PAYOUT" });
+      expect(await outcomes(tx)).toEqual(["PROCESSING"]);
+      await client.advanceClock({ platformId, seconds: 359n });
+      expect(await outcomes(tx)).toEqual(["PROCESSING"]);
+      await client.advanceClock({ platformId, seconds: 1n });
+      expect(await outcomes(tx)).toEqual(["PROCESSING", "COMPLETED"]);
+    });
+
+    it("completes suffix 005, then returns it 60 sandbox seconds later and refunds it", async () => {
+      const { instruct, client } = boot();
+      const platformId = newId("Platform");
+      const tx = await instruct(platformId, "123456005", { kind: "QUOTE_PAYOUT" });
+      expect(await outcomes(tx)).toEqual(["COMPLETED"]);
+      expect((await client.advanceClock({ platformId, seconds: 60n })).fired).toBe(2);
+      expect(await outcomes(tx)).toEqual(["COMPLETED", "RETURNED:RETURNED_BY_RECEIVING_BANK", "REFUND_COMPLETED"]);
+    });
+
+    it("drives UMA payouts by the address scenario", async () => {
+      const { instruct, client } = boot();
+      const platformId = newId("Platform");
+      const ok = await instruct(platformId, "", { kind: "QUOTE_PAYOUT", umaAddress: "$success.eur@sandbox.uma.money" });
+      const fail = await instruct(platformId, "", { kind: "QUOTE_PAYOUT", umaAddress: "$fail.compliance.usd@sandbox.uma.money" });
+      const slow = await instruct(platformId, "", { kind: "QUOTE_PAYOUT", umaAddress: "$pending.long.usd@sandbox.uma.money" });
+      expect(await outcomes(ok)).toEqual(["COMPLETED"]);
+      expect(await outcomes(fail)).toEqual(["FAILED:COMPLIANCE_FAILED", "REFUND_COMPLETED"]);
+      expect(await outcomes(slow)).toEqual([]);
+      await client.advanceClock({ platformId, seconds: 23n * 3600n });
+      expect(await outcomes(slow)).toEqual([]);
+      await client.advanceClock({ platformId, seconds: 3600n });
+      expect(await outcomes(slow)).toEqual(["COMPLETED"]);
+    });
+
+    it("keeps the transfer table for transfer instructions (no kind)", async () => {
+      const { instruct } = boot();
+      const tx = await instruct(newId("Platform"), "123456002");
+      expect(await outcomes(tx)).toEqual(["FAILED:INSUFFICIENT_FUNDS"]);
+    });
+  });
+});

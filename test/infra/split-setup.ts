@@ -1,0 +1,66 @@
+import type { TestProject } from "vitest/node";
+import type { JWK } from "jose";
+import { serveMailbox, startMailCatcher } from "../support/mail-catcher.js";
+import { localIssuer } from "../support/wallet-client.js";
+import { startSplitSystem, type SplitSystemInfo } from "./split-system.js";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    splitSystem: SplitSystemInfo | null;
+    splitSkipReason: string;
+    /** A local OIDC issuer the split processes trust (production OAUTH flows). */
+    splitOidcIssuer: { issuer: string; audience: string; privateJwk: JWK } | null;
+    /** HTTP view (test/support/mail-catcher.ts remoteMailbox) of the SMTP catcher the split processes mail to. */
+    splitMailboxUrl: string | null;
+  }
+}
+
+/** The at-rest wallet key the end-to-end systems run with (a test value, never a real one). */
+export const E2E_WALLET_ENCRYPTION_KEY = "e2".repeat(32);
+
+/**
+ * Global setup of the e2e-split project: one split system (8 processes) for the whole project.
+ * It needs real Postgres, Redis and Kafka; without them the split suites are skipped and say why.
+ */
+export default async function setup(project: TestProject) {
+  const missing = ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS"].filter((k) => !process.env[k]);
+  if (missing.length > 0) {
+    project.provide("splitSystem", null);
+    project.provide("splitOidcIssuer", null);
+    project.provide("splitMailboxUrl", null);
+    project.provide("splitSkipReason", `split mode needs ${missing.join(", ")}`);
+    console.warn(`[e2e-split] skipped: split mode needs ${missing.join(", ")} (CI sets them via .ci/run)`);
+    return;
+  }
+  const issuer = await localIssuer("https://issuer.e2e.local", "corridor-e2e");
+  // OTP mails go to a local SMTP catcher; workers (other processes) read it over loopback HTTP.
+  const catcher = await startMailCatcher();
+  const mailbox = await serveMailbox(catcher);
+  const system = await startSplitSystem(
+    {
+      DATABASE_URL: process.env.DATABASE_URL!,
+      REDIS_URL: process.env.REDIS_URL!,
+      KAFKA_BROKERS: process.env.KAFKA_BROKERS!,
+    },
+    {
+      CORRIDOR_OIDC_ISSUERS: JSON.stringify([{ issuer: issuer.issuer, audience: issuer.audience, jwks: issuer.jwks }]),
+      CORRIDOR_WALLET_ENCRYPTION_KEY: E2E_WALLET_ENCRYPTION_KEY,
+      CORRIDOR_SMTP_URL: catcher.smtpUrl,
+      CORRIDOR_FX_SANDBOX_DRIFT_BPS: "0",
+      NOTIFICATIONS_DELIVERY_POLL_MS: "200",
+    },
+  ).catch(async (err: unknown) => {
+    await mailbox.close();
+    await catcher.close();
+    throw err;
+  });
+  project.provide("splitOidcIssuer", { issuer: issuer.issuer, audience: issuer.audience, privateJwk: issuer.privateJwk });
+  project.provide("splitSystem", system.info);
+  project.provide("splitMailboxUrl", mailbox.url);
+  project.provide("splitSkipReason", "");
+  return async () => {
+    await system.stop();
+    await mailbox.close();
+    await catcher.close();
+  };
+}

@@ -1,0 +1,44 @@
+import { defineConfig } from "vitest/config";
+
+// Three groups: unit/handler tests beside the code; the end-to-end suite in test/e2e driving the
+// public REST API, run twice — against the embedded system (in this process) and against the split
+// system (one process per service, real Postgres/Redis/Kafka). Infrastructure comes from
+// DATABASE_URL, REDIS_URL and KAFKA_BROKERS when set (CI sets them); test/infra/global-setup.ts
+// starts a local Kafka broker when it can.
+export default defineConfig({
+  test: {
+    globalSetup: ["test/infra/global-setup.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 180_000,
+    pool: "forks",
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["packages/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "gateway/test/**/*.test.ts", "embedded/test/**/*.test.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "e2e-embedded",
+          include: ["test/e2e/**/*.test.ts"],
+          env: { CORRIDOR_E2E_MODE: "embedded" },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "e2e-split",
+          include: ["test/e2e/**/*.test.ts"],
+          // Suites that need the system inside the test process (span collection, stopping and
+          // restarting it) run in the embedded project only.
+          exclude: ["test/e2e/tracing.test.ts", "test/e2e/ledger-restart.test.ts"],
+          env: { CORRIDOR_E2E_MODE: "split" },
+          globalSetup: ["test/infra/split-setup.ts"],
+        },
+      },
+    ],
+  },
+});
