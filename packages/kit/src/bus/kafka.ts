@@ -17,6 +17,8 @@ export interface KafkaBusOptions {
   replicationFactor?: number;
   /** How long subscribe() waits for the first group join before returning anyway. */
   joinTimeoutMs?: number;
+  /** How long creating a topic keeps retrying a broker that is still settling. */
+  topicCreateTimeoutMs?: number;
 }
 
 /**
@@ -51,17 +53,36 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     throw err;
   }
 
+  /**
+   * Creates one topic, retrying what a broker answers while it is still settling: a KRaft broker
+   * that has just started (or failed over) answers ApiVersions before its metadata has caught up,
+   * and reports a topic it has just created as UNKNOWN_TOPIC_OR_PARTITION for a moment. kafkajs
+   * marks those errors retriable but createTopics gives up on them at once, and at start-up that
+   * failure would stop the service. A non-retriable error (bad config, no permission) fails fast.
+   */
+  async function createTopicPatiently(topic: string): Promise<void> {
+    const deadline = Date.now() + (opts.topicCreateTimeoutMs ?? 60_000);
+    for (let delay = 200; ; delay = Math.min(delay * 2, 5_000)) {
+      try {
+        await admin.createTopics({
+          waitForLeaders: true,
+          topics: [{ topic, numPartitions: opts.numPartitions ?? 1, replicationFactor: opts.replicationFactor ?? 1 }],
+        });
+        return;
+      } catch (err) {
+        if (!isRetriable(err) || Date.now() + delay > deadline) throw err;
+        log.warn({ topic, err: String(err), retryInMs: delay }, "topic not ready yet; retrying");
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  }
+
   const ensured = new Map<string, Promise<void>>();
   function ensureTopics(topics: string[]): Promise<void> {
     const pending = topics.map((topic) => {
       let p = ensured.get(topic);
       if (!p) {
-        p = admin
-          .createTopics({
-            waitForLeaders: true,
-            topics: [{ topic, numPartitions: opts.numPartitions ?? 1, replicationFactor: opts.replicationFactor ?? 1 }],
-          })
-          .then(() => undefined);
+        p = createTopicPatiently(topic);
         // A failed creation is tried again by the next caller rather than remembered.
         p.catch(() => ensured.delete(topic));
         ensured.set(topic, p);
@@ -155,6 +176,14 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
       await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
     },
   };
+}
+
+/** kafkajs flags transient protocol errors and its own timeouts/connection errors as retriable. */
+function isRetriable(err: unknown): boolean {
+  if (typeof err !== "object" || err === null) return false;
+  const e = err as { retriable?: unknown; name?: unknown; errors?: unknown };
+  if (Array.isArray(e.errors) && e.errors.length > 0) return e.errors.every(isRetriable);
+  return e.retriable === true || e.name === "KafkaJSTimeout" || e.name === "KafkaJSConnectionError";
 }
 
 function headersToStrings(headers: IHeaders | undefined): Record<string, string> {
