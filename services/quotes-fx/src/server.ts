@@ -20,6 +20,7 @@ import { platformClock } from "./domain/platform-clock.js";
 import { createQuotePreparation } from "./domain/quotes.js";
 import { cachedRateSource, sandboxRateSource, type RateSource } from "./domain/rates.js";
 import { createWithdrawals } from "./domain/withdrawals.js";
+import { incomingGuardConsumer } from "./events/incoming-guard-consumer.js";
 import { ledgerTransactionConsumer } from "./events/ledger-consumer.js";
 import { createQuotesFxHandler } from "./handlers/quotes-fx.js";
 import { expiryWorker } from "./workers/expiry.js";
@@ -118,7 +119,7 @@ export function buildQuotesFx(
     routes(router) {
       router.service(QuotesFxService, { ...handler, ...createIncomingHandler(incoming) });
     },
-    consumers: [ledgerTransactionConsumer(quotes)],
+    consumers: [ledgerTransactionConsumer(quotes), ...(incoming ? [incomingGuardConsumer(deps.clock)] : [])],
     workers: [
       expiryWorker(quotes, log, config.CORRIDOR_QUOTE_EXPIRY_POLL_MS),
       ...(incoming ? [approvalTimeoutWorker(incoming, log, config.CORRIDOR_INCOMING_APPROVAL_POLL_MS)] : []),

@@ -50,7 +50,9 @@ function world() {
       return r && !r.done && r.platformId === p ? r : undefined;
     },
     async add(a) {
-      if (!rows.has(a.transactionId)) rows.set(a.transactionId, { ...a, done: false });
+      const r = rows.get(a.transactionId);
+      if (!r) rows.set(a.transactionId, { ...a, done: false });
+      else if (!r.done && r.deadline === null) r.deadline = a.deadline;
     },
     async acknowledge(p, id, deadline) {
       const r = rows.get(id);
@@ -64,7 +66,7 @@ function world() {
     },
   };
   const incoming = createIncomingPayments({ ports, store, clock, windowMs: 5_000 });
-  return { incoming, txs, decisions, state, clock, rows };
+  return { incoming, txs, decisions, state, clock, rows, ports, store };
 }
 
 const receive = (w: ReturnType<typeof world>, idempotencyKey = "") =>
@@ -105,7 +107,7 @@ describe("incoming UMA payments: the approval exchange", () => {
     w.state.sandboxOffsetMs = 3_600_000;
     const { tx } = await receive(w);
     expect(tx.status).toBe("PENDING");
-    expect(w.rows.get(tx.id)!.deadline.getTime()).toBe(w.clock.now().getTime() + 3_600_000 + 5_000);
+    expect(w.rows.get(tx.id)!.deadline!.getTime()).toBe(w.clock.now().getTime() + 3_600_000 + 5_000);
     expect(w.decisions).toHaveLength(0);
   });
 
@@ -158,13 +160,28 @@ describe("incoming UMA payments: the approval exchange", () => {
       await new Promise((r) => setImmediate(r));
       const [row] = [...w.rows.values()];
       expect(row).toMatchObject({ acknowledged: false, done: false });
-      expect(row!.deadline.getTime()).toBe(w.clock.now().getTime() + 10_000 + 5_000);
+      expect(row!.deadline!.getTime()).toBe(w.clock.now().getTime() + 10_000 + 5_000);
       w.clock.advance(14_999);
       expect(await w.incoming.expireDue()).toEqual({ expired: 0, failed: 0 });
       expect(w.txs.get(row!.transactionId)!.status).toBe("PENDING");
       w.clock.advance(1);
       expect(await w.incoming.expireDue()).toEqual({ expired: 1, failed: 0 });
       expect(w.txs.get(row!.transactionId)).toMatchObject({ status: "FAILED", failureReason: "PAYMENT_APPROVAL_WEBHOOK_ERROR" });
+    });
+
+    it("dying between the ledger's answer and the row: the row the ledger's event recorded (no deadline) gets one on the worker's next pass, and the payment fails PAYMENT_APPROVAL_WEBHOOK_ERROR after timeout + window", async () => {
+      w.state.sandboxOffsetMs = 60_000;
+      // The request died right after createIncoming: only the consumer of INCOMING_PAYMENT_PENDING recorded a row.
+      const created = await w.ports.createIncoming({ platformId: "Platform:p", customerId: "Customer:alice", senderUmaAddress: "$bob@x.example", receiverUmaAddress: "$alice@sandbox.uma.money", currency: "USD", amount: 100n, idempotencyKey: "" });
+      await w.store.add({ platformId: "Platform:p", transactionId: created.tx.id, deadline: null, acknowledged: false }, w.clock.now());
+      expect(await w.incoming.expireDue()).toEqual({ expired: 0, failed: 0 });
+      expect(w.rows.get(created.tx.id)!.deadline!.getTime()).toBe(w.clock.now().getTime() + 60_000 + 10_000 + 5_000);
+      w.clock.advance(14_999);
+      expect(await w.incoming.expireDue()).toEqual({ expired: 0, failed: 0 });
+      w.clock.advance(1);
+      expect(await w.incoming.expireDue()).toEqual({ expired: 1, failed: 0 });
+      expect(w.txs.get(created.tx.id)).toMatchObject({ status: "FAILED", failureReason: "PAYMENT_APPROVAL_WEBHOOK_ERROR" });
+      expect(w.state.asked).toBe(0);
     });
 
     it("after a 202 the row is acknowledged and times out as PAYMENT_APPROVAL_TIMED_OUT; an immediate decision closes the row", async () => {

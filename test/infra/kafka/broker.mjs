@@ -73,36 +73,59 @@ export function ensureJars() {
 }
 
 /**
- * True when a Kafka broker answers an ApiVersions request on the port. A bound port is not
- * enough: the broker binds early but only serves requests once it has joined its own quorum.
+ * Sends one request (header v1, non-flexible versions only) and resolves with the error code
+ * that opens its response body, or null when nothing sensible came back in time.
  */
-export function brokerAnswers(port = defaultPort, timeoutMs = 1000) {
+function requestErrorCode(port, apiKey, apiVersion, body, timeoutMs) {
   return new Promise((resolve) => {
     const clientId = Buffer.from("probe");
-    const req = Buffer.alloc(4 + 2 + 2 + 4 + 2 + clientId.length);
-    let o = req.writeInt32BE(req.length - 4, 0);
-    o = req.writeInt16BE(18, o); // ApiVersions
-    o = req.writeInt16BE(0, o); // version 0
-    o = req.writeInt32BE(7, o); // correlation id
-    o = req.writeInt16BE(clientId.length, o);
-    clientId.copy(req, o);
+    const header = Buffer.alloc(2 + 2 + 4 + 2 + clientId.length);
+    let o = header.writeInt16BE(apiKey, 0);
+    o = header.writeInt16BE(apiVersion, o);
+    o = header.writeInt32BE(7, o); // correlation id
+    o = header.writeInt16BE(clientId.length, o);
+    clientId.copy(header, o);
+    const size = Buffer.alloc(4);
+    size.writeInt32BE(header.length + body.length);
     const sock = connect({ host, port });
     let got = Buffer.alloc(0);
-    const done = (ok) => {
+    const done = (code) => {
       clearTimeout(timer);
       sock.destroy();
-      resolve(ok);
+      resolve(code);
     };
-    const timer = setTimeout(() => done(false), timeoutMs);
-    sock.on("connect", () => sock.write(req));
+    const timer = setTimeout(() => done(null), timeoutMs);
+    sock.on("connect", () => sock.write(Buffer.concat([size, header, body])));
     sock.on("data", (chunk) => {
       got = Buffer.concat([got, chunk]);
       // size, correlation id, error code
-      if (got.length >= 10) done(got.readInt32BE(4) === 7 && got.readInt16BE(8) === 0);
+      if (got.length >= 10) done(got.readInt32BE(4) === 7 ? got.readInt16BE(8) : null);
     });
-    sock.on("error", () => done(false));
-    sock.on("close", () => done(false));
+    sock.on("error", () => done(null));
+    sock.on("close", () => done(null));
   });
+}
+
+/**
+ * True when a Kafka broker answers an ApiVersions request on the port. A bound port is not
+ * enough: the broker binds early but only serves requests once it has joined its own quorum.
+ */
+export async function brokerAnswers(port = defaultPort, timeoutMs = 1000) {
+  return (await requestErrorCode(port, 18, 0, Buffer.alloc(0), timeoutMs)) === 0;
+}
+
+/**
+ * True when the broker can coordinate consumer groups. A broker that answers ApiVersions may
+ * still be creating and loading its offsets topic, and clients started in that window see
+ * COORDINATOR_LOAD_IN_PROGRESS / COORDINATOR_NOT_AVAILABLE; asking FindCoordinator (v0) also
+ * makes the broker create that topic now rather than on the first test's join.
+ */
+async function groupCoordinatorReady(port, timeoutMs = 2000) {
+  const key = Buffer.from("corridor-readiness-probe");
+  const body = Buffer.alloc(2 + key.length);
+  body.writeInt16BE(key.length, 0);
+  key.copy(body, 2);
+  return (await requestErrorCode(port, 10, 0, body, timeoutMs)) === 0;
 }
 
 function paths(port) {
@@ -268,7 +291,7 @@ export async function startBroker({ port = defaultPort, timeoutMs = 120_000 } = 
 async function waitUntilAnswering(port, timeoutMs, pid) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (await brokerAnswers(port)) return true;
+    if ((await brokerAnswers(port)) && (await groupCoordinatorReady(port))) return true;
     if (pid && !pidAlive(pid)) return false;
     await sleep(300);
   }

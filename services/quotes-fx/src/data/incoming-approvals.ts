@@ -19,7 +19,13 @@ export function approvalStore(db: Kysely<QuotesFxDatabase>): ApprovalStore {
       await db
         .insertInto("incoming_approvals")
         .values({ transaction_id: a.transactionId, platform_id: a.platformId, deadline: a.deadline, acknowledged: a.acknowledged, state: "AWAITING", created_at: now, updated_at: now })
-        .onConflict((oc) => oc.column("transaction_id").doNothing())
+        .onConflict((oc) =>
+          oc
+            .column("transaction_id")
+            .doUpdateSet({ deadline: a.deadline, updated_at: now })
+            .where("incoming_approvals.deadline", "is", null)
+            .where("incoming_approvals.state", "=", "AWAITING"),
+        )
         .execute();
     },
     async acknowledge(platformId, transactionId, deadline, now) {
@@ -44,10 +50,25 @@ export function approvalStore(db: Kysely<QuotesFxDatabase>): ApprovalStore {
         .selectFrom("incoming_approvals")
         .select(["transaction_id", "platform_id", "deadline", "acknowledged"])
         .where("state", "=", "AWAITING")
-        .orderBy("deadline", "asc")
+        // Rows without a deadline first: they need one before anything else can happen to them.
+        .orderBy("deadline", (ob) => ob.asc().nullsFirst())
         .limit(limit)
         .execute();
       return rows.map((r) => ({ transactionId: r.transaction_id, platformId: r.platform_id, deadline: r.deadline, acknowledged: r.acknowledged }));
     },
   };
+}
+
+/**
+ * Records that an incoming UMA payment awaits its platform's decision, with no deadline yet, inside
+ * the inbox transaction of the ledger's INCOMING_PAYMENT_PENDING event. A row that exists (the
+ * request path was first, or the payment is decided) is left alone. This closes the window where
+ * this service dies after the ledger created the payment but before the request path wrote its row.
+ */
+export async function recordAwaitingFromEvent(db: Kysely<QuotesFxDatabase>, i: { platformId: string; transactionId: string; now: Date }): Promise<void> {
+  await db
+    .insertInto("incoming_approvals")
+    .values({ transaction_id: i.transactionId, platform_id: i.platformId, deadline: null, acknowledged: false, state: "AWAITING", created_at: i.now, updated_at: i.now })
+    .onConflict((oc) => oc.column("transaction_id").doNothing())
+    .execute();
 }

@@ -70,7 +70,8 @@ export interface QuotesFxDatabase {
 export interface IncomingApprovalsTable {
   transaction_id: string;
   platform_id: string;
-  deadline: Date;
+  /** Null when recorded from the ledger's event; set by the request path or the worker. */
+  deadline: Date | null;
   /** false until the platform answered 202 (the row is recorded before the webhook is sent). */
   acknowledged: ColumnType<boolean, boolean | undefined, boolean>;
   state: "AWAITING" | "DONE";

@@ -34,14 +34,22 @@ export interface IncomingPorts<T extends TxLike> {
 export interface AwaitingApproval {
   transactionId: string;
   platformId: string;
-  deadline: Date;
+  /**
+   * When the worker fails the payment, on the platform's sandbox clock. Null for a row recorded from
+   * the ledger's INCOMING_PAYMENT_PENDING event (no RPC may run inside that consumer's
+   * transaction, so it cannot read the sandbox clock): the request path or the worker fills it in.
+   */
+  deadline: Date | null;
   /** True once the platform answered 202; before that the row only guards against a lost exchange. */
   acknowledged: boolean;
 }
 
 export interface ApprovalStore {
   awaiting(platformId: string, transactionId: string): Promise<AwaitingApproval | undefined>;
-  /** Inserts the row unless one exists for the transaction (then nothing changes). */
+  /**
+   * Inserts the row unless one exists for the transaction. An existing row only gains the deadline
+   * when it had none; anything else about it stays as it is.
+   */
   add(a: AwaitingApproval, now: Date): Promise<void>;
   /** The platform answered 202: the row becomes acknowledged with the approval window's deadline. */
   acknowledge(platformId: string, transactionId: string, deadline: Date, now: Date): Promise<void>;
@@ -91,7 +99,7 @@ export function createIncomingPayments<T extends TxLike>(deps: {
 
   /** Expires the approval when its window has passed on the sandbox clock; true when it did. */
   async function expireIfDue(a: AwaitingApproval | undefined): Promise<boolean> {
-    if (!a) return false;
+    if (!a || !a.deadline) return false;
     if ((await ports.sandboxNow(a.platformId)) < a.deadline) return false;
     await failTimedOut(a);
     return true;
@@ -157,13 +165,22 @@ export function createIncomingPayments<T extends TxLike>(deps: {
 
     reject: (platformId: string, transactionId: string, reason: string) => decide(platformId, transactionId, { kind: "REJECT", reason }),
 
-    /** The approval-timeout worker's pass: acknowledged payments whose window passed → FAILED TIMED_OUT. */
+    /**
+     * The approval-timeout worker's pass: payments whose deadline passed → FAILED (TIMED_OUT after a
+     * 202, WEBHOOK_ERROR when no reply was recorded); rows still without a deadline get one.
+     */
     async expireDue(limit = 100): Promise<{ expired: number; failed: number }> {
       const nowByPlatform = new Map<string, Date>();
       let expired = 0;
       let failed = 0;
       for (const a of await store.allAwaiting(limit)) {
         try {
+          // Recorded from the ledger's event with no request to finish the exchange (this service
+          // died between the ledger's answer and its own row): the deadline starts now.
+          if (!a.deadline) {
+            await guard(a.platformId, a.transactionId);
+            continue;
+          }
           let now = nowByPlatform.get(a.platformId);
           if (!now) nowByPlatform.set(a.platformId, (now = await ports.sandboxNow(a.platformId)));
           if (now < a.deadline) continue;
