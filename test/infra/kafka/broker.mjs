@@ -73,10 +73,11 @@ export function ensureJars() {
 }
 
 /**
- * Sends one request (header v1, non-flexible versions only) and resolves with the error code
- * that opens its response body, or null when nothing sensible came back in time.
+ * Sends one request (header v1, non-flexible versions only) and resolves with the error code at
+ * `errorAt` bytes into its response body (0: the body opens with it), or null when nothing
+ * sensible came back in time.
  */
-function requestErrorCode(port, apiKey, apiVersion, body, timeoutMs) {
+function requestErrorCode(port, apiKey, apiVersion, body, timeoutMs, errorAt = 0) {
   return new Promise((resolve) => {
     const clientId = Buffer.from("probe");
     const header = Buffer.alloc(2 + 2 + 4 + 2 + clientId.length);
@@ -98,8 +99,8 @@ function requestErrorCode(port, apiKey, apiVersion, body, timeoutMs) {
     sock.on("connect", () => sock.write(Buffer.concat([size, header, body])));
     sock.on("data", (chunk) => {
       got = Buffer.concat([got, chunk]);
-      // size, correlation id, error code
-      if (got.length >= 10) done(got.readInt32BE(4) === 7 ? got.readInt16BE(8) : null);
+      // size, correlation id, then the body
+      if (got.length >= 10 + errorAt) done(got.readInt32BE(4) === 7 ? got.readInt16BE(8 + errorAt) : null);
     });
     sock.on("error", () => done(null));
     sock.on("close", () => done(null));
@@ -115,7 +116,7 @@ export async function brokerAnswers(port = defaultPort, timeoutMs = 1000) {
 }
 
 /**
- * True when the broker can coordinate consumer groups. A broker that answers ApiVersions may
+ * True when the broker can coordinate consumer groups and hand out producer ids. A broker that answers ApiVersions may
  * still be creating and loading its offsets topic, and clients started in that window see
  * COORDINATOR_LOAD_IN_PROGRESS / COORDINATOR_NOT_AVAILABLE; asking FindCoordinator (v0) also
  * makes the broker create that topic now rather than on the first test's join.
@@ -125,7 +126,13 @@ async function groupCoordinatorReady(port, timeoutMs = 2000) {
   const body = Buffer.alloc(2 + key.length);
   body.writeInt16BE(key.length, 0);
   key.copy(body, 2);
-  return (await requestErrorCode(port, 10, 0, body, timeoutMs)) === 0;
+  if ((await requestErrorCode(port, 10, 0, body, timeoutMs)) !== 0) return false;
+  // Idempotent producers (every service's) ask InitProducerId first; right after start the broker
+  // answers it COORDINATOR_LOAD_IN_PROGRESS until its producer-id block is allocated.
+  const initProducerId = Buffer.alloc(2 + 4);
+  initProducerId.writeInt16BE(-1, 0); // transactional_id: null
+  initProducerId.writeInt32BE(60_000, 2); // transaction_timeout_ms
+  return (await requestErrorCode(port, 22, 0, initProducerId, timeoutMs, 4)) === 0; // after throttle_time_ms
 }
 
 function paths(port) {
