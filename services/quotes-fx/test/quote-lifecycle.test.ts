@@ -2,8 +2,9 @@ import { newId } from "@corridor/kit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AppError } from "@corridor/kit";
 import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { timestampFromDate, timestampMs } from "@bufbuild/protobuf/wkt";
 import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
+import type { QuotesFxDatabase } from "../src/data/tables.js";
 import { dec } from "../src/domain/decimal.js";
 import { GOOD_SIGNATURE, expectPublicError, startHarness, usdOnly, type Harness } from "./harness.js";
 
@@ -188,7 +189,12 @@ describe("quote lifecycle", () => {
       const { quote } = await quoteOn(SANDBOX_PLATFORM);
       expect(quote!.createdAt!.seconds).toBe(BigInt(Math.floor((h.clock.now().getTime() + 86_400_000) / 1000)));
       expect(quote!.expiresAt!.seconds - quote!.createdAt!.seconds).toBe(300n);
-      expect((await h.client.executeQuote({ platformId: SANDBOX_PLATFORM, quoteId: quote!.id })).quote!.status).toBe("PROCESSING");
+      const executed = (await h.client.executeQuote({ platformId: SANDBOX_PLATFORM, quoteId: quote!.id })).quote!;
+      expect(executed.status).toBe("PROCESSING");
+      // Stamped on the service clock, a day behind the sandbox one: never before the creation.
+      const row = await h.db.forSchema<QuotesFxDatabase>("quotes_fx").selectFrom("quotes").select(["created_at", "updated_at"]).where("id", "=", quote!.id).executeTakeFirstOrThrow();
+      expect(row.updated_at.getTime()).toBe(timestampMs(quote!.createdAt!));
+      expect(row.created_at.getTime()).toBe(timestampMs(quote!.createdAt!));
     });
 
     it("a production quote keeps the service clock: a sandbox offset does not expire it, and the sandbox is not asked", async () => {

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Transaction } from "kysely";
+import { sql, type Kysely, type Selectable, type Transaction } from "kysely";
 import type { Quote, QuoteStatus, QuoteStore } from "../domain/ports.js";
 import { instructionFromJson, instructionToJson, rateDetailsFromJson, rateDetailsToJson } from "../domain/quote-json.js";
 import type { QuotesFxDatabase, QuotesTable } from "./tables.js";
@@ -29,7 +29,7 @@ export function quoteStore(db: Kysely<QuotesFxDatabase>): QuoteStore {
     async claimExecution(platformId, id, now, staleBefore) {
       const row = await db
         .updateTable("quotes")
-        .set({ execution_started_at: now, updated_at: now })
+        .set({ execution_started_at: now, updated_at: notBeforeCreation(now) })
         .where("platform_id", "=", platformId)
         .where("id", "=", id)
         .where("status", "=", "PENDING")
@@ -55,7 +55,7 @@ export function quoteStore(db: Kysely<QuotesFxDatabase>): QuoteStore {
         if (RANK[change.status] > RANK[q.status]) {
           const updated = await t
             .updateTable("quotes")
-            .set({ status: change.status, failure_reason: change.failureReason, updated_at: change.at })
+            .set({ status: change.status, failure_reason: change.failureReason, updated_at: notBeforeCreation(change.at) })
             .where("platform_id", "=", platformId)
             .where("id", "=", id)
             .returningAll()
@@ -164,4 +164,14 @@ function toQuote(r: Selectable<QuotesTable>): Quote {
     failureReason: r.failure_reason,
     executionStartedAt: r.execution_started_at ?? undefined,
   };
+}
+
+/**
+ * A sandbox quote's createdAt is on its platform's sandbox clock (so expiry follows
+ * `POST /sandbox/clock/advance`), while later changes are stamped by this service's clock or the
+ * ledger's event time. After a clock advance those run behind: the update is stamped no earlier
+ * than the creation, so updatedAt never precedes createdAt.
+ */
+function notBeforeCreation(at: Date) {
+  return sql<Date>`greatest(${at}::timestamptz, created_at)`;
 }
