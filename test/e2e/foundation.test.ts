@@ -199,6 +199,29 @@ describe.skipIf(skipReason())(`foundation (${mode})`, () => {
       expect(bad.status).toBe(400);
       expect((await platform.call("GET", "/config")).body.supportedCurrencies[0].maxAmount).toBe(1000000);
     });
+
+    it("takes a currency with only its code and limits: the field lists default to none, the directions to both", async () => {
+      const before = (await platform.call("GET", "/config")).body.supportedCurrencies;
+      const ok = await platform.call("PATCH", "/config", {
+        supportedCurrencies: [...before, { currencyCode: "EUR", minAmount: 1, maxAmount: 500000 }],
+      });
+      expect(ok.status).toBe(200);
+      expect(ok.body.supportedCurrencies.find((c: { currencyCode: string }) => c.currencyCode === "EUR")).toEqual({
+        currencyCode: "EUR",
+        minAmount: 1,
+        maxAmount: 500000,
+        requiredCounterpartyFields: [],
+        enabledTransactionTypes: ["OUTGOING", "INCOMING"],
+        providerRequiredCustomerFields: [],
+        providerRequiredCounterpartyCustomerFields: [],
+      });
+      // What was given explicitly is kept as given.
+      expect(ok.body.supportedCurrencies.find((c: { currencyCode: string }) => c.currencyCode === "USD").requiredCounterpartyFields).toEqual([{ name: "FULL_NAME", mandatory: true }]);
+      const missingLimits = await platform.call("PATCH", "/config", { supportedCurrencies: [{ currencyCode: "GBP" }] });
+      expectErrorShape(missingLimits.body, 400, "INVALID_INPUT");
+      expect(missingLimits.body.details.errors.map((e: { field: string }) => e.field).sort()).toEqual(["body.supportedCurrencies[0].maxAmount", "body.supportedCurrencies[0].minAmount"]);
+      await platform.call("PATCH", "/config", { supportedCurrencies: before });
+    });
   });
 
   describe("PATCH /config reaches notifications through the outbox and the bus", () => {

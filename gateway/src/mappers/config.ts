@@ -24,10 +24,16 @@ export interface SupportedCurrencyJson {
   providerRequiredCounterpartyCustomerFields: string[];
 }
 
+/** As PATCH /config takes it: the field lists may be left out (see SupportedCurrencyInputSchema). */
+export type SupportedCurrencyInputJson = Pick<SupportedCurrencyJson, "currencyCode" | "minAmount" | "maxAmount"> & Partial<SupportedCurrencyJson>;
+
+/** Both directions: what a platform's currencies start with. */
+const DEFAULT_TRANSACTION_TYPES = ["OUTGOING", "INCOMING"];
+
 export interface UpdateConfigJson {
   umaDomain?: string;
   webhookEndpoint?: string;
-  supportedCurrencies?: SupportedCurrencyJson[];
+  supportedCurrencies?: SupportedCurrencyInputJson[];
   passkeyRelyingPartyId?: string;
   passkeyOrigins?: string[];
 }
@@ -60,15 +66,15 @@ export function platformConfigToJson(c: PlatformConfig | undefined) {
   };
 }
 
-function supportedCurrencyToProto(c: SupportedCurrencyJson): SupportedCurrency {
+function supportedCurrencyToProto(c: SupportedCurrencyInputJson): SupportedCurrency {
   return create(SupportedCurrencySchema, {
     currencyCode: c.currencyCode,
     minAmount: BigInt(c.minAmount),
     maxAmount: BigInt(c.maxAmount),
-    requiredCounterpartyFields: c.requiredCounterpartyFields.map((f) => create(CounterpartyFieldSchema, f)),
-    enabledTransactionTypes: c.enabledTransactionTypes,
-    providerRequiredCustomerFields: c.providerRequiredCustomerFields,
-    providerRequiredCounterpartyCustomerFields: c.providerRequiredCounterpartyCustomerFields,
+    requiredCounterpartyFields: (c.requiredCounterpartyFields ?? []).map((f) => create(CounterpartyFieldSchema, f)),
+    enabledTransactionTypes: c.enabledTransactionTypes ?? DEFAULT_TRANSACTION_TYPES,
+    providerRequiredCustomerFields: c.providerRequiredCustomerFields ?? [],
+    providerRequiredCounterpartyCustomerFields: c.providerRequiredCounterpartyCustomerFields ?? [],
   });
 }
 

@@ -33,6 +33,34 @@ export const SupportedCurrencySchema = Type.Object(
   { $id: "SupportedCurrency", additionalProperties: false, description: "A currency the platform transacts in, with its limits." },
 );
 
+/**
+ * A supported currency as PATCH /config takes it: code and limits are required; the field lists
+ * may be left out and then default to none, and enabledTransactionTypes to both directions (what a
+ * new platform starts with). The answer always carries every field (SupportedCurrency).
+ */
+export const SupportedCurrencyInputSchema = Type.Object(
+  {
+    currencyCode: SupportedCurrencySchema.properties.currencyCode,
+    minAmount: SupportedCurrencySchema.properties.minAmount,
+    maxAmount: SupportedCurrencySchema.properties.maxAmount,
+    requiredCounterpartyFields: Type.Optional(
+      Type.Array(CounterpartyFieldSchema, { maxItems: 100, description: "Counterparty fields required on quotes in this currency; default none." }),
+    ),
+    enabledTransactionTypes: Type.Optional(
+      Type.Array(Type.Enum(["OUTGOING", "INCOMING"], { description: "A transaction direction." }), {
+        uniqueItems: true,
+        description: "Transaction types enabled in this currency; default both OUTGOING and INCOMING.",
+      }),
+    ),
+    providerRequiredCustomerFields: Type.Optional(FieldNames("Customer fields the provider needs for this currency; default none.")),
+    providerRequiredCounterpartyCustomerFields: Type.Optional(FieldNames("Counterparty customer fields the provider needs for this currency; default none.")),
+  },
+  { $id: "SupportedCurrencyInput", additionalProperties: false, description: "A currency the platform transacts in, with its limits, as PATCH /config takes it." },
+);
+
+const SupportedCurrencyInputRef = () =>
+  Type.Unsafe<Static<typeof SupportedCurrencyInputSchema>>(Type.Ref("SupportedCurrencyInput", { description: "A supported currency." }));
+
 /** A typed reference to SupportedCurrency (validated against the registered schema). */
 const SupportedCurrencyRef = () =>
   Type.Unsafe<Static<typeof SupportedCurrencySchema>>(Type.Ref("SupportedCurrency", { description: "A supported currency." }));
@@ -73,7 +101,7 @@ export const UpdateConfigBody = Type.Object(
       }),
     ),
     supportedCurrencies: Type.Optional(
-      Type.Array(SupportedCurrencyRef(), {
+      Type.Array(SupportedCurrencyInputRef(), {
         maxItems: 200,
         description: "The new full list of supported currencies (replaces the old list); currency codes must be unique.",
       }),
@@ -105,4 +133,4 @@ export const WebhookSecretSchema = Type.Object(
   { $id: "WebhookSecret", description: "The webhook signing secret." },
 );
 
-export const configSchemas = [SupportedCurrencySchema, PlatformConfigSchema, WebhookSecretSchema];
+export const configSchemas = [SupportedCurrencySchema, SupportedCurrencyInputSchema, PlatformConfigSchema, WebhookSecretSchema];
