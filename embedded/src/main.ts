@@ -1,5 +1,5 @@
 import { join, resolve } from "node:path";
-import { createLogger, env, loadConfig, startTelemetry, z } from "@corridor/kit";
+import { createProcessLogger, env, loadConfig, startTelemetry, z } from "@corridor/kit";
 import { banner, ensureSandboxPlatform } from "./bootstrap.js";
 import { startEmbedded } from "./system.js";
 
@@ -35,7 +35,7 @@ const config = loadConfig(
 );
 
 const telemetry = startTelemetry({ serviceName: "corridor" });
-const log = createLogger("corridor");
+const log = createProcessLogger("corridor");
 const dataDir = resolve(config.CORRIDOR_DATA_DIR);
 
 const system = await startEmbedded({

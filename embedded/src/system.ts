@@ -1,5 +1,5 @@
 import type { AddressInfo } from "node:net";
-import { createBus, openDatabase, serveConnect, startInProcess, systemClock, type Clock, type Logger } from "@corridor/kit";
+import { createBus, openDatabase, serveConnect, serviceLogger, startInProcess, systemClock, type Clock, type Logger } from "@corridor/kit";
 import { tracingServerInterceptor } from "@corridor/kit";
 import { appErrorInterceptor } from "@corridor/kit";
 import { buildGateway } from "@corridor/gateway";
@@ -50,7 +50,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedSyst
 
   const gateway = await buildGateway({
     transportFor: system.transportFor,
-    log: opts.log,
+    log: serviceLogger(opts.log, "gateway"),
     redisUrl: opts.redisUrl,
     rateLimit: opts.rateLimit,
   });

@@ -2,6 +2,7 @@ import type { Subscription } from "../bus/types.js";
 import { migrateSchema } from "../db/index.js";
 import { createOutboxRelay, subscribeConsumer } from "../outbox/index.js";
 import type { BackgroundWorker, BuiltService, ServiceDeps, ServiceModule } from "../service.js";
+import { serviceLogger } from "../log.js";
 
 /** A service brought up in a host: migrated, built, consuming, relaying its outbox, working. */
 export interface RunningService {
@@ -30,7 +31,7 @@ export interface PreparedService {
  * later would get it from memory only.
  */
 export async function prepareService(module: ServiceModule, deps: ServiceDeps): Promise<PreparedService> {
-  const log = deps.log.child({ service: module.name });
+  const log = serviceLogger(deps.log, module.name);
   await migrateSchema(deps.db, module.schema, module.migrationsDir);
   const db = deps.db.forSchema<any>(module.schema);
   const built = await module.build({ ...deps, log });
