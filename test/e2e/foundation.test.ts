@@ -3,6 +3,8 @@ import type { AddressInfo } from "node:net";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClient } from "@connectrpc/connect";
+import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
 
 const expectErrorShape = (body: any, status: number, code?: string) => {
@@ -248,11 +250,18 @@ describe.skipIf(skipReason())(`foundation (${mode})`, () => {
       expect(patched.status).toBe(200);
       expect(patched.body.webhookEndpoint).toBe(endpoint);
 
-      // notifications learns the endpoint from the PlatformConfigUpdated event, asynchronously.
-      const attempt = await eventually(async () => {
-        const res = await hook.call("POST", "/sandbox/webhooks/test");
-        return res.status === 200 && res.body.delivered ? res.body : undefined;
+      // notifications keeps its own copy of the endpoint from the PlatformConfigUpdated event:
+      // outbox → bus → inbox, asynchronously. Its settings RPC shows the copy as the event left it.
+      const notifications = createClient(NotificationsService, system.transportFor("notifications"));
+      const copy = await eventually(async () => {
+        const { settings } = await notifications.getWebhookSettings({ platformId: hook.platformId });
+        return settings?.webhookEndpoint === endpoint ? settings : undefined;
       });
+      expect(copy.webhookEndpoint).toBe(endpoint);
+
+      const test = await hook.call("POST", "/sandbox/webhooks/test");
+      expect(test.status).toBe(200);
+      const attempt = test.body;
       expect(attempt).toMatchObject({ url: endpoint, responseStatus: 200, delivered: true, type: "TEST" });
 
       const secret = await hook.call("GET", "/config/webhook-secret");
@@ -264,6 +273,21 @@ describe.skipIf(skipReason())(`foundation (${mode})`, () => {
         "webhook-signature": String(last.headers["webhook-signature"]),
       }) as any;
       expect(verified).toMatchObject({ type: "TEST", id: expect.stringMatching(/^Webhook:/) });
+    });
+
+    it("a TEST sent right after PATCH /config goes to the new endpoint without waiting for the event", async () => {
+      const hook = await system.createPlatform();
+      const port = (receiver.address() as AddressInfo).port;
+      for (const path of ["/first", "/second"]) {
+        const endpoint = `http://127.0.0.1:${port}${path}`;
+        expect((await hook.call("PATCH", "/config", { webhookEndpoint: endpoint })).status).toBe(200);
+        const test = await hook.call("POST", "/sandbox/webhooks/test");
+        expect(test.status, JSON.stringify(test.body)).toBe(200);
+        expect(test.body).toMatchObject({ url: endpoint, delivered: true });
+      }
+      expect((await hook.call("PATCH", "/config", { webhookEndpoint: "" })).status).toBe(200);
+      const cleared = await hook.call("POST", "/sandbox/webhooks/test");
+      expectErrorShape(cleared.body, 400, "WEBHOOK_ENDPOINT_NOT_CONFIGURED");
     });
 
     it("refuses sandbox endpoints to a production platform with 403", async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { createLogger } from "@corridor/kit";
+import { createLogger, type ServiceName } from "@corridor/kit";
 import { startEmbedded } from "@corridor/embedded";
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
@@ -40,6 +40,8 @@ export interface TestSystem {
   /** A caller with arbitrary credentials (for auth failure tests). */
   as(clientId: string, clientSecret: string): Caller;
   raw(method: string, path: string, init?: { body?: string; headers?: Record<string, string> }): Promise<ApiResponse>;
+  /** A service's Connect transport, behind the gateway: for observing state no public route shows. */
+  transportFor(service: ServiceName): Transport;
   stop(): Promise<void>;
 }
 
@@ -58,14 +60,19 @@ async function send(url: string, method: string, init: { body?: string; headers?
 /** Starts the system in this project's mode (embedded: in this process; split: shared processes). */
 export async function startTestSystem(): Promise<TestSystem> {
   let url: string;
-  let adminTransport: Transport;
+  let transportFor: (service: ServiceName) => Transport;
   let stop: () => Promise<void>;
 
   if (mode === "split") {
     const info = inject("splitSystem");
     if (!info) throw new Error(inject("splitSkipReason"));
     url = info.url;
-    adminTransport = createGrpcTransport({ baseUrl: info.authSessionsUrl });
+    const transports = new Map<ServiceName, Transport>();
+    transportFor = (service) => {
+      let t = transports.get(service);
+      if (!t) transports.set(service, (t = createGrpcTransport({ baseUrl: info.serviceUrls[service] })));
+      return t;
+    };
     stop = async () => {};
   } else {
     const fresh = process.env.DATABASE_URL ? await createFreshDatabase(process.env.DATABASE_URL, "corridor_e2e") : undefined;
@@ -77,7 +84,7 @@ export async function startTestSystem(): Promise<TestSystem> {
       httpPort: 0,
     });
     url = system.url;
-    adminTransport = system.transportFor("auth-sessions");
+    transportFor = system.transportFor;
     stop = async () => {
       await system.stop();
       await fresh?.drop();
@@ -85,7 +92,7 @@ export async function startTestSystem(): Promise<TestSystem> {
   }
 
   const api = `${url}/2025-10-13`;
-  const admin = createClient(PlatformAdminService, adminTransport);
+  const admin = createClient(PlatformAdminService, transportFor("auth-sessions"));
   const as = (clientId: string, clientSecret: string, platformId = ""): Caller => ({
     platformId,
     clientId,
@@ -104,6 +111,7 @@ export async function startTestSystem(): Promise<TestSystem> {
     api,
     as: (id, secret) => as(id, secret),
     raw: (method, path, init = {}) => send(`${url}${path}`, method, init),
+    transportFor,
     async createPlatform(opts = {}) {
       const res = await admin.createPlatform({
         name: opts.name ?? "e2e platform",

@@ -103,7 +103,10 @@ describe.skipIf(skipReason())(`incoming UMA payments and the approval exchange (
     expect(hook.verified).toBe(true);
     expect(hook.data).toMatchObject({ id: res.body.id, status: "PENDING", type: "INCOMING", receivedAmount: { amount: 12_345 }, requestedReceiverCustomerInfoFields: [] });
     const shown = (await p.call("GET", `/transactions/${res.body.id}`)).body;
-    expect(shown).toMatchObject({ status: "COMPLETED", source: { sourceType: "UMA_ADDRESS" }, receiverCustomerInfo: { FULL_NAME: "Alice Smith" } });
+    expect(shown).toMatchObject({ status: "COMPLETED", source: { sourceType: "UMA_ADDRESS", umaAddress: "$bob@sender.example" }, receiverCustomerInfo: { FULL_NAME: "Alice Smith" } });
+    // The sender's address is on the source; the destination is the customer's account.
+    expect(shown.destination.umaAddress).toBeUndefined();
+    expect(hook.data.source).toEqual({ sourceType: "UMA_ADDRESS", umaAddress: "$bob@sender.example", currency: "USD" });
   });
 
   it("a default USD UMA deposit account: destination is it; approval credits the internal account and pays the same amount onward, which completes", async () => {

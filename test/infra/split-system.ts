@@ -5,11 +5,13 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { randomBytes } from "node:crypto";
+import { SERVICE_NAMES, type ServiceName } from "@corridor/kit";
 import { createFreshDatabase } from "./databases.js";
 
 export interface SplitSystemInfo {
   url: string;
-  authSessionsUrl: string;
+  /** Each service's own Connect address (h2c), for tests that look behind the gateway. */
+  serviceUrls: Record<ServiceName, string>;
 }
 
 async function freePortBlock(size: number): Promise<number> {
@@ -75,7 +77,11 @@ export async function startSplitSystem(env: { DATABASE_URL: string; REDIS_URL: s
     });
   });
   return {
-    info: { url: ready.url, authSessionsUrl: `http://127.0.0.1:${base + 1}` } satisfies SplitSystemInfo,
+    // start-split.ts puts the services on base+1 .. base+7 in SERVICE_NAMES order.
+    info: {
+      url: ready.url,
+      serviceUrls: Object.fromEntries(SERVICE_NAMES.map((name, i) => [name, `http://127.0.0.1:${base + 1 + i}`])) as Record<ServiceName, string>,
+    } satisfies SplitSystemInfo,
     async stop() {
       const exited = new Promise((r) => child.once("exit", r));
       child.kill("SIGTERM");

@@ -15,8 +15,9 @@ export const TransactionSchema = Type.Object(
     type: Type.Enum(["INCOMING", "OUTGOING"], { description: "Direction." }),
     source: Type.Object(
       {
-        sourceType: Type.String({ description: "ACCOUNT, REALTIME_FUNDING for a quote paid by its payment instructions, or UMA_ADDRESS for an incoming UMA payment (the sender's address is in counterpartyInformation.senderUmaAddress)." }),
-        accountId: Type.Optional(Type.String({ description: "Source account (absent for REALTIME_FUNDING)." })),
+        sourceType: Type.String({ description: "ACCOUNT, REALTIME_FUNDING for a quote paid by its payment instructions, or UMA_ADDRESS for an incoming UMA payment." }),
+        accountId: Type.Optional(Type.String({ description: "Source account (absent for REALTIME_FUNDING and UMA_ADDRESS)." })),
+        umaAddress: Type.Optional(Type.String({ description: "UMA_ADDRESS: the sender's address (also in counterpartyInformation.senderUmaAddress)." })),
         currency: Type.String({ description: "Its currency (the sending currency)." }),
       },
       { description: "Where the money comes from." },

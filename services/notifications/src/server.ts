@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import type { ServiceModule } from "@corridor/kit";
 import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
+import { currentEndpointReader } from "./clients/platform-config.js";
 import { loadNotificationsConfig } from "./config.js";
 import type { NotificationsDatabase } from "./data/tables.js";
 import { createHttpSender } from "./delivery/standard-webhooks.js";
@@ -18,7 +19,13 @@ export const service: ServiceModule = {
     const config = loadNotificationsConfig(deps.env);
     const db = deps.db.forSchema<NotificationsDatabase>("notifications");
     const sender = createHttpSender({ timeoutMs: config.NOTIFICATIONS_WEBHOOK_TIMEOUT_MS });
-    const handler = createNotificationsHandler({ db, clock: deps.clock, sender });
+    const handler = createNotificationsHandler({
+      db,
+      clock: deps.clock,
+      sender,
+      currentEndpoint: currentEndpointReader(() => deps.transportFor("auth-sessions")),
+      log: deps.log,
+    });
     return {
       routes: (router) => router.service(NotificationsService, handler),
       // The platforms consumer stays first: tests address it by position.

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { create, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
-import { createClient, createRouterTransport, type Client, type Interceptor } from "@connectrpc/connect";
+import { createClient, createRouterTransport, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import {
   createLogger,
   migrateSchema,
@@ -11,6 +11,7 @@ import {
   type ConsumerDefinition,
   type DatabaseHandle,
   type ManualClock,
+  type ServiceName,
 } from "@corridor/kit";
 import { PlatformEventSchema, type PlatformEvent } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
 import { PlatformConfigSchema } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
@@ -82,15 +83,26 @@ export interface NotificationsUnderTest {
   worker: DeliveryWorker;
 }
 
-export async function startNotifications(handle: DatabaseHandle, clock: ManualClock, env: NodeJS.ProcessEnv = {}): Promise<NotificationsUnderTest> {
+/**
+ * `transports` stands in for the services notifications calls (auth-sessions' GetPlatformConfig);
+ * without one, such a call fails and the service falls back to what it holds itself.
+ */
+export async function startNotifications(
+  handle: DatabaseHandle,
+  clock: ManualClock,
+  env: NodeJS.ProcessEnv = {},
+  transports: Partial<Record<ServiceName, Transport>> = {},
+): Promise<NotificationsUnderTest> {
   await migrateSchema(handle, service.schema, service.migrationsDir);
   const built = await service.build({
     db: handle,
     bus: unusedBus,
     clock,
     log: createLogger("notifications-test", "silent"),
-    transportFor: () => {
-      throw new Error("notifications calls no other service");
+    transportFor: (name) => {
+      const t = transports[name];
+      if (!t) throw new Error(`no ${name} in this test`);
+      return t;
     },
     env,
   });

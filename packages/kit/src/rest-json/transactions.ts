@@ -55,7 +55,12 @@ export function transactionToJson(t: Transaction | undefined) {
     id: t.id,
     status: t.status,
     type: t.type,
-    source: { sourceType: t.source?.type ?? "ACCOUNT", ...opt("accountId", t.source?.accountId ?? ""), currency: t.source?.currency ?? "" },
+    source: {
+      sourceType: t.source?.type ?? "ACCOUNT",
+      ...opt("accountId", t.source?.accountId ?? ""),
+      ...opt("umaAddress", t.source?.umaAddress ?? ""),
+      currency: t.source?.currency ?? "",
+    },
     destination: {
       destinationType: t.destination?.type ?? "ACCOUNT",
       ...opt("accountId", t.destination?.accountId ?? ""),

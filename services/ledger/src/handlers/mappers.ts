@@ -68,8 +68,16 @@ export function transactionToPb(r: TransactionRow): Transaction {
     platformId: r.platform_id,
     status: r.status,
     type: r.type,
-    source: { type: r.source_type, accountId: r.source_account_id, currency: sentCurrency },
-    destination: { type: r.destination_type, accountId: r.destination_account_id, currency: r.currency, paymentRail: r.payment_rail ?? "", umaAddress: r.uma_address ?? "" },
+    // uma_address is the counterparty's address: the sender of an incoming UMA payment, the
+    // receiver of an outgoing one; it belongs on the end that is the UMA address.
+    source: { type: r.source_type, accountId: r.source_account_id, currency: sentCurrency, umaAddress: r.source_type === "UMA_ADDRESS" ? (r.uma_address ?? "") : "" },
+    destination: {
+      type: r.destination_type,
+      accountId: r.destination_account_id,
+      currency: r.currency,
+      paymentRail: r.payment_rail ?? "",
+      umaAddress: r.source_type === "UMA_ADDRESS" ? "" : (r.uma_address ?? ""),
+    },
     customerId: r.customer_id ?? "",
     platformCustomerId: r.platform_customer_id ?? "",
     amount: r.amount,

@@ -1,7 +1,7 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { errors, type Clock } from "@corridor/kit";
+import { errors, type Clock, type Logger } from "@corridor/kit";
 import {
   DeliveryAttemptSchema,
   NotificationsService,
@@ -14,12 +14,20 @@ import { settingsStore } from "../data/settings-repo.js";
 import type { Db } from "../data/tables.js";
 import { sendTestWebhook, type DeliveryAttempt, type WebhookSender } from "../domain/delivery.js";
 import { requestIncomingPaymentApproval } from "../domain/incoming-approval.js";
-import { ensureSettings, rotateSecret, withoutExpiredPrevious, type WebhookSettings } from "../domain/settings.js";
+import { applyEndpointCopy, ensureSettings, rotateSecret, withoutExpiredPrevious, type WebhookSettings } from "../domain/settings.js";
 
 export interface NotificationsHandlerDeps {
   db: Db;
   clock: Clock;
   sender: WebhookSender;
+  /**
+   * The platform's current webhook endpoint as auth-sessions holds it, with its config version.
+   * Calls made on a platform's request (TEST, the incoming approval) read it first, so a webhook
+   * sent right after `PATCH /config` goes to the new endpoint rather than waiting for the
+   * config event to arrive. Event webhooks keep using the copy the events maintain.
+   */
+  currentEndpoint?: (platformId: string) => Promise<{ webhookEndpoint: string; configVersion: bigint } | undefined>;
+  log?: Pick<Logger, "warn">;
 }
 
 function toSettingsMessage(s: WebhookSettings): WebhookSettingsMessage {
@@ -54,6 +62,25 @@ function requirePlatformId(platformId: string): string {
 export function createNotificationsHandler(deps: NotificationsHandlerDeps): ServiceImpl<typeof NotificationsService> {
   const settings = settingsStore(deps.db);
   const deliveries = deliveryStore(deps.db);
+
+  /**
+   * Brings the local copy of the endpoint up to auth-sessions' current config (versioned like the
+   * event consumer's updates, so an older answer never replaces a newer copy). When auth-sessions
+   * cannot answer, the local copy is used as it is.
+   */
+  async function refreshEndpoint(platformId: string): Promise<void> {
+    if (!deps.currentEndpoint) return;
+    let current: Awaited<ReturnType<NonNullable<NotificationsHandlerDeps["currentEndpoint"]>>>;
+    try {
+      current = await deps.currentEndpoint(platformId);
+    } catch (err) {
+      deps.log?.warn({ err, platformId }, "could not read the platform's config; using the local copy of its webhook endpoint");
+      return;
+    }
+    if (!current) return;
+    await applyEndpointCopy(settings, { platformId, webhookEndpoint: current.webhookEndpoint, configVersion: current.configVersion, at: deps.clock.now() });
+  }
+
   return {
     async getWebhookSettings(req) {
       const now = deps.clock.now();
@@ -65,19 +92,16 @@ export function createNotificationsHandler(deps: NotificationsHandlerDeps): Serv
       return { settings: toSettingsMessage(s) };
     },
     async sendTestWebhook(req) {
-      const attempt = await sendTestWebhook(
-        { settings, deliveries, sender: deps.sender, clock: deps.clock },
-        requirePlatformId(req.platformId),
-      );
+      const platformId = requirePlatformId(req.platformId);
+      await refreshEndpoint(platformId);
+      const attempt = await sendTestWebhook({ settings, deliveries, sender: deps.sender, clock: deps.clock }, platformId);
       return { attempt: toAttemptMessage(attempt) };
     },
     async requestIncomingPaymentApproval(req) {
       const data = { ...(req.transaction ?? {}), requestedReceiverCustomerInfoFields: req.requestedReceiverCustomerInfoFields };
-      const a = await requestIncomingPaymentApproval(
-        { settings, deliveries, sender: deps.sender, clock: deps.clock },
-        requirePlatformId(req.platformId),
-        data,
-      );
+      const platformId = requirePlatformId(req.platformId);
+      await refreshEndpoint(platformId);
+      const a = await requestIncomingPaymentApproval({ settings, deliveries, sender: deps.sender, clock: deps.clock }, platformId, data);
       return { reply: a.reply, receiverCustomerInfo: a.receiverCustomerInfo as never, attempt: a.attempt ? toAttemptMessage(a.attempt) : undefined };
     },
   };

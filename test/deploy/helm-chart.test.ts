@@ -1,0 +1,407 @@
+// The Helm chart (helm/corridor) checked against the code it deploys. Everything expected here is
+// read from the repository — the deployables from services/, their default ports and the
+// variables they read from their composition roots, the health endpoints from the gateway's routes
+// — so a change on either side that the other does not follow fails here. helm comes from
+// test/infra/helm.ts (HELM_BIN, PATH, or the binary bundled in a devDependency on linux-x64).
+// The rendered objects are also validated against the Kubernetes API schemas (kubernetes-models):
+// kubectl's own validation needs a live API server.
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { DEFAULT_SERVICE_PORTS, SERVICE_NAMES, serviceUrlEnvKey, type ServiceName } from "@corridor/kit";
+import { Deployment, type IDeployment } from "kubernetes-models/apps/v1/Deployment";
+import type { IContainer } from "kubernetes-models/v1/Container";
+import { Secret, type ISecret } from "kubernetes-models/v1/Secret";
+import { Service, type IService } from "kubernetes-models/v1/Service";
+import { afterAll, describe, expect, it } from "vitest";
+import { parse as parseYaml, parseAllDocuments, stringify as toYaml } from "yaml";
+import { findHelm } from "../infra/helm.js";
+
+const run = promisify(execFile);
+const root = resolve(import.meta.dirname, "../..");
+const chart = join(root, "helm", "corridor");
+const source = (path: string) => readFileSync(join(root, path), "utf8");
+
+// ---------------------------------------------------------------------------------------------
+// What the code says
+// ---------------------------------------------------------------------------------------------
+
+/** A service is a folder of services/ with an entry point; the gateway is the other deployable. */
+const serviceNames = readdirSync(join(root, "services"), { withFileTypes: true })
+  .filter((d) => d.isDirectory() && existsSync(join(root, "services", d.name, "src", "main.ts")))
+  .map((d) => d.name)
+  .sort();
+const deployables = ["gateway", ...serviceNames];
+
+const gatewayMain = source("gateway/src/main.ts");
+const standaloneHost = source("packages/kit/src/host/standalone.ts");
+
+function match(text: string, pattern: RegExp, what: string): RegExpMatchArray {
+  const m = text.match(pattern);
+  if (!m) throw new Error(`could not find ${what} (${pattern}); update this test with the code`);
+  return m;
+}
+
+/** The port each deployable listens on when PORT is not set. */
+const defaultPort: Record<string, number> = {
+  gateway: Number(match(gatewayMain, /\bPORT:\s*env\.port\((\d+)\)/, "the gateway's default PORT in gateway/src/main.ts")[1]),
+};
+// Every service's main.ts hands itself to runStandalone, whose PORT defaults to
+// DEFAULT_SERVICE_PORTS[name].
+match(standaloneHost, /\bPORT:\s*env\.port\(DEFAULT_SERVICE_PORTS\[service\]\)/, "runStandalone's default PORT");
+for (const name of serviceNames) {
+  match(source(`services/${name}/src/main.ts`), /\brunStandalone\(/, `runStandalone in services/${name}/src/main.ts`);
+  defaultPort[name] = DEFAULT_SERVICE_PORTS[name as ServiceName];
+}
+
+/** Connection settings a deployable reads, found as keys of its config schema. */
+const INFRA_KEYS = ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS"] as const;
+const readsKeys = (...texts: string[]) => INFRA_KEYS.filter((k) => texts.some((t) => new RegExp(`^\\s*${k}:`, "m").test(t)));
+const infraKeysRead: Record<string, string[]> = { gateway: readsKeys(gatewayMain) };
+for (const name of serviceNames) {
+  const own = existsSync(join(root, "services", name, "src", "config.ts")) ? source(`services/${name}/src/config.ts`) : "";
+  infraKeysRead[name] = readsKeys(standaloneHost, own);
+}
+
+// The gateway finds every service at CORRIDOR_<SERVICE>_URL (serviceUrlEnvKey), and so does a
+// service calling another (serviceUrl in the kit's host).
+match(gatewayMain, /serviceUrlEnvKey\(s\)/, "the gateway's CORRIDOR_<SERVICE>_URL settings");
+match(standaloneHost, /serviceUrl\(service\)/, "a service's transports to the others");
+
+// The gateway's probe endpoints, and grpc.health.v1 on every service's own port.
+const healthRoutes = source("gateway/src/routes/health.ts");
+const LIVENESS_PATH = match(healthRoutes, /"(\/healthz)"/, "the gateway's liveness route")[1]!;
+const READINESS_PATH = match(healthRoutes, /"(\/readyz)"/, "the gateway's readiness route")[1]!;
+match(standaloneHost, /health\.routes\(router\)/, "grpc.health.v1 on the service port");
+
+const chartValues = parseYaml(readFileSync(join(chart, "values.yaml"), "utf8")) as {
+  image: { repository: string };
+  defaults: { podSecurityContext?: { runAsNonRoot?: boolean; runAsUser?: number } };
+};
+const chartMeta = parseYaml(readFileSync(join(chart, "Chart.yaml"), "utf8")) as { appVersion: string };
+
+// ---------------------------------------------------------------------------------------------
+// Rendering
+// ---------------------------------------------------------------------------------------------
+
+const lookup = await findHelm();
+const scratch = mkdtempSync(join(tmpdir(), "corridor-helm-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+// helm keeps its own config, cache and data apart from the user's (plugins, repositories).
+const helmEnv = {
+  ...process.env,
+  HELM_CACHE_HOME: join(scratch, "cache"),
+  HELM_CONFIG_HOME: join(scratch, "config"),
+  HELM_DATA_HOME: join(scratch, "data"),
+};
+
+async function helm(args: string[]): Promise<string> {
+  const { stdout } = await run(lookup.bin!, args, { cwd: root, env: helmEnv, maxBuffer: 32 * 1024 * 1024 });
+  return stdout;
+}
+
+/** `helm template` failing, with its message. */
+async function helmFails(args: string[]): Promise<string> {
+  try {
+    await helm(args);
+  } catch (err) {
+    return String((err as { stderr?: string }).stderr ?? err);
+  }
+  throw new Error(`helm ${args.join(" ")} succeeded; it should have failed`);
+}
+
+let valuesFiles = 0;
+function valuesArgs(overrides?: object): string[] {
+  if (!overrides) return [];
+  const file = join(scratch, `values-${++valuesFiles}.yaml`);
+  writeFileSync(file, toYaml(overrides));
+  return ["-f", file];
+}
+
+interface Rendered {
+  deployments: Map<string, IDeployment>;
+  services: Map<string, IService>;
+  secrets: Map<string, ISecret>;
+  all: { kind: string; metadata: { name: string } }[];
+}
+
+const RELEASE = "corr";
+const models = { Deployment, Service, Secret } as const;
+
+async function render(overrides?: object, extraArgs: string[] = []): Promise<Rendered> {
+  const out = await helm(["template", RELEASE, chart, "--namespace", "payments", ...valuesArgs(overrides), ...extraArgs]);
+  const rendered: Rendered = { deployments: new Map(), services: new Map(), secrets: new Map(), all: [] };
+  for (const doc of parseAllDocuments(out)) {
+    if (doc.errors.length > 0) throw new Error(`helm rendered invalid YAML: ${doc.errors[0]!.message}`);
+    const obj = doc.toJS() as { apiVersion: string; kind: string; metadata: { name: string } } | null;
+    if (obj === null) continue;
+    const Model = models[obj.kind as keyof typeof models];
+    if (!Model) throw new Error(`the chart renders a ${obj.kind}, which this test does not know; add its checks`);
+    // Throws with the offending path when the object does not match the API schema.
+    new Model(obj as never).validate();
+    const byName = { Deployment: rendered.deployments, Service: rendered.services, Secret: rendered.secrets }[obj.kind as keyof typeof models];
+    expect(byName.has(obj.metadata.name), `two ${obj.kind}s named ${obj.metadata.name}`).toBe(false);
+    byName.set(obj.metadata.name, obj as never);
+    rendered.all.push(obj);
+  }
+  return rendered;
+}
+
+function containerOf(r: Rendered, name: string): IContainer {
+  const d = r.deployments.get(name);
+  expect(d, `Deployment ${name}`).toBeDefined();
+  const containers = d!.spec!.template.spec!.containers;
+  expect(containers).toHaveLength(1);
+  return containers[0]!;
+}
+
+function plainEnv(c: IContainer): Record<string, string> {
+  return Object.fromEntries((c.env ?? []).filter((e) => e.valueFrom === undefined).map((e) => [e.name, e.value ?? ""]));
+}
+
+function secretEnv(c: IContainer): Record<string, { secret: string; key: string }> {
+  return Object.fromEntries(
+    (c.env ?? [])
+      .filter((e) => e.valueFrom?.secretKeyRef)
+      .map((e) => [e.name, { secret: e.valueFrom!.secretKeyRef!.name!, key: e.valueFrom!.secretKeyRef!.key }]),
+  );
+}
+
+/** The container port a probe or Service names, by number or by port name. */
+function resolvePort(c: IContainer, port: number | string): number | undefined {
+  if (typeof port === "number") return c.ports?.some((p) => p.containerPort === port) ? port : undefined;
+  return c.ports?.find((p) => p.name === port)?.containerPort;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tests
+// ---------------------------------------------------------------------------------------------
+
+describe("the repository's deployables", () => {
+  it("are the services the kit knows, each with a default port of its own", () => {
+    expect(serviceNames).toEqual([...SERVICE_NAMES].sort());
+    const ports = Object.values(defaultPort);
+    expect(new Set(ports).size).toBe(ports.length);
+    for (const name of deployables) expect(infraKeysRead[name]!.length, `${name} reads no connection settings?`).toBeGreaterThan(0);
+  });
+
+  it("are all built into the image and known to the Tiltfile", () => {
+    const entrypoint = source("deploy/entrypoint.sh");
+    const dockerfile = source("deploy/Dockerfile");
+    const tiltfile = source("Tiltfile");
+    const exposed = match(dockerfile, /^EXPOSE\s+(.+)$/m, "EXPOSE in deploy/Dockerfile")[1]!.trim().split(/\s+/).map(Number);
+    const tiltServices = JSON.parse(match(tiltfile, /^SERVICES\s*=\s*(\[[^\]]*\])/m, "SERVICES in the Tiltfile")[1]!.replace(/'/g, '"')) as string[];
+    expect(tiltServices.sort()).toEqual(serviceNames);
+    for (const name of deployables) {
+      // The entrypoint's case arm that maps the name to its main.ts.
+      const arm = name === "gateway" ? /^\s*gateway\)\s*entry="gateway\/src\/main\.ts"/m : new RegExp(`^\\s*[a-z|-]*\\b${name}\\b[a-z|-]*\\)\\s*entry="services/\\$deployable/src/main\\.ts"`, "m");
+      expect(entrypoint, `deploy/entrypoint.sh starts ${name}`).toMatch(arm);
+      expect(exposed, `deploy/Dockerfile EXPOSEs ${name}'s port`).toContain(defaultPort[name]);
+    }
+    // The image Tilt builds is the one the chart deploys, and its user is the chart's.
+    expect(match(tiltfile, /docker_build\(\s*'([^']+)'/, "docker_build in the Tiltfile")[1]).toBe(chartValues.image.repository);
+    const user = match(dockerfile, /^USER\s+(\d+)(?::\d+)?\s*$/m, "a numeric USER in deploy/Dockerfile")[1]!;
+    expect(Number(user)).not.toBe(0);
+    expect(chartValues.defaults.podSecurityContext?.runAsUser).toBe(Number(user));
+  });
+});
+
+const describeHelm = "unavailable" in lookup ? describe.skip : describe;
+describeHelm("unavailable" in lookup ? `helm chart — skipped: ${lookup.unavailable}` : `helm chart (helm from ${lookup.source})`, () => {
+  it("lints clean with --strict, with the default values and with Tilt's", async () => {
+    await helm(["lint", "--strict", chart]);
+    await helm(["lint", "--strict", chart, "-f", join(root, "deploy", "dev", "values-dev.yaml")]);
+  });
+
+  it("renders one Deployment and one Service per deployable, valid against the Kubernetes API", async () => {
+    const r = await render();
+    expect([...r.deployments.keys()].sort()).toEqual([...deployables].sort());
+    expect([...r.services.keys()].sort()).toEqual([...deployables].sort());
+    for (const name of deployables) {
+      const d = r.deployments.get(name)!;
+      const podLabels = d.spec!.template.metadata!.labels!;
+      // The Deployment owns its pods, and its Service reaches exactly them.
+      for (const [k, v] of Object.entries(d.spec!.selector.matchLabels!)) expect(podLabels[k]).toBe(v);
+      for (const [k, v] of Object.entries(r.services.get(name)!.spec!.selector!)) expect(podLabels[k], `Service ${name} selects ${k}`).toBe(v);
+      expect(containerOf(r, name).args).toEqual([name]);
+      expect(plainEnv(containerOf(r, name)).OTEL_SERVICE_NAME).toBe(name);
+    }
+  });
+
+  it("listens on each deployable's default port, and its Service forwards there", async () => {
+    const r = await render();
+    for (const name of deployables) {
+      const c = containerOf(r, name);
+      const port = defaultPort[name]!;
+      expect(c.ports?.map((p) => p.containerPort), name).toEqual([port]);
+      expect(plainEnv(c).PORT, name).toBe(String(port));
+      const svcPorts = r.services.get(name)!.spec!.ports!;
+      expect(svcPorts).toHaveLength(1);
+      expect(svcPorts[0]!.port, `Service ${name}`).toBe(port);
+      expect(resolvePort(c, svcPorts[0]!.targetPort ?? svcPorts[0]!.port), `Service ${name} targetPort`).toBe(port);
+    }
+  });
+
+  it("points the gateway and every service at each service's in-cluster address", async () => {
+    const r = await render();
+    for (const name of deployables) {
+      const env = plainEnv(containerOf(r, name));
+      for (const s of SERVICE_NAMES) {
+        // The Service named after s, on s's port, in the release's namespace.
+        const url = new URL(env[serviceUrlEnvKey(s)] ?? "http://missing");
+        expect(url.protocol, `${name} → ${s}`).toBe("http:");
+        expect([s, `${s}.payments`, `${s}.payments.svc`, `${s}.payments.svc.cluster.local`], `${name} → ${s}`).toContain(url.hostname);
+        expect(Number(url.port), `${name} → ${s}`).toBe(r.services.get(s)!.spec!.ports![0]!.port);
+      }
+    }
+  });
+
+  it("probes the endpoints the code serves", async () => {
+    const r = await render();
+    const gw = containerOf(r, "gateway");
+    expect(gw.readinessProbe?.httpGet?.path).toBe(READINESS_PATH);
+    expect(gw.livenessProbe?.httpGet?.path).toBe(LIVENESS_PATH);
+    for (const probe of [gw.readinessProbe, gw.livenessProbe, gw.startupProbe]) {
+      expect(probe?.httpGet, "gateway probes are HTTP").toBeDefined();
+      expect(resolvePort(gw, probe!.httpGet!.port)).toBe(defaultPort.gateway);
+    }
+    for (const name of serviceNames) {
+      const c = containerOf(r, name);
+      for (const probe of [c.readinessProbe, c.livenessProbe, c.startupProbe]) {
+        expect(probe?.grpc, `${name} probes grpc.health.v1`).toBeDefined();
+        expect(probe!.grpc!.port, name).toBe(defaultPort[name]);
+        // HealthState answers for the server as a whole: the empty service name.
+        expect(probe!.grpc!.service ?? "", name).toBe("");
+      }
+    }
+  });
+
+  it("hands every deployable the connection settings it reads, from the infra Secret", async () => {
+    const r = await render();
+    expect([...r.secrets.keys()]).toEqual([`${RELEASE}-infra`]);
+    const secret = r.secrets.get(`${RELEASE}-infra`)!;
+    expect(Object.keys(secret.stringData ?? {}).sort()).toEqual([...INFRA_KEYS].sort());
+    for (const name of deployables) {
+      const refs = secretEnv(containerOf(r, name));
+      for (const key of infraKeysRead[name]!) {
+        expect(refs[key], `${name} gets ${key}`).toEqual({ secret: `${RELEASE}-infra`, key });
+      }
+      for (const ref of Object.values(refs)) expect(INFRA_KEYS as readonly string[]).toContain(ref.key);
+      expect(plainEnv(containerOf(r, name)), `${name} has no plain copy of a setting`).not.toHaveProperty("DATABASE_URL");
+    }
+  });
+
+  it("runs nothing as root, hardened, with resources set", async () => {
+    const r = await render();
+    for (const name of deployables) {
+      const pod = r.deployments.get(name)!.spec!.template.spec!;
+      const c = containerOf(r, name);
+      const runAsNonRoot = c.securityContext?.runAsNonRoot ?? pod.securityContext?.runAsNonRoot;
+      const runAsUser = c.securityContext?.runAsUser ?? pod.securityContext?.runAsUser;
+      if (chartValues.defaults.podSecurityContext?.runAsNonRoot) expect(runAsNonRoot, name).toBe(true);
+      // A runAsNonRoot pod with no numeric user would be refused for an image whose USER is a name.
+      expect(runAsUser, name).toBeGreaterThan(0);
+      expect(c.securityContext?.allowPrivilegeEscalation, name).toBe(false);
+      expect(c.securityContext?.privileged ?? false, name).toBe(false);
+      expect(c.securityContext?.capabilities?.drop, name).toContain("ALL");
+      expect(pod.automountServiceAccountToken, name).toBe(false);
+      if (c.securityContext?.readOnlyRootFilesystem) {
+        // tsx writes its transform cache to /tmp, which must then be a volume.
+        expect(c.volumeMounts?.map((m) => m.mountPath), name).toContain("/tmp");
+      }
+      expect(c.resources?.requests?.cpu, name).toBeDefined();
+      expect(c.resources?.requests?.memory, name).toBeDefined();
+      expect(c.resources?.limits?.memory, name).toBeDefined();
+      // No variable twice: the later one would silently win, and server-side apply refuses it.
+      const names = (c.env ?? []).map((e) => e.name);
+      expect(new Set(names).size, `${name} env names`).toBe(names.length);
+    }
+  });
+
+  it("deploys the image of the chart's appVersion unless told otherwise", async () => {
+    const r = await render();
+    for (const name of deployables) {
+      expect(containerOf(r, name).image).toBe(`${chartValues.image.repository}:${chartMeta.appVersion}`);
+    }
+  });
+
+  it("follows overrides: replicas, image, OTEL endpoint, extra env, a port", async () => {
+    const r = await render({
+      image: { repository: "registry.example/corridor", tag: "1.2.3" },
+      otel: { endpoint: "http://collector.observability:4318" },
+      defaults: { replicas: 3, env: { LOG_LEVEL: "debug", HOST: "::" } },
+      services: {
+        ledger: { replicas: 1, port: 9102, image: { tag: "1.2.4" }, env: { LOG_LEVEL: "trace" } },
+        gateway: { replicas: 0 },
+      },
+    });
+    for (const name of deployables) {
+      const d = r.deployments.get(name)!;
+      const c = containerOf(r, name);
+      const env = plainEnv(c);
+      expect(d.spec!.replicas, name).toBe(name === "ledger" ? 1 : name === "gateway" ? 0 : 3);
+      expect(c.image, name).toBe(`registry.example/corridor:${name === "ledger" ? "1.2.4" : "1.2.3"}`);
+      expect(env.OTEL_EXPORTER_OTLP_ENDPOINT, name).toBe("http://collector.observability:4318");
+      expect(env.LOG_LEVEL, name).toBe(name === "ledger" ? "trace" : "debug");
+      expect(env.HOST, name).toBe("::");
+      expect(new URL(env[serviceUrlEnvKey("ledger")]!).port, `${name} → ledger`).toBe("9102");
+      const names = (c.env ?? []).map((e) => e.name);
+      expect(new Set(names).size, `${name} env names`).toBe(names.length);
+    }
+    const ledger = containerOf(r, "ledger");
+    expect(ledger.ports?.map((p) => p.containerPort)).toEqual([9102]);
+    expect(plainEnv(ledger).PORT).toBe("9102");
+    expect(ledger.readinessProbe?.grpc?.port).toBe(9102);
+    expect(r.services.get("ledger")!.spec!.ports![0]!.port).toBe(9102);
+
+    const quiet = await render({ otel: { endpoint: "" } });
+    for (const name of deployables) expect(plainEnv(containerOf(quiet, name)), name).not.toHaveProperty("OTEL_EXPORTER_OTLP_ENDPOINT");
+  });
+
+  it("uses an existing Secret instead of creating one", async () => {
+    const r = await render({ infra: { existingSecret: "corridor-connections", databaseUrl: "", redisUrl: "", kafkaBrokers: "" } });
+    expect(r.secrets.size).toBe(0);
+    for (const name of deployables) {
+      const refs = Object.values(secretEnv(containerOf(r, name)));
+      expect(refs.length, name).toBe(infraKeysRead[name]!.length);
+      for (const ref of refs) expect(ref.secret, name).toBe("corridor-connections");
+    }
+  });
+
+  it("passes further settings from Secrets the operator names", async () => {
+    const r = await render({
+      defaults: { envFrom: [{ secretRef: { name: "corridor-common" } }] },
+      services: { "auth-sessions": { envFrom: [{ secretRef: { name: "corridor-wallet-key" } }] } },
+    });
+    for (const name of deployables) {
+      const from = (containerOf(r, name).envFrom ?? []).map((f) => f.secretRef?.name);
+      expect(from, name).toEqual(name === "auth-sessions" ? ["corridor-common", "corridor-wallet-key"] : ["corridor-common"]);
+    }
+  });
+
+  it("refuses values it cannot deploy", async () => {
+    expect(await helmFails(["template", RELEASE, chart, ...valuesArgs({ infra: { databaseUrl: "" } })])).toMatch(/infra\.databaseUrl is required/);
+    // A misspelt key would otherwise be ignored without a word.
+    expect(await helmFails(["template", RELEASE, chart, ...valuesArgs({ services: { ledger: { replica: 1 } } })])).toMatch(/Additional property replica/);
+    expect(await helmFails(["template", RELEASE, chart, ...valuesArgs({ defaults: { env: { PORT: "1" } } })])).toMatch(/PORT is set in env for [a-z-]+: set services\.[a-z-]+\.port instead/);
+    expect(await helmFails(["template", RELEASE, chart, ...valuesArgs({ services: { ledger: { env: { DATABASE_URL: "postgres://x" } } } })])).toMatch(
+      /DATABASE_URL is set in env for ledger, but it comes from the infra Secret/,
+    );
+    // Every service is called by the gateway: one switched off here must be said to run elsewhere.
+    expect(await helmFails(["template", RELEASE, chart, ...valuesArgs({ services: { ledger: { enabled: false } } })])).toMatch(/set services\.ledger\.url/);
+    const elsewhere = await render({ services: { ledger: { enabled: false, url: "http://ledger.other-namespace:8102" } } });
+    expect(elsewhere.deployments.has("ledger")).toBe(false);
+    expect(plainEnv(containerOf(elsewhere, "gateway"))[serviceUrlEnvKey("ledger")]).toBe("http://ledger.other-namespace:8102");
+  });
+
+  it("renders Tilt's dev values: one replica each, the image Tilt builds", async () => {
+    const r = await render(undefined, ["-f", join(root, "deploy", "dev", "values-dev.yaml")]);
+    const dev = parseYaml(source("deploy/dev/values-dev.yaml")) as { image: { repository: string; tag: string } };
+    for (const name of deployables) {
+      expect(r.deployments.get(name)!.spec!.replicas, name).toBe(1);
+      expect(containerOf(r, name).image, name).toBe(`${dev.image.repository}:${dev.image.tag}`);
+    }
+  });
+});
