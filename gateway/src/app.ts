@@ -60,6 +60,8 @@ export interface GatewayOptions {
   authCacheTtlMs?: number;
   /** Trust X-Forwarded-* from a proxy in front (for client IPs). Default false. */
   trustProxy?: boolean;
+  /** True once the process is draining: /readyz answers 503 so the load balancer stops sending. */
+  isDraining?: () => boolean;
 }
 
 /** Named schemas ($ref targets) shared by routes and listed in the OpenAPI components. */
@@ -111,7 +113,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
   });
 
   await registerOpenApi(app);
-  healthRoutes(app, opts.transportFor);
+  healthRoutes(app, opts.transportFor, opts.isDraining);
   await app.register(
     async (api) => {
       const typed = api.withTypeProvider<TypeBoxTypeProvider>();

@@ -33,6 +33,11 @@ const config = loadConfig(
     AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30_000),
     /** Trust X-Forwarded-For from the ingress in front, for per-IP limits. */
     TRUST_PROXY: env.bool(false),
+    /**
+     * After SIGTERM, how long to keep serving (with /readyz failing) before closing, so the load
+     * balancer stops routing here first. 0 locally; the Helm chart sets a few seconds.
+     */
+    SHUTDOWN_DRAIN_DELAY_MS: env.int(0),
     /** Where each service answers (Connect over h2c). */
     ...Object.fromEntries(SERVICE_NAMES.map((s) => [serviceUrlEnvKey(s), z.string().url().default(`http://127.0.0.1:${DEFAULT_SERVICE_PORTS[s]}`)])),
   }),
@@ -45,6 +50,7 @@ const transports = new Map<ServiceName, Transport>(
   SERVICE_NAMES.map((s) => [s, createGrpcTransport({ baseUrl: urls[serviceUrlEnvKey(s)]!, interceptors: [tracingClientInterceptor()] })]),
 );
 
+let closing = false;
 const app = await buildGateway({
   transportFor: (s) => transports.get(s)!,
   log,
@@ -52,17 +58,17 @@ const app = await buildGateway({
   rateLimit: { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
   authCacheTtlMs: config.AUTH_CACHE_TTL_MS,
   trustProxy: config.TRUST_PROXY,
+  isDraining: () => closing,
 });
 await app.listen({ host: config.HOST, port: config.PORT });
 
-let closing = false;
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.on(signal, () => {
     if (closing) return;
     closing = true;
-    log.info({ signal }, "draining");
-    app
-      .close()
+    log.info({ signal, delayMs: config.SHUTDOWN_DRAIN_DELAY_MS }, "draining");
+    new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DRAIN_DELAY_MS))
+      .then(() => app.close())
       .then(() => telemetry.shutdown())
       .then(
         () => process.exit(0),

@@ -358,5 +358,20 @@ describe("gateway", () => {
       expectError(res, 503, "NOT_READY");
       expect(res.json().details.notServing).toEqual(["ledger"]);
     });
+
+    it("answers readyz 503 while draining, though every service serves; healthz stays 200", async () => {
+      let draining = false;
+      const drainable = await build({ isDraining: () => draining });
+      try {
+        expect((await drainable.inject({ method: "GET", url: "/readyz" })).statusCode).toBe(200);
+        draining = true;
+        const res = await drainable.inject({ method: "GET", url: "/readyz" });
+        expectError(res, 503, "NOT_READY");
+        expect(res.json().message).toContain("shutting down");
+        expect((await drainable.inject({ method: "GET", url: "/healthz" })).statusCode).toBe(200);
+      } finally {
+        await drainable.close();
+      }
+    });
   });
 });

@@ -14,7 +14,7 @@ const ServiceStatuses = Type.Record(Type.String(), Type.String({ description: "S
  * Probes outside the versioned API: liveness says the process answers, readiness says every
  * service the gateway depends on answers grpc.health.v1 Check with SERVING.
  */
-export function healthRoutes(app: FastifyInstance, transportFor: TransportFor): void {
+export function healthRoutes(app: FastifyInstance, transportFor: TransportFor, isDraining: () => boolean = () => false): void {
   const clients = SERVICE_NAMES.map((name) => [name, createClient(Health, transportFor(name))] as const);
 
   app.get(
@@ -34,7 +34,7 @@ export function healthRoutes(app: FastifyInstance, transportFor: TransportFor): 
     {
       config: { auth: "none", rateLimit: false },
       schema: {
-        description: "Readiness: every service answers grpc.health.v1 SERVING; 503 names the ones that do not.",
+        description: "Readiness: every service answers grpc.health.v1 SERVING; 503 names the ones that do not, or says the gateway is draining.",
         response: {
           200: Type.Object(
             { status: Type.Literal("ready", { description: "Every service serves." }), services: ServiceStatuses },
@@ -59,6 +59,9 @@ export function healthRoutes(app: FastifyInstance, transportFor: TransportFor): 
       },
     },
     async (_request, reply) => {
+      if (isDraining()) {
+        return reply.code(503).send({ status: 503, code: "NOT_READY", message: "The gateway is shutting down", details: { notServing: [], services: {} } });
+      }
       const results = await Promise.all(
         clients.map(async ([name, client]): Promise<[ServiceName, string]> => {
           try {

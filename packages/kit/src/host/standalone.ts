@@ -31,6 +31,12 @@ const standaloneConfig = (service: ServiceName) =>
     KAFKA_TOPIC_PREFIX: z.string().default(""),
     /** How long SIGTERM waits for in-flight work before exiting. */
     SHUTDOWN_GRACE_MS: env.int(10_000),
+    /**
+     * After SIGTERM, how long to keep serving (health NOT_SERVING) before closing the listener, so
+     * the cluster stops routing new connections here first. 0 locally; the Helm chart sets a few
+     * seconds. Not counted in SHUTDOWN_GRACE_MS.
+     */
+    SHUTDOWN_DRAIN_DELAY_MS: env.int(0),
   });
 
 /**
@@ -83,8 +89,9 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, "draining");
+    log.info({ signal, delayMs: config.SHUTDOWN_DRAIN_DELAY_MS }, "draining");
     health.setServing(false);
+    await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DRAIN_DELAY_MS));
     const timer = setTimeout(() => {
       log.error("drain timed out; exiting");
       process.exit(1);
