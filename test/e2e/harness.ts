@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { createLogger, type ServiceName } from "@corridor/kit";
+import { createProcessLogger, type ServiceName } from "@corridor/kit";
 import { startEmbedded } from "@corridor/embedded";
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
@@ -77,7 +77,7 @@ export async function startTestSystem(): Promise<TestSystem> {
   } else {
     const fresh = process.env.DATABASE_URL ? await createFreshDatabase(process.env.DATABASE_URL, "corridor_e2e") : undefined;
     const system = await startEmbedded({
-      log: createLogger("e2e", process.env.LOG_LEVEL ?? "warn"),
+      log: createProcessLogger("e2e", process.env.LOG_LEVEL ?? "warn"),
       databaseUrl: fresh?.url,
       dataDir: fresh ? undefined : undefined, // PGlite in memory
       httpHost: "127.0.0.1",
