@@ -1,5 +1,5 @@
 import { createClient } from "@connectrpc/connect";
-import { createLogger } from "@corridor/kit";
+import { createProcessLogger } from "@corridor/kit";
 import { startEmbedded, type EmbeddedSystem } from "@corridor/embedded";
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
@@ -35,7 +35,7 @@ describe.skipIf(mode === "split")("ledger across a restart", () => {
     return startEmbedded({
       kafkaBrokers,
       kafkaTopicPrefix,
-      log: createLogger("e2e-restart", process.env.LOG_LEVEL ?? "warn"),
+      log: createProcessLogger("e2e-restart", process.env.LOG_LEVEL ?? "warn"),
       databaseUrl: fresh?.url,
       dataDir,
       httpHost: "127.0.0.1",
