@@ -45,6 +45,10 @@ const system = await startEmbedded({
   redisUrl: config.REDIS_URL,
   kafkaBrokers: config.KAFKA_BROKERS,
   kafkaTopicPrefix: config.KAFKA_TOPIC_PREFIX,
+  onConsumerStopped: (group) => {
+    log.fatal({ group }, "a Kafka consumer stopped for good; exiting so the supervisor restarts Corridor");
+    process.exit(1);
+  },
   httpHost: config.CORRIDOR_HTTP_HOST,
   httpPort: config.CORRIDOR_HTTP_PORT,
   internalPort: config.CORRIDOR_INTERNAL_PORT,

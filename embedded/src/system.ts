@@ -13,6 +13,8 @@ export interface EmbeddedOptions {
   redisUrl?: string;
   kafkaBrokers?: string[];
   kafkaTopicPrefix?: string;
+  /** With Kafka: a consumer kafkajs gave up on for good (the process should exit; see createBus). */
+  onConsumerStopped?: (group: string, err: unknown) => void;
   httpHost: string;
   httpPort: number;
   /** Loopback port serving every service's Connect API (operator CLI); undefined disables it. */
@@ -45,6 +47,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedSyst
     clientId: "corridor",
     topicPrefix: opts.kafkaTopicPrefix,
     log: opts.log,
+    onConsumerStopped: opts.onConsumerStopped,
   });
   const system = await startInProcess({ modules: allServices, db, bus, clock: opts.clock ?? systemClock, log: opts.log });
 

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { KafkaJSNonRetriableError } from "kafkajs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createBus, createInProcessBus } from "../src/bus/index.js";
 import type { Bus, BusMessage } from "../src/bus/types.js";
@@ -71,5 +72,33 @@ describe("in-process bus durability", () => {
   it("rejects a publish made after close", async () => {
     await bus.close();
     await expect(bus.publish([msg("t", "x")])).rejects.toThrow(/closed/);
+  });
+});
+
+describe.skipIf(brokers.length === 0)("kafka bus: a consumer kafkajs gives up on", () => {
+  it("is reported through onConsumerStopped instead of going quiet", async () => {
+    const stopped: string[] = [];
+    const bus = await createBus({
+      kafkaBrokers: brokers,
+      clientId: "bus-crash",
+      topicPrefix: `t${randomBytes(4).toString("hex")}.`,
+      log,
+      onConsumerStopped: (group) => stopped.push(group),
+    });
+    try {
+      await bus.subscribe({
+        group: "doomed",
+        topics: ["crash"],
+        // kafkajs restarts a consumer after retriable failures (a handler that throws is one); an
+        // error it marks non-retriable ends the consumer for good, as a failed authorization would.
+        handle: async () => {
+          throw new KafkaJSNonRetriableError("not retriable");
+        },
+      });
+      await bus.publish([{ topic: "crash", key: "k", value: new TextEncoder().encode("x"), headers: {} }]);
+      await expect.poll(() => stopped, { timeout: 20_000, interval: 100 }).toEqual(["doomed"]);
+    } finally {
+      await bus.close();
+    }
   });
 });

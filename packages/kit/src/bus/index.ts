@@ -17,6 +17,8 @@ export interface CreateBusOptions {
   numPartitions?: number;
   /** Replication factor of topics created on Kafka (default 1). */
   replicationFactor?: number;
+  /** Kafka: a consumer stopped for good (see KafkaBusOptions.onConsumerStopped). */
+  onConsumerStopped?: (group: string, err: unknown) => void;
 }
 
 /** The one place that chooses the bus: Kafka when brokers are configured, else in-process. */
@@ -29,6 +31,7 @@ export async function createBus(opts: CreateBusOptions): Promise<Bus> {
       log: opts.log,
       numPartitions: opts.numPartitions,
       replicationFactor: opts.replicationFactor,
+      onConsumerStopped: opts.onConsumerStopped,
     });
   }
   return createInProcessBus({ log: opts.log });

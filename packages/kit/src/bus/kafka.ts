@@ -19,6 +19,13 @@ export interface KafkaBusOptions {
   joinTimeoutMs?: number;
   /** How long creating a topic keeps retrying a broker that is still settling. */
   topicCreateTimeoutMs?: number;
+  /**
+   * Called when kafkajs gives a consumer up without restarting it (a non-retriable error such as
+   * a failed group authorization). The subscription then receives nothing more, so the host
+   * should stop the process and let its supervisor start it again rather than run on silently.
+   * Without it the bus only logs.
+   */
+  onConsumerStopped?: (group: string, err: unknown) => void;
 }
 
 /**
@@ -132,6 +139,12 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
         retry: { initialRetryTime: 200, maxRetryTime: 10_000, retries: 10 },
       });
       consumers.add(consumer);
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        // A retriable crash is restarted by kafkajs itself; closing the bus is not a failure.
+        if (payload.restart || closed || !consumers.has(consumer)) return;
+        log.error({ group: sub.group, topics, err: String(payload.error) }, "consumer stopped for good after a non-retriable error");
+        opts.onConsumerStopped?.(sub.group, payload.error);
+      });
       await consumer.connect();
       const joined = new Promise<void>((resolve) => {
         const off = consumer.on(consumer.events.GROUP_JOIN, () => {

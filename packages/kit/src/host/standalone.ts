@@ -60,6 +60,11 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
     clientId: module.name,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
     log,
+    // Fail fast: a process whose consumer is gone would serve requests while its events pile up.
+    onConsumerStopped: (group) => {
+      log.fatal({ group }, "a Kafka consumer stopped for good; exiting so the supervisor restarts this service");
+      process.exit(1);
+    },
   });
 
   const transports = new Map<ServiceName, Transport>();
