@@ -1,5 +1,5 @@
 import type { Transport } from "@connectrpc/connect";
-import { registerFastifyTracing, type Logger, type ServiceName } from "@corridor/kit";
+import { newId, registerFastifyTracing, type Logger, type ServiceName } from "@corridor/kit";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyInstance, type onRequestHookHandler } from "fastify";
 import { Redis } from "ioredis";
@@ -89,7 +89,14 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
     trustProxy: opts.trustProxy ?? false,
     bodyLimit: 1024 * 1024,
     exposeHeadRoutes: false,
+    // Every request gets an id of ours, on each of its log lines (request_id) and answered in the
+    // Request-Id header (404s and errors included), so a platform can quote it to an operator.
+    genReqId: () => newId("Request"),
+    requestIdLogLabel: "request_id",
   }) as unknown as FastifyInstance;
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("request-id", request.id);
+  });
 
   // First, before any other hook: every request becomes a SERVER span, active for the Connect calls it makes.
   registerFastifyTracing(app);

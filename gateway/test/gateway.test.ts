@@ -49,6 +49,16 @@ describe("gateway", () => {
       expectError(await app.inject({ method: "GET", url: "/nothing/here" }), 404, "NOT_FOUND");
     });
 
+    it("answers a distinct Request-Id on every response, errors and unauthenticated ones included", async () => {
+      const ok = await call("GET", "/config", { as: admin });
+      const missing = await call("GET", "/no-such-thing", { as: admin });
+      const anonymous = await app.inject({ method: "GET", url: `${V}/config` });
+      expect(anonymous.statusCode).toBe(401);
+      const ids = [ok, missing, anonymous].map((r) => String(r.headers["request-id"]));
+      for (const id of ids) expect(id).toMatch(/^Request:[0-9a-f-]{36}$/);
+      expect(new Set(ids).size).toBe(3);
+    });
+
     it("answers 404 VERSION_NOT_FOUND for another date version, even without credentials", async () => {
       const res = await app.inject({ method: "GET", url: "/2024-01-01/config" });
       expectError(res, 404, "VERSION_NOT_FOUND");

@@ -41,6 +41,8 @@ export function registerFastifyTracing(app: FastifyInstance): void {
           "http.request.method": method,
           "url.path": request.url.split("?")[0],
           "url.scheme": request.protocol,
+          // The id answered in Request-Id, to find the trace from what a platform quotes.
+          "corridor.request_id": String(request.id),
           ...(route ? { "http.route": route } : {}),
           ...(request.headers["user-agent"] ? { "user_agent.original": request.headers["user-agent"] } : {}),
         },
