@@ -77,7 +77,9 @@ describe.skipIf(skipReason())(`quotes lifecycle through the gateway (${mode})`, 
     expect(got.body).toEqual(q);
     const tx = await p.call("GET", `/transactions/${q.transactionId}`);
     expect(tx.status).toBe(200);
-    expect(tx.body).toMatchObject({ status: "PENDING", type: "OUTGOING" });
+    expect(tx.body).toMatchObject({ status: "PENDING", type: "OUTGOING", quoteId: q.id });
+    // A Transaction shows the service's four rate-detail fields only, as numbers.
+    expect(tx.body.rateDetails).toEqual({ serviceApiMultiplier: 1.002, serviceApiFixedFee: 10, serviceApiVariableFeeRate: 0.001, serviceApiVariableFeeAmount: 10 });
   });
 
   // RECEIVING 9196: T = ceil(9196 × 1.08216) + 10 + 28 = 9990; s − round(s × 0.001) ≥ 9990 first at s = 10000.

@@ -39,7 +39,17 @@ export const TransactionSchema = Type.Object(
     exchangeRate: Type.Optional(Type.Number({ description: "OUTGOING: sending units per receiving unit (1 for same-currency transfers)." })),
     fees: Type.Optional(Type.Integer({ description: "OUTGOING: fees in sending minor units." })),
     quoteId: Type.Optional(Type.String({ description: "OUTGOING: the quote the transaction was created from." })),
-    rateDetails: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "Quotes: the service's rate details." })),
+    rateDetails: Type.Optional(
+      Type.Object(
+        {
+          serviceApiMultiplier: Type.Number({ description: "Service markup on the market rate." }),
+          serviceApiFixedFee: Type.Integer({ description: "Service fixed fee, sending minor units." }),
+          serviceApiVariableFeeRate: Type.Number({ description: "Service variable fee rate." }),
+          serviceApiVariableFeeAmount: Type.Integer({ description: "Service variable fee, sending minor units." }),
+        },
+        { description: "Quotes: the service's four rate-detail fields (the Quote also shows the counterparty's)." },
+      ),
+    ),
     counterpartyInformation: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "Quotes: counterparty information (FULL_NAME, ...)." })),
     receiverCustomerInfo: Type.Optional(
       Type.Record(Type.String(), Type.String(), {

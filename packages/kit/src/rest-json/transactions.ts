@@ -81,9 +81,27 @@ export function transactionToJson(t: Transaction | undefined) {
     ...(t.status !== "CREATED" && t.reference ? { reconciliationInstructions: { reference: t.reference } } : {}),
     ...opt("failureReason", t.failureReason),
     ...(emptyToUndefined(t.failureDetail) ? { failureDetail: t.failureDetail } : {}),
-    ...(t.rateDetails ? { rateDetails: t.rateDetails } : {}),
+    ...(t.rateDetails ? { rateDetails: serviceRateDetails(t.rateDetails) } : {}),
     ...counterparty,
     ...(Object.keys(t.receiverCustomerInfo).length ? { receiverCustomerInfo: { ...t.receiverCustomerInfo } } : {}),
     ...refund,
   };
+}
+
+/** The rate-detail fields a Transaction shows: the service's four (the Quote adds the counterparty's). */
+const SERVICE_RATE_FIELDS = ["serviceApiMultiplier", "serviceApiFixedFee", "serviceApiVariableFeeRate", "serviceApiVariableFeeAmount"] as const;
+
+/**
+ * The ledger keeps the quote's rate details as quotes-fx recorded them (decimal strings, all six
+ * fields); the public Transaction carries only the service's four, as JSON numbers like the
+ * Quote's. They are shown, never computed with, so a number is exact enough here.
+ */
+function serviceRateDetails(rd: Record<string, unknown>): Partial<Record<(typeof SERVICE_RATE_FIELDS)[number], number>> {
+  const out: Partial<Record<(typeof SERVICE_RATE_FIELDS)[number], number>> = {};
+  for (const field of SERVICE_RATE_FIELDS) {
+    const v = rd[field];
+    if (typeof v === "number") out[field] = v;
+    else if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v))) out[field] = Number(v);
+  }
+  return out;
 }
