@@ -135,6 +135,15 @@ describe.skipIf(skipReason())(`quotes lifecycle through the gateway (${mode})`, 
     expect(["PROCESSING", "COMPLETED"]).toContain(res.body.status);
   });
 
+  it("pays out to external accounts only: an internal account destination is 400 naming the field, and nothing is created", async () => {
+    const before = (await p.call("GET", `/transactions?customerId=${customerId}&limit=100`)).body.totalCount;
+    const res = await quote({ destination: { destinationType: "ACCOUNT", accountId: fiat.id } });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe("INVALID_INPUT");
+    expect(res.body.details.errors.map((e: { field: string }) => e.field)).toEqual(["body.destination.accountId"]);
+    expect((await p.call("GET", `/transactions?customerId=${customerId}&limit=100`)).body.totalCount).toBe(before);
+  });
+
   it("an unknown quote is 404 QUOTE_NOT_FOUND", async () => {
     const res = await p.call("GET", "/quotes/Quote:0190f0f0-0000-7000-8000-000000000000");
     expect(res.status).toBe(404);

@@ -82,7 +82,7 @@ export const CreateQuoteBody = Type.Object(
     destination: Type.Object(
       {
         destinationType: Type.Enum(["ACCOUNT", "UMA_ADDRESS"], { description: "ACCOUNT or UMA_ADDRESS." }),
-        accountId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "ExternalAccount:<id> or InternalAccount:<id> (ACCOUNT)." })),
+        accountId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "ACCOUNT: the ExternalAccount:<id> paid out to." })),
         paymentRail: Type.Optional(Type.String({ maxLength: 32, description: "Rail, for example ACH." })),
         umaAddress: Type.Optional(Type.String({ maxLength: 256, description: "$user@domain (UMA_ADDRESS); must match the lookup." })),
         currency: Type.Optional(Code("Receiving currency (UMA_ADDRESS; defaults to the lookup's only currency).")),

@@ -56,8 +56,10 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
     }
     if (source.customerId && !isId("Customer", source.customerId)) errs.push({ field: "source.customerId", reason: "must be a Customer id" });
     if (destination.destinationType === "ACCOUNT") {
-      if (!isId("ExternalAccount", destination.accountId) && !isId("InternalAccount", destination.accountId)) {
-        errs.push({ field: "destination.accountId", reason: "must be an ExternalAccount or InternalAccount id" });
+      // A quote pays out over a rail (issue 5: "external account with paymentRail"); moving money
+      // between a customer's own internal accounts is not a quote the ledger can settle.
+      if (!isId("ExternalAccount", destination.accountId)) {
+        errs.push({ field: "destination.accountId", reason: "must be an ExternalAccount id (quotes pay out to external accounts or UMA addresses)" });
       }
     } else if (destination.destinationType === "UMA_ADDRESS") {
       if (!req.lookupId) errs.push({ field: "lookupId", reason: "is required for UMA_ADDRESS destinations (GET /receiver/uma/{address} first)" });
@@ -107,8 +109,8 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
       receiverLimits.push({ min: offer.min, max: offer.max });
     } else {
       const id = destination.accountId;
-      const account = id.startsWith("ExternalAccount:") ? await deps.ledger.externalAccount(platformId, id) : await deps.ledger.internalAccount(platformId, id);
-      if (!account) throw errors.notFound(id.startsWith("ExternalAccount:") ? "ExternalAccount" : "InternalAccount", id);
+      const account = await deps.ledger.externalAccount(platformId, id);
+      if (!account) throw errors.notFound("ExternalAccount", id);
       receivingCode = account.currency;
       if (lookup) {
         if (lookup.kind !== "EXTERNAL_ACCOUNT" || lookup.accountId !== id) throw errors.invalidInput([{ field: "lookupId", reason: "is not a lookup of destination.accountId" }]);
