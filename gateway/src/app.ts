@@ -1,7 +1,7 @@
 import type { Transport } from "@connectrpc/connect";
 import { newId, registerFastifyTracing, type Logger, type ServiceName } from "@corridor/kit";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { type FastifyInstance, type onRequestHookHandler } from "fastify";
+import Fastify, { LogController, type FastifyInstance, type onRequestHookHandler } from "fastify";
 import { Redis } from "ioredis";
 import type { TSchema } from "typebox";
 import { MemoryAuthCache, RedisAuthCache, assertRoutePermission, createAuthenticator, type AuthCache } from "./auth.js";
@@ -92,7 +92,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
     // Every request gets an id of ours, on each of its log lines (request_id) and answered in the
     // Request-Id header (404s and errors included), so a platform can quote it to an operator.
     genReqId: () => newId("Request"),
-    requestIdLogLabel: "request_id",
+    logController: new LogController({ requestIdLogLabel: "request_id" }),
   }) as unknown as FastifyInstance;
   app.addHook("onRequest", async (request, reply) => {
     reply.header("request-id", request.id);

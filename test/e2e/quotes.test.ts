@@ -230,6 +230,36 @@ describe.skipIf(skipReason())(`quotes lifecycle through the gateway (${mode})`, 
     });
   });
 
+  describe("embedded wallet on a platform left at its defaults (USD only)", () => {
+    it("quotes from the customer's USDC wallet without the platform listing USDC", async () => {
+      const fresh = await system.createPlatform();
+      expect((await fresh.call("GET", "/config")).body.supportedCurrencies.map((c: { currencyCode: string }) => c.currencyCode)).toEqual(["USD"]);
+      const created = await fresh.call("POST", "/customers", individual());
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const id: string = created.body.id;
+      if (created.body.kycStatus !== "APPROVED") expect((await fresh.call("POST", "/verifications", { customerId: id })).status).toBeLessThan(300);
+      const wallet = await eventually(async () => {
+        const res = await fresh.call("GET", `/customers/internal-accounts?customerId=${id}`);
+        return res.body.data?.find((a: { type: string }) => a.type === "EMBEDDED_WALLET");
+      });
+      expect(wallet.balance.currency.code).toBe("USDC");
+      await fund(fresh, wallet.id, 50_000_000);
+      const payee = await fresh.call("POST", "/customers/external-accounts", { customerId: id, currency: "EUR", accountInfo: { accountType: "EUR_ACCOUNT", iban: iban("DE", "370400440532013000") } });
+      expect(payee.status, JSON.stringify(payee.body)).toBe(201);
+      const res = await fresh.call("POST", "/quotes", {
+        source: { sourceType: "ACCOUNT", accountId: wallet.id },
+        destination: { destinationType: "ACCOUNT", accountId: payee.body.id },
+        lockedCurrencySide: "SENDING",
+        lockedCurrencyAmount: 10_000_000,
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect(res.body).toMatchObject({ sendingCurrency: { code: "USDC" }, totalSendingAmount: 10_000_000 });
+      // A fiat account in a currency the platform does not list is still refused.
+      const usd = (await fresh.call("GET", `/customers/internal-accounts?customerId=${id}`)).body.data.find((a: { type: string }) => a.type === "INTERNAL_FIAT");
+      expect(usd.balance.currency.code).toBe("USD");
+    });
+  });
+
   describe("real-time funding", () => {
     const realtime = () => quote({ source: { sourceType: "REALTIME_FUNDING", customerId, currency: "USD" } });
 

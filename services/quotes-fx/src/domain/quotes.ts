@@ -136,7 +136,12 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
       const code = !sending ? sendingCode : receivingCode;
       throw new AppError(400, "UNSUPPORTED_CURRENCY", `${code} cannot be quoted`, { currency: code });
     }
-    const sendingConfig = facts.supportedCurrencies.find((c) => c.currencyCode === sending.code);
+    // Every customer gets an embedded wallet (decisions §9) whatever the platform lists, so sending
+    // from one is allowed even when its currency is not among supportedCurrencies: then only the
+    // API's own bounds apply. Listing the currency sets the platform's limits for it as usual.
+    const sendingConfig =
+      facts.supportedCurrencies.find((c) => c.currencyCode === sending.code) ??
+      (sourceAccount?.type === "EMBEDDED_WALLET" ? { currencyCode: sending.code, minAmount: 1n, maxAmount: MAX_AMOUNT, requiredCounterpartyFields: [] } : undefined);
     if (!sendingConfig) throw new AppError(400, "UNSUPPORTED_CURRENCY", `The platform does not support sending ${sending.code}`, { currency: sending.code });
 
     const side = req.lockedCurrencySide as LockedSide;
