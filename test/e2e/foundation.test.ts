@@ -219,6 +219,9 @@ describe.skipIf(skipReason())(`foundation (${mode})`, () => {
       });
       // What was given explicitly is kept as given.
       expect(ok.body.supportedCurrencies.find((c: { currencyCode: string }) => c.currencyCode === "USD").requiredCounterpartyFields).toEqual([{ name: "FULL_NAME", mandatory: true }]);
+      const unknown = await platform.call("PATCH", "/config", { supportedCurrencies: [...before, { currencyCode: "XYZ", minAmount: 1, maxAmount: 5 }] });
+      expectErrorShape(unknown.body, 400, "INVALID_INPUT");
+      expect(unknown.body.details.errors.map((e: { field: string }) => e.field)).toEqual([`body.supportedCurrencies[${before.length}].currencyCode`]);
       const missingLimits = await platform.call("PATCH", "/config", { supportedCurrencies: [{ currencyCode: "GBP" }] });
       expectErrorShape(missingLimits.body, 400, "INVALID_INPUT");
       expect(missingLimits.body.details.errors.map((e: { field: string }) => e.field).sort()).toEqual(["body.supportedCurrencies[0].maxAmount", "body.supportedCurrencies[0].minAmount"]);

@@ -1,5 +1,6 @@
 export * from "./ids.js";
 export * from "./money.js";
+export * from "./currencies.js";
 export * from "./clock.js";
 export * from "./errors.js";
 export * from "./config.js";

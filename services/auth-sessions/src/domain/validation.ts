@@ -1,4 +1,4 @@
-import { errors, MAX_AMOUNT, type FieldError } from "@corridor/kit";
+import { allCurrencies, errors, findCurrency, MAX_AMOUNT, type FieldError } from "@corridor/kit";
 import {
   ENVIRONMENTS,
   PERMISSIONS,
@@ -132,6 +132,10 @@ function checkCurrencies(list: SupportedCurrency[], errs: FieldError[]): void {
     const at = (f: string) => `supportedCurrencies[${i}].${f}`;
     if (!CURRENCY_CODE.test(c.currencyCode)) {
       errs.push({ field: at("currencyCode"), reason: "must be 3 to 10 upper-case letters or digits, starting with a letter" });
+    } else if (!findCurrency(c.currencyCode)) {
+      // Accounts, quotes and rates exist only for registered currencies: an unknown code would
+      // open accounts nothing can price or pay out.
+      errs.push({ field: at("currencyCode"), reason: `${c.currencyCode} is not a supported currency (one of ${allCurrencies().map((k) => k.code).join(", ")})` });
     } else if (codes.has(c.currencyCode)) {
       errs.push({ field: at("currencyCode"), reason: `${c.currencyCode} is listed twice` });
     }
