@@ -38,7 +38,7 @@ describe.skipIf(skipReason())(`customers: verifications, owners, invitations (${
   const verify = (customerId: string, caller = platform) => caller.call("POST", "/verifications", { customerId });
   const addOwner = async (customerId: string, body = owner()) => {
     const res = await platform.call("POST", "/beneficial-owners", { customerId, ...body });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
     return res.body;
   };
 
@@ -135,6 +135,51 @@ describe.skipIf(skipReason())(`customers: verifications, owners, invitations (${
     });
   });
 
+  describe("kycStatus / kybStatus set directly", () => {
+    it("refuses a non-regulated platform resetting a REJECTED customer; a rename keeps it REJECTED and verifying again is 400", async () => {
+      const c = await create(individual({ fullName: "Bob Smith002" }));
+      expect((await verify(c.id)).body.verificationStatus).toBe("REJECTED");
+      const before = (await platform.call("GET", `/customers/${c.id}`)).body;
+
+      const reset = await platform.call("PATCH", `/customers/${c.id}`, { kycStatus: "UNVERIFIED", fullName: "Bob Smith" });
+      expectInvalid(reset, "body.kycStatus");
+      expect(reset.body.details.errors.find((e: any) => e.field === "body.kycStatus").reason).toMatch(/regulated financial institution/);
+      expectInvalid(await platform.call("PATCH", `/customers/${c.id}`, { kycStatus: "APPROVED" }), "body.kycStatus");
+      expect((await platform.call("GET", `/customers/${c.id}`)).body).toEqual(before);
+
+      // Sending the status it already has is a no-op and allowed; the rename does not reopen KYC.
+      const renamed = await platform.call("PATCH", `/customers/${c.id}`, { kycStatus: "REJECTED", fullName: "Bob Smith" });
+      expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
+      expect(renamed.body).toMatchObject({ kycStatus: "REJECTED", fullName: "Bob Smith" });
+      const again = await verify(c.id);
+      expect(again.status).toBe(400);
+      expect(again.body.code).toBe("CUSTOMER_ALREADY_REJECTED");
+      expect((await platform.call("GET", `/customers/${c.id}`)).body.kycStatus).toBe("REJECTED");
+      expect((await platform.call("GET", `/verifications?customerId=${c.id}`)).body.totalCount).toBe(1);
+    });
+
+    it("refuses kybStatus on a non-regulated business too", async () => {
+      const biz = await create(business({ businessInfo: { legalName: "Acme", registrationNumber: "REG-002", taxId: "99" } }));
+      await addOwner(biz.id);
+      expect((await verify(biz.id)).body.verificationStatus).toBe("REJECTED");
+      expectInvalid(await platform.call("PATCH", `/customers/${biz.id}`, { kybStatus: "UNVERIFIED", businessInfo: { registrationNumber: "REG-777" } }), "body.kybStatus");
+      const after = (await platform.call("GET", `/customers/${biz.id}`)).body;
+      expect(after).toMatchObject({ kybStatus: "REJECTED", businessInfo: { registrationNumber: "REG-002" } });
+    });
+
+    it("lets a regulated financial institution set and change statuses", async () => {
+      const regulated = await system.createPlatform({ regulated: true, name: "Regulated KYC bank" });
+      const c = await create(individual({ kycStatus: "REJECTED" }), regulated);
+      expect(c.kycStatus).toBe("REJECTED");
+      const reopened = await regulated.call("PATCH", `/customers/${c.id}`, { kycStatus: "UNVERIFIED" });
+      expect(reopened.status, JSON.stringify(reopened.body)).toBe(200);
+      expect(reopened.body.kycStatus).toBe("UNVERIFIED");
+      expect((await regulated.call("PATCH", `/customers/${c.id}`, { kycStatus: "APPROVED" })).body.kycStatus).toBe("APPROVED");
+      const biz = await create(business(), regulated);
+      expect((await regulated.call("PATCH", `/customers/${biz.id}`, { kybStatus: "PENDING" })).body.kybStatus).toBe("PENDING");
+    });
+  });
+
   describe("beneficial owners", () => {
     it("runs the owner's KYC on creation by lastName suffix", async () => {
       const biz = await create(business());
@@ -214,6 +259,26 @@ describe.skipIf(skipReason())(`customers: verifications, owners, invitations (${
       expect(o.kycStatus).toBe("PENDING");
       const res = await platform.call("PATCH", `/beneficial-owners/${o.id}`, { personalInfo: { lastName: "Later" } });
       expect(res.body.kycStatus).toBe("APPROVED");
+    });
+
+    it("keeps a REJECTED or APPROVED owner's status when its lastName changes", async () => {
+      const biz = await create(business({ businessInfo: { legalName: "Acme", registrationNumber: "REG-777", taxId: "99" } }));
+      const rejected = await addOwner(biz.id, owner("Shady002", { ownershipPercentage: 10 }));
+      expect(rejected.kycStatus).toBe("REJECTED");
+      const renamed = await platform.call("PATCH", `/beneficial-owners/${rejected.id}`, { personalInfo: { lastName: "Shady" } });
+      expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
+      expect(renamed.body).toMatchObject({ kycStatus: "REJECTED", personalInfo: { lastName: "Shady" } });
+      expect((await platform.call("GET", `/beneficial-owners/${rejected.id}`)).body.kycStatus).toBe("REJECTED");
+
+      const approved = await addOwner(biz.id, owner("Fine", { ownershipPercentage: 10 }));
+      const approvedRenamed = await platform.call("PATCH", `/beneficial-owners/${approved.id}`, { personalInfo: { lastName: "Fine002" } });
+      expect(approvedRenamed.body.kycStatus).toBe("APPROVED");
+
+      // The renamed rejected owner still blocks the business's KYB.
+      const v = await verify(biz.id);
+      expect(v.body.verificationStatus).toBe("RESOLVE_ERRORS");
+      expect(v.body.errors.map((e: any) => e.field)).toEqual([`beneficialOwners.${rejected.id}`]);
+      expect((await platform.call("GET", `/customers/${biz.id}`)).body.kybStatus).toBe("UNVERIFIED");
     });
   });
 

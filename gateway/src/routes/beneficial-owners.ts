@@ -27,10 +27,10 @@ export function beneficialOwnerRoutes(app: Api, { clients }: RouteDeps): void {
           "Adds an owner to a BUSINESS customer; its KYC runs at once (sandbox: personalInfo.lastName suffix 001 PENDING, 002 REJECTED, else APPROVED). The UBO shares of one business total at most 100. Needs MANAGE.",
         tags,
         body: CreateBeneficialOwnerBody,
-        response: { 200: Ref("BeneficialOwner", "The owner."), ...errorResponses },
+        response: { 201: Ref("BeneficialOwner", "The new owner."), ...errorResponses },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { platformId } = principalOf(request);
       const b = request.body;
       const res = await clients.customersKyc.createBeneficialOwner({
@@ -40,7 +40,7 @@ export function beneficialOwnerRoutes(app: Api, { clients }: RouteDeps): void {
         ownershipPercentage: b.ownershipPercentage ?? 0,
         personalInfo: personalInfoToProto(b.personalInfo),
       });
-      return ownerToJson(res.beneficialOwner);
+      return reply.code(201).send(ownerToJson(res.beneficialOwner));
     },
   );
 
@@ -91,7 +91,7 @@ export function beneficialOwnerRoutes(app: Api, { clients }: RouteDeps): void {
       config: { permission: "MANAGE" },
       schema: {
         summary: "Update a beneficial owner",
-        description: "Changes the fields present; a changed lastName re-runs KYC unless the owner is APPROVED. Needs MANAGE.",
+        description: "Changes the fields present; a changed lastName re-runs KYC while it is UNVERIFIED or PENDING (APPROVED and REJECTED are final). Needs MANAGE.",
         tags,
         params: BeneficialOwnerIdParams,
         body: UpdateBeneficialOwnerBody,

@@ -134,6 +134,113 @@ describe("UMA addresses", () => {
   });
 });
 
+describe("kycStatus / kybStatus set directly (only regulated financial institutions)", () => {
+  const rename = (platformId: string, customerId: string, extra: Record<string, unknown>) =>
+    h.client.updateCustomer({ platformId, customerId, patch: create(CustomerInputSchema, extra) });
+
+  it("refuses a non-regulated platform resetting a REJECTED customer, changes nothing, and keeps it REJECTED after a rename", async () => {
+    const platformId = h.platform();
+    const { customer } = await h.client.createCustomer({ platformId, customer: individual({ fullName: "Bob Smith002" }) });
+    const id = customer!.id;
+    expect((await h.client.createVerification({ platformId, customerId: id })).verification!.verificationStatus).toBe("REJECTED");
+    const before = (await h.client.getCustomer({ platformId, customerId: id })).customer!;
+    const start = (await h.events()).length;
+
+    for (const status of ["UNVERIFIED", "PENDING", "APPROVED"]) {
+      const err = await expectPublicError(rename(platformId, id, { verificationStatus: status, fullName: "Bob Smith" }), 400, "INVALID_INPUT");
+      expect(fieldsOf(err)).toEqual(["kycStatus"]);
+      expect((err.details?.errors as { reason: string }[])[0]!.reason).toMatch(/regulated financial institution.*REJECTED/);
+    }
+    // Nothing stored, nothing announced: not even the name that came with the refused status.
+    expect((await h.client.getCustomer({ platformId, customerId: id })).customer).toEqual(before);
+    expect(await eventsAfter(start)).toEqual([]);
+
+    // The current value is a no-op and allowed; a rename alone does not reopen KYC.
+    const same = await rename(platformId, id, { verificationStatus: "REJECTED", email: "bob@example.com" });
+    expect(same.customer).toMatchObject({ verificationStatus: "REJECTED", email: "bob@example.com" });
+    const renamed = await rename(platformId, id, { fullName: "Bob Smith" });
+    expect(renamed.customer).toMatchObject({ verificationStatus: "REJECTED", fullName: "Bob Smith" });
+    expect((await eventsAfter(start)).map((e) => e.type)).toEqual(["CUSTOMER_UPDATED", "CUSTOMER_UPDATED"]);
+    await expectPublicError(h.client.createVerification({ platformId, customerId: id }), 400, "CUSTOMER_ALREADY_REJECTED");
+    expect((await h.client.getCustomerSummary({ platformId, customerId: id })).customer!.verificationStatus).toBe("REJECTED");
+  });
+
+  it("names kybStatus for businesses and refuses a non-regulated APPROVED business being reset", async () => {
+    const platformId = h.platform();
+    const { customer } = await h.client.createCustomer({ platformId, customer: business("R-777") });
+    await h.client.createBeneficialOwner({ platformId, customerId: customer!.id, roles: ["UBO"], ownershipPercentage: 100, personalInfo: personalInfo("Doe") });
+    expect((await h.client.createVerification({ platformId, customerId: customer!.id })).verification!.verificationStatus).toBe("APPROVED");
+    const err = await expectPublicError(rename(platformId, customer!.id, { verificationStatus: "UNVERIFIED" }), 400, "INVALID_INPUT");
+    expect(fieldsOf(err)).toEqual(["kybStatus"]);
+    expect((await h.client.getCustomer({ platformId, customerId: customer!.id })).customer!.verificationStatus).toBe("APPROVED");
+    // An unknown value is named once, as an unknown value, for regulated and other platforms alike.
+    const bad = await expectPublicError(rename(platformId, customer!.id, { verificationStatus: "MAYBE" }), 400, "INVALID_INPUT");
+    expect((bad.details?.errors as { field: string; reason: string }[]).map((e) => [e.field, e.reason])).toEqual([["kybStatus", expect.stringMatching(/^must be one of/)]]);
+  });
+
+  it("still accepts UNVERIFIED on create from a non-regulated platform (it is where every customer starts)", async () => {
+    const platformId = h.platform();
+    const { customer } = await h.client.createCustomer({ platformId, customer: individual({ verificationStatus: "UNVERIFIED" }) });
+    expect(customer!.verificationStatus).toBe("UNVERIFIED");
+    const err = await expectPublicError(h.client.createCustomer({ platformId, customer: individual({ verificationStatus: "REJECTED" }) }), 400, "INVALID_INPUT");
+    expect(fieldsOf(err)).toEqual(["kycStatus"]);
+  });
+
+  it("lets a regulated platform set any status on PATCH, announcing each change", async () => {
+    const platformId = h.platform({ isRegulated: true });
+    const { customer } = await h.client.createCustomer({ platformId, customer: individual({ verificationStatus: "REJECTED" }) });
+    const id = customer!.id;
+    const start = (await h.events()).length;
+    expect((await rename(platformId, id, { verificationStatus: "UNVERIFIED" })).customer!.verificationStatus).toBe("UNVERIFIED");
+    expect((await rename(platformId, id, { verificationStatus: "APPROVED" })).customer!.verificationStatus).toBe("APPROVED");
+    expect((await eventsAfter(start)).map((e) => e.type)).toEqual(["CUSTOMER_UPDATED", "CUSTOMER_KYC_UNVERIFIED", "CUSTOMER_UPDATED", "CUSTOMER_KYC_APPROVED"]);
+    expect((await h.client.getCustomerSummary({ platformId, customerId: id })).customer!.verificationStatus).toBe("APPROVED");
+  });
+});
+
+describe("beneficial owner KYC on a lastName change", () => {
+  const setup = async (settings: Parameters<Harness["platform"]>[0] = {}) => {
+    const platformId = h.platform(settings);
+    const { customer } = await h.client.createCustomer({ platformId, customer: business("R-5") });
+    const add = async (lastName: string) =>
+      (await h.client.createBeneficialOwner({ platformId, customerId: customer!.id, roles: ["DIRECTOR"], personalInfo: personalInfo(lastName) })).beneficialOwner!;
+    const renameOwner = async (id: string, lastName: string) =>
+      (await h.client.updateBeneficialOwner({ platformId, beneficialOwnerId: id, personalInfo: create(PersonalInfoSchema, { lastName }) })).beneficialOwner!;
+    return { platformId, customerId: customer!.id, add, renameOwner };
+  };
+
+  it("re-runs it from PENDING only: REJECTED and APPROVED owners keep their status", async () => {
+    const { platformId, customerId, add, renameOwner } = await setup();
+    const pending = await add("Doe001");
+    expect(pending.kycStatus).toBe("PENDING");
+    expect((await renameOwner(pending.id, "Doe001")).kycStatus).toBe("PENDING"); // same name: nothing re-runs
+    expect((await renameOwner(pending.id, "Doe")).kycStatus).toBe("APPROVED");
+
+    const pending2 = await add("Roe001");
+    expect((await renameOwner(pending2.id, "Roe002")).kycStatus).toBe("REJECTED");
+
+    const rejected = await add("Poe002");
+    const renamed = await renameOwner(rejected.id, "Poe");
+    expect(renamed).toMatchObject({ kycStatus: "REJECTED", personalInfo: { lastName: "Poe" } });
+    expect((await h.client.getBeneficialOwner({ platformId, beneficialOwnerId: rejected.id })).beneficialOwner!.kycStatus).toBe("REJECTED");
+
+    const approved = await add("Moe");
+    expect((await renameOwner(approved.id, "Moe002")).kycStatus).toBe("APPROVED");
+
+    // The rejected owners still block the business's KYB, renamed or not.
+    const v = await h.client.createVerification({ platformId, customerId });
+    expect(v.verification!.verificationStatus).toBe("RESOLVE_ERRORS");
+    expect(v.verification!.errors.map((e) => e.field).sort()).toEqual([`beneficialOwners.${pending2.id}`, `beneficialOwners.${rejected.id}`].sort());
+  });
+
+  it("keeps a production owner PENDING on a rename (no sandbox rule there)", async () => {
+    const { add, renameOwner } = await setup({ environment: "PRODUCTION" });
+    const o = await add("Doe");
+    expect(o.kycStatus).toBe("PENDING");
+    expect((await renameOwner(o.id, "Doe002")).kycStatus).toBe("PENDING");
+  });
+});
+
 describe("production platforms", () => {
   it("keep verifications and owner KYC PENDING whatever the names say (no sandbox magic)", async () => {
     const platformId = h.platform({ environment: "PRODUCTION" });

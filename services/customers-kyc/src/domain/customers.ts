@@ -1,7 +1,7 @@
 import { AppError, errors, newId, type Clock } from "@corridor/kit";
 import { pageOf, pageStart } from "./paging.js";
 import { Conflict, type PlatformDirectory, type Store, type Transact } from "./ports.js";
-import type { BusinessInfo, Customer, CustomerFilter, CustomerInput, KycStatus, Page, PageRequest, PlatformSettings } from "./types.js";
+import { KYC_STATUSES, type BusinessInfo, type Customer, type CustomerFilter, type CustomerInput, type KycStatus, type Page, type PageRequest, type PlatformSettings } from "./types.js";
 import {
   Problems,
   checkAddress,
@@ -79,12 +79,22 @@ function checkTypeFields(p: Problems, type: string, input: CustomerInput): void 
   }
 }
 
-function checkStatus(p: Problems, type: string, input: CustomerInput, platform: PlatformSettings): void {
+/**
+ * kycStatus / kybStatus in a create or patch. A regulated financial institution runs its own KYC
+ * and may set any status. Everyone else may only send the value the customer already has (a
+ * no-op; UNVERIFIED on create): their customers move only through POST /verifications, so a
+ * REJECTED customer cannot be reset to UNVERIFIED and verified again under another name.
+ */
+function checkStatus(p: Problems, type: string, input: CustomerInput, platform: PlatformSettings, current: KycStatus = "UNVERIFIED"): void {
   const field = statusField(type);
-  checkKycStatus(p, field, input.verificationStatus);
-  if (input.verificationStatus !== undefined && input.verificationStatus !== "UNVERIFIED" && !platform.isRegulated) {
-    p.add(field, "only a regulated financial institution may set it; other platforms' customers start UNVERIFIED and pass POST /verifications");
-  }
+  const value = input.verificationStatus;
+  const known = value !== undefined && (KYC_STATUSES as readonly string[]).includes(value);
+  if (!known) return checkKycStatus(p, field, value);
+  if (value === current || platform.isRegulated) return;
+  p.add(
+    field,
+    `only a regulated financial institution may set it (the customer is ${current}); other platforms' customers start UNVERIFIED and change status only through POST /verifications`,
+  );
 }
 
 function mergeBusinessInfo(current: BusinessInfo | null, patch: Partial<BusinessInfo> | undefined): BusinessInfo | null {
@@ -191,7 +201,7 @@ export function createCustomers({ transact, clock, platforms }: CustomersDeps) {
         const q = new Problems();
         if (patch.customerType !== undefined && patch.customerType !== current.customerType) q.add("customerType", "cannot be changed");
         checkTypeFields(q, current.customerType, patch);
-        checkStatus(q, current.customerType, patch, platform);
+        checkStatus(q, current.customerType, patch, platform, current.verificationStatus);
         const businessInfo = current.customerType === "BUSINESS" ? mergeBusinessInfo(current.businessInfo, patch.businessInfo) : null;
         if (businessInfo && !businessInfo.legalName.trim()) q.add("businessInfo.legalName", "must not be empty");
         if (!q.empty) throw errors.invalidInput(q.list);

@@ -48,6 +48,9 @@ function kycOf(environment: "SANDBOX" | "PRODUCTION", info: PersonalInfo): KycSt
   return environment === "SANDBOX" ? sandboxOutcome(info.lastName) : "PENDING";
 }
 
+/** KYC outcomes that may still change; APPROVED and REJECTED are final. */
+const isOpen = (status: KycStatus) => status === "UNVERIFIED" || status === "PENDING";
+
 /**
  * Beneficial owners of business customers. The owner's KYC runs as it is created (sandbox: the
  * lastName suffix rule; production: PENDING until a KYC provider decides). Writes lock the
@@ -94,7 +97,12 @@ export function createOwners({ transact, clock, platforms }: OwnersDeps) {
       });
     },
 
-    /** A changed lastName re-runs KYC unless the owner is already APPROVED. */
+    /**
+     * A changed lastName re-runs KYC only while the owner's KYC is open (UNVERIFIED or PENDING).
+     * APPROVED and REJECTED are final, as for customers: re-running a REJECTED owner would let a
+     * rejected person through by renaming them (the sandbox decides by the lastName suffix), and
+     * a rename does not undo an approval.
+     */
     async update(platformId: string, id: string, patch: OwnerPatch): Promise<BeneficialOwner> {
       const platform = await platforms.settings(platformId);
       const p = new Problems();
@@ -112,7 +120,7 @@ export function createOwners({ transact, clock, platforms }: OwnersDeps) {
         checkPersonalInfo(q, "personalInfo", info, clock.now());
         if (!q.empty) throw errors.invalidInput(q.list);
         const now = changeTime(clock, current.updatedAt);
-        const rerun = info.lastName !== current.personalInfo.lastName && current.kycStatus !== "APPROVED";
+        const rerun = info.lastName !== current.personalInfo.lastName && isOpen(current.kycStatus);
         const next: BeneficialOwner = {
           ...current,
           roles: (patch.roles as OwnerRole[] | undefined) ?? current.roles,
