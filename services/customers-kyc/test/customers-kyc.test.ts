@@ -242,11 +242,12 @@ describe("beneficial owner KYC on a lastName change", () => {
 });
 
 describe("production platforms", () => {
-  it("keep verifications and owner KYC PENDING whatever the names say (no sandbox magic)", async () => {
+  it("answer verifications 501 NOT_IMPLEMENTED (no KYC connector), storing nothing; owner KYC stays PENDING whatever the names say", async () => {
     const platformId = h.platform({ environment: "PRODUCTION" });
     const { customer } = await h.client.createCustomer({ platformId, customer: individual({ fullName: "Magic Approve" }) });
-    const v = await h.client.createVerification({ platformId, customerId: customer!.id });
-    expect(v.verification!.verificationStatus).toBe("PENDING");
+    await expectPublicError(h.client.createVerification({ platformId, customerId: customer!.id }), 501, "NOT_IMPLEMENTED");
+    expect((await h.client.listVerifications({ platformId, customerId: customer!.id })).verifications).toHaveLength(0);
+    expect((await h.client.getCustomer({ platformId, customerId: customer!.id })).customer!.verificationStatus).toBe("UNVERIFIED");
     const biz = await h.client.createCustomer({ platformId, customer: business("X-999") });
     const o = await h.client.createBeneficialOwner({ platformId, customerId: biz.customer!.id, roles: ["DIRECTOR"], personalInfo: personalInfo("Doe") });
     expect(o.beneficialOwner!.kycStatus).toBe("PENDING");

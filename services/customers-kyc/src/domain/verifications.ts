@@ -1,4 +1,4 @@
-import { errors, newId, type Clock } from "@corridor/kit";
+import { AppError, errors, newId, type Clock } from "@corridor/kit";
 import { changeTime, liveCustomer } from "./customers.js";
 import { pageOf, pageStart } from "./paging.js";
 import type { PlatformDirectory, Transact } from "./ports.js";
@@ -66,6 +66,12 @@ export function createVerifications({ transact, clock, platforms }: Verification
         }
         const owners = customer.customerType === "BUSINESS" ? await store.owners.allOf(platformId, customerId) : [];
         const problems = verificationErrors(customer, owners);
+        // Production needs a KYC provider connector and none ships (decisions §1 treats a missing
+        // connector as 501): answering PENDING would leave the customer waiting for a decision
+        // nothing will ever make. Data problems are still reported first, as a sandbox would.
+        if (platform.environment !== "SANDBOX" && !problems.length) {
+          throw new AppError(501, "NOT_IMPLEMENTED", "No KYC provider connector is configured for production platforms; regulated platforms set kycStatus themselves", { customerId });
+        }
         const now = changeTime(clock, customer.updatedAt);
         const outcome = platform.environment === "SANDBOX" ? sandboxOutcome(sandboxIdentifier(customer)) : "PENDING";
         const verification: Verification = {
