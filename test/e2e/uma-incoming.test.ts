@@ -219,6 +219,37 @@ describe.skipIf(skipReason())(`incoming UMA payments and the approval exchange (
     expect(res.body).toMatchObject({ status: "COMPLETED", destination: { destinationType: "ACCOUNT", accountId: usd.id } });
   });
 
+  it("receiver fields the platform's config requires are asked in the webhook and required to approve", async () => {
+    const asker = await system.createPlatform();
+    const { customer: c, usd: account } = await newCustomer(asker);
+    const cfg = (await asker.call("GET", "/config")).body;
+    const currencies = cfg.supportedCurrencies.map((k: { currencyCode: string }) => (k.currencyCode === "USD" ? { ...k, providerRequiredCustomerFields: ["FULL_NAME", "BIRTH_DATE"] } : k));
+    expect((await asker.call("PATCH", "/config", { webhookEndpoint: receiver.url, supportedCurrencies: currencies })).status).toBe(200);
+    receiver.setSecret((await asker.call("GET", "/config/webhook-secret")).body.secret);
+    try {
+      // A 200 without every requested field is not an approval.
+      receiver.answer(() => ({ status: 200, body: { receiverCustomerInfo: { FULL_NAME: "Alice Smith" } } }));
+      const lacking = await receive(asker, c.umaAddress, 700);
+      expect(lacking.body).toMatchObject({ status: "FAILED", failureReason: "PAYMENT_APPROVAL_WEBHOOK_ERROR" });
+      expect(receiver.received.at(-1)!.data.requestedReceiverCustomerInfoFields).toEqual(["FULL_NAME", "BIRTH_DATE"]);
+
+      receiver.answer(() => ({ status: 202 }));
+      const res = await receive(asker, c.umaAddress, 800);
+      expect(res.body.status).toBe("PENDING");
+      const refused = await asker.call("POST", `/transactions/${res.body.id}/approve`, { receiverCustomerInfo: { FULL_NAME: "Alice Smith" } });
+      expect(refused.status).toBe(400);
+      expect(refused.body.details.errors.map((e: { field: string }) => e.field)).toEqual(["body.receiverCustomerInfo.BIRTH_DATE"]);
+      expect((await asker.call("GET", `/transactions/${res.body.id}`)).body.status).toBe("PENDING");
+      const info = { FULL_NAME: "Alice Smith", BIRTH_DATE: "1990-01-01" };
+      const approved = await asker.call("POST", `/transactions/${res.body.id}/approve`, { receiverCustomerInfo: info });
+      expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+      expect(approved.body).toMatchObject({ status: "COMPLETED", receiverCustomerInfo: info });
+      expect(await customerBalance(asker, c.id, account.id)).toBe(800);
+    } finally {
+      receiver.setSecret((await p.call("GET", "/config/webhook-secret")).body.secret);
+    }
+  });
+
   it("a platform without a webhook endpoint: approved at once", async () => {
     const quiet = await system.createPlatform();
     const { customer: c, usd: account } = await newCustomer(quiet);

@@ -112,7 +112,16 @@ export function buildQuotesFx(
   });
   const log = deps.log ?? { warn: () => {}, debug: () => {} };
   const incoming = deps.incoming
-    ? createIncomingPayments({ ports: deps.incoming, store: approvalStore(db), clock: deps.clock, windowMs: config.CORRIDOR_INCOMING_APPROVAL_WINDOW_SECONDS * 1000, webhookTimeoutMs: config.CORRIDOR_INCOMING_WEBHOOK_TIMEOUT_SECONDS * 1000, log })
+    ? createIncomingPayments({
+        ports: deps.incoming,
+        store: approvalStore(db),
+        clock: deps.clock,
+        requestedReceiverFields: async (platformId, currency) =>
+          (await deps.platforms.facts(platformId)).supportedCurrencies.find((c) => c.currencyCode === currency)?.providerRequiredCustomerFields ?? [],
+        windowMs: config.CORRIDOR_INCOMING_APPROVAL_WINDOW_SECONDS * 1000,
+        webhookTimeoutMs: config.CORRIDOR_INCOMING_WEBHOOK_TIMEOUT_SECONDS * 1000,
+        log,
+      })
     : undefined;
   return {
     // No per-service options here: they would replace the host's interceptors (docs/architecture.md).

@@ -36,32 +36,32 @@ const store = () => approvalStore(db);
 describe("incoming_approvals", () => {
   it("a row recorded from the event has no deadline; the request path's add gives it one, once", async () => {
     await recordAwaitingFromEvent(db, { platformId: P, transactionId: "Transaction:a", now: clock.now() });
-    expect(await store().awaiting(P, "Transaction:a")).toEqual({ platformId: P, transactionId: "Transaction:a", deadline: null, acknowledged: false });
-    await store().add({ platformId: P, transactionId: "Transaction:a", deadline: at(15), acknowledged: false }, clock.now());
-    expect((await store().awaiting(P, "Transaction:a"))!.deadline).toEqual(at(15));
+    expect(await store().awaiting(P, "Transaction:a")).toEqual({ platformId: P, transactionId: "Transaction:a", deadline: null, acknowledged: false, requestedFields: [] });
+    await store().add({ platformId: P, transactionId: "Transaction:a", deadline: at(15), acknowledged: false, requestedFields: ["FULL_NAME"] }, clock.now());
+    expect(await store().awaiting(P, "Transaction:a")).toMatchObject({ deadline: at(15), requestedFields: ["FULL_NAME"] });
     // A later add (the worker racing the request path) changes nothing.
-    await store().add({ platformId: P, transactionId: "Transaction:a", deadline: at(99), acknowledged: false }, clock.now());
+    await store().add({ platformId: P, transactionId: "Transaction:a", deadline: at(99), acknowledged: false, requestedFields: [] }, clock.now());
     expect((await store().awaiting(P, "Transaction:a"))!.deadline).toEqual(at(15));
   });
 
   it("the event arriving after the request path recorded (or closed) the row changes nothing", async () => {
-    await store().add({ platformId: P, transactionId: "Transaction:b", deadline: at(15), acknowledged: false }, clock.now());
+    await store().add({ platformId: P, transactionId: "Transaction:b", deadline: at(15), acknowledged: false, requestedFields: [] }, clock.now());
     await store().acknowledge(P, "Transaction:b", at(5), clock.now());
     await recordAwaitingFromEvent(db, { platformId: P, transactionId: "Transaction:b", now: clock.now() });
     expect(await store().awaiting(P, "Transaction:b")).toMatchObject({ deadline: at(5), acknowledged: true });
 
-    await store().add({ platformId: P, transactionId: "Transaction:c", deadline: at(15), acknowledged: false }, clock.now());
+    await store().add({ platformId: P, transactionId: "Transaction:c", deadline: at(15), acknowledged: false, requestedFields: [] }, clock.now());
     await store().done(P, "Transaction:c", clock.now());
     await recordAwaitingFromEvent(db, { platformId: P, transactionId: "Transaction:c", now: clock.now() });
     expect(await store().awaiting(P, "Transaction:c")).toBeUndefined();
     // A decided row never gains a deadline again either.
-    await store().add({ platformId: P, transactionId: "Transaction:c", deadline: at(1), acknowledged: false }, clock.now());
+    await store().add({ platformId: P, transactionId: "Transaction:c", deadline: at(1), acknowledged: false, requestedFields: [] }, clock.now());
     expect(await store().awaiting(P, "Transaction:c")).toBeUndefined();
   });
 
   it("the worker sees rows without a deadline first, then the earliest deadlines", async () => {
-    await store().add({ platformId: P, transactionId: "Transaction:late", deadline: at(60), acknowledged: true }, clock.now());
-    await store().add({ platformId: P, transactionId: "Transaction:soon", deadline: at(1), acknowledged: true }, clock.now());
+    await store().add({ platformId: P, transactionId: "Transaction:late", deadline: at(60), acknowledged: true, requestedFields: [] }, clock.now());
+    await store().add({ platformId: P, transactionId: "Transaction:soon", deadline: at(1), acknowledged: true, requestedFields: [] }, clock.now());
     await recordAwaitingFromEvent(db, { platformId: P, transactionId: "Transaction:orphan", now: clock.now() });
     expect((await store().allAwaiting(10)).map((a) => a.transactionId)).toEqual(["Transaction:orphan", "Transaction:soon", "Transaction:late"]);
     expect((await store().allAwaiting(1)).map((a) => a.transactionId)).toEqual(["Transaction:orphan"]);

@@ -9,6 +9,7 @@ function world() {
   const txs = new Map<string, Tx>();
   const decisions: { id: string; d: Decision }[] = [];
   const state = { reply: "APPROVED" as ApprovalReply | "THROW" | "CRASH", sandboxOffsetMs: 0, asked: 0, n: 0 };
+  const asked: string[][] = [];
   const clock = new ManualClock(new Date("2026-01-01T00:00:00Z"));
   const ports: IncomingPorts<Tx> = {
     async customerByUma(_p, uma) {
@@ -32,7 +33,8 @@ function world() {
     async getTransaction(_p, id) {
       return { ...txs.get(id)! };
     },
-    async requestApproval() {
+    async requestApproval(_p, _tx, fields) {
+      asked.push(fields);
       state.asked++;
       if (state.reply === "THROW") throw new Error("notifications unreachable");
       // The process died while the webhook was in flight: no reply is ever handled.
@@ -52,7 +54,7 @@ function world() {
     async add(a) {
       const r = rows.get(a.transactionId);
       if (!r) rows.set(a.transactionId, { ...a, done: false });
-      else if (!r.done && r.deadline === null) r.deadline = a.deadline;
+      else if (!r.done && r.deadline === null) Object.assign(r, { deadline: a.deadline, requestedFields: a.requestedFields });
     },
     async acknowledge(p, id, deadline) {
       const r = rows.get(id);
@@ -65,8 +67,9 @@ function world() {
       return [...rows.values()].filter((r) => !r.done);
     },
   };
-  const incoming = createIncomingPayments({ ports, store, clock, windowMs: 5_000 });
-  return { incoming, txs, decisions, state, clock, rows, ports, store };
+  const requested = { fields: [] as string[] };
+  const incoming = createIncomingPayments({ ports, store, clock, windowMs: 5_000, requestedReceiverFields: async () => requested.fields });
+  return { incoming, txs, decisions, state, clock, rows, ports, store, requested, asked };
 }
 
 const receive = (w: ReturnType<typeof world>, idempotencyKey = "") =>
@@ -153,6 +156,40 @@ describe("incoming UMA payments: the approval exchange", () => {
     expect(w.state.asked).toBe(1);
   });
 
+  describe("requested receiver fields (the platform's providerRequiredCustomerFields for the currency)", () => {
+    beforeEach(() => {
+      w.requested.fields = ["FULL_NAME", "BIRTH_DATE"];
+    });
+
+    it("are asked in the webhook; a 200 carrying them approves, one lacking any fails PAYMENT_APPROVAL_WEBHOOK_ERROR", async () => {
+      w.state.reply = "APPROVED"; // the fake's reply carries FULL_NAME only
+      const { tx } = await receive(w);
+      expect(w.asked.at(-1)).toEqual(["FULL_NAME", "BIRTH_DATE"]);
+      expect(tx).toMatchObject({ status: "FAILED", failureReason: "PAYMENT_APPROVAL_WEBHOOK_ERROR" });
+      expect(w.decisions.at(-1)!.d).toMatchObject({ kind: "FAIL", detail: expect.stringContaining("BIRTH_DATE") });
+      w.requested.fields = ["FULL_NAME"];
+      expect((await receive(w)).tx.status).toBe("COMPLETED");
+    });
+
+    it("an approval through the API must carry each of them: 400 naming the missing ones, nothing decided; then it approves", async () => {
+      w.state.reply = "ACKNOWLEDGED";
+      const { tx } = await receive(w);
+      expect(w.rows.get(tx.id)!.requestedFields).toEqual(["FULL_NAME", "BIRTH_DATE"]);
+      const err = await appError(w.incoming.approve("Platform:p", tx.id, { FULL_NAME: "Alice", BIRTH_DATE: " " }));
+      expect([err.status, err.code]).toEqual([400, "INVALID_INPUT"]);
+      expect((err.details.errors as { field: string }[]).map((e) => e.field)).toEqual(["receiverCustomerInfo.BIRTH_DATE"]);
+      expect(w.txs.get(tx.id)!.status).toBe("PENDING");
+      expect(w.decisions).toHaveLength(0);
+      expect((await w.incoming.approve("Platform:p", tx.id, { FULL_NAME: "Alice", BIRTH_DATE: "1990-01-01" })).status).toBe("COMPLETED");
+    });
+
+    it("a reject needs none of them", async () => {
+      w.state.reply = "ACKNOWLEDGED";
+      const { tx } = await receive(w);
+      expect((await w.incoming.reject("Platform:p", tx.id, "no")).status).toBe("REJECTED");
+    });
+  });
+
   describe("crash safety: the approval row is recorded before notifications is called", () => {
     it("dying after the ledger created the payment and before any reply: the row (unacknowledged, deadline = sandbox now + webhook timeout + window) was already recorded; the worker fails it PAYMENT_APPROVAL_WEBHOOK_ERROR after timeout + window", async () => {
       w.state.reply = "CRASH";
@@ -173,7 +210,7 @@ describe("incoming UMA payments: the approval exchange", () => {
       w.state.sandboxOffsetMs = 60_000;
       // The request died right after createIncoming: only the consumer of INCOMING_PAYMENT_PENDING recorded a row.
       const created = await w.ports.createIncoming({ platformId: "Platform:p", customerId: "Customer:alice", senderUmaAddress: "$bob@x.example", receiverUmaAddress: "$alice@sandbox.uma.money", currency: "USD", amount: 100n, idempotencyKey: "" });
-      await w.store.add({ platformId: "Platform:p", transactionId: created.tx.id, deadline: null, acknowledged: false }, w.clock.now());
+      await w.store.add({ platformId: "Platform:p", transactionId: created.tx.id, deadline: null, acknowledged: false, requestedFields: [] }, w.clock.now());
       expect(await w.incoming.expireDue()).toEqual({ expired: 0, failed: 0 });
       expect(w.rows.get(created.tx.id)!.deadline!.getTime()).toBe(w.clock.now().getTime() + 60_000 + 10_000 + 5_000);
       w.clock.advance(14_999);

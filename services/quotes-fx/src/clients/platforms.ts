@@ -19,6 +19,7 @@ export function platformDirectory(transport: () => Transport): PlatformDirectory
           minAmount: c.minAmount,
           maxAmount: c.maxAmount,
           requiredCounterpartyFields: c.requiredCounterpartyFields.map((f) => ({ name: f.name, mandatory: f.mandatory })),
+          providerRequiredCustomerFields: [...c.providerRequiredCustomerFields],
         })),
       };
     },

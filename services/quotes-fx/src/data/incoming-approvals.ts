@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { ApprovalStore } from "../domain/incoming.js";
+import type { ApprovalStore, AwaitingApproval } from "../domain/incoming.js";
 import type { QuotesFxDatabase } from "./tables.js";
 
 /** incoming_approvals: deadlines of incoming payments awaiting the platform (recorded before the webhook), scoped by platform. */
@@ -8,21 +8,31 @@ export function approvalStore(db: Kysely<QuotesFxDatabase>): ApprovalStore {
     async awaiting(platformId, transactionId) {
       const row = await db
         .selectFrom("incoming_approvals")
-        .select(["transaction_id", "platform_id", "deadline", "acknowledged"])
+        .select(["transaction_id", "platform_id", "deadline", "acknowledged", "requested_fields"])
         .where("platform_id", "=", platformId)
         .where("transaction_id", "=", transactionId)
         .where("state", "=", "AWAITING")
         .executeTakeFirst();
-      return row ? { transactionId: row.transaction_id, platformId: row.platform_id, deadline: row.deadline, acknowledged: row.acknowledged } : undefined;
+      return row ? toAwaiting(row) : undefined;
     },
     async add(a, now) {
       await db
         .insertInto("incoming_approvals")
-        .values({ transaction_id: a.transactionId, platform_id: a.platformId, deadline: a.deadline, acknowledged: a.acknowledged, state: "AWAITING", created_at: now, updated_at: now })
+        .values({
+          transaction_id: a.transactionId,
+          platform_id: a.platformId,
+          deadline: a.deadline,
+          acknowledged: a.acknowledged,
+          requested_fields: JSON.stringify(a.requestedFields),
+          state: "AWAITING",
+          created_at: now,
+          updated_at: now,
+        })
         .onConflict((oc) =>
           oc
             .column("transaction_id")
-            .doUpdateSet({ deadline: a.deadline, updated_at: now })
+            // A row the ledger's event recorded knows neither the deadline nor the fields asked.
+            .doUpdateSet({ deadline: a.deadline, requested_fields: JSON.stringify(a.requestedFields), updated_at: now })
             .where("incoming_approvals.deadline", "is", null)
             .where("incoming_approvals.state", "=", "AWAITING"),
         )
@@ -48,13 +58,13 @@ export function approvalStore(db: Kysely<QuotesFxDatabase>): ApprovalStore {
     async allAwaiting(limit) {
       const rows = await db
         .selectFrom("incoming_approvals")
-        .select(["transaction_id", "platform_id", "deadline", "acknowledged"])
+        .select(["transaction_id", "platform_id", "deadline", "acknowledged", "requested_fields"])
         .where("state", "=", "AWAITING")
         // Rows without a deadline first: they need one before anything else can happen to them.
         .orderBy("deadline", (ob) => ob.asc().nullsFirst())
         .limit(limit)
         .execute();
-      return rows.map((r) => ({ transactionId: r.transaction_id, platformId: r.platform_id, deadline: r.deadline, acknowledged: r.acknowledged }));
+      return rows.map(toAwaiting);
     },
   };
 }
@@ -71,4 +81,10 @@ export async function recordAwaitingFromEvent(db: Kysely<QuotesFxDatabase>, i: {
     .values({ transaction_id: i.transactionId, platform_id: i.platformId, deadline: null, acknowledged: false, state: "AWAITING", created_at: i.now, updated_at: i.now })
     .onConflict((oc) => oc.column("transaction_id").doNothing())
     .execute();
+}
+
+function toAwaiting(r: { transaction_id: string; platform_id: string; deadline: Date | null; acknowledged: boolean; requested_fields: string[] | string }): AwaitingApproval {
+  // pg answers jsonb parsed; PGlite too, but a text fallback keeps both paths honest.
+  const fields = typeof r.requested_fields === "string" ? (JSON.parse(r.requested_fields) as string[]) : r.requested_fields;
+  return { transactionId: r.transaction_id, platformId: r.platform_id, deadline: r.deadline, acknowledged: r.acknowledged, requestedFields: fields ?? [] };
 }

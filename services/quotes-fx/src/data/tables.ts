@@ -75,6 +75,8 @@ export interface IncomingApprovalsTable {
   /** false until the platform answered 202 (the row is recorded before the webhook is sent). */
   acknowledged: ColumnType<boolean, boolean | undefined, boolean>;
   state: "AWAITING" | "DONE";
+  /** JSON array of the receiver field names asked for in the approval webhook. */
+  requested_fields: ColumnType<string[], string | undefined, string>;
   created_at: Date;
   updated_at: Date;
 }

@@ -42,6 +42,11 @@ export interface AwaitingApproval {
   deadline: Date | null;
   /** True once the platform answered 202; before that the row only guards against a lost exchange. */
   acknowledged: boolean;
+  /**
+   * Receiver fields asked for in the INCOMING_PAYMENT_PENDING webhook
+   * (requestedReceiverCustomerInfoFields): an approval must carry each of them.
+   */
+  requestedFields: string[];
 }
 
 export interface ApprovalStore {
@@ -72,6 +77,11 @@ export function createIncomingPayments<T extends TxLike>(deps: {
    */
   webhookTimeoutMs?: number;
   log?: { warn(obj: object, msg: string): void };
+  /**
+   * The receiver fields to ask the platform for an incoming payment in this currency: its
+   * configuration's providerRequiredCustomerFields (none when the currency is not configured).
+   */
+  requestedReceiverFields?: (platformId: string, currency: string) => Promise<string[]>;
 }) {
   const { ports, store, clock } = deps;
   const webhookTimeoutMs = deps.webhookTimeoutMs ?? 10_000;
@@ -80,9 +90,17 @@ export function createIncomingPayments<T extends TxLike>(deps: {
    * Records the approval row (unacknowledged) before the exchange starts, so a crash of this
    * service mid-exchange still ends in FAILED: the worker fails it when the deadline passes.
    */
-  async function guard(platformId: string, transactionId: string) {
+  async function guard(platformId: string, transactionId: string, requestedFields: string[]) {
     const deadline = new Date((await ports.sandboxNow(platformId)).getTime() + webhookTimeoutMs + deps.windowMs);
-    await store.add({ transactionId, platformId, deadline, acknowledged: false }, clock.now());
+    await store.add({ transactionId, platformId, deadline, acknowledged: false, requestedFields }, clock.now());
+  }
+
+  /** The requested fields an approval's receiverCustomerInfo lacks (absent, null or empty). */
+  function missingFields(requested: string[], info: Record<string, unknown> | undefined): string[] {
+    return requested.filter((f) => {
+      const v = info?.[f];
+      return v === undefined || v === null || (typeof v === "string" && v.trim() === "");
+    });
   }
 
   async function failTimedOut(a: AwaitingApproval) {
@@ -109,6 +127,12 @@ export function createIncomingPayments<T extends TxLike>(deps: {
     if (!transactionId) throw errors.invalidInput([{ field: "transactionId", reason: "is required" }]);
     const awaiting = await store.awaiting(platformId, transactionId);
     if (await expireIfDue(awaiting)) throw notAwaitingApproval(await ports.getTransaction(platformId, transactionId));
+    if (awaiting && d.kind === "APPROVE") {
+      const missing = missingFields(awaiting.requestedFields, d.receiverCustomerInfo);
+      if (missing.length) {
+        throw errors.invalidInput(missing.map((f) => ({ field: `receiverCustomerInfo.${f}`, reason: "was requested in requestedReceiverCustomerInfoFields and is required to approve" })));
+      }
+    }
     const r = await ports.resolve(platformId, transactionId, d);
     if (awaiting) await store.done(platformId, transactionId, clock.now());
     if (!r.changed) throw notAwaitingApproval(r.tx);
@@ -127,20 +151,21 @@ export function createIncomingPayments<T extends TxLike>(deps: {
       if (!customer) {
         throw new AppError(404, "RECEIVER_NOT_FOUND", `No customer of this platform has the UMA address ${i.receiverUmaAddress}`, { receiverUmaAddress: i.receiverUmaAddress });
       }
+      const requestedFields = deps.requestedReceiverFields ? await deps.requestedReceiverFields(i.platformId, i.currency) : [];
       const created = await ports.createIncoming({ ...i, customerId: customer.id });
       // A replay answers the payment as it stands now; the exchange ran (or runs) for the first request only.
       if (created.replayed) {
         const now = await ports.getTransaction(i.platformId, created.tx.id);
         // The first request may have died before recording its row: a PENDING payment gets one
         // (a no-op when it exists), so it cannot stay PENDING forever.
-        if (now.status === "PENDING") await guard(i.platformId, now.id);
+        if (now.status === "PENDING") await guard(i.platformId, now.id, requestedFields);
         return { tx: now, replayed: true };
       }
       const tx = created.tx;
-      await guard(i.platformId, tx.id);
+      await guard(i.platformId, tx.id, requestedFields);
       let answer: Awaited<ReturnType<IncomingPorts<T>["requestApproval"]>>;
       try {
-        answer = await ports.requestApproval(i.platformId, tx, []);
+        answer = await ports.requestApproval(i.platformId, tx, requestedFields);
       } catch (err) {
         deps.log?.warn({ err, transactionId: tx.id }, "approval request could not be sent");
         answer = { reply: "ERROR" };
@@ -150,10 +175,14 @@ export function createIncomingPayments<T extends TxLike>(deps: {
         await store.acknowledge(i.platformId, tx.id, deadline, clock.now());
         return { tx: await ports.getTransaction(i.platformId, tx.id), replayed: false };
       }
+      // A 200 must carry every requested field, as an approval through the API must.
+      const lacking = answer.reply === "APPROVED" ? missingFields(requestedFields, answer.receiverCustomerInfo) : [];
       const decision: Decision =
         answer.reply === "ERROR"
           ? { kind: "FAIL", failureReason: WEBHOOK_ERROR, detail: "the approval webhook failed or answered neither 200 nor 202" }
-          : { kind: "APPROVE", receiverCustomerInfo: answer.receiverCustomerInfo };
+          : lacking.length
+            ? { kind: "FAIL", failureReason: WEBHOOK_ERROR, detail: `the approval webhook answered 200 without the requested receiverCustomerInfo fields ${lacking.join(", ")}` }
+            : { kind: "APPROVE", receiverCustomerInfo: answer.receiverCustomerInfo };
       // Not changed: the platform decided through the API while its webhook call was still open.
       const r = await ports.resolve(i.platformId, tx.id, decision);
       await store.done(i.platformId, tx.id, clock.now());
@@ -178,7 +207,7 @@ export function createIncomingPayments<T extends TxLike>(deps: {
           // Recorded from the ledger's event with no request to finish the exchange (this service
           // died between the ledger's answer and its own row): the deadline starts now.
           if (!a.deadline) {
-            await guard(a.platformId, a.transactionId);
+            await guard(a.platformId, a.transactionId, a.requestedFields);
             continue;
           }
           let now = nowByPlatform.get(a.platformId);

@@ -8,6 +8,8 @@ export interface PlatformCurrencyConfig {
   minAmount: bigint;
   maxAmount: bigint;
   requiredCounterpartyFields: { name: string; mandatory: boolean }[];
+  /** Receiver fields asked of the platform for an incoming payment in this currency (approval webhook). */
+  providerRequiredCustomerFields?: string[];
 }
 
 export interface PlatformFacts {
