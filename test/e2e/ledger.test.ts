@@ -25,6 +25,27 @@ describe.skipIf(skipReason())(`ledger (${mode})`, () => {
     p.call("POST", "/transfer-in", { source: { accountId: source }, destination: { accountId: destination }, amount });
   const fieldsOf = (body: any) => (body?.details?.errors ?? []).map((e: any) => e.field);
 
+  /** A customer through the public API, or undefined when the customers routes are not there yet. */
+  async function customer(fullName: string) {
+    const cfg = (await p.call("GET", "/config")).body;
+    if (!cfg.supportedCurrencies.some((c: any) => c.currencyCode === "USDC")) {
+      const supportedCurrencies = [...cfg.supportedCurrencies, { ...cfg.supportedCurrencies[0], currencyCode: "USDC" }];
+      expect((await p.call("PATCH", "/config", { supportedCurrencies })).status).toBe(200);
+    }
+    const res = await p.call("POST", "/customers", {
+      customerType: "INDIVIDUAL",
+      platformCustomerId: `ledger-${fullName.replace(/\W/g, "")}-${Date.now()}`,
+      fullName,
+      birthDate: "1990-01-01",
+      nationality: "US",
+      address: { line1: "1 Main St", postalCode: "10001", country: "US" },
+      currencies: ["USD", "USDC"],
+    });
+    if (res.status === 404) return undefined;
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body;
+  }
+
   describe("internal accounts and sandbox funding", () => {
     it("opens the platform's USD account with USD_ACCOUNT funding instructions", async () => {
       expect(usd).toMatchObject({
@@ -187,15 +208,17 @@ describe.skipIf(skipReason())(`ledger (${mode})`, () => {
       expect(await balanceOf(p)).toBe(before - 2500);
     });
 
+    // decisions §5: OUTGOING has no REJECTED status, so a bank's rejection (004) is FAILED too, the
+    // rejection kept in failureDetail.
     it.each([
-      ["002", "FAILED", "INSUFFICIENT_FUNDS"],
-      ["003", "FAILED", "ACCOUNT_CLOSED"],
-      ["004", "REJECTED", "BANK_REJECTED"],
-    ])("%s ends %s and the hold goes back", async (suffix, status, detail) => {
+      ["002", "INSUFFICIENT_FUNDS"],
+      ["003", "ACCOUNT_CLOSED"],
+      ["004", "BANK_REJECTED"],
+    ])("%s ends FAILED OFFRAMP_FAILED (%s) and the hold goes back", async (suffix, detail) => {
       const ext = await platformExternal(p, suffix);
       const before = await balanceOf(p);
       const res = await out(usd.id, ext.id, 700);
-      const t = await txStatus(p, res.body.id, status);
+      const t = await txStatus(p, res.body.id, "FAILED");
       expect(t).toMatchObject({ failureReason: "OFFRAMP_FAILED", failureDetail: detail });
       expect(t.settledAt).toBeUndefined();
       await eventually(async () => ((await balanceOf(p)) === before ? true : undefined));
@@ -211,7 +234,8 @@ describe.skipIf(skipReason())(`ledger (${mode})`, () => {
       expect(await balanceOf(p)).toBe(before - 900);
       const moved = await p.call("POST", "/sandbox/clock/advance", { seconds: 1 });
       expect(moved.body.fired).toBeGreaterThanOrEqual(1);
-      await txStatus(p, res.body.id, "FAILED");
+      const t = await txStatus(p, res.body.id, "FAILED");
+      expect(t).toMatchObject({ failureReason: "OFFRAMP_FAILED", failureDetail: "TIMED_OUT" });
       await eventually(async () => ((await balanceOf(p)) === before ? true : undefined));
     });
 
@@ -247,11 +271,19 @@ describe.skipIf(skipReason())(`ledger (${mode})`, () => {
       await eventually(async () => ((await balanceOf(p)) === before + 4200 ? true : undefined));
     });
 
-    it.each(["002", "003", "004"])("%s fails and credits nothing", async (suffix) => {
+    // A failed pull carries the spec's only rail-failure reason, OFFRAMP_FAILED (the enum is closed), and a bank's
+    // rejection is FAILED as well (REJECTED is left to incoming payments their receiver declines).
+    it.each([
+      ["002", "INSUFFICIENT_FUNDS"],
+      ["003", "ACCOUNT_CLOSED"],
+      ["004", "BANK_REJECTED"],
+    ])("%s ends FAILED OFFRAMP_FAILED (%s) and credits nothing", async (suffix, detail) => {
       const ext = await platformExternal(p, suffix);
       const before = await balanceOf(p);
       const res = await pull(ext.id, usd.id, 100);
-      await txStatus(p, res.body.id, "FAILED");
+      const t = await txStatus(p, res.body.id, "FAILED");
+      expect(t).toMatchObject({ type: "INCOMING", failureReason: "OFFRAMP_FAILED", failureDetail: detail });
+      expect(t.settledAt).toBeUndefined();
       expect(await balanceOf(p)).toBe(before);
     });
 
@@ -260,7 +292,8 @@ describe.skipIf(skipReason())(`ledger (${mode})`, () => {
       const res = await pull(ext.id, usd.id, 100);
       await txStatus(p, res.body.id, "PROCESSING");
       await p.call("POST", "/sandbox/clock/advance", { seconds: 30 });
-      await txStatus(p, res.body.id, "FAILED");
+      const t = await txStatus(p, res.body.id, "FAILED");
+      expect(t).toMatchObject({ failureReason: "OFFRAMP_FAILED", failureDetail: "TIMED_OUT" });
     });
 
     it("refuses sources that cannot be pulled from", async () => {
@@ -345,6 +378,24 @@ describe.skipIf(skipReason())(`ledger (${mode})`, () => {
       expect((await p.call("GET", "/transactions?status=LOST")).status).toBe(400);
     });
 
+    it("answers 400 INVALID_INPUT on query.cursor for a forged cursor on every ledger list", async () => {
+      const encode = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+      // {"k":"x","id":"y"}: the audit's example; then a date Date.parse takes but the API never issues, a number, and no JSON.
+      const forged = ["eyJrIjoieCIsImlkIjoieSJ9", encode({ k: "2025", id: "y" }), encode({ k: 1, id: "y" }), encode({ k: new Date().toISOString(), id: 5 }), "garbage"];
+      for (const path of ["/transactions", "/customers/internal-accounts", "/customers/external-accounts", "/platform/external-accounts"]) {
+        for (const cursor of forged) {
+          const res = await p.call("GET", `${path}?cursor=${cursor}`);
+          expect(res.status, `${path} ${cursor}: ${JSON.stringify(res.body)}`).toBe(400);
+          expect(res.body.code).toBe("INVALID_INPUT");
+          expect(fieldsOf(res.body)).toEqual(["query.cursor"]);
+        }
+      }
+      // A cursor the API issued still pages.
+      const first = await p.call("GET", "/platform/external-accounts?limit=1");
+      expect(first.body.nextCursor).toEqual(expect.any(String));
+      expect((await p.call("GET", `/platform/external-accounts?limit=1&cursor=${first.body.nextCursor}`)).status).toBe(200);
+    });
+
     it("keeps every platform's money and records to itself", async () => {
       const other = await system.createPlatform();
       const otherUsd = await platformAccount(other);
@@ -356,6 +407,47 @@ describe.skipIf(skipReason())(`ledger (${mode})`, () => {
       expect((await other.call("GET", `/platform/external-accounts/${ext.id}`)).status).toBe(404);
       expect((await other.call("POST", "/transfer-out", { source: { accountId: otherUsd.id }, destination: { accountId: ext.id }, amount: 1 })).status).toBe(404);
       expect((await other.call("POST", "/transfer-out", { source: { accountId: usd.id }, destination: { accountId: ext.id }, amount: 1 })).status).toBe(404);
+
+      // A customer of this platform, with an account of each kind, seen from the other platform.
+      const c = await customer("Iris Isolated");
+      expect(c, "the customers routes").toBeDefined();
+      const [cUsd] = await eventually(async () => {
+        const res = await p.call("GET", `/customers/internal-accounts?customerId=${c.id}&currency=USD`);
+        return res.body.data?.length ? res.body.data : undefined;
+      });
+      const cExt = await p.call("POST", "/customers/external-accounts", { customerId: c.id, currency: "USD", accountInfo: usdAccountInfo("000") });
+      expect(cExt.status).toBe(201);
+      const otherOwn = await platformExternal(other, "000");
+      const txCount = (await p.call("GET", "/transactions?limit=1")).body.totalCount;
+      const usdBefore = await balanceOf(p);
+
+      expect((await other.call("GET", `/customers/external-accounts/${cExt.body.id}`)).status).toBe(404);
+      expect((await other.call("DELETE", `/customers/external-accounts/${cExt.body.id}`)).status).toBe(404);
+      expect((await other.call("DELETE", `/platform/external-accounts/${ext.id}`)).status).toBe(404);
+      // Lists are scoped by platform: another platform's customer id is a filter that matches nothing (documented as a list, not a 404).
+      for (const path of [`/customers/internal-accounts?customerId=${c.id}`, `/customers/external-accounts?customerId=${c.id}`]) {
+        const res = await other.call("GET", path);
+        expect(res.status, path).toBe(200);
+        expect(res.body, path).toMatchObject({ data: [], hasMore: false, totalCount: 0 });
+      }
+      // Pulls into, or from, the first platform's accounts: 404 whichever side is foreign.
+      for (const [source, destination] of [
+        [ext.id, usd.id], // both foreign
+        [ext.id, otherUsd.id], // foreign source
+        [otherOwn.id, usd.id], // foreign destination
+        [cExt.body.id, cUsd.id], // a foreign customer's accounts
+      ]) {
+        const res = await other.call("POST", "/transfer-in", { source: { accountId: source }, destination: { accountId: destination }, amount: 1 });
+        expect(res.status, `${source} -> ${destination}: ${JSON.stringify(res.body)}`).toBe(404);
+      }
+      expect((await other.call("POST", "/transfer-out", { source: { accountId: cUsd.id }, destination: { accountId: cExt.body.id }, amount: 1 })).status).toBe(404);
+
+      // Nothing changed on this platform.
+      expect((await p.call("GET", `/customers/external-accounts/${cExt.body.id}`)).body).toMatchObject({ id: cExt.body.id, status: "ACTIVE" });
+      expect((await p.call("GET", `/platform/external-accounts/${ext.id}`)).body).toMatchObject({ id: ext.id, status: "ACTIVE" });
+      expect((await p.call("GET", "/transactions?limit=1")).body.totalCount).toBe(txCount);
+      expect(await balanceOf(p)).toBe(usdBefore);
+      expect((await other.call("GET", "/transactions")).body.totalCount).toBe(0);
       // Moving one platform's sandbox clock leaves the other's pending transfers alone.
       await fund(other, otherUsd.id, 100);
       const otherExt = await platformExternal(other, "005");
@@ -367,27 +459,6 @@ describe.skipIf(skipReason())(`ledger (${mode})`, () => {
   });
 
   describe("customers", () => {
-    /** A customer through the public API, or undefined when the customers routes are not there yet. */
-    async function customer(fullName: string) {
-      const cfg = (await p.call("GET", "/config")).body;
-      if (!cfg.supportedCurrencies.some((c: any) => c.currencyCode === "USDC")) {
-        const supportedCurrencies = [...cfg.supportedCurrencies, { ...cfg.supportedCurrencies[0], currencyCode: "USDC" }];
-        expect((await p.call("PATCH", "/config", { supportedCurrencies })).status).toBe(200);
-      }
-      const res = await p.call("POST", "/customers", {
-        customerType: "INDIVIDUAL",
-        platformCustomerId: `ledger-${fullName.replace(/\W/g, "")}-${Date.now()}`,
-        fullName,
-        birthDate: "1990-01-01",
-        nationality: "US",
-        address: { line1: "1 Main St", postalCode: "10001", country: "US" },
-        currencies: ["USD", "USDC"],
-      });
-      if (res.status === 404) return undefined;
-      expect(res.status, JSON.stringify(res.body)).toBe(201);
-      return res.body;
-    }
-
     it("opens a customer's accounts and lets only a verified customer move money", async (ctx) => {
       const c = await customer("Grace Hopper");
       if (!c) return ctx.skip();

@@ -18,14 +18,47 @@ export function encodeCursor(pos: CursorPosition): string {
   return Buffer.from(JSON.stringify(pos)).toString("base64url");
 }
 
+const notOurs = () => errors.invalidInput([{ field: "cursor", reason: "is not a cursor this API issued" }]);
+
 export function decodeCursor(cursor: string): CursorPosition {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (typeof parsed?.k === "string" && typeof parsed?.id === "string") return parsed;
+    if (typeof parsed?.k === "string" && typeof parsed?.id === "string") return { k: parsed.k, id: parsed.id };
   } catch {
     // fall through to the public error
   }
-  throw errors.invalidInput([{ field: "cursor", reason: "is not a cursor this API issued" }]);
+  throw notOurs();
+}
+
+/** The kinds of sort key a list pages on, and what each decodes to. */
+export interface CursorKeyKinds {
+  /** A timestamp (createdAt and the like), issued as `Date.toISOString()`. */
+  timestamp: Date;
+  /** Any other comparable string. */
+  string: string;
+}
+
+/** A decoded keyset position whose sort key has been checked against the list's kind. */
+export interface KeysetPosition<K> {
+  k: K;
+  id: string;
+}
+
+/**
+ * Decodes a cursor for a list sorted on a key of `kind`; undefined for no cursor (the first page).
+ * A cursor that is not ours, or whose key does not fit the list (forged, or another list's), is a
+ * 400 INVALID_INPUT on `cursor`, never a failing query later: a timestamp key must be exactly the
+ * ISO form this API issues (so it names a real instant), and the id must be a non-empty string.
+ */
+export function decodeKeysetCursor<Kind extends keyof CursorKeyKinds>(cursor: string | undefined, kind: Kind): KeysetPosition<CursorKeyKinds[Kind]> | undefined {
+  if (cursor === undefined || cursor === "") return undefined;
+  const pos = decodeCursor(cursor);
+  if (pos.id === "") throw notOurs();
+  if (kind === "string") return pos as KeysetPosition<CursorKeyKinds[Kind]>;
+  const at = new Date(pos.k);
+  // The round trip refuses what Date parses leniently ("2020", "1/2/2020") and invalid dates.
+  if (Number.isNaN(at.getTime()) || at.toISOString() !== pos.k) throw notOurs();
+  return { k: at, id: pos.id } as KeysetPosition<CursorKeyKinds[Kind]>;
 }
 
 export function pageSize(limit: number | undefined): number {

@@ -20,6 +20,7 @@ import { PublicErrorSchema, type PublicError } from "@corridor/proto/corridor/co
 import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
 import { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { LedgerEventSchema, type LedgerEvent } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
+import { LedgerAdminService } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
 import { RailInstructionSchema, RailOutcomeSchema, type RailInstruction } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
 import { register } from "tsx/esm/api";
@@ -41,6 +42,8 @@ export interface LedgerHarness {
   db: DatabaseHandle;
   clock: ManualClock;
   ledger: Client<typeof LedgerService>;
+  /** The operators' read-only service (trial balance). */
+  admin: Client<typeof LedgerAdminService>;
   environments: Map<string, Environment>;
   customers: Map<string, FakeCustomer>;
   newPlatform(opts?: { environment?: Environment; currencies?: string[] }): Promise<string>;
@@ -97,6 +100,7 @@ export async function startLedgerHarness(): Promise<LedgerHarness> {
   const built = buildLedger({ db, clock, directory: connectDirectory({ authSessions, customersKyc }) });
   const transport = createRouterTransport((router) => built.routes(router), { router: { interceptors: [appErrorInterceptor] } });
   const ledger = createClient(LedgerService, transport);
+  const admin = createClient(LedgerAdminService, transport);
   const schemaDb = db.forSchema<any>(service.schema);
 
   const deliver = async (name: string, message: unknown) => {
@@ -120,6 +124,7 @@ export async function startLedgerHarness(): Promise<LedgerHarness> {
     db,
     clock,
     ledger,
+    admin,
     environments,
     customers,
     async newPlatform(opts = {}) {

@@ -147,7 +147,7 @@ describe("ledger service", () => {
       expect(types).toEqual(["OUTGOING_PAYMENT_PENDING", "OUTGOING_PAYMENT_PROCESSING", "OUTGOING_PAYMENT_COMPLETED"]);
     });
 
-    it("releases the hold when the rail fails, and ignores outcomes after that", async () => {
+    it("releases the hold when the bank rejects it (FAILED, not REJECTED), and ignores outcomes after that", async () => {
       const { platformId, account, ext } = await setup();
       await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 1000n });
       const tx = (await out(platformId, account.id, ext.id, 1000n)).result!.transaction!;
@@ -156,7 +156,18 @@ describe("ledger service", () => {
       const acct = (await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!;
       expect([acct.balance, acct.held]).toEqual([1000n, 0n]);
       const t = (await h.ledger.getTransaction({ platformId, transactionId: tx.id })).transaction!;
-      expect(t).toMatchObject({ status: "REJECTED", failureReason: "OFFRAMP_FAILED", failureDetail: "BANK_REJECTED" });
+      expect(t).toMatchObject({ status: "FAILED", failureReason: "OFFRAMP_FAILED", failureDetail: "BANK_REJECTED" });
+      const types = (await h.ledgerEvents()).filter((e) => e.payload.case === "transactionChanged" && e.payload.value.transaction?.id === tx.id).map((e) => e.eventType);
+      expect(types).toEqual(["OUTGOING_PAYMENT_PENDING", "OUTGOING_PAYMENT_FAILED"]);
+    });
+
+    it("names the bank's rejection when the rail gives no cause", async () => {
+      const { platformId, account, ext } = await setup();
+      await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 10n });
+      const tx = (await out(platformId, account.id, ext.id, 10n)).result!.transaction!;
+      await h.outcome(platformId, tx.id, "REJECTED");
+      const t = (await h.ledger.getTransaction({ platformId, transactionId: tx.id })).transaction!;
+      expect(t).toMatchObject({ status: "FAILED", failureReason: "OFFRAMP_FAILED", failureDetail: "BANK_REJECTED" });
     });
 
     it("answers 400 INSUFFICIENT_BALANCE beyond the available balance (holds count)", async () => {
@@ -206,6 +217,22 @@ describe("ledger service", () => {
       expect((await balanceSums(h.db, platformId)).get("USD")).toBe(0n);
     });
 
+    it.each([
+      ["FAILED", "INSUFFICIENT_FUNDS", "INSUFFICIENT_FUNDS"],
+      ["REJECTED", "BANK_REJECTED", "BANK_REJECTED"],
+      ["REJECTED", "", "BANK_REJECTED"],
+    ])("a pull the rail reports %s (%s) ends FAILED OFFRAMP_FAILED and credits nothing", async (status, reason, detail) => {
+      const { platformId, account, ext } = await setup();
+      const tx = (await h.ledger.transferIn({ transfer: { platformId, sourceAccountId: ext.id, destinationAccountId: account.id, amount: 700n } })).result!.transaction!;
+      await h.outcome(platformId, tx.id, status, reason);
+      await h.outcome(platformId, tx.id, "COMPLETED");
+      const t = (await h.ledger.getTransaction({ platformId, transactionId: tx.id })).transaction!;
+      expect(t).toMatchObject({ status: "FAILED", failureReason: "OFFRAMP_FAILED", failureDetail: detail });
+      expect((await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!.balance).toBe(0n);
+      const types = (await h.ledgerEvents()).filter((e) => e.payload.case === "transactionChanged" && e.payload.value.transaction?.id === tx.id).map((e) => e.eventType);
+      expect(types).toEqual(["INCOMING_PAYMENT_PENDING", "INCOMING_PAYMENT_FAILED"]);
+    });
+
     it("refuses sources that cannot be pulled from, pointing at the funding instructions", async () => {
       const { platformId } = await setup(["USD", "EUR"]);
       const [eur] = await platformAccounts(platformId, "EUR");
@@ -252,6 +279,62 @@ describe("ledger service", () => {
       expect((await publicError(out(platformId, account.id, ext.id, 100n, "k4"))).code).toBe("INSUFFICIENT_BALANCE");
       await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 100n });
       expect((await out(platformId, account.id, ext.id, 100n, "k4")).result?.replayed).toBe(false);
+    });
+  });
+
+  describe("paging", () => {
+    const cursorOf = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+    const forged = [cursorOf({ k: "x", id: "y" }), cursorOf({ k: "2026", id: "y" }), cursorOf({ k: 5, id: "y" }), "%%%"];
+
+    it("answers 400 INVALID_INPUT on cursor for a forged cursor on every list, never an internal error", async () => {
+      const { platformId } = await setup();
+      for (const cursor of forged) {
+        const page = { limit: 1, cursor };
+        for (const call of [
+          h.ledger.listTransactions({ platformId, page }),
+          h.ledger.listInternalAccounts({ platformId, owner: "PLATFORM", page }),
+          h.ledger.listInternalAccounts({ platformId, owner: "CUSTOMER", page }),
+          h.ledger.listExternalAccounts({ platformId, owner: "PLATFORM", page }),
+          h.ledger.listExternalAccounts({ platformId, owner: "CUSTOMER", page }),
+        ]) {
+          const err = await publicError(call);
+          expect(err, cursor).toMatchObject({ httpStatus: 400, code: "INVALID_INPUT" });
+          expect((err.details as any)?.errors?.map((e: any) => e.field)).toEqual(["cursor"]);
+        }
+      }
+    });
+
+    it("follows the cursors it issues to the end of each list", async () => {
+      const { platformId, account, ext } = await setup(["USD", "EUR"]);
+      await h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo("223456789000") });
+      await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 10n });
+      for (let i = 0; i < 3; i++) await out(platformId, account.id, ext.id, 1n);
+      const walk = async (list: (cursor: string) => Promise<{ ids: string[]; next: string }>) => {
+        const ids: string[] = [];
+        let cursor = "";
+        do {
+          const page = await list(cursor);
+          ids.push(...page.ids);
+          cursor = page.next;
+        } while (cursor);
+        return ids;
+      };
+      const txs = await walk(async (cursor) => {
+        const r = await h.ledger.listTransactions({ platformId, page: { limit: 1, cursor } });
+        return { ids: r.transactions.map((t) => t.id), next: r.pageInfo!.nextCursor };
+      });
+      expect(txs).toHaveLength(3);
+      expect(new Set(txs).size).toBe(3);
+      const internal = await walk(async (cursor) => {
+        const r = await h.ledger.listInternalAccounts({ platformId, owner: "PLATFORM", page: { limit: 1, cursor } });
+        return { ids: r.accounts.map((a) => a.id), next: r.pageInfo!.nextCursor };
+      });
+      expect(internal).toHaveLength(2);
+      const external = await walk(async (cursor) => {
+        const r = await h.ledger.listExternalAccounts({ platformId, owner: "PLATFORM", page: { limit: 1, cursor } });
+        return { ids: r.accounts.map((a) => a.id), next: r.pageInfo!.nextCursor };
+      });
+      expect(external).toHaveLength(2);
     });
   });
 });

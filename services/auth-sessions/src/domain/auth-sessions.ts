@@ -1,4 +1,4 @@
-import { decodeCursor, errors, newId, pageSize, toPage, type Clock } from "@corridor/kit";
+import { decodeKeysetCursor, errors, newId, pageSize, toPage, type Clock } from "@corridor/kit";
 import { hashSecret, newClientId, newClientSecret, secretMatches } from "./credentials.js";
 import { defaultSupportedCurrencies, defaultUmaDomain } from "./defaults.js";
 import { ClientIdTaken, type Store, type Transact } from "./ports.js";
@@ -94,13 +94,8 @@ export function createAuthSessions({ transact, clock }: AuthSessionsDeps) {
 
     async listTokens(filter: TokenFilter, page: { limit?: number; cursor?: string }): Promise<TokenPage> {
       const limit = pageSize(page.limit);
-      let after: { createdAt: Date; id: string } | undefined;
-      if (page.cursor) {
-        const pos = decodeCursor(page.cursor);
-        const createdAt = new Date(pos.k);
-        if (Number.isNaN(createdAt.getTime())) throw errors.invalidInput([{ field: "cursor", reason: "is not a cursor this API issued" }]);
-        after = { createdAt, id: pos.id };
-      }
+      const pos = decodeKeysetCursor(page.cursor, "timestamp");
+      const after = pos && { createdAt: pos.k, id: pos.id };
       return transact(async (store) => {
         const rows = await store.tokens.listLive(filter, { limit: limit + 1, after });
         const totalCount = await store.tokens.countLive(filter);

@@ -1,14 +1,11 @@
-import { decodeCursor, errors, pageSize, toPage } from "@corridor/kit";
+import { decodeKeysetCursor, pageSize, toPage } from "@corridor/kit";
 import type { After, Page, PageRequest } from "./types.js";
 
-/** The limit and keyset position of a newest-first page request. */
+/** The limit and keyset position of a newest-first page request (400 on `cursor` for a forged one). */
 export function pageStart(page: PageRequest): { limit: number; after?: After } {
   const limit = pageSize(page.limit);
-  if (!page.cursor) return { limit };
-  const pos = decodeCursor(page.cursor);
-  const createdAt = new Date(pos.k);
-  if (Number.isNaN(createdAt.getTime())) throw errors.invalidInput([{ field: "cursor", reason: "is not a cursor this API issued" }]);
-  return { limit, after: { createdAt, id: pos.id } };
+  const pos = decodeKeysetCursor(page.cursor, "timestamp");
+  return pos ? { limit, after: { createdAt: pos.k, id: pos.id } } : { limit };
 }
 
 /** Builds the page from `limit + 1` rows fetched newest first. */

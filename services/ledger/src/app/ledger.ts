@@ -1,4 +1,4 @@
-import { AppError, MAX_AMOUNT, decodeCursor, errors, newId, pageSize, toPage, type Clock, type FieldError } from "@corridor/kit";
+import { AppError, MAX_AMOUNT, decodeKeysetCursor, errors, newId, pageSize, toPage, type Clock, type FieldError } from "@corridor/kit";
 import { InternalAccountSchema } from "@corridor/proto/corridor/ledger/v1/accounts_pb.js";
 import { TransactionSchema } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
 import type { Kysely, Transaction } from "kysely";
@@ -28,7 +28,7 @@ import { PULL_CAPABLE, validateAccountInfo } from "../domain/account-info.js";
 import { verifyBeneficiary } from "../domain/beneficiary.js";
 import { WALLET_CURRENCY, isCrypto } from "../domain/currencies.js";
 import { fundingInstructions, newReference } from "../domain/funding.js";
-import { RAIL_FAILURE_REASON, createdEventType, transitionFor, type RailStatus } from "../domain/transactions.js";
+import { createdEventType, transitionFor, type RailStatus } from "../domain/transactions.js";
 import { emitBalanceUpdated, emitRailInstruction, emitTransactionChanged } from "../events/ledger-events.js";
 import { internalAccountToPb, transactionToPb } from "../handlers/mappers.js";
 import { idempotencyRunner } from "./idempotency.js";
@@ -107,8 +107,10 @@ export function createLedger(deps: { db: Kysely<LedgerDatabase>; clock: Clock; d
     if (amount < 1n || amount > max) throw errors.invalidInput([{ field: "amount", reason: `must be an integer from 1 to ${max}` }]);
   }
 
+  /** Every ledger list pages on (created_at, id): a cursor whose key is no timestamp is a 400. */
   function after(cursor: string | undefined) {
-    return cursor ? decodeCursor(cursor) : undefined;
+    const pos = decodeKeysetCursor(cursor, "timestamp");
+    return pos && { at: pos.k, id: pos.id };
   }
 
   /** Shared checks of both transfer directions, all before any transaction is opened. */
@@ -359,7 +361,7 @@ export function createLedger(deps: { db: Kysely<LedgerDatabase>; clock: Clock; d
       // RETURNED and REFUND_* belong to quote payouts only.
       if (o.status !== "PROCESSING" && o.status !== "COMPLETED" && o.status !== "FAILED" && o.status !== "REJECTED") return;
       const internalId = tx.internal_account_id!;
-      const t = transitionFor(tx.type, tx.status, o.status);
+      const t = transitionFor(tx.type, tx.status, o.status, o.reason);
       if (!t) return;
       const now = clock.now();
       if (t.money !== "none") {
@@ -378,11 +380,10 @@ export function createLedger(deps: { db: Kysely<LedgerDatabase>; clock: Clock; d
           await emitBalanceUpdated(trx, locked.get(internalId)!, now);
         }
       }
-      const failed = t.to === "FAILED" || t.to === "REJECTED";
       const updated = await updateTransaction(trx, tx.id, {
         status: t.to,
-        failure_reason: failed ? RAIL_FAILURE_REASON : null,
-        failure_detail: failed ? o.reason || null : null,
+        failure_reason: t.failure?.reason ?? null,
+        failure_detail: t.failure?.detail || null,
         settled_at: t.to === "COMPLETED" ? o.at : null,
         updated_at: now,
       });

@@ -139,10 +139,10 @@ function filtered(db: Db, f: InternalAccountFilter) {
 }
 
 /** Oldest first, keyset on (created_at, id). */
-export async function listAccounts(db: Db, f: InternalAccountFilter, page: { limit: number; after?: { k: string; id: string } }) {
+export async function listAccounts(db: Db, f: InternalAccountFilter, page: { limit: number; after?: { at: Date; id: string } }) {
   let q = filtered(db, f).selectAll();
   if (page.after) {
-    const at = new Date(page.after.k);
+    const at = page.after.at;
     const id = page.after.id;
     q = q.where((eb) => eb.or([eb("created_at", ">", at), eb.and([eb("created_at", "=", at), eb("id", ">", id)])]));
   }

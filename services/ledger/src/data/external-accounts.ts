@@ -88,11 +88,11 @@ function filtered(db: Db, f: ExternalAccountScope & { currency?: string }) {
 export async function listExternalAccounts(
   db: Db,
   f: ExternalAccountScope & { currency?: string },
-  page: { limit: number; after?: { k: string; id: string } },
+  page: { limit: number; after?: { at: Date; id: string } },
 ) {
   let q = filtered(db, f).selectAll();
   if (page.after) {
-    const at = new Date(page.after.k);
+    const at = page.after.at;
     const id = page.after.id;
     q = q.where((eb) => eb.or([eb("created_at", "<", at), eb.and([eb("created_at", "=", at), eb("id", "<", id)])]));
   }

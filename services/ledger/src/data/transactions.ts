@@ -69,11 +69,11 @@ function filtered(db: Db, f: TransactionFilter) {
 export async function listTransactions(
   db: Db,
   f: TransactionFilter,
-  page: { limit: number; ascending: boolean; after?: { k: string; id: string } },
+  page: { limit: number; ascending: boolean; after?: { at: Date; id: string } },
 ) {
   let q = filtered(db, f).selectAll();
   if (page.after) {
-    const at = new Date(page.after.k);
+    const at = page.after.at;
     const id = page.after.id;
     const op = page.ascending ? ">" : "<";
     q = q.where((eb) => eb.or([eb("created_at", op, at), eb.and([eb("created_at", "=", at), eb("id", op, id)])]));

@@ -6,21 +6,32 @@ export type RailStatus = "PROCESSING" | "COMPLETED" | "FAILED" | "REJECTED";
 
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(["COMPLETED", "REJECTED", "FAILED", "REFUNDED", "EXPIRED"]);
 
-/** The only failureReason of the spec's enum that names a rail failure. */
-export const RAIL_FAILURE_REASON = "OFFRAMP_FAILED";
+/**
+ * failureReason of a failed transfer. The spec's enum is closed and OFFRAMP_FAILED is its only
+ * rail-failure value, so a failed pull (an on-ramp) carries it too rather than a value clients
+ * generated from the contract would not know; failureDetail says what the bank reported (see
+ * README, "Transaction lifecycle").
+ */
+export const TRANSFER_FAILURE_REASON: Record<TransactionType, string> = { OUTGOING: "OFFRAMP_FAILED", INCOMING: "OFFRAMP_FAILED" };
+
+/** failureDetail when the rail reports a bank rejection without a cause of its own. */
+export const BANK_REJECTED = "BANK_REJECTED";
 
 export interface Transition {
   to: TransactionStatus;
   /** What happens to the money. */
   money: "none" | "capture-hold" | "release-hold" | "credit";
   eventType?: string;
+  /** Set when the transfer ends FAILED. */
+  failure?: { reason: string; detail: string };
 }
 
 /**
- * The next state for a rail outcome, or undefined when the outcome does not apply (the transaction
- * is already final, or the outcome would go backwards): replays and late outcomes change nothing.
+ * The next state for a rail outcome (`cause`: the rail's reason), or undefined when the outcome does
+ * not apply (the transaction is already final, or the outcome would go backwards): replays and late
+ * outcomes change nothing.
  */
-export function transitionFor(type: TransactionType, current: string, outcome: RailStatus): Transition | undefined {
+export function transitionFor(type: TransactionType, current: string, outcome: RailStatus, cause = ""): Transition | undefined {
   if (FINAL_STATUSES.has(current)) return undefined;
   if (outcome === "PROCESSING") {
     if (current !== "PENDING") return undefined;
@@ -31,11 +42,13 @@ export function transitionFor(type: TransactionType, current: string, outcome: R
       ? { to: "COMPLETED", money: "capture-hold", eventType: "OUTGOING_PAYMENT_COMPLETED" }
       : { to: "COMPLETED", money: "credit", eventType: "INCOMING_PAYMENT_COMPLETED" };
   }
-  // FAILED or REJECTED: an outgoing payment's hold goes back to the sender; nothing moved yet for a pull.
-  if (type === "OUTGOING") {
-    return { to: outcome === "REJECTED" ? "REJECTED" : "FAILED", money: "release-hold", eventType: "OUTGOING_PAYMENT_FAILED" };
-  }
-  return { to: "FAILED", money: "none", eventType: "INCOMING_PAYMENT_FAILED" };
+  // FAILED or REJECTED by the bank: the transfer is FAILED either way. decisions §5 gives OUTGOING no
+  // REJECTED status, and an INCOMING transaction is REJECTED only when its receiver (the platform)
+  // declines it (incoming UMA approval), never for a rail failure. The bank's rejection is kept as
+  // the failureDetail. An outgoing payment's hold goes back to the sender; nothing moved yet for a pull.
+  const failure = { reason: TRANSFER_FAILURE_REASON[type], detail: cause || (outcome === "REJECTED" ? BANK_REJECTED : "") };
+  if (type === "OUTGOING") return { to: "FAILED", money: "release-hold", eventType: "OUTGOING_PAYMENT_FAILED", failure };
+  return { to: "FAILED", money: "none", eventType: "INCOMING_PAYMENT_FAILED", failure };
 }
 
 export const createdEventType = (type: TransactionType) => (type === "OUTGOING" ? "OUTGOING_PAYMENT_PENDING" : "INCOMING_PAYMENT_PENDING");
