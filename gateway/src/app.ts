@@ -7,6 +7,7 @@ import type { TSchema } from "typebox";
 import { MemoryAuthCache, RedisAuthCache, assertRoutePermission, createAuthenticator, type AuthCache } from "./auth.js";
 import { createServiceClients } from "./clients.js";
 import { API_VERSION, installErrorHandling } from "./errors.js";
+import { MemoryIdempotencyRegistry, RedisIdempotencyRegistry, installIdempotency, type IdempotencyRegistry } from "./idempotency.js";
 import { registerOpenApi } from "./openapi.js";
 import { DEFAULT_RATE_LIMIT, registerRateLimit } from "./rate-limit.js";
 import { beneficialOwnerRoutes } from "./routes/beneficial-owners.js";
@@ -52,7 +53,7 @@ export interface GatewayOptions {
   /** Connect transport to each service: in memory when embedded, h2c otherwise. */
   transportFor: (service: ServiceName) => Transport;
   log: Logger;
-  /** Rate-limit counters and the auth cache live in Redis when set (shared by replicas), in-process otherwise. */
+  /** Rate-limit counters, the auth cache and Idempotency-Key claims live in Redis when set (shared by replicas), in-process otherwise. */
   redisUrl?: string;
   /** Per credential (clientId), or per IP when unauthenticated. Default 600 per minute. */
   rateLimit?: { max: number; timeWindowMs: number };
@@ -118,6 +119,9 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
     const existing = route.onRequest;
     route.onRequest = [...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]), authHook];
   });
+  // Idempotency-Key is scoped to (platform, key) across every route (decisions §3).
+  const idempotency: IdempotencyRegistry = redis ? new RedisIdempotencyRegistry(redis) : new MemoryIdempotencyRegistry();
+  installIdempotency(app, idempotency, opts.log);
 
   await registerOpenApi(app);
   healthRoutes(app, opts.transportFor, opts.isDraining);
@@ -150,6 +154,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
 
   app.addHook("onClose", async () => {
     await cache.close();
+    await idempotency.close();
     if (redis) await redis.quit().catch(() => redis.disconnect());
   });
   await app.ready();

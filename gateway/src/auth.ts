@@ -1,10 +1,12 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
-import { errors, type Logger } from "@corridor/kit";
+import type { JsonObject } from "@bufbuild/protobuf";
+import { errors, publicErrorFromConnect, type Logger } from "@corridor/kit";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import type { FastifyRequest, RouteOptions } from "fastify";
 import type { Redis } from "ioredis";
+import { BasicAuthError } from "./errors.js";
 import { permissionsFromProto, type PermissionName } from "./mappers/tokens.js";
 
 /**
@@ -40,7 +42,8 @@ declare module "fastify" {
   }
 }
 
-export const unauthorized = (message?: string) => errors.unauthorized(message);
+/** A failed Basic authentication (answered with the Basic challenge). */
+export const unauthorized = (message?: string, details?: JsonObject) => new BasicAuthError(message, details);
 
 /** The authenticated principal of a route that requires one (a programming error otherwise). */
 export function principalOf(request: FastifyRequest): PlatformPrincipal {
@@ -179,7 +182,15 @@ export function createAuthenticator(opts: {
       throw unauthorized();
     }
 
-    const res = await authClient.authenticate({ clientId: creds.clientId, clientSecret: creds.clientSecret });
+    let res: Awaited<ReturnType<typeof authClient.authenticate>>;
+    try {
+      res = await authClient.authenticate({ clientId: creds.clientId, clientSecret: creds.clientSecret });
+    } catch (err) {
+      // auth-sessions refusing the credentials is a Basic failure; its other errors (unreachable) stay as they are.
+      const { body } = publicErrorFromConnect(err);
+      if (body.status === 401) throw unauthorized(body.message, body.details);
+      throw err;
+    }
     const principal: PlatformPrincipal = {
       kind: "platform",
       platformId: res.platformId,

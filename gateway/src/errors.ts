@@ -1,4 +1,5 @@
 import { ConnectError } from "@connectrpc/connect";
+import type { JsonObject } from "@bufbuild/protobuf";
 import { AppError, publicErrorFromConnect, type FieldError, type Logger, type PublicErrorBody } from "@corridor/kit";
 import { PublicErrorSchema } from "@corridor/proto/corridor/common/v1/error_pb.js";
 import type { ErrorObject } from "ajv";
@@ -81,21 +82,40 @@ function prefixServiceFields(body: PublicErrorBody, location: Location): PublicE
   return { ...body, details: { ...body.details, errors: prefixed } };
 }
 
-export function sendError(reply: FastifyReply, body: PublicErrorBody, opts: { shouldNotRetry?: boolean } = {}): FastifyReply {
+/** The challenge of a 401 from Basic authentication (RFC 9110 §11.6.1). */
+export const BASIC_CHALLENGE = 'Basic realm="corridor"';
+
+/**
+ * A failed Basic authentication: the only 401 answered with `WWW-Authenticate`. The other 401s
+ * (wallet signatures, OTPs, passkeys) come from services to callers whose Basic credentials were
+ * fine, and a Basic challenge on them makes browsers re-prompt and some clients drop credentials.
+ */
+export class BasicAuthError extends AppError {
+  constructor(message = "Missing or invalid credentials", details: JsonObject = {}) {
+    super(401, "UNAUTHORIZED", message, details);
+    this.name = "BasicAuthError";
+  }
+}
+
+export function sendError(reply: FastifyReply, body: PublicErrorBody, opts: { shouldNotRetry?: boolean; basicChallenge?: boolean } = {}): FastifyReply {
   if (opts.shouldNotRetry) reply.header("x-should-retry", "false");
-  if (body.status === 401) reply.header("www-authenticate", 'Basic realm="corridor"');
+  if (opts.basicChallenge && body.status === 401) reply.header("www-authenticate", BASIC_CHALLENGE);
   return reply.code(body.status).type("application/json; charset=utf-8").send(body);
 }
 
 /** Turns anything thrown on a request into the public error shape; never leaks internals. */
-export function toPublicError(err: unknown, request: FastifyRequest, log: Logger): { body: PublicErrorBody; shouldNotRetry: boolean } {
+export function toPublicError(
+  err: unknown,
+  request: FastifyRequest,
+  log: Logger,
+): { body: PublicErrorBody; shouldNotRetry: boolean; basicChallenge?: boolean } {
   const fe = err as FastifyError & { validationContext?: string };
   if (fe && Array.isArray(fe.validation)) {
     const location = contextToLocation[fe.validationContext ?? "body"] ?? "body";
     const errs = fieldErrorsFromAjv(location, fe.validation as ErrorObject[]);
     return { body: errorsInvalid(errs), shouldNotRetry: false };
   }
-  if (err instanceof AppError) return { body: err.toBody(), shouldNotRetry: err.shouldNotRetry };
+  if (err instanceof AppError) return { body: err.toBody(), shouldNotRetry: err.shouldNotRetry, basicChallenge: err instanceof BasicAuthError };
   if (err instanceof ConnectError) {
     const mapped = publicErrorFromConnect(err);
     if (mapped.body.status >= 500) {
@@ -153,8 +173,8 @@ export function notFoundBody(url: string): PublicErrorBody {
 /** Installs the error handler, the 404 handler and a JSON parser that accepts an empty body. */
 export function installErrorHandling(app: FastifyInstance, log: Logger): void {
   app.setErrorHandler((err, request, reply) => {
-    const { body, shouldNotRetry } = toPublicError(err, request, log);
-    return sendError(reply, body, { shouldNotRetry });
+    const { body, shouldNotRetry, basicChallenge } = toPublicError(err, request, log);
+    return sendError(reply, body, { shouldNotRetry, basicChallenge });
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, notFoundBody(request.url)));
 

@@ -1,11 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { createRouterTransport, type Transport } from "@connectrpc/connect";
-import { AppError, SERVICE_NAMES, errors, newId, toConnectError, type ServiceName } from "@corridor/kit";
+import { AppError, SERVICE_NAMES, errors, newId, requestHash, toConnectError, type ServiceName } from "@corridor/kit";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { Environment, PlatformConfigSchema, type PlatformConfig } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { Permission, TokenSchema, type Token } from "@corridor/proto/corridor/auth_sessions/v1/token_pb.js";
 import { PageInfoSchema } from "@corridor/proto/corridor/common/v1/paging_pb.js";
+import { InternalAccountSchema } from "@corridor/proto/corridor/ledger/v1/accounts_pb.js";
+import { LedgerService, type TransferSpec } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
+import { TransactionSchema } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
 import {
   DeliveryAttemptSchema,
   NotificationsService,
@@ -40,6 +43,14 @@ export class FakeServices {
   lastListRequest: unknown;
   /** When set, every auth-sessions call but Authenticate throws it (to test 500 handling). */
   failWith?: Error;
+  /** Calls of the fake ledger's money-moving RPCs that reached their effect (replays excluded). */
+  readonly ledgerEffects: { method: string; platformId: string; amount: bigint }[] = [];
+  /** Calls of the fake ledger's money-moving RPCs, replays and refusals included. */
+  ledgerCalls = 0;
+  /** When set, the next effect waits for it (holds a request in flight). */
+  ledgerGate?: Promise<void>;
+  /** When set, the next effect throws it instead of running (the key is released first, as a service does). */
+  ledgerFailNext?: Error;
   private readonly transports: Map<ServiceName, Transport>;
 
   constructor() {
@@ -95,6 +106,7 @@ export class FakeServices {
       });
       if (service === "auth-sessions") this.authRoutes(router);
       if (service === "notifications") this.notificationRoutes(router);
+      if (service === "ledger") this.ledgerRoutes(router);
     });
   }
 
@@ -187,6 +199,84 @@ export class FakeServices {
               attemptedAt: timestampFromDate(new Date()),
             }),
           };
+        }),
+    });
+  }
+
+  /**
+   * Transfers and sandbox funding with the services' Idempotency-Key rules, but one key store per
+   * RPC, as separate services keep: only the gateway can then see a key used on two routes.
+   * Transfer-out refuses more than 1000 (400 INSUFFICIENT_BALANCE), releasing its key.
+   */
+  private ledgerRoutes(router: Parameters<Parameters<typeof createRouterTransport>[0]>[0]) {
+    const stores = new Map<string, { hash: string; state: "in_flight" | "completed"; response?: unknown }>();
+    const idempotent = async <T>(method: string, platformId: string, key: string, request: unknown, effect: () => Promise<T>): Promise<{ value: T; replayed: boolean }> => {
+      this.ledgerCalls++;
+      if (!key) return { value: await effect(), replayed: false };
+      const id = `${method}\u0000${platformId}\u0000${key}`;
+      const hash = requestHash(request);
+      const held = stores.get(id);
+      if (held && held.hash !== hash) throw new AppError(422, "IDEMPOTENCY_KEY_REUSED", "used with another body", { idempotencyKey: key });
+      if (held?.state === "completed") return { value: held.response as T, replayed: true };
+      if (held) throw new AppError(409, "IDEMPOTENCY_KEY_IN_USE", "in flight", { idempotencyKey: key }, { shouldNotRetry: false });
+      stores.set(id, { hash, state: "in_flight" });
+      try {
+        const value = await effect();
+        stores.set(id, { hash, state: "completed", response: value });
+        return { value, replayed: false };
+      } catch (err) {
+        stores.delete(id);
+        throw err;
+      }
+    };
+    const hold = async () => {
+      const gate = this.ledgerGate;
+      this.ledgerGate = undefined;
+      if (gate) await gate;
+      const fail = this.ledgerFailNext;
+      this.ledgerFailNext = undefined;
+      if (fail) throw fail;
+    };
+    const usd = { code: "USD", name: "US Dollar", symbol: "$", decimals: 2 };
+    const transfer = (method: "transferIn" | "transferOut") => (req: { transfer?: TransferSpec }) =>
+      asService(async () => {
+        const t = req.transfer!;
+        const { value, replayed } = await idempotent(method, t.platformId, t.idempotencyKey, { ...t, idempotencyKey: "" }, async () => {
+          await hold();
+          if (method === "transferOut" && t.amount > 1000n) throw errors.badRequest("INSUFFICIENT_BALANCE", "The source account's available balance is too low");
+          this.ledgerEffects.push({ method, platformId: t.platformId, amount: t.amount });
+          const now = timestampFromDate(new Date());
+          return create(TransactionSchema, {
+            id: newId("Transaction"),
+            platformId: t.platformId,
+            status: "PENDING",
+            type: method === "transferIn" ? "INCOMING" : "OUTGOING",
+            source: { type: "ACCOUNT", accountId: t.sourceAccountId, currency: "USD" },
+            destination: { type: "ACCOUNT", accountId: t.destinationAccountId, currency: "USD" },
+            amount: t.amount,
+            currency: usd,
+            sentAmount: t.amount,
+            sentCurrency: usd,
+            exchangeRate: "1",
+            reference: `REF-${this.ledgerEffects.length}`,
+            createdAt: now,
+            updatedAt: now,
+          });
+        });
+        return { result: { transaction: value, replayed, httpStatus: 201 } };
+      });
+    router.service(LedgerService, {
+      transferIn: transfer("transferIn"),
+      transferOut: transfer("transferOut"),
+      fundInternalAccount: (req) =>
+        asService(async () => {
+          const { value, replayed } = await idempotent("fund", req.platformId, req.idempotencyKey, { ...req, idempotencyKey: "" }, async () => {
+            await hold();
+            this.ledgerEffects.push({ method: "fund", platformId: req.platformId, amount: req.amount });
+            const now = timestampFromDate(new Date());
+            return create(InternalAccountSchema, { id: req.accountId, platformId: req.platformId, type: "INTERNAL_FIAT", currency: usd, available: req.amount, balance: req.amount, createdAt: now, updatedAt: now });
+          });
+          return { account: value, replayed };
         }),
     });
   }

@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { createLogger } from "@corridor/kit";
+import { createLogger, errors, toConnectError } from "@corridor/kit";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { Permission } from "@corridor/proto/corridor/auth_sessions/v1/token_pb.js";
 import { Validator } from "@seriousme/openapi-schema-validator";
@@ -193,7 +193,36 @@ describe("gateway", () => {
 
     it("rejects a wrong secret with 401 even when the clientId is cached", async () => {
       expect((await call("GET", "/config", { as: admin })).statusCode).toBe(200);
-      expectError(await call("GET", "/config", { as: { ...admin, clientSecret: "wrong" } }), 401, "UNAUTHORIZED");
+      const res = await call("GET", "/config", { as: { ...admin, clientSecret: "wrong" } });
+      expectError(res, 401, "UNAUTHORIZED");
+      expect(res.headers["www-authenticate"]).toBe('Basic realm="corridor"');
+    });
+
+    it("sends no Basic challenge on a 401 a service raises for a caller whose credentials were fine", async () => {
+      // For example a wrong OTP or wallet signature: re-prompting for Basic credentials would not help.
+      expect((await call("GET", "/config", { as: admin })).statusCode).toBe(200);
+      fakes.failWith = toConnectError(errors.unauthorized("Invalid OTP", { reason: "OTP_INVALID" }));
+      const res = await call("GET", "/config", { as: admin });
+      expectError(res, 401, "UNAUTHORIZED");
+      expect(res.json().details.reason).toBe("OTP_INVALID");
+      expect(res.headers["www-authenticate"]).toBeUndefined();
+    });
+
+    it("refuses to create a token with permissions the caller does not hold, naming them", async () => {
+      const manager = fakes.addToken({ platformId: admin.platformId, permissions: [Permission.VIEW, Permission.MANAGE] });
+      const before = fakes.tokens.size;
+      const res = await call("POST", "/tokens", { as: manager, body: { name: "stronger", permissions: ["VIEW", "TRANSACT"] } });
+      expectError(res, 403, "FORBIDDEN");
+      expect(res.json().details.missingPermissions).toEqual(["TRANSACT"]);
+      expect(res.json().message).toContain("TRANSACT");
+      const manageOnly = fakes.addToken({ platformId: admin.platformId, permissions: [Permission.MANAGE] });
+      const noView = await call("POST", "/tokens", { as: manageOnly, body: { name: "viewer", permissions: ["VIEW"] } });
+      expectError(noView, 403, "FORBIDDEN");
+      expect(noView.json().details.missingPermissions).toEqual(["VIEW"]);
+      expect(fakes.tokens.size).toBe(before + 1); // only manageOnly was added; nothing was created
+      const same = await call("POST", "/tokens", { as: manager, body: { name: "peer", permissions: ["MANAGE", "VIEW"] } });
+      expect(same.statusCode).toBe(201);
+      expect(same.json().permissions).toEqual(["MANAGE", "VIEW"]);
     });
 
     it("answers 403 FORBIDDEN when a VIEW-only token creates a token", async () => {
@@ -232,7 +261,9 @@ describe("gateway", () => {
       expect(del.statusCode).toBe(200);
       expect(del.json()).toMatchObject({ id: token.id, clientId: token.clientId });
       expect(del.json().clientSecret).toBeUndefined();
-      expectError(await call("GET", "/config", { as: token }), 401, "UNAUTHORIZED");
+      const refused = await call("GET", "/config", { as: token });
+      expectError(refused, 401, "UNAUTHORIZED");
+      expect(refused.headers["www-authenticate"]).toBe('Basic realm="corridor"'); // auth-sessions refused the credentials
     });
   });
 

@@ -45,6 +45,20 @@ describe.skipIf(!redisUrl)("gateway replicas sharing Redis", () => {
     expect((await get(b, victim)).statusCode).toBe(401);
   });
 
+  it("shares Idempotency-Key claims: a key used on one replica is refused for another route on the other", async () => {
+    const caller = fakes.addToken({ permissions: [Permission.VIEW, Permission.TRANSACT] });
+    const headers = { authorization: basic(caller), "idempotency-key": `k-${Date.now()}` };
+    const transfer = { source: { accountId: "InternalAccount:a" }, destination: { accountId: "ExternalAccount:b" }, amount: 100 };
+    const first = await a.inject({ method: "POST", url: "/2025-10-13/transfer-out", headers, payload: transfer });
+    expect(first.statusCode).toBe(201);
+    const reused = await b.inject({ method: "POST", url: "/2025-10-13/sandbox/internal-accounts/InternalAccount:a/fund", headers, payload: { amount: 100 } });
+    expect(reused.statusCode).toBe(422);
+    expect(reused.json().code).toBe("IDEMPOTENCY_KEY_REUSED");
+    const replay = await b.inject({ method: "POST", url: "/2025-10-13/transfer-out", headers, payload: transfer });
+    expect(replay.statusCode).toBe(201);
+    expect(replay.headers["idempotent-replayed"]).toBe("true");
+  });
+
   it("counts one credential's requests across replicas", async () => {
     const caller = fakes.addToken({ permissions: [Permission.VIEW] });
     expect((await get(a, caller)).statusCode).toBe(200);

@@ -1,4 +1,5 @@
 import { principalOf } from "../auth.js";
+import { markIdempotentEffectDone } from "../idempotency.js";
 import { transactionToJson } from "../mappers/transactions.js";
 import { Ref, errorResponses } from "../schemas/common.js";
 import { ApproveIncomingBody, RejectIncomingBody, UmaReceiveBody } from "../schemas/incoming-payments.js";
@@ -37,6 +38,7 @@ export function incomingPaymentRoutes(app: Api, { clients }: RouteDeps): void {
         receivingCurrencyAmount: BigInt(b.receivingCurrencyAmount),
         idempotencyKey: request.headers["idempotency-key"] ?? "",
       });
+      markIdempotentEffectDone(request);
       if (res.replayed) reply.header("Idempotent-Replayed", "true");
       return transactionToJson(res.transaction);
     },

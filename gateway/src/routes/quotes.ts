@@ -1,4 +1,5 @@
 import { principalOf } from "../auth.js";
+import { markIdempotentEffectDone } from "../idempotency.js";
 import { quoteJson } from "../mappers/quotes-fx.js";
 import { errorResponses } from "../schemas/common.js";
 import { CreateQuoteBody, ExecuteQuoteHeaders, QuoteParams, QuoteSchema } from "../schemas/quotes-fx.js";
@@ -45,6 +46,7 @@ export function quoteRoutes(app: Api, { clients }: RouteDeps): void {
         counterpartyInformation: b.counterpartyInformation ?? {},
         idempotencyKey: request.headers["idempotency-key"] ?? "",
       });
+      markIdempotentEffectDone(request);
       if (res.replayed) reply.header("Idempotent-Replayed", "true");
       return reply.code(201).send(quoteJson(res.quote));
     },
@@ -92,6 +94,7 @@ export function quoteRoutes(app: Api, { clients }: RouteDeps): void {
         requestId: h["request-id"] ?? "",
         signature: h["service-wallet-signature"] ?? h["grid-wallet-signature"] ?? "",
       });
+      markIdempotentEffectDone(request);
       if (res.replayed) reply.header("Idempotent-Replayed", "true");
       return quoteJson(res.quote);
     },

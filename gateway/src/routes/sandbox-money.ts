@@ -1,5 +1,6 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { principalOf } from "../auth.js";
+import { markIdempotentEffectDone } from "../idempotency.js";
 import { internalAccountToJson } from "../mappers/internal-accounts.js";
 import { numberFromInt64 } from "../mappers/time.js";
 import { Ref, errorResponses } from "../schemas/common.js";
@@ -33,6 +34,7 @@ export function sandboxMoneyRoutes(app: Api, { clients }: RouteDeps): void {
         amount: BigInt(request.body.amount),
         idempotencyKey: request.headers["idempotency-key"] ?? "",
       });
+      markIdempotentEffectDone(request);
       if (res.replayed) reply.header("Idempotent-Replayed", "true");
       return internalAccountToJson(res.account);
     },

@@ -1,4 +1,5 @@
 import { principalOf } from "../auth.js";
+import { markIdempotentEffectDone } from "../idempotency.js";
 import { transactionToJson } from "../mappers/transactions.js";
 import { Ref, errorResponses } from "../schemas/common.js";
 import { SandboxSendBody } from "../schemas/quotes-fx.js";
@@ -31,6 +32,8 @@ export function sandboxQuoteRoutes(app: Api, { clients }: RouteDeps): void {
         amount: b.amount === undefined ? 0n : BigInt(b.amount),
         idempotencyKey: request.headers["idempotency-key"] ?? "",
       });
+      // The payment is recorded: a failure of the read below must not free the key.
+      markIdempotentEffectDone(request);
       if (res.replayed) reply.header("Idempotent-Replayed", "true");
       const tx = await clients.ledger.getTransaction({ platformId, transactionId: res.transactionId });
       return transactionToJson(tx.transaction);

@@ -1,4 +1,5 @@
 import { create } from "@bufbuild/protobuf";
+import { errors } from "@corridor/kit";
 import { PageRequestSchema } from "@corridor/proto/corridor/common/v1/paging_pb.js";
 import { principalOf } from "../auth.js";
 import { listEnvelope, permissionToProto, timeRange, tokenToJson } from "../mappers/tokens.js";
@@ -15,14 +16,20 @@ export function tokenRoutes(app: Api, { clients, auth }: RouteDeps): void {
       config: { permission: "MANAGE" },
       schema: {
         summary: "Create an API token",
-        description: "Creates a token with the given permissions. The clientSecret is answered only here. Needs MANAGE.",
+        description:
+          "Creates a token with the given permissions. The clientSecret is answered only here. The new token's permissions must be ones the calling token holds: 403 FORBIDDEN with details.missingPermissions otherwise. Needs MANAGE.",
         tags,
         body: CreateTokenBody,
         response: { 201: Ref("CreatedToken", "The new token, with its secret."), ...errorResponses },
       },
     },
     async (request, reply) => {
-      const { platformId } = principalOf(request);
+      const { platformId, permissions: held } = principalOf(request);
+      // A token may hand out only what it holds itself, or MANAGE alone would reach TRANSACT.
+      const missing = request.body.permissions.filter((p) => !held.includes(p));
+      if (missing.length > 0) {
+        throw errors.forbidden(`This token cannot grant permissions it does not hold: ${missing.join(", ")}`, { missingPermissions: missing });
+      }
       const res = await clients.authSessions.createToken({
         platformId,
         name: request.body.name,

@@ -1,4 +1,5 @@
 import { principalOf } from "../auth.js";
+import { markIdempotentEffectDone } from "../idempotency.js";
 import { transactionToJson } from "../mappers/transactions.js";
 import { Ref, errorResponses } from "../schemas/common.js";
 import { IdempotencyHeaders, TransferBody } from "../schemas/transfers.js";
@@ -36,6 +37,7 @@ export function transferRoutes(app: Api, { clients }: RouteDeps): void {
           description: b.description ?? "",
         };
         const res = direction === "in" ? await clients.ledger.transferIn({ transfer }) : await clients.ledger.transferOut({ transfer });
+        markIdempotentEffectDone(request);
         if (res.result?.replayed) reply.header("Idempotent-Replayed", "true");
         return reply.code(res.result?.httpStatus || 201).send(transactionToJson(res.result?.transaction));
       },

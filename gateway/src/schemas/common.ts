@@ -34,6 +34,21 @@ export const ErrorSchema = Type.Object(
   { $id: "Error", description: "The body of every non-2xx answer." },
 );
 
+/**
+ * The Idempotency-Key header of the money-moving routes (decisions §3): 1 to 255 printable ASCII
+ * characters. A route that declares it takes part in the gateway's (platform, key) registry.
+ */
+export const IdempotencyKeyHeader = () =>
+  Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: "^[\\x20-\\x7E]+$",
+      description:
+        "Same key + same request within 24 h answers the first response (Idempotent-Replayed: true). Scoped to the platform across every route: reusing a key for another route or body answers 422 IDEMPOTENCY_KEY_REUSED.",
+    }),
+  );
+
 export const Iso8601 = (description: string) => Type.String({ format: "date-time", description });
 
 /** A reference to a shared schema, with the description a response or field needs. */

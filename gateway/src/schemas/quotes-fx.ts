@@ -1,5 +1,5 @@
 import { Type, type TSchema } from "typebox";
-import { Iso8601, Ref } from "./common.js";
+import { IdempotencyKeyHeader, Iso8601, Ref } from "./common.js";
 
 /** Schemas of the quotes-fx routes: exchange rates, receiver lookups, quotes and withdrawal fees. */
 
@@ -214,7 +214,7 @@ export const QuoteParams = Type.Object({ quoteId: Type.String({ minLength: 1, ma
 
 export const ExecuteQuoteHeaders = Type.Object(
   {
-    "idempotency-key": Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "Same key within 24 h answers the first response (Idempotent-Replayed: true)." })),
+    "idempotency-key": IdempotencyKeyHeader(),
     "service-wallet-signature": Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: "EMBEDDED_WALLET sources: signature over the quote's payloadToSign." })),
     "grid-wallet-signature": Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: "Alias of Service-Wallet-Signature." })),
     "request-id": Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "Optional: the requestId inside payloadToSign (the quote's own by default)." })),

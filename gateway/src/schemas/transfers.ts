@@ -1,8 +1,9 @@
 import { Type } from "typebox";
+import { IdempotencyKeyHeader } from "./common.js";
 
 export const IdempotencyHeaders = Type.Object(
   {
-    "idempotency-key": Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "Same key + same body within 24 h answers the first response (Idempotent-Replayed: true)." })),
+    "idempotency-key": IdempotencyKeyHeader(),
   },
   { description: "Idempotency-Key header." },
 );
