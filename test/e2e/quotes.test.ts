@@ -277,9 +277,12 @@ describe.skipIf(skipReason())(`quotes lifecycle through the gateway (${mode})`, 
       expect(paid.status, JSON.stringify(paid.body)).toBe(200);
       expect(paid.body.id).toBe(q.transactionId);
       expect(["PROCESSING", "COMPLETED"]).toContain(paid.body.status);
+      // Let the payout finish, then replay: the answer is the first one as it was (decisions §3).
+      await eventually(async () => ((await p.call("GET", `/transactions/${q.transactionId}`)).body.status === "COMPLETED" ? true : undefined));
       const replay = await p.call("POST", "/sandbox/send", { quoteId: q.id, currencyCode: "USD" }, { "idempotency-key": `send-${q.id}` });
       expect(replay.headers.get("idempotent-replayed")).toBe("true");
-      expect((await p.call("GET", `/quotes/${q.id}`)).body.status).not.toBe("PENDING");
+      expect(replay.body).toEqual(paid.body);
+      expect((await p.call("GET", `/transactions/${q.transactionId}`)).body.status).toBe("COMPLETED");
     });
 
     it("is for sandbox platforms only", async () => {

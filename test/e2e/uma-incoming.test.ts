@@ -202,8 +202,22 @@ describe.skipIf(skipReason())(`incoming UMA payments and the approval exchange (
     const second = await receive(p, customer.umaAddress, 250, { "Idempotency-Key": "uma-receive-1" });
     expect(second.status).toBe(200);
     expect(second.headers.get("idempotent-replayed")).toBe("true");
-    expect(second.body).toMatchObject({ id: first.body.id, status: "COMPLETED" });
+    expect(second.body).toEqual(first.body);
+    expect(second.body.status).toBe("COMPLETED");
     expect(await customerBalance(p, customer.id, usd.id)).toBe(before + 250);
+  });
+
+  it("a replay answers the first response as it was, not the payment as it stands now (decisions §3)", async () => {
+    receiver.answer(() => ({ status: 202 }));
+    const first = await receive(p, customer.umaAddress, 260, { "Idempotency-Key": "uma-receive-2" });
+    expect(first.body.status).toBe("PENDING");
+    expect((await p.call("POST", `/transactions/${first.body.id}/approve`, { receiverCustomerInfo: { FULL_NAME: "Alice Smith" } })).status).toBe(200);
+    const replay = await receive(p, customer.umaAddress, 260, { "Idempotency-Key": "uma-receive-2" });
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(replay.body).toEqual(first.body);
+    expect((await p.call("GET", `/transactions/${first.body.id}`)).body.status).toBe("COMPLETED");
+    const reused = await receive(p, customer.umaAddress, 261, { "Idempotency-Key": "uma-receive-2" });
+    expect(reused.status).toBe(422);
   });
 
   it("deposit rule: the customer's internal account in the receiving currency, also when a default UMA deposit (external) account exists", async () => {
@@ -231,7 +245,9 @@ describe.skipIf(skipReason())(`incoming UMA payments and the approval exchange (
       receiver.answer(() => ({ status: 200, body: { receiverCustomerInfo: { FULL_NAME: "Alice Smith" } } }));
       const lacking = await receive(asker, c.umaAddress, 700);
       expect(lacking.body).toMatchObject({ status: "FAILED", failureReason: "PAYMENT_APPROVAL_WEBHOOK_ERROR" });
-      expect(receiver.received.at(-1)!.data.requestedReceiverCustomerInfoFields).toEqual(["FULL_NAME", "BIRTH_DATE"]);
+      // Event webhooks of other payments reach the same receiver asynchronously: pick this one's request.
+      const asked = receiver.received.find((r) => r.type === "INCOMING_PAYMENT_PENDING" && r.data.id === lacking.body.id && r.data.status === "PENDING" && "requestedReceiverCustomerInfoFields" in r.data);
+      expect(asked!.data.requestedReceiverCustomerInfoFields).toEqual(["FULL_NAME", "BIRTH_DATE"]);
 
       receiver.answer(() => ({ status: 202 }));
       const res = await receive(asker, c.umaAddress, 800);

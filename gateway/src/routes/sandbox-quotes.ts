@@ -35,8 +35,10 @@ export function sandboxQuoteRoutes(app: Api, { clients }: RouteDeps): void {
       // The payment is recorded: a failure of the read below must not free the key.
       markIdempotentEffectDone(request);
       if (res.replayed) reply.header("Idempotent-Replayed", "true");
-      const tx = await clients.ledger.getTransaction({ platformId, transactionId: res.transactionId });
-      return transactionToJson(tx.transaction);
+      // quotes-fx answers the transaction as the ledger answered the payment (kept with the key, so
+      // a replay shows the first answer); a quotes-fx without that field is read through the ledger.
+      const tx = res.transaction ?? (await clients.ledger.getTransaction({ platformId, transactionId: res.transactionId })).transaction;
+      return transactionToJson(tx);
     },
   );
 }

@@ -90,6 +90,7 @@ export function buildQuotesFx(
     productionRates: feed ? cachedRateSource(feed, ttlMs) : undefined,
     feeRules: config.CORRIDOR_QUOTE_FEES,
   });
+  const idempotent = idempotencyRunner(db, deps.clock);
   const lookups = createLookups({ clock: deps.clock, fx, platforms: deps.platforms, ledger: deps.ledger, store: lookupStore(db), ttlMs: config.CORRIDOR_QUOTE_TTL_SECONDS * 1000 });
   const quotes = createQuoteLifecycle({
     clock: deps.clock,
@@ -101,7 +102,7 @@ export function buildQuotesFx(
     ledger: deps.quoteLedger,
     signer: deps.signer,
     store: quoteStore(db),
-    idempotent: idempotencyRunner(db, deps.clock),
+    idempotent,
   });
   const handler = createQuotesFxHandler({
     fx,
@@ -126,7 +127,10 @@ export function buildQuotesFx(
   return {
     // No per-service options here: they would replace the host's interceptors (docs/architecture.md).
     routes(router) {
-      router.service(QuotesFxService, { ...handler, ...createIncomingHandler(incoming) });
+      router.service(QuotesFxService, {
+        ...handler,
+        ...createIncomingHandler(incoming, { idempotent, inTransaction: (fn) => db.transaction().execute((trx) => fn(trx)) }),
+      });
     },
     consumers: [ledgerTransactionConsumer(quotes), ...(incoming ? [incomingGuardConsumer(deps.clock)] : [])],
     workers: [

@@ -1,7 +1,8 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
-import type { Transaction } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
+import { toJson } from "@bufbuild/protobuf";
+import { TransactionSchema, type Transaction } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
 import type { QuoteLedgerPort, QuoteTransactionState } from "../domain/ports.js";
 
 const state = (t: Transaction | undefined): QuoteTransactionState => ({ id: t?.id ?? "", status: t?.status ?? "", failureReason: t?.failureReason ?? "" });
@@ -41,7 +42,7 @@ export function quoteLedgerPort(transport: () => Transport): QuoteLedgerPort {
     },
     async recordQuoteFunding(platformId, transactionId, currencyCode, amount) {
       const res = await ledger().recordQuoteFunding({ platformId, transactionId, currencyCode, amount });
-      return { ...state(res.transaction), alreadyExecuted: res.alreadyExecuted };
+      return { ...state(res.transaction), alreadyExecuted: res.alreadyExecuted, snapshot: res.transaction ? toJson(TransactionSchema, res.transaction) : null };
     },
   };
 }

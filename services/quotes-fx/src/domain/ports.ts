@@ -174,7 +174,8 @@ export interface QuoteLedgerPort {
   createQuoteTransaction(input: CreateQuoteTransactionInput): Promise<QuoteTransactionState>;
   expireQuoteTransaction(platformId: string, transactionId: string): Promise<QuoteTransactionState>;
   executeQuoteTransaction(platformId: string, transactionId: string): Promise<QuoteTransactionState & { alreadyExecuted: boolean }>;
-  recordQuoteFunding(platformId: string, transactionId: string, currencyCode: string, amount: bigint): Promise<QuoteTransactionState & { alreadyExecuted: boolean }>;
+  /** `snapshot`: the transaction as the ledger answered it, in its JSON form (kept as the first answer of /sandbox/send). */
+  recordQuoteFunding(platformId: string, transactionId: string, currencyCode: string, amount: bigint): Promise<QuoteTransactionState & { alreadyExecuted: boolean; snapshot: unknown }>;
 }
 
 /** auth-sessions' signed-retry challenges for EXECUTE_QUOTE (WalletAuthService). */

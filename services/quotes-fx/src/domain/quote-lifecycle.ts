@@ -267,9 +267,23 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
       return { quote: r.value, replayed: r.replayed };
     },
 
-    async sendSandboxFunding(platformId: string, id: string, opts: { currencyCode: string; amount: bigint; idempotencyKey: string }): Promise<{ quote: Quote; replayed: boolean }> {
-      const r = await deps.idempotent(
-        { platformId, key: opts.idempotencyKey, request: { op: "SANDBOX_SEND", quoteId: id, currencyCode: opts.currencyCode, amount: opts.amount }, status: 200, ...codec },
+    /**
+     * POST /sandbox/send. Answers the quote and the transaction as the ledger answered the payment;
+     * both are the stored first answer on a replay (decisions §3), not the state at the replay.
+     */
+    async sendSandboxFunding(platformId: string, id: string, opts: { currencyCode: string; amount: bigint; idempotencyKey: string }): Promise<{ quote: Quote; transaction: unknown; replayed: boolean }> {
+      const r = await deps.idempotent<{ quote: Quote; transaction: unknown }>(
+        {
+          platformId,
+          key: opts.idempotencyKey,
+          request: { op: "SANDBOX_SEND", quoteId: id, currencyCode: opts.currencyCode, amount: opts.amount },
+          status: 200,
+          encode: (v) => ({ quote: quoteToJson(v.quote), transaction: v.transaction }),
+          decode: (json) => {
+            const j = json as { quote: Parameters<typeof quoteFromJson>[0]; transaction: unknown };
+            return { quote: quoteFromJson(j.quote), transaction: j.transaction };
+          },
+        },
         async (complete) => {
           const q = await expireIfDue(await load(platformId, id));
           if (q.source.sourceType !== "REALTIME_FUNDING") throw errors.invalidInput([{ field: "quoteId", reason: "is not a REALTIME_FUNDING quote" }]);
@@ -281,10 +295,20 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
           if (amount !== q.totalSendingAmount) {
             throw new AppError(400, "AMOUNT_MISMATCH", `The quote needs exactly ${q.totalSendingAmount} minor units of ${q.sendingCurrency}`, { expected: q.totalSendingAmount.toString(), amount: amount.toString() });
           }
-          return runWithLedger(q, () => ledger.recordQuoteFunding(platformId, q.transactionId, q.sendingCurrency, amount), complete);
+          let transaction: unknown = null;
+          const quote = await runWithLedger(
+            q,
+            async () => {
+              const funded = await ledger.recordQuoteFunding(platformId, q.transactionId, q.sendingCurrency, amount);
+              transaction = funded.snapshot;
+              return funded;
+            },
+            (trx, after) => complete(trx, { quote: after, transaction }),
+          );
+          return { quote, transaction };
         },
       );
-      return { quote: r.value, replayed: r.replayed };
+      return { quote: r.value.quote, transaction: r.value.transaction, replayed: r.replayed };
     },
 
     /** Worker step: expires up to `limit` due quotes; one that fails (ledger down) is retried next time. */

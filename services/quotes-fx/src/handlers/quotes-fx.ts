@@ -1,4 +1,6 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { TransactionSchema } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
 import type { Fx } from "../domain/fx.js";
@@ -96,7 +98,12 @@ export function createQuotesFxHandler(deps: HandlerDeps): Omit<ServiceImpl<typeo
 
     async sendSandboxFunding(req) {
       const r = await deps.quotes.sendSandboxFunding(req.platformId, req.quoteId, { currencyCode: req.currencyCode, amount: req.amount, idempotencyKey: req.idempotencyKey });
-      return { transactionId: r.quote.transactionId, quote: quoteMsg(r.quote), replayed: r.replayed };
+      return {
+        transactionId: r.quote.transactionId,
+        quote: quoteMsg(r.quote),
+        replayed: r.replayed,
+        transaction: r.transaction ? fromJson(TransactionSchema, r.transaction as JsonValue) : undefined,
+      };
     },
   };
 }
