@@ -68,18 +68,29 @@ function invalidBody(reason: string): PublicErrorBody {
 }
 
 /**
- * Service-raised INVALID_INPUT errors name fields as the service knows them (`cursor`, `name`).
- * The gateway knows where the route takes its input from, so it adds the location prefix.
+ * Service-raised 4xx errors name fields as the service knows them (`cursor`, `accountInfo`,
+ * `lockedCurrencyAmount`). The gateway knows where the route takes its input from, so it adds the
+ * location prefix — to every `details.errors[].field` and to a single `details.field`, whatever the
+ * code (INVALID_INPUT, INVALID_ACCOUNT, AMOUNT_OUT_OF_RANGE, …), so one naming rule holds.
  */
 function prefixServiceFields(body: PublicErrorBody, location: Location): PublicErrorBody {
-  const errs = body.details?.errors;
-  if (body.code !== "INVALID_INPUT" || !Array.isArray(errs)) return body;
-  const prefixed = errs.map((e) => {
-    if (!e || typeof e !== "object" || Array.isArray(e) || typeof e.field !== "string") return e;
-    const head = e.field.split(/[.[]/, 1)[0]!;
-    return LOCATIONS.includes(head) ? e : { ...e, field: `${location}.${e.field}` };
-  });
-  return { ...body, details: { ...body.details, errors: prefixed } };
+  if (body.status < 400 || body.status >= 500 || !body.details) return body;
+  const prefix = (field: string) => (LOCATIONS.includes(field.split(/[.[]/, 1)[0]!) ? field : `${location}.${field}`);
+  const details = { ...body.details };
+  let changed = false;
+  const errs = details.errors;
+  if (Array.isArray(errs)) {
+    details.errors = errs.map((e) => {
+      if (!e || typeof e !== "object" || Array.isArray(e) || typeof e.field !== "string") return e;
+      changed = true;
+      return { ...e, field: prefix(e.field) };
+    });
+  }
+  if (typeof details.field === "string" && details.field) {
+    details.field = prefix(details.field);
+    changed = true;
+  }
+  return changed ? { ...body, details } : body;
 }
 
 /** The challenge of a 401 from Basic authentication (RFC 9110 §11.6.1). */

@@ -89,7 +89,7 @@ describe.skipIf(skipReason())(`customers (${mode})`, () => {
       expect(first.status).toBe(201);
       const samePcid = await platform.call("POST", "/customers", individual({ platformCustomerId: first.body.platformCustomerId }));
       expect(samePcid.status).toBe(409);
-      expect(samePcid.body).toMatchObject({ code: "CONFLICT", details: { field: "platformCustomerId" } });
+      expect(samePcid.body).toMatchObject({ code: "CONFLICT", details: { field: "body.platformCustomerId" } });
       expect(samePcid.headers.get("x-should-retry")).toBe("false");
       const sameUma = await platform.call("POST", "/customers", individual({ umaAddress: first.body.umaAddress.toUpperCase() }));
       expect(sameUma.status).toBe(409);

@@ -172,6 +172,8 @@ describe.skipIf(skipReason())(`ledger (${mode})`, () => {
       const bad = await p.call("POST", "/platform/external-accounts", { currency: "USD", accountInfo: usdAccountInfo("105") });
       expect(bad.status).toBe(400);
       expect(bad.body.code).toBe("INVALID_ACCOUNT");
+      // Every field a 400 names carries its location, whatever the code.
+      for (const e of bad.body.details.errors ?? []) expect(e.field).toMatch(/^body\./);
       expect((await p.call("GET", "/platform/external-accounts?limit=1")).body.totalCount).toBe(before);
     });
 

@@ -83,6 +83,12 @@ describe.skipIf(skipReason())(`quotes lifecycle through the gateway (${mode})`, 
   });
 
   // RECEIVING 9196: T = ceil(9196 × 1.08216) + 10 + 28 = 9990; s − round(s × 0.001) ≥ 9990 first at s = 10000.
+  it("an amount that does not cover the fees is 400 AMOUNT_OUT_OF_RANGE naming body.lockedCurrencyAmount", async () => {
+    const res = await quote({ lockedCurrencyAmount: 30 });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: "AMOUNT_OUT_OF_RANGE", details: { field: "body.lockedCurrencyAmount" } });
+  });
+
   it("locks RECEIVING: 91.96 EUR costs exactly 100.00 USD", async () => {
     const res = await quote({ lockedCurrencySide: "RECEIVING", lockedCurrencyAmount: 9_196 });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
