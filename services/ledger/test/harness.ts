@@ -46,6 +46,8 @@ export interface LedgerHarness {
   admin: Client<typeof LedgerAdminService>;
   environments: Map<string, Environment>;
   customers: Map<string, FakeCustomer>;
+  /** The platform config's enabledTransactionTypes per currency, as the fake auth-sessions answers them. */
+  transactionTypes: Map<string, Record<string, string[]>>;
   newPlatform(opts?: { environment?: Environment; currencies?: string[] }): Promise<string>;
   newCustomer(platformId: string, opts?: { status?: string; currencies?: string[] }): Promise<string>;
   /** Runs a consumer as the host does: in a transaction, once per event id. */
@@ -68,6 +70,7 @@ export async function startLedgerHarness(): Promise<LedgerHarness> {
   const clock = new ManualClock("2026-01-01T00:00:00.000Z");
   const environments = new Map<string, Environment>();
   const customers = new Map<string, FakeCustomer>();
+  const transactionTypes = new Map<string, Record<string, string[]>>();
 
   // Fakes of the services the ledger asks, as real Connect services over in-memory transports.
   const authSessions = createRouterTransport((router) =>
@@ -76,6 +79,17 @@ export async function startLedgerHarness(): Promise<LedgerHarness> {
         const env = environments.get(req.platformId);
         if (env === undefined) throw toConnectError(errors.notFound("Platform", req.platformId));
         return { platform: { id: req.platformId, name: "p", environment: env } };
+      },
+      // Currencies a test configures (code → enabled transaction types); none by default, so
+      // nothing is restricted.
+      async getPlatformConfig(req: { platformId: string }) {
+        const types = transactionTypes.get(req.platformId) ?? {};
+        return {
+          config: {
+            platformId: req.platformId,
+            supportedCurrencies: Object.entries(types).map(([currencyCode, enabledTransactionTypes]) => ({ currencyCode, enabledTransactionTypes })),
+          },
+        };
       },
     } as never),
   );
@@ -127,6 +141,7 @@ export async function startLedgerHarness(): Promise<LedgerHarness> {
     admin,
     environments,
     customers,
+    transactionTypes,
     async newPlatform(opts = {}) {
       const platformId = newId("Platform");
       environments.set(platformId, opts.environment ?? Environment.SANDBOX);

@@ -198,6 +198,20 @@ describe("ledger service", () => {
       expect(ok.result?.transaction?.platformCustomerId).toBe(h.customers.get(customerId)!.platformCustomerId);
     });
 
+    it("answers 400 TRANSACTION_TYPE_NOT_ENABLED in either direction the platform's config does not enable, holding nothing", async () => {
+      const { platformId, account, ext } = await setup();
+      await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 1000n });
+      h.transactionTypes.set(platformId, { USD: ["INCOMING"] });
+      expect(await publicError(out(platformId, account.id, ext.id, 10n))).toMatchObject({ httpStatus: 400, code: "TRANSACTION_TYPE_NOT_ENABLED" });
+      expect((await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!.available).toBe(1000n);
+      await h.ledger.transferIn({ transfer: { platformId, sourceAccountId: ext.id, destinationAccountId: account.id, amount: 5n } });
+      h.transactionTypes.set(platformId, { USD: ["OUTGOING"] });
+      const pull = await publicError(h.ledger.transferIn({ transfer: { platformId, sourceAccountId: ext.id, destinationAccountId: account.id, amount: 5n } }));
+      expect(pull).toMatchObject({ httpStatus: 400, code: "TRANSACTION_TYPE_NOT_ENABLED" });
+      await out(platformId, account.id, ext.id, 10n);
+      h.transactionTypes.delete(platformId);
+    });
+
     it("answers 501 NOT_IMPLEMENTED on production platforms (no rail connector)", async () => {
       const platformId = await h.newPlatform({ environment: Environment.PRODUCTION });
       const [acct] = await platformAccounts(platformId);

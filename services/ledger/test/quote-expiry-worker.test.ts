@@ -24,6 +24,9 @@ describe("ledger quote-transaction expiry worker", () => {
       customer: async () => {
         throw new Error("the expiry worker must not ask the directory");
       },
+      transactionTypes: async () => {
+        throw new Error("the expiry worker must not ask the directory");
+      },
     };
     const built = buildLedger({ db: h.db, clock: h.clock, directory, env: { LEDGER_QUOTE_EXPIRY_POLL_MS: "60000" } });
     const found = built.workers.find((w: BackgroundWorker) => w.name === "quote-transaction-expiry");

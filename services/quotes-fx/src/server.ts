@@ -117,8 +117,10 @@ export function buildQuotesFx(
         ports: deps.incoming,
         store: approvalStore(db),
         clock: deps.clock,
-        requestedReceiverFields: async (platformId, currency) =>
-          (await deps.platforms.facts(platformId)).supportedCurrencies.find((c) => c.currencyCode === currency)?.providerRequiredCustomerFields ?? [],
+        receivingCurrency: async (platformId, currency) => {
+          const c = (await deps.platforms.facts(platformId)).supportedCurrencies.find((k) => k.currencyCode === currency);
+          return { requestedFields: c?.providerRequiredCustomerFields ?? [], incomingEnabled: !c?.enabledTransactionTypes || c.enabledTransactionTypes.includes("INCOMING") };
+        },
         windowMs: config.CORRIDOR_INCOMING_APPROVAL_WINDOW_SECONDS * 1000,
         webhookTimeoutMs: config.CORRIDOR_INCOMING_WEBHOOK_TIMEOUT_SECONDS * 1000,
         log,

@@ -67,8 +67,8 @@ function world() {
       return [...rows.values()].filter((r) => !r.done);
     },
   };
-  const requested = { fields: [] as string[] };
-  const incoming = createIncomingPayments({ ports, store, clock, windowMs: 5_000, requestedReceiverFields: async () => requested.fields });
+  const requested = { fields: [] as string[], incoming: true };
+  const incoming = createIncomingPayments({ ports, store, clock, windowMs: 5_000, receivingCurrency: async () => ({ requestedFields: requested.fields, incomingEnabled: requested.incoming }) });
   return { incoming, txs, decisions, state, clock, rows, ports, store, requested, asked };
 }
 
@@ -181,6 +181,14 @@ describe("incoming UMA payments: the approval exchange", () => {
       expect(w.txs.get(tx.id)!.status).toBe("PENDING");
       expect(w.decisions).toHaveLength(0);
       expect((await w.incoming.approve("Platform:p", tx.id, { FULL_NAME: "Alice", BIRTH_DATE: "1990-01-01" })).status).toBe("COMPLETED");
+    });
+
+    it("INCOMING not enabled for the currency: 400 TRANSACTION_TYPE_NOT_ENABLED before anything is created or asked", async () => {
+      w.requested.incoming = false;
+      const err = await appError(receive(w));
+      expect([err.status, err.code]).toEqual([400, "TRANSACTION_TYPE_NOT_ENABLED"]);
+      expect(w.txs.size).toBe(0);
+      expect(w.state.asked).toBe(0);
     });
 
     it("a reject needs none of them", async () => {

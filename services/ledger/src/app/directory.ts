@@ -22,6 +22,11 @@ export function connectDirectory(opts: { authSessions: Transport; customersKyc: 
       environments.set(platformId, env);
       return env;
     },
+    async transactionTypes(platformId, currency) {
+      const res = await auth.getPlatformConfig({ platformId });
+      const c = res.config?.supportedCurrencies.find((k) => k.currencyCode === currency);
+      return c ? [...c.enabledTransactionTypes] : undefined;
+    },
     async customer(platformId, customerId) {
       const res = await kyc.getCustomerSummary({ platformId, customerId });
       const c = res.customer;

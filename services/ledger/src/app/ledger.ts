@@ -41,6 +41,24 @@ export interface Directory {
   environment(platformId: string): Promise<"SANDBOX" | "PRODUCTION">;
   /** Throws 404 CUSTOMER_NOT_FOUND for an unknown or foreign customer. */
   customer(platformId: string, customerId: string): Promise<{ platformCustomerId: string; verificationStatus: string; isDeleted: boolean }>;
+  /**
+   * The transaction types (OUTGOING, INCOMING) the platform's configuration enables in this
+   * currency, read fresh (a PATCH /config applies at once); undefined when the currency is not in
+   * its supportedCurrencies.
+   */
+  transactionTypes(platformId: string, currency: string): Promise<string[] | undefined>;
+}
+
+/** 400 when the platform's configuration does not enable this direction in this currency. */
+export async function requireTransactionType(directory: Directory, platformId: string, currency: string, type: "OUTGOING" | "INCOMING"): Promise<void> {
+  const enabled = await directory.transactionTypes(platformId, currency);
+  if (enabled && !enabled.includes(type)) {
+    throw errors.badRequest(
+      "TRANSACTION_TYPE_NOT_ENABLED",
+      `${type} payments in ${currency} are not enabled in the platform's configuration (supportedCurrencies[].enabledTransactionTypes)`,
+      { currency, transactionType: type },
+    );
+  }
 }
 
 export const MAX_FUND_AMOUNT = 100_000_000_000n;
@@ -150,6 +168,7 @@ export function createLedger(deps: { db: Kysely<LedgerDatabase>; clock: Clock; d
     if (direction === "OUT" && internal.type === "EMBEDDED_WALLET") {
       throw errors.badRequest("EMBEDDED_WALLET_TRANSFER_NOT_SUPPORTED", "Transfers out of an embedded wallet need a wallet signature and are made through quotes");
     }
+    await requireTransactionType(directory, input.platformId, internal.currency, direction === "OUT" ? "OUTGOING" : "INCOMING");
     if ((await directory.environment(input.platformId)) !== "SANDBOX") {
       throw errors.notImplemented("No rail connector is configured for production platforms yet");
     }

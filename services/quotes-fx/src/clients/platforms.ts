@@ -20,6 +20,7 @@ export function platformDirectory(transport: () => Transport): PlatformDirectory
           maxAmount: c.maxAmount,
           requiredCounterpartyFields: c.requiredCounterpartyFields.map((f) => ({ name: f.name, mandatory: f.mandatory })),
           providerRequiredCustomerFields: [...c.providerRequiredCustomerFields],
+          enabledTransactionTypes: [...c.enabledTransactionTypes],
         })),
       };
     },

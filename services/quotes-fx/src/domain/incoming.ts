@@ -78,10 +78,11 @@ export function createIncomingPayments<T extends TxLike>(deps: {
   webhookTimeoutMs?: number;
   log?: { warn(obj: object, msg: string): void };
   /**
-   * The receiver fields to ask the platform for an incoming payment in this currency: its
-   * configuration's providerRequiredCustomerFields (none when the currency is not configured).
+   * The platform's configuration of the receiving currency: the receiver fields to ask for (its
+   * providerRequiredCustomerFields) and whether INCOMING is enabled (a 400 before anything is
+   * created when not). Absent currency: nothing asked, nothing refused.
    */
-  requestedReceiverFields?: (platformId: string, currency: string) => Promise<string[]>;
+  receivingCurrency?: (platformId: string, currency: string) => Promise<{ requestedFields: string[]; incomingEnabled: boolean }>;
 }) {
   const { ports, store, clock } = deps;
   const webhookTimeoutMs = deps.webhookTimeoutMs ?? 10_000;
@@ -151,7 +152,16 @@ export function createIncomingPayments<T extends TxLike>(deps: {
       if (!customer) {
         throw new AppError(404, "RECEIVER_NOT_FOUND", `No customer of this platform has the UMA address ${i.receiverUmaAddress}`, { receiverUmaAddress: i.receiverUmaAddress });
       }
-      const requestedFields = deps.requestedReceiverFields ? await deps.requestedReceiverFields(i.platformId, i.currency) : [];
+      const receiving = deps.receivingCurrency ? await deps.receivingCurrency(i.platformId, i.currency) : { requestedFields: [], incomingEnabled: true };
+      if (!receiving.incomingEnabled) {
+        throw new AppError(
+          400,
+          "TRANSACTION_TYPE_NOT_ENABLED",
+          `INCOMING payments in ${i.currency} are not enabled in the platform's configuration (supportedCurrencies[].enabledTransactionTypes)`,
+          { currency: i.currency, transactionType: "INCOMING" },
+        );
+      }
+      const requestedFields = receiving.requestedFields;
       const created = await ports.createIncoming({ ...i, customerId: customer.id });
       // A replay answers the payment as it stands now; the exchange ran (or runs) for the first request only.
       if (created.replayed) {

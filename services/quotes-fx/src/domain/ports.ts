@@ -10,6 +10,8 @@ export interface PlatformCurrencyConfig {
   requiredCounterpartyFields: { name: string; mandatory: boolean }[];
   /** Receiver fields asked of the platform for an incoming payment in this currency (approval webhook). */
   providerRequiredCustomerFields?: string[];
+  /** OUTGOING and/or INCOMING: the directions the platform enables in this currency. */
+  enabledTransactionTypes?: string[];
 }
 
 export interface PlatformFacts {

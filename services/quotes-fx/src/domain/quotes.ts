@@ -143,6 +143,7 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
       facts.supportedCurrencies.find((c) => c.currencyCode === sending.code) ??
       (sourceAccount?.type === "EMBEDDED_WALLET" ? { currencyCode: sending.code, minAmount: 1n, maxAmount: MAX_AMOUNT, requiredCounterpartyFields: [] } : undefined);
     if (!sendingConfig) throw new AppError(400, "UNSUPPORTED_CURRENCY", `The platform does not support sending ${sending.code}`, { currency: sending.code });
+    requireTransactionType(sendingConfig, "OUTGOING");
 
     const side = req.lockedCurrencySide as LockedSide;
     const pricing = priceQuote({
@@ -164,4 +165,19 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
 function intersect(limits: AmountLimits[]): AmountLimits | undefined {
   if (!limits.length) return undefined;
   return limits.reduce((a, b) => ({ min: a.min > b.min ? a.min : b.min, max: a.max < b.max ? a.max : b.max }));
+}
+
+/**
+ * 400 TRANSACTION_TYPE_NOT_ENABLED when the platform's configuration of this currency does not
+ * enable the direction (a currency it does not list, or a config without the list, restricts
+ * nothing here: UNSUPPORTED_CURRENCY and the defaults decide those).
+ */
+export function requireTransactionType(config: { currencyCode: string; enabledTransactionTypes?: string[] } | undefined, type: "OUTGOING" | "INCOMING"): void {
+  if (!config?.enabledTransactionTypes || config.enabledTransactionTypes.includes(type)) return;
+  throw new AppError(
+    400,
+    "TRANSACTION_TYPE_NOT_ENABLED",
+    `${type} payments in ${config.currencyCode} are not enabled in the platform's configuration (supportedCurrencies[].enabledTransactionTypes)`,
+    { currency: config.currencyCode, transactionType: type },
+  );
 }
