@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { individual } from "./customers-fixtures.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
-import { advanceClock, fund, iban } from "./ledger-helpers.js";
+import { advanceClock, fund, iban, usdAccountInfo } from "./ledger-helpers.js";
 
 // Issue 5 part 2 through the gateway: the quote lifecycle with the real ledger, sandbox rail and auth-sessions.
 // The sandbox rate table is frozen (drift 0) so the amounts below are computed by hand (services/quotes-fx/README.md).
@@ -263,6 +263,33 @@ describe.skipIf(skipReason())(`quotes lifecycle through the gateway (${mode})`, 
       // A fiat account in a currency the platform does not list is still refused.
       const usd = (await fresh.call("GET", `/customers/internal-accounts?customerId=${id}`)).body.data.find((a: { type: string }) => a.type === "INTERNAL_FIAT");
       expect(usd.balance.currency.code).toBe("USD");
+    });
+  });
+
+  describe("counterparty information the platform requires", () => {
+    it("is taken from the destination account's beneficiary; the request may add to it or override it", async () => {
+      const cp = await system.createPlatform();
+      const cfg = (await cp.call("GET", "/config")).body.supportedCurrencies;
+      const required = [{ name: "FULL_NAME", mandatory: true }, { name: "NATIONALITY", mandatory: true }];
+      expect((await cp.call("PATCH", "/config", { supportedCurrencies: cfg.map((c: object) => ({ ...c, requiredCounterpartyFields: required })) })).status).toBe(200);
+      const created = await cp.call("POST", "/customers", individual());
+      const id: string = created.body.id;
+      if (created.body.kycStatus !== "APPROVED") await cp.call("POST", "/verifications", { customerId: id });
+      const account = await eventually(async () => (await cp.call("GET", `/customers/internal-accounts?customerId=${id}&currency=USD`)).body.data?.[0]);
+      await fund(cp, account.id, 100_000);
+      const payee = await cp.call("POST", "/customers/external-accounts", { customerId: id, currency: "USD", accountInfo: usdAccountInfo("000", { beneficiary: { beneficiaryType: "INDIVIDUAL", fullName: "Ada Lovelace", nationality: "GB" } }) });
+      expect(payee.status, JSON.stringify(payee.body)).toBe(201);
+      const body = { source: { sourceType: "ACCOUNT", accountId: account.id }, destination: { destinationType: "ACCOUNT", accountId: payee.body.id, paymentRail: "ACH" }, lockedCurrencySide: "SENDING", lockedCurrencyAmount: 1_000 };
+      const derived = await cp.call("POST", "/quotes", body);
+      expect(derived.status, JSON.stringify(derived.body)).toBe(201);
+      expect(derived.body.counterpartyInformation).toEqual({ FULL_NAME: "Ada Lovelace", NATIONALITY: "GB" });
+      const overridden = await cp.call("POST", "/quotes", { ...body, counterpartyInformation: { FULL_NAME: "Ada King" } });
+      expect(overridden.body.counterpartyInformation).toEqual({ FULL_NAME: "Ada King", NATIONALITY: "GB" });
+      // A beneficiary without a nationality: the request must give it.
+      const bare = await cp.call("POST", "/customers/external-accounts", { customerId: id, currency: "USD", accountInfo: usdAccountInfo("001") });
+      const missing = await cp.call("POST", "/quotes", { ...body, destination: { ...body.destination, accountId: bare.body.id } });
+      expect(missing.status).toBe(400);
+      expect(missing.body.details.errors.map((e: { field: string }) => e.field)).toEqual(["body.counterpartyInformation.NATIONALITY"]);
     });
   });
 

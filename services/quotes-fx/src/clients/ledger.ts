@@ -28,7 +28,15 @@ export function ledgerPort(transport: () => Transport): LedgerPort {
         const a = res?.account;
         if (a) {
           const accountType = a.accountInfo?.accountType;
-          return { id: a.id, customerId: a.customerId, status: a.status, currency: a.currency, accountType: typeof accountType === "string" ? accountType : "" };
+          const beneficiary = a.accountInfo?.beneficiary;
+          return {
+            id: a.id,
+            customerId: a.customerId,
+            status: a.status,
+            currency: a.currency,
+            accountType: typeof accountType === "string" ? accountType : "",
+            beneficiary: beneficiary && typeof beneficiary === "object" && !Array.isArray(beneficiary) ? (beneficiary as Record<string, unknown>) : undefined,
+          };
         }
       }
       return undefined;

@@ -39,6 +39,8 @@ export interface ExternalAccountView {
   status: string;
   currency: string;
   accountType: string;
+  /** accountInfo.beneficiary as registered (fullName, birthDate, nationality, …), when there is one. */
+  beneficiary?: Record<string, unknown>;
 }
 
 /** The ledger: accounts by id, scoped to the platform; undefined when not found there. */

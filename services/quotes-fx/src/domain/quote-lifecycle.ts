@@ -194,7 +194,8 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
           lookupId: req.lookupId,
           description: req.description,
           purposeOfPayment: req.purposeOfPayment,
-          counterpartyInformation: req.counterpartyInformation,
+          // As prepared: the request's, completed from the destination account's beneficiary.
+          counterpartyInformation: p.request.counterpartyInformation,
           senderCustomerInfo: req.senderCustomerInfo,
           transactionId: "",
           payloadToSign: "",

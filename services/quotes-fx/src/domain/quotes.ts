@@ -93,6 +93,8 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
 
     let lookup: ReceiverLookup | undefined;
     let receivingCode = "";
+    // Counterparty data the destination account already holds; what the request gives wins.
+    let counterparty: Record<string, string> = { ...req.counterpartyInformation };
     const receiverLimits: AmountLimits[] = [];
     if (req.lookupId) lookup = await deps.lookups.usable(platformId, req.lookupId);
     if (destination.destinationType === "UMA_ADDRESS") {
@@ -112,6 +114,7 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
       const account = await deps.ledger.externalAccount(platformId, id);
       if (!account) throw errors.notFound("ExternalAccount", id);
       receivingCode = account.currency;
+      counterparty = { ...counterpartyFromBeneficiary(account.beneficiary), ...counterparty };
       if (lookup) {
         if (lookup.kind !== "EXTERNAL_ACCOUNT" || lookup.accountId !== id) throw errors.invalidInput([{ field: "lookupId", reason: "is not a lookup of destination.accountId" }]);
         const offer = lookup.supportedCurrencies.find((o) => o.currencyCode === receivingCode);
@@ -126,7 +129,9 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
     }
     const receivingConfig = facts.supportedCurrencies.find((c) => c.currencyCode === receivingCode);
     for (const f of receivingConfig?.requiredCounterpartyFields ?? []) {
-      if (f.mandatory && !req.counterpartyInformation[f.name]) missing.push({ field: `counterpartyInformation.${f.name}`, reason: `is required by the platform's configuration for ${receivingCode}` });
+      if (f.mandatory && !counterparty[f.name]) {
+        missing.push({ field: `counterpartyInformation.${f.name}`, reason: `is required by the platform's configuration for ${receivingCode} (and the destination account's beneficiary does not give it)` });
+      }
     }
     if (missing.length) throw errors.invalidInput(missing);
 
@@ -158,7 +163,7 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
         receiving: intersect([...(receivingConfig ? [{ min: receivingConfig.minAmount, max: receivingConfig.maxAmount }] : []), ...receiverLimits]),
       },
     });
-    return { request: req, side, sending, receiving, sourceAccount, customerId, lookup, needsSignature: sourceAccount?.type === "EMBEDDED_WALLET", pricing };
+    return { request: { ...req, counterpartyInformation: counterparty }, side, sending, receiving, sourceAccount, customerId, lookup, needsSignature: sourceAccount?.type === "EMBEDDED_WALLET", pricing };
   };
 }
 
@@ -180,4 +185,24 @@ export function requireTransactionType(config: { currencyCode: string; enabledTr
     `${type} payments in ${config.currencyCode} are not enabled in the platform's configuration (supportedCurrencies[].enabledTransactionTypes)`,
     { currency: config.currencyCode, transactionType: type },
   );
+}
+
+/** The spec's beneficiary fields under the counterparty field names platforms configure. */
+const BENEFICIARY_FIELDS: readonly [string, string][] = [
+  ["FULL_NAME", "fullName"],
+  ["BIRTH_DATE", "birthDate"],
+  ["NATIONALITY", "nationality"],
+];
+
+/**
+ * Counterparty information an external account's beneficiary already gives (FULL_NAME,
+ * BIRTH_DATE, NATIONALITY), so a platform need not send again what it registered with the account.
+ */
+export function counterpartyFromBeneficiary(beneficiary: Record<string, unknown> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [field, key] of BENEFICIARY_FIELDS) {
+    const v = beneficiary?.[key];
+    if (typeof v === "string" && v.trim()) out[field] = v.trim();
+  }
+  return out;
 }
