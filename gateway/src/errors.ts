@@ -79,18 +79,29 @@ function prefixServiceFields(body: PublicErrorBody, location: Location): PublicE
   const details = { ...body.details };
   let changed = false;
   const errs = details.errors;
+  let message = body.message;
   if (Array.isArray(errs)) {
+    const asListed = (list: unknown[]) =>
+      list
+        .map((e) => {
+          const f = e && typeof e === "object" && !Array.isArray(e) ? (e as { field?: unknown; reason?: unknown }) : {};
+          return `${String(f.field)}: ${String(f.reason)}`;
+        })
+        .join("; ");
+    const before = asListed(errs);
     details.errors = errs.map((e) => {
       if (!e || typeof e !== "object" || Array.isArray(e) || typeof e.field !== "string") return e;
       changed = true;
       return { ...e, field: prefix(e.field) };
     });
+    // A message the service built from the field list (kit's default) names the fields the same way.
+    if (message === before) message = asListed(details.errors as unknown[]);
   }
   if (typeof details.field === "string" && details.field) {
     details.field = prefix(details.field);
     changed = true;
   }
-  return changed ? { ...body, details } : body;
+  return changed ? { ...body, message, details } : body;
 }
 
 /** The challenge of a 401 from Basic authentication (RFC 9110 §11.6.1). */

@@ -138,6 +138,8 @@ export class FakeServices {
         asService(() => {
           guard();
           this.lastListRequest = req;
+          // As the real services answer a cursor they did not issue: a field without its location.
+          if (req.page?.cursor === "forged") throw errors.invalidInput([{ field: "cursor", reason: "is not a cursor this API issued" }]);
           const mine = [...this.tokens.values()].map((t) => t.token).filter((t) => t.platformId === req.platformId);
           const page = mine.slice(0, req.page?.limit ?? 20);
           const hasMore = mine.length > page.length;

@@ -89,6 +89,13 @@ describe("gateway", () => {
       expect(fieldsOf(res)).toEqual(["body"]);
     });
 
+    it("adds the location to a field a service names without one, in the field list and in the message built from it", async () => {
+      const res = await call("GET", "/tokens?cursor=forged", { as: admin });
+      expectError(res, 400, "INVALID_INPUT");
+      expect(fieldsOf(res)).toEqual(["query.cursor"]);
+      expect(res.json().message).toBe("query.cursor: is not a cursor this API issued");
+    });
+
     it("rejects an out-of-range limit as query.limit", async () => {
       const res = await call("GET", "/tokens?limit=500", { as: admin });
       expectError(res, 400, "INVALID_INPUT");
