@@ -324,4 +324,27 @@ describe.skipIf(skipReason())(`quotes lifecycle through the gateway (${mode})`, 
       expect(res.status).toBe(403);
     });
   });
+  describe("another platform", () => {
+    it("sees none of this platform's quotes, transactions, accounts or lookups (404), and changes nothing", async () => {
+      const other = await system.createPlatform();
+      const q = (await quote()).body;
+      const fundedQuote = (await quote({ source: { sourceType: "REALTIME_FUNDING", customerId, currency: "USD" } })).body;
+      const checks: [string, string, unknown?][] = [
+        ["GET", `/quotes/${q.id}`],
+        ["POST", `/quotes/${q.id}/execute`],
+        ["GET", `/transactions/${q.transactionId}`],
+        ["POST", `/transactions/${q.transactionId}/approve`, { receiverCustomerInfo: {} }],
+        ["POST", `/transactions/${q.transactionId}/reject`, { reason: "no" }],
+        ["POST", "/sandbox/send", { quoteId: fundedQuote.id, currencyCode: "USD" }],
+        ["GET", `/receiver/external-account/${payee.id}?senderUmaAddress=${encodeURIComponent("$alice@sender.example")}`],
+        ["POST", "/quotes", { source: { sourceType: "ACCOUNT", accountId: fiat.id }, destination: { destinationType: "ACCOUNT", accountId: payee.id }, lockedCurrencySide: "SENDING", lockedCurrencyAmount: 1_000 }],
+      ];
+      for (const [method, path, body] of checks) {
+        const res = await other.call(method, path, body);
+        expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(404);
+      }
+      expect((await p.call("GET", `/quotes/${q.id}`)).body.status).toBe("PENDING");
+      expect((await p.call("GET", `/quotes/${fundedQuote.id}`)).body.status).toBe("PENDING");
+    });
+  });
 });
