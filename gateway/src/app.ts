@@ -66,7 +66,7 @@ export interface GatewayOptions {
 }
 
 /** Named schemas ($ref targets) shared by routes and listed in the OpenAPI components. */
-const SHARED_SCHEMAS: TSchema[] = [
+export const SHARED_SCHEMAS: TSchema[] = [
   ErrorSchema,
   ...tokenSchemas,
   ...configSchemas,

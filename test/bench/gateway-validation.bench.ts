@@ -1,18 +1,8 @@
 import { bench, describe } from "vitest";
-import { ErrorSchema } from "../../gateway/src/schemas/common.js";
-import { beneficialOwnerSchemas } from "../../gateway/src/schemas/beneficial-owners.js";
-import { configSchemas } from "../../gateway/src/schemas/config.js";
-import { CreateCustomerBody, ListCustomersQuery, customerSchemas } from "../../gateway/src/schemas/customers.js";
-import { externalAccountSchemas } from "../../gateway/src/schemas/external-accounts.js";
-import { internalAccountSchemas } from "../../gateway/src/schemas/internal-accounts.js";
-import { invitationSchemas } from "../../gateway/src/schemas/invitations.js";
+import { SHARED_SCHEMAS } from "../../gateway/src/app.js";
+import { CreateCustomerBody, ListCustomersQuery } from "../../gateway/src/schemas/customers.js";
 import { CreateQuoteBody } from "../../gateway/src/schemas/quotes-fx.js";
-import { sandboxSchemas } from "../../gateway/src/schemas/sandbox.js";
-import { sandboxMoneySchemas } from "../../gateway/src/schemas/sandbox-money.js";
-import { tokenSchemas } from "../../gateway/src/schemas/tokens.js";
-import { transactionSchemas } from "../../gateway/src/schemas/transactions.js";
 import { TransferBody } from "../../gateway/src/schemas/transfers.js";
-import { verificationSchemas } from "../../gateway/src/schemas/verifications.js";
 import { installValidators } from "../../gateway/src/validation.js";
 
 // The gateway's request validation without a server: installValidators only needs something that
@@ -29,21 +19,8 @@ const recorder = {
     compiler = fn;
   },
 };
-// The same named schemas the gateway registers (gateway/src/app.ts SHARED_SCHEMAS), so $refs resolve as they do there.
-installValidators(recorder as unknown as Parameters<typeof installValidators>[0], [
-  ErrorSchema,
-  ...tokenSchemas,
-  ...configSchemas,
-  ...sandboxSchemas,
-  ...internalAccountSchemas,
-  ...externalAccountSchemas,
-  ...transactionSchemas,
-  ...sandboxMoneySchemas,
-  ...customerSchemas,
-  ...verificationSchemas,
-  ...beneficialOwnerSchemas,
-  ...invitationSchemas,
-]);
+// The named schemas the gateway registers, so $refs resolve as they do there.
+installValidators(recorder as unknown as Parameters<typeof installValidators>[0], SHARED_SCHEMAS);
 if (!compiler) throw new Error("installValidators installed no validator compiler");
 const compile = compiler;
 

@@ -1,9 +1,8 @@
 import { createClient } from "@connectrpc/connect";
 import { LedgerAdminService, type CurrencyTrialBalance } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { individual } from "./customers-fixtures.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
-import { clabe, customerBalance, fund, iban } from "./ledger-helpers.js";
+import { clabe, customerBalance, fund, fxPlatform, iban } from "./ledger-helpers.js";
 
 // Issue 5, "Done when": money conservation across currencies. FX driven through the public API
 // (USD → EUR, EUR → MXN and USD → MXN quotes, one refunded after a failed payout, one reversed at
@@ -39,29 +38,7 @@ describe.skipIf(skipReason())(`money conservation across currencies (${mode})`, 
 
   beforeAll(async () => {
     system = await startTestSystem();
-    p = await system.createPlatform();
-    const cfg = (await p.call("GET", "/config")).body;
-    const base = cfg.supportedCurrencies[0];
-    const supportedCurrencies = ["USD", "EUR", "MXN"].map((currencyCode) => ({ ...base, currencyCode }));
-    const patched = await p.call("PATCH", "/config", { supportedCurrencies });
-    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-
-    const created = await p.call("POST", "/customers", individual({ currencies: ["USD", "EUR"] }));
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    customerId = created.body.id;
-    if (created.body.kycStatus !== "APPROVED") {
-      const v = await p.call("POST", "/verifications", { customerId });
-      expect(v.status, JSON.stringify(v.body)).toBeLessThan(300);
-    }
-    const accounts = await eventually(async () => {
-      const res = await p.call("GET", `/customers/internal-accounts?customerId=${customerId}`);
-      const fiat = (res.body.data ?? []).filter((a: Json) => a.type === "INTERNAL_FIAT");
-      return fiat.length === 2 ? fiat : undefined;
-    });
-    usd = accounts.find((a: Json) => a.balance.currency.code === "USD");
-    eur = accounts.find((a: Json) => a.balance.currency.code === "EUR");
-    // The platform's own MXN account is opened by the config event; wait so every account is in the books.
-    await eventually(async () => ((await p.call("GET", "/platform/internal-accounts?currency=MXN")).body.data?.length ? true : undefined));
+    ({ p, customerId, usd, eur } = await fxPlatform(system));
     await fund(p, usd.id, USD_FUNDED);
     await fund(p, eur.id, EUR_FUNDED);
   }, 120_000);

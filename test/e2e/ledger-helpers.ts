@@ -1,5 +1,6 @@
 import { expect } from "vitest";
-import { eventually, type Caller } from "./harness.js";
+import { individual } from "./customers-fixtures.js";
+import { eventually, type Caller, type TestSystem } from "./harness.js";
 
 /** Test data builders for the ledger suites: valid identifiers with chosen sandbox suffixes. */
 
@@ -79,4 +80,33 @@ export async function customerBalance(p: Caller, customerId: string, accountId: 
   const account = res.body.data.find((a: { id: string }) => a.id === accountId);
   expect(account, `account ${accountId}`).toBeDefined();
   return account.balance.amount;
+}
+
+/**
+ * A sandbox platform supporting USD, EUR and MXN with a verified customer holding USD and EUR
+ * accounts (the FX suites' starting point); the platform's MXN account is open too.
+ */
+export async function fxPlatform(system: TestSystem): Promise<{ p: Caller; customerId: string; usd: { id: string }; eur: { id: string } }> {
+  const p = await system.createPlatform();
+  const base = (await p.call("GET", "/config")).body.supportedCurrencies[0];
+  const supportedCurrencies = ["USD", "EUR", "MXN"].map((currencyCode) => ({ ...base, currencyCode }));
+  const patched = await p.call("PATCH", "/config", { supportedCurrencies });
+  expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+
+  const created = await p.call("POST", "/customers", individual({ currencies: ["USD", "EUR"] }));
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const customerId: string = created.body.id;
+  if (created.body.kycStatus !== "APPROVED") {
+    const v = await p.call("POST", "/verifications", { customerId });
+    expect(v.status, JSON.stringify(v.body)).toBeLessThan(300);
+  }
+  const accounts = await eventually(async () => {
+    const res = await p.call("GET", `/customers/internal-accounts?customerId=${customerId}`);
+    const fiat = (res.body.data ?? []).filter((a: { type: string }) => a.type === "INTERNAL_FIAT");
+    return fiat.length === 2 ? fiat : undefined;
+  });
+  const byCode = (code: string) => accounts.find((a: { balance: { currency: { code: string } } }) => a.balance.currency.code === code);
+  // The platform's own MXN account is opened by the config event; wait so every account is in the books.
+  await eventually(async () => ((await p.call("GET", "/platform/internal-accounts?currency=MXN")).body.data?.length ? true : undefined));
+  return { p, customerId, usd: byCode("USD"), eur: byCode("EUR") };
 }

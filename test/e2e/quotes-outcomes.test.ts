@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { individual } from "./customers-fixtures.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
-import { advanceClock, clabe, customerBalance, fund, iban } from "./ledger-helpers.js";
+import { advanceClock, clabe, customerBalance, fund, fxPlatform, iban } from "./ledger-helpers.js";
 
 // Issue 5 end to end through the public API: every sandbox quote suffix and UMA send scenario, driven
 // with the platform's sandbox clock (never sleeping), down to the transaction's refund and the
@@ -20,27 +19,7 @@ describe.skipIf(skipReason())(`quote and UMA payout outcomes through the gateway
 
   beforeAll(async () => {
     system = await startTestSystem();
-    p = await system.createPlatform();
-    const cfg = (await p.call("GET", "/config")).body;
-    const base = cfg.supportedCurrencies[0];
-    const supportedCurrencies = ["USD", "EUR", "MXN"].map((currencyCode) => ({ ...base, currencyCode }));
-    const patched = await p.call("PATCH", "/config", { supportedCurrencies });
-    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-
-    const created = await p.call("POST", "/customers", individual({ currencies: ["USD", "EUR"] }));
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    customerId = created.body.id;
-    if (created.body.kycStatus !== "APPROVED") {
-      const v = await p.call("POST", "/verifications", { customerId });
-      expect(v.status, JSON.stringify(v.body)).toBeLessThan(300);
-    }
-    const accounts = await eventually(async () => {
-      const res = await p.call("GET", `/customers/internal-accounts?customerId=${customerId}`);
-      const fiat = (res.body.data ?? []).filter((a: Json) => a.type === "INTERNAL_FIAT");
-      return fiat.length === 2 ? fiat : undefined;
-    });
-    usd = accounts.find((a: Json) => a.balance.currency.code === "USD");
-    eur = accounts.find((a: Json) => a.balance.currency.code === "EUR");
+    ({ p, customerId, usd, eur } = await fxPlatform(system));
     await fund(p, usd.id, 10_000_000); // 100,000.00 USD
     await fund(p, eur.id, 1_000_000); // 10,000.00 EUR
   }, 120_000);
