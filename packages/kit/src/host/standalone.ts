@@ -37,6 +37,8 @@ const standaloneConfig = (service: ServiceName) =>
      * seconds. Not counted in SHUTDOWN_GRACE_MS.
      */
     SHUTDOWN_DRAIN_DELAY_MS: env.int(0),
+    /** Recycle client connections older than this (GOAWAY), so callers spread over replicas; 0 = never. */
+    CONNECT_MAX_CONNECTION_AGE_MS: env.int(0),
   });
 
 /**
@@ -87,6 +89,7 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
     interceptors: [tracingServerInterceptor(), appErrorInterceptor],
     port: config.PORT,
     host: config.HOST,
+    maxConnectionAgeMs: config.CONNECT_MAX_CONNECTION_AGE_MS,
   });
   log.info({ port: server.port, database: db.kind, bus: bus.kind }, `${module.name} listening`);
 
