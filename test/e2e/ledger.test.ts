@@ -226,6 +226,16 @@ describe.skipIf(skipReason())(`ledger (${mode})`, () => {
       await eventually(async () => ((await balanceOf(p)) === before ? true : undefined));
     });
 
+    it("005 fails when the clock is advanced right after the request, before the rail has seen the transfer", async () => {
+      const ext = await platformExternal(p, "005");
+      const res = await out(usd.id, ext.id, 700);
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      // No wait for PROCESSING: the advance may reach the sandbox before the rail instruction does.
+      expect((await p.call("POST", "/sandbox/clock/advance", { seconds: 31 })).status).toBe(200);
+      const t = await txStatus(p, res.body.id, "FAILED");
+      expect(t).toMatchObject({ failureReason: "OFFRAMP_FAILED", failureDetail: "TIMED_OUT" });
+    });
+
     it("005 stays in flight until the sandbox clock has moved 30 s, then fails", async () => {
       const ext = await platformExternal(p, "005");
       const before = await balanceOf(p);

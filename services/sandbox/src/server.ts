@@ -1,3 +1,4 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { fileURLToPath } from "node:url";
 import { topics, type BuiltService, type ConsumerDefinition, type ServiceDeps, type ServiceModule } from "@corridor/kit";
 import { RailInstructionSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
@@ -37,6 +38,7 @@ export function buildSandbox(deps: Pick<ServiceDeps, "db" | "clock" | "log" | "e
         kind: e.kind,
         umaAddress: e.umaAddress,
         accountInfo: e.accountInfo as Record<string, unknown> | undefined,
+        occurredAt: e.occurredAt ? timestampDate(e.occurredAt) : undefined,
       }),
   };
 

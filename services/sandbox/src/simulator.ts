@@ -1,6 +1,6 @@
 import { errors, type BackgroundWorker, type Clock, type Logger } from "@corridor/kit";
 import type { Kysely, Transaction } from "kysely";
-import { addClockOffset, claimAction, clockOffsetMs, dueActions, scheduleOutcome } from "./data/schedule.js";
+import { addClockOffset, clockOffsetAt, claimAction, clockOffsetMs, dueActions, scheduleOutcome } from "./data/schedule.js";
 import type { SandboxDatabase } from "./data/tables.js";
 import { simulateInstruction } from "./domain/rail-simulator.js";
 import { emitRailOutcome } from "./events/rail-outcomes.js";
@@ -46,15 +46,20 @@ export function createSimulator(deps: { db: Kysely<SandboxDatabase>; clock: Cloc
     /** Consumer of corridor.rails.v1 (inside its inbox transaction). */
     async onInstruction(
       trx: Transaction<SandboxDatabase>,
-      i: { platformId: string; transactionId: string; kind?: string; umaAddress?: string; accountInfo?: Record<string, unknown> },
+      i: { platformId: string; transactionId: string; kind?: string; umaAddress?: string; accountInfo?: Record<string, unknown>; occurredAt?: Date },
     ): Promise<void> {
       const now = await sandboxNow(trx, i.platformId);
+      // Delays run from the sandbox time the payment was made at (its instruction's occurredAt
+      // on the platform's clock as it stood then), not from when the bus delivered it: a platform
+      // that advances its clock right after the request must see the outcome, whichever came first.
+      const made = i.occurredAt && i.occurredAt <= clock.now() ? new Date(i.occurredAt.getTime() + Number(await clockOffsetAt(trx, i.platformId, i.occurredAt))) : now;
       for (const step of simulateInstruction({ kind: i.kind ?? "", umaAddress: i.umaAddress ?? "", accountInfo: i.accountInfo })) {
         const payload = { transactionId: i.transactionId, status: step.status, reason: step.reason };
-        if (step.afterSeconds === 0) {
-          await emitRailOutcome(trx, { platformId: i.platformId, ...payload, at: now });
+        const due = new Date(made.getTime() + step.afterSeconds * 1000);
+        if (step.afterSeconds === 0 || due <= now) {
+          await emitRailOutcome(trx, { platformId: i.platformId, ...payload, at: step.afterSeconds === 0 ? now : due });
         } else {
-          await scheduleOutcome(trx, { platformId: i.platformId, dueAt: new Date(now.getTime() + step.afterSeconds * 1000), payload, now: clock.now() });
+          await scheduleOutcome(trx, { platformId: i.platformId, dueAt: due, payload, now: clock.now() });
         }
       }
     },

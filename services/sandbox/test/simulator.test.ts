@@ -27,11 +27,11 @@ describe("sandbox rail simulator", () => {
   function boot() {
     const built = buildSandbox({ db, clock, log, env: {} });
     const client = createClient(SandboxService, createRouterTransport((r) => built.routes(r), { router: { interceptors: [appErrorInterceptor] } }));
-    const instruct = async (platformId: string, accountNumber: string, opts: { kind?: string; umaAddress?: string } = {}) => {
+    const instruct = async (platformId: string, accountNumber: string, opts: { kind?: string; umaAddress?: string; occurredAt?: Date } = {}) => {
       const transactionId = newId("Transaction");
       const msg = create(RailInstructionSchema, {
         eventId: newId("Event"),
-        occurredAt: timestampFromDate(clock.now()),
+        occurredAt: timestampFromDate(opts.occurredAt ?? clock.now()),
         platformId,
         transactionId,
         direction: "PAYOUT",
@@ -80,6 +80,23 @@ describe("sandbox rail simulator", () => {
     expect((await client.getClock({ platformId })).offsetSeconds).toBe(30n);
     expect(await outcomes(tx)).toEqual(["PROCESSING", "FAILED:TIMED_OUT"]);
     expect((await client.advanceClock({ platformId, seconds: 100n })).fired).toBe(0); // fired once only
+  });
+
+  it("times a delay from when the payment was made: a clock advance the bus delivered the instruction after still counts", async () => {
+    const { instruct, client } = boot();
+    const platformId = newId("Platform");
+    const made = clock.now();
+    clock.advance(100);
+    // The platform moves its clock before the instruction reaches the sandbox.
+    expect((await client.advanceClock({ platformId, seconds: 31n })).fired).toBe(0);
+    clock.advance(100);
+    const tx = await instruct(platformId, "123456005", { occurredAt: made });
+    expect(await outcomes(tx)).toEqual(["PROCESSING", "FAILED:TIMED_OUT"]);
+    // Made after that advance, a payment waits its 30 sandbox seconds from then.
+    const later = await instruct(platformId, "223456005");
+    expect(await outcomes(later)).toEqual(["PROCESSING"]);
+    expect((await client.advanceClock({ platformId, seconds: 30n })).fired).toBe(1);
+    expect(await outcomes(later)).toEqual(["PROCESSING", "FAILED:TIMED_OUT"]);
   });
 
   it("moves only the calling platform's clock", async () => {

@@ -9,15 +9,35 @@ export async function clockOffsetMs(db: Db, platformId: string): Promise<bigint>
   return row?.offset_ms ?? 0n;
 }
 
-/** Adds to the platform's offset in one statement (concurrent advances add up). */
-export async function addClockOffset(db: Db, platformId: string, ms: bigint, now: Date): Promise<bigint> {
+/**
+ * Adds to the platform's offset (concurrent advances add up) and records the new offset with the
+ * real time it starts at, in one transaction.
+ */
+export async function addClockOffset(db: Kysely<SandboxDatabase>, platformId: string, ms: bigint, now: Date): Promise<bigint> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .insertInto("clocks")
+      .values({ platform_id: platformId, offset_ms: ms, updated_at: now })
+      .onConflict((oc) => oc.column("platform_id").doUpdateSet({ offset_ms: sql`clocks.offset_ms + excluded.offset_ms`, updated_at: now }))
+      .returning("offset_ms")
+      .executeTakeFirstOrThrow();
+    await trx.insertInto("clock_advances").values({ platform_id: platformId, at: now, offset_ms: row.offset_ms }).execute();
+    return row.offset_ms;
+  });
+}
+
+/** The platform's offset in effect at a past real time (0 before its first advance). */
+export async function clockOffsetAt(db: Db, platformId: string, realAt: Date): Promise<bigint> {
   const row = await db
-    .insertInto("clocks")
-    .values({ platform_id: platformId, offset_ms: ms, updated_at: now })
-    .onConflict((oc) => oc.column("platform_id").doUpdateSet({ offset_ms: sql`clocks.offset_ms + excluded.offset_ms`, updated_at: now }))
-    .returning("offset_ms")
-    .executeTakeFirstOrThrow();
-  return row.offset_ms;
+    .selectFrom("clock_advances")
+    .select("offset_ms")
+    .where("platform_id", "=", platformId)
+    .where("at", "<=", realAt)
+    .orderBy("at", "desc")
+    .orderBy("id", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  return row?.offset_ms ?? 0n;
 }
 
 export async function scheduleOutcome(db: Db, a: { platformId: string; dueAt: Date; payload: OutcomePayload; now: Date }): Promise<void> {

@@ -25,7 +25,16 @@ export interface ScheduledActionsTable {
   fired_at: Date | null;
 }
 
+/** One advance of a platform's clock: from real time `at` on, its offset is `offset_ms`. */
+export interface ClockAdvancesTable {
+  id: Generated<bigint>;
+  platform_id: string;
+  at: Date;
+  offset_ms: bigint;
+}
+
 export interface SandboxDatabase extends KitTables {
   clocks: ClocksTable;
+  clock_advances: ClockAdvancesTable;
   scheduled_actions: ScheduledActionsTable;
 }
