@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { ApiResponse } from "./harness.js";
+import type { ApiResponse, Caller } from "./harness.js";
 
 /** Shared by the customers-* end-to-end suites: request bodies and assertions. */
 
@@ -38,3 +38,14 @@ export const business = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
+
+/** Creates an individual customer and, unless it starts APPROVED, verifies it (sandbox: APPROVED). */
+export async function verifiedCustomer(p: Caller, extra: Record<string, unknown> = {}) {
+  const created = await p.call("POST", "/customers", individual(extra));
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  if (created.body.kycStatus !== "APPROVED") {
+    const v = await p.call("POST", "/verifications", { customerId: created.body.id });
+    expect(v.status, JSON.stringify(v.body)).toBeLessThan(300);
+  }
+  return created.body;
+}

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { individual } from "./customers-fixtures.js";
+import { verifiedCustomer } from "./customers-fixtures.js";
 import { eventually, type Caller, type TestSystem } from "./harness.js";
 
 /** Test data builders for the ledger suites: valid identifiers with chosen sandbox suffixes. */
@@ -93,13 +93,7 @@ export async function fxPlatform(system: TestSystem): Promise<{ p: Caller; custo
   const patched = await p.call("PATCH", "/config", { supportedCurrencies });
   expect(patched.status, JSON.stringify(patched.body)).toBe(200);
 
-  const created = await p.call("POST", "/customers", individual({ currencies: ["USD", "EUR"] }));
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const customerId: string = created.body.id;
-  if (created.body.kycStatus !== "APPROVED") {
-    const v = await p.call("POST", "/verifications", { customerId });
-    expect(v.status, JSON.stringify(v.body)).toBeLessThan(300);
-  }
+  const customerId: string = (await verifiedCustomer(p, { currencies: ["USD", "EUR"] })).id;
   const accounts = await eventually(async () => {
     const res = await p.call("GET", `/customers/internal-accounts?customerId=${customerId}`);
     const fiat = (res.body.data ?? []).filter((a: { type: string }) => a.type === "INTERNAL_FIAT");

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { individual } from "./customers-fixtures.js";
+import { verifiedCustomer } from "./customers-fixtures.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
 import { advanceClock, fund, iban, usdAccountInfo } from "./ledger-helpers.js";
 
@@ -15,13 +15,7 @@ async function setupPlatform(system: TestSystem) {
   const supportedCurrencies = [usd, { ...usd, currencyCode: "EUR" }, { ...usd, currencyCode: "USDC" }];
   expect((await p.call("PATCH", "/config", { supportedCurrencies })).status).toBe(200);
 
-  const created = await p.call("POST", "/customers", individual({ currencies: ["USD", "USDC"] }));
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const customerId: string = created.body.id;
-  if (created.body.kycStatus !== "APPROVED") {
-    const v = await p.call("POST", "/verifications", { customerId });
-    expect(v.status, JSON.stringify(v.body)).toBeLessThan(300);
-  }
+  const customerId: string = (await verifiedCustomer(p, { currencies: ["USD", "USDC"] })).id;
   const accounts = await eventually(async () => {
     const res = await p.call("GET", `/customers/internal-accounts?customerId=${customerId}`);
     return res.body.data?.length === 3 ? res.body.data : undefined;
@@ -240,10 +234,7 @@ describe.skipIf(skipReason())(`quotes lifecycle through the gateway (${mode})`, 
     it("quotes from the customer's USDC wallet without the platform listing USDC", async () => {
       const fresh = await system.createPlatform();
       expect((await fresh.call("GET", "/config")).body.supportedCurrencies.map((c: { currencyCode: string }) => c.currencyCode)).toEqual(["USD"]);
-      const created = await fresh.call("POST", "/customers", individual());
-      expect(created.status, JSON.stringify(created.body)).toBe(201);
-      const id: string = created.body.id;
-      if (created.body.kycStatus !== "APPROVED") expect((await fresh.call("POST", "/verifications", { customerId: id })).status).toBeLessThan(300);
+      const id: string = (await verifiedCustomer(fresh)).id;
       const wallet = await eventually(async () => {
         const res = await fresh.call("GET", `/customers/internal-accounts?customerId=${id}`);
         return res.body.data?.find((a: { type: string }) => a.type === "EMBEDDED_WALLET");
@@ -272,9 +263,7 @@ describe.skipIf(skipReason())(`quotes lifecycle through the gateway (${mode})`, 
       const cfg = (await cp.call("GET", "/config")).body.supportedCurrencies;
       const required = [{ name: "FULL_NAME", mandatory: true }, { name: "NATIONALITY", mandatory: true }];
       expect((await cp.call("PATCH", "/config", { supportedCurrencies: cfg.map((c: object) => ({ ...c, requiredCounterpartyFields: required })) })).status).toBe(200);
-      const created = await cp.call("POST", "/customers", individual());
-      const id: string = created.body.id;
-      if (created.body.kycStatus !== "APPROVED") await cp.call("POST", "/verifications", { customerId: id });
+      const id: string = (await verifiedCustomer(cp)).id;
       const account = await eventually(async () => (await cp.call("GET", `/customers/internal-accounts?customerId=${id}&currency=USD`)).body.data?.[0]);
       await fund(cp, account.id, 100_000);
       const payee = await cp.call("POST", "/customers/external-accounts", { customerId: id, currency: "USD", accountInfo: usdAccountInfo("000", { beneficiary: { beneficiaryType: "INDIVIDUAL", fullName: "Ada Lovelace", nationality: "GB" } }) });

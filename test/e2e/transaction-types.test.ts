@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { individual } from "./customers-fixtures.js";
+import { verifiedCustomer } from "./customers-fixtures.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
 import { fund, iban, platformAccount, platformExternal } from "./ledger-helpers.js";
 
@@ -37,10 +37,7 @@ describe.skipIf(skipReason())(`enabled transaction types (${mode})`, () => {
     usd = await platformAccount(p);
     await fund(p, usd.id, 100_000);
     bank = await platformExternal(p, "000");
-    const created = await p.call("POST", "/customers", individual());
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    customer = created.body;
-    if (created.body.kycStatus !== "APPROVED") expect((await p.call("POST", "/verifications", { customerId: customer.id })).status).toBeLessThan(300);
+    customer = await verifiedCustomer(p);
     customerUsd = await eventually(async () => (await p.call("GET", `/customers/internal-accounts?customerId=${customer.id}&currency=USD`)).body.data?.[0]);
     await fund(p, customerUsd.id, 100_000);
     const ext = await p.call("POST", "/customers/external-accounts", { customerId: customer.id, currency: "EUR", accountInfo: { accountType: "EUR_ACCOUNT", iban: iban("DE", "370400440532013000") } });
