@@ -14,6 +14,8 @@ export const topics = {
   rails: "corridor.rails.v1",
   /** corridor.ledger.v1.RailOutcome (rail connectors -> ledger), key transaction id. */
   railOutcomes: "corridor.rail-outcomes.v1",
+  /** corridor.agents.v1.AgentEvent (agent-action changes), key agent id. */
+  agents: "corridor.agents.v1",
 } as const;
 
 export type TopicName = (typeof topics)[keyof typeof topics];
