@@ -26,6 +26,8 @@ export interface FakeQuoteTransaction {
   totalSendingAmount: bigint;
   executions: number;
   fundings: { currencyCode: string; amount: bigint }[];
+  /** CreateQuoteTransactionRequest.agent_id as received ("" for platform quotes). */
+  agentId: string;
 }
 
 /** What the fake ledger does on execute/fund: the status it answers, or an error to throw. */
@@ -100,7 +102,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; productionRa
   const transactions = new Map<string, FakeQuoteTransaction>();
   const behaviour: FakeLedgerBehaviour = { executeStatus: "PROCESSING" };
   const challenges = new Map<string, FakeChallenge>();
-  const txMsg = (t: FakeQuoteTransaction) => ({ id: t.id, platformId: t.platformId, status: t.status, failureReason: t.failureReason, quoteId: t.quoteId });
+  const txMsg = (t: FakeQuoteTransaction) => ({ id: t.id, platformId: t.platformId, status: t.status, failureReason: t.failureReason, quoteId: t.quoteId, agentId: t.agentId });
   const txOf = (platformId: string, id: string) => {
     const t = transactions.get(id);
     if (!t || t.platformId !== platformId) throw errors.notFound("Transaction", id);
@@ -125,6 +127,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; productionRa
             totalSendingAmount: req.totalSendingAmount,
             executions: 0,
             fundings: [],
+            agentId: req.agentId,
           };
           transactions.set(t.id, t);
           return { transaction: { ...txMsg(t), expiresAt: req.expiresAt ?? timestampFromDate(clock.now()) } };

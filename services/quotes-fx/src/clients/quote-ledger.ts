@@ -29,6 +29,7 @@ export function quoteLedgerPort(transport: () => Transport): QuoteLedgerPort {
         description: i.description,
         counterpartyInformation: i.counterpartyInformation,
         expiresAt: timestampFromDate(i.expiresAt),
+        agentId: i.agentId,
       });
       return state(res.transaction);
     },

@@ -120,6 +120,7 @@ function toRow(q: Quote) {
     signature_verified: q.signatureVerified,
     failure_reason: q.failureReason,
     execution_started_at: q.executionStartedAt ?? null,
+    agent_id: q.agentId || null,
     created_at: q.createdAt,
     updated_at: q.updatedAt,
     expires_at: q.expiresAt,
@@ -163,6 +164,7 @@ function toQuote(r: Selectable<QuotesTable>): Quote {
     paymentInstructions: r.payment_instructions.map(instructionFromJson),
     failureReason: r.failure_reason,
     executionStartedAt: r.execution_started_at ?? undefined,
+    agentId: r.agent_id ?? "",
   };
 }
 

@@ -55,6 +55,8 @@ export interface QuotesTable {
   signature_verified: boolean;
   failure_reason: string;
   execution_started_at: Date | null;
+  /** Agent:<uuidv7> that created the quote; null for the platform's own quotes. */
+  agent_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Date;
   updated_at: Date;
   expires_at: Date;

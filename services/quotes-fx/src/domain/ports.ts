@@ -144,6 +144,8 @@ export interface Quote {
   failureReason: string;
   /** Set while an execution (or a real-time funding) is with the ledger; cleared if it failed. */
   executionStartedAt?: Date;
+  /** Agent:<uuidv7> when an agent created the quote; "" otherwise. */
+  agentId: string;
 }
 
 /** The quote's transaction as the ledger reports it. */
@@ -171,6 +173,8 @@ export interface CreateQuoteTransactionInput {
   description: string;
   counterpartyInformation: Record<string, string>;
   expiresAt: Date;
+  /** Agent:<uuidv7> when an agent created the quote; "" otherwise (stamped on the transaction). */
+  agentId: string;
 }
 
 /** The ledger's quote transactions (LedgerService.*QuoteTransaction, RecordQuoteFunding). Never called inside a transaction. */

@@ -28,6 +28,8 @@ export function quoteFromJson(json: unknown): Quote {
     updatedAt: new Date(j.updatedAt),
     expiresAt: new Date(j.expiresAt),
     executionStartedAt: j.executionStartedAt ? new Date(j.executionStartedAt) : undefined,
+    // Answers stored before quotes carried an agent.
+    agentId: typeof j.agentId === "string" ? j.agentId : "",
     totalSendingAmount: BigInt(j.totalSendingAmount),
     totalReceivingAmount: BigInt(j.totalReceivingAmount),
     feesIncluded: BigInt(j.feesIncluded),

@@ -95,9 +95,10 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
     return deps.platformClock ? deps.platformClock.now(platformId) : clock.now();
   }
 
-  async function load(platformId: string, id: string): Promise<Quote> {
+  /** The quote; with `agentId`, only a quote that agent created (another's is 404, as if it did not exist). */
+  async function load(platformId: string, id: string, agentId = ""): Promise<Quote> {
     const q = await store.get(platformId, id);
-    if (!q) throw new AppError(404, "QUOTE_NOT_FOUND", `Quote ${id} not found`, { id });
+    if (!q || (agentId && q.agentId !== agentId)) throw new AppError(404, "QUOTE_NOT_FOUND", `Quote ${id} not found`, { id });
     return q;
   }
 
@@ -153,7 +154,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
 
   return {
     async create(platformId: string, req: QuoteRequest, idempotencyKey: string): Promise<{ quote: Quote; replayed: boolean }> {
-      const r = await deps.idempotent({ platformId, key: idempotencyKey, request: { op: "CREATE_QUOTE", ...req }, status: 200, ...codec }, async (complete) => {
+      const r = await deps.idempotent({ platformId, key: agentScopedKey(req.agentId, idempotencyKey), request: { op: "CREATE_QUOTE", ...req }, status: 200, ...codec }, async (complete) => {
         const p = await deps.prepare(platformId, req);
         // The quote lives on the clock it expires by (a sandbox platform's clock may have been advanced).
         const now = await platformNow(platformId);
@@ -203,6 +204,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
           signatureVerified: false,
           paymentInstructions: realtime ? fundingInstructions(id, p.sending.code, p.pricing.totalSendingAmount) : [],
           failureReason: "",
+          agentId: req.agentId,
         };
         // The challenge first: a failure here leaves nothing behind at the ledger. Its lifetime is
         // auth-sessions' fixed 5 minutes, never shorter than the quote's (TTL ≤ 300 s).
@@ -232,6 +234,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
           description: draft.description,
           counterpartyInformation: draft.counterpartyInformation,
           expiresAt: draft.expiresAt,
+          agentId: draft.agentId,
         });
         draft.transactionId = tx.id;
         if (!req.immediatelyExecute) {
@@ -246,13 +249,16 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
       return { quote: r.value, replayed: r.replayed };
     },
 
-    async get(platformId: string, id: string): Promise<Quote> {
-      return expireIfDue(await load(platformId, id));
+    /** With `agentId` (agent calls), only a quote that agent created is found. */
+    async get(platformId: string, id: string, agentId = ""): Promise<Quote> {
+      return expireIfDue(await load(platformId, id, agentId));
     },
 
-    async execute(platformId: string, id: string, opts: { idempotencyKey: string; requestId: string; signature: string }): Promise<{ quote: Quote; replayed: boolean }> {
-      const r = await deps.idempotent({ platformId, key: opts.idempotencyKey, request: { op: EXECUTE_QUOTE, quoteId: id }, status: 200, ...codec }, async (complete) => {
-        const q = await expireIfDue(await load(platformId, id));
+    /** With `agentId` (agent calls), only a quote that agent created is found. */
+    async execute(platformId: string, id: string, opts: { idempotencyKey: string; requestId: string; signature: string; agentId?: string }): Promise<{ quote: Quote; replayed: boolean }> {
+      const agentId = opts.agentId ?? "";
+      const r = await deps.idempotent({ platformId, key: agentScopedKey(agentId, opts.idempotencyKey), request: { op: EXECUTE_QUOTE, quoteId: id }, status: 200, ...codec }, async (complete) => {
+        const q = await expireIfDue(await load(platformId, id, agentId));
         refuseUnlessPending(q);
         if (q.source.sourceType === "REALTIME_FUNDING") {
           throw errors.badRequest("QUOTE_NOT_EXECUTABLE", "A REALTIME_FUNDING quote proceeds when its paymentInstructions are paid (sandbox: POST /sandbox/send)", { id });
@@ -338,6 +344,14 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
       await store.advance(e.platformId, id, { status, failureReason: e.failureReason, at: e.at }, undefined, trx);
     },
   };
+}
+
+/**
+ * An agent's Idempotency-Key is scoped to (platform, agent, key) (docs/agents.md): two agents of one
+ * platform may use the same key without meeting. Empty stays empty (no idempotency).
+ */
+export function agentScopedKey(agentId: string, key: string): string {
+  return agentId && key ? `${agentId}/${key}` : key;
 }
 
 export type QuoteLifecycle = ReturnType<typeof createQuoteLifecycle>;

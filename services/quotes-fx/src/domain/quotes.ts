@@ -21,6 +21,14 @@ export interface QuoteRequest {
   purposeOfPayment: string;
   senderCustomerInfo: Record<string, string>;
   counterpartyInformation: Record<string, string>;
+  /** Agent:<uuidv7> when an agent creates the quote (through the agents service); "" otherwise. */
+  agentId: string;
+  /**
+   * Customer:<uuidv7> the agent acts for; "" for the platform's own calls. When set, the source must
+   * be an internal account (not an embedded wallet) of this customer and an external destination
+   * must be this customer's too: another customer's record is 404, as if it did not exist.
+   */
+  actingCustomerId: string;
 }
 
 /** A request that passed every check, priced: what part 2 persists with its PENDING transaction. */
@@ -55,6 +63,13 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
       if (req.immediatelyExecute) errs.push({ field: "immediatelyExecute", reason: "is not supported for REALTIME_FUNDING sources: pay the returned instructions" });
     }
     if (source.customerId && !isId("Customer", source.customerId)) errs.push({ field: "source.customerId", reason: "must be a Customer id" });
+    const acting = req.actingCustomerId;
+    if (acting && !isId("Customer", acting)) errs.push({ field: "actingCustomerId", reason: "must be a Customer id" });
+    if (req.agentId && !isId("Agent", req.agentId)) errs.push({ field: "agentId", reason: "must be an Agent id" });
+    // An agent always acts for one customer: its quotes are customer-scoped (docs/agents.md).
+    if (req.agentId && !acting) errs.push({ field: "actingCustomerId", reason: "is required with agentId" });
+    // An agent spends the customer's balance; it cannot hand out funding instructions.
+    if (acting && source.sourceType === "REALTIME_FUNDING") errs.push({ field: "source.sourceType", reason: "must be ACCOUNT for an agent (an agent spends the customer's balance)" });
     if (destination.destinationType === "ACCOUNT") {
       // A quote pays out over a rail (issue 5: "external account with paymentRail"); moving money
       // between a customer's own internal accounts is not a quote the ledger can settle.
@@ -79,8 +94,18 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
     let sendingCode = source.currency;
     let customerId = source.customerId;
     if (source.sourceType === "ACCOUNT") {
+      // Agent calls: the customer named must be the one acted for (another customer does not exist here).
+      if (acting && source.customerId && source.customerId !== acting) throw errors.notFound("Customer", source.customerId);
       sourceAccount = await deps.ledger.internalAccount(platformId, source.accountId);
-      if (!sourceAccount) throw errors.notFound("InternalAccount", source.accountId);
+      // Another customer's account is answered exactly like one that does not exist.
+      if (!sourceAccount || (acting && sourceAccount.customerId !== acting)) throw errors.notFound("InternalAccount", source.accountId);
+      if (acting && sourceAccount.type === "EMBEDDED_WALLET") {
+        throw errors.badRequest(
+          "AGENT_WALLET_SOURCE_NOT_SUPPORTED",
+          "An agent cannot pay from an embedded wallet (its payments need the customer's wallet signature); use an internal account",
+          { accountId: source.accountId },
+        );
+      }
       if (source.customerId && source.customerId !== sourceAccount.customerId) {
         throw errors.invalidInput([{ field: "source.customerId", reason: "is not the owner of source.accountId" }]);
       }
@@ -96,7 +121,11 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
     // Counterparty data the destination account already holds; what the request gives wins.
     let counterparty: Record<string, string> = { ...req.counterpartyInformation };
     const receiverLimits: AmountLimits[] = [];
-    if (req.lookupId) lookup = await deps.lookups.usable(platformId, req.lookupId);
+    if (req.lookupId) {
+      lookup = await deps.lookups.usable(platformId, req.lookupId);
+      // A lookup made for another customer is not the agent's to use.
+      if (acting && lookup.customerId && lookup.customerId !== acting) throw errors.notFound("Lookup", req.lookupId);
+    }
     if (destination.destinationType === "UMA_ADDRESS") {
       if (lookup!.kind !== "UMA") throw errors.invalidInput([{ field: "lookupId", reason: "is not a UMA receiver lookup" }]);
       if (destination.umaAddress && destination.umaAddress.toLowerCase() !== lookup!.receiverUmaAddress) {
@@ -112,7 +141,8 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
     } else {
       const id = destination.accountId;
       const account = await deps.ledger.externalAccount(platformId, id);
-      if (!account) throw errors.notFound("ExternalAccount", id);
+      // Agent calls pay only to the customer's own external accounts (the platform's are not theirs either).
+      if (!account || (acting && account.customerId !== acting)) throw errors.notFound("ExternalAccount", id);
       receivingCode = account.currency;
       counterparty = { ...counterpartyFromBeneficiary(account.beneficiary), ...counterparty };
       if (lookup) {

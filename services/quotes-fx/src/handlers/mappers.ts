@@ -50,5 +50,6 @@ export function quoteMsg(q: Quote): QuoteMsg {
     paymentInstructions: q.paymentInstructions,
     signatureRequestId: q.signatureRequestId,
     failureReason: q.failureReason,
+    agentId: q.agentId,
   });
 }

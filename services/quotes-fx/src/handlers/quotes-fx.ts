@@ -82,17 +82,19 @@ export function createQuotesFxHandler(deps: HandlerDeps): Omit<ServiceImpl<typeo
         purposeOfPayment: req.purposeOfPayment,
         senderCustomerInfo: req.senderCustomerInfo,
         counterpartyInformation: req.counterpartyInformation,
+        agentId: req.agentId,
+        actingCustomerId: req.actingCustomerId,
       };
       const r = await deps.quotes.create(req.platformId, request, req.idempotencyKey);
       return { quote: quoteMsg(r.quote), replayed: r.replayed };
     },
 
     async getQuote(req) {
-      return { quote: quoteMsg(await deps.quotes.get(req.platformId, req.quoteId)) };
+      return { quote: quoteMsg(await deps.quotes.get(req.platformId, req.quoteId, req.agentId)) };
     },
 
     async executeQuote(req) {
-      const r = await deps.quotes.execute(req.platformId, req.quoteId, { idempotencyKey: req.idempotencyKey, requestId: req.requestId, signature: req.signature });
+      const r = await deps.quotes.execute(req.platformId, req.quoteId, { idempotencyKey: req.idempotencyKey, requestId: req.requestId, signature: req.signature, agentId: req.agentId });
       return { quote: quoteMsg(r.quote), replayed: r.replayed };
     },
 
