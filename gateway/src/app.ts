@@ -45,9 +45,12 @@ import { quoteRoutes } from "./routes/quotes.js";
 import { sandboxQuoteRoutes } from "./routes/sandbox-quotes.js";
 import { incomingPaymentRoutes } from "./routes/incoming-payments.js";
 import { cryptoRoutes } from "./routes/crypto.js";
+import { agentRoutes } from "./routes/agents.js";
+import { agentMeRoutes } from "./routes/agents-me.js";
+import { agentSchemas } from "./schemas/agents.js";
 
 export { API_VERSION } from "./errors.js";
-export type { Principal, PlatformPrincipal, AuthScheme } from "./auth.js";
+export type { Principal, PlatformPrincipal, AgentPrincipal, AuthScheme } from "./auth.js";
 
 export interface GatewayOptions {
   /** Connect transport to each service: in memory when embedded, h2c otherwise. */
@@ -79,6 +82,7 @@ export const SHARED_SCHEMAS: TSchema[] = [
   ...verificationSchemas,
   ...beneficialOwnerSchemas,
   ...invitationSchemas,
+  ...agentSchemas,
 ];
 
 export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstance> {
@@ -106,7 +110,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
 
   const clients = createServiceClients(opts.transportFor);
   const cache: AuthCache = redis ? new RedisAuthCache(redis) : new MemoryAuthCache();
-  const auth = createAuthenticator({ authClient: clients.authSessions, cache, ttlMs: opts.authCacheTtlMs ?? 30_000, log: opts.log });
+  const auth = createAuthenticator({ authClient: clients.authSessions, agentsClient: clients.agents, cache, ttlMs: opts.authCacheTtlMs ?? 30_000, log: opts.log });
   const deps: RouteDeps = { clients, auth };
 
   app.addHook("onRoute", assertRoutePermission);
@@ -148,6 +152,8 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
       sandboxQuoteRoutes(typed, deps);
       incomingPaymentRoutes(typed, deps);
       cryptoRoutes(typed, deps);
+      agentRoutes(typed, deps);
+      agentMeRoutes(typed, deps);
     },
     { prefix: `/${API_VERSION}` },
   );

@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
-import { errors, publicErrorFromConnect, type Logger } from "@corridor/kit";
+import { AppError, errors, publicErrorFromConnect, type Logger } from "@corridor/kit";
+import { AgentsService } from "@corridor/proto/corridor/agents/v1/agents_service_pb.js";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import type { FastifyRequest, RouteOptions } from "fastify";
@@ -10,14 +11,29 @@ import { BasicAuthError } from "./errors.js";
 import { permissionsFromProto, type PermissionName } from "./mappers/tokens.js";
 
 /**
- * How a route authenticates. `basic` (the default) is a platform API token; `none` is for the
- * contract, docs and probes. Agent Bearer tokens will be one more scheme and one more case in
- * `authenticate` below.
+ * How a route authenticates. `basic` (the default) is a platform API token; `bearer` is an agent
+ * access token (the /agents/me routes); `none` is for the contract, docs, probes and device-code
+ * redemption. A route takes exactly one scheme: Bearer on a Basic route, or Basic on a Bearer
+ * route, is 401.
  */
-export type AuthScheme = "basic" | "none";
+export type AuthScheme = "basic" | "bearer" | "none";
 
-/** Who is calling. A union so that the agent principal (Bearer) can join it later. */
-export type Principal = PlatformPrincipal;
+/** Who is calling: a platform (Basic) or one of its agents (Bearer). */
+export type Principal = PlatformPrincipal | AgentPrincipal;
+
+/** Permissions of an agent's policy (docs/agents.md "Permissions"). */
+export const AGENT_PERMISSIONS = ["VIEW_TRANSACTIONS", "CREATE_QUOTES", "EXECUTE_QUOTES", "CREATE_TRANSFERS", "MANAGE_EXTERNAL_ACCOUNTS"] as const;
+export type AgentPermissionName = (typeof AGENT_PERMISSIONS)[number];
+
+/** An agent authenticated by its Bearer access token, bound to one customer of one platform. */
+export interface AgentPrincipal {
+  kind: "agent";
+  platformId: string;
+  agentId: string;
+  customerId: string;
+  permissions: string[];
+  isPaused: boolean;
+}
 
 export interface PlatformPrincipal {
   kind: "platform";
@@ -34,6 +50,10 @@ declare module "fastify" {
     auth?: AuthScheme;
     /** Token permission the route needs; VIEW for GETs when absent, required on other basic routes. */
     permission?: PermissionName;
+    /** Policy permission a bearer route needs (403 FORBIDDEN without it); required on non-GET bearer routes. */
+    agentPermission?: AgentPermissionName;
+    /** A bearer route a paused agent may still call (only GET /agents/me); others answer 403 AGENT_PAUSED. */
+    allowPausedAgent?: boolean;
     /** Sandbox endpoints answer 403 FORBIDDEN to production platforms. */
     sandboxOnly?: boolean;
   }
@@ -45,11 +65,28 @@ declare module "fastify" {
 /** A failed Basic authentication (answered with the Basic challenge). */
 export const unauthorized = (message?: string, details?: JsonObject) => new BasicAuthError(message, details);
 
-/** The authenticated principal of a route that requires one (a programming error otherwise). */
+/** The platform calling a Basic route (a programming error on any other route). */
 export function principalOf(request: FastifyRequest): PlatformPrincipal {
   const p = request.principal;
-  if (!p) throw new Error(`route ${request.routeOptions.url} used without authentication`);
+  if (!p || p.kind !== "platform") throw new Error(`route ${request.routeOptions.url} used without Basic authentication`);
   return p;
+}
+
+/** The agent calling a Bearer route (a programming error on any other route). */
+export function agentOf(request: FastifyRequest): AgentPrincipal {
+  const p = request.principal;
+  if (!p || p.kind !== "agent") throw new Error(`route ${request.routeOptions.url} used without Bearer authentication`);
+  return p;
+}
+
+/** A failed Bearer authentication: 401 UNAUTHORIZED without the Basic challenge. */
+const bearerUnauthorized = (message = "Missing or invalid agent access token", details: JsonObject = {}) => new AppError(401, "UNAUTHORIZED", message, details);
+
+/** The token of `Authorization: Bearer <token>`; undefined when the header is absent or another scheme. */
+export function parseBearer(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^Bearer[ ]+([\x21-\x7E]{1,512})\s*$/i.exec(header);
+  return m?.[1];
 }
 
 export function parseBasic(header: string | undefined): { clientId: string; clientSecret: string } | undefined {
@@ -158,13 +195,17 @@ export interface Authenticator {
 
 export function createAuthenticator(opts: {
   authClient: Client<typeof AuthSessionsService>;
+  agentsClient: Client<typeof AgentsService>;
   cache: AuthCache;
   ttlMs: number;
   log: Logger;
 }): Authenticator {
-  const { authClient, cache, ttlMs, log } = opts;
+  const { authClient, agentsClient, cache, ttlMs, log } = opts;
 
   async function basic(request: FastifyRequest): Promise<PlatformPrincipal> {
+    if (parseBearer(request.headers.authorization) !== undefined) {
+      throw unauthorized("Agent access tokens (Bearer) work only on the /agents/me routes; send HTTP Basic credentials");
+    }
     const creds = parseBasic(request.headers.authorization);
     if (!creds) throw unauthorized("Send HTTP Basic credentials: the token's clientId and clientSecret");
     const presented = sha256(creds.clientSecret);
@@ -207,6 +248,36 @@ export function createAuthenticator(opts: {
     return principal;
   }
 
+  // No cache: a deleted agent's token, or a paused agent, must take effect on the next request.
+  async function bearer(request: FastifyRequest): Promise<AgentPrincipal> {
+    const header = request.headers.authorization;
+    const token = parseBearer(header);
+    if (token === undefined) {
+      throw bearerUnauthorized(
+        parseBasic(header) ? "The /agents/me routes take an agent access token (Bearer), not Basic credentials" : "Send the agent access token: Authorization: Bearer agt_…",
+      );
+    }
+    let res: Awaited<ReturnType<typeof agentsClient.authenticateAgent>>;
+    try {
+      res = await agentsClient.authenticateAgent({ accessToken: token });
+    } catch (err) {
+      // The service refusing the token is a 401; its other errors (unreachable) stay as they are.
+      const { body } = publicErrorFromConnect(err);
+      if (body.status === 401 || body.status === 404) throw bearerUnauthorized();
+      throw err;
+    }
+    const agent = res.agent;
+    if (!agent) throw new Error("agents answered AuthenticateAgent without an agent");
+    return {
+      kind: "agent",
+      platformId: agent.platformId,
+      agentId: agent.id,
+      customerId: agent.customerId,
+      permissions: [...(agent.policy?.permissions ?? [])],
+      isPaused: agent.isPaused,
+    };
+  }
+
   return {
     async hook(request) {
       if (request.is404) return; // unknown routes answer 404 whoever asks
@@ -218,12 +289,26 @@ export function createAuthenticator(opts: {
         case "basic":
           request.principal = await basic(request);
           break;
+        case "bearer": {
+          const agent = await bearer(request);
+          request.principal = agent;
+          // docs/agents.md: paused first, then the permission.
+          if (agent.isPaused && !config.allowPausedAgent) {
+            throw new AppError(403, "AGENT_PAUSED", "This agent is paused; the platform can resume it with PATCH /agents/{agentId}", { agentId: agent.agentId });
+          }
+          const neededByAgent = config.agentPermission;
+          if (neededByAgent && !agent.permissions.includes(neededByAgent)) {
+            throw errors.forbidden(`This agent's policy lacks the ${neededByAgent} permission`, { requiredPermission: neededByAgent });
+          }
+          return;
+        }
       }
+      const platform = request.principal as PlatformPrincipal;
       const needed = requiredPermission(request.method, config.permission);
-      if (needed && !request.principal!.permissions.includes(needed)) {
+      if (needed && !platform.permissions.includes(needed)) {
         throw errors.forbidden(`This token lacks the ${needed} permission`, { requiredPermission: needed });
       }
-      if (config.sandboxOnly && request.principal!.environment !== "SANDBOX") {
+      if (config.sandboxOnly && platform.environment !== "SANDBOX") {
         throw errors.forbidden("Sandbox endpoints are available only to sandbox platforms");
       }
     },
@@ -244,13 +329,26 @@ function requiredPermission(method: string, declared: PermissionName | undefined
   return method === "GET" || method === "HEAD" ? "VIEW" : undefined;
 }
 
-/** Startup check: an authenticated route that changes things must say which permission it needs. */
+/**
+ * Startup check: an authenticated route that changes things must say which permission it needs —
+ * a token permission on Basic routes, a policy permission on Bearer routes — and never the other
+ * scheme's kind.
+ */
 export function assertRoutePermission(route: RouteOptions): void {
-  const config = (route.config ?? {}) as { auth?: AuthScheme; permission?: PermissionName };
+  const config = (route.config ?? {}) as { auth?: AuthScheme; permission?: PermissionName; agentPermission?: AgentPermissionName; allowPausedAgent?: boolean };
   const methods = Array.isArray(route.method) ? route.method : [route.method];
   const readOnly = methods.every((m) => m === "GET" || m === "HEAD");
-  if ((config.auth ?? "basic") !== "none" && !readOnly && !config.permission) {
-    throw new Error(`route ${methods.join(",")} ${route.url} needs config.permission`);
+  const scheme = config.auth ?? "basic";
+  const name = `route ${methods.join(",")} ${route.url}`;
+  if (scheme === "bearer") {
+    if (config.permission) throw new Error(`${name} is a bearer route: use config.agentPermission, not config.permission`);
+    if (!readOnly && !config.agentPermission) throw new Error(`${name} needs config.agentPermission`);
+    if (config.allowPausedAgent && !readOnly) throw new Error(`${name}: only read-only routes may allow paused agents`);
+    return;
+  }
+  if (config.agentPermission || config.allowPausedAgent) throw new Error(`${name} is not a bearer route: agentPermission and allowPausedAgent do not apply`);
+  if (scheme !== "none" && !readOnly && !config.permission) {
+    throw new Error(`${name} needs config.permission`);
   }
 }
 

@@ -1,5 +1,6 @@
 import { createClient, type Client } from "@connectrpc/connect";
 import type { TransportFor } from "@corridor/kit";
+import { AgentsService } from "@corridor/proto/corridor/agents/v1/agents_service_pb.js";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
 import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
@@ -17,6 +18,7 @@ export interface ServiceClients {
   sandbox: Client<typeof SandboxService>;
   walletAuth: Client<typeof WalletAuthService>;
   quotesFx: Client<typeof QuotesFxService>;
+  agents: Client<typeof AgentsService>;
 }
 
 export function createServiceClients(transportFor: TransportFor): ServiceClients {
@@ -28,5 +30,6 @@ export function createServiceClients(transportFor: TransportFor): ServiceClients
     sandbox: createClient(SandboxService, transportFor("sandbox")),
     walletAuth: createClient(WalletAuthService, transportFor("auth-sessions")),
     quotesFx: createClient(QuotesFxService, transportFor("quotes-fx")),
+    agents: createClient(AgentsService, transportFor("agents")),
   };
 }

@@ -4,6 +4,7 @@ import { AppError, IDEMPOTENCY_KEY_TTL_MS, canonicalJson, type Logger } from "@c
 import { PublicErrorSchema } from "@corridor/proto/corridor/common/v1/error_pb.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from "fastify";
 import type { Redis } from "ioredis";
+import type { Principal } from "./auth.js";
 
 /**
  * Decisions §3 scopes an Idempotency-Key to (platform, key) across the whole API, but each service
@@ -182,6 +183,18 @@ export class RedisIdempotencyRegistry implements IdempotencyRegistry {
 // platformId never contains a NUL, so (platformId, key) pairs cannot collide.
 const idOf = (scope: KeyScope) => `${scope.platformId}\u0000${scope.key}`;
 
+/**
+ * Where a request's key lives. An agent's keys: (platformId, `agent/<agentId>/<key>`)
+ * (docs/agents.md), so the agents of one platform never collide with each other or with the
+ * platform. A platform's keys: (platformId, key), except that a key starting with `agent/` or
+ * `platform/` gets a `platform/` prefix, so no platform key can land in an agent's space (the
+ * mapping stays one-to-one).
+ */
+export function keyScope(principal: Principal, key: string): KeyScope {
+  if (principal.kind === "agent") return { platformId: principal.platformId, key: `agent/${principal.agentId}/${key}` };
+  return { platformId: principal.platformId, key: /^(agent|platform)\//.test(key) ? `platform/${key}` : key };
+}
+
 // ---------------------------------------------------------------------------------------------
 // The hooks. A route takes part when its headers schema declares `idempotency-key`: the header
 // is then validated (400 INVALID_INPUT on headers.idempotency-key) before the claim is made.
@@ -255,9 +268,8 @@ export function installIdempotency(app: FastifyInstance, registry: IdempotencyRe
     add("preHandler", async (request: FastifyRequest) => {
       const key = request.headers["idempotency-key"];
       const state = request.idempotency;
-      const platformId = request.principal?.platformId;
-      if (typeof key !== "string" || !state || !platformId) return;
-      const scope = { platformId, key };
+      if (typeof key !== "string" || !state || !request.principal) return;
+      const scope = keyScope(request.principal, key);
       let result: ClaimResult;
       try {
         result = await registry.claim(scope, state.fingerprint);

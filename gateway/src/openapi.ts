@@ -31,6 +31,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
             scheme: "basic",
             description: "Username: the API token's clientId. Password: its clientSecret.",
           },
+          bearerAuth: {
+            type: "http",
+            scheme: "bearer",
+            description: "An agent's access token (agt_…), from POST /agents/device-codes/{code}/redeem. Only the /agents/me routes take it.",
+          },
         },
       },
       tags: [
@@ -38,6 +43,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: "Platform", description: "The platform's configuration and webhook secret." },
         { name: "Sandbox", description: "Sandbox-only helpers (production platforms get 403)." },
         { name: "Meta", description: "The contract itself." },
+        { name: "Agents", description: "The platform's agents: policies, device codes and approvals of agent actions (HTTP Basic)." },
+        { name: "Agent operations", description: "What an agent does for its customer, under its policy (HTTP Bearer: the agent's access token)." },
       ],
     },
     // Shared schemas keep their own names under components.schemas.
@@ -45,7 +52,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     transform: ({ schema, url, route }) => {
       if (!url.startsWith(`${PREFIX}/`)) return { schema: { ...schema, hide: true }, url };
       const authScheme = route.config?.auth ?? "basic";
-      const withSecurity = authScheme === "basic" ? { ...schema, security: [{ basicAuth: [] }] } : { ...schema, security: [] };
+      const security = authScheme === "basic" ? [{ basicAuth: [] }] : authScheme === "bearer" ? [{ bearerAuth: [] }] : [];
+      const withSecurity = { ...schema, security };
       return { schema: withSecurity, url: url.slice(PREFIX.length) };
     },
   });

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { createRouterTransport, type Transport } from "@connectrpc/connect";
@@ -15,6 +16,18 @@ import {
   WebhookSettingsSchema,
 } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@corridor/proto/grpc/health/v1/health_pb.js";
+import {
+  AgentActionSchema,
+  AgentSchema,
+  DeviceCodeSchema,
+  PolicySchema,
+  type Agent,
+  type AgentAction,
+  type DeviceCode,
+} from "@corridor/proto/corridor/agents/v1/agent_pb.js";
+import { AgentsService } from "@corridor/proto/corridor/agents/v1/agents_service_pb.js";
+import { QuoteSchema } from "@corridor/proto/corridor/quotes_fx/v1/quote_pb.js";
+import { ExternalAccountSchema } from "@corridor/proto/corridor/ledger/v1/accounts_pb.js";
 
 /** Services' failures cross the wire as they would from a real service. */
 async function asService<T>(fn: () => T | Promise<T>): Promise<T> {
@@ -51,6 +64,14 @@ export class FakeServices {
   ledgerGate?: Promise<void>;
   /** When set, the next effect throws it instead of running (the key is released first, as a service does). */
   ledgerFailNext?: Error;
+  /** The fake agents service: agents by id, access tokens to agent ids, actions by id. */
+  readonly agents = new Map<string, Agent>();
+  readonly agentTokens = new Map<string, string>();
+  readonly agentActions = new Map<string, AgentAction>();
+  readonly deviceCodes = new Map<string, DeviceCode>();
+  /** Every agents and ledger-read RPC the gateway made, in order (method name and request). */
+  readonly rpcCalls: { method: string; req: Record<string, unknown> }[] = [];
+  authenticateAgentCalls = 0;
   private readonly transports: Map<ServiceName, Transport>;
 
   constructor() {
@@ -107,6 +128,7 @@ export class FakeServices {
       if (service === "auth-sessions") this.authRoutes(router);
       if (service === "notifications") this.notificationRoutes(router);
       if (service === "ledger") this.ledgerRoutes(router);
+      if (service === "agents") this.agentRoutes(router);
     });
   }
 
@@ -267,7 +289,69 @@ export class FakeServices {
         });
         return { result: { transaction: value, replayed, httpStatus: 201 } };
       });
+    const record = (method: string, req: object) => this.rpcCalls.push({ method, req: req as Record<string, unknown> });
+    const ext = (id: string, platformId: string, customerId: string) =>
+      create(ExternalAccountSchema, {
+        id,
+        platformId,
+        customerId,
+        status: "ACTIVE",
+        currency: "USD",
+        accountInfo: { accountType: "USD_ACCOUNT" },
+        beneficiaryVerificationStatus: "MATCHED",
+        createdAt: timestampFromDate(new Date()),
+        updatedAt: timestampFromDate(new Date()),
+      });
+    /** Records of another customer: a `customer_id` restriction that does not match answers 404. */
+    const owned = (kind: string, id: string, restriction: string) => {
+      if (restriction && id.includes("other")) throw errors.notFound(kind, id);
+    };
+    const page = (n: number) => create(PageInfoSchema, { hasMore: false, totalCount: BigInt(n) });
     router.service(LedgerService, {
+      listTransactions: (req) => asService(() => (record("ledger.listTransactions", req), { transactions: [], pageInfo: page(0) })),
+      getTransaction: (req) =>
+        asService(() => {
+          record("ledger.getTransaction", req);
+          owned("Transaction", req.transactionId, req.customerId);
+          const now = timestampFromDate(new Date());
+          return {
+            transaction: create(TransactionSchema, {
+              id: req.transactionId,
+              platformId: req.platformId,
+              status: "COMPLETED",
+              type: "OUTGOING",
+              customerId: req.customerId,
+              amount: 5n,
+              currency: usd,
+              sentAmount: 5n,
+              sentCurrency: usd,
+              agentId: "Agent:00000000-0000-7000-8000-000000000001",
+              createdAt: now,
+              updatedAt: now,
+            }),
+          };
+        }),
+      listInternalAccounts: (req) =>
+        asService(() => {
+          record("ledger.listInternalAccounts", req);
+          const now = timestampFromDate(new Date());
+          const account = create(InternalAccountSchema, { id: newId("InternalAccount"), platformId: req.platformId, customerId: req.customerId, type: "INTERNAL_FIAT", currency: usd, available: 7n, balance: 7n, createdAt: now, updatedAt: now });
+          return { accounts: [account], pageInfo: page(1) };
+        }),
+      createExternalAccount: (req) => asService(() => (record("ledger.createExternalAccount", req), { account: ext(newId("ExternalAccount"), req.platformId, req.customerId) })),
+      listExternalAccounts: (req) => asService(() => (record("ledger.listExternalAccounts", req), { accounts: [], pageInfo: page(0) })),
+      getExternalAccount: (req) =>
+        asService(() => {
+          record("ledger.getExternalAccount", req);
+          owned("ExternalAccount", req.accountId, req.customerId);
+          return { account: ext(req.accountId, req.platformId, req.customerId) };
+        }),
+      deleteExternalAccount: (req) =>
+        asService(() => {
+          record("ledger.deleteExternalAccount", req);
+          owned("ExternalAccount", req.accountId, req.customerId);
+          return { account: ext(req.accountId, req.platformId, req.customerId) };
+        }),
       transferIn: transfer("transferIn"),
       transferOut: transfer("transferOut"),
       fundInternalAccount: (req) =>
@@ -279,6 +363,255 @@ export class FakeServices {
             return create(InternalAccountSchema, { id: req.accountId, platformId: req.platformId, type: "INTERNAL_FIAT", currency: usd, available: req.amount, balance: req.amount, createdAt: now, updatedAt: now });
           });
           return { account: value, replayed };
+        }),
+    });
+  }
+
+  /** Creates a connected agent directly and answers it with its access token. */
+  addAgent(opts: { platformId: string; customerId?: string; permissions?: string[]; isPaused?: boolean; name?: string }) {
+    const now = timestampFromDate(new Date("2026-11-23T10:00:00Z"));
+    const agent = create(AgentSchema, {
+      id: newId("Agent"),
+      platformId: opts.platformId,
+      customerId: opts.customerId ?? newId("Customer"),
+      name: opts.name ?? "agent",
+      isPaused: opts.isPaused ?? false,
+      isConnected: true,
+      policy: { permissions: opts.permissions ?? [], defaultExecutionMode: "APPROVAL_REQUIRED" },
+      usage: { dailyResetDate: "2026-11-24", monthlyResetMonth: "2026-12" },
+      createdAt: now,
+      updatedAt: now,
+    });
+    this.agents.set(agent.id, agent);
+    const token = `agt_${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
+    this.agentTokens.set(token, agent.id);
+    return { agent, token };
+  }
+
+  /** A PENDING_APPROVAL transfer action of an agent (what the agents service records on submission). */
+  addAction(agent: Agent, opts: { status?: string; type?: string } = {}) {
+    const now = timestampFromDate(new Date("2026-11-23T10:00:00Z"));
+    const action = create(AgentActionSchema, {
+      id: newId("AgentAction"),
+      platformId: agent.platformId,
+      agentId: agent.id,
+      customerId: agent.customerId,
+      platformCustomerId: "pc-1",
+      status: opts.status ?? "PENDING_APPROVAL",
+      type: opts.type ?? "TRANSFER_OUT",
+      createdAt: now,
+      updatedAt: now,
+      transferDetails: { amount: 2500n, currency: "USD", sourceAccountId: "InternalAccount:a", destinationAccountId: "ExternalAccount:b" },
+    });
+    this.agentActions.set(action.id, action);
+    return action;
+  }
+
+  private agentRoutes(router: Parameters<Parameters<typeof createRouterTransport>[0]>[0]) {
+    const record = (method: string, req: object) => this.rpcCalls.push({ method: `agents.${method}`, req: req as Record<string, unknown> });
+    const now = () => timestampFromDate(new Date("2026-11-23T10:00:00Z"));
+    const agentOf = (platformId: string, agentId: string) => {
+      const a = this.agents.get(agentId);
+      if (!a || a.platformId !== platformId) throw errors.notFound("Agent", agentId);
+      return a;
+    };
+    const actionOf = (platformId: string, agentId: string, actionId: string) => {
+      const a = this.agentActions.get(actionId);
+      if (!a || a.platformId !== platformId || a.agentId !== agentId) throw errors.notFound("AgentAction", actionId);
+      return a;
+    };
+    const issue = (agent: Agent) => {
+      const code = create(DeviceCodeSchema, { code: `ABCD-${String(this.deviceCodes.size).padStart(4, "2")}`, agentId: agent.id, expiresAt: timestampFromDate(new Date("2026-11-23T10:15:00Z")), status: "PENDING" });
+      this.deviceCodes.set(code.code, code);
+      return code;
+    };
+    const page = <T>(items: T[]) => create(PageInfoSchema, { hasMore: false, totalCount: BigInt(items.length) });
+    const quote = (platformId: string, agentId: string, id = newId("Quote")) =>
+      create(QuoteSchema, {
+        id,
+        platformId,
+        status: "PENDING",
+        createdAt: now(),
+        expiresAt: timestampFromDate(new Date("2026-11-23T10:05:00Z")),
+        source: { sourceType: "ACCOUNT", accountId: "InternalAccount:a" },
+        destination: { destinationType: "ACCOUNT", accountId: "ExternalAccount:b", paymentRail: "SEPA" },
+        sendingCurrency: { code: "USD", name: "US Dollar", symbol: "$", decimals: 2 },
+        receivingCurrency: { code: "EUR", name: "Euro", symbol: "€", decimals: 2 },
+        totalSendingAmount: 10_000n,
+        totalReceivingAmount: 9_000n,
+        exchangeRate: "1.1",
+        feesIncluded: 100n,
+        transactionId: newId("Transaction"),
+        lockedCurrencySide: "SENDING",
+        agentId,
+      });
+    // Submissions keep their Idempotency-Key per (agent, key), as the agents service does.
+    const submitted = new Map<string, AgentAction>();
+    const submit = (platformId: string, agentId: string, key: string, make: () => AgentAction) => {
+      const id = `${agentId}\u0000${key}`;
+      const held = key ? submitted.get(id) : undefined;
+      if (held) return { action: held, replayed: true };
+      const action = make();
+      this.agentActions.set(action.id, action);
+      if (key) submitted.set(id, action);
+      return { action, replayed: false };
+    };
+    router.service(AgentsService, {
+      authenticateAgent: (req) =>
+        asService(() => {
+          this.authenticateAgentCalls++;
+          const agent = this.agents.get(this.agentTokens.get(req.accessToken) ?? "");
+          if (!agent) throw errors.unauthorized();
+          return { agent };
+        }),
+      createAgent: (req) =>
+        asService(() => {
+          record("createAgent", req);
+          const agent = create(AgentSchema, {
+            id: newId("Agent"),
+            platformId: req.platformId,
+            customerId: req.customerId,
+            name: req.name,
+            policy: req.policy ?? create(PolicySchema, { permissions: ["VIEW_TRANSACTIONS"], defaultExecutionMode: "APPROVAL_REQUIRED" }),
+            usage: {},
+            createdAt: now(),
+            updatedAt: now(),
+          });
+          this.agents.set(agent.id, agent);
+          return { agent, deviceCode: issue(agent) };
+        }),
+      listAgents: (req) =>
+        asService(() => {
+          record("listAgents", req);
+          const mine = [...this.agents.values()].filter((a) => a.platformId === req.platformId && (!req.customerId || a.customerId === req.customerId) && (req.isPaused === undefined || a.isPaused === req.isPaused));
+          return { agents: mine, pageInfo: page(mine) };
+        }),
+      getAgent: (req) => asService(() => (record("getAgent", req), { agent: agentOf(req.platformId, req.agentId) })),
+      updateAgent: (req) =>
+        asService(() => {
+          record("updateAgent", req);
+          const a = agentOf(req.platformId, req.agentId);
+          if (req.name !== undefined) a.name = req.name;
+          if (req.isPaused !== undefined) a.isPaused = req.isPaused;
+          return { agent: a };
+        }),
+      deleteAgent: (req) =>
+        asService(() => {
+          record("deleteAgent", req);
+          agentOf(req.platformId, req.agentId);
+          this.agents.delete(req.agentId);
+          return {};
+        }),
+      updateAgentPolicy: (req) =>
+        asService(() => {
+          record("updateAgentPolicy", req);
+          return { agent: agentOf(req.platformId, req.agentId) };
+        }),
+      issueDeviceCode: (req) => asService(() => (record("issueDeviceCode", req), { deviceCode: issue(agentOf(req.platformId, req.agentId)) })),
+      getDeviceCodeStatus: (req) =>
+        asService(() => {
+          record("getDeviceCodeStatus", req);
+          const code = this.deviceCodes.get(req.code);
+          if (!code || this.agents.get(code.agentId)?.platformId !== req.platformId) throw errors.notFound("DeviceCode", req.code);
+          return { deviceCode: code };
+        }),
+      redeemDeviceCode: (req) =>
+        asService(() => {
+          record("redeemDeviceCode", req);
+          const code = this.deviceCodes.get(req.code);
+          const agent = code && this.agents.get(code.agentId);
+          if (!code || !agent || code.redeemed) throw errors.badRequest("INVALID_DEVICE_CODE", "This device code is not valid");
+          code.redeemed = true;
+          code.status = "REDEEMED";
+          agent.isConnected = true;
+          const accessToken = `agt_${randomBytes(32).toString("base64url")}`;
+          this.agentTokens.set(accessToken, agent.id);
+          return { agent, accessToken };
+        }),
+      listApprovals: (req) =>
+        asService(() => {
+          record("listApprovals", req);
+          const pending = [...this.agentActions.values()].filter((a) => a.platformId === req.platformId && a.status === "PENDING_APPROVAL" && (!req.agentId || a.agentId === req.agentId));
+          return { actions: pending, pageInfo: page(pending) };
+        }),
+      approveAction: (req) =>
+        asService(() => {
+          record("approveAction", req);
+          const a = actionOf(req.platformId, req.agentId, req.actionId);
+          if (a.status !== "PENDING_APPROVAL") throw errors.conflict("INVALID_STATE_TRANSITION", "This action is not pending approval");
+          a.status = "APPROVED";
+          a.transaction = create(TransactionSchema, {
+            id: newId("Transaction"),
+            platformId: a.platformId,
+            status: "PENDING",
+            type: "OUTGOING",
+            customerId: a.customerId,
+            amount: 2500n,
+            currency: { code: "USD", name: "US Dollar", symbol: "$", decimals: 2 },
+            sentAmount: 2500n,
+            agentId: a.agentId,
+            createdAt: now(),
+            updatedAt: now(),
+          });
+          return { action: a };
+        }),
+      rejectAction: (req) =>
+        asService(() => {
+          record("rejectAction", req);
+          const a = actionOf(req.platformId, req.agentId, req.actionId);
+          if (a.status !== "PENDING_APPROVAL") throw errors.conflict("INVALID_STATE_TRANSITION", "This action is not pending approval");
+          a.status = "REJECTED";
+          a.rejectionReason = req.reason;
+          return { action: a };
+        }),
+      listAgentActions: (req) =>
+        asService(() => {
+          record("listAgentActions", req);
+          const mine = [...this.agentActions.values()].filter((a) => a.agentId === req.agentId && (!req.status || a.status === req.status));
+          return { actions: mine, pageInfo: page(mine) };
+        }),
+      getAgentAction: (req) => asService(() => (record("getAgentAction", req), { action: actionOf(req.platformId, req.agentId, req.actionId) })),
+      createAgentQuote: (req) => asService(() => (record("createAgentQuote", req), { quote: quote(req.platformId, req.agentId), replayed: false })),
+      getAgentQuote: (req) => asService(() => (record("getAgentQuote", req), { quote: quote(req.platformId, req.agentId, req.quoteId) })),
+      submitQuoteExecution: (req) =>
+        asService(() => {
+          record("submitQuoteExecution", req);
+          const agent = agentOf(req.platformId, req.agentId);
+          return submit(req.platformId, req.agentId, req.idempotencyKey, () =>
+            create(AgentActionSchema, {
+              id: newId("AgentAction"),
+              platformId: req.platformId,
+              agentId: agent.id,
+              customerId: agent.customerId,
+              platformCustomerId: "pc-1",
+              status: "PENDING_APPROVAL",
+              type: "EXECUTE_QUOTE",
+              createdAt: now(),
+              updatedAt: now(),
+              quote: quote(req.platformId, agent.id, req.quoteId),
+              transferDetails: { amount: 10_000n, currency: "USD", sourceAccountId: "InternalAccount:a", destinationAccountId: "ExternalAccount:b" },
+              expiresAt: timestampFromDate(new Date("2026-11-23T10:05:00Z")),
+            }),
+          );
+        }),
+      submitTransfer: (req) =>
+        asService(() => {
+          record("submitTransfer", req);
+          const agent = agentOf(req.platformId, req.agentId);
+          return submit(req.platformId, req.agentId, req.idempotencyKey, () =>
+            create(AgentActionSchema, {
+              id: newId("AgentAction"),
+              platformId: req.platformId,
+              agentId: agent.id,
+              customerId: agent.customerId,
+              platformCustomerId: "pc-1",
+              status: "PENDING_APPROVAL",
+              type: req.direction === "IN" ? "TRANSFER_IN" : "TRANSFER_OUT",
+              createdAt: now(),
+              updatedAt: now(),
+              transferDetails: { amount: req.amount, currency: "USD", sourceAccountId: req.sourceAccountId, destinationAccountId: req.destinationAccountId },
+            }),
+          );
         }),
     });
   }

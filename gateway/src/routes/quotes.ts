@@ -1,3 +1,6 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { CreateQuoteRequestSchema } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
+import type { Static } from "typebox";
 import { principalOf } from "../auth.js";
 import { markIdempotentEffectDone } from "../idempotency.js";
 import { quoteJson } from "../mappers/quotes-fx.js";
@@ -7,6 +10,30 @@ import { IdempotencyHeaders } from "../schemas/transfers.js";
 import type { Api, RouteDeps } from "./types.js";
 
 const tags = ["Quotes"];
+
+/** The body of POST /quotes (and POST /agents/me/quotes) as quotes-fx takes it. */
+export function createQuoteRequest(platformId: string, b: Static<typeof CreateQuoteBody>, idempotencyKey: string): MessageInitShape<typeof CreateQuoteRequestSchema> {
+  return {
+    platformId,
+    source: { sourceType: b.source.sourceType, accountId: b.source.accountId ?? "", customerId: b.source.customerId ?? "", currency: b.source.currency ?? "" },
+    destination: {
+      destinationType: b.destination.destinationType,
+      accountId: b.destination.accountId ?? "",
+      paymentRail: b.destination.paymentRail ?? "",
+      umaAddress: b.destination.umaAddress ?? "",
+      currency: b.destination.currency ?? "",
+    },
+    lockedCurrencySide: b.lockedCurrencySide,
+    lockedCurrencyAmount: BigInt(b.lockedCurrencyAmount),
+    lookupId: b.lookupId ?? "",
+    immediatelyExecute: b.immediatelyExecute ?? false,
+    description: b.description ?? "",
+    purposeOfPayment: b.purposeOfPayment ?? "",
+    senderCustomerInfo: b.senderCustomerInfo ?? {},
+    counterpartyInformation: b.counterpartyInformation ?? {},
+    idempotencyKey,
+  };
+}
 
 export function quoteRoutes(app: Api, { clients }: RouteDeps): void {
   app.post(
@@ -25,27 +52,7 @@ export function quoteRoutes(app: Api, { clients }: RouteDeps): void {
     },
     async (request, reply) => {
       const { platformId } = principalOf(request);
-      const b = request.body;
-      const res = await clients.quotesFx.createQuote({
-        platformId,
-        source: { sourceType: b.source.sourceType, accountId: b.source.accountId ?? "", customerId: b.source.customerId ?? "", currency: b.source.currency ?? "" },
-        destination: {
-          destinationType: b.destination.destinationType,
-          accountId: b.destination.accountId ?? "",
-          paymentRail: b.destination.paymentRail ?? "",
-          umaAddress: b.destination.umaAddress ?? "",
-          currency: b.destination.currency ?? "",
-        },
-        lockedCurrencySide: b.lockedCurrencySide,
-        lockedCurrencyAmount: BigInt(b.lockedCurrencyAmount),
-        lookupId: b.lookupId ?? "",
-        immediatelyExecute: b.immediatelyExecute ?? false,
-        description: b.description ?? "",
-        purposeOfPayment: b.purposeOfPayment ?? "",
-        senderCustomerInfo: b.senderCustomerInfo ?? {},
-        counterpartyInformation: b.counterpartyInformation ?? {},
-        idempotencyKey: request.headers["idempotency-key"] ?? "",
-      });
+      const res = await clients.quotesFx.createQuote(createQuoteRequest(platformId, request.body, request.headers["idempotency-key"] ?? ""));
       markIdempotentEffectDone(request);
       if (res.replayed) reply.header("Idempotent-Replayed", "true");
       return reply.code(201).send(quoteJson(res.quote));

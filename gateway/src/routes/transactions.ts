@@ -1,3 +1,6 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ListTransactionsRequestSchema } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
+import type { Static } from "typebox";
 import { principalOf } from "../auth.js";
 import { listEnvelope, timeRange } from "../mappers/tokens.js";
 import { transactionToJson } from "../mappers/transactions.js";
@@ -6,6 +9,21 @@ import { ListTransactionsQuery, TransactionIdParams, TransactionListSchema } fro
 import type { Api, RouteDeps } from "./types.js";
 
 const tags = ["Transactions"];
+
+/** The query of GET /transactions (and GET /agents/me/transactions) as the ledger takes it. */
+export function listTransactionsRequest(platformId: string, q: Partial<Static<typeof ListTransactionsQuery>>): MessageInitShape<typeof ListTransactionsRequestSchema> {
+  return {
+    platformId,
+    customerId: q.customerId ?? "",
+    platformCustomerId: q.platformCustomerId ?? "",
+    status: q.status ?? "",
+    type: q.type ?? "",
+    created: timeRange(q.startDate, q.endDate),
+    ascending: q.sortOrder === "asc",
+    reference: q.reference ?? "",
+    page: { limit: q.limit ?? 20, cursor: q.cursor ?? "" },
+  };
+}
 
 export function transactionRoutes(app: Api, { clients }: RouteDeps): void {
   app.get(
@@ -21,18 +39,7 @@ export function transactionRoutes(app: Api, { clients }: RouteDeps): void {
     },
     async (request) => {
       const { platformId } = principalOf(request);
-      const q = request.query;
-      const res = await clients.ledger.listTransactions({
-        platformId,
-        customerId: q.customerId ?? "",
-        platformCustomerId: q.platformCustomerId ?? "",
-        status: q.status ?? "",
-        type: q.type ?? "",
-        created: timeRange(q.startDate, q.endDate),
-        ascending: q.sortOrder === "asc",
-        reference: q.reference ?? "",
-        page: { limit: q.limit ?? 20, cursor: q.cursor ?? "" },
-      });
+      const res = await clients.ledger.listTransactions(listTransactionsRequest(platformId, request.query));
       return listEnvelope(res.transactions.map(transactionToJson), res.pageInfo);
     },
   );
