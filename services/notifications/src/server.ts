@@ -7,10 +7,10 @@ import type { NotificationsDatabase } from "./data/tables.js";
 import { createHttpSender } from "./delivery/standard-webhooks.js";
 import { createDeliveryWorker } from "./delivery/worker.js";
 import { platformEventsConsumer } from "./events/platform-events.js";
-import { customerWebhooksConsumer, ledgerWebhooksConsumer } from "./events/webhook-events.js";
+import { agentWebhooksConsumer, customerWebhooksConsumer, ledgerWebhooksConsumer } from "./events/webhook-events.js";
 import { createNotificationsHandler } from "./handlers/notifications-handler.js";
 
-/** notifications: webhook settings and secrets, signed deliveries with retries; consumes corridor.platforms.v1, corridor.customers.v1, corridor.ledger.v1. */
+/** notifications: webhook settings and secrets, signed deliveries with retries; consumes corridor.platforms.v1, corridor.customers.v1, corridor.ledger.v1, corridor.agents.v1. */
 export const service: ServiceModule = {
   name: "notifications",
   schema: "notifications",
@@ -33,6 +33,7 @@ export const service: ServiceModule = {
         platformEventsConsumer({ clock: deps.clock, log: deps.log }),
         customerWebhooksConsumer({ clock: deps.clock }),
         ledgerWebhooksConsumer({ clock: deps.clock }),
+        agentWebhooksConsumer({ clock: deps.clock }),
       ],
       workers: [
         createDeliveryWorker({

@@ -19,6 +19,7 @@ import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/
 import pg from "pg";
 import type { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import type { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
+import type { AgentEventSchema } from "@corridor/proto/corridor/agents/v1/events_pb.js";
 import type { DeliveryWorker } from "../src/delivery/worker.js";
 import { service } from "../src/server.js";
 import type { NotificationsDatabase } from "../src/data/tables.js";
@@ -77,6 +78,8 @@ export interface NotificationsUnderTest {
   /** The corridor.customers.v1 and corridor.ledger.v1 consumers that enqueue event webhooks. */
   customerConsumer: ConsumerDefinition<typeof CustomerEventSchema>;
   ledgerConsumer: ConsumerDefinition<typeof LedgerEventSchema>;
+  /** The corridor.agents.v1 consumer (AGENT_ACTION_PENDING_APPROVAL webhooks). */
+  agentConsumer: ConsumerDefinition<typeof AgentEventSchema>;
   /** Runs any consumer inside one transaction, as the inbox does (without its once-per-id check). */
   handle<D extends DescMessage>(consumer: ConsumerDefinition<D>, event: MessageShape<D>): Promise<void>;
   /** The event-webhook delivery worker, never started: tests drive its polls. */
@@ -116,6 +119,7 @@ export async function startNotifications(
     deliver: (event) => db.transaction().execute((trx) => consumer.handle(event, trx)),
     customerConsumer: built.consumers.find((c) => c.name === "customer-webhooks") as ConsumerDefinition<typeof CustomerEventSchema>,
     ledgerConsumer: built.consumers.find((c) => c.name === "ledger-webhooks") as ConsumerDefinition<typeof LedgerEventSchema>,
+    agentConsumer: built.consumers.find((c) => c.name === "agent-webhooks") as ConsumerDefinition<typeof AgentEventSchema>,
     handle: (c, event) => db.transaction().execute((trx) => c.handle(event, trx)),
     worker: built.workers.find((w) => w.name === "webhook-delivery") as DeliveryWorker,
   };

@@ -25,6 +25,17 @@ export function isDeliveredLedgerType(type: string): boolean {
   return LEDGER_TYPES.has(type);
 }
 
+/**
+ * Agent-action events delivered as webhooks: only the one the platform must act on. APPROVED,
+ * REJECTED and FAILED are the platform's own decisions or visible on the action (GET /agents/approvals).
+ */
+const AGENT_TYPES = new Set(["AGENT_ACTION_PENDING_APPROVAL"]);
+
+/** Whether an agents event type is delivered as a webhook. */
+export function isDeliveredAgentType(type: string): boolean {
+  return AGENT_TYPES.has(type);
+}
+
 /** CUSTOMER_{KYC|KYB}_<status> for the three statuses §8 lists; undefined for the others. */
 export function customerStatusType(customerType: string, verificationStatus: string): string | undefined {
   if (!KYC_STATUSES.has(verificationStatus)) return undefined;

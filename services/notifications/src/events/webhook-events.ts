@@ -1,14 +1,15 @@
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { newId, topics, type Clock, type ConsumerDefinition } from "@corridor/kit";
 // data is the resource exactly as its GET answers it (decisions §8): the gateway's own mappers.
-import { customerToJson, internalAccountToJson, invitationToJson, transactionToJson, verificationToJson } from "@corridor/kit/rest-json";
+import { agentActionToJson, customerToJson, internalAccountToJson, invitationToJson, transactionToJson, verificationToJson } from "@corridor/kit/rest-json";
+import { AgentEventSchema, type AgentEvent } from "@corridor/proto/corridor/agents/v1/events_pb.js";
 import { CustomerEventSchema, type CustomerEvent } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { LedgerEventSchema, type LedgerEvent } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import type { Transaction } from "kysely";
 import { enqueueWebhook } from "../data/queue-repo.js";
 import type { NotificationsDatabase } from "../data/tables.js";
 import type { WebhookEnvelope } from "../domain/delivery.js";
-import { customerStatusType, invitationType, isDeliveredLedgerType, verificationType } from "../domain/event-webhooks.js";
+import { customerStatusType, invitationType, isDeliveredAgentType, isDeliveredLedgerType, verificationType } from "../domain/event-webhooks.js";
 
 /** A webhook an event turns into: its public type and the resource as `data`. */
 interface Derived {
@@ -45,6 +46,17 @@ export function ledgerWebhook(event: LedgerEvent): Derived | undefined {
       return event.payload.value.transaction ? { type: event.eventType, data: transactionToJson(event.payload.value.transaction) } : undefined;
     case "balanceUpdated":
       return event.payload.value.account ? { type: event.eventType, data: internalAccountToJson(event.payload.value.account) } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** AGENT_ACTION_PENDING_APPROVAL → the action as GET /agents/me/actions/{id} shows it; other action changes are not webhooks. */
+export function agentWebhook(event: AgentEvent): Derived | undefined {
+  if (!isDeliveredAgentType(event.eventType)) return undefined;
+  switch (event.payload.case) {
+    case "actionChanged":
+      return event.payload.value.action ? { type: event.eventType, data: agentActionToJson(event.payload.value.action) } : undefined;
     default:
       return undefined;
   }
@@ -98,6 +110,20 @@ export function ledgerWebhooksConsumer(deps: { clock: Clock }): ConsumerDefiniti
     eventId: (e) => e.eventId,
     async handle(event, trx) {
       const derived = ledgerWebhook(event);
+      if (derived) await enqueue(trx, deps.clock, event, derived);
+    },
+  };
+}
+
+/** corridor.agents.v1 → AGENT_ACTION_PENDING_APPROVAL webhooks (the platform approves or rejects the action). */
+export function agentWebhooksConsumer(deps: { clock: Clock }): ConsumerDefinition<typeof AgentEventSchema> {
+  return {
+    name: "agent-webhooks",
+    topic: topics.agents,
+    schema: AgentEventSchema,
+    eventId: (e) => e.eventId,
+    async handle(event, trx) {
+      const derived = agentWebhook(event);
       if (derived) await enqueue(trx, deps.clock, event, derived);
     },
   };
