@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { SERVICE_NAMES, env, loadConfig, serviceUrlEnvKey, z, type ServiceName } from "@corridor/kit";
-import { banner, ensureSandboxPlatform } from "@corridor/embedded/bootstrap";
+import { banner, ensureSandboxPlatform, readyInfo } from "@corridor/embedded/bootstrap";
 
 const config = loadConfig(
   z.object({
@@ -89,5 +89,6 @@ const creds = await ensureSandboxPlatform({
   clientSecret: config.CORRIDOR_BOOTSTRAP_CLIENT_SECRET,
 });
 process.stdout.write(banner({ mode: "split", url: base, creds }));
-// Machine-readable line for tooling that launches split mode (the end-to-end harness).
-process.stdout.write(`CORRIDOR_READY ${JSON.stringify({ url: base, ...creds })}\n`);
+// Machine-readable line for tooling that launches split mode (the end-to-end harness); like the
+// banner, it carries the secret only on the start that generated it.
+process.stdout.write(`CORRIDOR_READY ${JSON.stringify(readyInfo(base, creds))}\n`);
