@@ -226,7 +226,8 @@ export function agentMeRoutes(app: Api, { clients }: RouteDeps): void {
     },
     async (request) => {
       const { platformId, customerId } = agentOf(request);
-      const res = await clients.ledger.listTransactions({ ...listTransactionsRequest(platformId, request.query), customerId });
+      // The query schema has no customer filters, but unknown query parameters pass through: override both.
+      const res = await clients.ledger.listTransactions({ ...listTransactionsRequest(platformId, request.query), customerId, platformCustomerId: "" });
       return listEnvelope(res.transactions.map(transactionToJson), res.pageInfo);
     },
   );

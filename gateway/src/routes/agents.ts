@@ -275,6 +275,10 @@ export function agentRoutes(app: Api, { clients }: RouteDeps): void {
         body: RejectActionBody,
         response: { 200: Ref("AgentAction", "The rejected action."), ...errorResponses },
       },
+      // The body is optional: no body (or an empty one) is {}.
+      preValidation: async (request) => {
+        if (request.body === undefined || request.body === null) request.body = {};
+      },
     },
     async (request) => {
       const { platformId } = principalOf(request);

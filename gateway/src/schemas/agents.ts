@@ -48,7 +48,16 @@ export const PolicyInput = Type.Object(
     permissions: Type.Optional(Type.Array(AgentPermissionSchema, { uniqueItems: true, maxItems: AGENT_PERMISSIONS.length, description: "What the agent may do; default [VIEW_TRANSACTIONS]." })),
     defaultExecutionMode: Type.Optional(ExecutionModeSchema),
     spendingLimits: Type.Optional(
-      Type.Object({ ...spendingLimitFields, currency: Type.Optional(spendingLimitFields.currency) }, { additionalProperties: false, description: "Spending limits; absent for none." }),
+      Type.Object(
+        {
+          currency: Type.Optional(spendingLimitFields.currency),
+          perTransactionLimit: Type.Optional(spendingLimitFields.perTransactionLimit),
+          dailyLimit: Type.Optional(spendingLimitFields.dailyLimit),
+          dailyTransactionLimit: Type.Optional(spendingLimitFields.dailyTransactionLimit),
+          monthlyLimit: Type.Optional(spendingLimitFields.monthlyLimit),
+        },
+        { additionalProperties: false, description: "Spending limits (an absent or 0 limit means none); absent for none." },
+      ),
     ),
     accountRestrictions: Type.Optional(
       Type.Object(
