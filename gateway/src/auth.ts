@@ -263,7 +263,7 @@ export function createAuthenticator(opts: {
     } catch (err) {
       // The service refusing the token is a 401; its other errors (unreachable) stay as they are.
       const { body } = publicErrorFromConnect(err);
-      if (body.status === 401 || body.status === 404) throw bearerUnauthorized();
+      if (body.status === 400 || body.status === 401 || body.status === 404) throw bearerUnauthorized();
       throw err;
     }
     const agent = res.agent;
