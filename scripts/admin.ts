@@ -1,20 +1,23 @@
 // `npm run admin -- <command>`: the operator's CLI. It calls PlatformAdminService over Connect
-// (gRPC on h2c) at CORRIDOR_AUTH_SESSIONS_URL: the embedded process serves every Connect service on
-// http://127.0.0.1:8081 (the default here); in split mode auth-sessions listens on :8101.
+// (gRPC on h2c) on ONE explicit target, never on a default: `--url`, or CORRIDOR_AUTH_SESSIONS_URL
+// (split/cluster: auth-sessions, e.g. http://127.0.0.1:8101), or CORRIDOR_INTERNAL_PORT (embedded:
+// the loopback port serving every Connect service, http://127.0.0.1:<port>). Before acting it asks
+// the target which deployment it is (GetDeployment) and prints it; when nothing answers it refuses.
 import { parseArgs } from "node:util";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
+import { PlatformAdminService, type GetDeploymentResponse } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { Environment, type Platform } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { PublicErrorSchema } from "@corridor/proto/corridor/common/v1/error_pb.js";
 
-const DEFAULT_URL = "http://127.0.0.1:8081";
-
-/** Exit codes: 0 done, 1 the call failed, 2 the command line was wrong. */
+/** Exit codes: 0 done, 1 the call failed or nothing answers, 2 the command line was wrong. */
 const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
 
-const USAGE = `Usage: npm run admin -- <command> [options]
+/** How long the deployment has to answer before the CLI gives up on it. */
+const PROBE_TIMEOUT_MS = 5_000;
+
+const USAGE = `Usage: npm run admin -- [--url <url>] <command> [options]
 
 Commands:
   platform create --name <name> --environment SANDBOX|PRODUCTION [--regulated]
@@ -24,15 +27,99 @@ Commands:
   platform list
       Lists every platform, oldest first.
 
+Target (exactly one; there is no default, so the CLI never acts on a deployment by accident):
+  --url <url>                  auth-sessions' Connect endpoint, e.g. http://127.0.0.1:8081
+  CORRIDOR_AUTH_SESSIONS_URL   the same, from the environment (split mode: http://127.0.0.1:8101)
+  CORRIDOR_INTERNAL_PORT       embedded mode's internal port: http://127.0.0.1:<port>
+  --url wins over the environment; the two variables together must name the same place.
+  The deployment found there is printed (on stderr) before anything is done.
+
 Options:
   --json          print JSON instead of text
-  -h, --help      show this help
-
-Environment:
-  CORRIDOR_AUTH_SESSIONS_URL   auth-sessions Connect endpoint (default ${DEFAULT_URL};
-                               split mode: http://127.0.0.1:8101)`;
+  -h, --help      show this help`;
 
 class UsageError extends Error {}
+
+/** Nothing (or nothing that is Corridor) answers at the target: the CLI refuses to act. */
+class NoDeployment extends Error {}
+
+interface Target {
+  url: string;
+  /** Where the target came from: --url or the environment variable's name. */
+  source: string;
+}
+
+/** The one target the command line and environment name; a UsageError when none or two. */
+function resolveTarget(flag: string | undefined, env: NodeJS.ProcessEnv): Target {
+  if (flag !== undefined) return { url: checkUrl(flag, "--url"), source: "--url" };
+  const found: Target[] = [];
+  if (env.CORRIDOR_AUTH_SESSIONS_URL) found.push({ url: checkUrl(env.CORRIDOR_AUTH_SESSIONS_URL, "CORRIDOR_AUTH_SESSIONS_URL"), source: "CORRIDOR_AUTH_SESSIONS_URL" });
+  if (env.CORRIDOR_INTERNAL_PORT) {
+    const port = env.CORRIDOR_INTERNAL_PORT;
+    if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+      throw new UsageError(`CORRIDOR_INTERNAL_PORT must be a port from 1 to 65535, not ${JSON.stringify(port)}`);
+    }
+    found.push({ url: `http://127.0.0.1:${Number(port)}`, source: "CORRIDOR_INTERNAL_PORT" });
+  }
+  if (found.length === 0) {
+    throw new UsageError(
+      "say which deployment to act on: --url <url> (embedded: http://127.0.0.1:<CORRIDOR_INTERNAL_PORT>, 8081 by default; split: http://127.0.0.1:8101), or set CORRIDOR_INTERNAL_PORT or CORRIDOR_AUTH_SESSIONS_URL",
+    );
+  }
+  if (found.length === 2 && sameOrigin(found[0]!.url, found[1]!.url) === false) {
+    throw new UsageError(
+      `CORRIDOR_AUTH_SESSIONS_URL (${found[0]!.url}) and CORRIDOR_INTERNAL_PORT (${found[1]!.url}) name two different targets; unset one or pass --url`,
+    );
+  }
+  return found[0]!;
+}
+
+function checkUrl(value: string, name: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`${name} must be a URL like http://127.0.0.1:8081, not ${JSON.stringify(value)}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`${name} must be an http:// or https:// URL`);
+  return value.replace(/\/+$/, "");
+}
+
+function sameOrigin(a: string, b: string): boolean {
+  const ua = new URL(a);
+  const ub = new URL(b);
+  const host = (h: string) => (h === "localhost" ? "127.0.0.1" : h);
+  return ua.protocol === ub.protocol && host(ua.hostname) === host(ub.hostname) && (ua.port || "80") === (ub.port || "80");
+}
+
+/** Asks the target which deployment it is; NoDeployment when nothing (or not Corridor) answers. */
+async function probe(admin: Client<typeof PlatformAdminService>, target: Target): Promise<GetDeploymentResponse> {
+  try {
+    return await admin.getDeployment({}, { timeoutMs: PROBE_TIMEOUT_MS });
+  } catch (err) {
+    const ce = ConnectError.from(err);
+    throw new NoDeployment(
+      `no Corridor deployment answers at ${target.url} (from ${target.source}): ${ce.rawMessage || Code[ce.code]}. Nothing was done. Is Corridor running there? Check the target.`,
+    );
+  }
+}
+
+function deploymentJson(d: GetDeploymentResponse, target: Target) {
+  return {
+    deploymentId: d.deploymentId,
+    name: d.name,
+    url: target.url,
+    target: target.source,
+    database: d.database,
+    platformCount: d.platformCount,
+    createdAt: d.createdAt ? new Date(Number(d.createdAt.seconds) * 1000).toISOString() : undefined,
+  };
+}
+
+function describeDeployment(d: GetDeploymentResponse, target: Target): string {
+  const j = deploymentJson(d, target);
+  return `Deployment ${j.deploymentId}${j.name ? ` "${j.name}"` : ""} at ${j.url} (from ${j.target}): database ${j.database}, ${j.platformCount} platform${j.platformCount === 1 ? "" : "s"}, created ${j.createdAt ?? "?"}`;
+}
 
 const environmentName = (e: Environment) => (Environment[e] ?? String(e)) as string;
 
@@ -65,6 +152,7 @@ async function main(argv: string[]): Promise<number> {
       regulated: { type: "boolean", default: false },
       "client-id": { type: "string" },
       "client-secret": { type: "string" },
+      url: { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -79,13 +167,26 @@ async function main(argv: string[]): Promise<number> {
   }
   if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra.join(" ")}`);
 
-  const baseUrl = process.env.CORRIDOR_AUTH_SESSIONS_URL || DEFAULT_URL;
-  const admin = createClient(PlatformAdminService, createGrpcTransport({ baseUrl }));
-
+  // The whole command line is checked before anything is sent anywhere.
   if (command === "list") {
     for (const opt of ["name", "environment", "client-id", "client-secret"] as const) {
       if (values[opt] !== undefined) throw new UsageError(`platform list takes no --${opt}`);
     }
+  }
+  const name = values.name?.trim();
+  if (command === "create") {
+    if (!name) throw new UsageError("platform create needs --name <name>");
+    parseEnvironment(values.environment);
+    if ((values["client-id"] === undefined) !== (values["client-secret"] === undefined)) {
+      throw new UsageError("--client-id and --client-secret go together");
+    }
+  }
+  const target = resolveTarget(values.url, process.env);
+  const admin = createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url }));
+  const deployment = await probe(admin, target);
+  console.error(describeDeployment(deployment, target));
+
+  if (command === "list") {
     const { platforms } = await admin.listPlatforms({});
     if (values.json) {
       console.log(JSON.stringify(platforms.map(platformJson), null, 2));
@@ -99,25 +200,21 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
 
-  const name = values.name?.trim();
-  if (!name) throw new UsageError("platform create needs --name <name>");
   const environment = parseEnvironment(values.environment);
-  if ((values["client-id"] === undefined) !== (values["client-secret"] === undefined)) {
-    throw new UsageError("--client-id and --client-secret go together");
-  }
   const res = await admin.createPlatform({
-    name,
+    name: name!,
     environment,
     isRegulatedFinancialInstitution: values.regulated,
     clientId: values["client-id"] ?? "",
     clientSecret: values["client-secret"] ?? "",
   });
-  const out = { platform: platformJson(res.platform!), clientId: res.token!.clientId, clientSecret: res.clientSecret };
+  const out = { deployment: deploymentJson(deployment, target), platform: platformJson(res.platform!), clientId: res.token!.clientId, clientSecret: res.clientSecret };
   if (values.json) {
     console.log(JSON.stringify(out, null, 2));
   } else {
     console.log(
       [
+        `Deployment    ${out.deployment.deploymentId}${out.deployment.name ? ` (${out.deployment.name})` : ""} at ${target.url}`,
         `Platform      ${out.platform.id}`,
         `Name          ${out.platform.name}`,
         `Environment   ${out.platform.environment}`,
@@ -139,17 +236,17 @@ function describeFailure(err: unknown): string {
     const fieldErrors = ((detail.details?.errors ?? []) as { field?: string; reason?: string }[]).map((e) => `\n  ${e.field}: ${e.reason}`);
     return `${detail.httpStatus} ${detail.code}: ${detail.message}${fieldErrors.join("")}`;
   }
-  if (ce.code === Code.Unavailable || ce.code === Code.Unknown || ce.code === Code.Internal) {
-    const url = process.env.CORRIDOR_AUTH_SESSIONS_URL || DEFAULT_URL;
-    return `cannot reach auth-sessions at ${url} (${ce.rawMessage}). Is Corridor running? Set CORRIDOR_AUTH_SESSIONS_URL to its address.`;
-  }
+
   return `${Code[ce.code]}: ${ce.rawMessage}`;
 }
 
 try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (err) {
-  if (err instanceof UsageError || (err as { code?: string })?.code?.startsWith?.("ERR_PARSE_ARGS")) {
+  if (err instanceof NoDeployment) {
+    console.error(`error: ${err.message}`);
+    process.exitCode = EXIT_FAILED;
+  } else if (err instanceof UsageError || (err as { code?: string })?.code?.startsWith?.("ERR_PARSE_ARGS")) {
     console.error(`error: ${(err as Error).message}\n\n${USAGE}`);
     process.exitCode = EXIT_USAGE;
   } else {

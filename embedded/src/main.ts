@@ -68,7 +68,7 @@ process.stdout.write(
     creds,
     extra: [
       "",
-      `Data: ${config.DATABASE_URL ? "Postgres (DATABASE_URL)" : dataDir}; operator CLI: npm run admin -- platform list`,
+      `Data: ${config.DATABASE_URL ? "Postgres (DATABASE_URL)" : dataDir}; operator CLI: npm run admin -- --url ${system.internalUrl ?? "<internal url>"} platform list`,
     ],
   }),
 );

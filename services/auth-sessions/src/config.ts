@@ -36,6 +36,8 @@ export const WalletAuthConfigSchema = z.object({
   CORRIDOR_WALLET_ENCRYPTION_KEY: z.string().optional(),
   CORRIDOR_SMTP_URL: z.string().url().optional(),
   CORRIDOR_SMTP_FROM: z.string().min(1).default("Corridor <no-reply@localhost>"),
+  /** The operator's name for this deployment, printed by the operator CLI before it acts. */
+  CORRIDOR_DEPLOYMENT_NAME: z.string().default(""),
 });
 
 export type WalletAuthConfig = z.infer<typeof WalletAuthConfigSchema> & { passkeyOrigins: string[] };

@@ -42,9 +42,9 @@ export function buildAuthSessions(
   deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pick<ServiceDeps, "log" | "env" | "transportFor">> & { accounts?: AccountDirectory; mailer?: Mailer },
 ): BuiltService {
   const db = deps.db.forSchema<AuthSessionsDatabase>(SCHEMA);
-  const auth = createAuthSessions({ transact: transactOver(db, platformEvents), clock: deps.clock });
   const log: { info(obj: object, msg: string): void; warn(msg: string): void } = deps.log ?? { info: () => {}, warn: () => {} };
   const config = loadWalletAuthConfig(deps.env ?? {});
+  const auth = createAuthSessions({ transact: transactOver(db, platformEvents), clock: deps.clock, deploymentName: config.CORRIDOR_DEPLOYMENT_NAME });
   const walletKey = walletEncryptionKey(config.CORRIDOR_WALLET_ENCRYPTION_KEY);
   if (walletKey.insecureDefault) {
     log.warn("CORRIDOR_WALLET_ENCRYPTION_KEY is not set: wallet keys are encrypted at rest with an INSECURE built-in development key. Set it (32 bytes, hex or base64) for any real deployment; production platforms cannot export wallets without it.");

@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from "kysely";
 import type { Store, Transact } from "../domain/ports.js";
 import { getPlatformConfig, insertPlatformConfig, updatePlatformConfig } from "./platform-configs.js";
-import { getPlatform, insertPlatform, listPlatforms } from "./platforms.js";
+import { getDeployment, getPlatform, insertPlatform, listPlatforms } from "./platforms.js";
 import type { AuthSessionsDatabase } from "./tables.js";
 import {
   clientIdExists,
@@ -16,6 +16,7 @@ import {
 /** The repositories bound to one transaction, in the shape the domain's Store port asks for. */
 export function repositories(trx: Transaction<AuthSessionsDatabase>): Omit<Store, "events"> {
   return {
+    deployment: () => getDeployment(trx),
     platforms: {
       insert: (p) => insertPlatform(trx, p),
       get: (id) => getPlatform(trx, id),

@@ -123,7 +123,14 @@ export interface WalletKeysTable {
   created_at: Timestamp;
 }
 
+/** The deployment's identity: one row, written by its migration. */
+export interface DeploymentTable {
+  id: string;
+  created_at: Timestamp;
+}
+
 export interface AuthSessionsDatabase {
+  deployment: DeploymentTable;
   platforms: PlatformsTable;
   tokens: TokensTable;
   platform_configs: PlatformConfigsTable;

@@ -8,6 +8,8 @@ import { validateConfigPatch, validateNewPlatform, validatePasskeyRelyingParty, 
 export interface AuthSessionsDeps {
   transact: Transact;
   clock: Clock;
+  /** The operator's name for this deployment (CORRIDOR_DEPLOYMENT_NAME), shown by the operator CLI. */
+  deploymentName?: string;
 }
 
 export interface TokenPage {
@@ -45,7 +47,7 @@ async function requirePlatform(store: Store, platformId: string): Promise<Platfo
  * TypeScript over the Store port; every token and config operation is scoped by platform id, so
  * another platform's records answer 404 exactly like missing ones.
  */
-export function createAuthSessions({ transact, clock }: AuthSessionsDeps) {
+export function createAuthSessions({ transact, clock, deploymentName }: AuthSessionsDeps) {
   const unauthorized = () => errors.unauthorized("Invalid client id or secret");
 
   return {
@@ -221,6 +223,12 @@ export function createAuthSessions({ transact, clock }: AuthSessionsDeps) {
 
     listPlatforms(): Promise<Platform[]> {
       return transact((store) => store.platforms.list());
+    },
+
+    /** Which deployment this is: the operator CLI prints it before it acts. */
+    async describeDeployment() {
+      const d = await transact((store) => store.deployment());
+      return { ...d, name: deploymentName ?? "" };
     },
   };
 }

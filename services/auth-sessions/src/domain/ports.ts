@@ -5,6 +5,8 @@ import type { Platform, PlatformConfig, StoredToken, Token, TokenFilter } from "
  * database transaction, so a change and the event announcing it commit together.
  */
 export interface Store {
+  /** The deployment this database belongs to (its identity row, database name, platform count). */
+  deployment(): Promise<{ id: string; createdAt: Date; database: string; platformCount: number }>;
   platforms: {
     insert(p: Platform): Promise<void>;
     get(id: string): Promise<Platform | undefined>;

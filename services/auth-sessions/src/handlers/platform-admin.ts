@@ -1,7 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   CreatePlatformResponseSchema,
+  GetDeploymentResponseSchema,
   ListPlatformsResponseSchema,
   PlatformAdminService,
 } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
@@ -28,6 +30,17 @@ export function createPlatformAdminHandler({ auth }: { auth: AuthSessions }): Se
 
     async listPlatforms() {
       return create(ListPlatformsResponseSchema, { platforms: (await auth.listPlatforms()).map(platformToPb) });
+    },
+
+    async getDeployment() {
+      const d = await auth.describeDeployment();
+      return create(GetDeploymentResponseSchema, {
+        deploymentId: d.id,
+        name: d.name,
+        database: d.database,
+        platformCount: d.platformCount,
+        createdAt: timestampFromDate(d.createdAt),
+      });
     },
   };
 }

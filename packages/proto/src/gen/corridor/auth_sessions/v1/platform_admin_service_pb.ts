@@ -8,13 +8,15 @@ import type { Environment, Platform } from "./platform_pb.js";
 import { file_corridor_auth_sessions_v1_platform } from "./platform_pb.js";
 import type { Token } from "./token_pb.js";
 import { file_corridor_auth_sessions_v1_token } from "./token_pb.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file corridor/auth_sessions/v1/platform_admin_service.proto.
  */
 export const file_corridor_auth_sessions_v1_platform_admin_service: GenFile = /*@__PURE__*/
-  fileDesc("CjZjb3JyaWRvci9hdXRoX3Nlc3Npb25zL3YxL3BsYXRmb3JtX2FkbWluX3NlcnZpY2UucHJvdG8SGWNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEiuAEKFUNyZWF0ZVBsYXRmb3JtUmVxdWVzdBIMCgRuYW1lGAEgASgJEjsKC2Vudmlyb25tZW50GAIgASgOMiYuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5FbnZpcm9ubWVudBIqCiJpc19yZWd1bGF0ZWRfZmluYW5jaWFsX2luc3RpdHV0aW9uGAMgASgIEhEKCWNsaWVudF9pZBgEIAEoCRIVCg1jbGllbnRfc2VjcmV0GAUgASgJIpcBChZDcmVhdGVQbGF0Zm9ybVJlc3BvbnNlEjUKCHBsYXRmb3JtGAEgASgLMiMuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5QbGF0Zm9ybRIvCgV0b2tlbhgCIAEoCzIgLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuVG9rZW4SFQoNY2xpZW50X3NlY3JldBgDIAEoCSIWChRMaXN0UGxhdGZvcm1zUmVxdWVzdCJPChVMaXN0UGxhdGZvcm1zUmVzcG9uc2USNgoJcGxhdGZvcm1zGAEgAygLMiMuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5QbGF0Zm9ybTKBAgoUUGxhdGZvcm1BZG1pblNlcnZpY2USdQoOQ3JlYXRlUGxhdGZvcm0SMC5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkNyZWF0ZVBsYXRmb3JtUmVxdWVzdBoxLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQ3JlYXRlUGxhdGZvcm1SZXNwb25zZRJyCg1MaXN0UGxhdGZvcm1zEi8uY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5MaXN0UGxhdGZvcm1zUmVxdWVzdBowLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuTGlzdFBsYXRmb3Jtc1Jlc3BvbnNlYgZwcm90bzM", [file_corridor_auth_sessions_v1_platform, file_corridor_auth_sessions_v1_token]);
+  fileDesc("CjZjb3JyaWRvci9hdXRoX3Nlc3Npb25zL3YxL3BsYXRmb3JtX2FkbWluX3NlcnZpY2UucHJvdG8SGWNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEiuAEKFUNyZWF0ZVBsYXRmb3JtUmVxdWVzdBIMCgRuYW1lGAEgASgJEjsKC2Vudmlyb25tZW50GAIgASgOMiYuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5FbnZpcm9ubWVudBIqCiJpc19yZWd1bGF0ZWRfZmluYW5jaWFsX2luc3RpdHV0aW9uGAMgASgIEhEKCWNsaWVudF9pZBgEIAEoCRIVCg1jbGllbnRfc2VjcmV0GAUgASgJIpcBChZDcmVhdGVQbGF0Zm9ybVJlc3BvbnNlEjUKCHBsYXRmb3JtGAEgASgLMiMuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5QbGF0Zm9ybRIvCgV0b2tlbhgCIAEoCzIgLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuVG9rZW4SFQoNY2xpZW50X3NlY3JldBgDIAEoCSIWChRMaXN0UGxhdGZvcm1zUmVxdWVzdCJPChVMaXN0UGxhdGZvcm1zUmVzcG9uc2USNgoJcGxhdGZvcm1zGAEgAygLMiMuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5QbGF0Zm9ybSIWChRHZXREZXBsb3ltZW50UmVxdWVzdCKWAQoVR2V0RGVwbG95bWVudFJlc3BvbnNlEhUKDWRlcGxveW1lbnRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIQCghkYXRhYmFzZRgDIAEoCRIWCg5wbGF0Zm9ybV9jb3VudBgEIAEoBRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDL1AgoUUGxhdGZvcm1BZG1pblNlcnZpY2USdQoOQ3JlYXRlUGxhdGZvcm0SMC5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkNyZWF0ZVBsYXRmb3JtUmVxdWVzdBoxLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQ3JlYXRlUGxhdGZvcm1SZXNwb25zZRJyCg1MaXN0UGxhdGZvcm1zEi8uY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5MaXN0UGxhdGZvcm1zUmVxdWVzdBowLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuTGlzdFBsYXRmb3Jtc1Jlc3BvbnNlEnIKDUdldERlcGxveW1lbnQSLy5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkdldERlcGxveW1lbnRSZXF1ZXN0GjAuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5HZXREZXBsb3ltZW50UmVzcG9uc2ViBnByb3RvMw", [file_corridor_auth_sessions_v1_platform, file_corridor_auth_sessions_v1_token, file_google_protobuf_timestamp]);
 
 /**
  * CreatePlatformRequest describes the new platform.
@@ -137,6 +139,71 @@ export const ListPlatformsResponseSchema: GenMessage<ListPlatformsResponse> = /*
   messageDesc(file_corridor_auth_sessions_v1_platform_admin_service, 3);
 
 /**
+ * GetDeploymentRequest has no fields.
+ *
+ * @generated from message corridor.auth_sessions.v1.GetDeploymentRequest
+ */
+export type GetDeploymentRequest = Message<"corridor.auth_sessions.v1.GetDeploymentRequest"> & {
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.GetDeploymentRequest.
+ * Use `create(GetDeploymentRequestSchema)` to create a new message.
+ */
+export const GetDeploymentRequestSchema: GenMessage<GetDeploymentRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_platform_admin_service, 4);
+
+/**
+ * GetDeploymentResponse identifies the deployment (one database) behind this service.
+ *
+ * @generated from message corridor.auth_sessions.v1.GetDeploymentResponse
+ */
+export type GetDeploymentResponse = Message<"corridor.auth_sessions.v1.GetDeploymentResponse"> & {
+  /**
+   * Deployment:<uuidv7>, drawn once when the database was first migrated; stable across restarts
+   * and different for every database.
+   *
+   * @generated from field: string deployment_id = 1;
+   */
+  deploymentId: string;
+
+  /**
+   * The operator's name for it (CORRIDOR_DEPLOYMENT_NAME); empty when unset.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * The PostgreSQL database holding its records (current_database()).
+   *
+   * @generated from field: string database = 3;
+   */
+  database: string;
+
+  /**
+   * How many platforms it holds.
+   *
+   * @generated from field: int32 platform_count = 4;
+   */
+  platformCount: number;
+
+  /**
+   * When the deployment's database was first migrated.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 5;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.GetDeploymentResponse.
+ * Use `create(GetDeploymentResponseSchema)` to create a new message.
+ */
+export const GetDeploymentResponseSchema: GenMessage<GetDeploymentResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_platform_admin_service, 5);
+
+/**
  * PlatformAdminService is the operator's interface: it is never routed from the public API.
  *
  * @generated from service corridor.auth_sessions.v1.PlatformAdminService
@@ -161,6 +228,17 @@ export const PlatformAdminService: GenService<{
     methodKind: "unary";
     input: typeof ListPlatformsRequestSchema;
     output: typeof ListPlatformsResponseSchema;
+  },
+  /**
+   * GetDeployment says which deployment answers: the operator CLI prints it before it acts, so an
+   * operator never mints credentials on another system by mistake.
+   *
+   * @generated from rpc corridor.auth_sessions.v1.PlatformAdminService.GetDeployment
+   */
+  getDeployment: {
+    methodKind: "unary";
+    input: typeof GetDeploymentRequestSchema;
+    output: typeof GetDeploymentResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_corridor_auth_sessions_v1_platform_admin_service, 0);
