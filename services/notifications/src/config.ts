@@ -1,10 +1,19 @@
 import { env, loadConfig, z } from "@corridor/kit";
 
+/** An integer ≥ `min` with a default (env values arrive as strings). */
+const atLeast = (min: number, fallback: number) => z.coerce.number().int().min(min).default(fallback);
+
 const schema = z.object({
   /** How long a webhook POST may take before the attempt counts as failed. */
   NOTIFICATIONS_WEBHOOK_TIMEOUT_MS: env.int(10_000),
-  /** How often the delivery worker looks for due event webhooks. */
-  NOTIFICATIONS_DELIVERY_POLL_MS: env.int(1_000),
+  /** Safety poll: the longest the delivery worker sleeps when nothing wakes it (enqueues and due retries do). */
+  NOTIFICATIONS_DELIVERY_POLL_MS: atLeast(1, 10_000),
+  /** Event-webhook POSTs in flight at once in one notifications process. */
+  NOTIFICATIONS_DELIVERY_CONCURRENCY: atLeast(1, 64),
+  /** Event-webhook POSTs in flight at once to one platform's endpoint, across all processes. */
+  NOTIFICATIONS_DELIVERY_PER_ENDPOINT: atLeast(1, 16),
+  /** How long a webhook waits behind an undelivered earlier webhook of the same resource. */
+  NOTIFICATIONS_ORDER_HOLD_MS: atLeast(0, 3_600_000),
 });
 
 export type NotificationsConfig = z.infer<typeof schema>;

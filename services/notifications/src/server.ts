@@ -1,10 +1,11 @@
 import { fileURLToPath } from "node:url";
-import type { ServiceModule } from "@corridor/kit";
+import type { ConsumerDefinition, ServiceModule } from "@corridor/kit";
 import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
 import { currentEndpointReader } from "./clients/platform-config.js";
 import { loadNotificationsConfig } from "./config.js";
 import type { NotificationsDatabase } from "./data/tables.js";
 import { createHttpSender } from "./delivery/standard-webhooks.js";
+import { announcingEnqueues } from "./delivery/wake.js";
 import { createDeliveryWorker } from "./delivery/worker.js";
 import { platformEventsConsumer } from "./events/platform-events.js";
 import { agentWebhooksConsumer, customerWebhooksConsumer, ledgerWebhooksConsumer } from "./events/webhook-events.js";
@@ -19,32 +20,37 @@ export const service: ServiceModule = {
     const config = loadNotificationsConfig(deps.env);
     const db = deps.db.forSchema<NotificationsDatabase>("notifications");
     const sender = createHttpSender({ timeoutMs: config.NOTIFICATIONS_WEBHOOK_TIMEOUT_MS });
+    const currentEndpoint = currentEndpointReader(() => deps.transportFor("auth-sessions"));
     const handler = createNotificationsHandler({
       db,
       clock: deps.clock,
       sender,
-      currentEndpoint: currentEndpointReader(() => deps.transportFor("auth-sessions")),
+      currentEndpoint,
       log: deps.log,
+    });
+    const worker = createDeliveryWorker({
+      db,
+      sender,
+      clock: deps.clock,
+      log: deps.log,
+      pollIntervalMs: config.NOTIFICATIONS_DELIVERY_POLL_MS,
+      leaseMs: config.NOTIFICATIONS_WEBHOOK_TIMEOUT_MS + 30_000,
+      concurrency: config.NOTIFICATIONS_DELIVERY_CONCURRENCY,
+      perEndpoint: config.NOTIFICATIONS_DELIVERY_PER_ENDPOINT,
+      orderHoldMs: config.NOTIFICATIONS_ORDER_HOLD_MS,
+      currentEndpoint,
     });
     return {
       routes: (router) => router.service(NotificationsService, handler),
-      // The platforms consumer stays first: tests address it by position.
+      // The platforms consumer stays first: tests address it by position. Every consumer tells
+      // the delivery worker about the webhooks it enqueued, so they leave at once.
       consumers: [
         platformEventsConsumer({ clock: deps.clock, log: deps.log }),
         customerWebhooksConsumer({ clock: deps.clock }),
         ledgerWebhooksConsumer({ clock: deps.clock }),
         agentWebhooksConsumer({ clock: deps.clock }),
-      ],
-      workers: [
-        createDeliveryWorker({
-          db,
-          sender,
-          clock: deps.clock,
-          log: deps.log,
-          pollIntervalMs: config.NOTIFICATIONS_DELIVERY_POLL_MS,
-          leaseMs: config.NOTIFICATIONS_WEBHOOK_TIMEOUT_MS + 30_000,
-        }),
-      ],
+      ].map((c: ConsumerDefinition) => announcingEnqueues(c, worker)),
+      workers: [worker],
     };
   },
 };

@@ -11,6 +11,7 @@ function fromRow(r: Selectable<WebhookSettingsTable>): WebhookSettings {
     previousSecret: r.previous_secret,
     previousSecretExpiresAt: r.previous_secret_expires_at,
     configVersion: r.config_version,
+    endpointSetAt: r.endpoint_set_at,
     updatedAt: r.updated_at,
   };
 }
@@ -24,6 +25,7 @@ function toRow(s: WebhookSettings, createdAt: Date) {
     previous_secret: s.previousSecret,
     previous_secret_expires_at: s.previousSecretExpiresAt,
     config_version: s.configVersion === null ? null : s.configVersion.toString(),
+    endpoint_set_at: s.endpointSetAt,
     created_at: createdAt,
     updated_at: s.updatedAt,
   };
@@ -45,7 +47,10 @@ export async function insertSettingsIfAbsent(db: Db, settings: WebhookSettings):
   return stored;
 }
 
-/** One statement, so concurrent consumers and lazy creation cannot interleave. */
+/**
+ * One statement, so concurrent consumers and lazy creation cannot interleave. The set time moves
+ * only when the endpoint itself changes (a PATCH of other config fields keeps it).
+ */
 export async function upsertEndpoint(db: Db, update: EndpointUpdate, fresh: WebhookSettings): Promise<boolean> {
   const applied = await db
     .insertInto("webhook_settings")
@@ -56,6 +61,12 @@ export async function upsertEndpoint(db: Db, update: EndpointUpdate, fresh: Webh
         .doUpdateSet((eb) => ({
           webhook_endpoint: eb.ref("excluded.webhook_endpoint"),
           config_version: eb.ref("excluded.config_version"),
+          endpoint_set_at: eb
+            .case()
+            .when("webhook_settings.webhook_endpoint", "=", eb.ref("excluded.webhook_endpoint"))
+            .then(eb.ref("webhook_settings.endpoint_set_at"))
+            .else(eb.ref("excluded.endpoint_set_at"))
+            .end(),
           updated_at: eb.ref("excluded.updated_at"),
         }))
         .where((eb) =>

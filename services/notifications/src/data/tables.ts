@@ -11,6 +11,8 @@ export interface WebhookSettingsTable {
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;
   config_version: NullableInt8;
+  /** When the current webhook_endpoint was set (its config version); null: set before this was kept. */
+  endpoint_set_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -28,18 +30,27 @@ export interface WebhookDeliveriesTable {
   attempted_at: Date;
 }
 
-/** PENDING until delivered (DELIVERED) or given up (FAILED). */
+/**
+ * PENDING until delivered (DELIVERED), given up (FAILED), or not to be sent at all (SKIPPED: the
+ * event occurred before the platform's endpoint was set).
+ */
 export interface WebhookQueueTable {
   webhook_id: string;
+  /** Enqueue order; webhooks of one resource are delivered in it. */
+  seq: ColumnType<bigint, never, never>;
   platform_id: string;
   source_event_id: string;
   type: string;
   payload: string;
-  status: "PENDING" | "DELIVERED" | "FAILED";
+  status: "PENDING" | "DELIVERED" | "FAILED" | "SKIPPED";
   attempts: number;
   next_attempt_at: Date;
   leased_until: Date | null;
   last_error: string | null;
+  /** When the event happened (the envelope's timestamp). */
+  occurred_at: Date;
+  /** The resource the webhook is about (data.id); null: no order to keep. */
+  resource_key: string | null;
   created_at: Date;
   updated_at: Date;
 }

@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from "uuid";
 import { AppError, newId, type Clock } from "@corridor/kit";
-import { ensureSettings, signingSecrets, type SettingsStore } from "./settings.js";
+import { ensureSettings, signingSecrets, versionDate, type SettingsStore, type WebhookSettings } from "./settings.js";
 
 /** One recorded POST of a webhook. */
 export interface DeliveryAttempt {
@@ -89,4 +89,38 @@ export async function sendTestWebhook(
   };
   await deps.deliveries.record(attempt);
   return attempt;
+}
+
+/**
+ * How long an event webhook that found no endpoint in the copy waits for one when auth-sessions
+ * cannot be asked: the config event that set the endpoint just before the event may still be on
+ * its way. After that the webhook is SKIPPED.
+ */
+export const NO_ENDPOINT_GRACE_MS = 5 * 60_000;
+
+/** Where an event webhook goes, decided from the endpoint copy and when the event occurred. */
+export type EndpointVerdict =
+  | { kind: "deliver"; url: string }
+  /** Never sent: recorded as SKIPPED with the reason (the event stays stored). */
+  | { kind: "skip"; reason: string }
+  /** The copy has no endpoint but may be behind the platform's config: ask, or wait a little. */
+  | { kind: "unknown" };
+
+/**
+ * Decisions §8: an endpoint receives the events that occur after it is set. An event that
+ * occurred before the current endpoint was set (first set, or changed to another URL) is not
+ * released to it; with no endpoint, an event is skipped once the copy is known to be at least as
+ * recent as the event (a later endpoint would be set after it occurred).
+ */
+export function endpointVerdict(settings: WebhookSettings | undefined, occurredAt: Date): EndpointVerdict {
+  if (settings?.webhookEndpoint) {
+    if (settings.endpointSetAt && occurredAt.getTime() < settings.endpointSetAt.getTime()) {
+      return { kind: "skip", reason: "occurred before the webhookEndpoint was set" };
+    }
+    return { kind: "deliver", url: settings.webhookEndpoint };
+  }
+  if (settings?.configVersion != null && versionDate(settings.configVersion).getTime() >= occurredAt.getTime()) {
+    return { kind: "skip", reason: "no webhookEndpoint was set when it occurred" };
+  }
+  return { kind: "unknown" };
 }

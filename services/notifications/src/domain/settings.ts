@@ -11,6 +11,11 @@ export interface WebhookSettings {
   previousSecretExpiresAt: Date | null;
   /** Version (config updated_at, ns since epoch) of the endpoint copy; null until an event set it. */
   configVersion: bigint | null;
+  /**
+   * When the current endpoint was set: the config version that first carried it. Null when there
+   * is none, or for an endpoint set before this was recorded (it receives every event).
+   */
+  endpointSetAt: Date | null;
   updatedAt: Date;
 }
 
@@ -21,7 +26,8 @@ export interface SettingsStore {
   insertIfAbsent(settings: WebhookSettings): Promise<WebhookSettings>;
   /**
    * Upserts the endpoint copy, applying it only when `configVersion` is newer than the stored one;
-   * `fresh` is the row to insert when the platform has none. Answers whether it was applied.
+   * `fresh` is the row to insert when the platform has none. `endpointSetAt` is kept when the
+   * endpoint is unchanged and taken from `fresh` when it changes. Answers whether it was applied.
    */
   applyEndpoint(update: EndpointUpdate, fresh: WebhookSettings): Promise<boolean>;
   /** Makes `secret` current and the current one previous, atomically for the row. */
@@ -59,8 +65,14 @@ export function initialSettings(platformId: string, now: Date): WebhookSettings 
     previousSecret: null,
     previousSecretExpiresAt: null,
     configVersion: null,
+    endpointSetAt: null,
     updatedAt: now,
   };
+}
+
+/** A config version (ns since the epoch) as a Date, to the millisecond. */
+export function versionDate(configVersion: bigint): Date {
+  return new Date(Number(configVersion / 1_000_000n));
 }
 
 /**
@@ -97,12 +109,14 @@ export async function rotateSecret(store: SettingsStore, platformId: string, now
 /**
  * Applies the platform's configured endpoint as of `configVersion`. Events of one platform are
  * ordered on the bus, but a redelivery or a replay may still bring an older one: only a newer
- * version wins.
+ * version wins. When the endpoint changes (or is first set), `endpointSetAt` becomes that
+ * version's time: the endpoint receives the events that occur from then on (decisions §8).
  */
 export async function applyEndpointCopy(store: SettingsStore, update: EndpointUpdate): Promise<boolean> {
   return store.applyEndpoint(update, {
     ...initialSettings(update.platformId, update.at),
     webhookEndpoint: update.webhookEndpoint,
     configVersion: update.configVersion,
+    endpointSetAt: update.webhookEndpoint ? versionDate(update.configVersion) : null,
   });
 }
