@@ -4,7 +4,8 @@ import { defineConfig } from "vitest/config";
 // public REST API, run twice — against the embedded system (in this process) and against the split
 // system (one process per service, real Postgres/Redis/Kafka). Infrastructure comes from
 // DATABASE_URL, REDIS_URL and KAFKA_BROKERS when set (CI sets them); test/infra/global-setup.ts
-// starts a local Kafka broker when it can.
+// starts a local Kafka broker for the run when it can, and stops it when the run ends
+// (CORRIDOR_TEST_KAFKA=reuse|keep|off change that).
 export default defineConfig({
   test: {
     globalSetup: ["test/infra/global-setup.ts"],
@@ -16,7 +17,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
-          include: ["packages/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "gateway/test/**/*.test.ts", "embedded/test/**/*.test.ts", "test/deploy/**/*.test.ts"],
+          include: ["packages/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "gateway/test/**/*.test.ts", "embedded/test/**/*.test.ts", "test/deploy/**/*.test.ts", "test/infra/**/*.test.ts"],
         },
       },
       {

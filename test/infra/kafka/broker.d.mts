@@ -19,8 +19,18 @@ export interface StartedBroker {
   startedHere: boolean;
 }
 
-/** Starts a single-node KRaft broker on 127.0.0.1, or reuses one already answering on the port. */
-export declare function startBroker(opts?: { port?: number; timeoutMs?: number }): Promise<StartedBroker>;
+/**
+ * Starts a single-node KRaft broker on 127.0.0.1, or reuses one already answering on the port
+ * (unless `reuse` is false: then that throws). With `ownerPid`, a broker started here is stopped by
+ * a detached watchdog once that process is gone; `ephemeral` deletes its folder when it stops.
+ */
+export declare function startBroker(opts?: { port?: number; timeoutMs?: number; reuse?: boolean; ownerPid?: number; ephemeral?: boolean }): Promise<StartedBroker>;
 
-/** Stops the broker this tooling started on the port; a no-op when none runs. */
-export declare function stopBroker(opts?: { port?: number }): Promise<void>;
+/** Stops the broker this tooling started on the port; a no-op when none runs. `removeData` deletes its folder. */
+export declare function stopBroker(opts?: { port?: number; removeData?: boolean }): Promise<void>;
+
+/** A client port whose controller port (the next one) is free too. */
+export declare function freeBrokerPort(): Promise<number>;
+
+/** Starts the detached watchdog that stops `brokerPid` once `ownerPid` is gone; answers its pid. */
+export declare function startWatchdog(opts: { ownerPid: number; brokerPid: number; port: number; ephemeral?: boolean; pollMs?: number }): number | undefined;

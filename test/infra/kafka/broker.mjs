@@ -8,11 +8,14 @@
 //   node test/infra/kafka/broker.mjs status   exit 0 when a broker answers on that port
 //
 // KAFKA_TEST_PORT picks the client port (default 19092; the controller takes the next one).
+// A broker started from the command line runs until `stop`. The test run's global setup
+// (test/infra/global-setup.ts) starts its own on free ports instead, with a watchdog (`watch`, below)
+// that stops it if the run dies without its teardown.
 // Plain JavaScript with no dependencies so CI can run it before the workspace is installed.
 import { spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, closeSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
+import { connect, createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -245,20 +248,27 @@ function java(args, p) {
 /**
  * Starts the broker, or reuses one that already answers on the port. `startedHere` tells the
  * caller whether it owns the process (and so should stop it).
+ *
+ * - `reuse: false`: never use a broker that is already there (throws instead): the caller wants
+ *   one of its own (a test run on free ports).
+ * - `ownerPid`: a broker this call starts is tied to that process: a detached watchdog stops it
+ *   (and, with `ephemeral`, deletes its folder) as soon as the owner is gone, however it ended.
+ * - `ephemeral`: the broker's folder (.cache/kafka/<port>) is deleted when it is stopped.
  */
-export async function startBroker({ port = defaultPort, timeoutMs = 120_000 } = {}) {
+export async function startBroker({ port = defaultPort, timeoutMs = 120_000, reuse = true, ownerPid, ephemeral = false } = {}) {
   const brokers = `${host}:${port}`;
   const p = paths(port);
   mkdirSync(p.dir, { recursive: true });
   return withLock(p.lock, async () => {
     if (await brokerAnswers(port)) {
+      if (!reuse) throw new Error(`a broker already answers on ${brokers} and this caller wants its own`);
       say(`reusing the broker already answering on ${brokers}`);
       return { brokers, pid: readPid(p.pid), startedHere: false };
     }
     const stale = readPid(p.pid);
     if (stale && pidAlive(stale)) {
       // Ours but not answering (still starting, or wedged): give it a moment, else replace it.
-      if (await waitUntilAnswering(port, 30_000, stale)) return { brokers, pid: stale, startedHere: false };
+      if (reuse && (await waitUntilAnswering(port, 30_000, stale))) return { brokers, pid: stale, startedHere: false };
       await killAndWait(stale);
     }
     ensureJars();
@@ -283,6 +293,7 @@ export async function startBroker({ port = defaultPort, timeoutMs = 120_000 } = 
     closeSync(out);
     child.unref();
     writeFileSync(p.pid, String(child.pid));
+    if (ownerPid) startWatchdog({ ownerPid, brokerPid: child.pid, port, ephemeral });
     say(`starting broker pid ${child.pid} on ${brokers} (logs in ${p.logs})`);
     if (!(await waitUntilAnswering(port, timeoutMs, child.pid))) {
       await killAndWait(child.pid);
@@ -322,8 +333,11 @@ async function killAndWait(pid, graceMs = 30_000) {
   }
 }
 
-/** Stops the broker whose pid this tooling recorded for the port; a no-op when none runs. */
-export async function stopBroker({ port = defaultPort } = {}) {
+/**
+ * Stops the broker whose pid this tooling recorded for the port; a no-op when none runs. With
+ * `removeData` its folder (data, logs) goes too: a broker started for one test run leaves nothing.
+ */
+export async function stopBroker({ port = defaultPort, removeData = false } = {}) {
   const p = paths(port);
   const pid = readPid(p.pid);
   if (pid && pidAlive(pid)) {
@@ -331,6 +345,52 @@ export async function stopBroker({ port = defaultPort } = {}) {
     await killAndWait(pid);
   }
   rmSync(p.pid, { force: true });
+  if (removeData) rmSync(p.dir, { recursive: true, force: true });
+}
+
+function portFree(port) {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once("error", () => resolve(false));
+    s.listen(port, host, () => s.close(() => resolve(true)));
+  });
+}
+
+/** A client port whose next port (the controller's) is free too, for a broker of one's own. */
+export async function freeBrokerPort() {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 30_000 + 2 * Math.floor(Math.random() * 5_000);
+    if ((await portFree(port)) && (await portFree(port + 1)) && !existsSync(paths(port).pid)) return port;
+  }
+  throw new Error("no free port pair for a Kafka broker");
+}
+
+/**
+ * A detached process that stops the broker once its owner (the test run) is gone, so a run that
+ * is killed, crashes or skips its teardown never leaves a JVM behind. It ends by itself when the
+ * broker stops first (the normal teardown).
+ */
+export function startWatchdog({ ownerPid, brokerPid, port, ephemeral = false, pollMs = 1000 }) {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "watch", String(ownerPid), String(brokerPid), String(port), ephemeral ? "ephemeral" : "keep-data", String(pollMs)], {
+    detached: true,
+    stdio: "ignore",
+    env: { ...process.env, KAFKA_TEST_PORT: String(port) },
+  });
+  child.unref();
+  return child.pid;
+}
+
+async function watch(ownerPid, brokerPid, port, ephemeral, pollMs) {
+  while (pidAlive(brokerPid)) {
+    if (!pidAlive(ownerPid)) {
+      // The owner is gone: stop its broker (only if the pid file still names it) and tidy up.
+      if (readPid(paths(port).pid) === brokerPid) await stopBroker({ port, removeData: ephemeral });
+      else await killAndWait(brokerPid);
+      return;
+    }
+    await sleep(pollMs);
+  }
+  if (ephemeral && readPid(paths(port).pid) === null) rmSync(paths(port).dir, { recursive: true, force: true });
 }
 
 const invokedDirectly = process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1];
@@ -347,6 +407,9 @@ if (invokedDirectly) {
       process.stdout.write(`${brokers}\n`);
     } else if (cmd === "stop") {
       await stopBroker();
+    } else if (cmd === "watch") {
+      const [ownerPid, brokerPid, port, data, pollMs] = process.argv.slice(3);
+      await watch(Number(ownerPid), Number(brokerPid), Number(port), data === "ephemeral", Number(pollMs) || 1000);
     } else if (cmd === "status") {
       const ok = await brokerAnswers(defaultPort);
       process.stdout.write(ok ? `answering on ${host}:${defaultPort}\n` : "not answering\n");
