@@ -6,6 +6,7 @@ export * from "./errors.js";
 export * from "./config.js";
 export * from "./log.js";
 export * from "./pagination.js";
+export * from "./text.js";
 export * from "./topics.js";
 export * from "./service.js";
 export * from "./bus/types.js";

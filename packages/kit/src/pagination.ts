@@ -1,4 +1,5 @@
 import { errors } from "./errors.js";
+import { isStorableTime, textProblem } from "./text.js";
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -20,15 +21,28 @@ export function encodeCursor(pos: CursorPosition): string {
 
 const notOurs = () => errors.invalidInput([{ field: "cursor", reason: "is not a cursor this API issued" }]);
 
+/** Longest sort key or id a cursor may carry (ids are `Kind:<uuid>`; keys are timestamps or short strings). */
+const MAX_CURSOR_FIELD = 256;
+
+/**
+ * Decodes a cursor. Anything that is not one we issued — not base64url JSON, no string `k` and `id`,
+ * a field that is too long or is not storable text (NUL, lone surrogates) — is a 400 INVALID_INPUT
+ * on `cursor`, so a forged cursor never reaches a query.
+ */
 export function decodeCursor(cursor: string): CursorPosition {
-  try {
-    const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (typeof parsed?.k === "string" && typeof parsed?.id === "string") return { k: parsed.k, id: parsed.id };
-  } catch {
-    // fall through to the public error
+  if (cursor.length <= 2048) {
+    try {
+      const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+      const { k, id } = (parsed ?? {}) as { k?: unknown; id?: unknown };
+      if (typeof k === "string" && typeof id === "string" && fits(k) && fits(id)) return { k, id };
+    } catch {
+      // fall through to the public error
+    }
   }
   throw notOurs();
 }
+
+const fits = (s: string) => s.length <= MAX_CURSOR_FIELD && textProblem(s) === undefined;
 
 /** The kinds of sort key a list pages on, and what each decodes to. */
 export interface CursorKeyKinds {
@@ -48,7 +62,8 @@ export interface KeysetPosition<K> {
  * Decodes a cursor for a list sorted on a key of `kind`; undefined for no cursor (the first page).
  * A cursor that is not ours, or whose key does not fit the list (forged, or another list's), is a
  * 400 INVALID_INPUT on `cursor`, never a failing query later: a timestamp key must be exactly the
- * ISO form this API issues (so it names a real instant), and the id must be a non-empty string.
+ * ISO form this API issues (so it names a real instant) within the years 0001–9999 (Postgres
+ * refuses JS dates such as year -271821 or +275760), and the id must be a non-empty string.
  */
 export function decodeKeysetCursor<Kind extends keyof CursorKeyKinds>(cursor: string | undefined, kind: Kind): KeysetPosition<CursorKeyKinds[Kind]> | undefined {
   if (cursor === undefined || cursor === "") return undefined;
@@ -57,7 +72,7 @@ export function decodeKeysetCursor<Kind extends keyof CursorKeyKinds>(cursor: st
   if (kind === "string") return pos as KeysetPosition<CursorKeyKinds[Kind]>;
   const at = new Date(pos.k);
   // The round trip refuses what Date parses leniently ("2020", "1/2/2020") and invalid dates.
-  if (Number.isNaN(at.getTime()) || at.toISOString() !== pos.k) throw notOurs();
+  if (!isStorableTime(at) || at.toISOString() !== pos.k) throw notOurs();
   return { k: at, id: pos.id } as KeysetPosition<CursorKeyKinds[Kind]>;
 }
 

@@ -71,3 +71,25 @@ describe("decodeKeysetCursor", () => {
     expect(decodeCursor(raw({ k: "x", id: "y", extra: { deep: true } }))).toEqual({ k: "x", id: "y" });
   });
 });
+
+describe("cursors a client forged to break the query (issue 14, defect 1)", () => {
+  it.each([
+    ["year -271821 (the smallest JS date)", { k: new Date(-8.64e15).toISOString(), id: "y" }],
+    ["year +275760 (the largest JS date)", { k: new Date(8.64e15).toISOString(), id: "y" }],
+    ["year 0", { k: "0000-01-01T00:00:00.000Z", id: "y" }],
+    ["a NUL in the id", { k: "2026-01-02T03:04:05.678Z", id: "Row:\u0000" }],
+    ["a NUL in the key", { k: "\u0000", id: "y" }],
+    ["an id too long to be ours", { k: "2026-01-02T03:04:05.678Z", id: "i".repeat(1000) }],
+  ])("refuses %s as a 400 on cursor", (_name, pos) => {
+    expectCursorError(() => decodeKeysetCursor(raw(pos), "timestamp"));
+  });
+
+  it("refuses a lone surrogate in a string-keyed cursor", () => {
+    expectCursorError(() => decodeKeysetCursor(raw('{"k":"\\ud800","id":"y"}'), "string"));
+    expectCursorError(() => decodeKeysetCursor(raw('{"k":"a","id":"\\udc00"}'), "string"));
+  });
+
+  it("still accepts the first and last instants of years 0001 and 9999", () => {
+    for (const k of ["0001-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z"]) expect(decodeKeysetCursor(raw({ k, id: "y" }), "timestamp")?.k.toISOString()).toBe(k);
+  });
+});

@@ -11,6 +11,7 @@ import { createTracingPlugin, kyselyTracingLog } from "../telemetry/kysely.js";
 
 export { sql };
 export type { Kysely, Transaction } from "kysely";
+export { inputErrorFromDatabase, sqlStateOf } from "./input-errors.js";
 
 // int8 columns hold money and counts: read them as bigint, never as float or string.
 const INT8_OID = 20;
