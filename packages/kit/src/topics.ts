@@ -16,6 +16,8 @@ export const topics = {
   railOutcomes: "corridor.rail-outcomes.v1",
   /** corridor.agents.v1.AgentEvent (agent-action changes), key agent id. */
   agents: "corridor.agents.v1",
+  /** corridor.sandbox.v1.SandboxEvent (sandbox clock advances), key platform id. */
+  sandbox: "corridor.sandbox.v1",
 } as const;
 
 export type TopicName = (typeof topics)[keyof typeof topics];

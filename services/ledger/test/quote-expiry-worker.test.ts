@@ -1,4 +1,6 @@
+import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { SandboxEventSchema } from "@corridor/proto/corridor/sandbox/v1/events_pb.js";
 import { newId, type BackgroundWorker } from "@corridor/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildLedger } from "../src/server.js";
@@ -121,6 +123,69 @@ describe("ledger quote-transaction expiry worker", () => {
     expect((await statusOf(w.platformId, executed.id)).status).toBe("PROCESSING");
     expect((await statusOf(w.platformId, later.id)).status).toBe("PENDING");
     expect(await eventsOf(executed.id)).not.toContain("OUTGOING_PAYMENT_EXPIRED");
+  });
+
+  /** What the sandbox publishes when a platform's clock is advanced (corridor.sandbox.v1). */
+  async function clockAdvanced(platformId: string, totalOffsetMs: number) {
+    await h.deliver(
+      "sandbox-clock",
+      create(SandboxEventSchema, {
+        eventId: newId("Event"),
+        occurredAt: timestampFromDate(h.clock.now()),
+        platformId,
+        payload: {
+          case: "clockAdvanced",
+          value: { now: timestampFromDate(new Date(h.clock.now().getTime() + totalOffsetMs)), offsetMs: BigInt(totalOffsetMs), realAt: timestampFromDate(h.clock.now()) },
+        },
+      }),
+    );
+  }
+
+  it("expires a platform's due quote transactions as soon as its sandbox clock is advanced past expires_at, without any read", async () => {
+    const w = await world();
+    const other = await world();
+    const due = await pendingQuote(w);
+    const notYet = await pendingQuote(w, 60 * 60_000);
+    const othersQuote = await pendingQuote(other);
+    await clockAdvanced(w.platformId, 301_000);
+    expect(await statusOf(w.platformId, due.id)).toMatchObject({ status: "EXPIRED", failureReason: "QUOTE_EXPIRED" });
+    expect(await eventsOf(due.id)).toEqual(["OUTGOING_PAYMENT_PENDING", "OUTGOING_PAYMENT_EXPIRED"]);
+    expect((await statusOf(w.platformId, notYet.id)).status).toBe("PENDING");
+    // Another platform's clock did not move.
+    expect((await statusOf(other.platformId, othersQuote.id)).status).toBe("PENDING");
+    // The same event again (redelivery) changes nothing.
+    await clockAdvanced(w.platformId, 301_000);
+    expect(await eventsOf(due.id)).toEqual(["OUTGOING_PAYMENT_PENDING", "OUTGOING_PAYMENT_EXPIRED"]);
+  });
+
+  it("on an advanced clock, expires quotes as real time passes, and refuses to execute them, by the platform's time", async () => {
+    const w = await world();
+    await clockAdvanced(w.platformId, 3_600_000); // one hour ahead
+    const tx = await pendingQuote(w); // expires 5 min after the ledger's clock, i.e. 55 min ago in sandbox time
+    const fresh = await h.ledger.createQuoteTransaction({
+      platformId: w.platformId,
+      quoteId: newId("Quote"),
+      customerId: w.customerId,
+      source: { type: "INTERNAL_ACCOUNT", accountId: w.usd.id },
+      destination: { type: "EXTERNAL_ACCOUNT", accountId: w.eurExt.id, paymentRail: "SEPA" },
+      sendingCurrency: "USD",
+      totalSendingAmount: 1000n,
+      receivingCurrency: "EUR",
+      totalReceivingAmount: 850n,
+      feesIncluded: 50n,
+      exchangeRate: "1.11764705",
+      description: "sandbox time",
+      counterpartyInformation: {},
+      // Created on the platform's (sandbox) clock, as quotes-fx does.
+      expiresAt: timestampFromDate(new Date(h.clock.now().getTime() + 3_600_000 + 5 * 60_000)),
+    });
+    await expect(h.ledger.executeQuoteTransaction({ platformId: w.platformId, transactionId: tx.id })).rejects.toThrow(/expired/i);
+    await worker.runOnce();
+    expect((await statusOf(w.platformId, tx.id)).status).toBe("EXPIRED");
+    expect((await statusOf(w.platformId, fresh.transaction!.id)).status).toBe("PENDING");
+    h.clock.advance(5 * 60_000 + 1); // real time passes: due on the sandbox clock
+    await worker.runOnce();
+    expect((await statusOf(w.platformId, fresh.transaction!.id)).status).toBe("EXPIRED");
   });
 
   it("sweeps every platform, beyond one batch, on its first pass at start", async () => {

@@ -3,6 +3,7 @@ import type { Kysely, Transaction } from "kysely";
 import { addClockOffset, clockOffsetAt, claimAction, clockOffsetMs, dueActions, scheduleOutcome } from "./data/schedule.js";
 import type { SandboxDatabase } from "./data/tables.js";
 import { simulateInstruction } from "./domain/rail-simulator.js";
+import { emitClockAdvanced } from "./events/clock-events.js";
 import { emitRailOutcome } from "./events/rail-outcomes.js";
 
 export const MAX_ADVANCE_SECONDS = 30 * 24 * 3600;
@@ -69,7 +70,14 @@ export function createSimulator(deps: { db: Kysely<SandboxDatabase>; clock: Cloc
       if (seconds < 1n || seconds > BigInt(MAX_ADVANCE_SECONDS)) {
         throw errors.invalidInput([{ field: "seconds", reason: `must be an integer from 1 to ${MAX_ADVANCE_SECONDS}` }]);
       }
-      const offset = await addClockOffset(db, platformId, seconds * 1000n, clock.now());
+      // The move and its announcement (corridor.sandbox.v1 ClockAdvanced) commit together: timers
+      // other services keep on this clock (the ledger's quote expiries) fire from the event.
+      const offset = await db.transaction().execute(async (trx) => {
+        const realAt = clock.now();
+        const total = await addClockOffset(trx, platformId, seconds * 1000n, realAt);
+        await emitClockAdvanced(trx, { platformId, sandboxNow: new Date(realAt.getTime() + Number(total)), offsetMs: total, realAt });
+        return total;
+      });
       const fired = await fireDue(platformId);
       return { now: await sandboxNow(db, platformId), offsetSeconds: offset / 1000n, fired };
     },

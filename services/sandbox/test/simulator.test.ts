@@ -3,7 +3,9 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { createClient, createRouterTransport } from "@connectrpc/connect";
 import { ManualClock, appErrorInterceptor, createLogger, migrateSchema, newId, topics, type DatabaseHandle } from "@corridor/kit";
 import { RailInstructionSchema, RailOutcomeSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
+import { SandboxEventSchema } from "@corridor/proto/corridor/sandbox/v1/events_pb.js";
 import { SandboxService } from "@corridor/proto/corridor/sandbox/v1/sandbox_service_pb.js";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { register } from "tsx/esm/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSandbox, service } from "../src/server.js";
@@ -65,6 +67,27 @@ describe("sandbox rail simulator", () => {
     const { instruct } = boot();
     const tx = await instruct(newId("Platform"), `123456${suffix}`);
     expect(await outcomes(tx)).toEqual(expected);
+  });
+
+  it("announces every clock advance on corridor.sandbox.v1 (ClockAdvanced: the platform's new sandbox time and offset), in the advance's transaction", async () => {
+    const { client } = boot();
+    const platformId = newId("Platform");
+    const clockEvents = async () => {
+      const rows = await db.forSchema<any>(service.schema).selectFrom("outbox").select(["payload", "key"]).where("topic", "=", topics.sandbox).orderBy("id").execute();
+      return rows.map((r: { payload: Uint8Array; key: string }) => ({ key: r.key, event: fromBinary(SandboxEventSchema, r.payload) })).filter((e) => e.event.platformId === platformId);
+    };
+    await client.advanceClock({ platformId, seconds: 301n });
+    await client.advanceClock({ platformId, seconds: 60n });
+    const events = await clockEvents();
+    expect(events.map((e) => e.key)).toEqual([platformId, platformId]);
+    const last = events[1]!.event.payload;
+    expect(last.case).toBe("clockAdvanced");
+    if (last.case !== "clockAdvanced") return;
+    expect(last.value.offsetMs).toBe(361_000n);
+    expect(timestampDate(last.value.now!).getTime()).toBe(clock.now().getTime() + 361_000);
+    // A refused advance announces nothing.
+    await expect(client.advanceClock({ platformId, seconds: 0n })).rejects.toThrow();
+    expect(await clockEvents()).toHaveLength(2);
   });
 
   it("keeps suffix 005 pending for 30 sandbox seconds, then fails it", async () => {

@@ -237,6 +237,7 @@ export function createLedger(deps: { db: Kysely<LedgerDatabase>; clock: Clock; d
 
     createQuoteTransaction: quotes.createQuoteTransaction,
     expireQuoteTransaction: quotes.expireQuoteTransaction,
+    onSandboxClockAdvanced: quotes.onSandboxClockAdvanced,
     executeQuoteTransaction: quotes.executeQuoteTransaction,
     recordQuoteFunding: quotes.recordQuoteFunding,
 

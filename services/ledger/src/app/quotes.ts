@@ -3,6 +3,7 @@ import type { Kysely, Transaction } from "kysely";
 import { SYSTEM_TYPES, lockAccounts, systemAccountId, type AccountRow } from "../data/accounts.js";
 import { findExternalAccount } from "../data/external-accounts.js";
 import { postEntry } from "../data/journal.js";
+import { dueQuoteTransactionsOf, recordSandboxOffset, sandboxOffsetMs } from "../data/sandbox-clocks.js";
 import type { LedgerDatabase } from "../data/tables.js";
 import { findQuoteTransaction, getTransaction, updateTransaction, type TransactionRow } from "../data/transactions.js";
 import { newReference } from "../domain/funding.js";
@@ -109,12 +110,30 @@ export function createQuotes(deps: {
     return updated;
   }
 
+  /**
+   * The platform's time, which its quotes expire by: the ledger's clock plus the platform's sandbox
+   * clock offset (event-fed from corridor.sandbox.v1; 0 for production and never-advanced platforms).
+   */
+  async function platformNow(d: Kysely<LedgerDatabase> | Trx, platformId: string): Promise<Date> {
+    return new Date(clock.now().getTime() + Number(await sandboxOffsetMs(d, platformId)));
+  }
+
+  /** Moves a PENDING quote transaction to EXPIRED inside `trx` (row locked); anything else is answered as is. */
+  async function expireIn(trx: Trx, platformId: string, id: string): Promise<{ tx: TransactionRow; expired: boolean }> {
+    const tx = (await getTransaction(trx, platformId, id, true))!;
+    if (tx.status !== "PENDING") return { tx, expired: false };
+    const now = clock.now();
+    const updated = await updateTransaction(trx, id, { status: "EXPIRED", failure_reason: "QUOTE_EXPIRED", failure_detail: null, updated_at: now });
+    await emitTransactionChanged(trx, "OUTGOING_PAYMENT_EXPIRED", updated, now);
+    return { tx: updated, expired: true };
+  }
+
   /** Checks shared by execute and funding, before any transaction opens; undefined when it must still run. */
   async function precheck(platformId: string, id: string): Promise<{ tx: TransactionRow; done?: ExecutionResult }> {
     const tx = await quoteTransaction(platformId, id);
     if (tx.status === "EXPIRED") throw expired(id);
     if (tx.status !== "PENDING") return { tx, done: { tx, alreadyExecuted: true } };
-    if (tx.expires_at && clock.now() > tx.expires_at) throw expired(id);
+    if (tx.expires_at && (await platformNow(db, platformId)) > tx.expires_at) throw expired(id);
     if (tx.customer_id) await deps.approvedCustomer(platformId, tx.customer_id);
     return { tx };
   }
@@ -230,14 +249,23 @@ export function createQuotes(deps: {
 
     async expireQuoteTransaction(platformId: string, id: string): Promise<{ tx: TransactionRow; expired: boolean }> {
       await quoteTransaction(platformId, id);
-      return db.transaction().execute(async (trx) => {
-        const tx = (await getTransaction(trx, platformId, id, true))!;
-        if (tx.status !== "PENDING") return { tx, expired: false };
-        const now = clock.now();
-        const updated = await updateTransaction(trx, id, { status: "EXPIRED", failure_reason: "QUOTE_EXPIRED", failure_detail: null, updated_at: now });
-        await emitTransactionChanged(trx, "OUTGOING_PAYMENT_EXPIRED", updated, now);
-        return { tx: updated, expired: true };
-      });
+      return db.transaction().execute((trx) => expireIn(trx, platformId, id));
+    },
+
+    /**
+     * A sandbox platform's clock moved (consumer of corridor.sandbox.v1 ClockAdvanced, in its inbox
+     * transaction): remember the offset, and expire at once every PENDING quote transaction of the
+     * platform due by its new sandbox time, as the sandbox fires its own due rail outcomes. quotes-fx
+     * follows from OUTGOING_PAYMENT_EXPIRED (its quote becomes EXPIRED), notifications sends the webhook.
+     */
+    async onSandboxClockAdvanced(trx: Trx, c: { platformId: string; sandboxNow: Date; offsetMs: bigint; at: Date }): Promise<number> {
+      await recordSandboxOffset(trx, c.platformId, c.offsetMs, c.at);
+      let expiredCount = 0;
+      for (;;) {
+        const due = await dueQuoteTransactionsOf(trx, c.platformId, c.sandboxNow, 100);
+        for (const row of due) if ((await expireIn(trx, c.platformId, row.id)).expired) expiredCount++;
+        if (due.length < 100) return expiredCount;
+      }
     },
 
     async executeQuoteTransaction(platformId: string, id: string): Promise<ExecutionResult> {

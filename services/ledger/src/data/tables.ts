@@ -130,8 +130,16 @@ export interface TransactionsTable {
   receiver_customer_info: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
 }
 
+/** A sandbox platform's clock offset, copied from corridor.sandbox.v1 ClockAdvanced (only grows). */
+export interface SandboxClocksTable {
+  platform_id: string;
+  offset_ms: bigint;
+  updated_at: Date;
+}
+
 export interface LedgerDatabase extends KitTables {
   platforms: PlatformsTable;
+  sandbox_clocks: SandboxClocksTable;
   customers: CustomersTable;
   accounts: AccountsTable;
   journal_entries: JournalEntriesTable;

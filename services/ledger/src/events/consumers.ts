@@ -4,6 +4,7 @@ import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_
 import { PlatformEventSchema } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
 import { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { RailOutcomeSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
+import { SandboxEventSchema } from "@corridor/proto/corridor/sandbox/v1/events_pb.js";
 import type { Ledger } from "../app/ledger.js";
 import type { QuoteOutcomeStatus } from "../domain/quotes.js";
 import type { RailStatus } from "../domain/transactions.js";
@@ -73,5 +74,23 @@ export function ledgerConsumers(ledger: Ledger): ConsumerDefinition<any>[] {
     },
   };
 
-  return [platforms, customers, outcomes];
+  // A sandbox platform's clock moved: its quote transactions due by the new sandbox time expire now.
+  const sandboxClock: ConsumerDefinition<typeof SandboxEventSchema> = {
+    name: "sandbox-clock",
+    topic: topics.sandbox,
+    schema: SandboxEventSchema,
+    eventId: (e) => e.eventId,
+    async handle(e, trx) {
+      if (e.payload.case !== "clockAdvanced" || !e.payload.value.now) return;
+      const c = e.payload.value;
+      await ledger.onSandboxClockAdvanced(trx, {
+        platformId: e.platformId,
+        sandboxNow: timestampDate(c.now!),
+        offsetMs: c.offsetMs,
+        at: c.realAt ? timestampDate(c.realAt) : new Date(),
+      });
+    },
+  };
+
+  return [platforms, customers, outcomes, sandboxClock];
 }

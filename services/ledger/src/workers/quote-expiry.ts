@@ -1,5 +1,5 @@
 import type { BackgroundWorker, Clock, Logger } from "@corridor/kit";
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { LedgerDatabase } from "../data/tables.js";
 
 /** Default pause between two passes (LEDGER_QUOTE_EXPIRY_POLL_MS). */
@@ -12,19 +12,21 @@ export interface QuoteExpiryWorker extends BackgroundWorker {
 }
 
 /**
- * PENDING (outgoing) quote transactions whose expires_at has passed on `now`, oldest first. The one
+ * PENDING (outgoing) quote transactions whose expires_at has passed on their platform's time (`now`
+ * plus the platform's sandbox clock offset, 0 for platforms never advanced), oldest first. The one
  * query that spans platforms: the worker then expires each through the platform-scoped use case.
  */
 export async function dueQuoteTransactions(db: Kysely<LedgerDatabase>, now: Date, limit: number, after?: { expiresAt: Date; id: string }) {
   let q = db
-    .selectFrom("transactions")
-    .select(["platform_id", "id", "expires_at"])
-    .where("type", "=", "OUTGOING")
-    .where("status", "=", "PENDING")
-    .where("quote_id", "is not", null)
-    .where("expires_at", "<", now);
-  if (after) q = q.where((eb) => eb.or([eb("expires_at", ">", after.expiresAt), eb.and([eb("expires_at", "=", after.expiresAt), eb("id", ">", after.id)])]));
-  return q.orderBy("expires_at").orderBy("id").limit(limit).execute();
+    .selectFrom("transactions as t")
+    .leftJoin("sandbox_clocks as c", "c.platform_id", "t.platform_id")
+    .select(["t.platform_id", "t.id", "t.expires_at"])
+    .where("t.type", "=", "OUTGOING")
+    .where("t.status", "=", "PENDING")
+    .where("t.quote_id", "is not", null)
+    .where(sql<boolean>`t.expires_at < ${now.toISOString()}::timestamptz + (coalesce(c.offset_ms, 0) * interval '1 millisecond')`);
+  if (after) q = q.where((eb) => eb.or([eb("t.expires_at", ">", after.expiresAt), eb.and([eb("t.expires_at", "=", after.expiresAt), eb("t.id", ">", after.id)])]));
+  return q.orderBy("t.expires_at").orderBy("t.id").limit(limit).execute();
 }
 
 /**

@@ -11,19 +11,17 @@ export async function clockOffsetMs(db: Db, platformId: string): Promise<bigint>
 
 /**
  * Adds to the platform's offset (concurrent advances add up) and records the new offset with the
- * real time it starts at, in one transaction.
+ * real time it starts at, inside the caller's transaction (which also announces the move).
  */
-export async function addClockOffset(db: Kysely<SandboxDatabase>, platformId: string, ms: bigint, now: Date): Promise<bigint> {
-  return db.transaction().execute(async (trx) => {
-    const row = await trx
-      .insertInto("clocks")
-      .values({ platform_id: platformId, offset_ms: ms, updated_at: now })
-      .onConflict((oc) => oc.column("platform_id").doUpdateSet({ offset_ms: sql`clocks.offset_ms + excluded.offset_ms`, updated_at: now }))
-      .returning("offset_ms")
-      .executeTakeFirstOrThrow();
-    await trx.insertInto("clock_advances").values({ platform_id: platformId, at: now, offset_ms: row.offset_ms }).execute();
-    return row.offset_ms;
-  });
+export async function addClockOffset(trx: Transaction<SandboxDatabase>, platformId: string, ms: bigint, now: Date): Promise<bigint> {
+  const row = await trx
+    .insertInto("clocks")
+    .values({ platform_id: platformId, offset_ms: ms, updated_at: now })
+    .onConflict((oc) => oc.column("platform_id").doUpdateSet({ offset_ms: sql`clocks.offset_ms + excluded.offset_ms`, updated_at: now }))
+    .returning("offset_ms")
+    .executeTakeFirstOrThrow();
+  await trx.insertInto("clock_advances").values({ platform_id: platformId, at: now, offset_ms: row.offset_ms }).execute();
+  return row.offset_ms;
 }
 
 /** The platform's offset in effect at a past real time (0 before its first advance). */
