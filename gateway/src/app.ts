@@ -6,7 +6,7 @@ import { Redis } from "ioredis";
 import type { TSchema } from "typebox";
 import { MemoryAuthCache, RedisAuthCache, assertRoutePermission, createAuthenticator, type AuthCache } from "./auth.js";
 import { createServiceClients } from "./clients.js";
-import { API_VERSION, installErrorHandling } from "./errors.js";
+import { API_VERSION, clientErrorHandler, frameworkErrorHandler, installErrorHandling } from "./errors.js";
 import { MemoryIdempotencyRegistry, RedisIdempotencyRegistry, installIdempotency, type IdempotencyRegistry } from "./idempotency.js";
 import { registerOpenApi } from "./openapi.js";
 import { DEFAULT_RATE_LIMIT, registerRateLimit } from "./rate-limit.js";
@@ -98,6 +98,9 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
     // Request-Id header (404s and errors included), so a platform can quote it to an operator.
     genReqId: () => newId("Request"),
     logController: new LogController({ requestIdLogLabel: "request_id" }),
+    // Router and HTTP-parser errors (bad URL, long params, oversized headers) in the error shape too.
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   }) as unknown as FastifyInstance;
   app.addHook("onRequest", async (request, reply) => {
     reply.header("request-id", request.id);

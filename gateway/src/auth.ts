@@ -89,11 +89,24 @@ export function parseBearer(header: string | undefined): string | undefined {
   return m?.[1];
 }
 
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * The credentials of `Authorization: Basic …`; undefined when absent or malformed. The decoded
+ * text must be valid UTF-8 without control characters (RFC 7617): credentials with a NUL, a lone
+ * surrogate or invalid bytes are a 401 here and never reach auth-sessions (or its database).
+ */
 export function parseBasic(header: string | undefined): { clientId: string; clientSecret: string } | undefined {
   if (!header) return undefined;
-  const m = /^Basic[ ]+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header);
+  const m = /^Basic[ ]+([A-Za-z0-9+/=_-]{1,2048})\s*$/i.exec(header);
   if (!m) return undefined;
-  const decoded = Buffer.from(m[1]!, "base64").toString("utf8");
+  let decoded: string;
+  try {
+    decoded = strictUtf8.decode(Buffer.from(m[1]!, "base64"));
+  } catch {
+    return undefined;
+  }
+  if (/[\u0000-\u001f\u007f]/.test(decoded)) return undefined;
   const colon = decoded.indexOf(":");
   if (colon <= 0) return undefined;
   const clientId = decoded.slice(0, colon);

@@ -3,6 +3,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { AppError, publicErrorFromConnect, type FieldError, type Logger, type PublicErrorBody } from "@corridor/kit";
 import { PublicErrorSchema } from "@corridor/proto/corridor/common/v1/error_pb.js";
 import type { ErrorObject } from "ajv";
+import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 
 /** The only API version this gateway serves; every public route lives under it. */
@@ -43,7 +44,12 @@ export function fieldErrorsFromAjv(location: Location, errs: readonly ErrorObjec
     } else if (e.keyword === "enum") {
       reason = `must be one of ${(e.params.allowedValues as unknown[]).map(String).join(", ")}`;
     } else if (e.keyword === "format") {
-      reason = e.params.format === "date-time" ? "must be an ISO 8601 date-time" : `must be a valid ${e.params.format}`;
+      reason =
+        e.params.format === "date-time"
+          ? "must be an ISO 8601 date-time (RFC 3339) in the years 0001 to 9999"
+          : e.params.format === "date"
+            ? "must be a date (YYYY-MM-DD) in the years 0001 to 9999"
+            : `must be a valid ${e.params.format}`;
     }
     const field = fieldPath(location, segments);
     const key = `${field}\u0000${reason}`;
@@ -59,8 +65,15 @@ const contextToLocation: Record<string, Location> = { body: "body", querystring:
 
 /** Fastify's own 4xx errors (parsing, media type, size) in the public shape. */
 const fastifyClientErrors: Record<number, string> = {
+  404: "NOT_FOUND",
+  405: "METHOD_NOT_ALLOWED",
+  406: "NOT_ACCEPTABLE",
+  408: "REQUEST_TIMEOUT",
+  411: "LENGTH_REQUIRED",
   413: "PAYLOAD_TOO_LARGE",
+  414: "URI_TOO_LONG",
   415: "UNSUPPORTED_MEDIA_TYPE",
+  431: "HEADERS_TOO_LARGE",
 };
 
 function invalidBody(reason: string): PublicErrorBody {
@@ -149,13 +162,9 @@ export function toPublicError(
     return { body: prefixServiceFields(mapped.body, location), shouldNotRetry: mapped.shouldNotRetry };
   }
   const status = typeof fe?.statusCode === "number" ? fe.statusCode : 500;
-  if (status >= 400 && status < 500) {
-    if (fe.code === "FST_ERR_CTP_INVALID_JSON_BODY" || fe instanceof SyntaxError || status === 400) {
-      return { body: invalidBody(fe instanceof SyntaxError || fe.code === "FST_ERR_CTP_INVALID_JSON_BODY" ? "is not valid JSON" : fe.message), shouldNotRetry: false };
-    }
-    const code = fastifyClientErrors[status] ?? "INVALID_REQUEST";
-    return { body: { status, code, message: fe.message, details: {} }, shouldNotRetry: false };
-  }
+  // JSON.parse's own error (from the body parser), or any error Fastify raises with a 4xx.
+  if (fe instanceof SyntaxError) return { body: invalidBody("is not valid JSON"), shouldNotRetry: false };
+  if (status >= 400 && status < 500) return { body: frameworkErrorBody(fe), shouldNotRetry: false };
   log.error({ err, url: request.url }, "unhandled gateway error");
   return {
     body: { status: 500, code: "INTERNAL_ERROR", message: "An internal error occurred; it has been logged", details: {} },
@@ -192,21 +201,73 @@ export function notFoundBody(url: string): PublicErrorBody {
   return { status: 404, code: "NOT_FOUND", message: "No such route", details: {} };
 }
 
-/** Installs the error handler, the 404 handler and a JSON parser that accepts an empty body. */
+/** Installs the error handler and the 404 handler (the JSON body parser is in validation.ts). */
 export function installErrorHandling(app: FastifyInstance, log: Logger): void {
   app.setErrorHandler((err, request, reply) => {
     const { body, shouldNotRetry, basicChallenge } = toPublicError(err, request, log);
     return sendError(reply, body, { shouldNotRetry, basicChallenge });
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, notFoundBody(request.url)));
+}
 
-  // Clients often send `content-type: application/json` with no body on POSTs that take none;
-  // that is not malformed JSON. Non-empty bodies go through Fastify's own (prototype-poisoning safe) parser.
-  const parseJson = app.getDefaultJsonParser("error", "error");
-  app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, raw, done) => {
-    const text = typeof raw === "string" ? raw : raw.toString("utf8");
-    if (text.trim() === "") return done(null, undefined);
-    parseJson(request, text, done);
-  });
+// ---------------------------------------------------------------------------------------------
+// Errors raised before a request reaches a route: Fastify's router (bad percent-encoding, a path
+// param over maxParamLength) and Node's HTTP parser (headers too large, bytes HTTP forbids). Both
+// answer in the error shape too, instead of Fastify's `{error, statusCode}` or a bare socket close.
+
+/** The public body of an error Fastify raises itself (router, content-type parsers, body limit). */
+export function frameworkErrorBody(err: { code?: string; statusCode?: number; message?: string }): PublicErrorBody {
+  switch (err.code) {
+    case "FST_ERR_BAD_URL":
+      return { status: 400, code: "INVALID_INPUT", message: "path: is not a valid URL path (bad percent-encoding)", details: { errors: [{ field: "path", reason: "is not a valid URL path (bad percent-encoding)" }] } };
+    case "FST_ERR_MAX_PARAM_LENGTH":
+      return { status: 414, code: "URI_TOO_LONG", message: "A path segment of this URL is longer than any id this API issues", details: {} };
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return { status: 413, code: "PAYLOAD_TOO_LARGE", message: "The request body is larger than 1 MiB", details: {} };
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return { status: 415, code: "UNSUPPORTED_MEDIA_TYPE", message: "Send request bodies as application/json", details: {} };
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+      return invalidBody("does not match its Content-Length");
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return invalidBody("is empty");
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+      return invalidBody("is not valid JSON");
+  }
+  const status = typeof err.statusCode === "number" && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 400;
+  if (status === 400) return invalidBody(err.message || "is not valid");
+  return { status, code: fastifyClientErrors[status] ?? "INVALID_REQUEST", message: err.message || "The request is not valid", details: {} };
+}
+
+/** Fastify's `frameworkErrors` option: router errors in the error shape, with a Request-Id. */
+export function frameworkErrorHandler(err: { code?: string; statusCode?: number; message?: string }, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header("request-id", request.id);
+  void sendError(reply, frameworkErrorBody(err));
+}
+
+const httpReasons: Record<number, string> = { 400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large" };
+
+/**
+ * Fastify's `clientErrorHandler` option (Node's `clientError`): a request Node's HTTP parser
+ * refused never reaches Fastify, so the answer is written on the socket — still in the error shape,
+ * then the connection is closed (it cannot be trusted to be in sync any more).
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === "ECONNRESET" || socket.destroyed) return;
+  let body: PublicErrorBody;
+  if (err.code === "HPE_HEADER_OVERFLOW") {
+    body = { status: 431, code: "HEADERS_TOO_LARGE", message: "The request's headers are larger than this server accepts (16 KiB)", details: {} };
+  } else if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+    body = { status: 408, code: "REQUEST_TIMEOUT", message: "The request was not received in time", details: {} };
+  } else {
+    body = { status: 400, code: "INVALID_REQUEST", message: "The request is not valid HTTP/1.1 (request line, header names or values, or framing)", details: {} };
+  }
+  // Node sets this when the response to an earlier request on the socket is still being written.
+  if ((socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent || !socket.writable) {
+    socket.destroy(err);
+    return;
+  }
+  const json = JSON.stringify(body);
+  socket.end(
+    `HTTP/1.1 ${body.status} ${httpReasons[body.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`,
+  );
 }

@@ -53,6 +53,8 @@ export class FakeServices {
   readonly configs = new Map<string, PlatformConfig>();
   readonly serving = new Map<ServiceName, boolean>(SERVICE_NAMES.map((s) => [s, true]));
   authenticateCalls = 0;
+  /** Calls of RotateWebhookSecret that reached the fake notifications service. */
+  webhookRotations = 0;
   lastListRequest: unknown;
   /** When set, every auth-sessions call but Authenticate throws it (to test 500 handling). */
   failWith?: Error;
@@ -204,6 +206,7 @@ export class FakeServices {
       getWebhookSettings: (req) => asService(() => ({ settings: settings(req.platformId) })),
       rotateWebhookSecret: (req) =>
         asService(() => {
+          this.webhookRotations++;
           const s = settings(req.platformId);
           s.secret = "whsec_bmV3";
           s.previousSecretExpiresAt = timestampFromDate(new Date("2025-10-14T00:00:00Z"));
