@@ -64,6 +64,8 @@ export interface Behaviour {
   executeError?: Error;
   /** Status a successful transfer's transaction gets. */
   transferStatus: string;
+  /** Runs after the fake ledger created a transfer's transaction and before it answers. */
+  beforeAnswer?: (t: FakeTransaction) => Promise<void>;
 }
 
 export interface Harness {
@@ -215,6 +217,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; poolSize?: n
         };
         transactions.set(t.id, t);
         byKey.set(`${i.platformId}/${i.idempotencyKey}`, t);
+        await behaviour.beforeAnswer?.(t);
         return transactionFacts(t);
       },
       async transaction(platformId, id) {
