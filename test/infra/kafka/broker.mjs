@@ -278,7 +278,10 @@ export async function startBroker({ port = defaultPort, timeoutMs = 120_000, reu
     mkdirSync(p.data, { recursive: true });
     mkdirSync(p.logs, { recursive: true });
     writeConfig(p, port);
-    const clusterId = randomBytes(16).toString("base64url");
+    // base64url may begin with "-", which kafka-storage's argument parser takes for an option.
+    let clusterId;
+    do clusterId = randomBytes(16).toString("base64url");
+    while (clusterId.startsWith("-"));
     const fmt = spawnSync("java", java(["kafka.tools.StorageTool", "format", "-t", clusterId, "-c", p.props, "--ignore-formatted"], p), {
       encoding: "utf8",
     });
