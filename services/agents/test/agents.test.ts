@@ -109,7 +109,7 @@ describe("device codes", () => {
 
     const stored = await h.db.forSchema<any>("agents").selectFrom("access_tokens").selectAll().where("agent_id", "=", w.agentId).execute();
     expect(stored).toHaveLength(1);
-    expect(stored[0].token_hash).toBe(createHash("sha256").update(redeemed.accessToken).digest("hex"));
+    expect(stored[0]!.token_hash).toBe(createHash("sha256").update(redeemed.accessToken).digest("hex"));
     expect(JSON.stringify(stored)).not.toContain(redeemed.accessToken.slice(4));
 
     await expectPublicError(h.client.redeemDeviceCode({ code }), 400, "INVALID_DEVICE_CODE");
@@ -162,8 +162,8 @@ describe("access tokens", () => {
     const after = (await h.client.getAgentAction({ platformId: w.platformId, agentId: w.agentId, actionId: pending.id })).action!;
     expect(after).toMatchObject({ status: "FAILED", failureReason: "AGENT_INACTIVE" });
     expect((await h.client.listApprovals({ platformId: w.platformId, agentId: w.agentId })).actions).toEqual([]);
-    const usage = await h.db.forSchema<any>("agents").selectFrom("usage").selectAll().where("agent_id", "=", w.agentId).execute();
-    expect(usage.every((u: { count: bigint; amount: bigint }) => u.count === 0n && u.amount === 0n)).toBe(true);
+    const usage = (await h.db.forSchema<any>("agents").selectFrom("usage").selectAll().where("agent_id", "=", w.agentId).execute()) as { count: bigint; amount: bigint }[];
+    expect(usage.every((u) => u.count === 0n && u.amount === 0n)).toBe(true);
     const types = (await h.events()).filter((e) => e.payload.value?.action?.id === pending.id).map((e) => e.eventType);
     expect(types).toEqual(["AGENT_ACTION_PENDING_APPROVAL", "AGENT_ACTION_FAILED"]);
   });

@@ -344,7 +344,7 @@ export function createActions(deps: ActionsDeps) {
             request: { ...request, immediatelyExecute: false },
           });
           if (!request.immediatelyExecute) {
-            await store.transaction((tx) => complete(tx, { quoteId: quote.id }));
+            if (idempotencyKey) await store.transaction((tx) => complete(tx, { quoteId: quote.id }));
             return quote;
           }
           const platformNow = await time.now(platformId);

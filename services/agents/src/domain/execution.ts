@@ -54,7 +54,14 @@ export function createExecutor(deps: { store: Store; quotes: QuotesPort; ledger:
   async function call(a: Action): Promise<Outcome> {
     if (a.type === "EXECUTE_QUOTE") {
       const q = await deps.quotes.execute({ platformId: a.platformId, quoteId: a.quoteId!, agentId: a.agentId, idempotencyKey: executionKey(a.id) });
-      return { transactionId: q.transactionId || null, quoteSnapshot: q.snapshot, failedStatus: FAILED_QUOTE_STATUSES.has(q.status) ? q.status : undefined };
+      // The quote's transaction too, so the action (and its event) shows it; a read that fails only leaves it out.
+      const t = q.transactionId ? await deps.ledger.transaction(a.platformId, q.transactionId).catch(() => undefined) : undefined;
+      return {
+        transactionId: q.transactionId || null,
+        quoteSnapshot: q.snapshot,
+        transactionSnapshot: t?.snapshot,
+        failedStatus: FAILED_QUOTE_STATUSES.has(q.status) ? q.status : t && FAILED_TRANSACTION_STATUSES.has(t.status) ? t.status : undefined,
+      };
     }
     const t: TransactionFacts = await deps.ledger.transfer({
       direction: a.type === "TRANSFER_IN" ? "IN" : "OUT",
