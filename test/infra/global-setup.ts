@@ -16,6 +16,12 @@
 //
 // Otherwise (no java) the Kafka suites skip themselves, and this says why. CI (.ci/run) starts its
 // own broker and sets KAFKA_BROKERS, so nothing here runs there.
+//
+// Only a run that has a suite using Kafka gets a broker: the e2e-split project, or a test file that
+// reads process.env.KAFKA_BROKERS (the kit's bus and outbox suites, ...). Running one service's unit
+// tests starts no JVM.
+import { readFileSync } from "node:fs";
+import type { TestProject } from "vitest/node";
 import * as tooling from "./kafka/broker.mjs";
 
 export const KAFKA_MODES = ["auto", "reuse", "keep", "off"] as const;
@@ -82,11 +88,33 @@ export async function provideKafka(env: NodeJS.ProcessEnv, broker: BrokerTooling
   }
 }
 
+/** True when a test file reads KAFKA_BROKERS from the environment (it has Kafka suites). */
+export function readsKafkaBrokers(source: string): boolean {
+  return /process\.env\.KAFKA_BROKERS\b/.test(source);
+}
+
+/** Whether this run has a suite that uses Kafka (unknown: assume it has). */
+function runNeedsKafka(project: TestProject | undefined): boolean {
+  if (!project) return true;
+  if (project.name === "e2e-split") return true; // called only when the project has files in this run
+  const paths = (project.vitest as unknown as { state?: { getPaths?(): string[] } }).state?.getPaths?.();
+  if (!paths) return true;
+  return paths.some((file) => {
+    try {
+      return readsKafkaBrokers(readFileSync(file, "utf8"));
+    } catch {
+      return true;
+    }
+  });
+}
+
 /**
  * Vitest global setup. Projects inherit it, so it may run more than once per run in this one
- * process: the first call provides the broker (and its teardown), later ones find KAFKA_BROKERS set.
+ * process: the first call that finds a Kafka suite in the run provides the broker (and its
+ * teardown), later ones find KAFKA_BROKERS set.
  */
-export default async function setup(): Promise<void | (() => Promise<void>)> {
+export default async function setup(project?: TestProject): Promise<void | (() => Promise<void>)> {
+  if (!process.env.KAFKA_BROKERS && !runNeedsKafka(project)) return undefined;
   const provided = await provideKafka(process.env);
   if (provided.message) console.warn(`[global-setup] ${provided.message}`);
   if (provided.brokers) process.env.KAFKA_BROKERS = provided.brokers;

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { kafkaMode, provideKafka, type BrokerTooling } from "./global-setup.js";
+import { kafkaMode, provideKafka, readsKafkaBrokers, type BrokerTooling } from "./global-setup.js";
 import { startWatchdog } from "./kafka/broker.mjs";
 
 /** Broker tooling that records what it was asked; `answering` is the broker already up on the default port. */
@@ -81,6 +81,12 @@ describe("the test run's Kafka broker", () => {
       expect(p.brokers).toBeUndefined();
       expect(f.calls).toEqual([]);
     }
+  });
+
+  it("is needed only by runs with a suite that reads KAFKA_BROKERS (one service's unit tests start no JVM)", () => {
+    const env = "process.env." + "KAFKA_BROKERS";
+    expect(readsKafkaBrokers(`const brokers = ${env}?.split(",")`)).toBe(true);
+    expect(readsKafkaBrokers(`describe("ledger", () => { it("moves money", () => {}) })`)).toBe(false);
   });
 
   it("refuses an unknown CORRIDOR_TEST_KAFKA value", () => {
