@@ -270,6 +270,10 @@ export function createActions(deps: ActionsDeps) {
   async function listPage(filter: ActionFilter, page: PageRequest, ascending: boolean): Promise<Page<Action>> {
     const limit = pageSize(page.limit);
     const after = decodeKeysetCursor(page.cursor, "timestamp");
+    // An id filter that cannot name anything matches nothing (and never reaches a statement).
+    if ((filter.agentId !== undefined && !isId("Agent", filter.agentId)) || (filter.customerId !== undefined && !isId("Customer", filter.customerId))) {
+      return { data: [], hasMore: false, totalCount: 0 };
+    }
     const [rows, total] = await Promise.all([store.listActions(filter, { limit: limit + 1, after: after && { at: after.k, id: after.id }, ascending }), store.countActions(filter)]);
     const p = toPage(rows, limit, (a) => ({ k: a.createdAt.toISOString(), id: a.id }), total);
     return { ...p, data: await deps.hydrator.forList(p.data) };

@@ -139,6 +139,8 @@ export function createAgents(deps: AgentsDeps) {
     async list(filter: AgentFilter, page: PageRequest): Promise<Page<AgentWithUsage>> {
       const limit = pageSize(page.limit);
       const after = decodeKeysetCursor(page.cursor, "timestamp");
+      // A customer filter that cannot name a customer matches nothing (and never reaches a statement).
+      if (filter.customerId !== undefined && !isId("Customer", filter.customerId)) return { data: [], hasMore: false, totalCount: 0 };
       const [rows, total] = await Promise.all([
         store.listAgents(filter, { limit: limit + 1, after: after && { at: after.k, id: after.id }, ascending: false }),
         store.countAgents(filter),
