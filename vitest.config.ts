@@ -1,8 +1,9 @@
 import { defineConfig } from "vitest/config";
 
-// Three groups: unit/handler tests beside the code; the end-to-end suite in test/e2e driving the
+// Four groups: unit/handler tests beside the code; the end-to-end suite in test/e2e driving the
 // public REST API, run twice — against the embedded system (in this process) and against the split
-// system (one process per service, real Postgres/Redis/Kafka). Infrastructure comes from
+// system (one process per service, real Postgres/Redis/Kafka); and test/container, the built image
+// in a Docker engine through @corridor/testcontainers. Infrastructure comes from
 // DATABASE_URL, REDIS_URL and KAFKA_BROKERS when set (CI sets them); test/infra/global-setup.ts
 // starts a local Kafka broker for the run when it can, and stops it when the run ends
 // (CORRIDOR_TEST_KAFKA=reuse|keep|off change that).
@@ -38,6 +39,16 @@ export default defineConfig({
           exclude: ["test/e2e/tracing.test.ts", "test/e2e/ledger-restart.test.ts"],
           env: { CORRIDOR_E2E_MODE: "split" },
           globalSetup: ["test/infra/split-setup.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // The built image in a real Docker engine (test/container/setup.ts builds it once per run;
+          // without an engine these suites skip and say why, except in CI).
+          name: "container",
+          include: ["test/container/**/*.test.ts"],
+          globalSetup: ["test/container/setup.ts"],
         },
       },
     ],

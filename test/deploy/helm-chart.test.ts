@@ -17,6 +17,7 @@ import { Secret, type ISecret } from "kubernetes-models/v1/Secret";
 import { Service, type IService } from "kubernetes-models/v1/Service";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, parseAllDocuments, stringify as toYaml } from "yaml";
+import { deployables as imageDeployables } from "../../scripts/build.mjs";
 import { findHelm } from "../infra/helm.js";
 
 const run = promisify(execFile);
@@ -188,20 +189,21 @@ describe("the repository's deployables", () => {
   });
 
   it("are all built into the image and known to the Tiltfile", () => {
-    const entrypoint = source("deploy/entrypoint.sh");
     const dockerfile = source("deploy/Dockerfile");
     const tiltfile = source("Tiltfile");
     const exposed = match(dockerfile, /^EXPOSE\s+(.+)$/m, "EXPOSE in deploy/Dockerfile")[1]!.trim().split(/\s+/).map(Number);
     const tiltServices = JSON.parse(match(tiltfile, /^SERVICES\s*=\s*(\[[^\]]*\])/m, "SERVICES in the Tiltfile")[1]!.replace(/'/g, '"')) as string[];
     expect(tiltServices.sort()).toEqual(serviceNames);
+    // scripts/build.mjs compiles one entry per deployable, named as the chart's container argument
+    // (deploy/corridor.mjs, the image's ENTRYPOINT, runs the one its first argument names).
+    const built = new Map(imageDeployables().map((d) => [d.name, d.entry]));
     for (const name of deployables) {
-      // The entrypoint's case arm that maps the name to its main.ts.
-      const arm = name === "gateway" ? /^\s*gateway\)\s*entry="gateway\/src\/main\.ts"/m : new RegExp(`^\\s*[a-z|-]*\\b${name}\\b[a-z|-]*\\)\\s*entry="services/\\$deployable/src/main\\.ts"`, "m");
-      expect(entrypoint, `deploy/entrypoint.sh starts ${name}`).toMatch(arm);
+      expect(built.get(name), `scripts/build.mjs builds ${name}`).toBe(name === "gateway" ? "gateway/src/main.ts" : `services/${name}/src/main.ts`);
       expect(exposed, `deploy/Dockerfile EXPOSEs ${name}'s port`).toContain(defaultPort[name]);
     }
+    expect(match(dockerfile, /^ENTRYPOINT\s+(.+)$/m, "ENTRYPOINT in deploy/Dockerfile")[1]).toBe('["node", "/app/corridor.mjs"]');
     // The image Tilt builds is the one the chart deploys, and its user is the chart's.
-    expect(match(tiltfile, /docker_build\(\s*'([^']+)'/, "docker_build in the Tiltfile")[1]).toBe(chartValues.image.repository);
+    expect(match(tiltfile, /(?:docker|custom)_build\(\s*'([^']+)'/, "the image build in the Tiltfile")[1]).toBe(chartValues.image.repository);
     const user = match(dockerfile, /^USER\s+(\d+)(?::\d+)?\s*$/m, "a numeric USER in deploy/Dockerfile")[1]!;
     expect(Number(user)).not.toBe(0);
     expect(chartValues.defaults.podSecurityContext?.runAsUser).toBe(Number(user));
@@ -225,6 +227,8 @@ describeHelm("unavailable" in lookup ? `helm chart — skipped: ${lookup.unavail
       // The Deployment owns its pods, and its Service reaches exactly them.
       for (const [k, v] of Object.entries(d.spec!.selector.matchLabels!)) expect(podLabels[k]).toBe(v);
       for (const [k, v] of Object.entries(r.services.get(name)!.spec!.selector!)) expect(podLabels[k], `Service ${name} selects ${k}`).toBe(v);
+      // The image's ENTRYPOINT runs; the argument names the deployable.
+      expect(containerOf(r, name).command).toBeUndefined();
       expect(containerOf(r, name).args).toEqual([name]);
       expect(plainEnv(containerOf(r, name)).OTEL_SERVICE_NAME).toBe(name);
     }
@@ -308,7 +312,7 @@ describeHelm("unavailable" in lookup ? `helm chart — skipped: ${lookup.unavail
       expect(c.securityContext?.capabilities?.drop, name).toContain("ALL");
       expect(pod.automountServiceAccountToken, name).toBe(false);
       if (c.securityContext?.readOnlyRootFilesystem) {
-        // tsx writes its transform cache to /tmp, which must then be a volume.
+        // Node and the libraries it loads may write temporary files: /tmp must then be a volume.
         expect(c.volumeMounts?.map((m) => m.mountPath), name).toContain("/tmp");
       }
       expect(c.resources?.requests?.cpu, name).toBeDefined();

@@ -1,0 +1,26 @@
+// The image's one entry point (scripts/build.mjs copies it to dist/app/corridor.mjs):
+//
+//   node /app/corridor.mjs [deployable] [args...]
+//
+// The deployable is the first argument, else CORRIDOR_DEPLOYABLE, else `embedded` (the gateway and
+// every service in one process). One of: embedded, gateway, auth-sessions, ledger, quotes-fx,
+// agents, customers-kyc, notifications, sandbox, or admin (the operator CLI; the arguments after
+// it are its own). Node itself is the container's process, so SIGTERM reaches the deployable's
+// drain handler directly.
+import { readFileSync } from "node:fs";
+
+const known = JSON.parse(readFileSync(new URL("./deployables.json", import.meta.url), "utf8"));
+const fromArgs = process.argv.length > 2 && !process.argv[2].startsWith("-");
+const name = fromArgs ? process.argv[2] : process.env.CORRIDOR_DEPLOYABLE || "embedded";
+
+if (!known.includes(name)) {
+  process.stderr.write(`unknown deployable: ${name}\nusage: corridor [${known.join("|")}] (or set CORRIDOR_DEPLOYABLE)\n`);
+  process.exit(64);
+}
+// The deployable sees its own arguments at process.argv.slice(2), as when run directly.
+if (fromArgs) process.argv.splice(2, 1);
+if (name !== "embedded" && name !== "admin") process.env.OTEL_SERVICE_NAME ||= name;
+// Stack traces name the TypeScript sources (the build writes linked source maps).
+process.setSourceMapsEnabled(true);
+
+await import(`./bin/${name}.js`);

@@ -1,0 +1,242 @@
+#!/usr/bin/env node
+// Compiles every deployable to plain JavaScript for production (the image, and `node` without tsx):
+//
+//   node scripts/build.mjs [--out dist]
+//
+// Development keeps running the TypeScript sources through tsx; nothing here changes that (the
+// workspace packages' "exports" still point at src/*.ts). The output folder is the image's build
+// context (deploy/Dockerfile):
+//
+//   dist/app/corridor.mjs                 the one entry point (deploy/corridor.mjs): picks a deployable
+//   dist/app/bin/<deployable>.js          embedded, gateway, each service, admin (the operator CLI)
+//   dist/app/chunks/*.js                  code shared between them (esbuild code splitting)
+//   dist/app/services/<s>/migrations/*.js each service's migrations, compiled; the kit's migrator
+//                                         loads .js as it loads .ts under tsx
+//   dist/app/node_modules/                the third-party packages the code imports, and theirs:
+//                                         pnpm's own layout, copied from this install (no network)
+//   dist/data/                            empty: becomes /data, the image's writable data folder
+//
+// Workspace code (@corridor/*) is bundled; third-party packages stay external and are copied as
+// installed, so what runs in production is exactly what the lockfile installed and tests ran.
+import { builtinModules } from "node:module";
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import * as esbuild from "esbuild";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** A deployable's name and its TypeScript entry point (relative to the repository root). */
+export function deployables(repoRoot = root) {
+  const services = readdirSync(join(repoRoot, "services"), { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(join(repoRoot, "services", d.name, "src", "main.ts")))
+    .map((d) => d.name)
+    .sort();
+  return [
+    { name: "embedded", entry: "embedded/src/main.ts" },
+    { name: "gateway", entry: "gateway/src/main.ts" },
+    ...services.map((name) => ({ name, entry: `services/${name}/src/main.ts` })),
+    { name: "admin", entry: "scripts/admin.ts" },
+  ];
+}
+
+/** Each service's migration files, compiled beside where its code looks for them. */
+function migrationEntries(repoRoot) {
+  const out = [];
+  for (const service of readdirSync(join(repoRoot, "services"))) {
+    const folder = join(repoRoot, "services", service, "migrations");
+    if (!existsSync(folder)) continue;
+    for (const file of readdirSync(folder).sort()) {
+      if (!file.endsWith(".ts") || file.endsWith(".d.ts") || file.includes(".test.")) continue;
+      out.push({ in: `services/${service}/migrations/${file}`, out: `services/${service}/migrations/${file.replace(/\.ts$/, "")}` });
+    }
+  }
+  return out;
+}
+
+const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
+const packageName = (specifier) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/");
+
+/**
+ * Bundles the workspace, leaves third-party packages external (noting who imports each), and
+ * rewrites `import.meta.url` in workspace files to the URL the file has in dist/app, so paths
+ * computed from it (a service's ../migrations) point at the compiled copies.
+ */
+function corridorPlugin(repoRoot, externals, relocated) {
+  return {
+    name: "corridor",
+    setup(build) {
+      build.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (builtins.has(args.path)) return { path: args.path, external: true };
+        if (args.path.startsWith("@corridor/")) return undefined; // bundled: resolved through the package's exports
+        const name = packageName(args.path);
+        const importers = externals.get(name) ?? new Set();
+        importers.add(args.importer);
+        externals.set(name, importers);
+        return { path: args.path, external: true };
+      });
+      build.onLoad({ filter: /\.ts$/ }, (args) => {
+        if (args.path.includes(`${sep}node_modules${sep}`)) return undefined;
+        const source = readFileSync(args.path, "utf8");
+        if (/import\.meta\.(dirname|filename)/.test(source)) {
+          throw new Error(`${relative(repoRoot, args.path)} uses import.meta.dirname/filename: use new URL(…, import.meta.url), which the build relocates`);
+        }
+        if (!source.includes("import.meta.url")) return { contents: source, loader: "ts" };
+        const compiled = relative(repoRoot, args.path).split(sep).join("/").replace(/\.ts$/, ".js");
+        relocated.add(args.path);
+        // Code lands in bin/ or chunks/, one level below dist/app (checked after the build).
+        return { contents: source.replaceAll("import.meta.url", `new URL(${JSON.stringify(`../${compiled}`)}, import.meta.url).href`), loader: "ts" };
+      });
+    },
+  };
+}
+
+/** The folder of the workspace package (or the repository root) a source file belongs to. */
+function packageDirOf(file, repoRoot) {
+  let dir = dirname(file);
+  while (dir.startsWith(repoRoot) && dir !== repoRoot) {
+    if (existsSync(join(dir, "package.json"))) return dir;
+    dir = dirname(dir);
+  }
+  return repoRoot;
+}
+
+/** Where Node would find package `name` from `fromDir` (the installed copy's real path). */
+function resolvePackageDir(name, fromDir, repoRoot) {
+  for (let dir = fromDir; ; dir = dirname(dir)) {
+    const candidate = join(dir, "node_modules", name);
+    if (existsSync(join(candidate, "package.json"))) return realpathSync(candidate);
+    if (dir === repoRoot || dir === dirname(dir)) break;
+  }
+  throw new Error(`cannot find package ${name} from ${relative(repoRoot, fromDir) || "."}: is it a dependency of that package?`);
+}
+
+/**
+ * Copies the third-party packages the bundles import, and everything they depend on, from pnpm's
+ * virtual store (node_modules/.pnpm/<entry>/node_modules/<pkg>, with each dependency a sibling
+ * symlink) into dist/app/node_modules/.pnpm, keeping pnpm's layout and its relative symlinks;
+ * then links each imported package at dist/app/node_modules/<name>, and every copied package in
+ * .pnpm/node_modules as pnpm's hoisting does (for packages that import what they do not declare).
+ */
+function copyDependencies(externals, repoRoot, appDir) {
+  const store = join(repoRoot, "node_modules", ".pnpm");
+  const direct = new Map(); // name -> real package dir
+  for (const [name, importers] of externals) {
+    for (const importer of importers) {
+      const real = resolvePackageDir(name, packageDirOf(importer, repoRoot), repoRoot);
+      const seen = direct.get(name);
+      if (seen && seen !== real) {
+        throw new Error(`${name} resolves to two installs (${relative(store, seen)} and ${relative(store, real)}): bundled workspace code can import only one; align the versions`);
+      }
+      direct.set(name, real);
+    }
+  }
+
+  const entryOf = (real) => {
+    const rel = relative(store, real);
+    if (rel.startsWith("..")) throw new Error(`${real} is not in pnpm's virtual store (${store})`);
+    return rel.split(sep)[0];
+  };
+  const entries = new Map(); // entry -> [package names in it that are real folders]
+  const queue = [...direct.values()];
+  while (queue.length > 0) {
+    const real = queue.pop();
+    const entry = entryOf(real);
+    if (entries.has(entry)) continue;
+    const modules = join(store, entry, "node_modules");
+    const own = [];
+    for (const name of listPackages(modules)) {
+      const path = join(modules, name);
+      if (lstatSync(path).isSymbolicLink()) {
+        const target = realpathSync(path);
+        if (relative(store, target).startsWith("..")) throw new Error(`${entry} links ${name} outside the store (${target})`);
+        queue.push(target);
+      } else {
+        own.push(name);
+      }
+    }
+    entries.set(entry, own);
+  }
+
+  const outStore = join(appDir, "node_modules", ".pnpm");
+  // Type declarations, source maps and docs are never loaded at run time.
+  const needed = (src) => !/\.(d\.[cm]?ts|map|md|markdown)$/i.test(src) || lstatSync(src).isDirectory();
+  for (const entry of entries.keys()) {
+    cpSync(join(store, entry), join(outStore, entry), { recursive: true, verbatimSymlinks: true, dereference: false, filter: needed });
+  }
+  const link = (name, target, at) => {
+    const path = join(at, name);
+    if (existsSync(path)) return;
+    mkdirSync(dirname(path), { recursive: true });
+    symlinkSync(relative(dirname(path), target), path);
+  };
+  for (const [name, real] of direct) link(name, join(outStore, relative(store, real)), join(appDir, "node_modules"));
+  for (const [entry, names] of [...entries].sort(([a], [b]) => a.localeCompare(b))) {
+    for (const name of names) link(name, join(outStore, entry, "node_modules", name), join(outStore, "node_modules"));
+  }
+  return { direct: [...direct.keys()].sort(), entries: entries.size };
+}
+
+/** Package names in a node_modules folder (scoped ones as @scope/name). */
+function listPackages(modules) {
+  if (!existsSync(modules)) return [];
+  const names = [];
+  for (const d of readdirSync(modules)) {
+    if (d.startsWith(".")) continue;
+    if (d.startsWith("@")) for (const s of readdirSync(join(modules, d))) names.push(`${d}/${s}`);
+    else names.push(d);
+  }
+  return names;
+}
+
+export async function build({ out = join(root, "dist"), repoRoot = root, log = console.error } = {}) {
+  const started = Date.now();
+  const appDir = join(out, "app");
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(appDir, { recursive: true });
+  mkdirSync(join(out, "data"), { recursive: true });
+
+  const externals = new Map();
+  const relocated = new Set();
+  const entryPoints = [...deployables(repoRoot).map((d) => ({ in: d.entry, out: `bin/${d.name}` })), ...migrationEntries(repoRoot)];
+  const result = await esbuild.build({
+    absWorkingDir: repoRoot,
+    entryPoints,
+    outdir: appDir,
+    chunkNames: "chunks/[name]-[hash]",
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    sourcemap: "linked",
+    metafile: true,
+    logLevel: "warning",
+    plugins: [corridorPlugin(repoRoot, externals, relocated)],
+  });
+
+  // A file whose import.meta.url was rewritten must sit in an output one level below dist/app.
+  for (const [output, meta] of Object.entries(result.metafile.outputs)) {
+    const depth = relative(appDir, resolve(repoRoot, output)).split(sep).length;
+    for (const input of Object.keys(meta.inputs)) {
+      if (relocated.has(resolve(repoRoot, input)) && depth !== 2) {
+        throw new Error(`${input} uses import.meta.url but was bundled into ${output}, not into bin/ or chunks/`);
+      }
+    }
+  }
+
+  const deps = copyDependencies(externals, repoRoot, appDir);
+  const appVersion = /^appVersion:\s*"?([^"\s]+)"?/m.exec(readFileSync(join(repoRoot, "helm/corridor/Chart.yaml"), "utf8"))?.[1] ?? "0.0.0";
+  writeFileSync(join(appDir, "package.json"), JSON.stringify({ name: "corridor-app", version: appVersion, private: true, type: "module" }, null, 2) + "\n");
+  cpSync(join(repoRoot, "deploy", "corridor.mjs"), join(appDir, "corridor.mjs"));
+  writeFileSync(join(appDir, "deployables.json"), JSON.stringify(deployables(repoRoot).map((d) => d.name)) + "\n");
+
+  log(`[build] ${entryPoints.length} entries → ${relative(repoRoot, appDir)} with ${deps.direct.length} direct and ${deps.entries} installed packages in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return { out, appDir, appVersion };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  const { values } = parseArgs({ options: { out: { type: "string" } } });
+  await build({ out: values.out ? resolve(values.out) : undefined });
+}
