@@ -1,5 +1,6 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, createRouterTransport } from "@connectrpc/connect";
+import type { DescService } from "@bufbuild/protobuf";
+import { Code, ConnectError, createRouterTransport, type ServiceImpl } from "@connectrpc/connect";
 import { AppError, appErrorInterceptor, errors } from "@corridor/kit";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
@@ -18,15 +19,18 @@ import type { QuoteRequest } from "../src/domain/model.js";
 // The clients against the other services' real contracts, served by in-memory Connect fakes with
 // the host's error interceptor (so refusals travel as they do between processes).
 
-const serve = (register: Parameters<typeof createRouterTransport>[0]) => () => createRouterTransport(register, { router: { interceptors: [appErrorInterceptor] } });
+/** A transport to a fake of `service` that implements only the methods a test needs. */
+const fake =
+  <S extends DescService>(service: S, impl: Partial<ServiceImpl<S>>) =>
+  () =>
+    createRouterTransport((router) => router.service(service, impl), { router: { interceptors: [appErrorInterceptor] } });
 
 describe("ledger client", () => {
   it("passes the agent, its customer and the derived key on transfers; a refusal comes back as the same AppError, an outage as no refusal", async () => {
     const seen: unknown[] = [];
     let outage = false;
     const { ledger, accounts } = ledgerClients(
-      serve((router) =>
-        router.service(LedgerService, {
+      fake(LedgerService, {
           async transferOut(req) {
             seen.push(req.transfer);
             if (outage) throw new ConnectError("upstream down", Code.Unavailable);
@@ -43,8 +47,7 @@ describe("ledger client", () => {
             if (req.owner !== "CUSTOMER" || req.customerId !== "Customer:c") throw errors.notFound("ExternalAccount", req.accountId);
             return { account: { id: req.accountId, customerId: req.customerId, currency: "USD" } };
           },
-        } as never),
-      ),
+        }),
     );
     const input = { direction: "OUT" as const, platformId: "P", agentId: "Agent:a", customerId: "Customer:c", sourceAccountId: "s", destinationAccountId: "d", amount: 5n, description: "", idempotencyKey: "agent-action/AgentAction:x" };
     const t = await ledger.transfer(input);
@@ -70,12 +73,11 @@ describe("ledger client", () => {
 
 describe("quotes-fx client", () => {
   it("creates quotes for the agent and its customer without executing them, and reads rates", async () => {
-    let created: Record<string, unknown> = {};
+    let created: unknown;
     const { quotes, rates } = quotesClients(
-      serve((router) =>
-        router.service(QuotesFxService, {
+      fake(QuotesFxService, {
           async createQuote(req) {
-            created = req as never;
+            created = req;
             return {
               quote: {
                 id: "Quote:q",
@@ -98,8 +100,7 @@ describe("quotes-fx client", () => {
           async listExchangeRates(req) {
             return { rates: req.destinationCurrencies.includes("EUR") ? [{ destinationCurrency: { code: "EUR" }, exchangeRate: "1.085" }] : [] };
           },
-        } as never),
-      ),
+        }),
     );
     const request: QuoteRequest = {
       source: { sourceType: "ACCOUNT", accountId: "InternalAccount:i", customerId: "", currency: "" },
@@ -126,38 +127,32 @@ describe("quotes-fx client", () => {
 describe("customers, platforms and the sandbox clock", () => {
   it("reads customers (404 → none), environments and sandbox time", async () => {
     const customers = customerDirectory(
-      serve((router) =>
-        router.service(CustomersKycService, {
+      fake(CustomersKycService, {
           async getCustomerSummary(req) {
             if (req.customerId !== "Customer:c") throw errors.notFound("Customer", req.customerId);
             return { customer: { customerId: req.customerId, platformId: req.platformId, platformCustomerId: "pc-1", isDeleted: false } };
           },
-        } as never),
-      ),
+        }),
     );
     expect(await customers.customer("P", "Customer:c")).toEqual({ platformCustomerId: "pc-1", isDeleted: false });
     expect(await customers.customer("P", "Customer:x")).toBeUndefined();
 
     const environment = platformEnvironment(
-      serve((router) =>
-        router.service(AuthSessionsService, {
+      fake(AuthSessionsService, {
           async getPlatform(req) {
             return { platform: { id: req.platformId, environment: req.platformId === "prod" ? Environment.PRODUCTION : Environment.SANDBOX } };
           },
-        } as never),
-      ),
+        }),
     );
     expect(await environment("prod")).toBe("PRODUCTION");
     expect(await environment("sbx")).toBe("SANDBOX");
 
     const now = sandboxClock(
-      serve((router) =>
-        router.service(SandboxService, {
+      fake(SandboxService, {
           async getClock() {
             return { now: timestampFromDate(new Date("2027-01-01T00:00:00Z")), offsetSeconds: 100n };
           },
-        } as never),
-      ),
+        }),
     );
     expect((await now("sbx")).toISOString()).toBe("2027-01-01T00:00:00.000Z");
   });
