@@ -108,7 +108,8 @@ export function customerRoutes(app: Api, { clients }: RouteDeps): void {
       config: { permission: "MANAGE" },
       schema: {
         summary: "Delete a customer",
-        description: "Soft delete: answers the customer with isDeleted: true; deleting it again → 410 CUSTOMER_DELETED. Needs MANAGE.",
+        description:
+          "Soft delete: answers the customer with isDeleted: true; deleting it again → 410 CUSTOMER_DELETED. A customer holding money (a non-zero balance, a hold, or a transaction still in flight) → 409 CUSTOMER_HAS_FUNDS with each account's amounts and those transactions in details. Needs MANAGE.",
         tags,
         params: CustomerIdParams,
         response: { 200: Ref("Customer", "The deleted customer."), ...errorResponses },

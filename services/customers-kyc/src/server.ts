@@ -7,11 +7,12 @@ import type { CustomersKycDatabase } from "./data/tables.js";
 import { createCustomers } from "./domain/customers.js";
 import { createInvitations } from "./domain/invitations.js";
 import { createOwners } from "./domain/owners.js";
-import type { PlatformDirectory } from "./domain/ports.js";
+import type { CustomerLedger, PlatformDirectory } from "./domain/ports.js";
 import { createVerifications } from "./domain/verifications.js";
 import { customerEvents } from "./events/customer-events.js";
 import { createCustomersKycHandler } from "./handlers/customers-kyc.js";
 import { domainErrors } from "./handlers/errors.js";
+import { customerLedger } from "./ledger.js";
 import { platformDirectory } from "./platforms.js";
 
 export const SCHEMA = "customers_kyc";
@@ -25,19 +26,24 @@ export const service: ServiceModule = {
   name: "customers-kyc",
   schema: SCHEMA,
   migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
-  build: (deps) => buildCustomersKyc({ ...deps, platforms: platformDirectory(() => deps.transportFor("auth-sessions")) }),
+  build: (deps) =>
+    buildCustomersKyc({
+      ...deps,
+      platforms: platformDirectory(() => deps.transportFor("auth-sessions")),
+      ledger: customerLedger(() => deps.transportFor("ledger")),
+    }),
 };
 
-/** The service from the deps it uses; tests pass a fake PlatformDirectory and a fixed code source. */
+/** The service from the deps it uses; tests pass a fake PlatformDirectory, a fake ledger and a fixed code source. */
 export function buildCustomersKyc(
-  deps: Pick<ServiceDeps, "db" | "clock" | "env"> & { platforms: PlatformDirectory; newInvitationCode?: () => string },
+  deps: Pick<ServiceDeps, "db" | "clock" | "env"> & { platforms: PlatformDirectory; ledger: CustomerLedger; newInvitationCode?: () => string },
 ): BuiltService {
   const config = loadCustomersKycConfig(deps.env);
   const db = deps.db.forSchema<CustomersKycDatabase>(SCHEMA);
   const transact = transactOver(db, customerEvents);
   const common = { transact, clock: deps.clock, platforms: deps.platforms };
   const handler = createCustomersKycHandler({
-    customers: createCustomers(common),
+    customers: createCustomers({ ...common, ledger: deps.ledger }),
     verifications: createVerifications(common),
     owners: createOwners(common),
     invitations: createInvitations({ transact, clock: deps.clock, baseUrl: config.CORRIDOR_INVITATION_BASE_URL, newCode: deps.newInvitationCode }),

@@ -7,7 +7,7 @@ import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/c
 import { CustomerEventSchema, type CustomerEvent } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { register } from "tsx/esm/api";
 import { expect } from "vitest";
-import type { PlatformDirectory } from "../src/domain/ports.js";
+import type { CustomerHoldings, CustomerLedger, PlatformDirectory } from "../src/domain/ports.js";
 import type { PlatformSettings } from "../src/domain/types.js";
 import { buildCustomersKyc, service } from "../src/server.js";
 import { openTestDatabase } from "@corridor/kit/testing";
@@ -16,6 +16,8 @@ export type TestPlatform = PlatformSettings & { environment: "SANDBOX" | "PRODUC
 
 export interface Harness {
   clock: ManualClock;
+  /** What the fake ledger answers per customer id (default: holds nothing); `closed` records the customers it closed. */
+  ledger: { holdings: Map<string, Omit<CustomerHoldings, "closed">>; closed: Set<string>; unavailable: boolean };
   client: Client<typeof CustomersKycService>;
   /** Registers a platform the fake auth-sessions knows; answers its id. */
   platform(settings?: Partial<TestPlatform>): string;
@@ -46,16 +48,28 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; codes?: stri
     },
   };
   const codes = [...(opts.codes ?? [])];
+  const ledgerState = { holdings: new Map<string, Omit<CustomerHoldings, "closed">>(), closed: new Set<string>(), unavailable: false };
+  const ledger: CustomerLedger = {
+    async closeIfEmpty(_platformId, customerId) {
+      if (ledgerState.unavailable) throw new Error("ledger unavailable");
+      const h = ledgerState.holdings.get(customerId) ?? { accounts: [], inFlightTransactions: [] };
+      const empty = h.accounts.length === 0 && h.inFlightTransactions.length === 0;
+      if (empty) ledgerState.closed.add(customerId);
+      return { ...h, closed: empty || ledgerState.closed.has(customerId) };
+    },
+  };
   const built = buildCustomersKyc({
     db,
     clock,
     env: opts.env ?? {},
     platforms: directory,
+    ledger,
     newInvitationCode: codes.length ? () => codes.shift() ?? randomBytes(12).toString("base64url") : undefined,
   });
   const transport = createRouterTransport(built.routes, { router: { interceptors: [appErrorInterceptor] } });
   return {
     clock,
+    ledger: ledgerState,
     client: createClient(CustomersKycService, transport),
     platform(settings = {}) {
       const id = `Platform:test-${++platformSeq}`;

@@ -1,6 +1,6 @@
 import { AppError, errors, newId, type Clock } from "@corridor/kit";
 import { pageOf, pageStart } from "./paging.js";
-import { Conflict, type PlatformDirectory, type Store, type Transact } from "./ports.js";
+import { Conflict, type CustomerHoldings, type CustomerLedger, type PlatformDirectory, type Store, type Transact } from "./ports.js";
 import { KYC_STATUSES, type BusinessInfo, type Customer, type CustomerFilter, type CustomerInput, type KycStatus, type Page, type PageRequest, type PlatformSettings } from "./types.js";
 import {
   Problems,
@@ -18,12 +18,42 @@ export interface CustomersDeps {
   transact: Transact;
   clock: Clock;
   platforms: PlatformDirectory;
+  /** Asked before a delete: a customer holding money cannot be deleted. */
+  ledger: CustomerLedger;
 }
 
 const INDIVIDUAL_ONLY = ["fullName", "birthDate", "nationality"] as const;
 
 export const customerDeleted = (id: string) =>
   new AppError(410, "CUSTOMER_DELETED", `Customer ${id} was deleted`, { id }, { shouldNotRetry: true });
+
+/**
+ * 409 CUSTOMER_HAS_FUNDS: the customer still holds money (a balance or a hold) or has a transaction
+ * that may still move money; details list each account's amounts and each such transaction.
+ */
+export function customerHasFunds(id: string, h: CustomerHoldings): AppError {
+  const parts = [
+    ...h.accounts.map((a) => `${a.balance} ${a.currency} in ${a.accountId}${a.held > 0n ? ` (${a.held} held)` : ""}`),
+    ...h.inFlightTransactions.map((t) => `${t.type} ${t.transactionId} ${t.refundStatus ? `refund ${t.refundStatus}` : t.status}`),
+  ];
+  return errors.conflict(
+    "CUSTOMER_HAS_FUNDS",
+    `Customer ${id} cannot be deleted while it holds money or has transactions in flight: ${parts.join("; ")}. Move the money out and let its transactions finish first`,
+    {
+      customerId: id,
+      // Amounts are minor units (never above 9e15, so exact as JSON numbers).
+      accounts: h.accounts.map((a) => ({ accountId: a.accountId, type: a.type, currency: a.currency, balance: Number(a.balance), held: Number(a.held), available: Number(a.balance - a.held) })),
+      inFlightTransactions: h.inFlightTransactions.map((t) => ({
+        id: t.transactionId,
+        type: t.type,
+        status: t.status,
+        amount: Number(t.amount),
+        currency: t.currency,
+        ...(t.refundStatus ? { refundStatus: t.refundStatus } : {}),
+      })),
+    },
+  );
+}
 
 /** The public name of the status field: kycStatus for individuals, kybStatus for businesses. */
 export const statusField = (type: string | undefined) => (type === "BUSINESS" ? "kybStatus" : "kycStatus");
@@ -126,7 +156,7 @@ function conflictError(err: Conflict, value: string) {
  * auth-sessions before the transaction opens: a call out while holding a transaction could
  * deadlock the single embedded database session.
  */
-export function createCustomers({ transact, clock, platforms }: CustomersDeps) {
+export function createCustomers({ transact, clock, platforms, ledger }: CustomersDeps) {
   return {
     async create(platformId: string, input: CustomerInput): Promise<Customer> {
       const platform = await platforms.settings(platformId);
@@ -234,8 +264,16 @@ export function createCustomers({ transact, clock, platforms }: CustomersDeps) {
       });
     },
 
-    /** Soft delete: the customer is answered with isDeleted; its ids become free for new customers. */
-    delete(platformId: string, id: string): Promise<Customer> {
+    /**
+     * Soft delete: the customer is answered with isDeleted; its ids become free for new customers.
+     * Only a customer that holds nothing: the ledger checks and closes it first, in one step under
+     * the customer's lock there (409 CUSTOMER_HAS_FUNDS otherwise), so no transfer can slip in between;
+     * money arriving afterwards is refused by the ledger. Remote call first, never inside a transaction.
+     */
+    async delete(platformId: string, id: string): Promise<Customer> {
+      await transact((store) => liveCustomer(store, platformId, id)); // 404 / 410 before asking the ledger
+      const holdings = await ledger.closeIfEmpty(platformId, id);
+      if (holdings.accounts.length > 0 || holdings.inFlightTransactions.length > 0 || !holdings.closed) throw customerHasFunds(id, holdings);
       return transact(async (store) => {
         const current = await liveCustomer(store, platformId, id, { forUpdate: true });
         const now = changeTime(clock, current.updatedAt);

@@ -69,6 +69,23 @@ export interface PlatformDirectory {
   settings(platformId: string): Promise<PlatformSettings & { environment: "SANDBOX" | "PRODUCTION" }>;
 }
 
+/** What a customer holds in the ledger (minor units as bigint); both lists empty means nothing. */
+export interface CustomerHoldings {
+  accounts: { accountId: string; type: string; currency: string; balance: bigint; held: bigint }[];
+  inFlightTransactions: { transactionId: string; type: string; status: string; amount: bigint; currency: string; refundStatus: string }[];
+  /** True once the ledger has closed the customer: it refuses every money movement for it. */
+  closed: boolean;
+}
+
+/**
+ * The ledger, asked before a customer is deleted (never inside a transaction). `closeIfEmpty`
+ * checks and, when the customer holds nothing, closes it in the ledger in one step, so no money
+ * movement can start between the check and the delete.
+ */
+export interface CustomerLedger {
+  closeIfEmpty(platformId: string, customerId: string): Promise<CustomerHoldings>;
+}
+
 /** Thrown by inserts and updates on a unique-index violation. */
 export class Conflict extends Error {
   constructor(readonly field: "platformCustomerId" | "umaAddress") {

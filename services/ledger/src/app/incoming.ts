@@ -2,6 +2,7 @@ import { MAX_AMOUNT, errors, newId, type Clock, type FieldError } from "@corrido
 import { TransactionSchema } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
 import type { Kysely } from "kysely";
 import { SYSTEM_TYPES, lockAccounts, systemAccountId } from "../data/accounts.js";
+import { requireOpenCustomer } from "../data/customers.js";
 import { findExternalAccount, type ExternalAccountRow } from "../data/external-accounts.js";
 import { placeHold, postEntry } from "../data/journal.js";
 import type { LedgerDatabase } from "../data/tables.js";
@@ -100,6 +101,8 @@ export function createIncoming(deps: { db: Kysely<LedgerDatabase>; clock: Clock;
           const onward = await defaultDeposit(i.platformId, i.customerId, i.currency);
           return db.transaction().execute(async (trx) => {
             const now = clock.now();
+            // A payment for a deleted (or closing) customer is refused, never parked.
+            await requireOpenCustomer(trx, i.platformId, i.customerId);
             const tx = await insertTransaction(trx, {
               id: newId("Transaction"),
               platform_id: i.platformId,

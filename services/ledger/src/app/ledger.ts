@@ -21,6 +21,7 @@ import {
   markExternalAccountDeleted,
   type ExternalAccountScope,
 } from "../data/external-accounts.js";
+import { holdingsOf, requireOpenCustomer } from "../data/customers.js";
 import { placeHold, postEntry, settleHold } from "../data/journal.js";
 import type { LedgerDatabase } from "../data/tables.js";
 import { getTransaction, insertTransaction, listTransactions, updateTransaction, type TransactionFilter } from "../data/transactions.js";
@@ -189,6 +190,8 @@ export function createLedger(deps: { db: Kysely<LedgerDatabase>; clock: Clock; d
         const { internal, external, platformCustomerId } = await prepareTransfer(input, direction);
         return db.transaction().execute(async (trx) => {
           const now = clock.now();
+          // A customer closed (being deleted) since the checks: no money to or from it any more.
+          if (internal.customer_id) await requireOpenCustomer(trx, input.platformId, internal.customer_id);
           // Deleted while we were checking: nothing may go to (or come from) it any more.
           if (!(await findExternalAccount(trx, input.platformId, external.id))) throw errors.notFound("ExternalAccount", external.id);
           const id = newId("Transaction");
@@ -277,9 +280,25 @@ export function createLedger(deps: { db: Kysely<LedgerDatabase>; clock: Clock; d
         )
         .execute();
       if (c.isDeleted) return;
+      // Closed by the ledger (deletion in progress): no new accounts, whatever the event says.
+      const copy = await trx.selectFrom("customers").select("closed_at").where("id", "=", c.customerId).executeTakeFirst();
+      if (copy?.closed_at) return;
       const now = clock.now();
       for (const currency of c.currencies) await open(trx, c.platformId, "CUSTOMER", c.customerId, accountType(currency), currency, now);
       await open(trx, c.platformId, "CUSTOMER", c.customerId, "EMBEDDED_WALLET", WALLET_CURRENCY, now);
+    },
+
+    // ---- customer holdings (customers-kyc asks before deleting a customer) ----
+
+    /**
+     * What the customer holds (non-zero balances and holds, in-flight transactions); with `close`
+     * and nothing held, the customer is closed in the same transaction (see data/customers.ts).
+     */
+    async customerHoldings(platformId: string, customerId: string, close: boolean) {
+      const missing: FieldError[] = [];
+      if (!customerId) missing.push({ field: "customerId", reason: "is required" });
+      if (missing.length) throw errors.invalidInput(missing);
+      return db.transaction().execute((trx) => holdingsOf(trx, { platformId, customerId, close, now: clock.now() }));
     },
 
     // ---- internal accounts ----
@@ -435,6 +454,8 @@ export function createLedger(deps: { db: Kysely<LedgerDatabase>; clock: Clock; d
           if ((await directory.environment(i.platformId)) !== "SANDBOX") throw errors.forbidden("Sandbox funding is for sandbox platforms only");
           return db.transaction().execute(async (trx) => {
             const now = clock.now();
+            // Money for a deleted (or closing) customer is refused, never parked in its account.
+            if (account.customer_id) await requireOpenCustomer(trx, i.platformId, account.customer_id);
             const funding = await systemAccountId(trx, i.platformId, account.currency, SYSTEM_TYPES.sandboxFunding, now);
             const locked = await lockAccounts(trx, i.platformId, [account.id, funding]);
             await postEntry(trx, locked, { platformId: i.platformId, kind: "SANDBOX_FUNDING", now, postings: [{ accountId: funding, amount: -i.amount }, { accountId: account.id, amount: i.amount }] });

@@ -2,6 +2,7 @@ import { MAX_AMOUNT, errors, newId, type Clock, type FieldError } from "@corrido
 import type { Kysely, Transaction } from "kysely";
 import { SYSTEM_TYPES, lockAccounts, systemAccountId, type AccountRow } from "../data/accounts.js";
 import { findExternalAccount } from "../data/external-accounts.js";
+import { customerClosed, requireOpenCustomer } from "../data/customers.js";
 import { postEntry } from "../data/journal.js";
 import { dueQuoteTransactionsOf, recordSandboxOffset, sandboxOffsetMs } from "../data/sandbox-clocks.js";
 import type { LedgerDatabase } from "../data/tables.js";
@@ -96,6 +97,18 @@ export function createQuotes(deps: {
     await postEntry(trx, locked, { platformId: tx.platform_id, transactionId: tx.id, kind, postings, now });
     const payer = tx.internal_account_id ? locked.get(tx.internal_account_id) : undefined;
     if (payer) await emitBalanceUpdated(trx, payer, now);
+  }
+
+  /** A refund that cannot reach the payer: the money moves from RAIL_CLEARING(R) to REFUND_SUSPENSE(R), refund FAILED. */
+  async function suspend(trx: Trx, tx: TransactionRow, now: Date, reason?: string) {
+    // One new system account at most in this transaction, so no opposite-order wait.
+    const accounts = {
+      railClearing: await systemAccountId(trx, tx.platform_id, tx.currency, SYSTEM_TYPES.railClearing, now),
+      refundSuspense: await systemAccountId(trx, tx.platform_id, tx.currency, SYSTEM_TYPES.refundSuspense, now),
+    };
+    await post(trx, tx, "QUOTE_REFUND_SUSPENSE", suspensePostings(accounts, tx.amount), now);
+    const updated = await updateTransaction(trx, tx.id, { refund_status: "FAILED", ...(reason ? { refund_reason: reason } : {}), updated_at: now });
+    await emitTransactionChanged(trx, "OUTGOING_PAYMENT_REFUND_FAILED", updated, now);
   }
 
   /** Executes a PENDING quote transaction inside `trx` (locked by the caller). */
@@ -201,6 +214,7 @@ export function createQuotes(deps: {
 
       return db.transaction().execute(async (trx) => {
         const now = clock.now();
+        if (i.customerId) await requireOpenCustomer(trx, i.platformId, i.customerId);
         const row = await trx
           .insertInto("transactions")
           .values({
@@ -329,20 +343,19 @@ export function createQuotes(deps: {
           return;
         }
         case "refund-complete": {
+          // A payout returned after its customer was deleted: the money cannot go back into a
+          // closed account, so it waits in REFUND_SUSPENSE for the operator (refund FAILED).
+          if (tx.customer_id && tx.internal_account_id && (await customerClosed(trx, tx.platform_id, tx.customer_id))) {
+            await suspend(trx, tx, now, "CUSTOMER_DELETED");
+            return;
+          }
           await post(trx, tx, "QUOTE_REFUND", reversalPostings(await executionAccounts(trx, tx, now), amountsOf(tx)), now);
           const updated = await updateTransaction(trx, tx.id, { refund_status: "COMPLETED", refund_settled_at: o.at, updated_at: now });
           await emitTransactionChanged(trx, "OUTGOING_PAYMENT_REFUND_COMPLETED", updated, now);
           return;
         }
         case "refund-fail": {
-          // One new system account at most in this transaction, so no opposite-order wait.
-          const accounts = {
-            railClearing: await systemAccountId(trx, tx.platform_id, tx.currency, SYSTEM_TYPES.railClearing, now),
-            refundSuspense: await systemAccountId(trx, tx.platform_id, tx.currency, SYSTEM_TYPES.refundSuspense, now),
-          };
-          await post(trx, tx, "QUOTE_REFUND_SUSPENSE", suspensePostings(accounts, tx.amount), now);
-          const updated = await updateTransaction(trx, tx.id, { refund_status: "FAILED", updated_at: now });
-          await emitTransactionChanged(trx, "OUTGOING_PAYMENT_REFUND_FAILED", updated, now);
+          await suspend(trx, tx, now);
           return;
         }
       }

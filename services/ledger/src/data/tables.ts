@@ -18,6 +18,8 @@ export interface CustomersTable {
   currencies: Json<string[]>;
   is_deleted: boolean;
   updated_at: Date;
+  /** Set by the ledger when it closed the customer (nothing held, about to be deleted); never cleared. */
+  closed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export type OwnerKind = "CUSTOMER" | "PLATFORM" | "SYSTEM";

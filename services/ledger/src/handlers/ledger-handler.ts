@@ -156,6 +156,15 @@ export function createLedgerHandler({ ledger }: { ledger: Ledger }): ServiceImpl
       return { transaction: transactionToPb(r.tx), changed: r.changed };
     },
 
+    async getCustomerHoldings(req) {
+      const h = await ledger.customerHoldings(req.platformId, req.customerId, req.close);
+      return {
+        accounts: h.accounts.map((a) => ({ accountId: a.accountId, type: a.type, currency: a.currency, balance: a.balance, held: a.held })),
+        inFlightTransactions: h.inFlight.map((t) => ({ transactionId: t.transactionId, type: t.type, status: t.status, amount: t.amount, currency: t.currency, refundStatus: t.refundStatus })),
+        closed: h.closed,
+      };
+    },
+
     async expireQuoteTransaction(req) {
       const r = await ledger.expireQuoteTransaction(req.platformId, req.transactionId);
       return { transaction: transactionToPb(r.tx), expired: r.expired };
