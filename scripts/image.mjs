@@ -120,6 +120,8 @@ export async function buildImage({ base, localBase = false, tags, skipBuild = fa
     ],
     { env: buildEnv(), quiet: true },
   );
+  // Earlier builds' images, untagged by this one (only Corridor's: the label the Dockerfile sets).
+  docker(["image", "prune", "-f", "--filter", "label=org.opencontainers.image.title=corridor"], { quiet: true });
   const [id, size] = docker(["image", "inspect", "-f", "{{.Id}} {{.Size}}", applied[0]], { quiet: true }).trim().split(" ");
   log(`[image] ${applied.join(", ")} on ${baseImage ?? "node:20-slim"}: ${(Number(size) / 1e6).toFixed(0)} MB, docker build ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return { tags: applied, id, base: baseImage ?? "node:20-slim", sizeBytes: Number(size) };
