@@ -3,6 +3,7 @@ import { createBus, openDatabase, serveConnect, serviceLogger, startInProcess, s
 import { tracingServerInterceptor } from "@corridor/kit";
 import { appErrorInterceptor } from "@corridor/kit";
 import { buildGateway } from "@corridor/gateway";
+import type { GatewayTuning } from "@corridor/gateway/config";
 import { allServices } from "./modules.js";
 
 export interface EmbeddedOptions {
@@ -19,6 +20,9 @@ export interface EmbeddedOptions {
   httpPort: number;
   /** Loopback port serving every service's Connect API (operator CLI); undefined disables it. */
   internalPort?: number;
+  /** The gateway's knobs, as loaded from its config schema (@corridor/gateway/config); its defaults otherwise. */
+  gateway?: Partial<GatewayTuning>;
+  /** Shorthand for gateway.rateLimit (benchmarks lift it). */
   rateLimit?: { max: number; timeWindowMs: number };
   clock?: Clock;
 }
@@ -55,7 +59,8 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedSyst
     transportFor: system.transportFor,
     log: serviceLogger(opts.log, "gateway"),
     redisUrl: opts.redisUrl,
-    rateLimit: opts.rateLimit,
+    ...opts.gateway,
+    ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}),
   });
   await gateway.listen({ host: opts.httpHost, port: opts.httpPort });
   const address = gateway.server.address() as AddressInfo;

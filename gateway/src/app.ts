@@ -9,7 +9,8 @@ import { createServiceClients } from "./clients.js";
 import { API_VERSION, clientErrorHandler, frameworkErrorHandler, installErrorHandling } from "./errors.js";
 import { MemoryIdempotencyRegistry, RedisIdempotencyRegistry, installIdempotency, type IdempotencyRegistry } from "./idempotency.js";
 import { registerOpenApi } from "./openapi.js";
-import { DEFAULT_RATE_LIMIT, registerRateLimit } from "./rate-limit.js";
+import { GATEWAY_DEFAULTS } from "./config.js";
+import { AuthFailureThrottle, DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, MemoryFailureCounter, RedisFailureCounter, registerRateLimit } from "./rate-limit.js";
 import { beneficialOwnerRoutes } from "./routes/beneficial-owners.js";
 import { configRoutes } from "./routes/config.js";
 import { customerRoutes } from "./routes/customers.js";
@@ -38,7 +39,7 @@ import { externalAccountSchemas } from "./schemas/external-accounts.js";
 import { internalAccountSchemas } from "./schemas/internal-accounts.js";
 import { sandboxMoneySchemas } from "./schemas/sandbox-money.js";
 import { transactionSchemas } from "./schemas/transactions.js";
-import { installValidators } from "./validation.js";
+import { BODY_LIMIT_BYTES, installValidators } from "./validation.js";
 import { exchangeRateRoutes } from "./routes/exchange-rates.js";
 import { receiverRoutes } from "./routes/receivers.js";
 import { quoteRoutes } from "./routes/quotes.js";
@@ -58,11 +59,13 @@ export interface GatewayOptions {
   log: Logger;
   /** Rate-limit counters, the auth cache and Idempotency-Key claims live in Redis when set (shared by replicas), in-process otherwise. */
   redisUrl?: string;
-  /** Per credential (clientId), or per IP when unauthenticated. Default 600 per minute. */
+  /** Requests per authenticated principal (API token or agent), per IP on routes without auth. Defaults: config.ts. */
   rateLimit?: { max: number; timeWindowMs: number };
-  /** How long a verified credential is trusted without asking auth-sessions. Default 30 s. */
+  /** Failed authentications per (IP, claimed clientId) before they answer 429; a correct secret always passes. Defaults: config.ts. */
+  authFailureLimit?: { max: number; timeWindowMs: number };
+  /** How long a verified credential is trusted without asking auth-sessions (ms). Default: config.ts. */
   authCacheTtlMs?: number;
-  /** Trust X-Forwarded-* from a proxy in front (for client IPs). Default false. */
+  /** Trust X-Forwarded-* from a proxy in front (for client IPs). Default: config.ts. */
   trustProxy?: boolean;
   /** True once the process is draining: /readyz answers 503 so the load balancer stops sending. */
   isDraining?: () => boolean;
@@ -91,8 +94,8 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
 
   const app = Fastify({
     loggerInstance: opts.log,
-    trustProxy: opts.trustProxy ?? false,
-    bodyLimit: 1024 * 1024,
+    trustProxy: opts.trustProxy ?? GATEWAY_DEFAULTS.TRUST_PROXY,
+    bodyLimit: BODY_LIMIT_BYTES,
     exposeHeadRoutes: false,
     // Every request gets an id of ours, on each of its log lines (request_id) and answered in the
     // Request-Id header (404s and errors included), so a platform can quote it to an operator.
@@ -113,15 +116,16 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
 
   const clients = createServiceClients(opts.transportFor);
   const cache: AuthCache = redis ? new RedisAuthCache(redis) : new MemoryAuthCache();
-  const auth = createAuthenticator({ authClient: clients.authSessions, agentsClient: clients.agents, cache, ttlMs: opts.authCacheTtlMs ?? 30_000, log: opts.log });
+  const auth = createAuthenticator({ authClient: clients.authSessions, agentsClient: clients.agents, cache, ttlMs: opts.authCacheTtlMs ?? GATEWAY_DEFAULTS.AUTH_CACHE_TTL_MS, log: opts.log });
   const deps: RouteDeps = { clients, auth };
 
   app.addHook("onRoute", assertRoutePermission);
-  // Rate limiting first, then authentication: both are route-level onRequest hooks added in this
-  // order, so failed logins are counted too. The auth hook reads the route's final config at
-  // request time (`auth: "none"` routes skip it).
+  // Authentication (a route-level onRequest hook; it reads the route's final config at request
+  // time, `auth: "none"` routes skip it), its failures throttled per (IP, claimed clientId); then
+  // the request limit (preParsing), keyed on the authenticated principal (decisions §2).
   await registerRateLimit(app, opts.rateLimit ?? DEFAULT_RATE_LIMIT, redis);
-  const authHook: onRequestHookHandler = async (request) => auth.hook(request);
+  const failures = new AuthFailureThrottle(redis ? new RedisFailureCounter(redis) : new MemoryFailureCounter(), opts.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT, opts.log);
+  const authHook: onRequestHookHandler = async (request, reply) => failures.guard(request, reply, () => auth.hook(request));
   app.addHook("onRoute", (route) => {
     const existing = route.onRequest;
     route.onRequest = [...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]), authHook];

@@ -3,45 +3,11 @@
 // REDIS_URL is set.
 import type { Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import {
-  DEFAULT_SERVICE_PORTS,
-  SERVICE_NAMES,
-  createLogger,
-  env,
-  loadConfig,
-  serviceUrlEnvKey,
-  startTelemetry,
-  tracingClientInterceptor,
-  z,
-  type ServiceName,
-} from "@corridor/kit";
+import { SERVICE_NAMES, createLogger, loadConfig, serviceUrlEnvKey, startTelemetry, tracingClientInterceptor, type ServiceName } from "@corridor/kit";
 import { buildGateway } from "./app.js";
+import { gatewayTuning, splitGatewayConfigSchema } from "./config.js";
 
-const config = loadConfig(
-  z.object({
-    /** Port of the REST API. */
-    PORT: env.port(8080),
-    /** Interface to listen on. */
-    HOST: z.string().default("0.0.0.0"),
-    /** Redis for shared rate-limit counters and auth cache; in-process when unset (single replica only). */
-    REDIS_URL: z.string().optional(),
-    /** Requests allowed per credential (or per IP without one) per window. */
-    RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(600),
-    /** Rate-limit window in milliseconds. */
-    RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1).default(60_000),
-    /** How long a verified credential is trusted without asking auth-sessions. */
-    AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30_000),
-    /** Trust X-Forwarded-For from the ingress in front, for per-IP limits. */
-    TRUST_PROXY: env.bool(false),
-    /**
-     * After SIGTERM, how long to keep serving (with /readyz failing) before closing, so the load
-     * balancer stops routing here first. 0 locally; the Helm chart sets a few seconds.
-     */
-    SHUTDOWN_DRAIN_DELAY_MS: env.int(0),
-    /** Where each service answers (Connect over h2c). */
-    ...Object.fromEntries(SERVICE_NAMES.map((s) => [serviceUrlEnvKey(s), z.string().url().default(`http://127.0.0.1:${DEFAULT_SERVICE_PORTS[s]}`)])),
-  }),
-);
+const config = loadConfig(splitGatewayConfigSchema);
 
 const telemetry = startTelemetry({ serviceName: "gateway" });
 const log = createLogger("gateway");
@@ -55,9 +21,7 @@ const app = await buildGateway({
   transportFor: (s) => transports.get(s)!,
   log,
   redisUrl: config.REDIS_URL,
-  rateLimit: { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
-  authCacheTtlMs: config.AUTH_CACHE_TTL_MS,
-  trustProxy: config.TRUST_PROXY,
+  ...gatewayTuning(config),
   isDraining: () => closing,
 });
 await app.listen({ host: config.HOST, port: config.PORT });

@@ -184,7 +184,7 @@ describe("gateway: no 500 and no change for bad input", () => {
           const [head, body] = [text.slice(0, text.indexOf("\r\n\r\n")), text.slice(text.indexOf("\r\n\r\n") + 4)];
           resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), body: body ? JSON.parse(body) : undefined });
         });
-        socket.end(request);
+        socket.write(request);
       });
     }
 

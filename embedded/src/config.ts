@@ -1,0 +1,30 @@
+import { gatewayEnv } from "@corridor/gateway/config";
+import { env, z } from "@corridor/kit";
+
+/** Configuration of the embedded process (main.ts): one zod schema over process.env. */
+export const embeddedConfigSchema = z.object({
+  /** Port of the REST API. */
+  CORRIDOR_HTTP_PORT: env.port(8080),
+  /** Interface of the REST API; 0.0.0.0 to accept other machines. */
+  CORRIDOR_HTTP_HOST: z.string().default("127.0.0.1"),
+  /** Loopback port serving every service's Connect API, for `npm run admin`; 0 picks one. */
+  CORRIDOR_INTERNAL_PORT: env.port(8081),
+  /** Where PGlite keeps its data when DATABASE_URL is not set, and the saved sandbox credentials. */
+  CORRIDOR_DATA_DIR: z.string().default("./.data"),
+  /** Use this Postgres instead of the embedded PGlite. */
+  DATABASE_URL: z.string().optional(),
+  /** Keep rate-limit counters and the auth cache in Redis instead of in memory. */
+  REDIS_URL: z.string().optional(),
+  /** Use Kafka instead of the in-process bus. */
+  KAFKA_BROKERS: env.list(),
+  /** Prefix for every topic name. */
+  KAFKA_TOPIC_PREFIX: z.string().default(""),
+  /** Fixed credentials for the sandbox platform's first token (both or neither). */
+  CORRIDOR_BOOTSTRAP_CLIENT_ID: z.string().optional(),
+  CORRIDOR_BOOTSTRAP_CLIENT_SECRET: z.string().min(16).optional(),
+  /** The gateway's knobs (rate limits, failed-auth throttle, auth cache, proxy): the same schema entries, and defaults, as the split gateway. */
+  ...gatewayEnv,
+}).refine((c) => !!c.CORRIDOR_BOOTSTRAP_CLIENT_ID === !!c.CORRIDOR_BOOTSTRAP_CLIENT_SECRET, {
+  message: "set both CORRIDOR_BOOTSTRAP_CLIENT_ID and CORRIDOR_BOOTSTRAP_CLIENT_SECRET, or neither",
+  path: ["CORRIDOR_BOOTSTRAP_CLIENT_ID"],
+});

@@ -1,0 +1,65 @@
+import { DEFAULT_SERVICE_PORTS, SERVICE_NAMES, env, serviceUrlEnvKey, z } from "@corridor/kit";
+
+/**
+ * The gateway's knobs, wherever a gateway runs: the split gateway (main.ts) and the embedded system
+ * (embedded/src/config.ts) spread this same object into their config schema, and buildGateway's
+ * defaults are parsed from it. Each knob therefore has exactly one default, here (issue 14, defect 8);
+ * the READMEs' environment tables repeat these values and a test checks that they do.
+ */
+export const gatewayEnv = {
+  /** Requests allowed per authenticated principal (API token, or agent) per window; per client IP on routes without authentication. */
+  RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(1000),
+  /** Rate-limit window in milliseconds. */
+  RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1).default(60_000),
+  /** Failed authentications allowed per (client IP, claimed clientId) per window; beyond, failures answer 429. A correct secret always passes. */
+  AUTH_FAILURE_LIMIT_MAX: z.coerce.number().int().min(1).default(20),
+  /** Window of the failed-authentication throttle in milliseconds. */
+  AUTH_FAILURE_WINDOW_MS: z.coerce.number().int().min(1).default(60_000),
+  /** How long a verified credential is trusted without asking auth-sessions, in milliseconds. */
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30_000),
+  /** Trust X-Forwarded-For from the proxy in front, for client IPs (per-IP limits, the failure throttle). */
+  TRUST_PROXY: env.bool(false),
+};
+
+export const gatewayConfigSchema = z.object(gatewayEnv);
+export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
+
+/** The split (and cluster) gateway process: main.ts. */
+export const splitGatewayConfigSchema = z.object({
+  /** Port of the REST API. */
+  PORT: env.port(8080),
+  /** Interface to listen on. */
+  HOST: z.string().default("0.0.0.0"),
+  /** Redis for shared rate-limit counters, the auth cache and Idempotency-Key claims; in-process when unset (single replica only). */
+  REDIS_URL: z.string().optional(),
+  ...gatewayEnv,
+  /**
+   * After SIGTERM, how long to keep serving (with /readyz failing) before closing, so the load
+   * balancer stops routing here first. 0 locally; the Helm chart sets a few seconds.
+   */
+  SHUTDOWN_DRAIN_DELAY_MS: env.int(0),
+  /** Where each service answers (Connect over h2c). */
+  ...(Object.fromEntries(
+    SERVICE_NAMES.map((s) => [serviceUrlEnvKey(s), z.string().url().default(`http://127.0.0.1:${DEFAULT_SERVICE_PORTS[s]}`)]),
+  ) as Record<string, z.ZodDefault<z.ZodString>>),
+});
+
+/** Every knob at its default: what buildGateway uses for an option it is not given. */
+export const GATEWAY_DEFAULTS: GatewayConfig = Object.freeze(gatewayConfigSchema.parse({}));
+
+/** The buildGateway options a loaded config sets. */
+export interface GatewayTuning {
+  rateLimit: { max: number; timeWindowMs: number };
+  authFailureLimit: { max: number; timeWindowMs: number };
+  authCacheTtlMs: number;
+  trustProxy: boolean;
+}
+
+export function gatewayTuning(config: GatewayConfig): GatewayTuning {
+  return {
+    rateLimit: { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
+    authFailureLimit: { max: config.AUTH_FAILURE_LIMIT_MAX, timeWindowMs: config.AUTH_FAILURE_WINDOW_MS },
+    authCacheTtlMs: config.AUTH_CACHE_TTL_MS,
+    trustProxy: config.TRUST_PROXY,
+  };
+}
