@@ -200,7 +200,9 @@ export function createActions(deps: ActionsDeps) {
     if (platformNow >= quote.expiresAt) {
       throw errors.conflict("QUOTE_EXPIRED", `Quote ${quote.id} expired at ${quote.expiresAt.toISOString()}`, { id: quote.id });
     }
-    assertAllowed(agent.policy, [quote.sourceAccountId]);
+    // allowedAccountIds names the internal accounts money may leave or enter.
+    const internalAccountIds = [quote.sourceAccountId, ...(quote.destinationAccountId.startsWith("InternalAccount:") ? [quote.destinationAccountId] : [])];
+    assertAllowed(agent.policy, internalAccountIds);
     return {
       type: "EXECUTE_QUOTE",
       quote,
@@ -210,7 +212,7 @@ export function createActions(deps: ActionsDeps) {
       destinationAccountId: quote.destinationAccountId,
       description: "",
       accountIds: [quote.sourceAccountId, quote.destinationAccountId].filter((id) => id !== ""),
-      internalAccountIds: [quote.sourceAccountId],
+      internalAccountIds,
       expiresAt: quote.expiresAt,
     };
   }
