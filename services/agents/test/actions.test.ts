@@ -459,6 +459,17 @@ describe("reads, isolation and idempotency", () => {
     expect((await transferOut(h, w, 5n, "k-2")).replayed).toBe(false);
   });
 
+  it("concurrent retries with one Idempotency-Key submit once: the others replay it or are told it is in flight", async () => {
+    const w = await world(h, AUTO);
+    const results = await Promise.allSettled(Array.from({ length: 6 }, () => transferOut(h, w, 250n, "same-key")));
+    const answered = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    expect(answered.filter((r) => !r.replayed)).toHaveLength(1);
+    expect(new Set(answered.map((r) => r.action!.id)).size).toBe(1);
+    for (const r of results) if (r.status === "rejected") expect(String(r.reason)).toContain("still being processed");
+    expect(await actionCount(w)).toBe(1n);
+    expect(h.calls.transfers.filter((c) => c.idempotencyKey === `agent-action/${answered[0]!.action!.id}`)).toHaveLength(1);
+  });
+
   it("actions read their quote and transaction as they are now", async () => {
     const w = await world(h, AUTO);
     const { action } = await transferOut(h, w, 10n);

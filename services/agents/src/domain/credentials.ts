@@ -28,11 +28,6 @@ export function displayDeviceCode(code: string): string {
   return `${code.slice(0, 4)}-${code.slice(4)}`;
 }
 
-/** For logs: enough to tell codes apart, not enough to use one. */
-export function redactDeviceCode(code: string): string {
-  return `${code.slice(0, 2)}******`;
-}
-
 /** `agt_` + 32 random bytes, base64url. Shown once; only its hash is kept. */
 export function newAccessToken(): string {
   return `agt_${randomBytes(32).toString("base64url")}`;
