@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { convertAmount } from "../src/domain/conversion.js";
 import { displayDeviceCode, newDeviceCode, normalizeDeviceCode } from "../src/domain/credentials.js";
 import { checkLimits, executionMode } from "../src/domain/evaluation.js";
+import { ManualClock } from "@corridor/kit";
+import { platformTime } from "../src/domain/platform-time.js";
 import { defaultPolicy } from "../src/domain/policy.js";
 import { dayKey, monthKey, nextDay, nextMonth } from "../src/domain/windows.js";
 
@@ -62,5 +64,25 @@ describe("evaluation", () => {
     expect(executionMode(p, { countedAmount: 1n, thresholdAmount: 1n, accountIds: ["a", "b"] })).toBe("APPROVAL_REQUIRED");
     const t = { ...p, approvalThresholds: { currency: "USD", amount: 10n } };
     expect(executionMode(t, { countedAmount: 11n, thresholdAmount: 11n, accountIds: ["a"] })).toBe("APPROVAL_REQUIRED");
+  });
+});
+
+describe("platform time", () => {
+  it("sandbox platforms live on their sandbox clock, production platforms on the service clock; environments are asked once", async () => {
+    const clock = new ManualClock("2026-11-23T12:00:00Z");
+    const asked: string[] = [];
+    const time = platformTime({
+      clock,
+      environment: async (id) => {
+        asked.push(id);
+        return id === "prod" ? "PRODUCTION" : "SANDBOX";
+      },
+      sandboxNow: async () => new Date("2027-02-01T00:00:00Z"),
+    });
+    expect((await time.now("prod")).toISOString()).toBe("2026-11-23T12:00:00.000Z");
+    expect((await time.now("sbx")).toISOString()).toBe("2027-02-01T00:00:00.000Z");
+    await time.now("sbx");
+    await time.now("prod");
+    expect(asked).toEqual(["prod", "sbx"]);
   });
 });
