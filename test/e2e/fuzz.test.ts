@@ -18,7 +18,7 @@ import { mode, skipReason, startTestSystem, type Caller, type TestSystem } from 
 
 const SEED = 20251013;
 /** Cases per operation, at most (a deterministic sample of the generated ones; the first few are always kept). */
-const CASES_PER_OPERATION = Number(process.env.FUZZ_CASES_PER_OPERATION ?? 60);
+const CASES_PER_OPERATION = Number(process.env.FUZZ_CASES_PER_OPERATION ?? 90);
 const CONCURRENCY = 4;
 /** Requests each API token sends before the next one takes over (the rate limit is per token). */
 const REQUESTS_PER_TOKEN = 300;
@@ -76,6 +76,8 @@ const shuffle = <T>(items: T[]): T[] => {
 /** Arbitrary strings (any code unit, lone surrogates and controls included), the same every run. */
 const junkStrings = fc.sample(fc.string({ unit: "binary", minLength: 1, maxLength: 12 }), { seed: SEED, numRuns: 40 });
 const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
+/** Arbitrary JSON values (any shape, strings with any code unit), the same every run. */
+const junkJson = fc.sample(fc.jsonValue({ maxDepth: 3, stringUnit: "binary" }), { seed: SEED, numRuns: 300 });
 
 // ---------------------------------------------------------------------------------------------
 // Hostile values.
@@ -274,7 +276,7 @@ function casesFor(doc: Json, o: Operation, ids: Map<string, string[]>): Case[] {
 
   if (bodySchema !== undefined && baseBody !== undefined) {
     const found = leaves(baseBody);
-    const texts = shuffle(found.strings).slice(0, 4);
+    const texts = shuffle(found.strings).slice(0, 8);
     for (const at of texts) {
       const where = at.join(".");
       first.push(withBody(`body.${where} NUL`, json(setAt(baseBody, at, (v) => `${v}\u0000`))));
@@ -282,6 +284,13 @@ function casesFor(doc: Json, o: Operation, ids: Map<string, string[]>): Case[] {
       rest.push(withBody(`body.${where} lone low surrogate`, json(setAt(baseBody, at, () => LONE_LOW))));
       rest.push(withBody(`body.${where} junk`, json(setAt(baseBody, at, () => pick(junkStrings)))));
     }
+    // Any value in place of any member (type confusion, junk text), and whole junk bodies.
+    const members = [...found.strings, ...found.records.filter((at) => at.length > 0)];
+    for (let i = 0; i < 8 && members.length > 0; i++) {
+      const at = pick(members);
+      rest.push(withBody(`body.${at.join(".")} = random JSON`, json(setAt(baseBody, at, () => pick(junkJson)))));
+    }
+    for (let i = 0; i < 2; i++) rest.push(withBody("body random JSON", json(pick(junkJson))));
     if (texts[0]) rest.push(withBody(`body.${texts[0].join(".")} huge`, json(setAt(baseBody, texts[0], () => HUGE))));
     for (const at of found.records.slice(0, 3)) {
       rest.push(withBody(`body${at.length ? "." : ""}${at.join(".")} key NUL`, json(setAt(baseBody, at, (v) => ({ ...v, "k\u0000": "v" })))));
