@@ -37,7 +37,12 @@ function isFree(port: number): Promise<boolean> {
  * Runs the real `start:split` launcher (one process per service + the gateway) against a fresh
  * Postgres database, Redis and Kafka (with a unique topic prefix), and waits for its ready line.
  */
-export async function startSplitSystem(env: { DATABASE_URL: string; REDIS_URL: string; KAFKA_BROKERS: string }, extraEnv: Record<string, string> = {}) {
+export async function startSplitSystem(
+  env: { DATABASE_URL: string; REDIS_URL: string; KAFKA_BROKERS: string },
+  extraEnv: Record<string, string> = {},
+  /** Every line the processes write (their logs, prefixed with the process's name), as it comes. */
+  onLine?: (line: string) => void,
+) {
   const db = await createFreshDatabase(env.DATABASE_URL, "corridor_split");
   const base = await freePortBlock(8);
   const httpPort = base + 8;
@@ -60,12 +65,14 @@ export async function startSplitSystem(env: { DATABASE_URL: string; REDIS_URL: s
   });
   const logs: string[] = [];
   createInterface({ input: child.stderr! }).on("line", (l) => {
+    onLine?.(l);
     logs.push(l);
     if (logs.length > 400) logs.shift();
   });
   const ready = await new Promise<{ url: string }>((resolveReady, reject) => {
     const timer = setTimeout(() => reject(new Error(`split system not ready in time:\n${logs.slice(-60).join("\n")}`)), 150_000);
     createInterface({ input: child.stdout! }).on("line", (line) => {
+      onLine?.(line);
       if (line.startsWith("CORRIDOR_READY ")) {
         clearTimeout(timer);
         resolveReady(JSON.parse(line.slice("CORRIDOR_READY ".length)));

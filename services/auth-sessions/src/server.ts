@@ -42,12 +42,17 @@ export function buildAuthSessions(
   deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pick<ServiceDeps, "log" | "env" | "transportFor">> & { accounts?: AccountDirectory; mailer?: Mailer },
 ): BuiltService {
   const db = deps.db.forSchema<AuthSessionsDatabase>(SCHEMA);
-  const log: { info(obj: object, msg: string): void; warn(msg: string): void } = deps.log ?? { info: () => {}, warn: () => {} };
+  const log: { warn(obj: object | string, msg?: string): void } = deps.log ?? { warn: () => {} };
   const config = loadWalletAuthConfig(deps.env ?? {});
   const auth = createAuthSessions({ transact: transactOver(db, platformEvents), clock: deps.clock, deploymentName: config.CORRIDOR_DEPLOYMENT_NAME });
   const walletKey = walletEncryptionKey(config.CORRIDOR_WALLET_ENCRYPTION_KEY);
   if (walletKey.insecureDefault) {
     log.warn("CORRIDOR_WALLET_ENCRYPTION_KEY is not set: wallet keys are encrypted at rest with an INSECURE built-in development key. Set it (32 bytes, hex or base64) for any real deployment; production platforms cannot export wallets without it.");
+  }
+  if (!config.CORRIDOR_SMTP_URL) {
+    log.warn(
+      "CORRIDOR_SMTP_URL is not set: EMAIL_OTP credentials of PRODUCTION platforms are refused (501 EMAIL_DELIVERY_NOT_CONFIGURED); sandbox platforms' codes are written to this log by the development mailer. Set CORRIDOR_SMTP_URL for any real deployment.",
+    );
   }
   const accounts: AccountDirectory = deps.accounts ?? (deps.transportFor ? ledgerAccounts(() => deps.transportFor!("ledger")) : missingLedger);
   const wallet = createWalletAuth({

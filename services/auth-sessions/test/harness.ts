@@ -1,7 +1,7 @@
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
-import { ManualClock, appErrorInterceptor, migrateSchema, sql, type DatabaseHandle } from "@corridor/kit";
+import { ManualClock, appErrorInterceptor, migrateSchema, sql, type DatabaseHandle, type Logger } from "@corridor/kit";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { PlatformEventSchema, type PlatformEvent } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
@@ -31,7 +31,7 @@ export interface Harness {
 // transform; tsx's loader lets it read the .ts migration files as runStandalone (under tsx) does.
 let tsxRegistered = false;
 
-export async function startHarness(opts: { env?: NodeJS.ProcessEnv; accounts?: AccountDirectory; mailer?: Mailer } = {}): Promise<Harness> {
+export async function startHarness(opts: { env?: NodeJS.ProcessEnv; accounts?: AccountDirectory; mailer?: Mailer; log?: Logger } = {}): Promise<Harness> {
   if (!tsxRegistered) {
     register();
     tsxRegistered = true;
@@ -39,7 +39,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; accounts?: A
   const { db, drop } = await openTestDatabase();
   await migrateSchema(db, service.schema, service.migrationsDir);
   const clock = new ManualClock("2025-10-13T12:00:00.000Z");
-  const built = buildAuthSessions({ db, clock, env: opts.env, accounts: opts.accounts, mailer: opts.mailer });
+  const built = buildAuthSessions({ db, clock, env: opts.env, accounts: opts.accounts, mailer: opts.mailer, log: opts.log });
   const transport = createRouterTransport(built.routes, { router: { interceptors: [appErrorInterceptor] } });
   const auth = createClient(AuthSessionsService, transport);
   const admin = createClient(PlatformAdminService, transport);

@@ -26,6 +26,8 @@ const ledgerTransport = createRouterTransport(
 );
 
 const mail: { to: string; code: string }[] = [];
+/** Whether the fake mail server reaches production users (false: as if CORRIDOR_SMTP_URL were unset). */
+let delivering = true;
 const lastCode = (to: string) => [...mail].reverse().find((m) => m.to === to)!.code;
 
 let h: Harness;
@@ -36,7 +38,12 @@ beforeAll(async () => {
   issuer = await localIssuer("https://issuer.example", "corridor-tests", () => h.clock.now());
   h = await startHarness({
     accounts: ledgerAccounts(ledgerTransport),
-    mailer: { async sendOtp(to, code) { mail.push({ to, code }); } },
+    mailer: {
+      deliversTo: (environment) => delivering || environment === "SANDBOX",
+      async sendOtp(to, code) {
+        mail.push({ to, code });
+      },
+    },
     env: {
       CORRIDOR_OIDC_ISSUERS: JSON.stringify([{ issuer: issuer.issuer, audience: issuer.audience, jwks: issuer.jwks }]),
       CORRIDOR_PASSKEY_RP_ID: RP.rpId,
@@ -82,6 +89,25 @@ describe("EMAIL_OTP on a production platform", () => {
     expect(session.id).toMatch(/^Session:/);
     const listed = await h.wallet.listSessions({ platformId, accountId });
     expect(listed.sessions.map((s) => s.id)).toEqual([session.id]);
+  });
+
+  it("refuses a re-challenge with 501 EMAIL_DELIVERY_NOT_CONFIGURED once there is no mail server, drawing no code (the last one still works)", async () => {
+    const { platformId, accountId } = await walletAccount(Environment.PRODUCTION);
+    const created = await h.wallet.createCredential({ platformId, accountId, type: "EMAIL_OTP", email: "nomail@example.com" });
+    const credentialId = (created.result.value as { id: string }).id;
+    const mailed = mail.length;
+    delivering = false;
+    try {
+      await expectPublicError(h.wallet.challengeCredential({ platformId, credentialId }), 501, "EMAIL_DELIVERY_NOT_CONFIGURED");
+      const other = await walletAccount(Environment.PRODUCTION);
+      await expectPublicError(h.wallet.createCredential({ ...other, type: "EMAIL_OTP", email: "nomail2@example.com" }), 501, "EMAIL_DELIVERY_NOT_CONFIGURED");
+    } finally {
+      delivering = true;
+    }
+    expect(mail.length).toBe(mailed);
+    await otpLogin(platformId, credentialId, "nomail@example.com", false);
+    // Nor was the 30-second re-challenge window used up by the refusal.
+    await h.wallet.challengeCredential({ platformId, credentialId });
   });
 
   it("counts wrong codes: 401 Invalid OTP code, and after 5 wrong tries even the right code fails", async () => {

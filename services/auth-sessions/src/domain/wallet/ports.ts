@@ -64,7 +64,9 @@ export interface AccountDirectory {
 
 /** Sends OTP emails (SMTP when configured, the log otherwise). Called after the commit. */
 export interface Mailer {
-  sendOtp(to: string, code: string, ctx: { platformId: string; credentialId: string }): Promise<void>;
+  /** Whether a code for a platform of this environment reaches its user (production: only by a real mail server). */
+  deliversTo(environment: "SANDBOX" | "PRODUCTION"): boolean;
+  sendOtp(to: string, code: string, ctx: { platformId: string; credentialId: string; environment: "SANDBOX" | "PRODUCTION" }): Promise<void>;
 }
 
 export interface OidcIdentity {

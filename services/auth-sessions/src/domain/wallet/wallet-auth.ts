@@ -174,9 +174,24 @@ export function createWalletAuth(deps: WalletAuthDeps) {
     return { ...session, encryptedSessionSigningKey: key.sealed };
   }
 
-  async function sendOtp(c: Credential, code: string | undefined) {
+  async function sendOtp(c: Credential, code: string | undefined, environment: "SANDBOX" | "PRODUCTION") {
     if (code === undefined || c.material.type !== "EMAIL_OTP") return;
-    await mailer.sendOtp(c.material.email, code, { platformId: c.platformId, credentialId: c.id });
+    await mailer.sendOtp(c.material.email, code, { platformId: c.platformId, credentialId: c.id, environment });
+  }
+
+  /**
+   * EMAIL_OTP needs a way to reach the user: without a mail server a production platform gets 501
+   * EMAIL_DELIVERY_NOT_CONFIGURED (checked before any code is drawn or anything is stored). Sandbox
+   * platforms always may: the development mailer shows their codes in the log, marked as such.
+   */
+  function requireEmailDelivery(environment: "SANDBOX" | "PRODUCTION") {
+    if (mailer.deliversTo(environment)) return;
+    throw new AppError(
+      501,
+      "EMAIL_DELIVERY_NOT_CONFIGURED",
+      "This deployment has no mail server (CORRIDOR_SMTP_URL), so EMAIL_OTP codes cannot reach the users of production platforms; use PASSKEY or OAUTH credentials, or ask the operator to configure SMTP",
+      { credentialType: "EMAIL_OTP" },
+    );
   }
 
   return {
@@ -208,6 +223,7 @@ export function createWalletAuth(deps: WalletAuthDeps) {
 
       await accounts.requireEmbeddedWallet(input.platformId, input.accountId);
       const { env, rp } = await transact(async (s) => ({ env: await environment(s, input.platformId), rp: await relyingParty(s, input.platformId) }));
+      if (type === "EMAIL_OTP") requireEmailDelivery(env);
       const sandbox = env === "SANDBOX";
       const now = clock.now();
 
@@ -273,7 +289,7 @@ export function createWalletAuth(deps: WalletAuthDeps) {
           return { credential, code };
         });
         if ("challenge" in outcome) return { challenge: outcome.challenge };
-        await sendOtp(outcome.credential, outcome.code);
+        await sendOtp(outcome.credential, outcome.code, env);
         return { authMethod: toAuthMethod(outcome.credential) };
       } catch (err) {
         if (!(err instanceof AppError) && isOnePerTypeViolation(err)) throw alreadyExists(type);
@@ -324,8 +340,13 @@ export function createWalletAuth(deps: WalletAuthDeps) {
             throw new AppError(429, "RATE_LIMITED", `One challenge per credential every 30 seconds; retry in ${retryAfterSeconds} s`, { retryAfterSeconds });
           }
         }
+        if (c.type === "EMAIL_OTP") {
+          const env = await environment(store, platformId);
+          requireEmailDelivery(env);
+          await store.credentials.setLastChallengeAt(platformId, c.id, now);
+          return { credential: c, code: await newOtp(store, c, now), env };
+        }
         await store.credentials.setLastChallengeAt(platformId, c.id, now);
-        if (c.type === "EMAIL_OTP") return { credential: c, code: await newOtp(store, c, now) };
 
         const requestId = newId("Request");
         const expiresAt = new Date(now.getTime() + LIMITS.passkeyChallengeMs);
@@ -337,7 +358,7 @@ export function createWalletAuth(deps: WalletAuthDeps) {
         return { passkeyChallenge: { challenge, requestId, expiresAt } };
       });
       if ("passkeyChallenge" in outcome) return { passkeyChallenge: outcome.passkeyChallenge };
-      await sendOtp(outcome.credential, outcome.code);
+      await sendOtp(outcome.credential, outcome.code, outcome.env);
       return { authMethod: toAuthMethod(outcome.credential) };
     },
 
