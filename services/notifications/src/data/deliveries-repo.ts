@@ -1,22 +1,24 @@
 import type { DeliveryAttempt, DeliveryStore } from "../domain/delivery.js";
 import type { Db } from "./tables.js";
 
+/** An attempt as its webhook_deliveries row. */
+export function deliveryRow(a: DeliveryAttempt) {
+  return {
+    id: a.id,
+    platform_id: a.platformId,
+    webhook_id: a.webhookId,
+    type: a.type,
+    url: a.url,
+    request_body: a.requestBody,
+    response_status: a.responseStatus,
+    delivered: a.delivered,
+    error: a.error,
+    attempted_at: a.attemptedAt,
+  };
+}
+
 export async function recordDelivery(db: Db, a: DeliveryAttempt): Promise<void> {
-  await db
-    .insertInto("webhook_deliveries")
-    .values({
-      id: a.id,
-      platform_id: a.platformId,
-      webhook_id: a.webhookId,
-      type: a.type,
-      url: a.url,
-      request_body: a.requestBody,
-      response_status: a.responseStatus,
-      delivered: a.delivered,
-      error: a.error,
-      attempted_at: a.attemptedAt,
-    })
-    .execute();
+  await db.insertInto("webhook_deliveries").values(deliveryRow(a)).execute();
 }
 
 export async function listDeliveries(db: Db, platformId: string): Promise<DeliveryAttempt[]> {

@@ -1,4 +1,6 @@
-import { sql, type Kysely, type Selectable } from "kysely";
+import { sql, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from "kysely";
+import type { DeliveryAttempt } from "../domain/delivery.js";
+import { deliveryRow } from "./deliveries-repo.js";
 import type { Db, NotificationsDatabase, WebhookQueueTable } from "./tables.js";
 
 export type QueuedWebhook = Selectable<WebhookQueueTable>;
@@ -19,6 +21,18 @@ function fromEnvelope(payload: string): { occurredAt?: Date; resourceKey?: strin
   }
 }
 
+/**
+ * Webhook ids enqueued in each (consumer) transaction, so the consumer's wrapper can announce them
+ * to the delivery worker without another query. Keyed by the transaction object, and dropped with
+ * it.
+ */
+const enqueuedIn = new WeakMap<object, string[]>();
+
+/** The webhooks enqueued so far in this transaction (none for a duplicate event). */
+export function webhooksEnqueuedIn(trx: object): string[] {
+  return enqueuedIn.get(trx) ?? [];
+}
+
 /** Enqueues a webhook for its bus event once: a second call for the same event is a no-op. */
 export async function enqueueWebhook(
   db: Db,
@@ -36,7 +50,7 @@ export async function enqueueWebhook(
   },
 ): Promise<void> {
   const derived = w.occurredAt && w.resourceKey !== undefined ? {} : fromEnvelope(w.payload);
-  await db
+  const inserted = await db
     .insertInto("webhook_queue")
     .values({
       webhook_id: w.webhookId,
@@ -55,13 +69,12 @@ export async function enqueueWebhook(
       updated_at: w.at,
     })
     .onConflict((oc) => oc.column("source_event_id").doNothing())
-    .execute();
-}
-
-/** The webhooks a bus event enqueued (read in the consumer's own transaction, before it commits). */
-export async function webhooksOfEvent(db: Db, sourceEventId: string): Promise<string[]> {
-  const rows = await db.selectFrom("webhook_queue").select("webhook_id").where("source_event_id", "=", sourceEventId).execute();
-  return rows.map((r) => r.webhook_id);
+    .executeTakeFirst();
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) {
+    const ids = enqueuedIn.get(db) ?? [];
+    ids.push(w.webhookId);
+    enqueuedIn.set(db, ids);
+  }
 }
 
 export interface ClaimOptions {
@@ -78,6 +91,9 @@ export interface ClaimOptions {
   expected?: string[];
 }
 
+/** A claimed row; `has_next`: a later webhook of its resource was pending when it was claimed. */
+export type ClaimedWebhook = QueuedWebhook & { has_next: SqlBool };
+
 /** Serialises claims across workers on one database, so the per-endpoint count is exact. */
 const CLAIM_LOCK = sql`select pg_advisory_xact_lock(hashtext('corridor.notifications.webhook_queue.claim'))`;
 
@@ -86,11 +102,12 @@ const CLAIM_LOCK = sql`select pg_advisory_xact_lock(hashtext('corridor.notificat
  * then run outside any transaction. A row is due when it is PENDING, its `next_attempt_at` has
  * come and nobody holds a live lease on it, and either no earlier row (by `seq`) of the same
  * resource is still PENDING or it has waited `orderHoldMs` since it was enqueued. Rows are taken
- * oldest first, at most `perEndpoint` in flight per platform and `limit` in all. Claims are
- * serialised by an advisory lock (the in-flight count must not race) and read with
- * `for update skip locked`, so two workers never lease the same row.
+ * oldest first, at most `perEndpoint` in flight per platform (rows already leased count) and
+ * `limit` in all, in one statement. Claims are serialised by an advisory lock taken in a statement
+ * of its own, so the claiming statement's snapshot sees every earlier claim and the in-flight count
+ * cannot race; rows are read `for update skip locked`, so two workers never lease the same row.
  */
-export async function claimDue(db: Kysely<NotificationsDatabase>, o: ClaimOptions): Promise<{ rows: QueuedWebhook[]; seen: string[] }> {
+export async function claimDue(db: Kysely<NotificationsDatabase>, o: ClaimOptions): Promise<{ rows: ClaimedWebhook[]; seen: string[] }> {
   return db.transaction().execute(async (trx) => {
     const expected = o.expected ?? [];
     const seen = expected.length
@@ -99,71 +116,118 @@ export async function claimDue(db: Kysely<NotificationsDatabase>, o: ClaimOption
     if (o.limit <= 0) return { rows: [], seen };
     await CLAIM_LOCK.execute(trx);
 
-    const busy = new Map<string, number>();
-    const leased = await trx
-      .selectFrom("webhook_queue")
-      .select(["platform_id", (eb) => eb.fn.countAll<string | number | bigint>().as("n")])
-      .where("leased_until", "is not", null)
-      .where("leased_until", ">", o.now)
-      .where("status", "=", "PENDING")
-      .groupBy("platform_id")
-      .execute();
-    for (const r of leased) busy.set(r.platform_id, Number(r.n));
-    const full = [...busy].filter(([, n]) => n >= o.perEndpoint).map(([p]) => p);
-
     const holdEdge = new Date(o.now.getTime() - o.orderHoldMs);
-    const candidates = await trx
-      .selectFrom("webhook_queue as q")
-      .selectAll("q")
-      .where("q.status", "=", "PENDING")
-      .where("q.next_attempt_at", "<=", o.now)
-      .where((eb) => eb.or([eb("q.leased_until", "is", null), eb("q.leased_until", "<=", o.now)]))
-      .$if(full.length > 0, (qb) => qb.where("q.platform_id", "not in", full))
-      .where((eb) =>
-        eb.or([
-          eb("q.resource_key", "is", null),
-          eb("q.created_at", "<=", holdEdge),
-          eb.not(
-            eb.exists(
-              eb
-                .selectFrom("webhook_queue as e")
-                .select(sql.lit(1).as("one"))
-                .whereRef("e.platform_id", "=", "q.platform_id")
-                .whereRef("e.resource_key", "=", "q.resource_key")
-                .whereRef("e.seq", "<", "q.seq")
-                .where("e.status", "=", "PENDING"),
-            ),
-          ),
-        ]),
-      )
-      .orderBy("q.seq")
-      // Look past one busy platform's backlog so the others are not starved behind it.
-      .limit(Math.max(o.limit * 4, o.perEndpoint * 4, 100))
-      .forUpdate()
-      .skipLocked()
-      .execute();
-
-    const rows: QueuedWebhook[] = [];
-    for (const row of candidates) {
-      if (rows.length >= o.limit) break;
-      const n = busy.get(row.platform_id) ?? 0;
-      if (n >= o.perEndpoint) continue;
-      busy.set(row.platform_id, n + 1);
-      rows.push(row);
-    }
-    if (rows.length === 0) return { rows, seen };
     const leasedUntil = new Date(o.now.getTime() + o.leaseMs);
-    await trx
-      .updateTable("webhook_queue")
-      .set({ leased_until: leasedUntil })
-      .where(
-        "webhook_id",
-        "in",
-        rows.map((r) => r.webhook_id),
+    const rows = await trx
+      .with("busy", (q) =>
+        q
+          .selectFrom("webhook_queue")
+          .select(["platform_id", (eb) => eb.fn.countAll().as("n")])
+          .where("leased_until", "is not", null)
+          .where("leased_until", ">", o.now)
+          .where("status", "=", "PENDING")
+          .groupBy("platform_id"),
       )
+      .with("cand", (q) =>
+        q
+          .selectFrom("webhook_queue as q")
+          .select(["q.webhook_id", "q.platform_id", "q.seq"])
+          .select((eb) => hasNext(eb).as("has_next"))
+          .where("q.status", "=", "PENDING")
+          .where("q.next_attempt_at", "<=", o.now)
+          .where((eb) => eb.or([eb("q.leased_until", "is", null), eb("q.leased_until", "<=", o.now)]))
+          .where((eb) => eb("q.platform_id", "not in", eb.selectFrom("busy").select("busy.platform_id").where("busy.n", ">=", o.perEndpoint)))
+          .where((eb) => eb.or([eb("q.resource_key", "is", null), eb("q.created_at", "<=", holdEdge), eb.not(earlierPending(eb))]))
+          .orderBy("q.seq")
+          // Look past one busy platform's backlog so the others are not starved behind it.
+          .limit(Math.max(o.limit * 4, o.perEndpoint * 4, 100))
+          .forUpdate()
+          .skipLocked(),
+      )
+      .with("ranked", (q) =>
+        q
+          .selectFrom("cand")
+          .leftJoin("busy", "busy.platform_id", "cand.platform_id")
+          .select(["cand.webhook_id", "cand.seq", "cand.has_next"])
+          // This platform's place in the batch after the rows it already has in flight.
+          .select(sql<number>`row_number() over (partition by ${sql.ref("cand.platform_id")} order by ${sql.ref("cand.seq")}) + coalesce(${sql.ref("busy.n")}, 0)`.as("slot")),
+      )
+      .with("picked", (q) => q.selectFrom("ranked").select(["ranked.webhook_id", "ranked.has_next"]).where("ranked.slot", "<=", o.perEndpoint).orderBy("ranked.seq").limit(o.limit))
+      .updateTable("webhook_queue")
+      .from("picked")
+      .set({ leased_until: leasedUntil })
+      .whereRef("webhook_queue.webhook_id", "=", "picked.webhook_id")
+      .returningAll("webhook_queue")
+      .returning("picked.has_next")
       .execute();
-    return { rows: rows.map((r) => ({ ...r, leased_until: leasedUntil })), seen };
+    rows.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
+    return { rows, seen };
   });
+}
+
+/** The queue under the alias `q`, for the shared subqueries below. */
+type WithQ = NotificationsDatabase & { q: WebhookQueueTable };
+
+/** Whether an earlier row (by seq) of q's resource is still PENDING. */
+function earlierPending(eb: ExpressionBuilder<WithQ, "q">) {
+  return eb.exists(
+    eb
+      .selectFrom("webhook_queue as e")
+      .select(sql.lit(1).as("one"))
+      .whereRef("e.platform_id", "=", "q.platform_id")
+      .whereRef("e.resource_key", "=", "q.resource_key")
+      .whereRef("e.seq", "<", "q.seq")
+      .where("e.status", "=", "PENDING"),
+  );
+}
+
+/** Whether a later row (by seq) of q's resource is PENDING. */
+function hasNext(eb: ExpressionBuilder<WithQ, "q">) {
+  return eb.exists(
+    eb
+      .selectFrom("webhook_queue as s")
+      .select(sql.lit(1).as("one"))
+      .whereRef("s.platform_id", "=", "q.platform_id")
+      .whereRef("s.resource_key", "=", "q.resource_key")
+      .whereRef("s.seq", ">", "q.seq")
+      .where("s.status", "=", "PENDING"),
+  );
+}
+
+/**
+ * Hands the slot of a row that has just left PENDING to the next webhook of the same resource,
+ * when that one is due, free and now the earliest pending of its resource: it is leased and
+ * answered, so the worker posts it at once instead of waiting for the next claim. The platform's
+ * in-flight count does not change (one lease ended, one begins). One statement.
+ */
+export async function takeNextOfResource(db: Db, settled: QueuedWebhook, now: Date, leaseMs: number): Promise<ClaimedWebhook | undefined> {
+  const resourceKey = settled.resource_key;
+  if (resourceKey === null) return undefined;
+  return db
+    .with("nxt", (q) =>
+      q
+        .selectFrom("webhook_queue as q")
+        .select("q.webhook_id")
+        .select((eb) => hasNext(eb).as("has_next"))
+        .where("q.platform_id", "=", settled.platform_id)
+        .where("q.resource_key", "=", resourceKey)
+        .where("q.status", "=", "PENDING")
+        .where("q.seq", ">", settled.seq)
+        .where("q.next_attempt_at", "<=", now)
+        .where((eb) => eb.or([eb("q.leased_until", "is", null), eb("q.leased_until", "<=", now)]))
+        .where((eb) => eb.not(earlierPending(eb)))
+        .orderBy("q.seq")
+        .limit(1)
+        .forUpdate()
+        .skipLocked(),
+    )
+    .updateTable("webhook_queue")
+    .from("nxt")
+    .set({ leased_until: new Date(now.getTime() + leaseMs) })
+    .whereRef("webhook_queue.webhook_id", "=", "nxt.webhook_id")
+    .returningAll("webhook_queue")
+    .returning("nxt.has_next")
+    .executeTakeFirst();
 }
 
 /**
@@ -203,26 +267,29 @@ export async function nextDueAt(db: Db, now: Date, orderHoldMs: number): Promise
   return times.length ? new Date(Math.min(...times)) : undefined;
 }
 
-/** Writes what followed an attempt (or a wait for an endpoint, or a skip) and releases the lease. */
+/**
+ * Writes what followed an attempt (or a wait for an endpoint, or a skip) and releases the lease;
+ * with `attempt`, records it in webhook_deliveries in the same statement.
+ */
 export async function settleWebhook(
   db: Db,
   platformId: string,
   webhookId: string,
   change: { status: WebhookQueueTable["status"]; attempts: number; nextAttemptAt?: Date; lastError: string | null; at: Date },
+  attempt?: DeliveryAttempt,
 ): Promise<void> {
-  await db
-    .updateTable("webhook_queue")
-    .set({
-      status: change.status,
-      attempts: change.attempts,
-      ...(change.nextAttemptAt ? { next_attempt_at: change.nextAttemptAt } : {}),
-      last_error: change.lastError,
-      leased_until: null,
-      updated_at: change.at,
-    })
-    .where("platform_id", "=", platformId)
-    .where("webhook_id", "=", webhookId)
-    .execute();
+  const set = {
+    status: change.status,
+    attempts: change.attempts,
+    ...(change.nextAttemptAt ? { next_attempt_at: change.nextAttemptAt } : {}),
+    last_error: change.lastError,
+    leased_until: null,
+    updated_at: change.at,
+  };
+  const update = attempt
+    ? db.with("attempt", (q) => q.insertInto("webhook_deliveries").values(deliveryRow(attempt))).updateTable("webhook_queue")
+    : db.updateTable("webhook_queue");
+  await update.set(set).where("platform_id", "=", platformId).where("webhook_id", "=", webhookId).execute();
 }
 
 export async function findQueued(db: Db, platformId: string, webhookId: string): Promise<QueuedWebhook | undefined> {

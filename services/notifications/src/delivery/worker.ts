@@ -1,8 +1,7 @@
 import { v7 as uuidv7 } from "uuid";
 import type { BackgroundWorker, Clock, Logger } from "@corridor/kit";
 import type { Kysely } from "kysely";
-import { recordDelivery } from "../data/deliveries-repo.js";
-import { claimDue, nextDueAt, settleWebhook, type QueuedWebhook } from "../data/queue-repo.js";
+import { claimDue, nextDueAt, settleWebhook, takeNextOfResource, type ClaimedWebhook } from "../data/queue-repo.js";
 import { findSettings, settingsStore } from "../data/settings-repo.js";
 import type { NotificationsDatabase } from "../data/tables.js";
 import { endpointVerdict, NO_ENDPOINT_GRACE_MS, type EndpointVerdict, type WebhookSender } from "../domain/delivery.js";
@@ -60,7 +59,7 @@ export interface DeliveryWorker extends BackgroundWorker {
 
 /** How long an announced webhook is looked for before the worker assumes its transaction rolled back. */
 const EXPECT_FOR_MS = 5_000;
-const EXPECT_RECHECK_MAX_MS = 250;
+const EXPECT_RECHECK_MAX_MS = 50;
 /** After a failing pass (database unreachable), the next one waits this long. */
 const PASS_FAILURE_BACKOFF_MS = 1_000;
 
@@ -81,6 +80,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   let again = false;
   let timer: unknown;
   const inFlight = new Set<Promise<void>>();
+  /** Deliveries in flight per platform, in this worker. */
+  const inFlightOf = new Map<string, number>();
   /** Announced webhook id → until when (performance.now()) it is looked for. */
   const expected = new Map<string, number>();
   let expectRecheckMs = 1;
@@ -117,7 +118,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   }
 
   /** The endpoint for a row, asking auth-sessions when the copy has none but may be behind. */
-  async function resolve(row: QueuedWebhook, settings: WebhookSettings | undefined): Promise<{ verdict: EndpointVerdict; settings?: WebhookSettings }> {
+  async function resolve(row: ClaimedWebhook, settings: WebhookSettings | undefined): Promise<{ verdict: EndpointVerdict; settings?: WebhookSettings }> {
     const verdict = endpointVerdict(settings, row.occurred_at);
     if (verdict.kind !== "unknown") return { verdict, settings };
     const asOf = noEndpointAsOf.get(row.platform_id);
@@ -141,14 +142,25 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     };
   }
 
-  const deliverOne = async (row: QueuedWebhook, settingsOf: (platformId: string) => Promise<WebhookSettings | undefined>): Promise<void> => {
+  /**
+   * Posts one row and settles it. When the row leaves PENDING and `chain` holds, the next webhook
+   * of the same resource (if due) is taken in the same transaction and answered, to be posted in
+   * this same slot right away.
+   */
+  const deliverOne = async (
+    row: ClaimedWebhook,
+    settingsOf: (platformId: string) => Promise<WebhookSettings | undefined>,
+    chain: () => boolean,
+  ): Promise<ClaimedWebhook | undefined> => {
     const now = deps.clock.now();
     const { verdict, settings } = await resolve(row, await settingsOf(row.platform_id));
+    // Only when a later webhook of the resource was waiting at the claim: others are claimed as usual.
+    const handOff = () => (row.has_next && chain() ? takeNextOfResource(deps.db, row, deps.clock.now(), deps.leaseMs) : undefined);
 
     if (verdict.kind === "skip") {
       // Not sent and no attempt recorded; the event stays stored (decisions §8).
       await settleWebhook(deps.db, row.platform_id, row.webhook_id, { status: "SKIPPED", attempts: row.attempts, lastError: verdict.reason, at: now });
-      return;
+      return handOff();
     }
     if (verdict.kind === "unknown") {
       // The copy may be behind a config change made just before the event: wait a little for it.
@@ -161,7 +173,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         lastError: expired ? "no webhookEndpoint was set when it occurred" : "no webhookEndpoint configured (yet)",
         at: now,
       });
-      return;
+      return undefined;
     }
 
     // Outside any transaction: the row is ours by its lease.
@@ -175,8 +187,19 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     const done = deps.clock.now();
     const attempts = row.attempts + 1;
     const judged = judgeAttempt(outcome, attempts, row.created_at, done);
-    await deps.db.transaction().execute(async (trx) => {
-      await recordDelivery(trx, {
+    // The attempt is recorded and the row settled in one statement.
+    await settleWebhook(
+      deps.db,
+      row.platform_id,
+      row.webhook_id,
+      {
+        status: judged.status,
+        attempts,
+        nextAttemptAt: judged.status === "PENDING" ? judged.nextAttemptAt : undefined,
+        lastError: judged.status === "DELIVERED" ? null : judged.reason,
+        at: done,
+      },
+      {
         id: uuidv7(),
         platformId: row.platform_id,
         webhookId: row.webhook_id,
@@ -187,16 +210,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         delivered: judged.status === "DELIVERED",
         error: "error" in outcome ? outcome.error : null,
         attemptedAt: now,
-      });
-      await settleWebhook(trx, row.platform_id, row.webhook_id, {
-        status: judged.status,
-        attempts,
-        nextAttemptAt: judged.status === "PENDING" ? judged.nextAttemptAt : undefined,
-        lastError: judged.status === "DELIVERED" ? null : judged.reason,
-        at: done,
-      });
-    });
+      },
+    );
     if (judged.status === "FAILED") log.warn({ webhookId: row.webhook_id, platformId: row.platform_id, reason: judged.reason }, "webhook not delivered");
+    return judged.status === "PENDING" ? undefined : handOff();
   };
 
   const claim = (limit: number) =>
@@ -209,21 +226,43 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       expected: [...expected.keys()],
     });
 
-  const guarded = (row: QueuedWebhook, settingsOf: (platformId: string) => Promise<WebhookSettings | undefined>) =>
-    deliverOne(row, settingsOf).catch((err: unknown) => {
-      // The lease runs out and the row is picked again: at least once.
-      log.error({ err, webhookId: row.webhook_id }, "webhook delivery failed unexpectedly");
-    });
+  /** Delivers a row, then the rows of its resource handed to this slot; never throws. */
+  const guarded = async (first: ClaimedWebhook, settingsOf: (platformId: string) => Promise<WebhookSettings | undefined>, chain: () => boolean): Promise<number> => {
+    let row: ClaimedWebhook | undefined = first;
+    let n = 0;
+    while (row) {
+      const current: ClaimedWebhook = row;
+      n++;
+      row = await deliverOne(current, settingsOf, chain).catch((err: unknown) => {
+        // The lease runs out and the row is picked again: at least once.
+        log.error({ err, webhookId: current.webhook_id }, "webhook delivery failed unexpectedly");
+        return undefined;
+      });
+    }
+    return n;
+  };
+  const whileRunning = () => running;
 
-  function launch(row: QueuedWebhook, settingsOf: (platformId: string) => Promise<WebhookSettings | undefined>) {
-    const p: Promise<void> = guarded(row, settingsOf).finally(() => {
+  /**
+   * A claim is a transaction of its own: while an endpoint's slots are nearly all busy, a freed
+   * slot waits until a quarter of them are free, so one claim fills several (the next webhook of
+   * the same resource does not wait: it is handed the slot as it settles).
+   */
+  const refillPerEndpoint = Math.max(1, Math.floor(deps.perEndpoint / 4));
+  const refillGlobal = Math.max(1, Math.floor(deps.concurrency / 4));
+
+  function launch(row: ClaimedWebhook, settingsOf: (platformId: string) => Promise<WebhookSettings | undefined>) {
+    const platformId = row.platform_id;
+    inFlightOf.set(platformId, (inFlightOf.get(platformId) ?? 0) + 1);
+    const p: Promise<void> = guarded(row, settingsOf, whileRunning).then(() => {
       inFlight.delete(p);
-      // A slot is free, and a later webhook of the same resource may go now.
-      wake();
+      const left = (inFlightOf.get(platformId) ?? 1) - 1;
+      if (left > 0) inFlightOf.set(platformId, left);
+      else inFlightOf.delete(platformId);
+      if (inFlight.size === 0 || (deps.perEndpoint - left >= refillPerEndpoint && deps.concurrency - inFlight.size >= refillGlobal)) wake();
     });
     inFlight.add(p);
   }
-
   function setTimer(ms: number) {
     if (timer !== undefined) timers.clear(timer);
     timer = timers.set(() => {
@@ -291,7 +330,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     wake,
     notify(webhookIds) {
       if (!running || webhookIds.length === 0) return;
-      if (expected.size === 0) expectRecheckMs = 1;
+      expectRecheckMs = 1;
       const until = performance.now() + EXPECT_FOR_MS;
       for (const id of webhookIds) expected.set(id, until);
       wake();
@@ -299,8 +338,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     async runOnce() {
       const { rows } = await claim(deps.concurrency);
       const settingsOf = settingsCache();
-      await Promise.all(rows.map((row) => guarded(row, settingsOf)));
-      return rows.length;
+      const sent = await Promise.all(rows.map((row) => guarded(row, settingsOf, () => true)));
+      return sent.reduce((a, b) => a + b, 0);
     },
     start() {
       if (running) return;
