@@ -55,6 +55,14 @@ function migrationEntries(repoRoot) {
   return out;
 }
 
+/**
+ * Files or folders the code reads at run time beside its own sources, as
+ * `new URL("../assets/x", import.meta.url)` (repository-relative). The build relocates
+ * import.meta.url to the file's path under dist/app, so each is copied to the same path there.
+ * None today: add a served asset folder (a built web page, say) here.
+ */
+export const RUNTIME_FILES = [];
+
 const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 const packageName = (specifier) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/");
 
@@ -227,6 +235,7 @@ export async function build({ out = join(root, "dist"), repoRoot = root, log = c
   }
 
   const deps = copyDependencies(externals, repoRoot, appDir);
+  for (const path of RUNTIME_FILES) cpSync(join(repoRoot, path), join(appDir, path), { recursive: true });
   const appVersion = /^appVersion:\s*"?([^"\s]+)"?/m.exec(readFileSync(join(repoRoot, "helm/corridor/Chart.yaml"), "utf8"))?.[1] ?? "0.0.0";
   writeFileSync(join(appDir, "package.json"), JSON.stringify({ name: "corridor-app", version: appVersion, private: true, type: "module" }, null, 2) + "\n");
   cpSync(join(repoRoot, "deploy", "corridor.mjs"), join(appDir, "corridor.mjs"));
