@@ -36,7 +36,11 @@ const serviceNames = readdirSync(join(root, "services"), { withFileTypes: true }
   .sort();
 const deployables = ["gateway", ...serviceNames];
 
-const gatewayMain = source("gateway/src/main.ts");
+// The gateway's composition root and its config schema (gateway/src/config.ts, where there is one).
+const gatewayMain = ["gateway/src/main.ts", "gateway/src/config.ts"]
+  .filter((f) => existsSync(join(root, f)))
+  .map(source)
+  .join("\n");
 const standaloneHost = source("packages/kit/src/host/standalone.ts");
 
 function match(text: string, pattern: RegExp, what: string): RegExpMatchArray {
@@ -47,7 +51,7 @@ function match(text: string, pattern: RegExp, what: string): RegExpMatchArray {
 
 /** The port each deployable listens on when PORT is not set. */
 const defaultPort: Record<string, number> = {
-  gateway: Number(match(gatewayMain, /\bPORT:\s*env\.port\((\d+)\)/, "the gateway's default PORT in gateway/src/main.ts")[1]),
+  gateway: Number(match(gatewayMain, /\bPORT:\s*env\.port\((\d+)\)/, "the gateway's default PORT in gateway/src/main.ts or config.ts")[1]),
 };
 // Every service's main.ts hands itself to runStandalone, whose PORT defaults to
 // DEFAULT_SERVICE_PORTS[name].
