@@ -95,7 +95,7 @@ export interface ClaimOptions {
 export type ClaimedWebhook = QueuedWebhook & { has_next: SqlBool };
 
 /** Serialises claims across workers on one database, so the per-endpoint count is exact. */
-const CLAIM_LOCK = sql`select pg_advisory_xact_lock(hashtext('corridor.notifications.webhook_queue.claim'))`;
+const CLAIM_LOCK = sql<unknown>`pg_advisory_xact_lock(hashtext('corridor.notifications.webhook_queue.claim'))`;
 
 /**
  * Takes due rows in a short transaction of its own and leases them (`leased_until`); the POSTs
@@ -109,12 +109,19 @@ const CLAIM_LOCK = sql`select pg_advisory_xact_lock(hashtext('corridor.notificat
  */
 export async function claimDue(db: Kysely<NotificationsDatabase>, o: ClaimOptions): Promise<{ rows: ClaimedWebhook[]; seen: string[] }> {
   return db.transaction().execute(async (trx) => {
+    // The lock, and which announced rows are visible: anything seen here is visible to the claim
+    // that follows (its snapshot is later), so an announced row is never seen yet missed.
     const expected = o.expected ?? [];
-    const seen = expected.length
-      ? (await trx.selectFrom("webhook_queue").select("webhook_id").where("webhook_id", "in", expected).execute()).map((r) => r.webhook_id)
-      : [];
+    const seenRows = await trx
+      .selectNoFrom((eb) => [
+        CLAIM_LOCK.as("locked"),
+        expected.length
+          ? eb.fn<string[]>("array", [eb.selectFrom("webhook_queue").select("webhook_id").where("webhook_id", "in", expected)]).as("seen")
+          : sql<string[]>`'{}'::text[]`.as("seen"),
+      ])
+      .executeTakeFirstOrThrow();
+    const seen = seenRows.seen ?? [];
     if (o.limit <= 0) return { rows: [], seen };
-    await CLAIM_LOCK.execute(trx);
 
     const holdEdge = new Date(o.now.getTime() - o.orderHoldMs);
     const leasedUntil = new Date(o.now.getTime() + o.leaseMs);
@@ -168,8 +175,8 @@ export async function claimDue(db: Kysely<NotificationsDatabase>, o: ClaimOption
 /** The queue under the alias `q`, for the shared subqueries below. */
 type WithQ = NotificationsDatabase & { q: WebhookQueueTable };
 
-/** Whether an earlier row (by seq) of q's resource is still PENDING. */
-function earlierPending(eb: ExpressionBuilder<WithQ, "q">) {
+/** Whether an earlier row (by seq) of q's resource is still PENDING (other than `except`). */
+function earlierPending(eb: ExpressionBuilder<WithQ, "q">, except?: string) {
   return eb.exists(
     eb
       .selectFrom("webhook_queue as e")
@@ -177,7 +184,8 @@ function earlierPending(eb: ExpressionBuilder<WithQ, "q">) {
       .whereRef("e.platform_id", "=", "q.platform_id")
       .whereRef("e.resource_key", "=", "q.resource_key")
       .whereRef("e.seq", "<", "q.seq")
-      .where("e.status", "=", "PENDING"),
+      .where("e.status", "=", "PENDING")
+      .$if(except !== undefined, (qb) => qb.where("e.webhook_id", "!=", except!)),
   );
 }
 
@@ -195,39 +203,65 @@ function hasNext(eb: ExpressionBuilder<WithQ, "q">) {
 }
 
 /**
- * Hands the slot of a row that has just left PENDING to the next webhook of the same resource,
- * when that one is due, free and now the earliest pending of its resource: it is leased and
- * answered, so the worker posts it at once instead of waiting for the next claim. The platform's
- * in-flight count does not change (one lease ended, one begins). One statement.
+ * Settles a row that leaves PENDING (as settleWebhook) and hands its slot to the next webhook of
+ * the same resource when that one is due, free and then the earliest pending of its resource: it
+ * is leased and answered, so the worker posts it at once instead of waiting for the next claim.
+ * The platform's in-flight count does not change (one lease ends, one begins). With an attempt to
+ * record it is one statement, which reads the rows as they were before it: the settled row is
+ * left out of "an earlier webhook of this resource is pending" by id.
  */
-export async function takeNextOfResource(db: Db, settled: QueuedWebhook, now: Date, leaseMs: number): Promise<ClaimedWebhook | undefined> {
-  const resourceKey = settled.resource_key;
-  if (resourceKey === null) return undefined;
+export async function settleAndTakeNext(
+  db: Db,
+  settled: QueuedWebhook,
+  change: SettleChange,
+  attempt: DeliveryAttempt | undefined,
+  lease: { now: Date; leaseMs: number },
+): Promise<ClaimedWebhook | undefined> {
+  if (settled.resource_key === null || !attempt) {
+    await settleWebhook(db, settled.platform_id, settled.webhook_id, change, attempt);
+    if (settled.resource_key === null) return undefined;
+    return db
+      .with("nxt", () => nextOfResource(db, settled, lease.now))
+      .updateTable("webhook_queue")
+      .from("nxt")
+      .set({ leased_until: new Date(lease.now.getTime() + lease.leaseMs) })
+      .whereRef("webhook_queue.webhook_id", "=", "nxt.webhook_id")
+      .returningAll("webhook_queue")
+      .returning("nxt.has_next")
+      .executeTakeFirst();
+  }
   return db
-    .with("nxt", (q) =>
-      q
-        .selectFrom("webhook_queue as q")
-        .select("q.webhook_id")
-        .select((eb) => hasNext(eb).as("has_next"))
-        .where("q.platform_id", "=", settled.platform_id)
-        .where("q.resource_key", "=", resourceKey)
-        .where("q.status", "=", "PENDING")
-        .where("q.seq", ">", settled.seq)
-        .where("q.next_attempt_at", "<=", now)
-        .where((eb) => eb.or([eb("q.leased_until", "is", null), eb("q.leased_until", "<=", now)]))
-        .where((eb) => eb.not(earlierPending(eb)))
-        .orderBy("q.seq")
-        .limit(1)
-        .forUpdate()
-        .skipLocked(),
+    .with("settled", (q) =>
+      q.updateTable("webhook_queue").set(settleSet(change)).where("platform_id", "=", settled.platform_id).where("webhook_id", "=", settled.webhook_id).returning("webhook_id"),
     )
+    .with("attempt", (q) => q.insertInto("webhook_deliveries").values(deliveryRow(attempt)))
+    .with("nxt", () => nextOfResource(db, settled, lease.now, settled.webhook_id))
     .updateTable("webhook_queue")
     .from("nxt")
-    .set({ leased_until: new Date(now.getTime() + leaseMs) })
+    .set({ leased_until: new Date(lease.now.getTime() + lease.leaseMs) })
     .whereRef("webhook_queue.webhook_id", "=", "nxt.webhook_id")
     .returningAll("webhook_queue")
     .returning("nxt.has_next")
     .executeTakeFirst();
+}
+
+/** The next webhook of `settled`'s resource if it is due, free and the earliest pending (ignoring `except`). */
+function nextOfResource(db: Db, settled: QueuedWebhook, now: Date, except?: string) {
+  return db
+    .selectFrom("webhook_queue as q")
+    .select("q.webhook_id")
+    .select((eb) => hasNext(eb).as("has_next"))
+    .where("q.platform_id", "=", settled.platform_id)
+    .where("q.resource_key", "=", settled.resource_key!)
+    .where("q.status", "=", "PENDING")
+    .where("q.seq", ">", settled.seq)
+    .where("q.next_attempt_at", "<=", now)
+    .where((eb) => eb.or([eb("q.leased_until", "is", null), eb("q.leased_until", "<=", now)]))
+    .where((eb) => eb.not(earlierPending(eb, except)))
+    .orderBy("q.seq")
+    .limit(1)
+    .forUpdate()
+    .skipLocked();
 }
 
 /**
@@ -267,18 +301,16 @@ export async function nextDueAt(db: Db, now: Date, orderHoldMs: number): Promise
   return times.length ? new Date(Math.min(...times)) : undefined;
 }
 
-/**
- * Writes what followed an attempt (or a wait for an endpoint, or a skip) and releases the lease;
- * with `attempt`, records it in webhook_deliveries in the same statement.
- */
-export async function settleWebhook(
-  db: Db,
-  platformId: string,
-  webhookId: string,
-  change: { status: WebhookQueueTable["status"]; attempts: number; nextAttemptAt?: Date; lastError: string | null; at: Date },
-  attempt?: DeliveryAttempt,
-): Promise<void> {
-  const set = {
+export interface SettleChange {
+  status: WebhookQueueTable["status"];
+  attempts: number;
+  nextAttemptAt?: Date;
+  lastError: string | null;
+  at: Date;
+}
+
+function settleSet(change: SettleChange) {
+  return {
     status: change.status,
     attempts: change.attempts,
     ...(change.nextAttemptAt ? { next_attempt_at: change.nextAttemptAt } : {}),
@@ -286,6 +318,14 @@ export async function settleWebhook(
     leased_until: null,
     updated_at: change.at,
   };
+}
+
+/**
+ * Writes what followed an attempt (or a wait for an endpoint, or a skip) and releases the lease;
+ * with `attempt`, records it in webhook_deliveries in the same statement.
+ */
+export async function settleWebhook(db: Db, platformId: string, webhookId: string, change: SettleChange, attempt?: DeliveryAttempt): Promise<void> {
+  const set = settleSet(change);
   const update = attempt
     ? db.with("attempt", (q) => q.insertInto("webhook_deliveries").values(deliveryRow(attempt))).updateTable("webhook_queue")
     : db.updateTable("webhook_queue");

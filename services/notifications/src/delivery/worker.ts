@@ -1,10 +1,10 @@
 import { v7 as uuidv7 } from "uuid";
 import type { BackgroundWorker, Clock, Logger } from "@corridor/kit";
 import type { Kysely } from "kysely";
-import { claimDue, nextDueAt, settleWebhook, takeNextOfResource, type ClaimedWebhook } from "../data/queue-repo.js";
+import { claimDue, nextDueAt, settleAndTakeNext, settleWebhook, type ClaimedWebhook, type SettleChange } from "../data/queue-repo.js";
 import { findSettings, settingsStore } from "../data/settings-repo.js";
 import type { NotificationsDatabase } from "../data/tables.js";
-import { endpointVerdict, NO_ENDPOINT_GRACE_MS, type EndpointVerdict, type WebhookSender } from "../domain/delivery.js";
+import { endpointVerdict, NO_ENDPOINT_GRACE_MS, type DeliveryAttempt, type EndpointVerdict, type WebhookSender } from "../domain/delivery.js";
 import { judgeAttempt, NO_ENDPOINT_RECHECK_MS } from "../domain/event-webhooks.js";
 import { applyEndpointCopy, signingSecrets, type WebhookSettings } from "../domain/settings.js";
 
@@ -154,13 +154,19 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   ): Promise<ClaimedWebhook | undefined> => {
     const now = deps.clock.now();
     const { verdict, settings } = await resolve(row, await settingsOf(row.platform_id));
-    // Only when a later webhook of the resource was waiting at the claim: others are claimed as usual.
-    const handOff = () => (row.has_next && chain() ? takeNextOfResource(deps.db, row, deps.clock.now(), deps.leaseMs) : undefined);
+    /**
+     * Settles a row that leaves PENDING; hands its slot on when a later webhook of the resource
+     * was waiting at the claim (others are claimed as usual).
+     */
+    const settleLeaving = async (change: SettleChange, attempt?: DeliveryAttempt) => {
+      if (row.has_next && chain()) return settleAndTakeNext(deps.db, row, change, attempt, { now: deps.clock.now(), leaseMs: deps.leaseMs });
+      await settleWebhook(deps.db, row.platform_id, row.webhook_id, change, attempt);
+      return undefined;
+    };
 
     if (verdict.kind === "skip") {
       // Not sent and no attempt recorded; the event stays stored (decisions §8).
-      await settleWebhook(deps.db, row.platform_id, row.webhook_id, { status: "SKIPPED", attempts: row.attempts, lastError: verdict.reason, at: now });
-      return handOff();
+      return settleLeaving({ status: "SKIPPED", attempts: row.attempts, lastError: verdict.reason, at: now });
     }
     if (verdict.kind === "unknown") {
       // The copy may be behind a config change made just before the event: wait a little for it.
@@ -188,18 +194,14 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     const attempts = row.attempts + 1;
     const judged = judgeAttempt(outcome, attempts, row.created_at, done);
     // The attempt is recorded and the row settled in one statement.
-    await settleWebhook(
-      deps.db,
-      row.platform_id,
-      row.webhook_id,
-      {
-        status: judged.status,
-        attempts,
-        nextAttemptAt: judged.status === "PENDING" ? judged.nextAttemptAt : undefined,
-        lastError: judged.status === "DELIVERED" ? null : judged.reason,
-        at: done,
-      },
-      {
+    const change: SettleChange = {
+      status: judged.status,
+      attempts,
+      nextAttemptAt: judged.status === "PENDING" ? judged.nextAttemptAt : undefined,
+      lastError: judged.status === "DELIVERED" ? null : judged.reason,
+      at: done,
+    };
+    const attempt: DeliveryAttempt = {
         id: uuidv7(),
         platformId: row.platform_id,
         webhookId: row.webhook_id,
@@ -210,10 +212,11 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         delivered: judged.status === "DELIVERED",
         error: "error" in outcome ? outcome.error : null,
         attemptedAt: now,
-      },
-    );
+    };
     if (judged.status === "FAILED") log.warn({ webhookId: row.webhook_id, platformId: row.platform_id, reason: judged.reason }, "webhook not delivered");
-    return judged.status === "PENDING" ? undefined : handOff();
+    if (judged.status !== "PENDING") return settleLeaving(change, attempt);
+    await settleWebhook(deps.db, row.platform_id, row.webhook_id, change, attempt);
+    return undefined;
   };
 
   const claim = (limit: number) =>
