@@ -3,6 +3,7 @@ import { availableParallelism, cpus } from "node:os";
 import { Worker } from "node:worker_threads";
 import { API_VERSION, eventually, setUpFixtures, startBenchSystem, type BenchSystem, type Fixtures } from "./http-system.js";
 import type { LoadJob, LoadSummary } from "./load-worker.js";
+import { measureWebhookLatency, type WebhookLatencyResult } from "./webhook-latency.js";
 
 /**
  * HTTP load benchmark (`npm run bench:http`): starts the embedded system in this process on
@@ -14,7 +15,9 @@ import type { LoadJob, LoadSummary } from "./load-worker.js";
  *   BENCH_CONNECTIONS  concurrent keep-alive connections (default 10)
  *   BENCH_WARMUP       seconds of unmeasured load before each scenario (default 2; 0 skips)
  *   BENCH_CUSTOMERS    customers on the platform for the list scenario (default 300)
- *   BENCH_SCENARIOS    comma-separated subset of scenario names (default all)
+ *   BENCH_SCENARIOS    comma-separated subset of scenario names (default all; `webhooks` is the
+ *                      webhook delivery latency under a burst, see webhook-latency.ts)
+ *   BENCH_WEBHOOK_PAYMENTS  transfers in the webhooks burst (default 600)
  *   DATABASE_URL       Postgres server (a fresh database is made and dropped); PGlite otherwise
  *   REDIS_URL          Redis for the auth cache and rate-limit counters; in-process otherwise
  */
@@ -31,6 +34,7 @@ const durationSeconds = intFromEnv("BENCH_DURATION", 10, 1);
 const connections = intFromEnv("BENCH_CONNECTIONS", 10, 1);
 const warmupSeconds = intFromEnv("BENCH_WARMUP", 2, 0);
 const customers = intFromEnv("BENCH_CUSTOMERS", 300, 1);
+const webhookPayments = intFromEnv("BENCH_WEBHOOK_PAYMENTS", 600, 1);
 
 interface Scenario {
   name: string;
@@ -133,11 +137,12 @@ async function main(): Promise<number> {
   const sys = await startBenchSystem();
   const failures: string[] = [];
   const rows: { s: Scenario; r: LoadSummary; drainSeconds?: number }[] = [];
+  let webhooks: WebhookLatencyResult | undefined;
   try {
     const fixtures = await setUpFixtures(sys, customers);
     const all = scenarios(fixtures);
-    const unknown = (wanted ?? []).filter((w) => !all.some((s) => s.name === w));
-    if (unknown.length) throw new Error(`unknown BENCH_SCENARIOS ${unknown.join(", ")}; known: ${all.map((s) => s.name).join(", ")}`);
+    const unknown = (wanted ?? []).filter((w) => w !== "webhooks" && !all.some((s) => s.name === w));
+    if (unknown.length) throw new Error(`unknown BENCH_SCENARIOS ${unknown.join(", ")}; known: ${[...all.map((s) => s.name), "webhooks"].join(", ")}`);
     const chosen = wanted ? all.filter((s) => wanted.includes(s.name)) : all;
     // Each scenario is checked once by hand first, so a broken setup fails before any load.
     let transfersAccepted = fixtures.transfersAccepted;
@@ -175,6 +180,9 @@ async function main(): Promise<number> {
       }
       rows.push({ s, r, drainSeconds });
     }
+    if (!wanted || wanted.includes("webhooks")) {
+      webhooks = await measureWebhookLatency(sys, fixtures, { payments: webhookPayments, concurrency: connections });
+    }
   } finally {
     await sys.stop();
   }
@@ -182,21 +190,39 @@ async function main(): Promise<number> {
   const cpu = cpus()[0]?.model.trim() ?? "unknown CPU";
   console.log(`HTTP benchmark: ${sys.database}, auth cache and rate limit ${sys.cache}; ${connections} connections, ${durationSeconds} s per scenario after ${warmupSeconds} s warm-up`);
   console.log(`Node ${process.version}, ${availableParallelism()} CPUs (${cpu})`);
-  console.log("Latencies are whole milliseconds (autocannon's resolution).");
-  console.log("");
-  console.log("| scenario | req/s | p50 ms | p97.5 ms | p99 ms | max ms | requests | errors (incl. timeouts) | non-2xx |");
-  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  if (rows.length) console.log("Latencies are whole milliseconds (autocannon's resolution).");
+  if (rows.length) console.log("");
+  if (rows.length) console.log("| scenario | req/s | p50 ms | p97.5 ms | p99 ms | max ms | requests | errors (incl. timeouts) | non-2xx |");
+  if (rows.length) console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
   for (const { s, r } of rows) {
     console.log(
       `| ${s.method} ${s.path} | ${fmt(r.requestsPerSecond, 1)} | ${fmt(r.latency.p50)} | ${fmt(r.latency.p97_5)} | ${fmt(r.latency.p99)} | ${fmt(r.latency.max)} | ${fmt(r.requests)} | ${r.errors} | ${r.non2xx} |`,
     );
   }
-  console.log("");
+  if (rows.length) console.log("");
   for (const { s } of rows) console.log(`- ${s.name}: ${s.measures}`);
   for (const { s, drainSeconds } of rows) {
     if (drainSeconds !== undefined) {
       console.log(`- ${s.name}, after the load: every accepted transfer reached COMPLETED (through the outbox, the sandbox rail and back) ${drainSeconds.toFixed(1)} s after the last request.`);
     }
+  }
+
+  if (webhooks) {
+    const w = webhooks;
+    const ms = (n: number) => fmt(n, 0);
+    const x = (n: number) => `${fmt(n / w.anchor.p50, 0)}×`;
+    console.log("");
+    console.log(
+      `Webhook delivery under a burst of ${fmt(w.payments)} transfers (${w.concurrency} in flight; posted in ${w.sendSeconds.toFixed(1)} s; last webhook ${w.totalSeconds.toFixed(1)} s after the first transfer): ${fmt(w.webhooks)} webhooks (${Object.entries(w.byType).map(([t, n]) => `${t} ${n}`).join(", ")}), ${w.stale} of events from before the endpoint was set.`,
+    );
+    console.log("Latency = received at the loopback receiver − the event's occurred time; anchor = a bare loopback POST round trip (median of 500) in the same run.");
+    console.log("");
+    console.log("| measure | p50 | p90 | p99 | max | p50 ÷ anchor | p99 ÷ anchor |");
+    console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    console.log(`| all webhooks, ms | ${ms(w.all.p50)} | ${ms(w.all.p90)} | ${ms(w.all.p99)} | ${ms(w.all.max)} | ${x(w.all.p50)} | ${x(w.all.p99)} |`);
+    console.log(`| OUTGOING_PAYMENT_COMPLETED, ms | ${ms(w.completed.p50)} | ${ms(w.completed.p90)} | ${ms(w.completed.p99)} | ${ms(w.completed.max)} | ${x(w.completed.p50)} | ${x(w.completed.p99)} |`);
+    console.log(`| anchor: loopback POST round trip, ms | ${fmt(w.anchor.p50, 2)} | ${fmt(w.anchor.p90, 2)} | ${fmt(w.anchor.p99, 2)} | ${fmt(w.anchor.max, 2)} | 1× | |`);
+    if (w.stale > 0) failures.push(`webhooks: ${w.stale} webhooks of events from before the endpoint was set were delivered`);
   }
 
   if (failures.length) {

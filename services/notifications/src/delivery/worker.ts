@@ -69,7 +69,7 @@ const PASS_FAILURE_BACKOFF_MS = 1_000;
  * resource may go), or by a timer set to the earliest time a row becomes due by itself (a retry,
  * an expiring lease, an order hold), capped by the safety poll. Each pass claims as many rows as
  * there are free slots (see claimDue for the bounds and the per-resource order), posts each
- * outside any transaction, then records the attempt and settles the row in one transaction.
+ * outside any transaction, then records the attempt and settles the row in one statement.
  */
 export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const timers = deps.timers ?? realTimers;
@@ -144,8 +144,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
 
   /**
    * Posts one row and settles it. When the row leaves PENDING and `chain` holds, the next webhook
-   * of the same resource (if due) is taken in the same transaction and answered, to be posted in
-   * this same slot right away.
+   * of the same resource (if due) is taken as it settles and answered, to be posted in this same
+   * slot right away.
    */
   const deliverOne = async (
     row: ClaimedWebhook,
@@ -202,16 +202,16 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       at: done,
     };
     const attempt: DeliveryAttempt = {
-        id: uuidv7(),
-        platformId: row.platform_id,
-        webhookId: row.webhook_id,
-        type: row.type,
-        url: verdict.url,
-        requestBody: row.payload,
-        responseStatus: "status" in outcome ? outcome.status : 0,
-        delivered: judged.status === "DELIVERED",
-        error: "error" in outcome ? outcome.error : null,
-        attemptedAt: now,
+      id: uuidv7(),
+      platformId: row.platform_id,
+      webhookId: row.webhook_id,
+      type: row.type,
+      url: verdict.url,
+      requestBody: row.payload,
+      responseStatus: "status" in outcome ? outcome.status : 0,
+      delivered: judged.status === "DELIVERED",
+      error: "error" in outcome ? outcome.error : null,
+      attemptedAt: now,
     };
     if (judged.status === "FAILED") log.warn({ webhookId: row.webhook_id, platformId: row.platform_id, reason: judged.reason }, "webhook not delivered");
     if (judged.status !== "PENDING") return settleLeaving(change, attempt);
