@@ -190,10 +190,12 @@ async function main(): Promise<number> {
   const cpu = cpus()[0]?.model.trim() ?? "unknown CPU";
   console.log(`HTTP benchmark: ${sys.database}, auth cache and rate limit ${sys.cache}; ${connections} connections, ${durationSeconds} s per scenario after ${warmupSeconds} s warm-up`);
   console.log(`Node ${process.version}, ${availableParallelism()} CPUs (${cpu})`);
-  if (rows.length) console.log("Latencies are whole milliseconds (autocannon's resolution).");
-  if (rows.length) console.log("");
-  if (rows.length) console.log("| scenario | req/s | p50 ms | p97.5 ms | p99 ms | max ms | requests | errors (incl. timeouts) | non-2xx |");
-  if (rows.length) console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  if (rows.length) {
+    console.log("Latencies are whole milliseconds (autocannon's resolution).");
+    console.log("");
+    console.log("| scenario | req/s | p50 ms | p97.5 ms | p99 ms | max ms | requests | errors (incl. timeouts) | non-2xx |");
+    console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  }
   for (const { s, r } of rows) {
     console.log(
       `| ${s.method} ${s.path} | ${fmt(r.requestsPerSecond, 1)} | ${fmt(r.latency.p50)} | ${fmt(r.latency.p97_5)} | ${fmt(r.latency.p99)} | ${fmt(r.latency.max)} | ${fmt(r.requests)} | ${r.errors} | ${r.non2xx} |`,
