@@ -234,7 +234,7 @@ function describeFailure(err: unknown): string {
   const [detail] = ce.findDetails(PublicErrorSchema);
   if (detail) {
     const fieldErrors = ((detail.details?.errors ?? []) as { field?: string; reason?: string }[]).map((e) => `\n  ${e.field}: ${e.reason}`);
-    return `${detail.httpStatus} ${detail.code}: ${detail.message}${fieldErrors.join("")}`;
+    return `${detail.outcome} ${detail.code}: ${detail.message}${fieldErrors.join("")}`;
   }
 
   return `${Code[ce.code]}: ${ce.rawMessage}`;

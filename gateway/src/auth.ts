@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
-import { AppError, errors, publicErrorFromConnect, type Logger } from "@corridor/kit";
+import { AppError, appErrorFromConnect, errors, type Logger } from "@corridor/kit";
 import { AgentsService } from "@corridor/proto/corridor/agents/v1/agents_service_pb.js";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
@@ -80,7 +80,7 @@ export function agentOf(request: FastifyRequest): AgentPrincipal {
 }
 
 /** A failed Bearer authentication: 401 UNAUTHORIZED without the Basic challenge. */
-const bearerUnauthorized = (message = "Missing or invalid agent access token", details: JsonObject = {}) => new AppError(401, "UNAUTHORIZED", message, details);
+const bearerUnauthorized = (message = "Missing or invalid agent access token", details: JsonObject = {}) => new AppError("UNAUTHENTICATED", "UNAUTHORIZED", message, details);
 
 /** The token of `Authorization: Bearer <token>`; undefined when the header is absent or another scheme. */
 export function parseBearer(header: string | undefined): string | undefined {
@@ -241,8 +241,8 @@ export function createAuthenticator(opts: {
       res = await authClient.authenticate({ clientId: creds.clientId, clientSecret: creds.clientSecret });
     } catch (err) {
       // auth-sessions refusing the credentials is a Basic failure; its other errors (unreachable) stay as they are.
-      const { body } = publicErrorFromConnect(err);
-      if (body.status === 401) throw unauthorized(body.message, body.details);
+      const refusal = appErrorFromConnect(err);
+      if (refusal?.outcome === "UNAUTHENTICATED") throw unauthorized(refusal.message, refusal.details);
       throw err;
     }
     const principal: PlatformPrincipal = {
@@ -275,8 +275,8 @@ export function createAuthenticator(opts: {
       res = await agentsClient.authenticateAgent({ accessToken: token });
     } catch (err) {
       // The service refusing the token is a 401; its other errors (unreachable) stay as they are.
-      const { body } = publicErrorFromConnect(err);
-      if (body.status === 400 || body.status === 401 || body.status === 404) throw bearerUnauthorized();
+      const refusal = appErrorFromConnect(err);
+      if (refusal && ["INVALID", "UNAUTHENTICATED", "NOT_FOUND"].includes(refusal.outcome)) throw bearerUnauthorized();
       throw err;
     }
     const agent = res.agent;
@@ -307,7 +307,7 @@ export function createAuthenticator(opts: {
           request.principal = agent;
           // docs/agents.md: paused first, then the permission.
           if (agent.isPaused && !config.allowPausedAgent) {
-            throw new AppError(403, "AGENT_PAUSED", "This agent is paused; the platform can resume it with PATCH /agents/{agentId}", { agentId: agent.agentId });
+            throw new AppError("FORBIDDEN", "AGENT_PAUSED", "This agent is paused; the platform can resume it with PATCH /agents/{agentId}", { agentId: agent.agentId });
           }
           const neededByAgent = config.agentPermission;
           if (neededByAgent && !agent.permissions.includes(neededByAgent)) {

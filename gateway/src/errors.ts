@@ -1,6 +1,7 @@
 import { ConnectError } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
-import { AppError, publicErrorFromConnect, type FieldError, type Logger, type PublicErrorBody } from "@corridor/kit";
+import { AppError, type FieldError, type Logger } from "@corridor/kit";
+import { publicBodyOf, publicErrorFromConnect, type PublicErrorBody } from "./http-status.js";
 import { PublicErrorSchema } from "@corridor/proto/corridor/common/v1/error_pb.js";
 import type { ErrorObject } from "ajv";
 import type { Duplex } from "node:stream";
@@ -127,7 +128,7 @@ export const BASIC_CHALLENGE = 'Basic realm="corridor"';
  */
 export class BasicAuthError extends AppError {
   constructor(message = "Missing or invalid credentials", details: JsonObject = {}) {
-    super(401, "UNAUTHORIZED", message, details);
+    super("UNAUTHENTICATED", "UNAUTHORIZED", message, details);
     this.name = "BasicAuthError";
   }
 }
@@ -150,7 +151,7 @@ export function toPublicError(
     const errs = fieldErrorsFromAjv(location, fe.validation as ErrorObject[]);
     return { body: errorsInvalid(errs), shouldNotRetry: false };
   }
-  if (err instanceof AppError) return { body: err.toBody(), shouldNotRetry: err.shouldNotRetry, basicChallenge: err instanceof BasicAuthError };
+  if (err instanceof AppError) return { body: publicBodyOf(err), shouldNotRetry: err.shouldNotRetry, basicChallenge: err instanceof BasicAuthError };
   if (err instanceof ConnectError) {
     const mapped = publicErrorFromConnect(err);
     if (mapped.body.status >= 500) {

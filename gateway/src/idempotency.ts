@@ -281,7 +281,7 @@ export function installIdempotency(app: FastifyInstance, registry: IdempotencyRe
         return;
       }
       if (result === "conflict") {
-        throw new AppError(422, "IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was used with a different request (another route or body)", {
+        throw new AppError("UNPROCESSABLE", "IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was used with a different request (another route or body)", {
           idempotencyKey: key,
         });
       }

@@ -16,7 +16,7 @@ export const DEFAULT_RATE_LIMIT: RateLimitOptions = { max: GATEWAY_DEFAULTS.RATE
 export const DEFAULT_AUTH_FAILURE_LIMIT: RateLimitOptions = { max: GATEWAY_DEFAULTS.AUTH_FAILURE_LIMIT_MAX, timeWindowMs: GATEWAY_DEFAULTS.AUTH_FAILURE_WINDOW_MS };
 
 const rateLimited = (limit: number, retryAfterSeconds: number, what = "requests") =>
-  new AppError(429, "RATE_LIMITED", `Too many ${what}; retry after ${retryAfterSeconds} seconds`, { limit, retryAfterSeconds });
+  new AppError("RATE_LIMITED", "RATE_LIMITED", `Too many ${what}; retry after ${retryAfterSeconds} seconds`, { limit, retryAfterSeconds });
 
 /**
  * The request limit, keyed on who the request is once authenticated (decisions §2): the API token
@@ -97,7 +97,7 @@ export class RedisFailureCounter implements FailureCounter {
 }
 
 /** Whether an error from the auth hook is a failed authentication (401), rather than a refusal of a known caller (403) or an outage. */
-const isAuthFailure = (err: unknown) => err instanceof AppError && err.status === 401;
+const isAuthFailure = (err: unknown) => err instanceof AppError && err.outcome === "UNAUTHENTICATED";
 
 /**
  * Throttles failed authentications per (client IP, claimed identity): the Basic clientId the

@@ -1,8 +1,9 @@
-import { AppError, errors, isStorableTime, textProblem, type FieldError } from "@corridor/kit";
+import { errors, isStorableTime, textProblem, type FieldError } from "@corridor/kit";
 import { Ajv, type ErrorObject, type Options } from "ajv";
 import addFormatsModule from "ajv-formats";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { TSchema } from "typebox";
+import { HttpError } from "./http-status.js";
 import { fieldPath } from "./errors.js";
 
 type FormatsPlugin = ((ajv: Ajv) => Ajv) & { get(name: string, mode?: "full" | "fast"): unknown };
@@ -146,7 +147,7 @@ function installJsonParser(app: FastifyInstance): void {
   app.addContentTypeParser("application/json", { parseAs: "buffer", bodyLimit: BODY_LIMIT_BYTES }, (request, raw, done) => {
     const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(String(request.headers["content-type"] ?? ""))?.[1]?.toLowerCase();
     if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
-      return done(new AppError(415, "UNSUPPORTED_MEDIA_TYPE", `JSON bodies are UTF-8; charset ${charset} is not supported`, { contentType: String(request.headers["content-type"]) }), undefined);
+      return done(new HttpError(415, "UNSUPPORTED_MEDIA_TYPE", `JSON bodies are UTF-8; charset ${charset} is not supported`, { contentType: String(request.headers["content-type"]) }), undefined);
     }
     let text: string;
     try {

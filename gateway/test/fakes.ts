@@ -243,9 +243,9 @@ export class FakeServices {
       const id = `${method}\u0000${platformId}\u0000${key}`;
       const hash = requestHash(request);
       const held = stores.get(id);
-      if (held && held.hash !== hash) throw new AppError(422, "IDEMPOTENCY_KEY_REUSED", "used with another body", { idempotencyKey: key });
+      if (held && held.hash !== hash) throw new AppError("UNPROCESSABLE", "IDEMPOTENCY_KEY_REUSED", "used with another body", { idempotencyKey: key });
       if (held?.state === "completed") return { value: held.response as T, replayed: true };
-      if (held) throw new AppError(409, "IDEMPOTENCY_KEY_IN_USE", "in flight", { idempotencyKey: key }, { shouldNotRetry: false });
+      if (held) throw new AppError("CONFLICT", "IDEMPOTENCY_KEY_IN_USE", "in flight", { idempotencyKey: key }, { shouldNotRetry: false });
       stores.set(id, { hash, state: "in_flight" });
       try {
         const value = await effect();

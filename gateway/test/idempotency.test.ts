@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { AppError, createLogger, errors, toConnectError } from "@corridor/kit";
+import { AppError, createLogger, errors, toConnectError, type Outcome } from "@corridor/kit";
 import { Permission } from "@corridor/proto/corridor/auth_sessions/v1/token_pb.js";
 import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import { Redis } from "ioredis";
@@ -160,10 +160,10 @@ describe("request fingerprint", () => {
 
   it("classifies errors: service refusals free the key, its idempotency answers and lost calls do not", () => {
     // Built as a service sends it: an AppError carried in a ConnectError's PublicError detail.
-    const fromService = (status: number, code: string) => toConnectError(new AppError(status, code, "x"));
-    expect(settlementOf(fromService(400, "INSUFFICIENT_BALANCE"))).toBe("failed");
-    expect(settlementOf(fromService(409, "IDEMPOTENCY_KEY_IN_USE"))).toBe("undecided");
-    expect(settlementOf(fromService(422, "IDEMPOTENCY_KEY_REUSED"))).toBe("undecided");
+    const fromService = (outcome: Outcome, code: string) => toConnectError(new AppError(outcome, code, "x"));
+    expect(settlementOf(fromService("INVALID", "INSUFFICIENT_BALANCE"))).toBe("failed");
+    expect(settlementOf(fromService("CONFLICT", "IDEMPOTENCY_KEY_IN_USE"))).toBe("undecided");
+    expect(settlementOf(fromService("UNPROCESSABLE", "IDEMPOTENCY_KEY_REUSED"))).toBe("undecided");
     expect(settlementOf(new ConnectError("connect ECONNREFUSED", Code.Unavailable))).toBe("committed");
     expect(settlementOf(new ConnectError("deadline", Code.DeadlineExceeded))).toBe("committed");
     expect(settlementOf(new Error("mapper bug"))).toBe("failed");

@@ -1,5 +1,5 @@
 import { ConnectError } from "@connectrpc/connect";
-import { publicErrorFromConnect } from "@corridor/kit";
+import { publicErrorFromConnect } from "../http-status.js";
 import { principalOf } from "../auth.js";
 import { authMethodToJson, passkeyChallengeToJson, requestIdOf, sessionToJson, signedChallengeToJson, signedRetryOf } from "../mappers/wallet-auth.js";
 import { errorResponses } from "../schemas/common.js";

@@ -136,7 +136,7 @@ export async function completeIdempotencyKey(trx: Db, input: CompleteIdempotency
     .returning("key")
     .executeTakeFirst();
   if (!done) {
-    throw new AppError(409, "IDEMPOTENCY_KEY_IN_USE", "This Idempotency-Key was completed by another request", {}, { shouldNotRetry: false });
+    throw new AppError("CONFLICT", "IDEMPOTENCY_KEY_IN_USE", "This Idempotency-Key was completed by another request", {}, { shouldNotRetry: false });
   }
 }
 

@@ -37,7 +37,7 @@ describe.each(databaseKinds)("database errors a client's value causes ($kind)", 
   ])("maps %s to 400 INVALID_INPUT", async (_name, query) => {
     const err = await failure(() => query().execute(db.handle.root));
     const mapped = inputErrorFromDatabase(err);
-    expect(mapped?.status, String(err)).toBe(400);
+    expect(mapped?.outcome, String(err)).toBe("INVALID");
     expect(mapped?.code).toBe("INVALID_INPUT");
   });
 
@@ -45,7 +45,7 @@ describe.each(databaseKinds)("database errors a client's value causes ($kind)", 
     try {
       await sql`insert into fuzz_t (id, at) values ('t1', ${new Date(8.64e15)})`.execute(db.handle.root);
     } catch (err) {
-      expect(inputErrorFromDatabase(err)?.status, String(err)).toBe(400);
+      expect(inputErrorFromDatabase(err)?.outcome, String(err)).toBe("INVALID");
     }
   });
 
@@ -71,6 +71,6 @@ describe.each(databaseKinds)("database errors a client's value causes ($kind)", 
     const err = await failure(() => createClient(Health, transport).check({}));
     expect(err).toBeInstanceOf(ConnectError);
     expect((err as ConnectError).code).toBe(Code.InvalidArgument);
-    expect((err as ConnectError).findDetails(PublicErrorSchema)[0]).toMatchObject({ httpStatus: 400, code: "INVALID_INPUT" });
+    expect((err as ConnectError).findDetails(PublicErrorSchema)[0]).toMatchObject({ outcome: "INVALID", code: "INVALID_INPUT" });
   });
 });

@@ -120,7 +120,7 @@ describe.each(databaseKinds)("idempotency keys on $kind", ({ kind, skip }) => {
     await runEffect(r);
     const late = runEffect(r);
     await expect(late).rejects.toBeInstanceOf(AppError);
-    await expect(late).rejects.toMatchObject({ status: 409, code: "IDEMPOTENCY_KEY_IN_USE" });
+    await expect(late).rejects.toMatchObject({ outcome: "CONFLICT", code: "IDEMPOTENCY_KEY_IN_USE" });
     expect(await transfers(r.key)).toBe(1);
   });
 

@@ -13,7 +13,7 @@ function expectCursorError(run: () => unknown) {
   }
   expect(caught).toBeInstanceOf(AppError);
   const e = caught as AppError;
-  expect(e.status).toBe(400);
+  expect(e.outcome).toBe("INVALID");
   expect(e.code).toBe("INVALID_INPUT");
   expect(e.details).toMatchObject({ errors: [{ field: "cursor" }] });
 }

@@ -54,15 +54,15 @@ describe("submitting transfers", () => {
     const w = await world(h, AUTO);
     const err = await expectPublicError(
       h.client.submitTransfer({ platformId: w.platformId, agentId: w.agentId, direction: "SIDEWAYS", sourceAccountId: "", destinationAccountId: w.external, amount: 0n }),
-      400,
+      "INVALID",
       "INVALID_INPUT",
     );
     expect(((err.details?.errors ?? []) as { field: string }[]).map((e) => e.field).sort()).toEqual(["amount", "direction", "source.accountId"]);
-    await expectPublicError(transferOut(h, w, 9_000_000_000_000_001n), 400, "INVALID_INPUT");
+    await expectPublicError(transferOut(h, w, 9_000_000_000_000_001n), "INVALID", "INVALID_INPUT");
     const currencyless = h.newAccount(w.platformId, w.customerId, "EXTERNAL", "EUR");
     await expectPublicError(
       h.client.submitTransfer({ platformId: w.platformId, agentId: w.agentId, direction: "OUT", sourceAccountId: w.internal, destinationAccountId: currencyless, amount: 1n }),
-      400,
+      "INVALID",
       "CURRENCY_MISMATCH",
     );
     expect(await actionCount(w)).toBe(0n);
@@ -70,11 +70,11 @@ describe("submitting transfers", () => {
 
   it("a paused agent gets 403 AGENT_PAUSED and an agent without the permission 403 FORBIDDEN naming it", async () => {
     const w = await world(h, { permissions: ["VIEW_TRANSACTIONS"], defaultExecutionMode: "AUTO" });
-    const forbidden = await expectPublicError(transferOut(h, w, 1n), 403, "FORBIDDEN");
+    const forbidden = await expectPublicError(transferOut(h, w, 1n), "FORBIDDEN", "FORBIDDEN");
     expect(forbidden.details).toMatchObject({ requiredPermission: "CREATE_TRANSFERS" });
     await h.client.updateAgentPolicy({ platformId: w.platformId, agentId: w.agentId, patch: { permissions: { values: ALL_PERMISSIONS } } });
     await h.client.updateAgent({ platformId: w.platformId, agentId: w.agentId, isPaused: true });
-    await expectPublicError(transferOut(h, w, 1n), 403, "AGENT_PAUSED");
+    await expectPublicError(transferOut(h, w, 1n), "FORBIDDEN", "AGENT_PAUSED");
     expect(await actionCount(w)).toBe(0n);
   });
 
@@ -85,17 +85,17 @@ describe("submitting transfers", () => {
     const theirsExternal = h.newAccount(w.platformId, other, "EXTERNAL");
     await expectPublicError(
       h.client.submitTransfer({ platformId: w.platformId, agentId: w.agentId, direction: "OUT", sourceAccountId: theirs, destinationAccountId: w.external, amount: 1n }),
-      404,
+      "NOT_FOUND",
       "INTERNAL_ACCOUNT_NOT_FOUND",
     );
     await expectPublicError(
       h.client.submitTransfer({ platformId: w.platformId, agentId: w.agentId, direction: "OUT", sourceAccountId: w.internal, destinationAccountId: theirsExternal, amount: 1n }),
-      404,
+      "NOT_FOUND",
       "EXTERNAL_ACCOUNT_NOT_FOUND",
     );
     const second = h.newAccount(w.platformId, w.customerId, "INTERNAL");
     await h.client.updateAgentPolicy({ platformId: w.platformId, agentId: w.agentId, patch: { allowedAccountIds: { values: [second] } } });
-    const refused = await expectPublicError(transferOut(h, w, 1n), 403, "ACCOUNT_NOT_ALLOWED");
+    const refused = await expectPublicError(transferOut(h, w, 1n), "FORBIDDEN", "ACCOUNT_NOT_ALLOWED");
     expect(refused.details).toMatchObject({ accountId: w.internal });
     expect(await actionCount(w)).toBe(0n);
   });
@@ -106,7 +106,7 @@ describe("limits", () => {
     const before = await usage(w);
     const count = await actionCount(w);
     const events = (await h.events()).length;
-    const err = await expectPublicError(transferOut(h, w, amount), 403, "SPENDING_LIMIT_EXCEEDED");
+    const err = await expectPublicError(transferOut(h, w, amount), "FORBIDDEN", "SPENDING_LIMIT_EXCEEDED");
     expect(err.details).toEqual({ currency: "USD", ...details });
     // Nothing recorded, nothing reserved, nothing published.
     expect(await usage(w)).toEqual(before);
@@ -156,7 +156,7 @@ describe("limits", () => {
     h.sandboxOffsetMs.set(platformId, 0);
     const w = await world(h, { ...AUTO, spendingLimits: { currency: "USD", dailyTransactionLimit: 1n, monthlyLimit: 1_000n } }, { platformId });
     await transferOut(h, w, 600n);
-    await expectPublicError(transferOut(h, w, 1n), 403, "SPENDING_LIMIT_EXCEEDED");
+    await expectPublicError(transferOut(h, w, 1n), "FORBIDDEN", "SPENDING_LIMIT_EXCEEDED");
     // Move the platform's sandbox clock (not the service clock) to the first second of next month.
     const now = h.platformNow(platformId);
     const nextMonth = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
@@ -173,7 +173,7 @@ describe("limits", () => {
     // 1_000 USD cents at 1.0850 USD per EUR = 921.65 EUR cents → 922.
     const { action } = await transferOut(h, w, 1_000n);
     expect(action?.countedAmount).toBe(922n);
-    const err = await expectPublicError(transferOut(h, w, 100n), 403, "SPENDING_LIMIT_EXCEEDED");
+    const err = await expectPublicError(transferOut(h, w, 100n), "FORBIDDEN", "SPENDING_LIMIT_EXCEEDED");
     expect(err.details).toMatchObject({ limit: "dailyLimit", used: 922, requested: 93, currency: "EUR" });
   });
 });
@@ -216,9 +216,9 @@ describe("execution modes and approvals", () => {
     const approved = (await h.client.approveAction({ platformId: w.platformId, agentId: w.agentId, actionId: pending.id })).action!;
     expect(approved).toMatchObject({ status: "APPROVED", transaction: { agentId: w.agentId, amount: 777n } });
     expect(h.calls.transfers.length).toBe(transfersBefore + 1);
-    const twice = await expectPublicError(h.client.approveAction({ platformId: w.platformId, agentId: w.agentId, actionId: pending.id }), 409, "INVALID_STATE_TRANSITION");
+    const twice = await expectPublicError(h.client.approveAction({ platformId: w.platformId, agentId: w.agentId, actionId: pending.id }), "CONFLICT", "INVALID_STATE_TRANSITION");
     expect(twice.shouldNotRetry).toBe(true);
-    await expectPublicError(h.client.rejectAction({ platformId: w.platformId, agentId: w.agentId, actionId: pending.id }), 409, "INVALID_STATE_TRANSITION");
+    await expectPublicError(h.client.rejectAction({ platformId: w.platformId, agentId: w.agentId, actionId: pending.id }), "CONFLICT", "INVALID_STATE_TRANSITION");
     expect((await h.client.listApprovals({ platformId: w.platformId, agentId: w.agentId })).actions).toEqual([]);
     expect(await eventTypes(pending.id)).toEqual(["AGENT_ACTION_PENDING_APPROVAL", "AGENT_ACTION_APPROVED"]);
   });
@@ -233,8 +233,8 @@ describe("execution modes and approvals", () => {
     expect(rejected.transaction).toBeUndefined();
     expect(h.calls.transfers.length).toBe(transfersBefore);
     expect(await usage(w)).toMatchObject({ dailyTransactionCount: 0n, dailySpend: 0n });
-    await expectPublicError(h.client.approveAction({ platformId: w.platformId, agentId: w.agentId, actionId: pending.id }), 409, "INVALID_STATE_TRANSITION");
-    await expectPublicError(h.client.rejectAction({ platformId: w.platformId, agentId: w.agentId, actionId: pending.id, reason: "x".repeat(1_001) }), 400, "INVALID_INPUT");
+    await expectPublicError(h.client.approveAction({ platformId: w.platformId, agentId: w.agentId, actionId: pending.id }), "CONFLICT", "INVALID_STATE_TRANSITION");
+    await expectPublicError(h.client.rejectAction({ platformId: w.platformId, agentId: w.agentId, actionId: pending.id, reason: "x".repeat(1_001) }), "INVALID", "INVALID_INPUT");
   });
 
   it("lists approvals across agents with customer, creation-range and order filters", async () => {
@@ -337,7 +337,7 @@ describe("quote executions", () => {
     const { action } = await h.client.submitQuoteExecution({ platformId: w.platformId, agentId: w.agentId, quoteId: quote.id });
     expect(action).toMatchObject({ type: "EXECUTE_QUOTE", status: "APPROVED", countedAmount: 10_850n, quote: { id: quote.id, status: "PROCESSING" }, transaction: { id: quote.transactionId } });
     expect(action!.expiresAt).toBeDefined();
-    await expectPublicError(h.client.submitQuoteExecution({ platformId: w.platformId, agentId: w.agentId, quoteId: quote.id }), 409, "QUOTE_ALREADY_EXECUTED");
+    await expectPublicError(h.client.submitQuoteExecution({ platformId: w.platformId, agentId: w.agentId, quoteId: quote.id }), "CONFLICT", "QUOTE_ALREADY_EXECUTED");
   });
 
   it("counts a quote in its receiving currency at the quote's own rate when the policy is in that currency", async () => {
@@ -375,11 +375,11 @@ describe("quote executions", () => {
   it("only the agent's own PENDING, unexpired quotes can be submitted", async () => {
     const { w, quote } = await quoteWorld(AUTO);
     const other = await world(h, AUTO, { platformId: w.platformId });
-    await expectPublicError(h.client.submitQuoteExecution({ platformId: w.platformId, agentId: other.agentId, quoteId: quote.id }), 404, "QUOTE_NOT_FOUND");
-    await expectPublicError(h.client.getAgentQuote({ platformId: w.platformId, agentId: other.agentId, quoteId: quote.id }), 404, "QUOTE_NOT_FOUND");
-    await expectPublicError(h.client.submitQuoteExecution({ platformId: w.platformId, agentId: w.agentId, quoteId: "Quote:bad" }), 404, "QUOTE_NOT_FOUND");
+    await expectPublicError(h.client.submitQuoteExecution({ platformId: w.platformId, agentId: other.agentId, quoteId: quote.id }), "NOT_FOUND", "QUOTE_NOT_FOUND");
+    await expectPublicError(h.client.getAgentQuote({ platformId: w.platformId, agentId: other.agentId, quoteId: quote.id }), "NOT_FOUND", "QUOTE_NOT_FOUND");
+    await expectPublicError(h.client.submitQuoteExecution({ platformId: w.platformId, agentId: w.agentId, quoteId: "Quote:bad" }), "NOT_FOUND", "QUOTE_NOT_FOUND");
     h.sandboxOffsetMs.set(w.platformId, 10 * 60_000);
-    await expectPublicError(h.client.submitQuoteExecution({ platformId: w.platformId, agentId: w.agentId, quoteId: quote.id }), 409, "QUOTE_EXPIRED");
+    await expectPublicError(h.client.submitQuoteExecution({ platformId: w.platformId, agentId: w.agentId, quoteId: quote.id }), "CONFLICT", "QUOTE_EXPIRED");
   });
 
   it("CreateAgentQuote creates the quote for the agent's customer; immediatelyExecute submits it under the policy and answers it PROCESSING", async () => {
@@ -404,7 +404,7 @@ describe("quote executions", () => {
     const viewer = await world(h, { permissions: ["CREATE_QUOTES"], defaultExecutionMode: "AUTO" });
     const err = await expectPublicError(
       h.client.createAgentQuote({ platformId: viewer.platformId, agentId: viewer.agentId, quote: { ...body, source: { sourceType: "ACCOUNT", accountId: viewer.internal }, immediatelyExecute: true } }),
-      403,
+      "FORBIDDEN",
       "FORBIDDEN",
     );
     expect(err.details).toMatchObject({ requiredPermission: "EXECUTE_QUOTES" });
@@ -416,15 +416,15 @@ describe("reads, isolation and idempotency", () => {
     const w = await world(h, CAREFUL);
     const pending = (await transferOut(h, w, 1n)).action!;
     const stranger = h.newPlatform();
-    await expectPublicError(h.client.getAgentAction({ platformId: stranger, agentId: w.agentId, actionId: pending.id }), 404, "AGENT_ACTION_NOT_FOUND");
-    await expectPublicError(h.client.approveAction({ platformId: stranger, agentId: w.agentId, actionId: pending.id }), 404, "AGENT_ACTION_NOT_FOUND");
-    await expectPublicError(h.client.rejectAction({ platformId: stranger, agentId: w.agentId, actionId: pending.id }), 404, "AGENT_ACTION_NOT_FOUND");
-    await expectPublicError(h.client.approveAction({ platformId: w.platformId, agentId: w.agentId, actionId: "AgentAction:x" }), 404, "AGENT_ACTION_NOT_FOUND");
+    await expectPublicError(h.client.getAgentAction({ platformId: stranger, agentId: w.agentId, actionId: pending.id }), "NOT_FOUND", "AGENT_ACTION_NOT_FOUND");
+    await expectPublicError(h.client.approveAction({ platformId: stranger, agentId: w.agentId, actionId: pending.id }), "NOT_FOUND", "AGENT_ACTION_NOT_FOUND");
+    await expectPublicError(h.client.rejectAction({ platformId: stranger, agentId: w.agentId, actionId: pending.id }), "NOT_FOUND", "AGENT_ACTION_NOT_FOUND");
+    await expectPublicError(h.client.approveAction({ platformId: w.platformId, agentId: w.agentId, actionId: "AgentAction:x" }), "NOT_FOUND", "AGENT_ACTION_NOT_FOUND");
     const otherAgent = await world(h, CAREFUL, { platformId: w.platformId });
-    await expectPublicError(h.client.approveAction({ platformId: w.platformId, agentId: otherAgent.agentId, actionId: pending.id }), 404, "AGENT_ACTION_NOT_FOUND");
+    await expectPublicError(h.client.approveAction({ platformId: w.platformId, agentId: otherAgent.agentId, actionId: pending.id }), "NOT_FOUND", "AGENT_ACTION_NOT_FOUND");
     expect((await h.client.listApprovals({ platformId: stranger, agentId: w.agentId })).actions).toEqual([]);
     expect((await h.client.listAgentActions({ platformId: stranger, agentId: w.agentId })).actions).toEqual([]);
-    await expectPublicError(transferOut(h, { ...w, platformId: stranger }, 1n), 404, "AGENT_NOT_FOUND");
+    await expectPublicError(transferOut(h, { ...w, platformId: stranger }, 1n), "NOT_FOUND", "AGENT_NOT_FOUND");
     expect((await h.client.getAgentAction({ platformId: w.platformId, agentId: w.agentId, actionId: pending.id })).action?.status).toBe("PENDING_APPROVAL");
   });
 
@@ -437,7 +437,7 @@ describe("reads, isolation and idempotency", () => {
     const all = await h.client.listAgentActions({ platformId: w.platformId, agentId: w.agentId });
     expect(all.actions.map((x) => x.id)).toEqual([b.id, a.id]);
     expect((await h.client.listAgentActions({ platformId: w.platformId, agentId: w.agentId, status: "REJECTED" })).actions.map((x) => x.id)).toEqual([a.id]);
-    await expectPublicError(h.client.listAgentActions({ platformId: w.platformId, agentId: w.agentId, status: "MAYBE" }), 400, "INVALID_INPUT");
+    await expectPublicError(h.client.listAgentActions({ platformId: w.platformId, agentId: w.agentId, status: "MAYBE" }), "INVALID", "INVALID_INPUT");
   });
 
   it("an Idempotency-Key replays the first action (replayed) without a second transfer; another body with it is 422", async () => {
@@ -448,13 +448,13 @@ describe("reads, isolation and idempotency", () => {
     expect(again).toMatchObject({ replayed: true, action: { id: first.action!.id, status: "APPROVED" } });
     expect(h.calls.transfers.length).toBe(transfers);
     expect((await usage(w)).dailyTransactionCount).toBe(1n);
-    await expectPublicError(transferOut(h, w, 301n, "k-1"), 422, "IDEMPOTENCY_KEY_REUSED");
+    await expectPublicError(transferOut(h, w, 301n, "k-1"), "UNPROCESSABLE", "IDEMPOTENCY_KEY_REUSED");
     // Keys are the agent's own: another agent of the platform may use the same key.
     const other = await world(h, AUTO, { platformId: w.platformId });
     expect((await transferOut(h, other, 300n, "k-1")).replayed).toBe(false);
     // A refused submission records nothing and frees its key.
     await h.client.updateAgentPolicy({ platformId: w.platformId, agentId: w.agentId, patch: { spendingLimits: { dailyTransactionLimit: 1n } } });
-    await expectPublicError(transferOut(h, w, 5n, "k-2"), 403, "SPENDING_LIMIT_EXCEEDED");
+    await expectPublicError(transferOut(h, w, 5n, "k-2"), "FORBIDDEN", "SPENDING_LIMIT_EXCEEDED");
     await h.client.updateAgentPolicy({ platformId: w.platformId, agentId: w.agentId, patch: { spendingLimits: { dailyTransactionLimit: 0n } } });
     expect((await transferOut(h, w, 5n, "k-2")).replayed).toBe(false);
   });

@@ -33,7 +33,7 @@ describe("creating and reading agents", () => {
     const deleted = h.newCustomer(platformId);
     h.customers.get(deleted)!.isDeleted = true;
     for (const customerId of [foreign, deleted, "Customer:0190a3b4-0000-7000-8000-000000000000", "not-an-id"]) {
-      await expectPublicError(h.client.createAgent({ platformId, customerId, name: "x" }), 404, "CUSTOMER_NOT_FOUND");
+      await expectPublicError(h.client.createAgent({ platformId, customerId, name: "x" }), "NOT_FOUND", "CUSTOMER_NOT_FOUND");
     }
   });
 
@@ -41,7 +41,7 @@ describe("creating and reading agents", () => {
     const platformId = h.newPlatform();
     const customerId = h.newCustomer(platformId);
     for (const name of ["", "   ", "x".repeat(256), "a\u0000b"]) {
-      const err = await expectPublicError(h.client.createAgent({ platformId, customerId, name }), 400, "INVALID_INPUT");
+      const err = await expectPublicError(h.client.createAgent({ platformId, customerId, name }), "INVALID", "INVALID_INPUT");
       expect(fieldsOf(err)).toEqual(["name"]);
     }
   });
@@ -65,8 +65,8 @@ describe("creating and reading agents", () => {
     expect((await h.client.listAgents({ platformId, customerId: c1 })).agents.map((a) => a.id)).toEqual([ids[1], ids[0]]);
     expect((await h.client.listAgents({ platformId, isPaused: true })).agents.map((a) => a.id)).toEqual([ids[0]]);
     expect((await h.client.listAgents({ platformId: h.newPlatform() })).agents).toEqual([]);
-    await expectPublicError(h.client.listAgents({ platformId, page: { cursor: "bm9wZQ" } }), 400, "INVALID_INPUT");
-    await expectPublicError(h.client.listAgents({ platformId, page: { limit: 101 } }), 400, "INVALID_INPUT");
+    await expectPublicError(h.client.listAgents({ platformId, page: { cursor: "bm9wZQ" } }), "INVALID", "INVALID_INPUT");
+    await expectPublicError(h.client.listAgents({ platformId, page: { limit: 101 } }), "INVALID", "INVALID_INPUT");
   });
 
   it("renames, pauses and resumes; another platform's or a malformed agent id is 404 and changes nothing", async () => {
@@ -75,10 +75,10 @@ describe("creating and reading agents", () => {
     expect(renamed.agent).toMatchObject({ name: "Renamed", isPaused: true });
     expect((await h.client.updateAgent({ platformId: w.platformId, agentId: w.agentId, isPaused: false })).agent).toMatchObject({ name: "Renamed", isPaused: false });
     const stranger = h.newPlatform();
-    await expectPublicError(h.client.getAgent({ platformId: stranger, agentId: w.agentId }), 404, "AGENT_NOT_FOUND");
-    await expectPublicError(h.client.updateAgent({ platformId: stranger, agentId: w.agentId, isPaused: true }), 404, "AGENT_NOT_FOUND");
-    await expectPublicError(h.client.deleteAgent({ platformId: stranger, agentId: w.agentId }), 404, "AGENT_NOT_FOUND");
-    await expectPublicError(h.client.getAgent({ platformId: w.platformId, agentId: "Agent:'; drop table agents; --" }), 404, "AGENT_NOT_FOUND");
+    await expectPublicError(h.client.getAgent({ platformId: stranger, agentId: w.agentId }), "NOT_FOUND", "AGENT_NOT_FOUND");
+    await expectPublicError(h.client.updateAgent({ platformId: stranger, agentId: w.agentId, isPaused: true }), "NOT_FOUND", "AGENT_NOT_FOUND");
+    await expectPublicError(h.client.deleteAgent({ platformId: stranger, agentId: w.agentId }), "NOT_FOUND", "AGENT_NOT_FOUND");
+    await expectPublicError(h.client.getAgent({ platformId: w.platformId, agentId: "Agent:'; drop table agents; --" }), "NOT_FOUND", "AGENT_NOT_FOUND");
     expect((await h.client.getAgent({ platformId: w.platformId, agentId: w.agentId })).agent?.isPaused).toBe(false);
   });
 });
@@ -97,7 +97,7 @@ describe("device codes", () => {
     expect((await h.client.getDeviceCodeStatus({ platformId, code: deviceCode!.code })).deviceCode?.status).toBe("PENDING");
     h.clock.advance(1000);
     expect((await h.client.getDeviceCodeStatus({ platformId, code: deviceCode!.code })).deviceCode?.status).toBe("EXPIRED");
-    await expectPublicError(h.client.redeemDeviceCode({ code: deviceCode!.code }), 400, "INVALID_DEVICE_CODE");
+    await expectPublicError(h.client.redeemDeviceCode({ code: deviceCode!.code }), "INVALID", "INVALID_DEVICE_CODE");
   });
 
   it("redeems once, case and dash insensitive, into an agt_ token stored only as its SHA-256; the agent is then connected", async () => {
@@ -112,10 +112,10 @@ describe("device codes", () => {
     expect(stored[0]!.token_hash).toBe(createHash("sha256").update(redeemed.accessToken).digest("hex"));
     expect(JSON.stringify(stored)).not.toContain(redeemed.accessToken.slice(4));
 
-    await expectPublicError(h.client.redeemDeviceCode({ code }), 400, "INVALID_DEVICE_CODE");
+    await expectPublicError(h.client.redeemDeviceCode({ code }), "INVALID", "INVALID_DEVICE_CODE");
     expect((await h.client.getDeviceCodeStatus({ platformId: w.platformId, code })).deviceCode).toMatchObject({ status: "REDEEMED", redeemed: true });
     expect((await h.client.getAgent({ platformId: w.platformId, agentId: w.agentId })).agent?.isConnected).toBe(true);
-    await expectPublicError(h.client.issueDeviceCode({ platformId: w.platformId, agentId: w.agentId }), 409, "AGENT_ALREADY_CONNECTED");
+    await expectPublicError(h.client.issueDeviceCode({ platformId: w.platformId, agentId: w.agentId }), "CONFLICT", "AGENT_ALREADY_CONNECTED");
   });
 
   it("a new code voids the older unredeemed one; unknown and malformed codes are 400 to redeem and 404 to another platform's status", async () => {
@@ -124,11 +124,11 @@ describe("device codes", () => {
     const second = (await h.client.issueDeviceCode({ platformId: w.platformId, agentId: w.agentId })).deviceCode!.code;
     expect(second).not.toBe(first);
     expect((await h.client.getDeviceCodeStatus({ platformId: w.platformId, code: first })).deviceCode?.status).toBe("VOIDED");
-    await expectPublicError(h.client.redeemDeviceCode({ code: first }), 400, "INVALID_DEVICE_CODE");
+    await expectPublicError(h.client.redeemDeviceCode({ code: first }), "INVALID", "INVALID_DEVICE_CODE");
     for (const code of ["AAAA-AAAA", "0000-0000", "", "x".repeat(5000), "AB\u0000D-EFGH"]) {
-      await expectPublicError(h.client.redeemDeviceCode({ code }), 400, "INVALID_DEVICE_CODE");
+      await expectPublicError(h.client.redeemDeviceCode({ code }), "INVALID", "INVALID_DEVICE_CODE");
     }
-    await expectPublicError(h.client.getDeviceCodeStatus({ platformId: h.newPlatform(), code: second }), 404, "DEVICE_CODE_NOT_FOUND");
+    await expectPublicError(h.client.getDeviceCodeStatus({ platformId: h.newPlatform(), code: second }), "NOT_FOUND", "DEVICE_CODE_NOT_FOUND");
     expect((await h.client.redeemDeviceCode({ code: second })).agent?.id).toBe(w.agentId);
   });
 
@@ -147,11 +147,11 @@ describe("access tokens", () => {
     const { accessToken } = await h.client.redeemDeviceCode({ code });
     expect((await h.client.authenticateAgent({ accessToken })).agent).toMatchObject({ id: w.agentId, platformId: w.platformId, customerId: w.customerId });
     for (const bad of ["agt_nope", "", accessToken.slice(0, -1), `Bearer ${accessToken}`]) {
-      await expectPublicError(h.client.authenticateAgent({ accessToken: bad }), 401, "UNAUTHORIZED");
+      await expectPublicError(h.client.authenticateAgent({ accessToken: bad }), "UNAUTHENTICATED", "UNAUTHORIZED");
     }
     await h.client.deleteAgent({ platformId: w.platformId, agentId: w.agentId });
-    await expectPublicError(h.client.authenticateAgent({ accessToken }), 401, "UNAUTHORIZED");
-    await expectPublicError(h.client.getAgent({ platformId: w.platformId, agentId: w.agentId }), 404, "AGENT_NOT_FOUND");
+    await expectPublicError(h.client.authenticateAgent({ accessToken }), "UNAUTHENTICATED", "UNAUTHORIZED");
+    await expectPublicError(h.client.getAgent({ platformId: w.platformId, agentId: w.agentId }), "NOT_FOUND", "AGENT_NOT_FOUND");
   });
 
   it("deleting fails the agent's pending actions AGENT_INACTIVE, gives their reservation back, and keeps them readable", async () => {
@@ -185,7 +185,7 @@ describe("policies", () => {
           approvalThresholds: { currency: "USD", amount: -5n },
         },
       }),
-      400,
+      "INVALID",
       "INVALID_INPUT",
     );
     expect(fieldsOf(err).sort()).toEqual(
@@ -214,7 +214,7 @@ describe("policies", () => {
           accountRules: { values: [{ accountId: foreignExternal, executionMode: "AUTO" }, { accountId: w.external, executionMode: "APPROVAL_REQUIRED" }] },
         },
       }),
-      400,
+      "INVALID",
       "INVALID_INPUT",
     );
     expect(fieldsOf(err).sort()).toEqual(["accountRestrictions.accountRules[0].accountId", "accountRestrictions.allowedAccountIds[1]", "accountRestrictions.allowedAccountIds[2]"].sort());
@@ -251,9 +251,9 @@ describe("policies", () => {
     expect(p).toMatchObject({ permissions: [], defaultExecutionMode: "APPROVAL_REQUIRED" });
     expect(p.spendingLimits).toMatchObject({ dailyLimit: 2_000n, monthlyLimit: 5_000n });
 
-    const err = await expectPublicError(patch({ approvalThresholds: { currency: "USD", amount: 1n }, clearApprovalThresholds: true }), 400, "INVALID_INPUT");
+    const err = await expectPublicError(patch({ approvalThresholds: { currency: "USD", amount: 1n }, clearApprovalThresholds: true }), "INVALID", "INVALID_INPUT");
     expect(fieldsOf(err)).toEqual(["approvalThresholds"]);
-    const bad = await expectPublicError(patch({ spendingLimits: { currency: "DOGE" } }), 400, "INVALID_INPUT");
+    const bad = await expectPublicError(patch({ spendingLimits: { currency: "DOGE" } }), "INVALID", "INVALID_INPUT");
     expect(fieldsOf(bad)).toEqual(["spendingLimits.currency"]);
   });
 });

@@ -37,7 +37,7 @@ describe("ledger client", () => {
             return { result: { transaction: { id: "Transaction:1", status: "PENDING", agentId: req.transfer!.agentId }, httpStatus: 201 } };
           },
           async transferIn() {
-            throw new AppError(400, "INSUFFICIENT_BALANCE", "too little", { available: 1 });
+            throw new AppError("INVALID", "INSUFFICIENT_BALANCE", "too little", { available: 1 });
           },
           async getInternalAccount(req) {
             if (req.accountId !== "InternalAccount:mine") throw errors.notFound("InternalAccount", req.accountId);
@@ -56,7 +56,7 @@ describe("ledger client", () => {
 
     const refusal = await ledger.transfer({ ...input, direction: "IN" }).catch((e: unknown) => e);
     expect(refusal).toBeInstanceOf(AppError);
-    expect(refusal).toMatchObject({ status: 400, code: "INSUFFICIENT_BALANCE", details: { available: 1 } });
+    expect(refusal).toMatchObject({ outcome: "INVALID", code: "INSUFFICIENT_BALANCE", details: { available: 1 } });
     expect(isRefusal(refusal)).toBe(true);
 
     outage = true;
@@ -94,7 +94,7 @@ describe("quotes-fx client", () => {
             };
           },
           async getQuote(req) {
-            if (req.agentId !== "Agent:a") throw new AppError(404, "QUOTE_NOT_FOUND", "no");
+            if (req.agentId !== "Agent:a") throw new AppError("NOT_FOUND", "QUOTE_NOT_FOUND", "no");
             return { quote: { id: req.quoteId } };
           },
           async listExchangeRates(req) {

@@ -1,3 +1,4 @@
+export { expectRefusal as expectPublicError, fieldsOf } from "@corridor/kit/testing";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
@@ -5,7 +6,6 @@ import { AppError, ManualClock, appErrorInterceptor, migrateSchema, newId, topic
 import { openTestDatabase } from "@corridor/kit/testing";
 import { AgentsService } from "@corridor/proto/corridor/agents/v1/agents_service_pb.js";
 import { AgentEventSchema, type AgentEvent } from "@corridor/proto/corridor/agents/v1/events_pb.js";
-import { PublicErrorSchema, type PublicError } from "@corridor/proto/corridor/common/v1/error_pb.js";
 import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import { TransactionSchema } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
 import { QuoteSchema } from "@corridor/proto/corridor/quotes_fx/v1/quote_pb.js";
@@ -171,7 +171,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; poolSize?: n
   const platformNow = (platformId: string) => new Date(clock.now().getTime() + (sandboxOffsetMs.get(platformId) ?? 0));
 
   // Errors as the other services' clients rethrow them: public refusals are AppErrors.
-  const notFound = (kind: string, id: string) => new AppError(404, `${kind}_NOT_FOUND`, `${kind} ${id} not found`);
+  const notFound = (kind: string, id: string) => new AppError("NOT_FOUND", `${kind}_NOT_FOUND`, `${kind} ${id} not found`);
 
   const built = buildAgents({
     db,
@@ -201,7 +201,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; poolSize?: n
         if (behaviour.executeError) throw behaviour.executeError;
         const internal = accounts.get(i.direction === "OUT" ? i.sourceAccountId : i.destinationAccountId)!;
         if (i.direction === "OUT") {
-          if (internal.balance < i.amount) throw new AppError(400, "INSUFFICIENT_BALANCE", "The account's available balance is lower than the amount");
+          if (internal.balance < i.amount) throw new AppError("INVALID", "INSUFFICIENT_BALANCE", "The account's available balance is lower than the amount");
           internal.balance -= i.amount;
         }
         const t: FakeTransaction = {
@@ -249,10 +249,10 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; poolSize?: n
         const q = quotes.get(quoteId);
         if (!q || q.platformId !== platformId || q.agentId !== agentId) throw notFound("QUOTE", quoteId);
         if (q.status === "PENDING" && platformNow(platformId) >= q.expiresAt) q.status = "EXPIRED";
-        if (q.status === "EXPIRED") throw new AppError(409, "QUOTE_EXPIRED", "The quote has expired");
-        if (q.status !== "PENDING") throw new AppError(409, "QUOTE_ALREADY_EXECUTED", "already executed");
+        if (q.status === "EXPIRED") throw new AppError("CONFLICT", "QUOTE_EXPIRED", "The quote has expired");
+        if (q.status !== "PENDING") throw new AppError("CONFLICT", "QUOTE_ALREADY_EXECUTED", "already executed");
         const source = accounts.get(q.sourceAccountId)!;
-        if (source.balance < q.totalSendingAmount) throw new AppError(400, "INSUFFICIENT_BALANCE", "The account's available balance is lower than the amount");
+        if (source.balance < q.totalSendingAmount) throw new AppError("INVALID", "INSUFFICIENT_BALANCE", "The account's available balance is lower than the amount");
         source.balance -= q.totalSendingAmount;
         q.status = "PROCESSING";
         transactions.get(q.transactionId)!.status = "PROCESSING";
@@ -264,7 +264,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; poolSize?: n
       async rate(_platformId, from, to) {
         calls.rateReads++;
         const r = rates.get(`${from}/${to}`);
-        if (!r) throw new AppError(400, "CURRENCY_NOT_CONVERTIBLE", `no rate ${from}/${to}`);
+        if (!r) throw new AppError("INVALID", "CURRENCY_NOT_CONVERTIBLE", `no rate ${from}/${to}`);
         return r;
       },
     },
@@ -352,22 +352,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; poolSize?: n
   };
 }
 
-/** The public error a failed call carries; fails the test when the call succeeds. */
-export async function expectPublicError(call: Promise<unknown>, status: number, code: string): Promise<PublicError> {
-  let caught: unknown;
-  try {
-    await call;
-  } catch (err) {
-    caught = err;
-  }
-  expect(caught, "the call should have failed").toBeDefined();
-  const [detail] = ConnectError.from(caught).findDetails(PublicErrorSchema);
-  expect(detail, `no PublicError detail on ${String(caught)}`).toBeDefined();
-  expect({ status: detail!.httpStatus, code: detail!.code, message: detail!.message }).toMatchObject({ status, code });
-  return detail!;
-}
 
-export const fieldsOf = (err: PublicError): string[] => ((err.details?.errors ?? []) as { field: string }[]).map((e) => e.field);
 
 export const ALL_PERMISSIONS = ["VIEW_TRANSACTIONS", "CREATE_QUOTES", "EXECUTE_QUOTES", "CREATE_TRANSFERS", "MANAGE_EXTERNAL_ACCOUNTS"];
 

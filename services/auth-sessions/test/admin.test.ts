@@ -44,7 +44,7 @@ describe("CreatePlatform", () => {
     expect((await h.auth.authenticate(fixed)).platformId).toBe(res.platform!.id);
 
     const before = (await h.admin.listPlatforms({})).platforms.length;
-    await expectPublicError(h.admin.createPlatform({ name: "Again", environment: Environment.SANDBOX, ...fixed }), 409, "CONFLICT");
+    await expectPublicError(h.admin.createPlatform({ name: "Again", environment: Environment.SANDBOX, ...fixed }), "CONFLICT", "CONFLICT");
     expect((await h.admin.listPlatforms({})).platforms).toHaveLength(before);
   });
 
@@ -52,7 +52,7 @@ describe("CreatePlatform", () => {
     const fixed = { clientId: "reused-after-delete", clientSecret: "s3cret-s3cret" };
     const res = await h.admin.createPlatform({ name: "First", environment: Environment.SANDBOX, ...fixed });
     await h.auth.deleteToken({ platformId: res.platform!.id, tokenId: res.token!.id });
-    await expectPublicError(h.admin.createPlatform({ name: "Second", environment: Environment.SANDBOX, ...fixed }), 409, "CONFLICT");
+    await expectPublicError(h.admin.createPlatform({ name: "Second", environment: Environment.SANDBOX, ...fixed }), "CONFLICT", "CONFLICT");
   });
 
   it.each([
@@ -61,7 +61,7 @@ describe("CreatePlatform", () => {
     ["a client id with a colon", { name: "x", environment: Environment.SANDBOX, clientId: "a:b" }, "clientId"],
     ["a secret with a space", { name: "x", environment: Environment.SANDBOX, clientSecret: "a b" }, "clientSecret"],
   ])("rejects %s with 400 INVALID_INPUT", async (_what, input, field) => {
-    const err = await expectPublicError(h.admin.createPlatform(input), 400, "INVALID_INPUT");
+    const err = await expectPublicError(h.admin.createPlatform(input), "INVALID", "INVALID_INPUT");
     expect(fieldsOf(err)).toEqual([field]);
   });
 });
@@ -79,10 +79,10 @@ describe("ListPlatforms and GetPlatform", () => {
   });
 
   it("answers 404 PLATFORM_NOT_FOUND for an unknown platform", async () => {
-    await expectPublicError(h.auth.getPlatform({ platformId: "Platform:missing" }), 404, "PLATFORM_NOT_FOUND");
+    await expectPublicError(h.auth.getPlatform({ platformId: "Platform:missing" }), "NOT_FOUND", "PLATFORM_NOT_FOUND");
   });
 
   it("answers 404 when creating a token for an unknown platform", async () => {
-    await expectPublicError(h.auth.createToken({ platformId: "Platform:missing", name: "x", permissions: [Permission.VIEW] }), 404, "PLATFORM_NOT_FOUND");
+    await expectPublicError(h.auth.createToken({ platformId: "Platform:missing", name: "x", permissions: [Permission.VIEW] }), "NOT_FOUND", "PLATFORM_NOT_FOUND");
   });
 });

@@ -49,8 +49,8 @@ describe("the configuration a platform starts with", () => {
   });
 
   it("answers 404 for a platform that does not exist", async () => {
-    await expectPublicError(h.auth.getPlatformConfig({ platformId: "Platform:nope" }), 404, "PLATFORM_CONFIG_NOT_FOUND");
-    await expectPublicError(h.auth.updatePlatformConfig({ platformId: "Platform:nope", webhookEndpoint: "" }), 404, "PLATFORM_CONFIG_NOT_FOUND");
+    await expectPublicError(h.auth.getPlatformConfig({ platformId: "Platform:nope" }), "NOT_FOUND", "PLATFORM_CONFIG_NOT_FOUND");
+    await expectPublicError(h.auth.updatePlatformConfig({ platformId: "Platform:nope", webhookEndpoint: "" }), "NOT_FOUND", "PLATFORM_CONFIG_NOT_FOUND");
   });
 });
 
@@ -81,7 +81,7 @@ describe("UpdatePlatformConfig", () => {
     "rejects the webhook endpoint %s with 400 naming webhookEndpoint",
     async (url) => {
       const p = await h.newPlatform();
-      const err = await expectPublicError(h.auth.updatePlatformConfig({ platformId: p.platformId, webhookEndpoint: url }), 400, "INVALID_INPUT");
+      const err = await expectPublicError(h.auth.updatePlatformConfig({ platformId: p.platformId, webhookEndpoint: url }), "INVALID", "INVALID_INPUT");
       expect(fieldsOf(err)).toContain("webhookEndpoint");
     },
   );
@@ -108,7 +108,7 @@ describe("UpdatePlatformConfig", () => {
     const { config } = await h.auth.updatePlatformConfig({ platformId: p.platformId, umaDomain: "Pay.Example.COM" });
     expect(config!.umaDomain).toBe("pay.example.com");
     for (const bad of ["localhost", "exa mple.com", "-bad.example.com", "https://example.com", "example.com/path", "1.2.3.4"]) {
-      const err = await expectPublicError(h.auth.updatePlatformConfig({ platformId: p.platformId, umaDomain: bad }), 400, "INVALID_INPUT");
+      const err = await expectPublicError(h.auth.updatePlatformConfig({ platformId: p.platformId, umaDomain: bad }), "INVALID", "INVALID_INPUT");
       expect(fieldsOf(err)).toEqual(["umaDomain"]);
     }
   });
@@ -136,7 +136,7 @@ describe("UpdatePlatformConfig", () => {
     const before = (await h.auth.getPlatformConfig({ platformId: p.platformId })).config;
     const err = await expectPublicError(
       h.auth.updatePlatformConfig({ platformId: p.platformId, supportedCurrencies: { currencies } }),
-      400,
+      "INVALID",
       "INVALID_INPUT",
     );
     expect(fieldsOf(err)).toContain(field);
@@ -153,7 +153,7 @@ describe("UpdatePlatformConfig", () => {
         webhookEndpoint: "http://example.com",
         supportedCurrencies: { currencies: [currency({ minAmount: 5n, maxAmount: 1n })] },
       }),
-      400,
+      "INVALID",
       "INVALID_INPUT",
     );
     expect(fieldsOf(err).sort()).toEqual(["supportedCurrencies[0].minAmount", "umaDomain", "webhookEndpoint"]);
@@ -173,7 +173,7 @@ describe("UpdatePlatformConfig", () => {
 
   it("emits nothing when an update is rejected or changes no field", async () => {
     const p = await h.newPlatform();
-    await expectPublicError(h.auth.updatePlatformConfig({ platformId: p.platformId, webhookEndpoint: "http://example.com" }), 400, "INVALID_INPUT");
+    await expectPublicError(h.auth.updatePlatformConfig({ platformId: p.platformId, webhookEndpoint: "http://example.com" }), "INVALID", "INVALID_INPUT");
     await h.auth.updatePlatformConfig({ platformId: p.platformId });
     const events = (await h.outboxEvents()).filter((e) => e.key === p.platformId && e.event.payload.case === "configUpdated");
     expect(events).toHaveLength(0);
@@ -231,7 +231,7 @@ describe("the platform's passkey relying party", () => {
   ])("rejects %s with 400 naming the field and changes nothing", async (_what, patch, fields) => {
     const p = await h.newPlatform();
     const before = (await h.auth.getPlatformConfig({ platformId: p.platformId })).config;
-    const err = await expectPublicError(h.auth.updatePlatformConfig({ platformId: p.platformId, ...patch }), 400, "INVALID_INPUT");
+    const err = await expectPublicError(h.auth.updatePlatformConfig({ platformId: p.platformId, ...patch }), "INVALID", "INVALID_INPUT");
     expect(fieldsOf(err)).toEqual(fields);
     expect((await h.auth.getPlatformConfig({ platformId: p.platformId })).config).toEqual(before);
   });
@@ -239,7 +239,7 @@ describe("the platform's passkey relying party", () => {
   it("checks stored origins against a new RP id", async () => {
     const p = await h.newPlatform();
     await h.auth.updatePlatformConfig({ platformId: p.platformId, passkeyRelyingPartyId: "a.example", passkeyOrigins: { origins: ["https://a.example"] } });
-    const err = await expectPublicError(h.auth.updatePlatformConfig({ platformId: p.platformId, passkeyRelyingPartyId: "b.example" }), 400, "INVALID_INPUT");
+    const err = await expectPublicError(h.auth.updatePlatformConfig({ platformId: p.platformId, passkeyRelyingPartyId: "b.example" }), "INVALID", "INVALID_INPUT");
     expect(fieldsOf(err)).toEqual(["passkeyOrigins[0]"]);
   });
 });

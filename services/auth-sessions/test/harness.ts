@@ -1,3 +1,4 @@
+export { expectRefusal as expectPublicError, fieldsOf } from "@corridor/kit/testing";
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
@@ -6,7 +7,6 @@ import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/a
 import { PlatformEventSchema, type PlatformEvent } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
-import { PublicErrorSchema, type PublicError } from "@corridor/proto/corridor/common/v1/error_pb.js";
 import { register } from "tsx/esm/api";
 import { expect } from "vitest";
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
@@ -72,26 +72,7 @@ async function readOutbox(db: DatabaseHandle) {
   return rows;
 }
 
-/** Awaits a failing call and answers the PublicError it carried, checking status and code. */
-export async function expectPublicError(call: Promise<unknown>, status: number, code: string): Promise<PublicError> {
-  let caught: unknown;
-  try {
-    await call;
-  } catch (err) {
-    caught = err;
-  }
-  expect(caught, "the call should have failed").toBeDefined();
-  const [detail] = ConnectError.from(caught).findDetails(PublicErrorSchema);
-  expect(detail, `no PublicError detail on ${String(caught)}`).toBeDefined();
-  expect({ status: detail!.httpStatus, code: detail!.code }).toEqual({ status, code });
-  return detail!;
-}
 
-/** The field names of a 400 INVALID_INPUT's details.errors. */
-export function fieldsOf(err: PublicError): string[] {
-  const list = (err.details?.errors ?? []) as { field: string }[];
-  return list.map((e) => e.field);
-}
 
 export const ts = (iso: string) => timestampFromDate(new Date(iso));
 export { create };

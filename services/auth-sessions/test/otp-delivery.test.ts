@@ -65,7 +65,7 @@ describe("EMAIL_OTP without a mail server", () => {
   it("refuses an EMAIL_OTP credential on a production platform with 501 EMAIL_DELIVERY_NOT_CONFIGURED, stores nothing and logs no code", async () => {
     const { platformId, accountId } = await walletAccount(Environment.PRODUCTION);
     const before = lines.length;
-    await expectPublicError(h.wallet.createCredential({ platformId, accountId, type: "EMAIL_OTP", email: "user@example.com" }), 501, "EMAIL_DELIVERY_NOT_CONFIGURED");
+    await expectPublicError(h.wallet.createCredential({ platformId, accountId, type: "EMAIL_OTP", email: "user@example.com" }), "NOT_IMPLEMENTED", "EMAIL_DELIVERY_NOT_CONFIGURED");
     expect((await h.wallet.listCredentials({ platformId, accountId })).authMethods ?? []).toEqual([]);
     const logged = lines.slice(before).join("\n");
     expect(logged).not.toMatch(/developmentOtpCode|\b\d{6}\b/);

@@ -28,13 +28,13 @@ describe("Authenticate", () => {
   it("rejects a wrong secret with 401 UNAUTHORIZED", async () => {
     const p = await h.newPlatform();
     const call = h.auth.authenticate({ clientId: p.clientId, clientSecret: p.clientSecret + "x" });
-    await expectPublicError(call, 401, "UNAUTHORIZED");
+    await expectPublicError(call, "UNAUTHENTICATED", "UNAUTHORIZED");
     await expect(call).rejects.toSatisfy((e) => ConnectError.from(e).code === Code.Unauthenticated);
   });
 
   it("rejects an unknown client id and empty credentials with 401", async () => {
-    await expectPublicError(h.auth.authenticate({ clientId: "cli_nobody", clientSecret: "whatever" }), 401, "UNAUTHORIZED");
-    await expectPublicError(h.auth.authenticate({ clientId: "", clientSecret: "" }), 401, "UNAUTHORIZED");
+    await expectPublicError(h.auth.authenticate({ clientId: "cli_nobody", clientSecret: "whatever" }), "UNAUTHENTICATED", "UNAUTHORIZED");
+    await expectPublicError(h.auth.authenticate({ clientId: "", clientSecret: "" }), "UNAUTHENTICATED", "UNAUTHORIZED");
   });
 
   it("rejects a deleted token's credential with 401", async () => {
@@ -44,7 +44,7 @@ describe("Authenticate", () => {
     await h.auth.deleteToken({ platformId: p.platformId, tokenId: created.token!.id });
     await expectPublicError(
       h.auth.authenticate({ clientId: created.token!.clientId, clientSecret: created.clientSecret }),
-      401,
+      "UNAUTHENTICATED",
       "UNAUTHORIZED",
     );
   });
@@ -79,7 +79,7 @@ describe("CreateToken", () => {
     ["an unknown permission", { name: "x", permissions: [99 as Permission] }, "permissions"],
   ])("rejects %s with 400 INVALID_INPUT naming the field", async (_what, input, field) => {
     const p = await h.newPlatform();
-    const err = await expectPublicError(h.auth.createToken({ platformId: p.platformId, ...input }), 400, "INVALID_INPUT");
+    const err = await expectPublicError(h.auth.createToken({ platformId: p.platformId, ...input }), "INVALID", "INVALID_INPUT");
     expect(fieldsOf(err)).toContain(field);
   });
 
@@ -179,9 +179,9 @@ describe("ListTokens", () => {
 
   it("rejects an out-of-range limit and a foreign cursor with 400 INVALID_INPUT", async () => {
     const p = await h.newPlatform();
-    expect(fieldsOf(await expectPublicError(h.auth.listTokens({ platformId: p.platformId, page: { limit: 101 } }), 400, "INVALID_INPUT"))).toEqual(["limit"]);
-    expect(fieldsOf(await expectPublicError(h.auth.listTokens({ platformId: p.platformId, page: { limit: -1 } }), 400, "INVALID_INPUT"))).toEqual(["limit"]);
-    expect(fieldsOf(await expectPublicError(h.auth.listTokens({ platformId: p.platformId, page: { cursor: "garbage" } }), 400, "INVALID_INPUT"))).toEqual(["cursor"]);
+    expect(fieldsOf(await expectPublicError(h.auth.listTokens({ platformId: p.platformId, page: { limit: 101 } }), "INVALID", "INVALID_INPUT"))).toEqual(["limit"]);
+    expect(fieldsOf(await expectPublicError(h.auth.listTokens({ platformId: p.platformId, page: { limit: -1 } }), "INVALID", "INVALID_INPUT"))).toEqual(["limit"]);
+    expect(fieldsOf(await expectPublicError(h.auth.listTokens({ platformId: p.platformId, page: { cursor: "garbage" } }), "INVALID", "INVALID_INPUT"))).toEqual(["cursor"]);
   });
 });
 
@@ -195,16 +195,16 @@ describe("GetToken and DeleteToken", () => {
     h.clock.advance(5000);
     const deleted = await h.auth.deleteToken({ platformId: p.platformId, tokenId: created.token!.id });
     expect(deleted.token!.id).toBe(created.token!.id);
-    await expectPublicError(h.auth.getToken({ platformId: p.platformId, tokenId: created.token!.id }), 404, "TOKEN_NOT_FOUND");
-    await expectPublicError(h.auth.deleteToken({ platformId: p.platformId, tokenId: created.token!.id }), 404, "TOKEN_NOT_FOUND");
+    await expectPublicError(h.auth.getToken({ platformId: p.platformId, tokenId: created.token!.id }), "NOT_FOUND", "TOKEN_NOT_FOUND");
+    await expectPublicError(h.auth.deleteToken({ platformId: p.platformId, tokenId: created.token!.id }), "NOT_FOUND", "TOKEN_NOT_FOUND");
   });
 
   it("answers 404 for another platform's token and leaves it untouched", async () => {
     const a = await h.newPlatform({ name: "A" });
     const b = await h.newPlatform({ name: "B" });
     const mine = await h.auth.createToken({ platformId: a.platformId, name: "mine", permissions: [Permission.VIEW] });
-    await expectPublicError(h.auth.getToken({ platformId: b.platformId, tokenId: mine.token!.id }), 404, "TOKEN_NOT_FOUND");
-    await expectPublicError(h.auth.deleteToken({ platformId: b.platformId, tokenId: mine.token!.id }), 404, "TOKEN_NOT_FOUND");
+    await expectPublicError(h.auth.getToken({ platformId: b.platformId, tokenId: mine.token!.id }), "NOT_FOUND", "TOKEN_NOT_FOUND");
+    await expectPublicError(h.auth.deleteToken({ platformId: b.platformId, tokenId: mine.token!.id }), "NOT_FOUND", "TOKEN_NOT_FOUND");
     const listB = await h.auth.listTokens({ platformId: b.platformId });
     expect(listB.tokens.map((t) => t.id)).not.toContain(mine.token!.id);
     expect((await h.auth.getToken({ platformId: a.platformId, tokenId: mine.token!.id })).token!.id).toBe(mine.token!.id);

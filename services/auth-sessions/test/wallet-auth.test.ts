@@ -98,9 +98,9 @@ describe("EMAIL_OTP on a production platform", () => {
     const mailed = mail.length;
     delivering = false;
     try {
-      await expectPublicError(h.wallet.challengeCredential({ platformId, credentialId }), 501, "EMAIL_DELIVERY_NOT_CONFIGURED");
+      await expectPublicError(h.wallet.challengeCredential({ platformId, credentialId }), "NOT_IMPLEMENTED", "EMAIL_DELIVERY_NOT_CONFIGURED");
       const other = await walletAccount(Environment.PRODUCTION);
-      await expectPublicError(h.wallet.createCredential({ ...other, type: "EMAIL_OTP", email: "nomail2@example.com" }), 501, "EMAIL_DELIVERY_NOT_CONFIGURED");
+      await expectPublicError(h.wallet.createCredential({ ...other, type: "EMAIL_OTP", email: "nomail2@example.com" }), "NOT_IMPLEMENTED", "EMAIL_DELIVERY_NOT_CONFIGURED");
     } finally {
       delivering = true;
     }
@@ -118,10 +118,10 @@ describe("EMAIL_OTP on a production platform", () => {
     const wrong = right === "123456" ? "654321" : "123456";
     const clientPublicKey = newClientKeyPair().clientPublicKey;
     for (let i = 0; i < 5; i++) {
-      const err = await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId, type: "EMAIL_OTP", otp: wrong, clientPublicKey }), 401, "UNAUTHORIZED");
+      const err = await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId, type: "EMAIL_OTP", otp: wrong, clientPublicKey }), "UNAUTHENTICATED", "UNAUTHORIZED");
       expect(err.details?.reason).toBe("Invalid OTP code");
     }
-    await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId, type: "EMAIL_OTP", otp: right, clientPublicKey }), 401, "UNAUTHORIZED");
+    await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId, type: "EMAIL_OTP", otp: right, clientPublicKey }), "UNAUTHENTICATED", "UNAUTHORIZED");
   });
 
   it("rejects an expired code (5 minutes) and the sandbox magic code", async () => {
@@ -129,9 +129,9 @@ describe("EMAIL_OTP on a production platform", () => {
     const created = await h.wallet.createCredential({ platformId, accountId, type: "EMAIL_OTP", email: "c@example.com" });
     const credentialId = (created.result.value as { id: string }).id;
     const clientPublicKey = newClientKeyPair().clientPublicKey;
-    await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId, type: "EMAIL_OTP", otp: "000000", clientPublicKey }), 401, "UNAUTHORIZED");
+    await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId, type: "EMAIL_OTP", otp: "000000", clientPublicKey }), "UNAUTHENTICATED", "UNAUTHORIZED");
     h.clock.advance(5 * 60_000);
-    const expired = await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId, type: "EMAIL_OTP", otp: lastCode("c@example.com"), clientPublicKey }), 401, "UNAUTHORIZED");
+    const expired = await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId, type: "EMAIL_OTP", otp: lastCode("c@example.com"), clientPublicKey }), "UNAUTHENTICATED", "UNAUTHORIZED");
     expect(expired.details?.reason).toBe("Invalid OTP code");
     expect(expired.message).toContain("expired");
   });
@@ -142,7 +142,7 @@ describe("EMAIL_OTP on a production platform", () => {
     const credentialId = (created.result.value as { id: string }).id;
     await h.wallet.challengeCredential({ platformId, credentialId });
     h.clock.advance(10_000);
-    const err = await expectPublicError(h.wallet.challengeCredential({ platformId, credentialId }), 429, "RATE_LIMITED");
+    const err = await expectPublicError(h.wallet.challengeCredential({ platformId, credentialId }), "RATE_LIMITED", "RATE_LIMITED");
     expect(err.details?.retryAfterSeconds).toBe(20);
     h.clock.advance(20_000);
     const again = await h.wallet.challengeCredential({ platformId, credentialId });
@@ -162,16 +162,16 @@ describe("signed retries", () => {
     expect(JSON.parse(ch.payloadToSign)).toMatchObject({ requestId: ch.requestId, accountId, operation: "ADD_CREDENTIAL" });
 
     // Wrong signer, then a changed body, then the right one; then reuse.
-    const bad = await expectPublicError(h.wallet.createCredential({ ...req, signedRetry: { requestId: ch.requestId, signature: stamp(ch.payloadToSign, newClientKeyPair().secretKey) } }), 401, "UNAUTHORIZED");
+    const bad = await expectPublicError(h.wallet.createCredential({ ...req, signedRetry: { requestId: ch.requestId, signature: stamp(ch.payloadToSign, newClientKeyPair().secretKey) } }), "UNAUTHENTICATED", "UNAUTHORIZED");
     expect(bad.details?.reason).toBe("Invalid Service-Wallet-Signature");
-    await expectPublicError(h.wallet.createCredential({ ...req, signedRetry: { requestId: ch.requestId, signature: "sandbox-valid-signature" } }), 401, "UNAUTHORIZED");
+    await expectPublicError(h.wallet.createCredential({ ...req, signedRetry: { requestId: ch.requestId, signature: "sandbox-valid-signature" } }), "UNAUTHENTICATED", "UNAUTHORIZED");
     const other = await issuer.mint({ sub: "user-x" });
-    await expectPublicError(h.wallet.createCredential({ ...req, oidcToken: other, signedRetry: { requestId: ch.requestId, signature: stamp(ch.payloadToSign, secretKey) } }), 401, "WALLET_SIGNATURE_BODY_MISMATCH");
+    await expectPublicError(h.wallet.createCredential({ ...req, oidcToken: other, signedRetry: { requestId: ch.requestId, signature: stamp(ch.payloadToSign, secretKey) } }), "UNAUTHENTICATED", "WALLET_SIGNATURE_BODY_MISMATCH");
     const done = await h.wallet.createCredential({ ...req, signedRetry: { requestId: ch.requestId, signature: stamp(ch.payloadToSign, secretKey) } });
     expect(done.result.case).toBe("authMethod");
     expect(done.result.value).toMatchObject({ type: "OAUTH", nickname: "e@example.com" });
     // The same identity again is a duplicate, whatever is signed.
-    await expectPublicError(h.wallet.createCredential({ ...req, signedRetry: { requestId: ch.requestId, signature: stamp(ch.payloadToSign, secretKey) } }), 400, "OAUTH_CREDENTIAL_ALREADY_EXISTS");
+    await expectPublicError(h.wallet.createCredential({ ...req, signedRetry: { requestId: ch.requestId, signature: stamp(ch.payloadToSign, secretKey) } }), "INVALID", "OAUTH_CREDENTIAL_ALREADY_EXISTS");
   });
 
   it("refuses a retry after expiresAt and a stamp by an expired or revoked session", async () => {
@@ -183,7 +183,7 @@ describe("signed retries", () => {
     h.clock.advance(5 * 60_000);
     const expired = await expectPublicError(
       h.wallet.exportWallet({ platformId, accountId, clientPublicKey: client.clientPublicKey, signedRetry: { requestId: ch.requestId, signature: stamp(ch.payloadToSign, secretKey) } }),
-      401,
+      "UNAUTHENTICATED",
       "UNAUTHORIZED",
     );
     expect(expired.details?.reason).toBe("Signed-retry challenge expired");
@@ -196,7 +196,7 @@ describe("signed retries", () => {
     const nc = next.result.value as { payloadToSign: string; requestId: string };
     await expectPublicError(
       h.wallet.exportWallet({ platformId, accountId, clientPublicKey: client.clientPublicKey, signedRetry: { requestId: nc.requestId, signature: stamp(nc.payloadToSign, secretKey) } }),
-      401,
+      "UNAUTHENTICATED",
       "UNAUTHORIZED",
     );
     expect((await h.wallet.listSessions({ platformId, accountId })).sessions).toEqual([]);
@@ -215,7 +215,7 @@ describe("signed retries", () => {
       keys.push(await openSealed((res.result.value as { encryptedWalletCredentials: string }).encryptedWalletCredentials, client));
       const reused = await expectPublicError(
         h.wallet.exportWallet({ platformId, accountId, clientPublicKey: client.clientPublicKey, signedRetry: { requestId: ch.requestId, signature: stamp(ch.payloadToSign, secretKey) } }),
-        401,
+        "UNAUTHENTICATED",
         "UNAUTHORIZED",
       );
       expect(reused.details?.reason).toBe("Request-Id already used");
@@ -227,7 +227,7 @@ describe("signed retries", () => {
   it("revokes a credential only with a session of another credential, never the last one", async () => {
     const { platformId, accountId } = await walletAccount(Environment.SANDBOX);
     const email = await emailSession(platformId, accountId, "h@example.com", true);
-    await expectPublicError(h.wallet.revokeCredential({ platformId, credentialId: email.credentialId }), 400, "LAST_CREDENTIAL");
+    await expectPublicError(h.wallet.revokeCredential({ platformId, credentialId: email.credentialId }), "INVALID", "LAST_CREDENTIAL");
     const token = unsignedJwt({ iss: "https://oidc.sandbox.corridor.local", sub: "sandbox-user", email: "h2@example.com", iat: Math.floor(h.clock.now().getTime() / 1000) });
     const first = await h.wallet.createCredential({ platformId, accountId, type: "OAUTH", oidcToken: token });
     const ch = first.result.value as { requestId: string };
@@ -237,7 +237,7 @@ describe("signed retries", () => {
     const r = await h.wallet.revokeCredential({ platformId, credentialId: email.credentialId });
     const err = await expectPublicError(
       h.wallet.revokeCredential({ platformId, credentialId: email.credentialId, signedRetry: { requestId: r.challenge!.requestId, signature: stamp(r.challenge!.payloadToSign, email.secretKey) } }),
-      401,
+      "UNAUTHENTICATED",
       "UNAUTHORIZED",
     );
     expect(err.details?.reason).toBe("Invalid Service-Wallet-Signature");
@@ -264,14 +264,14 @@ describe("OAUTH and PASSKEY with real cryptography (production)", () => {
   it("OAUTH: checks signature, audience and iat age on create and verify", async () => {
     const { platformId, accountId } = await walletAccount(Environment.PRODUCTION);
     const stale = await issuer.mint({ sub: "u1", iatOffsetSeconds: -61 });
-    expect((await expectPublicError(h.wallet.createCredential({ platformId, accountId, type: "OAUTH", oidcToken: stale }), 401, "UNAUTHORIZED")).details?.reason).toBe("Invalid OIDC token");
-    await expectPublicError(h.wallet.createCredential({ platformId, accountId, type: "OAUTH", oidcToken: await issuer.mint({ sub: "u1", audience: "other" }) }), 401, "UNAUTHORIZED");
-    await expectPublicError(h.wallet.createCredential({ platformId, accountId, type: "OAUTH", oidcToken: unsignedJwt({ iss: issuer.issuer, sub: "u1", aud: issuer.audience, iat: 1 }) }), 401, "UNAUTHORIZED");
+    expect((await expectPublicError(h.wallet.createCredential({ platformId, accountId, type: "OAUTH", oidcToken: stale }), "UNAUTHENTICATED", "UNAUTHORIZED")).details?.reason).toBe("Invalid OIDC token");
+    await expectPublicError(h.wallet.createCredential({ platformId, accountId, type: "OAUTH", oidcToken: await issuer.mint({ sub: "u1", audience: "other" }) }), "UNAUTHENTICATED", "UNAUTHORIZED");
+    await expectPublicError(h.wallet.createCredential({ platformId, accountId, type: "OAUTH", oidcToken: unsignedJwt({ iss: issuer.issuer, sub: "u1", aud: issuer.audience, iat: 1 }) }), "UNAUTHENTICATED", "UNAUTHORIZED");
     const created = await h.wallet.createCredential({ platformId, accountId, type: "OAUTH", oidcToken: await issuer.mint({ sub: "u1" }) });
     const id = (created.result.value as { id: string; nickname: string }).id;
     const client = newClientKeyPair();
-    await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId: id, type: "OAUTH", oidcToken: await issuer.mint({ sub: "u2" }), clientPublicKey: client.clientPublicKey }), 401, "UNAUTHORIZED");
-    await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId: id, type: "OAUTH", oidcToken: "sandbox-valid-oidc-token", clientPublicKey: client.clientPublicKey }), 401, "UNAUTHORIZED");
+    await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId: id, type: "OAUTH", oidcToken: await issuer.mint({ sub: "u2" }), clientPublicKey: client.clientPublicKey }), "UNAUTHENTICATED", "UNAUTHORIZED");
+    await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId: id, type: "OAUTH", oidcToken: "sandbox-valid-oidc-token", clientPublicKey: client.clientPublicKey }), "UNAUTHENTICATED", "UNAUTHORIZED");
     const { session } = await h.wallet.verifyCredential({ platformId, credentialId: id, type: "OAUTH", oidcToken: await issuer.mint({ sub: "u1" }), clientPublicKey: client.clientPublicKey });
     expect(await openSealed(session!.encryptedSessionSigningKey, client)).toHaveLength(32);
   });
@@ -283,25 +283,25 @@ describe("OAUTH and PASSKEY with real cryptography (production)", () => {
     const created = await h.wallet.createCredential({ platformId, accountId, type: "PASSKEY", nickname: "My phone", challenge: regChallenge, attestation: authenticator.register(regChallenge) });
     const id = (created.result.value as { id: string }).id;
     expect(created.result.value).toMatchObject({ type: "PASSKEY", nickname: "My phone" });
-    await expectPublicError(h.wallet.challengeCredential({ platformId, credentialId: id }), 400, "INVALID_INPUT");
+    await expectPublicError(h.wallet.challengeCredential({ platformId, credentialId: id }), "INVALID", "INVALID_INPUT");
     const client = newClientKeyPair();
     const ch = await h.wallet.challengeCredential({ platformId, credentialId: id, clientPublicKey: client.clientPublicKey });
     const pc = ch.result.value as { challenge: string; requestId: string };
     const wrongOrigin = await expectPublicError(
       h.wallet.verifyCredential({ platformId, credentialId: id, type: "PASSKEY", assertion: authenticator.assert(pc.challenge, { origin: "https://evil.example" }), requestId: pc.requestId }),
-      401,
+      "UNAUTHENTICATED",
       "UNAUTHORIZED",
     );
     expect(wrongOrigin.details?.reason).toBe("Invalid passkey signature");
     const { session } = await h.wallet.verifyCredential({ platformId, credentialId: id, type: "PASSKEY", assertion: authenticator.assert(pc.challenge), requestId: pc.requestId });
     expect(await openSealed(session!.encryptedSessionSigningKey, client)).toHaveLength(32);
-    await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId: id, type: "PASSKEY", assertion: authenticator.assert(pc.challenge), requestId: pc.requestId }), 401, "UNAUTHORIZED");
+    await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId: id, type: "PASSKEY", assertion: authenticator.assert(pc.challenge), requestId: pc.requestId }), "UNAUTHENTICATED", "UNAUTHORIZED");
   });
 
   it("at most one EMAIL_OTP and one PASSKEY per account", async () => {
     const { platformId, accountId } = await walletAccount(Environment.SANDBOX);
     await h.wallet.createCredential({ platformId, accountId, type: "EMAIL_OTP", email: "one@example.com" });
-    await expectPublicError(h.wallet.createCredential({ platformId, accountId, type: "EMAIL_OTP", email: "two@example.com" }), 400, "EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS");
+    await expectPublicError(h.wallet.createCredential({ platformId, accountId, type: "EMAIL_OTP", email: "two@example.com" }), "INVALID", "EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS");
     const register = (nickname: string) => {
       const challenge = Buffer.from(`registration-${nickname}`).toString("base64url");
       return { platformId, accountId, type: "PASSKEY", nickname, challenge, attestation: new SoftwareAuthenticator(RP.rpId, RP.origin).register(challenge) };
@@ -312,16 +312,16 @@ describe("OAUTH and PASSKEY with real cryptography (production)", () => {
     const ch = first.result.value as { requestId: string };
     const added = await h.wallet.createCredential({ ...laptop, signedRetry: { requestId: ch.requestId, signature: "sandbox-valid-signature" } });
     expect(added.result.case).toBe("authMethod");
-    await expectPublicError(h.wallet.createCredential(register("Phone")), 400, "PASSKEY_CREDENTIAL_ALREADY_EXISTS");
+    await expectPublicError(h.wallet.createCredential(register("Phone")), "INVALID", "PASSKEY_CREDENTIAL_ALREADY_EXISTS");
   });
 
   it("answers 404 for an unknown or foreign account and 400 for a non-wallet account", async () => {
     const { platformId } = await walletAccount(Environment.SANDBOX);
     const other = await walletAccount(Environment.SANDBOX);
-    await expectPublicError(h.wallet.listCredentials({ platformId, accountId: other.accountId }), 404, "INTERNAL_ACCOUNT_NOT_FOUND");
+    await expectPublicError(h.wallet.listCredentials({ platformId, accountId: other.accountId }), "NOT_FOUND", "INTERNAL_ACCOUNT_NOT_FOUND");
     const fiat = `InternalAccount:${randomUUID()}`;
     accounts.set(fiat, { platformId, type: "INTERNAL_FIAT" });
-    await expectPublicError(h.wallet.listCredentials({ platformId, accountId: fiat }), 400, "INVALID_INPUT");
+    await expectPublicError(h.wallet.listCredentials({ platformId, accountId: fiat }), "INVALID", "INVALID_INPUT");
   });
 });
 
@@ -336,7 +336,7 @@ describe("wallet keys without an operator-configured encryption key", () => {
         accounts.set(accountId, { platformId: p.platformId, type: "EMBEDDED_WALLET" });
         const call = bare.wallet.exportWallet({ platformId: p.platformId, accountId, clientPublicKey: client.clientPublicKey });
         if (sandbox) expect((await call).result.case).toBe("challenge");
-        else await expectPublicError(call, 503, "WALLET_ENCRYPTION_NOT_CONFIGURED");
+        else await expectPublicError(call, "UNAVAILABLE", "WALLET_ENCRYPTION_NOT_CONFIGURED");
       }
     } finally {
       await bare.close();
@@ -360,7 +360,7 @@ describe("expiry (ManualClock)", () => {
     expect((await exportSigned()).result.case).toBe("export");
     expect((await h.wallet.listSessions({ platformId, accountId })).sessions.map((s) => s.id)).toEqual([session.id]);
     h.clock.advance(1);
-    const err = await expectPublicError(exportSigned(), 401, "UNAUTHORIZED");
+    const err = await expectPublicError(exportSigned(), "UNAUTHENTICATED", "UNAUTHORIZED");
     expect(err.details?.reason).toBe("Invalid Service-Wallet-Signature");
     expect((await h.wallet.listSessions({ platformId, accountId })).sessions).toEqual([]);
   });
@@ -403,7 +403,7 @@ describe("expiry (ManualClock)", () => {
     h.clock.advance(5 * 60_000);
     const err = await expectPublicError(
       h.wallet.verifyCredential({ platformId, credentialId, type: "PASSKEY", assertion: authenticator.assert(late.challenge), requestId: late.requestId }),
-      401,
+      "UNAUTHENTICATED",
       "UNAUTHORIZED",
     );
     expect(err.details?.reason).toBe("Passkey challenge expired");
@@ -417,7 +417,7 @@ describe("expiry (ManualClock)", () => {
 
 describe("a presented Request-Id is checked before the target: replays answer 401 whatever became of the target", () => {
   type Challenge = { payloadToSign: string; requestId: string };
-  const reasonOf = async (call: Promise<unknown>) => (await expectPublicError(call, 401, "UNAUTHORIZED")).details?.reason;
+  const reasonOf = async (call: Promise<unknown>) => (await expectPublicError(call, "UNAUTHENTICATED", "UNAUTHORIZED")).details?.reason;
 
   /** A production account with an EMAIL_OTP session and a second (OAUTH) credential added by signed retry. */
   async function twoCredentials(tag: string) {
@@ -451,8 +451,8 @@ describe("a presented Request-Id is checked before the target: replays answer 40
     const unknown = "AuthMethod:0190f0a8-0000-7000-8000-000000000000";
     expect(await reasonOf(h.wallet.revokeCredential({ platformId, credentialId: unknown, signedRetry }))).toBe("Request-Id already used");
     expect(await reasonOf(h.wallet.revokeCredential({ platformId, credentialId: unknown, signedRetry: { requestId: `Request:${randomUUID()}`, signature: signedRetry.signature } }))).toBe("Unknown Request-Id");
-    await expectPublicError(h.wallet.revokeCredential({ platformId, credentialId: unknown }), 404, "AUTH_METHOD_NOT_FOUND");
-    await expectPublicError(h.wallet.revokeCredential({ platformId, credentialId: oauthId }), 404, "AUTH_METHOD_NOT_FOUND");
+    await expectPublicError(h.wallet.revokeCredential({ platformId, credentialId: unknown }), "NOT_FOUND", "AUTH_METHOD_NOT_FOUND");
+    await expectPublicError(h.wallet.revokeCredential({ platformId, credentialId: oauthId }), "NOT_FOUND", "AUTH_METHOD_NOT_FOUND");
     expect((await h.wallet.listCredentials({ platformId, accountId })).authMethods.map((m) => m.id)).toEqual([email.credentialId]);
   });
 
@@ -477,8 +477,8 @@ describe("a presented Request-Id is checked before the target: replays answer 40
     expect(await reasonOf(h.wallet.revokeSession({ platformId, sessionId: b.session.id, signedRetry }))).toBe("Request-Id already used");
     const unknown = "Session:0190f0a8-0000-7000-8000-000000000000";
     expect(await reasonOf(h.wallet.revokeSession({ platformId, sessionId: unknown, signedRetry }))).toBe("Request-Id already used");
-    await expectPublicError(h.wallet.revokeSession({ platformId, sessionId: unknown }), 404, "SESSION_NOT_FOUND");
-    await expectPublicError(h.wallet.revokeSession({ platformId, sessionId: b.session.id }), 404, "SESSION_NOT_FOUND");
+    await expectPublicError(h.wallet.revokeSession({ platformId, sessionId: unknown }), "NOT_FOUND", "SESSION_NOT_FOUND");
+    await expectPublicError(h.wallet.revokeSession({ platformId, sessionId: b.session.id }), "NOT_FOUND", "SESSION_NOT_FOUND");
     expect((await h.wallet.listSessions({ platformId, accountId })).sessions.map((s) => s.id)).toEqual([a.session.id]);
   });
 
@@ -529,15 +529,15 @@ describe("per-platform passkey relying party (production)", () => {
 
     // B's origin in clientDataJSON.
     const c1 = await challenge();
-    const wrongOrigin = await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId: id, type: "PASSKEY", assertion: authenticator.assert(c1.challenge, { origin: B.origin }), requestId: c1.requestId }), 401, "UNAUTHORIZED");
+    const wrongOrigin = await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId: id, type: "PASSKEY", assertion: authenticator.assert(c1.challenge, { origin: B.origin }), requestId: c1.requestId }), "UNAUTHENTICATED", "UNAUTHORIZED");
     expect(wrongOrigin.details?.reason).toBe("Invalid passkey signature");
     // The same key asserting for B's RP id (authenticatorData's rpIdHash), from B's origin.
     const asB = Object.create(authenticator, { rpId: { value: B.rpId } }) as SoftwareAuthenticator;
-    const wrongRp = await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId: id, type: "PASSKEY", assertion: asB.assert(c1.challenge, { origin: B.origin }), requestId: c1.requestId }), 401, "UNAUTHORIZED");
+    const wrongRp = await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId: id, type: "PASSKEY", assertion: asB.assert(c1.challenge, { origin: B.origin }), requestId: c1.requestId }), "UNAUTHENTICATED", "UNAUTHORIZED");
     expect(wrongRp.details?.reason).toBe("Invalid passkey signature");
     // The deployment's default relying party does not apply to this platform either.
     const asDefault = Object.create(authenticator, { rpId: { value: RP.rpId } }) as SoftwareAuthenticator;
-    await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId: id, type: "PASSKEY", assertion: asDefault.assert(c1.challenge, { origin: RP.origin }), requestId: c1.requestId }), 401, "UNAUTHORIZED");
+    await expectPublicError(h.wallet.verifyCredential({ platformId, credentialId: id, type: "PASSKEY", assertion: asDefault.assert(c1.challenge, { origin: RP.origin }), requestId: c1.requestId }), "UNAUTHENTICATED", "UNAUTHORIZED");
 
     const { session } = await h.wallet.verifyCredential({ platformId, credentialId: id, type: "PASSKEY", assertion: authenticator.assert(c1.challenge), requestId: c1.requestId });
     expect(await openSealed(session!.encryptedSessionSigningKey, client)).toHaveLength(32);
@@ -545,10 +545,10 @@ describe("per-platform passkey relying party (production)", () => {
 
   it("refuses a registration made for another platform's RP, and a platform on the default RP refuses one made for a platform's own RP", async () => {
     const a = await platformWithRp(A);
-    const fromB = await expectPublicError(register(a.platformId, a.accountId, new SoftwareAuthenticator(B.rpId, B.origin)), 401, "UNAUTHORIZED");
+    const fromB = await expectPublicError(register(a.platformId, a.accountId, new SoftwareAuthenticator(B.rpId, B.origin)), "UNAUTHENTICATED", "UNAUTHORIZED");
     expect(fromB.details?.reason).toBe("Invalid passkey attestation");
     const plain = await walletAccount(Environment.PRODUCTION);
-    await expectPublicError(register(plain.platformId, plain.accountId, new SoftwareAuthenticator(A.rpId, A.origin)), 401, "UNAUTHORIZED");
+    await expectPublicError(register(plain.platformId, plain.accountId, new SoftwareAuthenticator(A.rpId, A.origin)), "UNAUTHENTICATED", "UNAUTHORIZED");
     expect((await register(plain.platformId, plain.accountId, new SoftwareAuthenticator(RP.rpId, RP.origin))).result.case).toBe("authMethod");
   });
 

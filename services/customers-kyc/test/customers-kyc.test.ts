@@ -55,7 +55,7 @@ describe("GetCustomerSummary (the ledger's question)", () => {
     await h.client.createVerification({ platformId, customerId: customer!.id });
     const after = await h.client.getCustomerSummary({ platformId, customerId: customer!.id });
     expect(after.customer!.verificationStatus).toBe("APPROVED");
-    await expectPublicError(h.client.getCustomerSummary({ platformId: other, customerId: customer!.id }), 404, "CUSTOMER_NOT_FOUND");
+    await expectPublicError(h.client.getCustomerSummary({ platformId: other, customerId: customer!.id }), "NOT_FOUND", "CUSTOMER_NOT_FOUND");
   });
 });
 
@@ -111,7 +111,7 @@ describe("events on corridor.customers.v1", () => {
   it("writes no row and no event when the input is invalid", async () => {
     const platformId = h.platform();
     const start = (await h.events()).length;
-    const err = await expectPublicError(h.client.createCustomer({ platformId, customer: individual({ region: "XX", birthDate: "2031-01-01" }) }), 400, "INVALID_INPUT");
+    const err = await expectPublicError(h.client.createCustomer({ platformId, customer: individual({ region: "XX", birthDate: "2031-01-01" }) }), "INVALID", "INVALID_INPUT");
     expect(fieldsOf(err).sort()).toEqual(["birthDate", "region"]);
     expect(await eventsAfter(start)).toEqual([]);
     expect((await h.client.listCustomers({ platformId })).pageInfo!.totalCount).toBe(0n);
@@ -147,7 +147,7 @@ describe("kycStatus / kybStatus set directly (only regulated financial instituti
     const start = (await h.events()).length;
 
     for (const status of ["UNVERIFIED", "PENDING", "APPROVED"]) {
-      const err = await expectPublicError(rename(platformId, id, { verificationStatus: status, fullName: "Bob Smith" }), 400, "INVALID_INPUT");
+      const err = await expectPublicError(rename(platformId, id, { verificationStatus: status, fullName: "Bob Smith" }), "INVALID", "INVALID_INPUT");
       expect(fieldsOf(err)).toEqual(["kycStatus"]);
       expect((err.details?.errors as { reason: string }[])[0]!.reason).toMatch(/regulated financial institution.*REJECTED/);
     }
@@ -161,7 +161,7 @@ describe("kycStatus / kybStatus set directly (only regulated financial instituti
     const renamed = await rename(platformId, id, { fullName: "Bob Smith" });
     expect(renamed.customer).toMatchObject({ verificationStatus: "REJECTED", fullName: "Bob Smith" });
     expect((await eventsAfter(start)).map((e) => e.type)).toEqual(["CUSTOMER_UPDATED", "CUSTOMER_UPDATED"]);
-    await expectPublicError(h.client.createVerification({ platformId, customerId: id }), 400, "CUSTOMER_ALREADY_REJECTED");
+    await expectPublicError(h.client.createVerification({ platformId, customerId: id }), "INVALID", "CUSTOMER_ALREADY_REJECTED");
     expect((await h.client.getCustomerSummary({ platformId, customerId: id })).customer!.verificationStatus).toBe("REJECTED");
   });
 
@@ -170,11 +170,11 @@ describe("kycStatus / kybStatus set directly (only regulated financial instituti
     const { customer } = await h.client.createCustomer({ platformId, customer: business("R-777") });
     await h.client.createBeneficialOwner({ platformId, customerId: customer!.id, roles: ["UBO"], ownershipPercentage: 100, personalInfo: personalInfo("Doe") });
     expect((await h.client.createVerification({ platformId, customerId: customer!.id })).verification!.verificationStatus).toBe("APPROVED");
-    const err = await expectPublicError(rename(platformId, customer!.id, { verificationStatus: "UNVERIFIED" }), 400, "INVALID_INPUT");
+    const err = await expectPublicError(rename(platformId, customer!.id, { verificationStatus: "UNVERIFIED" }), "INVALID", "INVALID_INPUT");
     expect(fieldsOf(err)).toEqual(["kybStatus"]);
     expect((await h.client.getCustomer({ platformId, customerId: customer!.id })).customer!.verificationStatus).toBe("APPROVED");
     // An unknown value is named once, as an unknown value, for regulated and other platforms alike.
-    const bad = await expectPublicError(rename(platformId, customer!.id, { verificationStatus: "MAYBE" }), 400, "INVALID_INPUT");
+    const bad = await expectPublicError(rename(platformId, customer!.id, { verificationStatus: "MAYBE" }), "INVALID", "INVALID_INPUT");
     expect((bad.details?.errors as { field: string; reason: string }[]).map((e) => [e.field, e.reason])).toEqual([["kybStatus", expect.stringMatching(/^must be one of/)]]);
   });
 
@@ -182,7 +182,7 @@ describe("kycStatus / kybStatus set directly (only regulated financial instituti
     const platformId = h.platform();
     const { customer } = await h.client.createCustomer({ platformId, customer: individual({ verificationStatus: "UNVERIFIED" }) });
     expect(customer!.verificationStatus).toBe("UNVERIFIED");
-    const err = await expectPublicError(h.client.createCustomer({ platformId, customer: individual({ verificationStatus: "REJECTED" }) }), 400, "INVALID_INPUT");
+    const err = await expectPublicError(h.client.createCustomer({ platformId, customer: individual({ verificationStatus: "REJECTED" }) }), "INVALID", "INVALID_INPUT");
     expect(fieldsOf(err)).toEqual(["kycStatus"]);
   });
 
@@ -245,7 +245,7 @@ describe("production platforms", () => {
   it("answer verifications 501 NOT_IMPLEMENTED (no KYC connector), storing nothing; owner KYC stays PENDING whatever the names say", async () => {
     const platformId = h.platform({ environment: "PRODUCTION" });
     const { customer } = await h.client.createCustomer({ platformId, customer: individual({ fullName: "Magic Approve" }) });
-    await expectPublicError(h.client.createVerification({ platformId, customerId: customer!.id }), 501, "NOT_IMPLEMENTED");
+    await expectPublicError(h.client.createVerification({ platformId, customerId: customer!.id }), "NOT_IMPLEMENTED", "NOT_IMPLEMENTED");
     expect((await h.client.listVerifications({ platformId, customerId: customer!.id })).verifications).toHaveLength(0);
     expect((await h.client.getCustomer({ platformId, customerId: customer!.id })).customer!.verificationStatus).toBe("UNVERIFIED");
     const biz = await h.client.createCustomer({ platformId, customer: business("X-999") });
@@ -273,8 +273,8 @@ describe("invitations", () => {
     expect((await h.client.getInvitation({ platformId, code: invitation!.code })).invitation!.status).toBe("PENDING");
     h.clock.advance(1);
     expect((await h.client.getInvitation({ platformId, code: invitation!.code })).invitation!.status).toBe("EXPIRED");
-    await expectPublicError(h.client.claimInvitation({ platformId, code: invitation!.code, inviteeUma: "$bob@x.example" }), 409, "INVITATION_EXPIRED");
-    await expectPublicError(h.client.cancelInvitation({ platformId, code: invitation!.code }), 409, "INVITATION_EXPIRED");
+    await expectPublicError(h.client.claimInvitation({ platformId, code: invitation!.code, inviteeUma: "$bob@x.example" }), "CONFLICT", "INVITATION_EXPIRED");
+    await expectPublicError(h.client.cancelInvitation({ platformId, code: invitation!.code }), "CONFLICT", "INVITATION_EXPIRED");
   });
 
   it("emits INVITATION_CLAIMED keyed by the inviter when claimed", async () => {

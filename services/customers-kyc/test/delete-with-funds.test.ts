@@ -35,7 +35,7 @@ describe("deleting a customer", () => {
     });
     const before = (await h.events()).length;
 
-    const err = await expectPublicError(h.client.deleteCustomer({ platformId, customerId: id }), 409, "CUSTOMER_HAS_FUNDS");
+    const err = await expectPublicError(h.client.deleteCustomer({ platformId, customerId: id }), "CONFLICT", "CUSTOMER_HAS_FUNDS");
     expect(err.details).toEqual({
       customerId: id,
       accounts: [{ accountId: "InternalAccount:usd", type: "INTERNAL_FIAT", currency: "USD", balance: 10_000, held: 3_000, available: 7_000 }],
@@ -67,12 +67,12 @@ describe("deleting a customer", () => {
 
   it("answers 404 for an unknown customer and 410 for a deleted one without asking the ledger", async () => {
     const platformId = h.platform();
-    await expectPublicError(h.client.deleteCustomer({ platformId, customerId: "Customer:missing" }), 404, "CUSTOMER_NOT_FOUND");
+    await expectPublicError(h.client.deleteCustomer({ platformId, customerId: "Customer:missing" }), "NOT_FOUND", "CUSTOMER_NOT_FOUND");
     const { customer } = await h.client.createCustomer({ platformId, customer: individual() });
     await h.client.deleteCustomer({ platformId, customerId: customer!.id });
     h.ledger.unavailable = true;
     try {
-      await expectPublicError(h.client.deleteCustomer({ platformId, customerId: customer!.id }), 410, "CUSTOMER_DELETED");
+      await expectPublicError(h.client.deleteCustomer({ platformId, customerId: customer!.id }), "GONE", "CUSTOMER_DELETED");
     } finally {
       h.ledger.unavailable = false;
     }

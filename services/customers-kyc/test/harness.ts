@@ -1,8 +1,8 @@
+export { expectRefusal as expectPublicError, fieldsOf } from "@corridor/kit/testing";
 import { randomBytes } from "node:crypto";
 import { fromBinary } from "@bufbuild/protobuf";
 import { ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
 import { ManualClock, appErrorInterceptor, migrateSchema, sql } from "@corridor/kit";
-import { PublicErrorSchema, type PublicError } from "@corridor/proto/corridor/common/v1/error_pb.js";
 import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
 import { CustomerEventSchema, type CustomerEvent } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { register } from "tsx/esm/api";
@@ -85,21 +85,4 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; codes?: stri
   };
 }
 
-/** Awaits a failing call and answers the PublicError it carried, checking status and code. */
-export async function expectPublicError(call: Promise<unknown>, status: number, code: string): Promise<PublicError> {
-  let caught: unknown;
-  try {
-    await call;
-  } catch (err) {
-    caught = err;
-  }
-  expect(caught, "the call should have failed").toBeDefined();
-  const [detail] = ConnectError.from(caught).findDetails(PublicErrorSchema);
-  expect(detail, `no PublicError detail on ${String(caught)}`).toBeDefined();
-  expect({ status: detail!.httpStatus, code: detail!.code }).toEqual({ status, code });
-  return detail!;
-}
 
-export function fieldsOf(err: PublicError): string[] {
-  return ((err.details?.errors ?? []) as { field: string }[]).map((e) => e.field);
-}

@@ -68,7 +68,7 @@ describe("customer holdings and closing", () => {
       h.ledger.fundInternalAccount({ platformId: w.platformId, accountId: w.usd.id, amount: 100n }),
       h.ledger.createIncomingUmaPayment({ platformId: w.platformId, customerId: w.customerId, senderUmaAddress: "$bob@other.example", receiverUmaAddress: "$alice@sandbox.uma.money", currency: "USD", amount: 100n }),
     ];
-    for (const r of refusals) expect(await publicError(r)).toMatchObject({ httpStatus: 404, code: "CUSTOMER_NOT_FOUND" });
+    for (const r of refusals) expect(await publicError(r)).toMatchObject({ outcome: "NOT_FOUND", code: "CUSTOMER_NOT_FOUND" });
     expect((await balance(w.platformId, w.usd.id)).balance).toBe(0n);
     expect((await holdings(w)).inFlightTransactions).toEqual([]);
   });

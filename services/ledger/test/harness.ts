@@ -1,3 +1,4 @@
+export { refusalOf as publicError } from "@corridor/kit/testing";
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
@@ -16,7 +17,6 @@ import {
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { PlatformEventSchema } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
-import { PublicErrorSchema, type PublicError } from "@corridor/proto/corridor/common/v1/error_pb.js";
 import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
 import { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { LedgerEventSchema, type LedgerEvent } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
@@ -199,18 +199,6 @@ export async function startLedgerHarness(): Promise<LedgerHarness> {
   };
 }
 
-/** The public error a failed call carries. */
-export async function publicError(p: Promise<unknown>): Promise<PublicError> {
-  try {
-    await p;
-  } catch (err) {
-    const [detail] = ConnectError.from(err).findDetails(PublicErrorSchema);
-    if (detail) return detail;
-    throw err;
-  }
-  expect.unreachable("the call succeeded");
-  throw new Error("unreachable");
-}
 
 export { Code };
 

@@ -70,7 +70,7 @@ describe("incoming UMA payments (CreateIncomingUmaPayment, ResolveIncomingPaymen
     expect(second).toMatchObject({ replayed: true, transaction: { id: first.transaction!.id } });
     const prod = await h.newPlatform({ environment: Environment.PRODUCTION });
     const prodCustomer = await h.newCustomer(prod, { currencies: ["USD"] });
-    expect((await publicError(create(prod, prodCustomer))).httpStatus).toBe(403);
+    expect((await publicError(create(prod, prodCustomer))).outcome).toBe("FORBIDDEN");
   });
 
   it("answers 400 CURRENCY_NOT_SUPPORTED when the customer has no account in the receiving currency", async () => {

@@ -70,7 +70,7 @@ describe("ledger service", () => {
       const err = await publicError(h.ledger.getInternalAccount({ platformId: b, accountId: a.account.id }));
       expect(err.code).toBe("INTERNAL_ACCOUNT_NOT_FOUND");
       const err2 = await publicError(out(b, a.account.id, a.ext.id, 1n));
-      expect(err2.httpStatus).toBe(404);
+      expect(err2.outcome).toBe("NOT_FOUND");
     });
   });
 
@@ -93,7 +93,7 @@ describe("ledger service", () => {
     it("answers 400 INVALID_ACCOUNT for beneficiary suffix 105 and stores nothing", async () => {
       const platformId = await h.newPlatform();
       const err = await publicError(h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo("123456105") }));
-      expect(err).toMatchObject({ httpStatus: 400, code: "INVALID_ACCOUNT" });
+      expect(err).toMatchObject({ outcome: "INVALID", code: "INVALID_ACCOUNT" });
       expect((await h.ledger.listExternalAccounts({ platformId, owner: "PLATFORM" })).accounts).toEqual([]);
     });
 
@@ -118,7 +118,7 @@ describe("ledger service", () => {
       expect((await publicError(h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 0n }))).code).toBe("INVALID_INPUT");
       const prod = await h.newPlatform({ environment: Environment.PRODUCTION });
       const [acct] = await platformAccounts(prod);
-      expect((await publicError(h.ledger.fundInternalAccount({ platformId: prod, accountId: acct!.id, amount: 1n }))).httpStatus).toBe(403);
+      expect((await publicError(h.ledger.fundInternalAccount({ platformId: prod, accountId: acct!.id, amount: 1n }))).outcome).toBe("FORBIDDEN");
     });
   });
 
@@ -175,7 +175,7 @@ describe("ledger service", () => {
       await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 1000n });
       await out(platformId, account.id, ext.id, 600n);
       const err = await publicError(out(platformId, account.id, ext.id, 500n));
-      expect(err).toMatchObject({ httpStatus: 400, code: "INSUFFICIENT_BALANCE" });
+      expect(err).toMatchObject({ outcome: "INVALID", code: "INSUFFICIENT_BALANCE" });
     });
 
     it("answers 400 CURRENCY_MISMATCH when the accounts' currencies differ", async () => {
@@ -192,7 +192,7 @@ describe("ledger service", () => {
       await h.ledger.fundInternalAccount({ platformId, accountId: acct!.id, amount: 100n });
       const ext = (await h.ledger.createExternalAccount({ platformId, owner: "CUSTOMER", customerId, currency: "USD", accountInfo: usdInfo() })).account!;
       const err = await publicError(out(platformId, acct!.id, ext.id, 10n));
-      expect(err).toMatchObject({ httpStatus: 403, code: "CUSTOMER_NOT_VERIFIED" });
+      expect(err).toMatchObject({ outcome: "FORBIDDEN", code: "CUSTOMER_NOT_VERIFIED" });
       h.customers.get(customerId)!.verificationStatus = "APPROVED";
       const ok = await out(platformId, acct!.id, ext.id, 10n);
       expect(ok.result?.transaction?.platformCustomerId).toBe(h.customers.get(customerId)!.platformCustomerId);
@@ -202,12 +202,12 @@ describe("ledger service", () => {
       const { platformId, account, ext } = await setup();
       await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 1000n });
       h.transactionTypes.set(platformId, { USD: ["INCOMING"] });
-      expect(await publicError(out(platformId, account.id, ext.id, 10n))).toMatchObject({ httpStatus: 400, code: "TRANSACTION_TYPE_NOT_ENABLED" });
+      expect(await publicError(out(platformId, account.id, ext.id, 10n))).toMatchObject({ outcome: "INVALID", code: "TRANSACTION_TYPE_NOT_ENABLED" });
       expect((await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!.available).toBe(1000n);
       await h.ledger.transferIn({ transfer: { platformId, sourceAccountId: ext.id, destinationAccountId: account.id, amount: 5n } });
       h.transactionTypes.set(platformId, { USD: ["OUTGOING"] });
       const pull = await publicError(h.ledger.transferIn({ transfer: { platformId, sourceAccountId: ext.id, destinationAccountId: account.id, amount: 5n } }));
-      expect(pull).toMatchObject({ httpStatus: 400, code: "TRANSACTION_TYPE_NOT_ENABLED" });
+      expect(pull).toMatchObject({ outcome: "INVALID", code: "TRANSACTION_TYPE_NOT_ENABLED" });
       await out(platformId, account.id, ext.id, 10n);
       h.transactionTypes.delete(platformId);
     });
@@ -216,7 +216,7 @@ describe("ledger service", () => {
       const platformId = await h.newPlatform({ environment: Environment.PRODUCTION });
       const [acct] = await platformAccounts(platformId);
       const ext = (await h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo() })).account!;
-      expect((await publicError(out(platformId, acct!.id, ext.id, 1n))).httpStatus).toBe(501);
+      expect((await publicError(out(platformId, acct!.id, ext.id, 1n))).outcome).toBe("NOT_IMPLEMENTED");
     });
   });
 
@@ -275,7 +275,7 @@ describe("ledger service", () => {
       await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 1000n });
       await out(platformId, account.id, ext.id, 100n, "k2");
       const err = await publicError(out(platformId, account.id, ext.id, 101n, "k2"));
-      expect(err).toMatchObject({ httpStatus: 422, code: "IDEMPOTENCY_KEY_REUSED" });
+      expect(err).toMatchObject({ outcome: "UNPROCESSABLE", code: "IDEMPOTENCY_KEY_REUSED" });
     });
 
     it("lets concurrent duplicates create one transaction (the others see 409 IN_USE or the replay)", async () => {
@@ -312,7 +312,7 @@ describe("ledger service", () => {
           h.ledger.listExternalAccounts({ platformId, owner: "CUSTOMER", page }),
         ]) {
           const err = await publicError(call);
-          expect(err, cursor).toMatchObject({ httpStatus: 400, code: "INVALID_INPUT" });
+          expect(err, cursor).toMatchObject({ outcome: "INVALID", code: "INVALID_INPUT" });
           expect((err.details as any)?.errors?.map((e: any) => e.field)).toEqual(["cursor"]);
         }
       }

@@ -130,12 +130,12 @@ describe("ledger quote transactions", () => {
     it("refuses a source in another currency, another customer's account, a bad rate and an unverified customer", async () => {
       const w = await world();
       const mismatch = await publicError(h.ledger.createQuoteTransaction(quote(w, { sendingCurrency: "EUR" })));
-      expect(mismatch).toMatchObject({ httpStatus: 400, code: "CURRENCY_MISMATCH" });
+      expect(mismatch).toMatchObject({ outcome: "INVALID", code: "CURRENCY_MISMATCH" });
       const destMismatch = await publicError(h.ledger.createQuoteTransaction(quote(w, { receivingCurrency: "USD" })));
       expect(destMismatch.code).toBe("CURRENCY_MISMATCH");
       const other = await h.newCustomer(w.platformId);
       const foreign = await publicError(h.ledger.createQuoteTransaction(quote(w, { customerId: other })));
-      expect(foreign.httpStatus).toBe(404);
+      expect(foreign.outcome).toBe("NOT_FOUND");
       const rate = await publicError(h.ledger.createQuoteTransaction(quote(w, { exchangeRate: "-1" })));
       expect(rate.code).toBe("INVALID_INPUT");
       expect(JSON.stringify(rate.details)).toContain("exchangeRate");
@@ -143,7 +143,7 @@ describe("ledger quote transactions", () => {
       expect(JSON.stringify(uma.details)).toContain("destination.umaAddress");
       const pending = await world({ status: "PENDING" });
       const kyc = await publicError(h.ledger.createQuoteTransaction(quote(pending)));
-      expect(kyc).toMatchObject({ httpStatus: 403, code: "CUSTOMER_NOT_VERIFIED" });
+      expect(kyc).toMatchObject({ outcome: "FORBIDDEN", code: "CUSTOMER_NOT_VERIFIED" });
     });
   });
 
@@ -158,7 +158,7 @@ describe("ledger quote transactions", () => {
       expect(await eventsOf(tx.id)).toEqual(["OUTGOING_PAYMENT_PENDING", "OUTGOING_PAYMENT_EXPIRED"]);
       await h.ledger.fundInternalAccount({ platformId: w.platformId, accountId: w.usd.id, amount: 5000n });
       const err = await publicError(h.ledger.executeQuoteTransaction({ platformId: w.platformId, transactionId: tx.id }));
-      expect(err).toMatchObject({ httpStatus: 409, code: "QUOTE_EXPIRED" });
+      expect(err).toMatchObject({ outcome: "CONFLICT", code: "QUOTE_EXPIRED" });
       expect(await balanceOf(w.platformId, w.usd.id)).toBe(5000n);
     });
 
@@ -217,7 +217,7 @@ describe("ledger quote transactions", () => {
       await h.ledger.fundInternalAccount({ platformId: w.platformId, accountId: w.usd.id, amount: 999n });
       const tx = (await h.ledger.createQuoteTransaction(quote(w))).transaction!;
       const err = await publicError(h.ledger.executeQuoteTransaction({ platformId: w.platformId, transactionId: tx.id }));
-      expect(err).toMatchObject({ httpStatus: 400, code: "INSUFFICIENT_BALANCE" });
+      expect(err).toMatchObject({ outcome: "INVALID", code: "INSUFFICIENT_BALANCE" });
       expect(await balanceOf(w.platformId, w.usd.id)).toBe(999n);
       expect((await h.ledger.getTransaction({ platformId: w.platformId, transactionId: tx.id })).transaction!.status).toBe("PENDING");
       expect(await systemBalance(w.platformId, "FX_POOL", "EUR")).toBe(0n);
@@ -227,7 +227,7 @@ describe("ledger quote transactions", () => {
       const w = await world();
       const tx = (await h.ledger.createQuoteTransaction(quote(w, { source: { type: "REALTIME_FUNDING", accountId: "" } }))).transaction!;
       const err = await publicError(h.ledger.executeQuoteTransaction({ platformId: w.platformId, transactionId: tx.id }));
-      expect(err).toMatchObject({ httpStatus: 409, code: "QUOTE_NOT_FUNDED" });
+      expect(err).toMatchObject({ outcome: "CONFLICT", code: "QUOTE_NOT_FUNDED" });
     });
   });
 
@@ -236,7 +236,7 @@ describe("ledger quote transactions", () => {
       const w = await world();
       const tx = (await h.ledger.createQuoteTransaction(quote(w, { source: { type: "REALTIME_FUNDING", accountId: "" } }))).transaction!;
       const wrongCurrency = await publicError(h.ledger.recordQuoteFunding({ platformId: w.platformId, transactionId: tx.id, currencyCode: "EUR", amount: 1000n }));
-      expect(wrongCurrency.httpStatus).toBe(400);
+      expect(wrongCurrency.outcome).toBe("INVALID");
       expect(JSON.stringify(wrongCurrency.details)).toContain("currencyCode");
       const wrongAmount = await publicError(h.ledger.recordQuoteFunding({ platformId: w.platformId, transactionId: tx.id, currencyCode: "USD", amount: 999n }));
       expect(JSON.stringify(wrongAmount.details)).toContain("amount");
@@ -261,7 +261,7 @@ describe("ledger quote transactions", () => {
       const w = await world();
       const tx = (await h.ledger.createQuoteTransaction(quote(w))).transaction!;
       const err = await publicError(h.ledger.recordQuoteFunding({ platformId: w.platformId, transactionId: tx.id, currencyCode: "USD", amount: 1000n }));
-      expect(err).toMatchObject({ httpStatus: 400, code: "QUOTE_NOT_REALTIME_FUNDED" });
+      expect(err).toMatchObject({ outcome: "INVALID", code: "QUOTE_NOT_REALTIME_FUNDED" });
     });
   });
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createRouterTransport } from "@connectrpc/connect";
-import { ManualClock, publicErrorFromConnect } from "@corridor/kit";
+import { ManualClock, appErrorFromConnect } from "@corridor/kit";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { PlatformConfigSchema } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -13,7 +13,8 @@ async function publicError(p: Promise<unknown>) {
   try {
     await p;
   } catch (err) {
-    return publicErrorFromConnect(err).body;
+    const refusal = appErrorFromConnect(err);
+    return refusal && { outcome: refusal.outcome, code: refusal.code, message: refusal.message, details: refusal.details };
   }
   throw new Error("expected the call to fail");
 }
@@ -95,14 +96,14 @@ describe("the endpoint is read from auth-sessions on a platform's request", () =
     await n.deliver(configUpdated(known, urlA, clock.now()));
     expect((await n.client.sendTestWebhook({ platformId: known })).attempt).toMatchObject({ url: urlA, delivered: true });
     const unknown = newPlatformId();
-    expect(await publicError(n.client.sendTestWebhook({ platformId: unknown }))).toMatchObject({ status: 400, code: "WEBHOOK_ENDPOINT_NOT_CONFIGURED" });
+    expect(await publicError(n.client.sendTestWebhook({ platformId: unknown }))).toMatchObject({ outcome: "INVALID", code: "WEBHOOK_ENDPOINT_NOT_CONFIGURED" });
   });
 
   it("a PATCH that cleared the endpoint is seen at once too", async () => {
     const platformId = newPlatformId();
     await n.deliver(configUpdated(platformId, urlA, clock.now()));
     current.set(platformId, { webhookEndpoint: "", updatedAt: new Date(clock.now().getTime() + 1000) });
-    expect(await publicError(n.client.sendTestWebhook({ platformId }))).toMatchObject({ status: 400, code: "WEBHOOK_ENDPOINT_NOT_CONFIGURED" });
+    expect(await publicError(n.client.sendTestWebhook({ platformId }))).toMatchObject({ outcome: "INVALID", code: "WEBHOOK_ENDPOINT_NOT_CONFIGURED" });
     expect(hits.a).toBe(0);
   });
 });

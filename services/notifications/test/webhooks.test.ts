@@ -205,13 +205,13 @@ describe("webhook settings and test deliveries", () => {
     const err = await n.client.sendTestWebhook({ platformId }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConnectError);
     const [detail] = (err as ConnectError).findDetails(PublicErrorSchema);
-    expect(detail).toMatchObject({ httpStatus: 400, code: "WEBHOOK_ENDPOINT_NOT_CONFIGURED" });
+    expect(detail).toMatchObject({ outcome: "INVALID", code: "WEBHOOK_ENDPOINT_NOT_CONFIGURED" });
     expect(await listDeliveries(n.db, platformId)).toEqual([]);
   });
 
   it("rejects a request without platform_id as INVALID_INPUT", async () => {
     const err = await n.client.getWebhookSettings({ platformId: "" }).catch((e: unknown) => e);
     const [detail] = (err as ConnectError).findDetails(PublicErrorSchema);
-    expect(detail).toMatchObject({ httpStatus: 400, code: "INVALID_INPUT" });
+    expect(detail).toMatchObject({ outcome: "INVALID", code: "INVALID_INPUT" });
   });
 });

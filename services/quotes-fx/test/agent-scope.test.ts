@@ -64,8 +64,8 @@ describe("quotes created by an agent", () => {
     const mine = (await h.client.createQuote(agentQuote())).quote!;
     const platforms = (await h.client.createQuote(agentQuote({ agentId: "", actingCustomerId: "" }))).quote!;
     for (const q of [mine, platforms]) {
-      await expectPublicError(h.client.getQuote({ platformId: PLATFORM, quoteId: q.id, agentId: otherAgent }), 404, "QUOTE_NOT_FOUND");
-      await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: q.id, agentId: otherAgent }), 404, "QUOTE_NOT_FOUND");
+      await expectPublicError(h.client.getQuote({ platformId: PLATFORM, quoteId: q.id, agentId: otherAgent }), "NOT_FOUND", "QUOTE_NOT_FOUND");
+      await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: q.id, agentId: otherAgent }), "NOT_FOUND", "QUOTE_NOT_FOUND");
       expect(h.transactions.get(q.transactionId)!.executions).toBe(0);
     }
     const done = await h.client.executeQuote({ platformId: PLATFORM, quoteId: mine.id, agentId: agent });
@@ -80,14 +80,14 @@ describe("quotes created by an agent", () => {
   });
 
   it("another customer's source account is 404 INTERNAL_ACCOUNT_NOT_FOUND, as if it did not exist", async () => {
-    const err = await expectPublicError(h.client.createQuote(agentQuote({ source: { sourceType: "ACCOUNT", accountId: othersAccount } })), 404, "INTERNAL_ACCOUNT_NOT_FOUND");
+    const err = await expectPublicError(h.client.createQuote(agentQuote({ source: { sourceType: "ACCOUNT", accountId: othersAccount } })), "NOT_FOUND", "INTERNAL_ACCOUNT_NOT_FOUND");
     const missing = newId("InternalAccount");
-    const unknown = await expectPublicError(h.client.createQuote(agentQuote({ source: { sourceType: "ACCOUNT", accountId: missing } })), 404, "INTERNAL_ACCOUNT_NOT_FOUND");
+    const unknown = await expectPublicError(h.client.createQuote(agentQuote({ source: { sourceType: "ACCOUNT", accountId: missing } })), "NOT_FOUND", "INTERNAL_ACCOUNT_NOT_FOUND");
     expect(err.message.replace(othersAccount, "X")).toBe(unknown.message.replace(missing, "X"));
   });
 
   it("a source.customerId other than the customer acted for is 404 CUSTOMER_NOT_FOUND", async () => {
-    await expectPublicError(h.client.createQuote(agentQuote({ source: { sourceType: "ACCOUNT", accountId: account, customerId: otherCustomer } })), 404, "CUSTOMER_NOT_FOUND");
+    await expectPublicError(h.client.createQuote(agentQuote({ source: { sourceType: "ACCOUNT", accountId: account, customerId: otherCustomer } })), "NOT_FOUND", "CUSTOMER_NOT_FOUND");
     const ok = await h.client.createQuote(agentQuote({ source: { sourceType: "ACCOUNT", accountId: account, customerId: customer } }));
     expect(ok.quote!.agentId).toBe(agent);
   });
@@ -95,19 +95,19 @@ describe("quotes created by an agent", () => {
   it("refuses an embedded-wallet source with 400 AGENT_WALLET_SOURCE_NOT_SUPPORTED and asks auth-sessions for no challenge", async () => {
     const before = h.challenges.size;
     const txs = h.transactions.size;
-    await expectPublicError(h.client.createQuote(agentQuote({ source: { sourceType: "ACCOUNT", accountId: wallet } })), 400, "AGENT_WALLET_SOURCE_NOT_SUPPORTED");
+    await expectPublicError(h.client.createQuote(agentQuote({ source: { sourceType: "ACCOUNT", accountId: wallet } })), "INVALID", "AGENT_WALLET_SOURCE_NOT_SUPPORTED");
     expect(h.challenges.size).toBe(before);
     expect(h.transactions.size).toBe(txs);
   });
 
   it("refuses a REALTIME_FUNDING source with 400 INVALID_INPUT on source.sourceType", async () => {
-    const err = await expectPublicError(h.client.createQuote(agentQuote({ source: { sourceType: "REALTIME_FUNDING", customerId: customer, currency: "USD" } })), 400, "INVALID_INPUT");
+    const err = await expectPublicError(h.client.createQuote(agentQuote({ source: { sourceType: "REALTIME_FUNDING", customerId: customer, currency: "USD" } })), "INVALID", "INVALID_INPUT");
     expect(fieldsOf(err)).toEqual(["source.sourceType"]);
   });
 
   it("pays only to the customer's own external accounts: another customer's or the platform's is 404 EXTERNAL_ACCOUNT_NOT_FOUND", async () => {
-    await expectPublicError(h.client.createQuote(agentQuote({ destination: { destinationType: "ACCOUNT", accountId: othersPayee } })), 404, "EXTERNAL_ACCOUNT_NOT_FOUND");
-    await expectPublicError(h.client.createQuote(agentQuote({ destination: { destinationType: "ACCOUNT", accountId: platformPayee } })), 404, "EXTERNAL_ACCOUNT_NOT_FOUND");
+    await expectPublicError(h.client.createQuote(agentQuote({ destination: { destinationType: "ACCOUNT", accountId: othersPayee } })), "NOT_FOUND", "EXTERNAL_ACCOUNT_NOT_FOUND");
+    await expectPublicError(h.client.createQuote(agentQuote({ destination: { destinationType: "ACCOUNT", accountId: platformPayee } })), "NOT_FOUND", "EXTERNAL_ACCOUNT_NOT_FOUND");
     // The platform itself may still pay there.
     const { quote } = await h.client.createQuote(agentQuote({ agentId: "", actingCustomerId: "", destination: { destinationType: "ACCOUNT", accountId: platformPayee } }));
     expect(quote!.status).toBe("PENDING");
@@ -120,11 +120,11 @@ describe("quotes created by an agent", () => {
       agentQuote({ destination: { destinationType: "UMA_ADDRESS", umaAddress: "$success.eur@sandbox.uma.money", currency: "EUR" }, lookupId, senderCustomerInfo: { FULL_NAME: "Ada Lovelace", BIRTH_DATE: "1815-12-10", NATIONALITY: "GB" } });
     const { quote } = await h.client.createQuote(uma(await lookupFor(customer)));
     expect(quote).toMatchObject({ agentId: agent, destination: { destinationType: "UMA_ADDRESS" } });
-    await expectPublicError(h.client.createQuote(uma(await lookupFor(otherCustomer))), 404, "LOOKUP_NOT_FOUND");
+    await expectPublicError(h.client.createQuote(uma(await lookupFor(otherCustomer))), "NOT_FOUND", "LOOKUP_NOT_FOUND");
   });
 
   it("an agentId without the customer it acts for is 400 INVALID_INPUT (an agent's quote is always customer-scoped)", async () => {
-    const err = await expectPublicError(h.client.createQuote(agentQuote({ actingCustomerId: "" })), 400, "INVALID_INPUT");
+    const err = await expectPublicError(h.client.createQuote(agentQuote({ actingCustomerId: "" })), "INVALID", "INVALID_INPUT");
     expect(fieldsOf(err)).toEqual(["actingCustomerId"]);
   });
 

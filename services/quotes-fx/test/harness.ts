@@ -1,3 +1,4 @@
+export { expectRefusal as expectPublicError, fieldsOf } from "@corridor/kit/testing";
 import { ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { AppError, ManualClock, appErrorInterceptor, errors, migrateSchema, newId, type BuiltService, type DatabaseHandle } from "@corridor/kit";
@@ -5,7 +6,6 @@ import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wal
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
 import { quoteLedgerPort } from "../src/clients/quote-ledger.js";
 import { walletSignaturePort } from "../src/clients/wallet-auth.js";
-import { PublicErrorSchema, type PublicError } from "@corridor/proto/corridor/common/v1/error_pb.js";
 import { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
 import { register } from "tsx/esm/api";
 import { expect } from "vitest";
@@ -175,7 +175,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; productionRa
           const c = challenges.get(retry.requestId);
           if (!c || c.platformId !== req.platformId || c.accountId !== req.accountId) throw errors.unauthorized("Unknown Request-Id", { reason: "Unknown Request-Id" });
           if (c.used) throw errors.unauthorized("Request-Id already used", { reason: "Request-Id already used" });
-          if (c.body !== new TextDecoder().decode(req.body)) throw new AppError(401, "WALLET_SIGNATURE_BODY_MISMATCH", "body differs");
+          if (c.body !== new TextDecoder().decode(req.body)) throw new AppError("UNAUTHENTICATED", "WALLET_SIGNATURE_BODY_MISMATCH", "body differs");
           if (retry.signature !== GOOD_SIGNATURE) throw errors.unauthorized("Invalid Service-Wallet-Signature", { reason: "Invalid Service-Wallet-Signature" });
           c.used = true;
           return { sessionId: "" };
@@ -208,20 +208,4 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; productionRa
   return { clock, db, built, transactions, behaviour, challenges, client: createClient(QuotesFxService, transport), platforms, internal, external, sandbox, close: drop };
 }
 
-export async function expectPublicError(call: Promise<unknown>, status: number, code: string): Promise<PublicError> {
-  let caught: unknown;
-  try {
-    await call;
-  } catch (err) {
-    caught = err;
-  }
-  expect(caught, "the call should have failed").toBeDefined();
-  const [detail] = ConnectError.from(caught).findDetails(PublicErrorSchema);
-  expect(detail, `no PublicError detail on ${String(caught)}`).toBeDefined();
-  expect({ status: detail!.httpStatus, code: detail!.code, message: detail!.message }).toMatchObject({ status, code });
-  return detail!;
-}
 
-export function fieldsOf(err: PublicError): string[] {
-  return ((err.details?.errors ?? []) as { field: string }[]).map((e) => e.field);
-}

@@ -119,11 +119,11 @@ describe("incoming UMA payments: the approval exchange", () => {
     const a = (await receive(w)).tx;
     expect((await w.incoming.approve("Platform:p", a.id, { FULL_NAME: "A" })).status).toBe("COMPLETED");
     const again = await appError(w.incoming.approve("Platform:p", a.id));
-    expect([again.status, again.code, again.shouldNotRetry]).toEqual([409, "TRANSACTION_NOT_PENDING", true]);
+    expect([again.outcome, again.code, again.shouldNotRetry]).toEqual(["CONFLICT", "TRANSACTION_NOT_PENDING", true]);
     const b = (await receive(w)).tx;
     expect((await w.incoming.reject("Platform:p", b.id, "no")).status).toBe("REJECTED");
     expect(w.decisions.at(-1)!.d).toEqual({ kind: "REJECT", reason: "no" });
-    expect((await appError(w.incoming.reject("Platform:p", b.id, "no"))).status).toBe(409);
+    expect((await appError(w.incoming.reject("Platform:p", b.id, "no"))).outcome).toBe("CONFLICT");
   });
 
   it("the worker fails it PAYMENT_APPROVAL_TIMED_OUT once the sandbox clock passes the deadline, not before", async () => {
@@ -143,13 +143,13 @@ describe("incoming UMA payments: the approval exchange", () => {
     const { tx } = await receive(w);
     w.clock.advance(5_000);
     const err = await appError(w.incoming.approve("Platform:p", tx.id));
-    expect([err.status, err.details.status]).toEqual([409, "FAILED"]);
+    expect([err.outcome, err.details.status]).toEqual(["CONFLICT", "FAILED"]);
     expect(w.txs.get(tx.id)!.failureReason).toBe("PAYMENT_APPROVAL_TIMED_OUT");
   });
 
   it("an unknown receiver → 404 RECEIVER_NOT_FOUND; a replayed Idempotency-Key runs no second exchange", async () => {
     const err = await appError(w.incoming.receive({ platformId: "Platform:p", senderUmaAddress: "$b@x", receiverUmaAddress: "$nobody@x", currency: "USD", amount: 1n, idempotencyKey: "" }));
-    expect([err.status, err.code]).toEqual([404, "RECEIVER_NOT_FOUND"]);
+    expect([err.outcome, err.code]).toEqual(["NOT_FOUND", "RECEIVER_NOT_FOUND"]);
     const first = await receive(w, "k");
     const second = await receive(w, "k");
     expect(second).toEqual({ tx: first.tx, replayed: true });
@@ -176,7 +176,7 @@ describe("incoming UMA payments: the approval exchange", () => {
       const { tx } = await receive(w);
       expect(w.rows.get(tx.id)!.requestedFields).toEqual(["FULL_NAME", "BIRTH_DATE"]);
       const err = await appError(w.incoming.approve("Platform:p", tx.id, { FULL_NAME: "Alice", BIRTH_DATE: " " }));
-      expect([err.status, err.code]).toEqual([400, "INVALID_INPUT"]);
+      expect([err.outcome, err.code]).toEqual(["INVALID", "INVALID_INPUT"]);
       expect((err.details.errors as { field: string }[]).map((e) => e.field)).toEqual(["receiverCustomerInfo.BIRTH_DATE"]);
       expect(w.txs.get(tx.id)!.status).toBe("PENDING");
       expect(w.decisions).toHaveLength(0);
@@ -186,7 +186,7 @@ describe("incoming UMA payments: the approval exchange", () => {
     it("INCOMING not enabled for the currency: 400 TRANSACTION_TYPE_NOT_ENABLED before anything is created or asked", async () => {
       w.requested.incoming = false;
       const err = await appError(receive(w));
-      expect([err.status, err.code]).toEqual([400, "TRANSACTION_TYPE_NOT_ENABLED"]);
+      expect([err.outcome, err.code]).toEqual(["INVALID", "TRANSACTION_TYPE_NOT_ENABLED"]);
       expect(w.txs.size).toBe(0);
       expect(w.state.asked).toBe(0);
     });

@@ -60,7 +60,7 @@ describe("quote lifecycle", () => {
     expect(h.transactions.get(quote!.transactionId)).toMatchObject({ status: "PENDING", quoteId: quote!.id, totalSendingAmount: 10_000n, sourceAccountId: usdAccount });
     const got = await h.client.getQuote({ platformId: PLATFORM, quoteId: quote!.id });
     expect(got.quote).toEqual(quote);
-    await expectPublicError(h.client.getQuote({ platformId: OTHER, quoteId: quote!.id }), 404, "QUOTE_NOT_FOUND");
+    await expectPublicError(h.client.getQuote({ platformId: OTHER, quoteId: quote!.id }), "NOT_FOUND", "QUOTE_NOT_FOUND");
   });
 
   it("executes once from an internal account; a second execute is 409 QUOTE_ALREADY_EXECUTED", async () => {
@@ -68,7 +68,7 @@ describe("quote lifecycle", () => {
     const done = await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id });
     expect(done.quote!.status).toBe("PROCESSING");
     expect(h.transactions.get(quote!.transactionId)!.executions).toBe(1);
-    const again = await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), 409, "QUOTE_ALREADY_EXECUTED");
+    const again = await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), "CONFLICT", "QUOTE_ALREADY_EXECUTED");
     expect(again.shouldNotRetry).toBe(true);
     expect(h.transactions.get(quote!.transactionId)!.executions).toBe(1);
   });
@@ -80,7 +80,7 @@ describe("quote lifecycle", () => {
     expect(first.replayed).toBe(false);
     expect(replay).toMatchObject({ replayed: true, quote: first.quote });
     const other = (await h.client.createQuote(quoteBody())).quote!;
-    await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: other.id, idempotencyKey: "exec-1" }), 422, "IDEMPOTENCY_KEY_REUSED");
+    await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: other.id, idempotencyKey: "exec-1" }), "UNPROCESSABLE", "IDEMPOTENCY_KEY_REUSED");
   });
 
   it("replays a create with the same Idempotency-Key: one quote, one transaction", async () => {
@@ -93,8 +93,8 @@ describe("quote lifecycle", () => {
 
   it("leaves the quote executable when the ledger refuses the execution", async () => {
     const { quote } = await h.client.createQuote(quoteBody());
-    h.behaviour.executeError = new AppError(400, "INSUFFICIENT_BALANCE", "not enough");
-    await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), 400, "INSUFFICIENT_BALANCE");
+    h.behaviour.executeError = new AppError("INVALID", "INSUFFICIENT_BALANCE", "not enough");
+    await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), "INVALID", "INSUFFICIENT_BALANCE");
     h.behaviour.executeError = undefined;
     expect((await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id })).quote!.status).toBe("PROCESSING");
   });
@@ -115,14 +115,14 @@ describe("quote lifecycle", () => {
       const got = (await h.client.getQuote({ platformId: PLATFORM, quoteId: quote!.id })).quote!;
       expect(got).toMatchObject({ status: "EXPIRED", failureReason: "QUOTE_EXPIRED" });
       expect(h.transactions.get(quote!.transactionId)).toMatchObject({ status: "EXPIRED", failureReason: "QUOTE_EXPIRED" });
-      const err = await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), 409, "QUOTE_EXPIRED");
+      const err = await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), "CONFLICT", "QUOTE_EXPIRED");
       expect(err.shouldNotRetry).toBe(true);
     });
 
     it("expires on execute when no read or worker got there first", async () => {
       const { quote } = await h.client.createQuote(quoteBody());
       h.clock.advance(300_000);
-      await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), 409, "QUOTE_EXPIRED");
+      await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), "CONFLICT", "QUOTE_EXPIRED");
       expect(h.transactions.get(quote!.transactionId)!.status).toBe("EXPIRED");
     });
 
@@ -171,7 +171,7 @@ describe("quote lifecycle", () => {
       h.sandbox.offsetMs.set(SANDBOX_PLATFORM, 0);
       const { quote } = await quoteOn(SANDBOX_PLATFORM);
       h.sandbox.offsetMs.set(SANDBOX_PLATFORM, 301_000);
-      const err = await expectPublicError(h.client.executeQuote({ platformId: SANDBOX_PLATFORM, quoteId: quote!.id }), 409, "QUOTE_EXPIRED");
+      const err = await expectPublicError(h.client.executeQuote({ platformId: SANDBOX_PLATFORM, quoteId: quote!.id }), "CONFLICT", "QUOTE_EXPIRED");
       expect(err.shouldNotRetry).toBe(true);
       expect(h.transactions.get(quote!.transactionId)).toMatchObject({ status: "EXPIRED", failureReason: "QUOTE_EXPIRED", executions: 0 });
     });
@@ -180,7 +180,7 @@ describe("quote lifecycle", () => {
       h.sandbox.offsetMs.set(SANDBOX_PLATFORM, 0);
       const { quote } = await quoteOn(SANDBOX_PLATFORM, { source: { sourceType: "REALTIME_FUNDING", currency: "USD", customerId } });
       h.sandbox.offsetMs.set(SANDBOX_PLATFORM, 301_000);
-      await expectPublicError(h.client.sendSandboxFunding({ platformId: SANDBOX_PLATFORM, quoteId: quote!.id, currencyCode: "USD", amount: quote!.totalSendingAmount }), 409, "QUOTE_EXPIRED");
+      await expectPublicError(h.client.sendSandboxFunding({ platformId: SANDBOX_PLATFORM, quoteId: quote!.id, currencyCode: "USD", amount: quote!.totalSendingAmount }), "CONFLICT", "QUOTE_EXPIRED");
       expect(h.transactions.get(quote!.transactionId)).toMatchObject({ status: "EXPIRED", fundings: [] });
     });
 
@@ -215,8 +215,8 @@ describe("quote lifecycle", () => {
       const challenge = h.challenges.get(quote!.signatureRequestId)!;
       expect(challenge).toMatchObject({ accountId: wallet, operation: "EXECUTE_QUOTE" });
       expect(JSON.parse(challenge.body)).toMatchObject({ quoteId: quote!.id, accountId: wallet, totalSendingAmount: 10000 });
-      await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), 401, "UNAUTHORIZED");
-      await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, signature: "forged" }), 401, "UNAUTHORIZED");
+      await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), "UNAUTHENTICATED", "UNAUTHORIZED");
+      await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, signature: "forged" }), "UNAUTHENTICATED", "UNAUTHORIZED");
       expect(h.transactions.get(quote!.transactionId)!.executions).toBe(0);
       const ok = await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, signature: GOOD_SIGNATURE });
       expect(ok.quote!.status).toBe("PROCESSING");
@@ -225,8 +225,8 @@ describe("quote lifecycle", () => {
 
     it("keeps a verified signature when the ledger then fails, so the retry needs no new challenge", async () => {
       const { quote } = await h.client.createQuote(quoteBody({ source: { sourceType: "ACCOUNT", accountId: wallet } }));
-      h.behaviour.executeError = new AppError(503, "SERVICE_UNAVAILABLE", "ledger down");
-      await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, signature: GOOD_SIGNATURE }), 503, "SERVICE_UNAVAILABLE");
+      h.behaviour.executeError = new AppError("UNAVAILABLE", "SERVICE_UNAVAILABLE", "ledger down");
+      await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, signature: GOOD_SIGNATURE }), "UNAVAILABLE", "SERVICE_UNAVAILABLE");
       h.behaviour.executeError = undefined;
       expect((await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, signature: GOOD_SIGNATURE })).quote!.status).toBe("PROCESSING");
     });
@@ -240,24 +240,24 @@ describe("quote lifecycle", () => {
       expect(quote!.paymentInstructions).toHaveLength(1);
       expect(quote!.paymentInstructions[0]).toMatchObject({ accountType: "USD_ACCOUNT", amount: 10_000n, currency: "USD", routingNumber: "021000021" });
       expect(h.transactions.get(quote!.transactionId)!.sourceAccountId).toBe("");
-      await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), 400, "QUOTE_NOT_EXECUTABLE");
+      await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), "INVALID", "QUOTE_NOT_EXECUTABLE");
     });
 
     it("proceeds when paid in the right currency and amount; wrong ones are 400 and move nothing", async () => {
       const { quote } = await h.client.createQuote(realtime());
-      await expectPublicError(h.client.sendSandboxFunding({ platformId: PLATFORM, quoteId: quote!.id, currencyCode: "EUR" }), 400, "CURRENCY_MISMATCH");
-      await expectPublicError(h.client.sendSandboxFunding({ platformId: PLATFORM, quoteId: quote!.id, currencyCode: "USD", amount: 9_999n }), 400, "AMOUNT_MISMATCH");
+      await expectPublicError(h.client.sendSandboxFunding({ platformId: PLATFORM, quoteId: quote!.id, currencyCode: "EUR" }), "INVALID", "CURRENCY_MISMATCH");
+      await expectPublicError(h.client.sendSandboxFunding({ platformId: PLATFORM, quoteId: quote!.id, currencyCode: "USD", amount: 9_999n }), "INVALID", "AMOUNT_MISMATCH");
       expect(h.transactions.get(quote!.transactionId)!.fundings).toEqual([]);
       const paid = await h.client.sendSandboxFunding({ platformId: PLATFORM, quoteId: quote!.id, currencyCode: "USD", idempotencyKey: "send-1" });
       expect(paid).toMatchObject({ transactionId: quote!.transactionId, replayed: false, quote: { status: "PROCESSING" } });
       expect(h.transactions.get(quote!.transactionId)!.fundings).toEqual([{ currencyCode: "USD", amount: 10_000n }]);
       expect((await h.client.sendSandboxFunding({ platformId: PLATFORM, quoteId: quote!.id, currencyCode: "USD", idempotencyKey: "send-1" })).replayed).toBe(true);
-      await expectPublicError(h.client.sendSandboxFunding({ platformId: PLATFORM, quoteId: quote!.id, currencyCode: "USD" }), 409, "QUOTE_ALREADY_EXECUTED");
+      await expectPublicError(h.client.sendSandboxFunding({ platformId: PLATFORM, quoteId: quote!.id, currencyCode: "USD" }), "CONFLICT", "QUOTE_ALREADY_EXECUTED");
     });
 
     it("refuses to fund a quote that is not REALTIME_FUNDING", async () => {
       const { quote } = await h.client.createQuote(quoteBody());
-      await expectPublicError(h.client.sendSandboxFunding({ platformId: PLATFORM, quoteId: quote!.id, currencyCode: "USD" }), 400, "INVALID_INPUT");
+      await expectPublicError(h.client.sendSandboxFunding({ platformId: PLATFORM, quoteId: quote!.id, currencyCode: "USD" }), "INVALID", "INVALID_INPUT");
     });
   });
 

@@ -48,7 +48,7 @@ describe("quotes-fx service", () => {
     });
 
     it("names every unknown currency", async () => {
-      const err = await expectPublicError(h.client.listExchangeRates({ platformId: PLATFORM, sourceCurrency: "XXX", destinationCurrencies: ["EUR", "YYY"] }), 400, "INVALID_INPUT");
+      const err = await expectPublicError(h.client.listExchangeRates({ platformId: PLATFORM, sourceCurrency: "XXX", destinationCurrencies: ["EUR", "YYY"] }), "INVALID", "INVALID_INPUT");
       expect(fieldsOf(err)).toEqual(["sourceCurrency", "destinationCurrency[1]"]);
     });
 
@@ -76,8 +76,8 @@ describe("quotes-fx service", () => {
     });
 
     it("answers 404 RECEIVER_NOT_FOUND for an unknown address and 400 for a malformed one or a missing sender", async () => {
-      await expectPublicError(h.client.lookupUmaReceiver({ platformId: PLATFORM, receiverUmaAddress: "$nobody@sandbox.uma.money", customerId: newId("Customer") }), 404, "RECEIVER_NOT_FOUND");
-      const bad = await expectPublicError(h.client.lookupUmaReceiver({ platformId: PLATFORM, receiverUmaAddress: "alice", senderUmaAddress: "" }), 400, "INVALID_INPUT");
+      await expectPublicError(h.client.lookupUmaReceiver({ platformId: PLATFORM, receiverUmaAddress: "$nobody@sandbox.uma.money", customerId: newId("Customer") }), "NOT_FOUND", "RECEIVER_NOT_FOUND");
+      const bad = await expectPublicError(h.client.lookupUmaReceiver({ platformId: PLATFORM, receiverUmaAddress: "alice", senderUmaAddress: "" }), "INVALID", "INVALID_INPUT");
       expect(fieldsOf(bad)).toEqual(["receiverUmaAddress", "customerId"]);
     });
 
@@ -87,7 +87,7 @@ describe("quotes-fx service", () => {
       const { lookup } = await h.client.lookupExternalAccountReceiver({ platformId: PLATFORM, accountId: id, senderUmaAddress: "$bob@acme.sandbox.uma.money" });
       expect(lookup).toMatchObject({ accountId: id, requiredPayerDataFields: [] });
       expect(lookup!.supportedCurrencies[0]).toMatchObject({ min: 100n, max: 1_000_000n });
-      await expectPublicError(h.client.lookupExternalAccountReceiver({ platformId: PROD, accountId: id, customerId: newId("Customer") }), 404, "EXTERNAL_ACCOUNT_NOT_FOUND");
+      await expectPublicError(h.client.lookupExternalAccountReceiver({ platformId: PROD, accountId: id, customerId: newId("Customer") }), "NOT_FOUND", "EXTERNAL_ACCOUNT_NOT_FOUND");
     });
   });
 
@@ -115,7 +115,7 @@ describe("quotes-fx service", () => {
     it("names every bad field at once", async () => {
       const err = await expectPublicError(
         h.client.createQuote({ platformId: PLATFORM, source: { sourceType: "CARD" }, destination: { destinationType: "UMA_ADDRESS" }, lockedCurrencySide: "BOTH", lockedCurrencyAmount: 0n, purposeOfPayment: "FUN" }),
-        400,
+        "INVALID",
         "INVALID_INPUT",
       );
       expect(fieldsOf(err)).toEqual(["source.sourceType", "lookupId", "lockedCurrencySide", "lockedCurrencyAmount", "purposeOfPayment"]);
@@ -123,27 +123,27 @@ describe("quotes-fx service", () => {
 
     it("requires the payer data the lookup asked for and the platform's counterparty fields", async () => {
       const id = await lookupId("$fail.compliance.usd@sandbox.uma.money");
-      const err = await expectPublicError(h.client.createQuote(base({ lookupId: id, destination: { destinationType: "UMA_ADDRESS" }, senderCustomerInfo: { FULL_NAME: "Ada" } })), 400, "INVALID_INPUT");
+      const err = await expectPublicError(h.client.createQuote(base({ lookupId: id, destination: { destinationType: "UMA_ADDRESS" }, senderCustomerInfo: { FULL_NAME: "Ada" } })), "INVALID", "INVALID_INPUT");
       expect(fieldsOf(err)).toEqual(["senderCustomerInfo.BIRTH_DATE", "senderCustomerInfo.NATIONALITY"]);
       const eur = await lookupId();
-      const cp = await expectPublicError(h.client.createQuote(base({ lookupId: eur, counterpartyInformation: {} })), 400, "INVALID_INPUT");
+      const cp = await expectPublicError(h.client.createQuote(base({ lookupId: eur, counterpartyInformation: {} })), "INVALID", "INVALID_INPUT");
       expect(fieldsOf(cp)).toEqual(["counterpartyInformation.FULL_NAME"]);
     });
 
     it("refuses a lookup once its 5 minutes are over", async () => {
       const id = await lookupId();
       h.clock.advance(300_000);
-      await expectPublicError(h.client.createQuote(base({ lookupId: id })), 400, "LOOKUP_EXPIRED");
+      await expectPublicError(h.client.createQuote(base({ lookupId: id })), "INVALID", "LOOKUP_EXPIRED");
     });
 
     it("refuses immediatelyExecute from an embedded wallet", async () => {
-      const err = await expectPublicError(h.client.createQuote(base({ lookupId: await lookupId(), source: { sourceType: "ACCOUNT", accountId: wallet }, immediatelyExecute: true })), 400, "INVALID_INPUT");
+      const err = await expectPublicError(h.client.createQuote(base({ lookupId: await lookupId(), source: { sourceType: "ACCOUNT", accountId: wallet }, immediatelyExecute: true })), "INVALID", "INVALID_INPUT");
       expect(fieldsOf(err)).toEqual(["immediatelyExecute"]);
     });
 
     it("answers AMOUNT_OUT_OF_RANGE when the receive passes the platform's EUR maximum", async () => {
       // EUR max is 1,000,000 minor units in this platform's config.
-      await expectPublicError(h.client.createQuote(base({ lookupId: await lookupId(), lockedCurrencySide: "RECEIVING", lockedCurrencyAmount: 1_000_001n })), 400, "AMOUNT_OUT_OF_RANGE");
+      await expectPublicError(h.client.createQuote(base({ lookupId: await lookupId(), lockedCurrencySide: "RECEIVING", lockedCurrencyAmount: 1_000_001n })), "INVALID", "AMOUNT_OUT_OF_RANGE");
     });
 
     it("prices a valid quote and creates it PENDING with its transaction", async () => {
@@ -173,11 +173,11 @@ describe("quotes-fx service", () => {
 
     it("rejects a bad checksum, a currency the network does not carry and an unknown account", async () => {
       const req = { platformId: PLATFORM, internalAccountId: account, currency: "USDC", cryptoNetwork: "ETHEREUM", amount: 10_000_000n, destinationAddress: "0x5aaeb6053F3E94C9b9A09f33669435E7Ef1BeAed" };
-      expect(fieldsOf(await expectPublicError(h.client.estimateWithdrawalFee(req), 400, "INVALID_INPUT"))).toEqual(["destinationAddress"]);
-      expect(fieldsOf(await expectPublicError(h.client.estimateWithdrawalFee({ ...req, cryptoNetwork: "BITCOIN" }), 400, "INVALID_INPUT"))).toEqual(["currency"]);
+      expect(fieldsOf(await expectPublicError(h.client.estimateWithdrawalFee(req), "INVALID", "INVALID_INPUT"))).toEqual(["destinationAddress"]);
+      expect(fieldsOf(await expectPublicError(h.client.estimateWithdrawalFee({ ...req, cryptoNetwork: "BITCOIN" }), "INVALID", "INVALID_INPUT"))).toEqual(["currency"]);
       await expectPublicError(
         h.client.estimateWithdrawalFee({ ...req, destinationAddress: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", internalAccountId: newId("InternalAccount") }),
-        404,
+        "NOT_FOUND",
         "INTERNAL_ACCOUNT_NOT_FOUND",
       );
     });
@@ -282,7 +282,7 @@ describe("rate sources", () => {
 
     it("answers 503 RATES_UNAVAILABLE on an error status or a malformed body", async () => {
       answer = { status: 500, body: "{}" };
-      await expect(feedRateSource({ url, timeoutMs: 2_000 }).fetch("p", new Date())).rejects.toMatchObject({ code: "RATES_UNAVAILABLE", status: 503 });
+      await expect(feedRateSource({ url, timeoutMs: 2_000 }).fetch("p", new Date())).rejects.toMatchObject({ code: "RATES_UNAVAILABLE", outcome: "UNAVAILABLE" });
       answer = { status: 200, body: '{"base":"USD","rates":{"EUR":"-1"}}' };
       await expect(feedRateSource({ url, timeoutMs: 2_000 }).fetch("p", new Date())).rejects.toMatchObject({ code: "RATES_UNAVAILABLE" });
     });

@@ -33,3 +33,4 @@ export async function openTestDatabase(opts: { poolSize?: number } = {}): Promis
     },
   };
 }
+export * from "./refusals.js";

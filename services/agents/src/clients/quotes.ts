@@ -73,7 +73,7 @@ export function quotesClients(transport: () => Transport): { quotes: QuotesPort;
         const res = await call(fx().listExchangeRates({ platformId, sourceCurrency: from, destinationCurrencies: [to] }));
         const rate = res.rates.find((r) => r.destinationCurrency?.code === to)?.exchangeRate;
         if (!rate) {
-          throw new AppError(400, "CURRENCY_NOT_CONVERTIBLE", `No exchange rate from ${from} to ${to}, so this amount cannot be counted against the policy`, { from, to });
+          throw new AppError("INVALID", "CURRENCY_NOT_CONVERTIBLE", `No exchange rate from ${from} to ${to}, so this amount cannot be counted against the policy`, { from, to });
         }
         return rate;
       },

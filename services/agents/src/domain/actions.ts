@@ -62,13 +62,13 @@ const REASON_MAX = 1_000;
 const POLICY_RETRIES = 3;
 
 const actionNotFound = (id: string) => errors.notFound("AgentAction", id);
-const quoteNotFound = (id: string) => new AppError(404, "QUOTE_NOT_FOUND", `Quote ${id} not found`, { id });
+const quoteNotFound = (id: string) => new AppError("NOT_FOUND", "QUOTE_NOT_FOUND", `Quote ${id} not found`, { id });
 const notPending = (a: Action) =>
   errors.conflict("INVALID_STATE_TRANSITION", `Action ${a.id} is ${a.status}; only a PENDING_APPROVAL action can be approved or rejected`, { id: a.id, status: a.status });
 
 /** 403 AGENT_PAUSED, then 403 FORBIDDEN naming the permission (docs/agents.md, step 1). */
 export function assertMayAct(agent: Agent, permission: Permission): void {
-  if (agent.isPaused) throw new AppError(403, "AGENT_PAUSED", "This agent is paused; the platform can resume it with PATCH /agents/{agentId}", { agentId: agent.id });
+  if (agent.isPaused) throw new AppError("FORBIDDEN", "AGENT_PAUSED", "This agent is paused; the platform can resume it with PATCH /agents/{agentId}", { agentId: agent.id });
   if (!agent.policy.permissions.includes(permission)) {
     throw errors.forbidden(`This agent's policy lacks the ${permission} permission`, { requiredPermission: permission });
   }
@@ -78,7 +78,7 @@ export function assertMayAct(agent: Agent, permission: Permission): void {
 function assertAllowed(policy: Policy, internalAccountIds: string[]): void {
   if (!policy.allowedAccountIds) return;
   const refused = internalAccountIds.find((id) => !policy.allowedAccountIds!.includes(id));
-  if (refused) throw new AppError(403, "ACCOUNT_NOT_ALLOWED", `This agent's policy does not allow account ${refused}`, { accountId: refused });
+  if (refused) throw new AppError("FORBIDDEN", "ACCOUNT_NOT_ALLOWED", `This agent's policy does not allow account ${refused}`, { accountId: refused });
 }
 
 const sameCurrencies = (a: Policy, b: Policy) =>

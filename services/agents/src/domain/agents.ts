@@ -34,8 +34,8 @@ export interface DeviceCodeView {
 
 const NAME_MAX = 255;
 const agentNotFound = (id: string) => errors.notFound("Agent", id);
-const invalidDeviceCode = () => new AppError(400, "INVALID_DEVICE_CODE", "This device code is not valid: it is unknown, used, replaced by a newer one or expired");
-const deviceCodeNotFound = () => new AppError(404, "DEVICE_CODE_NOT_FOUND", "Device code not found");
+const invalidDeviceCode = () => new AppError("INVALID", "INVALID_DEVICE_CODE", "This device code is not valid: it is unknown, used, replaced by a newer one or expired");
+const deviceCodeNotFound = () => new AppError("NOT_FOUND", "DEVICE_CODE_NOT_FOUND", "Device code not found");
 const alreadyConnected = (agentId: string) => errors.conflict("AGENT_ALREADY_CONNECTED", "This agent is already connected; it needs no device code", { agentId });
 
 /** Codes are random; on the rare collision with a stored one, draw again. */

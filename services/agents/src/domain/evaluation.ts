@@ -22,7 +22,7 @@ export type LimitName = "perTransactionLimit" | "dailyTransactionLimit" | "daily
 /** 403 SPENDING_LIMIT_EXCEEDED with the details docs/agents.md names. */
 export function spendingLimitExceeded(d: { limit: LimitName; limitAmount: bigint; used: bigint; requested: bigint; currency: string; accountId?: string }): AppError {
   const what = d.limit === "dailyTransactionLimit" ? `${d.used} of ${d.limitAmount} actions today` : `${d.used} of ${d.limitAmount} ${d.currency} used`;
-  return new AppError(403, "SPENDING_LIMIT_EXCEEDED", `This action would exceed the agent's ${d.limit}${d.accountId ? ` for ${d.accountId}` : ""} (${what}, ${d.requested} requested)`, {
+  return new AppError("FORBIDDEN", "SPENDING_LIMIT_EXCEEDED", `This action would exceed the agent's ${d.limit}${d.accountId ? ` for ${d.accountId}` : ""} (${what}, ${d.requested} requested)`, {
     limit: d.limit,
     limitAmount: amountToJson(d.limitAmount),
     used: amountToJson(d.used),

@@ -19,13 +19,13 @@ const FAILED_QUOTE_STATUSES = new Set(["FAILED", "EXPIRED"]);
 export const executionKey = (actionId: string) => `agent-action/${actionId}`;
 
 /**
- * A refusal is an answer: the other service looked at the request and said no (a 4xx, or 501 for
- * a rail production lacks). Anything else (unreachable, 5xx, a key still in flight there) may pass.
+ * A refusal is an answer: the other service looked at the request and said no (any outcome but
+ * RATE_LIMITED and UNAVAILABLE; NOT_IMPLEMENTED is a rail production lacks). Anything else (unreachable, 5xx, a key still in flight there) may pass.
  */
 export function isRefusal(err: unknown): err is AppError {
   if (!(err instanceof AppError)) return false;
   if (err.code === "IDEMPOTENCY_KEY_IN_USE") return false;
-  return err.status < 500 ? err.status !== 429 : err.status === 501;
+  return !["RATE_LIMITED", "UNAVAILABLE"].includes(err.outcome);
 }
 
 function failureOf(err: AppError): { reason: FailureReason; message: string } {

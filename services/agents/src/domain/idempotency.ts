@@ -27,10 +27,10 @@ export function idempotencyRunner(keys: IdempotencyKeys, clock: Clock): Idempote
     const claim = await keys.claim(ref, clock.now());
     if (claim.kind === "replay") return { value: await replay(claim.body), replayed: true };
     if (claim.kind === "conflict") {
-      throw new AppError(422, "IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was used with a different request body", { idempotencyKey: opts.key });
+      throw new AppError("UNPROCESSABLE", "IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was used with a different request body", { idempotencyKey: opts.key });
     }
     if (claim.kind === "in_flight") {
-      throw new AppError(409, "IDEMPOTENCY_KEY_IN_USE", "A request with this Idempotency-Key is still being processed; retry later", { idempotencyKey: opts.key }, { shouldNotRetry: false });
+      throw new AppError("CONFLICT", "IDEMPOTENCY_KEY_IN_USE", "A request with this Idempotency-Key is still being processed; retry later", { idempotencyKey: opts.key }, { shouldNotRetry: false });
     }
     try {
       return { value: await effect((tx, body) => tx.completeIdempotencyKey(ref, body)), replayed: false };

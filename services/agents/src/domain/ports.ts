@@ -7,7 +7,7 @@
  * made inside a transaction would wait for itself). Use cases read remote facts first, then run a
  * short transaction, then call, then record the outcome in another short transaction.
  *
- * Errors: a port rethrows another service's public refusal as the kit's AppError (same status,
+ * Errors: a port rethrows another service's public refusal as the kit's AppError (same outcome,
  * code and details); anything else (unreachable, timeouts) stays a plain Error — a failure that
  * may pass, never a refusal.
  */

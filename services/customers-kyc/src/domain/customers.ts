@@ -25,7 +25,7 @@ export interface CustomersDeps {
 const INDIVIDUAL_ONLY = ["fullName", "birthDate", "nationality"] as const;
 
 export const customerDeleted = (id: string) =>
-  new AppError(410, "CUSTOMER_DELETED", `Customer ${id} was deleted`, { id }, { shouldNotRetry: true });
+  new AppError("GONE", "CUSTOMER_DELETED", `Customer ${id} was deleted`, { id }, { shouldNotRetry: true });
 
 /**
  * 409 CUSTOMER_HAS_FUNDS: the customer still holds money (a balance or a hold) or has a transaction

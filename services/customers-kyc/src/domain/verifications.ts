@@ -70,7 +70,7 @@ export function createVerifications({ transact, clock, platforms }: Verification
         // connector as 501): answering PENDING would leave the customer waiting for a decision
         // nothing will ever make. Data problems are still reported first, as a sandbox would.
         if (platform.environment !== "SANDBOX" && !problems.length) {
-          throw new AppError(501, "NOT_IMPLEMENTED", "No KYC provider connector is configured for production platforms; regulated platforms set kycStatus themselves", { customerId });
+          throw new AppError("NOT_IMPLEMENTED", "NOT_IMPLEMENTED", "No KYC provider connector is configured for production platforms; regulated platforms set kycStatus themselves", { customerId });
         }
         const now = changeTime(clock, customer.updatedAt);
         const outcome = platform.environment === "SANDBOX" ? sandboxOutcome(sandboxIdentifier(customer)) : "PENDING";

@@ -27,10 +27,10 @@ export function idempotencyRunner(db: Kysely<any>, clock: Clock) {
       return { value: fromJson(opts.schema, claim.body as never), replayed: true, status: claim.status };
     }
     if (claim.kind === "conflict") {
-      throw new AppError(422, "IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was used with a different request body", { idempotencyKey: opts.key });
+      throw new AppError("UNPROCESSABLE", "IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was used with a different request body", { idempotencyKey: opts.key });
     }
     if (claim.kind === "in_flight") {
-      throw new AppError(409, "IDEMPOTENCY_KEY_IN_USE", "A request with this Idempotency-Key is still being processed; retry later", { idempotencyKey: opts.key }, { shouldNotRetry: false });
+      throw new AppError("CONFLICT", "IDEMPOTENCY_KEY_IN_USE", "A request with this Idempotency-Key is still being processed; retry later", { idempotencyKey: opts.key }, { shouldNotRetry: false });
     }
     try {
       const value = await effect((trx, v) => completeIdempotencyKey(trx, { ...ref, status: opts.status, body: toJson(opts.schema, v) }));

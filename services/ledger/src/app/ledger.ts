@@ -114,7 +114,7 @@ export function createLedger(deps: { db: Kysely<LedgerDatabase>; clock: Clock; d
     const c = await directory.customer(platformId, customerId);
     if (c.isDeleted) throw errors.notFound("Customer", customerId);
     if (c.verificationStatus !== "APPROVED") {
-      throw new AppError(403, "CUSTOMER_NOT_VERIFIED", "The customer's KYC/KYB verification is not APPROVED; it cannot move money yet", {
+      throw new AppError("FORBIDDEN", "CUSTOMER_NOT_VERIFIED", "The customer's KYC/KYB verification is not APPROVED; it cannot move money yet", {
         customerId,
         verificationStatus: c.verificationStatus,
       });

@@ -18,7 +18,7 @@ export interface AccountState {
 export const available = (a: AccountState): bigint => a.balance - a.held;
 
 export const insufficientBalance = (accountId: string, availableAmount: bigint, requested: bigint) =>
-  new AppError(400, "INSUFFICIENT_BALANCE", "The account's available balance is lower than the amount", {
+  new AppError("INVALID", "INSUFFICIENT_BALANCE", "The account's available balance is lower than the amount", {
     accountId,
     available: Number(availableAmount),
     requested: Number(requested),

@@ -54,7 +54,7 @@ export function testEnvelope(platformId: string, webhookId: string, now: Date): 
 }
 
 export function endpointNotConfigured(): AppError {
-  return new AppError(400, "WEBHOOK_ENDPOINT_NOT_CONFIGURED", "The platform has no webhookEndpoint configured; set it with PATCH /config");
+  return new AppError("INVALID", "WEBHOOK_ENDPOINT_NOT_CONFIGURED", "The platform has no webhookEndpoint configured; set it with PATCH /config");
 }
 
 /** Posts a signed TEST event to the platform's endpoint once and records the attempt. */

@@ -38,7 +38,7 @@ export function feedRateSource(opts: FeedOptions): RateSource {
 }
 
 export function ratesUnavailable(message: string): AppError {
-  return new AppError(503, "RATES_UNAVAILABLE", message);
+  return new AppError("UNAVAILABLE", "RATES_UNAVAILABLE", message);
 }
 
 /** Validates and converts a feed answer into USD values; anything malformed → 503 RATES_UNAVAILABLE. */

@@ -14,10 +14,10 @@ export function idempotencyRunner(db: Kysely<any>, clock: Clock): Idempotent {
     const claim = await claimIdempotencyKey(db, { ...ref, now: clock.now() });
     if (claim.kind === "replay") return { value: opts.decode(claim.body), replayed: true };
     if (claim.kind === "conflict") {
-      throw new AppError(422, "IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was used with a different request body", { idempotencyKey: opts.key });
+      throw new AppError("UNPROCESSABLE", "IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was used with a different request body", { idempotencyKey: opts.key });
     }
     if (claim.kind === "in_flight") {
-      throw new AppError(409, "IDEMPOTENCY_KEY_IN_USE", "A request with this Idempotency-Key is still being processed; retry later", { idempotencyKey: opts.key }, { shouldNotRetry: false });
+      throw new AppError("CONFLICT", "IDEMPOTENCY_KEY_IN_USE", "A request with this Idempotency-Key is still being processed; retry later", { idempotencyKey: opts.key }, { shouldNotRetry: false });
     }
     try {
       const value = await effect((trx, v) => completeIdempotencyKey(trx as Transaction<any>, { ...ref, status: opts.status, body: opts.encode(v) }));

@@ -63,7 +63,7 @@ export interface ApprovalStore {
 }
 
 export function notAwaitingApproval(tx: TxLike): AppError {
-  return new AppError(409, "TRANSACTION_NOT_PENDING", `The transaction is not awaiting approval (status ${tx.status})`, { transactionId: tx.id, status: tx.status }, { shouldNotRetry: true });
+  return new AppError("CONFLICT", "TRANSACTION_NOT_PENDING", `The transaction is not awaiting approval (status ${tx.status})`, { transactionId: tx.id, status: tx.status }, { shouldNotRetry: true });
 }
 
 export function createIncomingPayments<T extends TxLike>(deps: {
@@ -150,12 +150,12 @@ export function createIncomingPayments<T extends TxLike>(deps: {
       if (missing.length) throw errors.invalidInput(missing);
       const customer = await ports.customerByUma(i.platformId, i.receiverUmaAddress);
       if (!customer) {
-        throw new AppError(404, "RECEIVER_NOT_FOUND", `No customer of this platform has the UMA address ${i.receiverUmaAddress}`, { receiverUmaAddress: i.receiverUmaAddress });
+        throw new AppError("NOT_FOUND", "RECEIVER_NOT_FOUND", `No customer of this platform has the UMA address ${i.receiverUmaAddress}`, { receiverUmaAddress: i.receiverUmaAddress });
       }
       const receiving = deps.receivingCurrency ? await deps.receivingCurrency(i.platformId, i.currency) : { requestedFields: [], incomingEnabled: true };
       if (!receiving.incomingEnabled) {
         throw new AppError(
-          400,
+          "INVALID",
           "TRANSACTION_TYPE_NOT_ENABLED",
           `INCOMING payments in ${i.currency} are not enabled in the platform's configuration (supportedCurrencies[].enabledTransactionTypes)`,
           { currency: i.currency, transactionType: "INCOMING" },

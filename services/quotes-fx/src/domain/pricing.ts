@@ -69,7 +69,7 @@ export interface Pricing {
 export const RATE_SIGNIFICANT_DIGITS = 10;
 
 export function amountOutOfRange(message: string, details: Record<string, string | number> = {}): AppError {
-  return new AppError(400, "AMOUNT_OUT_OF_RANGE", message, details);
+  return new AppError("INVALID", "AMOUNT_OUT_OF_RANGE", message, details);
 }
 
 /**

@@ -98,7 +98,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
   /** The quote; with `agentId`, only a quote that agent created (another's is 404, as if it did not exist). */
   async function load(platformId: string, id: string, agentId = ""): Promise<Quote> {
     const q = await store.get(platformId, id);
-    if (!q || (agentId && q.agentId !== agentId)) throw new AppError(404, "QUOTE_NOT_FOUND", `Quote ${id} not found`, { id });
+    if (!q || (agentId && q.agentId !== agentId)) throw new AppError("NOT_FOUND", "QUOTE_NOT_FOUND", `Quote ${id} not found`, { id });
     return q;
   }
 
@@ -296,11 +296,11 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
           if (q.source.sourceType !== "REALTIME_FUNDING") throw errors.invalidInput([{ field: "quoteId", reason: "is not a REALTIME_FUNDING quote" }]);
           refuseUnlessPending(q);
           if (opts.currencyCode !== q.sendingCurrency) {
-            throw new AppError(400, "CURRENCY_MISMATCH", `The quote is paid in ${q.sendingCurrency}, not ${opts.currencyCode}`, { expected: q.sendingCurrency, currencyCode: opts.currencyCode });
+            throw new AppError("INVALID", "CURRENCY_MISMATCH", `The quote is paid in ${q.sendingCurrency}, not ${opts.currencyCode}`, { expected: q.sendingCurrency, currencyCode: opts.currencyCode });
           }
           const amount = opts.amount > 0n ? opts.amount : q.totalSendingAmount;
           if (amount !== q.totalSendingAmount) {
-            throw new AppError(400, "AMOUNT_MISMATCH", `The quote needs exactly ${q.totalSendingAmount} minor units of ${q.sendingCurrency}`, { expected: q.totalSendingAmount.toString(), amount: amount.toString() });
+            throw new AppError("INVALID", "AMOUNT_MISMATCH", `The quote needs exactly ${q.totalSendingAmount} minor units of ${q.sendingCurrency}`, { expected: q.totalSendingAmount.toString(), amount: amount.toString() });
           }
           let transaction: unknown = null;
           const quote = await runWithLedger(

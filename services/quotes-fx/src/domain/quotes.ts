@@ -169,7 +169,7 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
     const receiving = findCurrency(receivingCode);
     if (!sending || !receiving) {
       const code = !sending ? sendingCode : receivingCode;
-      throw new AppError(400, "UNSUPPORTED_CURRENCY", `${code} cannot be quoted`, { currency: code });
+      throw new AppError("INVALID", "UNSUPPORTED_CURRENCY", `${code} cannot be quoted`, { currency: code });
     }
     // Every customer gets an embedded wallet (decisions §9) whatever the platform lists, so sending
     // from one is allowed even when its currency is not among supportedCurrencies: then only the
@@ -177,7 +177,7 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
     const sendingConfig =
       facts.supportedCurrencies.find((c) => c.currencyCode === sending.code) ??
       (sourceAccount?.type === "EMBEDDED_WALLET" ? { currencyCode: sending.code, minAmount: 1n, maxAmount: MAX_AMOUNT, requiredCounterpartyFields: [] } : undefined);
-    if (!sendingConfig) throw new AppError(400, "UNSUPPORTED_CURRENCY", `The platform does not support sending ${sending.code}`, { currency: sending.code });
+    if (!sendingConfig) throw new AppError("INVALID", "UNSUPPORTED_CURRENCY", `The platform does not support sending ${sending.code}`, { currency: sending.code });
     requireTransactionType(sendingConfig, "OUTGOING");
 
     const side = req.lockedCurrencySide as LockedSide;
@@ -210,7 +210,7 @@ function intersect(limits: AmountLimits[]): AmountLimits | undefined {
 export function requireTransactionType(config: { currencyCode: string; enabledTransactionTypes?: string[] } | undefined, type: "OUTGOING" | "INCOMING"): void {
   if (!config?.enabledTransactionTypes || config.enabledTransactionTypes.includes(type)) return;
   throw new AppError(
-    400,
+    "INVALID",
     "TRANSACTION_TYPE_NOT_ENABLED",
     `${type} payments in ${config.currencyCode} are not enabled in the platform's configuration (supportedCurrencies[].enabledTransactionTypes)`,
     { currency: config.currencyCode, transactionType: type },

@@ -65,7 +65,7 @@ export async function checkSignedRequest(
     throw rejected("The signed-retry challenge has expired; start again without Request-Id", "Signed-retry challenge expired");
   }
   if (sha256Hex(input.body) !== request.bodySha256) {
-    throw new AppError(401, "WALLET_SIGNATURE_BODY_MISMATCH", "The retry's body differs from the body of the first call", {
+    throw new AppError("UNAUTHENTICATED", "WALLET_SIGNATURE_BODY_MISMATCH", "The retry's body differs from the body of the first call", {
       reason: "Body does not match the signed request",
     });
   }

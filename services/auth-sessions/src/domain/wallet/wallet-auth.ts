@@ -187,7 +187,7 @@ export function createWalletAuth(deps: WalletAuthDeps) {
   function requireEmailDelivery(environment: "SANDBOX" | "PRODUCTION") {
     if (mailer.deliversTo(environment)) return;
     throw new AppError(
-      501,
+      "NOT_IMPLEMENTED",
       "EMAIL_DELIVERY_NOT_CONFIGURED",
       "This deployment has no mail server (CORRIDOR_SMTP_URL), so EMAIL_OTP codes cannot reach the users of production platforms; use PASSKEY or OAUTH credentials, or ask the operator to configure SMTP",
       { credentialType: "EMAIL_OTP" },
@@ -337,7 +337,7 @@ export function createWalletAuth(deps: WalletAuthDeps) {
           const waitMs = c.lastChallengeAt.getTime() + LIMITS.challengeReissueMs - now.getTime();
           if (waitMs > 0) {
             const retryAfterSeconds = Math.ceil(waitMs / 1000);
-            throw new AppError(429, "RATE_LIMITED", `One challenge per credential every 30 seconds; retry in ${retryAfterSeconds} s`, { retryAfterSeconds });
+            throw new AppError("RATE_LIMITED", "RATE_LIMITED", `One challenge per credential every 30 seconds; retry in ${retryAfterSeconds} s`, { retryAfterSeconds });
           }
         }
         if (c.type === "EMAIL_OTP") {
@@ -491,7 +491,7 @@ export function createWalletAuth(deps: WalletAuthDeps) {
         const sandbox = (await environment(store, platformId)) === "SANDBOX";
         if (!sandbox && deps.walletKeysInsecure) {
           // A production wallet key must never be protected by a key that ships in the source.
-          throw new AppError(503, "WALLET_ENCRYPTION_NOT_CONFIGURED", "Wallet export for production platforms needs CORRIDOR_WALLET_ENCRYPTION_KEY to be configured by the operator");
+          throw new AppError("UNAVAILABLE", "WALLET_ENCRYPTION_NOT_CONFIGURED", "Wallet export for production platforms needs CORRIDOR_WALLET_ENCRYPTION_KEY to be configured by the operator");
         }
         const now = clock.now();
         const body = canonicalJson({ accountId, clientPublicKey: Buffer.from(clientKey).toString("hex") });

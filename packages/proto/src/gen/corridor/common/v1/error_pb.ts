@@ -11,22 +11,23 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file corridor/common/v1/error.proto.
  */
 export const file_corridor_common_v1_error: GenFile = /*@__PURE__*/
-  fileDesc("Ch5jb3JyaWRvci9jb21tb24vdjEvZXJyb3IucHJvdG8SEmNvcnJpZG9yLmNvbW1vbi52MSKFAQoLUHVibGljRXJyb3ISEwoLaHR0cF9zdGF0dXMYASABKAUSDAoEY29kZRgCIAEoCRIPCgdtZXNzYWdlGAMgASgJEigKB2RldGFpbHMYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhgKEHNob3VsZF9ub3RfcmV0cnkYBSABKAhiBnByb3RvMw", [file_google_protobuf_struct]);
+  fileDesc("Ch5jb3JyaWRvci9jb21tb24vdjEvZXJyb3IucHJvdG8SEmNvcnJpZG9yLmNvbW1vbi52MSKUAQoLUHVibGljRXJyb3ISDwoHb3V0Y29tZRgGIAEoCRIMCgRjb2RlGAIgASgJEg8KB21lc3NhZ2UYAyABKAkSKAoHZGV0YWlscxgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSGAoQc2hvdWxkX25vdF9yZXRyeRgFIAEoCEoECAEQAlILaHR0cF9zdGF0dXNiBnByb3RvMw", [file_google_protobuf_struct]);
 
 /**
  * PublicError travels as a Connect error detail so that the gateway can answer with the exact
- * public error body ({status, code, message, details}) a service decided on, without matching
- * on message strings.
+ * public error a service decided on, without matching on message strings. Services name the
+ * outcome; the gateway alone maps it to an HTTP status.
  *
  * @generated from message corridor.common.v1.PublicError
  */
 export type PublicError = Message<"corridor.common.v1.PublicError"> & {
   /**
-   * HTTP status the gateway answers with (400, 404, 409, ...).
+   * Domain outcome: INVALID, UNAUTHENTICATED, FORBIDDEN, NOT_FOUND, CONFLICT, GONE, UNPROCESSABLE,
+   * RATE_LIMITED, NOT_IMPLEMENTED or UNAVAILABLE.
    *
-   * @generated from field: int32 http_status = 1;
+   * @generated from field: string outcome = 6;
    */
-  httpStatus: number;
+  outcome: string;
 
   /**
    * Public UPPER_SNAKE error code, for example INVALID_INPUT or TOKEN_NOT_FOUND.

@@ -1,0 +1,85 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { AppError, appErrorFromConnect, type Outcome } from "@corridor/kit";
+
+/** The public error body every non-2xx answer of the REST API carries. */
+export interface PublicErrorBody {
+  status: number;
+  code: string;
+  message: string;
+  details: JsonObject;
+}
+
+/** The one place where a domain outcome becomes an HTTP status. */
+export const OUTCOME_STATUS: Record<Outcome, number> = {
+  INVALID: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  GONE: 410,
+  UNPROCESSABLE: 422,
+  RATE_LIMITED: 429,
+  NOT_IMPLEMENTED: 501,
+  UNAVAILABLE: 503,
+};
+
+/**
+ * An error only the HTTP layer can have (415, 413, 414, 431): its status is HTTP's own, not a
+ * domain outcome's. The outcome is the nearest one, for anything that only reads outcomes.
+ */
+export class HttpError extends AppError {
+  constructor(
+    readonly httpStatus: number,
+    code: string,
+    message: string,
+    details: JsonObject = {},
+  ) {
+    super("INVALID", code, message, details);
+    this.name = "HttpError";
+  }
+}
+
+export function httpStatusOf(err: AppError): number {
+  return err instanceof HttpError ? err.httpStatus : OUTCOME_STATUS[err.outcome];
+}
+
+export function publicBodyOf(err: AppError): PublicErrorBody {
+  return { status: httpStatusOf(err), code: err.code, message: err.message, details: err.details };
+}
+
+// Failures without a service-written refusal: the transport's own (unreachable, timed out).
+const codeToPublic: Partial<Record<Code, [number, string]>> = {
+  [Code.InvalidArgument]: [400, "INVALID_INPUT"],
+  [Code.Unauthenticated]: [401, "UNAUTHORIZED"],
+  [Code.PermissionDenied]: [403, "FORBIDDEN"],
+  [Code.NotFound]: [404, "NOT_FOUND"],
+  [Code.AlreadyExists]: [409, "CONFLICT"],
+  [Code.FailedPrecondition]: [409, "CONFLICT"],
+  [Code.ResourceExhausted]: [429, "RATE_LIMITED"],
+  [Code.Unimplemented]: [501, "NOT_IMPLEMENTED"],
+  [Code.Unavailable]: [503, "SERVICE_UNAVAILABLE"],
+  [Code.DeadlineExceeded]: [504, "UPSTREAM_TIMEOUT"],
+};
+
+/**
+ * The public body for a failed service call. A service's AppError is answered as the service
+ * wrote it, at its outcome's status; anything else maps by Connect code, and internal failures
+ * never leak their message.
+ */
+export function publicErrorFromConnect(err: unknown): { body: PublicErrorBody; shouldNotRetry: boolean } {
+  const refusal = appErrorFromConnect(err);
+  if (refusal) return { body: publicBodyOf(refusal), shouldNotRetry: refusal.shouldNotRetry };
+  const ce = ConnectError.from(err);
+  const mapped = codeToPublic[ce.code];
+  if (mapped) {
+    // A 5xx without a PublicError detail comes from the transport (ECONNREFUSED, timeouts): its
+    // message names internal hosts, so the client gets a generic one.
+    const message = mapped[0] >= 500 ? "A service this request needs is unavailable; retry later" : ce.rawMessage;
+    return { body: { status: mapped[0], code: mapped[1], message, details: {} }, shouldNotRetry: false };
+  }
+  return {
+    body: { status: 500, code: "INTERNAL_ERROR", message: "An internal error occurred; it has been logged", details: {} },
+    shouldNotRetry: false,
+  };
+}
