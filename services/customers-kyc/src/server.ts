@@ -1,6 +1,8 @@
 import { fileURLToPath } from "node:url";
 import type { BuiltService, ServiceDeps, ServiceModule } from "@corridor/kit";
 import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
+import { customerLedger } from "./clients/ledger.js";
+import { platformDirectory } from "./clients/platforms.js";
 import { loadCustomersKycConfig } from "./config.js";
 import { transactOver } from "./data/store.js";
 import type { CustomersKycDatabase } from "./data/tables.js";
@@ -11,9 +13,6 @@ import type { CustomerLedger, PlatformDirectory } from "./domain/ports.js";
 import { createVerifications } from "./domain/verifications.js";
 import { customerEvents } from "./events/customer-events.js";
 import { createCustomersKycHandler } from "./handlers/customers-kyc.js";
-import { domainErrors } from "./handlers/errors.js";
-import { customerLedger } from "./ledger.js";
-import { platformDirectory } from "./platforms.js";
 
 export const SCHEMA = "customers_kyc";
 
@@ -49,9 +48,9 @@ export function buildCustomersKyc(
     invitations: createInvitations({ transact, clock: deps.clock, baseUrl: config.CORRIDOR_INVITATION_BASE_URL, newCode: deps.newInvitationCode }),
   });
   return {
-    routes(router) {
-      router.service(CustomersKycService, handler, { interceptors: [domainErrors] });
-    },
+    // No per-service router options: they would replace the host's interceptors (tracing, and the
+    // AppError -> ConnectError mapping that this service once registered itself).
+    routes: (router) => router.service(CustomersKycService, handler),
     consumers: [],
     workers: [],
   };

@@ -123,7 +123,7 @@ function checkStatus(p: Problems, type: string, input: CustomerInput, platform: 
   if (value === current || platform.isRegulated) return;
   p.add(
     field,
-    `only a regulated financial institution may set it (the customer is ${current}); other platforms' customers start UNVERIFIED and change status only through POST /verifications`,
+    `only a regulated financial institution may set it (the customer is ${current}); other platforms' customers start UNVERIFIED and change status only through a verification`,
   );
 }
 

@@ -33,7 +33,7 @@ export function verificationErrors(c: Customer, owners: BeneficialOwner[]): Veri
   if (!b?.taxId?.trim()) out.push(missing("businessInfo.taxId"));
   addressFields();
   if (owners.length === 0) {
-    out.push({ type: "MISSING_BENEFICIAL_OWNER", field: "beneficialOwners", reason: "a business needs at least one beneficial owner (POST /beneficial-owners)" });
+    out.push({ type: "MISSING_BENEFICIAL_OWNER", field: "beneficialOwners", reason: "a business needs at least one beneficial owner" });
   }
   owners
     .filter((o) => o.kycStatus === "REJECTED")

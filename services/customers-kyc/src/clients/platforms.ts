@@ -1,7 +1,7 @@
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
-import type { PlatformDirectory } from "./domain/ports.js";
+import type { PlatformDirectory } from "../domain/ports.js";
 
 /**
  * Platform facts from auth-sessions: the config (UMA domain, supported currencies, regulated

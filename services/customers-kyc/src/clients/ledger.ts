@@ -1,6 +1,6 @@
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
-import type { CustomerLedger } from "./domain/ports.js";
+import type { CustomerLedger } from "../domain/ports.js";
 
 /** The ledger's view of a customer's money over Connect (LedgerService.GetCustomerHoldings). */
 export function customerLedger(transport: () => Transport): CustomerLedger {
