@@ -16,9 +16,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.updateTable("webhook_queue").set((eb) => ({ occurred_at: eb.ref("created_at") })).execute();
   await db.schema.alterTable("webhook_queue").alterColumn("occurred_at", (c) => c.setNotNull()).execute();
 
-  // The claim scans pending rows in seq order; delivered rows stay in the table but not in these.
-  await db.schema.createIndex("webhook_queue_pending_seq_idx").on("webhook_queue").column("seq").where(sql.ref("status"), "=", "PENDING").execute();
-  // "Is an earlier webhook of this resource still pending?"
+  // "Is an earlier (later) webhook of this resource still pending?" Delivered rows stay in the
+  // table but not in this index.
   await db.schema
     .createIndex("webhook_queue_pending_resource_idx")
     .on("webhook_queue")
@@ -37,6 +36,5 @@ export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable("webhook_settings").dropColumn("endpoint_set_at").execute();
   await db.schema.dropIndex("webhook_queue_leased_idx").execute();
   await db.schema.dropIndex("webhook_queue_pending_resource_idx").execute();
-  await db.schema.dropIndex("webhook_queue_pending_seq_idx").execute();
   await db.schema.alterTable("webhook_queue").dropColumn("resource_key").dropColumn("occurred_at").dropColumn("seq").execute();
 }

@@ -226,7 +226,7 @@ describe("webhook delivery worker", () => {
     const webhookId = `Webhook:${crypto.randomUUID()}`;
 
     // The announcement comes first, the row only afterwards (as when the consumer's commit is slow).
-    n.worker.notify([webhookId]);
+    n.worker.notify([{ webhookId, platformId, resourceKey: "Transaction:late" }]);
     const envelope = { id: webhookId, type: "OUTGOING_PAYMENT_COMPLETED", timestamp: clock.now().toISOString(), data: { id: "Transaction:late" } };
     await enqueueWebhook(n.db, { webhookId, platformId, sourceEventId: `Event:${crypto.randomUUID()}`, type: envelope.type, payload: JSON.stringify(envelope), at: clock.now() });
 

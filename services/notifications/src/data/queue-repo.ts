@@ -21,15 +21,22 @@ function fromEnvelope(payload: string): { occurredAt?: Date; resourceKey?: strin
   }
 }
 
+/** A webhook just enqueued, as announced to the delivery worker. */
+export interface EnqueuedWebhook {
+  webhookId: string;
+  platformId: string;
+  resourceKey: string | null;
+}
+
 /**
- * Webhook ids enqueued in each (consumer) transaction, so the consumer's wrapper can announce them
+ * Webhooks enqueued in each (consumer) transaction, so the consumer's wrapper can announce them
  * to the delivery worker without another query. Keyed by the transaction object, and dropped with
  * it.
  */
-const enqueuedIn = new WeakMap<object, string[]>();
+const enqueuedIn = new WeakMap<object, EnqueuedWebhook[]>();
 
 /** The webhooks enqueued so far in this transaction (none for a duplicate event). */
-export function webhooksEnqueuedIn(trx: object): string[] {
+export function webhooksEnqueuedIn(trx: object): EnqueuedWebhook[] {
   return enqueuedIn.get(trx) ?? [];
 }
 
@@ -50,6 +57,7 @@ export async function enqueueWebhook(
   },
 ): Promise<void> {
   const derived = w.occurredAt && w.resourceKey !== undefined ? {} : fromEnvelope(w.payload);
+  const resourceKey = w.resourceKey !== undefined ? w.resourceKey : (derived.resourceKey ?? null);
   const inserted = await db
     .insertInto("webhook_queue")
     .values({
@@ -64,16 +72,16 @@ export async function enqueueWebhook(
       leased_until: null,
       last_error: null,
       occurred_at: w.occurredAt ?? derived.occurredAt ?? w.at,
-      resource_key: w.resourceKey !== undefined ? w.resourceKey : (derived.resourceKey ?? null),
+      resource_key: resourceKey,
       created_at: w.at,
       updated_at: w.at,
     })
     .onConflict((oc) => oc.column("source_event_id").doNothing())
     .executeTakeFirst();
   if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) {
-    const ids = enqueuedIn.get(db) ?? [];
-    ids.push(w.webhookId);
-    enqueuedIn.set(db, ids);
+    const list = enqueuedIn.get(db) ?? [];
+    list.push({ webhookId: w.webhookId, platformId: w.platformId, resourceKey });
+    enqueuedIn.set(db, list);
   }
 }
 
@@ -89,6 +97,8 @@ export interface ClaimOptions {
   orderHoldMs: number;
   /** Webhook ids a consumer announced; answered back in `seen` once their rows are visible. */
   expected?: string[];
+  /** Only these rows are considered (announced ones): found by key, however long the queue. */
+  only?: string[];
 }
 
 /** A claimed row; `has_next`: a later webhook of its resource was pending when it was claimed. */
@@ -140,6 +150,7 @@ export async function claimDue(db: Kysely<NotificationsDatabase>, o: ClaimOption
           .selectFrom("webhook_queue as q")
           .select(["q.webhook_id", "q.platform_id", "q.seq"])
           .select((eb) => hasNext(eb).as("has_next"))
+          .$if(o.only !== undefined, (qb) => qb.where("q.webhook_id", "in", o.only!.length ? o.only! : [""]))
           .where("q.status", "=", "PENDING")
           .where("q.next_attempt_at", "<=", o.now)
           .where((eb) => eb.or([eb("q.leased_until", "is", null), eb("q.leased_until", "<=", o.now)]))

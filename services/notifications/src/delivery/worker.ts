@@ -1,12 +1,13 @@
 import { v7 as uuidv7 } from "uuid";
 import type { BackgroundWorker, Clock, Logger } from "@corridor/kit";
 import type { Kysely } from "kysely";
-import { claimDue, nextDueAt, settleAndTakeNext, settleWebhook, type ClaimedWebhook, type SettleChange } from "../data/queue-repo.js";
-import { findSettings, settingsStore } from "../data/settings-repo.js";
+import { claimDue, nextDueAt, settleAndTakeNext, settleWebhook, type ClaimedWebhook, type EnqueuedWebhook, type SettleChange } from "../data/queue-repo.js";
+import { findSettings } from "../data/settings-repo.js";
 import type { NotificationsDatabase } from "../data/tables.js";
-import { endpointVerdict, NO_ENDPOINT_GRACE_MS, type DeliveryAttempt, type EndpointVerdict, type WebhookSender } from "../domain/delivery.js";
+import { NO_ENDPOINT_GRACE_MS, type DeliveryAttempt, type WebhookSender } from "../domain/delivery.js";
 import { judgeAttempt, NO_ENDPOINT_RECHECK_MS } from "../domain/event-webhooks.js";
-import { applyEndpointCopy, signingSecrets, type WebhookSettings } from "../domain/settings.js";
+import { signingSecrets, type WebhookSettings } from "../domain/settings.js";
+import { createEndpointResolver, type CurrentEndpoint } from "./endpoint.js";
 
 /** Where the worker sets its timers; tests pass their own so no test waits on real time. */
 export interface Timers {
@@ -39,7 +40,7 @@ export interface DeliveryWorkerDeps {
    * that may be newer than the copy). Without it, or when it fails, such a webhook waits for the
    * copy up to NO_ENDPOINT_GRACE_MS.
    */
-  currentEndpoint?: (platformId: string) => Promise<{ webhookEndpoint: string; configVersion: bigint } | undefined>;
+  currentEndpoint?: CurrentEndpoint;
   timers?: Timers;
 }
 
@@ -50,9 +51,11 @@ export interface DeliveryWorker extends BackgroundWorker {
   /**
    * A consumer enqueued these webhooks in a transaction that may not have committed yet: the
    * worker looks now, and again shortly until it has seen their rows (or gives up after a few
-   * seconds: the transaction rolled back, and the bus will bring the event again).
+   * seconds: the transaction rolled back, and the bus will bring the event again). A webhook of a
+   * resource this worker has in flight is not looked for: it is handed the slot when the one in
+   * flight settles (or looked for then).
    */
-  notify(webhookIds: string[]): void;
+  notify(webhooks: EnqueuedWebhook[]): void;
   /** Look for due webhooks now. */
   wake(): void;
 }
@@ -64,12 +67,16 @@ const EXPECT_RECHECK_MAX_MS = 50;
 const PASS_FAILURE_BACKOFF_MS = 1_000;
 
 /**
- * Delivers event webhooks concurrently. It sleeps until woken: by a consumer that enqueued (an
- * in-process signal, `notify`), by a delivery settling (a slot freed, a later webhook of the same
- * resource may go), or by a timer set to the earliest time a row becomes due by itself (a retry,
- * an expiring lease, an order hold), capped by the safety poll. Each pass claims as many rows as
- * there are free slots (see claimDue for the bounds and the per-resource order), posts each
- * outside any transaction, then records the attempt and settles the row in one statement.
+ * Delivers event webhooks concurrently. It sleeps until woken:
+ * - by a consumer that enqueued (`notify`, in process): a pass looks only at those rows (cheap
+ *   however long the queue), and again shortly until their transaction has committed; a webhook
+ *   of a resource already in flight here is not looked for, the one in flight hands it its slot;
+ * - by a delivery settling when the last claim stopped at a bound (a slot is free again);
+ * - by a timer set to the earliest time a row becomes due by itself (a retry, an expiring lease,
+ *   an order hold), capped by the safety poll; such a pass sweeps the whole queue.
+ * A pass claims up to the free slots (see claimDue for the bounds and the per-resource order);
+ * each row is posted outside any transaction, then the attempt is recorded and the row settled in
+ * one statement, which also hands the slot to the next webhook of the resource when it is due.
  */
 export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const timers = deps.timers ?? realTimers;
@@ -78,59 +85,21 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   let running = false;
   let pass: Promise<void> | undefined;
   let again = false;
+  /** Whether the next pass sweeps the whole queue (else it looks only at announced rows). */
+  let sweepPending = true;
   let timer: unknown;
   const inFlight = new Set<Promise<void>>();
   /** Deliveries in flight per platform, in this worker. */
   const inFlightOf = new Map<string, number>();
   /** Announced webhook id → until when (performance.now()) it is looked for. */
   const expected = new Map<string, number>();
+  /** Resource (platform + resource key) → deliveries of it in flight here (a chain each). */
+  const busyResources = new Map<string, number>();
+  /** Resource → announced webhooks of it waiting for the one in flight. */
+  const behind = new Map<string, Set<string>>();
+  const resourceOf = (platformId: string, resourceKey: string | null) => (resourceKey === null ? undefined : `${platformId}\u0000${resourceKey}`);
   let expectRecheckMs = 1;
-  /** Platform → time (ms) as of which auth-sessions said it had no endpoint. */
-  const noEndpointAsOf = new Map<string, number>();
-  const lookups = new Map<string, Promise<WebhookSettings | undefined>>();
-
-  function remember(platformId: string, asOf: number) {
-    if (noEndpointAsOf.size >= 10_000) noEndpointAsOf.delete(noEndpointAsOf.keys().next().value!);
-    noEndpointAsOf.set(platformId, asOf);
-  }
-
-  /** Folds auth-sessions' current endpoint into the copy (as TEST does); undefined when it cannot answer. */
-  function lookUp(platformId: string): Promise<WebhookSettings | undefined> {
-    let p = lookups.get(platformId);
-    if (p) return p;
-    p = (async () => {
-      const asOf = deps.clock.now();
-      let current: Awaited<ReturnType<NonNullable<DeliveryWorkerDeps["currentEndpoint"]>>>;
-      try {
-        current = await deps.currentEndpoint!(platformId);
-      } catch (err) {
-        log.debug({ err, platformId }, "could not read the platform's config for an event webhook");
-        return undefined;
-      }
-      if (!current) return undefined;
-      await applyEndpointCopy(settingsStore(deps.db), { platformId, webhookEndpoint: current.webhookEndpoint, configVersion: current.configVersion, at: asOf });
-      const settings = await findSettings(deps.db, platformId);
-      if (!settings?.webhookEndpoint) remember(platformId, asOf.getTime());
-      return settings;
-    })().finally(() => lookups.delete(platformId));
-    lookups.set(platformId, p);
-    return p;
-  }
-
-  /** The endpoint for a row, asking auth-sessions when the copy has none but may be behind. */
-  async function resolve(row: ClaimedWebhook, settings: WebhookSettings | undefined): Promise<{ verdict: EndpointVerdict; settings?: WebhookSettings }> {
-    const verdict = endpointVerdict(settings, row.occurred_at);
-    if (verdict.kind !== "unknown") return { verdict, settings };
-    const asOf = noEndpointAsOf.get(row.platform_id);
-    if (asOf !== undefined && row.occurred_at.getTime() <= asOf) return { verdict: { kind: "skip", reason: "no webhookEndpoint was set when it occurred" } };
-    if (!deps.currentEndpoint) return { verdict };
-    const fresh = await lookUp(row.platform_id);
-    if (!fresh) return { verdict };
-    const after = endpointVerdict(fresh, row.occurred_at);
-    // auth-sessions answered with no endpoint: any endpoint set from now on is set after the event.
-    if (after.kind === "unknown") return { verdict: { kind: "skip", reason: "no webhookEndpoint was set when it occurred" } };
-    return { verdict: after, settings: fresh };
-  }
+  const resolve = createEndpointResolver({ db: deps.db, clock: deps.clock, log, currentEndpoint: deps.currentEndpoint });
 
   /** Settings read once per claimed batch and platform. */
   function settingsCache() {
@@ -159,7 +128,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
      * was waiting at the claim (others are claimed as usual).
      */
     const settleLeaving = async (change: SettleChange, attempt?: DeliveryAttempt) => {
-      if (row.has_next && chain()) return settleAndTakeNext(deps.db, row, change, attempt, { now: deps.clock.now(), leaseMs: deps.leaseMs });
+      const waiting = behind.get(resourceOf(row.platform_id, row.resource_key) ?? "")?.size ?? 0;
+      if ((row.has_next || waiting > 0) && chain()) return settleAndTakeNext(deps.db, row, change, attempt, { now: deps.clock.now(), leaseMs: deps.leaseMs });
       await settleWebhook(deps.db, row.platform_id, row.webhook_id, change, attempt);
       return undefined;
     };
@@ -219,8 +189,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     return undefined;
   };
 
-  const claim = (limit: number) =>
+  const claim = (limit: number, only?: string[]) =>
     claimDue(deps.db, {
+      only,
       now: deps.clock.now(),
       leaseMs: deps.leaseMs,
       limit,
@@ -229,18 +200,38 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       expected: [...expected.keys()],
     });
 
-  /** Delivers a row, then the rows of its resource handed to this slot; never throws. */
+  /**
+   * Delivers a row, then the rows of its resource handed to this slot; never throws. Announced
+   * webhooks of the resource that were not handed over (not committed yet, or held back) are
+   * looked for when the chain ends.
+   */
   const guarded = async (first: ClaimedWebhook, settingsOf: (platformId: string) => Promise<WebhookSettings | undefined>, chain: () => boolean): Promise<number> => {
+    const resource = resourceOf(first.platform_id, first.resource_key);
+    if (resource) busyResources.set(resource, (busyResources.get(resource) ?? 0) + 1);
     let row: ClaimedWebhook | undefined = first;
     let n = 0;
-    while (row) {
-      const current: ClaimedWebhook = row;
-      n++;
-      row = await deliverOne(current, settingsOf, chain).catch((err: unknown) => {
-        // The lease runs out and the row is picked again: at least once.
-        log.error({ err, webhookId: current.webhook_id }, "webhook delivery failed unexpectedly");
-        return undefined;
-      });
+    try {
+      while (row) {
+        const current: ClaimedWebhook = row;
+        n++;
+        row = await deliverOne(current, settingsOf, chain).catch((err: unknown) => {
+          // The lease runs out and the row is picked again: at least once.
+          log.error({ err, webhookId: current.webhook_id }, "webhook delivery failed unexpectedly");
+          return undefined;
+        });
+        if (row && resource) behind.get(resource)?.delete(row.webhook_id);
+      }
+    } finally {
+      if (resource) {
+        const left = (busyResources.get(resource) ?? 1) - 1;
+        if (left > 0) busyResources.set(resource, left);
+        else {
+          busyResources.delete(resource);
+          const waiting = behind.get(resource);
+          behind.delete(resource);
+          if (waiting?.size) expect([...waiting]);
+        }
+      }
     }
     return n;
   };
@@ -253,6 +244,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
    */
   const refillPerEndpoint = Math.max(1, Math.floor(deps.perEndpoint / 4));
   const refillGlobal = Math.max(1, Math.floor(deps.concurrency / 4));
+  /** Whether the last claim stopped at a bound (free slots, or an endpoint's in-flight limit). */
+  let boundHit = false;
 
   function launch(row: ClaimedWebhook, settingsOf: (platformId: string) => Promise<WebhookSettings | undefined>) {
     const platformId = row.platform_id;
@@ -262,28 +255,38 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       const left = (inFlightOf.get(platformId) ?? 1) - 1;
       if (left > 0) inFlightOf.set(platformId, left);
       else inFlightOf.delete(platformId);
-      if (inFlight.size === 0 || (deps.perEndpoint - left >= refillPerEndpoint && deps.concurrency - inFlight.size >= refillGlobal)) wake();
+      // Another claim can only find more when the last one stopped at a bound (new webhooks
+      // announce themselves, the next of a resource is handed this slot, retries have the timer).
+      if (inFlight.size === 0 || (boundHit && deps.perEndpoint - left >= refillPerEndpoint && deps.concurrency - inFlight.size >= refillGlobal)) wake();
     });
     inFlight.add(p);
   }
-  function setTimer(ms: number) {
+  /** One timer: a sweep when something comes due, or a look at announced rows only. */
+  function setTimer(ms: number, sweep: boolean) {
     if (timer !== undefined) timers.clear(timer);
     timer = timers.set(() => {
       timer = undefined;
-      wake();
+      wake(sweep);
     }, ms);
   }
 
-  /** Claims while there are free slots and due rows; then sleeps until the next row is due. */
-  async function fill(): Promise<void> {
+  /**
+   * A sweep claims while there are free slots and due rows; a targeted pass (after an announcement)
+   * only looks at the announced rows, which is cheap however long the queue. Then the worker sleeps
+   * until the next row is due.
+   */
+  async function fill(sweep: boolean): Promise<void> {
     for (;;) {
       const free = deps.concurrency - inFlight.size;
       if (free <= 0) return; // a settling delivery wakes the worker
-      const { rows, seen } = await claim(free);
+      if (!sweep && expected.size === 0) break;
+      const { rows, seen } = await claim(free, sweep ? undefined : [...expected.keys()]);
       for (const id of seen) expected.delete(id);
       const settingsOf = settingsCache();
       for (const row of rows) launch(row, settingsOf);
-      if (rows.length < free) break;
+      const stopped = rows.length >= free || [...inFlightOf.values()].some((n) => n >= deps.perEndpoint);
+      boundHit = sweep ? stopped : boundHit || stopped;
+      if (!sweep || rows.length < free) break;
     }
     if (!running) return;
     const t = performance.now();
@@ -293,32 +296,47 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     if (inFlight.size > 0) {
       // The last delivery to settle runs a pass that sets the timer; until then, only an announced
       // webhook whose transaction has not committed yet needs looking for.
-      if (recheck !== undefined) setTimer(recheck);
+      if (recheck !== undefined) setTimer(recheck, false);
       return;
     }
     const now = deps.clock.now();
     const next = await nextDueAt(deps.db, now, deps.orderHoldMs);
     let sleep = deps.pollIntervalMs;
     if (next) sleep = Math.min(sleep, Math.max(0, next.getTime() - now.getTime()));
-    if (recheck !== undefined) sleep = Math.min(sleep, recheck);
-    setTimer(sleep);
+    // After a recheck the pass ends here again and sets the timer for what comes due.
+    if (recheck !== undefined && recheck < sleep) setTimer(recheck, false);
+    else setTimer(sleep, true);
   }
 
   async function runPasses(): Promise<void> {
     do {
       again = false;
+      const sweep = sweepPending;
+      sweepPending = false;
       try {
-        await fill();
+        await fill(sweep);
       } catch (err) {
         log.error({ err }, "webhook delivery pass failed");
-        if (running) setTimer(PASS_FAILURE_BACKOFF_MS);
+        sweepPending = true;
+        if (running) setTimer(PASS_FAILURE_BACKOFF_MS, true);
         return;
       }
     } while (again && running);
   }
 
-  function wake() {
+  /** Looks for these announced webhooks now and shortly after, until their rows are visible. */
+  function expect(webhookIds: string[]) {
+    if (!running || webhookIds.length === 0) return;
+    expectRecheckMs = 1;
+    const until = performance.now() + EXPECT_FOR_MS;
+    for (const id of webhookIds) expected.set(id, until);
+    wake(false);
+  }
+
+  /** Runs a pass now (after the one running): a sweep of the whole queue, or only announced rows. */
+  function wake(sweep = true) {
     if (!running) return;
+    if (sweep) sweepPending = true;
     if (pass) {
       again = true;
       return;
@@ -330,13 +348,19 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
 
   return {
     name: "webhook-delivery",
-    wake,
-    notify(webhookIds) {
-      if (!running || webhookIds.length === 0) return;
-      expectRecheckMs = 1;
-      const until = performance.now() + EXPECT_FOR_MS;
-      for (const id of webhookIds) expected.set(id, until);
-      wake();
+    wake: () => wake(true),
+    notify(webhooks) {
+      if (!running) return;
+      const fresh: string[] = [];
+      for (const w of webhooks) {
+        const resource = resourceOf(w.platformId, w.resourceKey);
+        if (resource && busyResources.has(resource)) {
+          const set = behind.get(resource) ?? new Set<string>();
+          set.add(w.webhookId);
+          behind.set(resource, set);
+        } else fresh.push(w.webhookId);
+      }
+      expect(fresh);
     },
     async runOnce() {
       const { rows } = await claim(deps.concurrency);
@@ -357,6 +381,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       await pass;
       await Promise.all([...inFlight]);
       expected.clear();
+      behind.clear();
     },
   };
 }
