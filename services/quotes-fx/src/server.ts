@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import type { BuiltService, ServiceDeps, ServiceModule } from "@corridor/kit";
 import { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
-import { feedRateSource } from "./adapters/feed-rate-source.js";
+import { feedRateSource } from "./clients/feed-rate-source.js";
 import { ledgerPort } from "./clients/ledger.js";
 import { platformDirectory } from "./clients/platforms.js";
 import { quoteLedgerPort } from "./clients/quote-ledger.js";

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { newId } from "@corridor/kit";
 import { bech32, bech32m } from "bech32";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { feedRateSource, parseFeed } from "../src/adapters/feed-rate-source.js";
+import { feedRateSource, parseFeed } from "../src/clients/feed-rate-source.js";
 import { addressProblem } from "../src/domain/addresses.js";
 import { dec } from "../src/domain/decimal.js";
 import { cachedRateSource, driftBps, sandboxRateSource, type RateSource } from "../src/domain/rates.js";

@@ -261,7 +261,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
         const q = await expireIfDue(await load(platformId, id, agentId));
         refuseUnlessPending(q);
         if (q.source.sourceType === "REALTIME_FUNDING") {
-          throw errors.badRequest("QUOTE_NOT_EXECUTABLE", "A REALTIME_FUNDING quote proceeds when its paymentInstructions are paid (sandbox: POST /sandbox/send)", { id });
+          throw errors.badRequest("QUOTE_NOT_EXECUTABLE", "A REALTIME_FUNDING quote proceeds when its paymentInstructions are paid (in the sandbox, by a simulated payment)", { id });
         }
         if (q.payloadToSign && !q.signatureVerified) {
           // auth-sessions answers 401 (missing, invalid, used or expired signature); the requestId is

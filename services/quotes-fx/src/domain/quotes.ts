@@ -77,7 +77,7 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
         errs.push({ field: "destination.accountId", reason: "must be an ExternalAccount id (quotes pay out to external accounts or UMA addresses)" });
       }
     } else if (destination.destinationType === "UMA_ADDRESS") {
-      if (!req.lookupId) errs.push({ field: "lookupId", reason: "is required for UMA_ADDRESS destinations (GET /receiver/uma/{address} first)" });
+      if (!req.lookupId) errs.push({ field: "lookupId", reason: "is required for UMA_ADDRESS destinations (look the receiver up first)" });
     } else {
       errs.push({ field: "destination.destinationType", reason: "must be ACCOUNT or UMA_ADDRESS" });
     }
