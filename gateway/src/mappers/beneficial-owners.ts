@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { PersonalInfoSchema, type BeneficialOwner, type PersonalInfo } from "@corridor/proto/corridor/customers_kyc/v1/customer_pb.js";
 import { addressToJson, addressToProto, type AddressJson } from "./customers.js";
-import { emptyToUndefined, isoFromTimestamp } from "./time.js";
+import { emptyToUndefined, isoFromTimestamp } from "@corridor/kit/rest-json";
 
 export interface PersonalInfoJson {
   firstName?: string;

@@ -12,7 +12,7 @@ import {
 } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { UpdatePlatformConfigRequestSchema } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
-import { emptyToUndefined, isoFromTimestamp, numberFromInt64 } from "./time.js";
+import { emptyToUndefined, isoFromTimestamp, numberFromInt64 } from "@corridor/kit/rest-json";
 
 export interface SupportedCurrencyJson {
   currencyCode: string;

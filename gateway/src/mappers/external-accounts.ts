@@ -1,5 +1,5 @@
 import type { ExternalAccount } from "@corridor/proto/corridor/ledger/v1/accounts_pb.js";
-import { emptyToUndefined, isoFromTimestamp } from "./time.js";
+import { emptyToUndefined, isoFromTimestamp } from "@corridor/kit/rest-json";
 
 /** Ledger proto -> the public ExternalAccount (customerId is null for the platform's own accounts). */
 export function externalAccountToJson(a: ExternalAccount | undefined) {

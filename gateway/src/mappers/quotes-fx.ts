@@ -1,6 +1,6 @@
 import type { ExchangeRate, ReceiverLookup } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
 import { quoteCurrencyToJson as currencyJson, rateToJson as rateJson } from "@corridor/kit/rest-json";
-import { isoFromTimestamp, numberFromInt64 } from "./time.js";
+import { isoFromTimestamp, numberFromInt64 } from "@corridor/kit/rest-json";
 
 // The Quote mapper lives in @corridor/kit/rest-json: webhooks (an AgentAction's quote) carry the
 // same Quote JSON as GET /quotes/{id}.

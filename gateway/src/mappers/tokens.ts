@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { TimeRangeSchema, type PageInfo } from "@corridor/proto/corridor/common/v1/paging_pb.js";
 import type { Token } from "@corridor/proto/corridor/auth_sessions/v1/token_pb.js";
 import { Permission } from "@corridor/proto/corridor/auth_sessions/v1/token_pb.js";
-import { isoFromTimestamp, numberFromInt64, timestampFromIso } from "./time.js";
+import { isoFromTimestamp, numberFromInt64, timestampFromIso } from "@corridor/kit/rest-json";
 
 export type PermissionName = "VIEW" | "TRANSACT" | "MANAGE";
 

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import type { AuthMethod, PasskeyAuthChallenge, SignedChallenge, WalletSession } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_pb.js";
-import { isoFromTimestamp } from "./time.js";
+import { isoFromTimestamp } from "@corridor/kit/rest-json";
 
 /** WalletAuthService messages <-> public JSON. */
 

@@ -1,5 +1,5 @@
 import type { DeliveryAttempt, WebhookSettings } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
-import { emptyToUndefined, isoFromTimestamp, optionalIso } from "./time.js";
+import { emptyToUndefined, isoFromTimestamp, optionalIso } from "@corridor/kit/rest-json";
 
 export function webhookSecretToJson(s: WebhookSettings | undefined) {
   if (!s) throw new Error("service answered without webhook settings");

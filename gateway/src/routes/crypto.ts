@@ -1,5 +1,5 @@
 import { principalOf } from "../auth.js";
-import { numberFromInt64 } from "../mappers/time.js";
+import { numberFromInt64 } from "@corridor/kit/rest-json";
 import { errorResponses } from "../schemas/common.js";
 import { WithdrawalFeeBody, WithdrawalFeeEstimateSchema } from "../schemas/quotes-fx.js";
 import type { Api, RouteDeps } from "./types.js";

@@ -1,6 +1,6 @@
 import { principalOf } from "../auth.js";
 import { invitationToJson } from "../mappers/invitations.js";
-import { timestampFromIso } from "../mappers/time.js";
+import { timestampFromIso } from "@corridor/kit/rest-json";
 import { Ref, errorResponses } from "../schemas/common.js";
 import { ClaimInvitationBody, CreateInvitationBody, InvitationCodeParams } from "../schemas/invitations.js";
 import type { Api, RouteDeps } from "./types.js";

@@ -2,7 +2,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { principalOf } from "../auth.js";
 import { markIdempotentEffectDone } from "../idempotency.js";
 import { internalAccountToJson } from "../mappers/internal-accounts.js";
-import { numberFromInt64 } from "../mappers/time.js";
+import { numberFromInt64 } from "@corridor/kit/rest-json";
 import { Ref, errorResponses } from "../schemas/common.js";
 import { ClockAdvanceBody, FundBody, FundParams } from "../schemas/sandbox-money.js";
 import { IdempotencyHeaders } from "../schemas/transfers.js";

@@ -39,7 +39,7 @@ export function transferRoutes(app: Api, { clients }: RouteDeps): void {
         const res = direction === "in" ? await clients.ledger.transferIn({ transfer }) : await clients.ledger.transferOut({ transfer });
         markIdempotentEffectDone(request);
         if (res.result?.replayed) reply.header("Idempotent-Replayed", "true");
-        return reply.code(res.result?.httpStatus || 201).send(transactionToJson(res.result?.transaction));
+        return reply.code(201).send(transactionToJson(res.result?.transaction));
       },
     );
   }

@@ -15,4 +15,7 @@ export * from "./telemetry/index.js";
 export * from "./bus/index.js";
 export * from "./outbox/index.js";
 export * from "./idempotency.js";
+export * from "./idempotency-runner.js";
+export * from "./worker.js";
+export * from "./clients/platform-facts.js";
 export * from "./host/index.js";

@@ -1,11 +1,17 @@
-import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 
-// Helpers of the public JSON mappers: proto values in, JSON values out.
+// The one set of JSON time/int64 helpers of the public JSON mappers (gateway and services that
+// build public JSON, such as webhook data): proto values in, JSON values out.
 
 /** Proto timestamp -> ISO 8601 string (UTC). A missing timestamp is a service bug, not a client's. */
 export function isoFromTimestamp(ts: Timestamp | undefined): string {
   if (!ts) throw new Error("service answered without a required timestamp");
   return timestampDate(ts).toISOString();
+}
+
+/** ISO string (already validated as date-time) -> proto timestamp. */
+export function timestampFromIso(iso: string | undefined): Timestamp | undefined {
+  return iso === undefined ? undefined : timestampFromDate(new Date(iso));
 }
 
 export function optionalIso(ts: Timestamp | undefined): string | undefined {

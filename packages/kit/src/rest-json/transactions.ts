@@ -1,26 +1,10 @@
-import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Currency } from "@corridor/proto/corridor/ledger/v1/accounts_pb.js";
 import type { Transaction } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
+import { emptyToUndefined, isoFromTimestamp, numberFromInt64, optionalIso } from "./time.js";
 
 // The public JSON of a ledger Transaction, shared by the gateway (GET /transactions/{id}) and the
 // services that put a Transaction into a webhook's `data` (decisions §8: data is the resource as
 // its GET returns it). Pure: proto in, plain JSON out.
-
-function isoFromTimestamp(ts: Timestamp | undefined): string {
-  if (!ts) throw new Error("service answered without a required timestamp");
-  return timestampDate(ts).toISOString();
-}
-
-const optionalIso = (ts: Timestamp | undefined): string | undefined => (ts ? timestampDate(ts).toISOString() : undefined);
-
-/** int64 arrives as bigint; the public API uses JSON numbers (amounts are capped well below 2^53). */
-function numberFromInt64(value: bigint): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n)) throw new Error(`int64 ${value} does not fit a JSON number exactly`);
-  return n;
-}
-
-const emptyToUndefined = (s: string): string | undefined => (s === "" ? undefined : s);
 
 function currencyToJson(c: Currency | undefined) {
   if (!c) throw new Error("service answered without a currency");

@@ -34,3 +34,4 @@ export async function openTestDatabase(opts: { poolSize?: number } = {}): Promis
   };
 }
 export * from "./refusals.js";
+export * from "./transports.js";

@@ -1,18 +1,13 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
-import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
-import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
+import { platformFactsClient, type PlatformEnvironment } from "@corridor/kit";
 import { SandboxService } from "@corridor/proto/corridor/sandbox/v1/sandbox_service_pb.js";
 import { call } from "./errors.js";
 
-/** auth-sessions GetPlatform: the environment a platform runs in. */
-export function platformEnvironment(transport: () => Transport): (platformId: string) => Promise<"SANDBOX" | "PRODUCTION"> {
-  let client: Client<typeof AuthSessionsService> | undefined;
-  return async (platformId) => {
-    client ??= createClient(AuthSessionsService, transport());
-    const res = await call(client.getPlatform({ platformId }));
-    return res.platform?.environment === Environment.PRODUCTION ? "PRODUCTION" : "SANDBOX";
-  };
+/** auth-sessions GetPlatform: the environment a platform runs in (the kit's platform-facts client). */
+export function platformEnvironment(transport: () => Transport): (platformId: string) => Promise<PlatformEnvironment> {
+  const platforms = platformFactsClient(transport);
+  return (platformId) => call(platforms.environment(platformId));
 }
 
 /** SandboxService.GetClock: a sandbox platform's time (real time + its offset). */

@@ -1,4 +1,4 @@
-import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from "@corridor/kit";
+import { completeIdempotencyKey, idempotencyKeyStore } from "@corridor/kit";
 import type { Kysely } from "kysely";
 import type { IdempotencyKeys, IdempotencyRef } from "../domain/ports.js";
 import type { AgentsDatabase } from "./tables.js";
@@ -6,10 +6,7 @@ import type { Db } from "./agents.js";
 
 /** The kit's idempotency_keys table of the agents schema (migrated by the kit). */
 export function idempotencyKeys(db: Kysely<AgentsDatabase>): IdempotencyKeys {
-  return {
-    claim: (ref, now) => claimIdempotencyKey(db, { ...ref, now }),
-    release: (ref) => releaseIdempotencyKey(db, ref),
-  };
+  return idempotencyKeyStore(db);
 }
 
 /** Inside the effect's transaction: the stored answer commits with the effect. */

@@ -1,0 +1,66 @@
+import type { Logger } from "./log.js";
+import type { BackgroundWorker } from "./service.js";
+
+/** A background worker that runs one pass every `pollMs`, or sooner when woken. */
+export interface PollingWorker extends BackgroundWorker {
+  /** Runs the next pass now (after the one in progress, if any) instead of at the next poll. */
+  wake(): void;
+}
+
+export interface PollingWorkerOptions<T> {
+  name: string;
+  /** One pass over whatever is due. A pass that throws is logged and retried on the next poll. */
+  pass: () => Promise<T>;
+  /** Pause between the end of one pass and the start of the next. */
+  pollMs: number;
+  log: Pick<Logger, "warn">;
+  /** Called with each pass's result (for example to log how much it moved). */
+  onPass?: (result: T) => void;
+}
+
+/**
+ * The house worker loop: the first pass runs at once on start (a restarted service catches up
+ * before it waits), the next `pollMs` after a pass ends (passes never overlap), `wake()` brings
+ * the next pass forward, and `stop()` lets a pass in progress finish.
+ */
+export function pollingWorker<T>(opts: PollingWorkerOptions<T>): PollingWorker {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = true;
+  let again = false;
+  const schedule = (ms: number) => {
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(tick, ms);
+  };
+  const tick = () => {
+    timer = undefined;
+    again = false;
+    running = opts
+      .pass()
+      .then((result) => opts.onPass?.(result))
+      .catch((err) => opts.log.warn({ err, worker: opts.name }, "worker pass failed; the next pass retries"))
+      .finally(() => {
+        running = undefined;
+        if (!stopped) schedule(again ? 0 : opts.pollMs);
+      });
+  };
+  return {
+    name: opts.name,
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      tick();
+    },
+    wake() {
+      if (stopped) return;
+      if (running) again = true;
+      else schedule(0);
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      await running;
+    },
+  };
+}
