@@ -290,7 +290,7 @@ export class FakeServices {
             updatedAt: now,
           });
         });
-        return { result: { transaction: value, replayed, httpStatus: 201 } };
+        return { result: { transaction: value, replayed } };
       });
     const record = (method: string, req: object) => this.rpcCalls.push({ method, req: req as Record<string, unknown> });
     const ext = (id: string, platformId: string, customerId: string) =>

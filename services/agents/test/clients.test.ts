@@ -34,7 +34,7 @@ describe("ledger client", () => {
           async transferOut(req) {
             seen.push(req.transfer);
             if (outage) throw new ConnectError("upstream down", Code.Unavailable);
-            return { result: { transaction: { id: "Transaction:1", status: "PENDING", agentId: req.transfer!.agentId }, httpStatus: 201 } };
+            return { result: { transaction: { id: "Transaction:1", status: "PENDING", agentId: req.transfer!.agentId } } };
           },
           async transferIn() {
             throw new AppError("INVALID", "INSUFFICIENT_BALANCE", "too little", { available: 1 });

@@ -82,12 +82,12 @@ export function createLedgerHandler({ ledger }: { ledger: Ledger }): ServiceImpl
 
     async transferIn(req) {
       const r = await ledger.transferIn(transferInput(req.transfer));
-      return { result: { transaction: r.value, replayed: r.replayed, httpStatus: r.status } };
+      return { result: { transaction: r.value, replayed: r.replayed } };
     },
 
     async transferOut(req) {
       const r = await ledger.transferOut(transferInput(req.transfer));
-      return { result: { transaction: r.value, replayed: r.replayed, httpStatus: r.status } };
+      return { result: { transaction: r.value, replayed: r.replayed } };
     },
 
     async listTransactions(req) {
