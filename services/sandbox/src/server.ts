@@ -3,9 +3,12 @@ import { fileURLToPath } from "node:url";
 import { topics, type BuiltService, type ConsumerDefinition, type ServiceDeps, type ServiceModule } from "@corridor/kit";
 import { RailInstructionSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
 import { SandboxService } from "@corridor/proto/corridor/sandbox/v1/sandbox_service_pb.js";
+import { loadSandboxConfig } from "./config.js";
+import { createStore } from "./data/store.js";
 import type { SandboxDatabase } from "./data/tables.js";
+import { createSimulator } from "./domain/simulator.js";
 import { createSandboxHandler } from "./handlers/sandbox-handler.js";
-import { createSimulator } from "./simulator.js";
+import { scheduleWorker } from "./workers/schedule.js";
 
 export const SCHEMA = "sandbox";
 
@@ -22,9 +25,9 @@ export const service: ServiceModule = {
 };
 
 export function buildSandbox(deps: Pick<ServiceDeps, "db" | "clock" | "log" | "env">): BuiltService {
+  const config = loadSandboxConfig(deps.env);
   const db = deps.db.forSchema<SandboxDatabase>(SCHEMA);
-  const simulator = createSimulator({ db, clock: deps.clock, log: deps.log });
-  const pollMs = Number(deps.env.SANDBOX_SCHEDULE_POLL_MS ?? 1000);
+  const simulator = createSimulator({ store: createStore(db), clock: deps.clock });
 
   const instructions: ConsumerDefinition<typeof RailInstructionSchema> = {
     name: "rail-instructions",
@@ -43,12 +46,11 @@ export function buildSandbox(deps: Pick<ServiceDeps, "db" | "clock" | "log" | "e
   };
 
   return {
-    routes(router) {
-      router.service(SandboxService, createSandboxHandler({ simulator }));
-    },
+    // No per-service router options: they would replace the host's interceptors.
+    routes: (router) => router.service(SandboxService, createSandboxHandler({ simulator })),
     consumers: [instructions],
-    workers: [simulator.worker(Number.isFinite(pollMs) && pollMs > 0 ? pollMs : 1000)],
+    workers: [scheduleWorker(simulator, { pollMs: config.SANDBOX_SCHEDULE_POLL_MS, log: deps.log })],
   };
 }
 
-export { createSimulator, type Simulator } from "./simulator.js";
+export { createSimulator, type Simulator } from "./domain/simulator.js";

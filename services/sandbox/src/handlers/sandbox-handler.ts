@@ -1,7 +1,7 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { SandboxService } from "@corridor/proto/corridor/sandbox/v1/sandbox_service_pb.js";
-import type { Simulator } from "../simulator.js";
+import type { Simulator } from "../domain/simulator.js";
 
 /** SandboxService: maps the clock RPCs onto the simulator. */
 export function createSandboxHandler({ simulator }: { simulator: Simulator }): ServiceImpl<typeof SandboxService> {

@@ -1,0 +1,12 @@
+import { env, loadConfig, z } from "@corridor/kit";
+
+const schema = z.object({
+  /** How often the `sandbox-schedule` worker looks for scheduled outcomes now due. */
+  SANDBOX_SCHEDULE_POLL_MS: env.int(1000).pipe(z.number().int().min(1).max(600_000)),
+});
+
+export type SandboxConfig = z.infer<typeof schema>;
+
+export function loadSandboxConfig(source: NodeJS.ProcessEnv): SandboxConfig {
+  return loadConfig(schema, source);
+}
