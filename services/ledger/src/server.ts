@@ -1,15 +1,23 @@
 import { fileURLToPath } from "node:url";
-import type { BuiltService, ServiceDeps, ServiceModule } from "@corridor/kit";
+import { idempotencyKeyStore, type BuiltService, type ServiceDeps, type ServiceModule } from "@corridor/kit";
 import { LedgerAdminService } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
-import { connectDirectory } from "./app/directory.js";
-import { createLedger, type Directory } from "./app/ledger.js";
+import { connectDirectory } from "./clients/directory.js";
+import { loadLedgerConfig } from "./config.js";
+import { customerCopy, platformEnvironmentCopy } from "./data/copies.js";
+import { completeKey } from "./data/idempotency.js";
 import type { LedgerDatabase } from "./data/tables.js";
+import { dueQuoteTransactions } from "./data/transactions.js";
+import { withEventCopies } from "./domain/facts.js";
+import { idempotencyRunner } from "./domain/idempotency.js";
+import { createLedger } from "./domain/ledger.js";
+import type { Directory } from "./domain/ports.js";
+import { quoteExpiryPass } from "./domain/quote-expiry.js";
+import { createTrialBalance } from "./domain/trial-balance.js";
 import { ledgerConsumers } from "./events/consumers.js";
-import { createTrialBalance } from "./app/trial-balance.js";
 import { createAdminHandler } from "./handlers/admin-handler.js";
-import { createLedgerHandler } from "./handlers/ledger-handler.js";
-import { quoteExpiryPollMs, quoteExpiryWorker } from "./workers/quote-expiry.js";
+import { answerCodecs, createLedgerHandler } from "./handlers/ledger-handler.js";
+import { quoteExpiryWorker } from "./workers/quote-expiry.js";
 
 export const SCHEMA = "ledger";
 
@@ -17,8 +25,9 @@ export const SCHEMA = "ledger";
  * ledger: internal and external accounts, the double-entry journal and balances, holds,
  * transactions and transfers with their idempotency. Serves LedgerService (and, for operators,
  * the read-only LedgerAdminService, which the gateway does not route); produces
- * corridor.ledger.v1 and corridor.rails.v1; consumes corridor.platforms.v1, corridor.customers.v1
- * and corridor.rail-outcomes.v1.
+ * corridor.ledger.v1 and corridor.rails.v1; consumes corridor.platforms.v1, corridor.customers.v1,
+ * corridor.rail-outcomes.v1 and corridor.sandbox.v1; asks auth-sessions and customers-kyc only
+ * when its event-fed copies cannot answer (domain/facts.ts); runs the quote-expiry worker.
  */
 export const service: ServiceModule = {
   name: "ledger",
@@ -31,21 +40,32 @@ export const service: ServiceModule = {
     }),
 };
 
-/** The service from the deps it uses; tests pass a fake Directory. */
+/** The service from the deps it uses; tests pass a fake Directory (the RPC fallback of the event-fed copies). */
 export function buildLedger(deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pick<ServiceDeps, "env" | "log">> & { directory: Directory }): BuiltService {
+  const config = loadLedgerConfig(deps.env);
   const db = deps.db.forSchema<LedgerDatabase>(SCHEMA);
-  const ledger = createLedger({ db, clock: deps.clock, directory: deps.directory });
+  const directory = withEventCopies(
+    { environment: (platformId) => platformEnvironmentCopy(db, platformId), customer: (platformId, customerId) => customerCopy(db, platformId, customerId) },
+    deps.directory,
+  );
+  const ledger = createLedger({ db, clock: deps.clock, directory, idempotent: idempotencyRunner(idempotencyKeyStore(db), completeKey, deps.clock), answers: answerCodecs });
+  const runOnce = quoteExpiryPass({
+    clock: deps.clock,
+    due: (now, limit, after) => dueQuoteTransactions(db, now, limit, after),
+    expire: ledger.expireQuoteTransaction,
+    log: deps.log,
+  });
   return {
+    // No per-service router options: they would replace the host's interceptors.
     routes(router) {
       router.service(LedgerService, createLedgerHandler({ ledger }));
       router.service(LedgerAdminService, createAdminHandler({ trialBalance: createTrialBalance(db) }));
     },
     consumers: ledgerConsumers(ledger),
-    workers: [
-      quoteExpiryWorker({ db, clock: deps.clock, expire: ledger.expireQuoteTransaction, log: deps.log, pollMs: quoteExpiryPollMs(deps.env) }),
-    ],
+    workers: [quoteExpiryWorker({ runOnce, log: deps.log ?? { warn: () => {}, debug: () => {} }, pollMs: config.LEDGER_QUOTE_EXPIRY_POLL_MS })],
   };
 }
 
-export { createLedger, type Directory, type Ledger } from "./app/ledger.js";
-export { connectDirectory } from "./app/directory.js";
+export { createLedger, type Ledger } from "./domain/ledger.js";
+export type { Directory } from "./domain/ports.js";
+export { connectDirectory } from "./clients/directory.js";

@@ -4,7 +4,8 @@ import { SandboxEventSchema } from "@corridor/proto/corridor/sandbox/v1/events_p
 import { newId, type BackgroundWorker } from "@corridor/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildLedger } from "../src/server.js";
-import { DEFAULT_QUOTE_EXPIRY_POLL_MS, quoteExpiryPollMs, type QuoteExpiryWorker } from "../src/workers/quote-expiry.js";
+import { DEFAULT_QUOTE_EXPIRY_POLL_MS, quoteExpiryPollMs } from "../src/config.js";
+import type { QuoteExpiryWorker } from "../src/workers/quote-expiry.js";
 import { startLedgerHarness, type LedgerHarness } from "./harness.js";
 
 /**

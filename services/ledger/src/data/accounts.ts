@@ -4,7 +4,8 @@ import { newId } from "@corridor/kit";
 import type { AccountState } from "../domain/journal.js";
 import type { AccountsTable, LedgerDatabase, OwnerKind } from "./tables.js";
 
-export type Db = Kysely<LedgerDatabase> | Transaction<LedgerDatabase>;
+export type { Db } from "./tables.js";
+import type { Db } from "./tables.js";
 export type AccountRow = Selectable<AccountsTable>;
 
 export const SYSTEM_TYPES = {
@@ -114,10 +115,11 @@ export const stateOf = (r: AccountRow): AccountState => ({
   held: r.held,
 });
 
-export async function setBalances(trx: Transaction<LedgerDatabase>, id: string, v: { balance?: bigint; held?: bigint }, now: Date) {
+export async function setBalances(trx: Transaction<LedgerDatabase>, platformId: string, id: string, v: { balance?: bigint; held?: bigint }, now: Date) {
   await trx
     .updateTable("accounts")
     .set({ ...(v.balance !== undefined ? { balance: v.balance } : {}), ...(v.held !== undefined ? { held: v.held } : {}), updated_at: now })
+    .where("platform_id", "=", platformId)
     .where("id", "=", id)
     .execute();
 }
@@ -149,4 +151,18 @@ export async function listAccounts(db: Db, f: InternalAccountFilter, page: { lim
   const rows = await q.orderBy("created_at", "asc").orderBy("id", "asc").limit(page.limit + 1).execute();
   const total = await filtered(db, f).select(sql<string>`count(*)`.as("n")).executeTakeFirstOrThrow();
   return { rows, total: Number(total.n) };
+}
+
+/** The customer's first internal account of a type and currency (an incoming payment's deposit account). */
+export async function customerAccountOf(db: Db, platformId: string, customerId: string, currency: string, type: string): Promise<AccountRow | undefined> {
+  return db
+    .selectFrom("accounts")
+    .selectAll()
+    .where("platform_id", "=", platformId)
+    .where("owner_kind", "=", "CUSTOMER")
+    .where("customer_id", "=", customerId)
+    .where("currency", "=", currency)
+    .where("type", "=", type)
+    .orderBy("created_at", "asc")
+    .executeTakeFirst();
 }

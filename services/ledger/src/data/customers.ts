@@ -8,7 +8,7 @@ type Trx = Transaction<LedgerDatabase>;
  * The customer gate of every money movement to or from a customer, inside the movement's
  * transaction and before any account lock: a share lock on the ledger's copy of the customer, so
  * closing it (which takes the row FOR UPDATE) waits for movements in progress and movements wait
- * for a close in progress. A closed or deleted customer is 404 CUSTOMER_NOT_FOUND: money for it is
+ * for a close in progress. A closed or deleted customer is NOT_FOUND CUSTOMER_NOT_FOUND: money for it is
  * refused, never parked. A customer the ledger has not heard of yet has no accounts, so nothing to guard.
  */
 export async function requireOpenCustomer(trx: Trx, platformId: string, customerId: string): Promise<void> {
@@ -54,11 +54,13 @@ export async function holdingsOf(trx: Trx, c: { platformId: string; customerId: 
     .execute();
   const row = await trx
     .selectFrom("customers")
-    .select(["closed_at", "is_deleted", "platform_id"])
+    .select(["closed_at", "is_deleted"])
+    .where("platform_id", "=", c.platformId)
     .where("id", "=", c.customerId)
     .forUpdate()
-    .executeTakeFirstOrThrow();
-  if (row.platform_id !== c.platformId) throw errors.notFound("Customer", c.customerId);
+    .executeTakeFirst();
+  // Not there after the insert: the id is another platform's customer.
+  if (!row) throw errors.notFound("Customer", c.customerId);
 
   const accounts = await trx
     .selectFrom("accounts")
@@ -81,7 +83,7 @@ export async function holdingsOf(trx: Trx, c: { platformId: string; customerId: 
 
   let closed = !!row.closed_at || row.is_deleted;
   if (c.close && !closed && accounts.length === 0 && inFlight.length === 0) {
-    await trx.updateTable("customers").set({ closed_at: c.now }).where("id", "=", c.customerId).execute();
+    await trx.updateTable("customers").set({ closed_at: c.now }).where("platform_id", "=", c.platformId).where("id", "=", c.customerId).execute();
     closed = true;
   }
   return {

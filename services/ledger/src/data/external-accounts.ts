@@ -64,10 +64,11 @@ export async function findExternalAccount(db: Db, platformId: string, id: string
     .executeTakeFirst();
 }
 
-export async function markExternalAccountDeleted(db: Db, id: string, now: Date): Promise<ExternalAccountRow> {
+export async function markExternalAccountDeleted(db: Db, platformId: string, id: string, now: Date): Promise<ExternalAccountRow> {
   return db
     .updateTable("external_accounts")
     .set({ deleted_at: now, updated_at: now, status: "INACTIVE", default_uma_deposit_account: false })
+    .where("platform_id", "=", platformId)
     .where("id", "=", id)
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -99,4 +100,17 @@ export async function listExternalAccounts(
   const rows = await q.orderBy("created_at", "desc").orderBy("id", "desc").limit(page.limit + 1).execute();
   const total = await filtered(db, f).select(sql<string>`count(*)`.as("n")).executeTakeFirstOrThrow();
   return { rows, total: Number(total.n) };
+}
+
+/** The customer's live default UMA deposit (external) account in this currency, if any. */
+export async function defaultDepositAccount(db: Db, platformId: string, customerId: string, currency: string): Promise<ExternalAccountRow | undefined> {
+  return db
+    .selectFrom("external_accounts")
+    .selectAll()
+    .where("platform_id", "=", platformId)
+    .where("customer_id", "=", customerId)
+    .where("currency", "=", currency)
+    .where("default_uma_deposit_account", "=", true)
+    .where("deleted_at", "is", null)
+    .executeTakeFirst();
 }

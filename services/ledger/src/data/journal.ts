@@ -35,7 +35,7 @@ export async function postEntry(
     )
     .execute();
   for (const [id, balance] of balances) {
-    await setBalances(trx, id, { balance }, e.now);
+    await setBalances(trx, e.platformId, id, { balance }, e.now);
     const row = locked.get(id)!;
     locked.set(id, { ...row, balance, updated_at: e.now });
   }
@@ -50,7 +50,7 @@ export async function placeHold(trx: Trx, account: AccountRow, transactionId: st
     .values({ platform_id: account.platform_id, account_id: account.id, transaction_id: transactionId, amount, status: "ACTIVE", created_at: now, updated_at: now })
     .execute();
   const held = account.held + amount;
-  await setBalances(trx, account.id, { held }, now);
+  await setBalances(trx, account.platform_id, account.id, { held }, now);
   return { ...account, held, updated_at: now };
 }
 
@@ -61,6 +61,7 @@ export async function placeHold(trx: Trx, account: AccountRow, transactionId: st
  */
 export async function settleHold(
   trx: Trx,
+  platformId: string,
   locked: Map<string, AccountRow>,
   transactionId: string,
   status: "CAPTURED" | "RELEASED",
@@ -69,6 +70,7 @@ export async function settleHold(
   const hold = await trx
     .updateTable("holds")
     .set({ status, updated_at: now })
+    .where("platform_id", "=", platformId)
     .where("transaction_id", "=", transactionId)
     .where("status", "=", "ACTIVE")
     .returning(["account_id", "amount"])
@@ -77,7 +79,7 @@ export async function settleHold(
   const account = locked.get(hold.account_id);
   if (!account) throw new Error(`hold account ${hold.account_id} is not locked`);
   const held = account.held - hold.amount;
-  await setBalances(trx, account.id, { held }, now);
+  await setBalances(trx, platformId, account.id, { held }, now);
   locked.set(account.id, { ...account, held, updated_at: now });
   return hold.amount;
 }

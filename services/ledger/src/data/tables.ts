@@ -1,5 +1,9 @@
-import type { ColumnType, Generated } from "kysely";
+import type { ColumnType, Generated, Kysely, Transaction } from "kysely";
 import type { KitTables } from "@corridor/kit";
+
+/** Any handle of the ledger schema: the database or a transaction. */
+export type Db = Kysely<LedgerDatabase> | Transaction<LedgerDatabase>;
+export type Trx = Transaction<LedgerDatabase>;
 
 type Json<T> = ColumnType<T, string, string>;
 type Created = ColumnType<Date, Date, never>;
@@ -20,6 +24,8 @@ export interface CustomersTable {
   updated_at: Date;
   /** Set by the ledger when it closed the customer (nothing held, about to be deleted); never cleared. */
   closed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** KYC/KYB status as the last event carrying one said; null until then. */
+  verification_status: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type OwnerKind = "CUSTOMER" | "PLATFORM" | "SYSTEM";

@@ -1,6 +1,6 @@
-import { sql, type Insertable, type Selectable } from "kysely";
+import { sql, type Insertable, type Kysely, type Selectable } from "kysely";
 import type { Db } from "./accounts.js";
-import type { TransactionsTable } from "./tables.js";
+import type { LedgerDatabase, TransactionsTable } from "./tables.js";
 
 export type TransactionRow = Selectable<TransactionsTable>;
 
@@ -16,6 +16,7 @@ export async function getTransaction(db: Db, platformId: string, id: string, for
 
 export async function updateTransaction(
   db: Db,
+  platformId: string,
   id: string,
   set: Partial<
     Pick<
@@ -35,7 +36,17 @@ export async function updateTransaction(
     >
   > & { /** JSON text of a map of strings. */ receiver_customer_info?: string | null },
 ): Promise<TransactionRow> {
-  return db.updateTable("transactions").set(set).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
+  return db.updateTable("transactions").set(set).where("platform_id", "=", platformId).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Inserts a quote transaction unless the platform already has one for the quote (then undefined). */
+export async function insertQuoteTransaction(db: Db, row: Insertable<TransactionsTable>): Promise<TransactionRow | undefined> {
+  return db
+    .insertInto("transactions")
+    .values(row)
+    .onConflict((oc) => oc.columns(["platform_id", "quote_id"]).where("quote_id", "is not", null).doNothing())
+    .returningAll()
+    .executeTakeFirst();
 }
 
 export async function findQuoteTransaction(db: Db, platformId: string, quoteId: string): Promise<TransactionRow | undefined> {
@@ -82,4 +93,23 @@ export async function listTransactions(
   const rows = await q.orderBy("created_at", dir).orderBy("id", dir).limit(page.limit + 1).execute();
   const total = await filtered(db, f).select(sql<string>`count(*)`.as("n")).executeTakeFirstOrThrow();
   return { rows, total: Number(total.n) };
+}
+
+/**
+ * PENDING (outgoing) quote transactions whose expires_at has passed on their platform's time (`now`
+ * plus the platform's sandbox clock offset, 0 for platforms never advanced), oldest first. The one
+ * query that spans platforms (the expiry worker's): each row is then expired through the
+ * platform-scoped use case.
+ */
+export async function dueQuoteTransactions(db: Kysely<LedgerDatabase>, now: Date, limit: number, after?: { expiresAt: Date; id: string }) {
+  let q = db
+    .selectFrom("transactions as t")
+    .leftJoin("sandbox_clocks as c", "c.platform_id", "t.platform_id")
+    .select(["t.platform_id", "t.id", "t.expires_at"])
+    .where("t.type", "=", "OUTGOING")
+    .where("t.status", "=", "PENDING")
+    .where("t.quote_id", "is not", null)
+    .where(sql<boolean>`t.expires_at < ${now.toISOString()}::timestamptz + (coalesce(c.offset_ms, 0) * interval '1 millisecond')`);
+  if (after) q = q.where((eb) => eb.or([eb("t.expires_at", ">", after.expiresAt), eb.and([eb("t.expires_at", "=", after.expiresAt), eb("t.id", ">", after.id)])]));
+  return q.orderBy("t.expires_at").orderBy("t.id").limit(limit).execute();
 }

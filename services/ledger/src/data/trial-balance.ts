@@ -53,3 +53,8 @@ export async function trialBalanceRows(db: Db, platformId?: string): Promise<Tri
     mismatched: BigInt(r.mismatched),
   }));
 }
+
+/** True when the ledger has heard of the platform. */
+export async function platformKnown(db: Db, platformId: string): Promise<boolean> {
+  return !!(await db.selectFrom("platforms").select("id").where("id", "=", platformId).executeTakeFirst());
+}

@@ -13,7 +13,7 @@ const BY_SUFFIX: Record<string, BeneficiaryVerification> = {
 
 /**
  * Sandbox beneficiary-name verification by the identifier's 1xx suffix (spec table). Suffix 105
- * is an invalid account: a 400, and nothing is stored. Production has no verification connector
+ * is an invalid account (INVALID), and nothing is stored. Production has no verification connector
  * yet, so its accounts are UNSUPPORTED.
  */
 export function verifyBeneficiary(

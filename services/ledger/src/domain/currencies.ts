@@ -4,7 +4,7 @@ export type { CurrencyInfo };
 
 /**
  * Known currencies come from the shared registry (@corridor/kit); an account opened before a code
- * was refused by PATCH /config (or read from an old event) still gets a neutral description.
+ * was refused by the platform configuration (or read from an old event) still gets a neutral description.
  */
 export function currencyInfo(code: string): CurrencyInfo {
   return findCurrency(code) ?? { code, name: code, symbol: code, decimals: 2, crypto: false };

@@ -5,7 +5,7 @@ import { PlatformEventSchema } from "@corridor/proto/corridor/auth_sessions/v1/e
 import { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { RailOutcomeSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
 import { SandboxEventSchema } from "@corridor/proto/corridor/sandbox/v1/events_pb.js";
-import type { Ledger } from "../app/ledger.js";
+import type { Ledger } from "../domain/ledger.js";
 import type { QuoteOutcomeStatus } from "../domain/quotes.js";
 import type { RailStatus } from "../domain/transactions.js";
 
@@ -52,6 +52,7 @@ export function ledgerConsumers(ledger: Ledger): ConsumerDefinition<any>[] {
         platformCustomerId: c.platformCustomerId,
         currencies: [...c.currencies],
         isDeleted: c.isDeleted || e.payload.case === "customerDeleted",
+        verificationStatus: c.verificationStatus,
         at: e.occurredAt ? timestampDate(e.occurredAt) : new Date(),
       });
     },

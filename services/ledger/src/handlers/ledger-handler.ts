@@ -2,10 +2,15 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { errors } from "@corridor/kit";
-import { create } from "@bufbuild/protobuf";
+import { create, fromJson, toJson } from "@bufbuild/protobuf";
 import { PageInfoSchema, type PageInfo } from "@corridor/proto/corridor/common/v1/paging_pb.js";
 import { LedgerService, type TransferSpec } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
-import type { Ledger, TransferInput } from "../app/ledger.js";
+import { InternalAccountSchema, type InternalAccount } from "@corridor/proto/corridor/ledger/v1/accounts_pb.js";
+import { TransactionSchema, type Transaction } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
+import type { AccountRow } from "../data/accounts.js";
+import type { TransactionRow } from "../data/transactions.js";
+import type { Ledger, TransferInput } from "../domain/ledger.js";
+import type { Answer } from "../domain/ports.js";
 import { externalAccountToPb, internalAccountToPb, transactionToPb } from "./mappers.js";
 
 /** LedgerService: maps each RPC onto the use cases and back. */
@@ -19,6 +24,18 @@ const pageInfo = (p: { hasMore: boolean; nextCursor?: string; totalCount: number
   create(PageInfoSchema, { hasMore: p.hasMore, nextCursor: p.nextCursor ?? "", totalCount: BigInt(p.totalCount) });
 
 const orUndefined = (s: string) => (s === "" ? undefined : s);
+
+/**
+ * How the ledger stores the first answer under an Idempotency-Key (the domain hands it back as is
+ * on a replay): the proto JSON of the resource.
+ */
+export const answerCodecs = {
+  transaction: { encode: (row: TransactionRow) => toJson(TransactionSchema, transactionToPb(row)) },
+  internalAccount: { encode: (row: AccountRow) => toJson(InternalAccountSchema, internalAccountToPb(row)) },
+};
+
+const transactionAnswer = (a: Answer<TransactionRow>): Transaction => (a.row ? transactionToPb(a.row) : fromJson(TransactionSchema, a.stored as never));
+const accountAnswer = (a: Answer<AccountRow>): InternalAccount => (a.row ? internalAccountToPb(a.row) : fromJson(InternalAccountSchema, a.stored as never));
 
 function transferInput(platformSpec: TransferSpec | undefined): TransferInput {
   const t = platformSpec;
@@ -82,12 +99,12 @@ export function createLedgerHandler({ ledger }: { ledger: Ledger }): ServiceImpl
 
     async transferIn(req) {
       const r = await ledger.transferIn(transferInput(req.transfer));
-      return { result: { transaction: r.value, replayed: r.replayed } };
+      return { result: { transaction: transactionAnswer(r.value), replayed: r.replayed } };
     },
 
     async transferOut(req) {
       const r = await ledger.transferOut(transferInput(req.transfer));
-      return { result: { transaction: r.value, replayed: r.replayed } };
+      return { result: { transaction: transactionAnswer(r.value), replayed: r.replayed } };
     },
 
     async listTransactions(req) {
@@ -148,7 +165,7 @@ export function createLedgerHandler({ ledger }: { ledger: Ledger }): ServiceImpl
         amount: req.amount,
         idempotencyKey: req.idempotencyKey,
       });
-      return { transaction: r.value, replayed: r.replayed };
+      return { transaction: transactionAnswer(r.value), replayed: r.replayed };
     },
 
     async resolveIncomingPayment(req) {
@@ -182,7 +199,7 @@ export function createLedgerHandler({ ledger }: { ledger: Ledger }): ServiceImpl
 
     async fundInternalAccount(req) {
       const r = await ledger.fund({ platformId: req.platformId, accountId: req.accountId, amount: req.amount, idempotencyKey: req.idempotencyKey });
-      return { account: r.value, replayed: r.replayed };
+      return { account: accountAnswer(r.value), replayed: r.replayed };
     },
   };
 }

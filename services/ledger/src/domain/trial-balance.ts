@@ -1,7 +1,7 @@
 import { errors } from "@corridor/kit";
 import type { Kysely } from "kysely";
 import type { LedgerDatabase } from "../data/tables.js";
-import { trialBalanceRows } from "../data/trial-balance.js";
+import { platformKnown, trialBalanceRows } from "../data/trial-balance.js";
 
 export interface CurrencyTrialBalance {
   currency: string;
@@ -20,8 +20,7 @@ export function createTrialBalance(db: Kysely<LedgerDatabase>) {
   return async function trialBalance(platformId: string | undefined): Promise<CurrencyTrialBalance[]> {
     if (platformId) {
       // A mistyped id should not read as "balanced, nothing here".
-      const known = await db.selectFrom("platforms").select("id").where("id", "=", platformId).executeTakeFirst();
-      if (!known) throw errors.notFound("Platform", platformId);
+      if (!(await platformKnown(db, platformId))) throw errors.notFound("Platform", platformId);
     }
     const byCurrency = new Map<string, CurrencyTrialBalance>();
     for (const r of await trialBalanceRows(db, platformId)) {

@@ -1,18 +1,16 @@
 import { MAX_AMOUNT, errors, newId, type Clock, type FieldError } from "@corridor/kit";
-import { TransactionSchema } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
 import type { Kysely } from "kysely";
-import { SYSTEM_TYPES, lockAccounts, systemAccountId } from "../data/accounts.js";
+import { SYSTEM_TYPES, customerAccountOf, lockAccounts, systemAccountId } from "../data/accounts.js";
 import { requireOpenCustomer } from "../data/customers.js";
-import { findExternalAccount, type ExternalAccountRow } from "../data/external-accounts.js";
+import { defaultDepositAccount, findExternalAccount } from "../data/external-accounts.js";
 import { placeHold, postEntry } from "../data/journal.js";
 import type { LedgerDatabase } from "../data/tables.js";
 import { getTransaction, insertTransaction, updateTransaction, type TransactionRow } from "../data/transactions.js";
-import { isCrypto } from "../domain/currencies.js";
-import { newReference } from "../domain/funding.js";
 import { emitBalanceUpdated, emitRailInstruction, emitTransactionChanged } from "../events/ledger-events.js";
-import { transactionToPb } from "../handlers/mappers.js";
-import { idempotencyRunner } from "./idempotency.js";
-import type { Directory } from "./ledger.js";
+import { accountType } from "./accounts.js";
+import { newReference } from "./funding.js";
+import type { Idempotent } from "./idempotency.js";
+import type { AnswerCodec, Directory } from "./ports.js";
 
 export type IncomingDecision = "APPROVE" | "REJECT" | "FAIL";
 /** Receiver data as stored: a map of strings (non-string JSON values are kept as their JSON text); null when empty. */
@@ -34,39 +32,15 @@ export const APPROVAL_FAILURE_REASONS: ReadonlySet<string> = new Set(["PAYMENT_A
  * the INCOMING transaction's destination is that external account and approval also starts an
  * onward transfer-out of the same amount to it (README "Incoming UMA payments").
  */
-export function createIncoming(deps: { db: Kysely<LedgerDatabase>; clock: Clock; directory: Directory }) {
-  const { db, clock, directory } = deps;
-  const idempotent = idempotencyRunner(db, clock);
+export function createIncoming(deps: { db: Kysely<LedgerDatabase>; clock: Clock; directory: Directory; idempotent: Idempotent; answers: AnswerCodec<TransactionRow> }) {
+  const { db, clock, directory, idempotent } = deps;
 
   async function depositAccount(platformId: string, customerId: string, currency: string) {
-    const type = isCrypto(currency) ? "INTERNAL_CRYPTO" : "INTERNAL_FIAT";
-    const row = await db
-      .selectFrom("accounts")
-      .selectAll()
-      .where("platform_id", "=", platformId)
-      .where("owner_kind", "=", "CUSTOMER")
-      .where("customer_id", "=", customerId)
-      .where("currency", "=", currency)
-      .where("type", "=", type)
-      .orderBy("created_at", "asc")
-      .executeTakeFirst();
+    const row = await customerAccountOf(db, platformId, customerId, currency, accountType(currency));
     if (!row) {
       throw errors.badRequest("CURRENCY_NOT_SUPPORTED", `The receiver has no ${currency} account (enable the currency on the customer first)`, { currency });
     }
     return row;
-  }
-
-  /** The customer's live default UMA deposit (external) account in this currency, if any. */
-  async function defaultDeposit(platformId: string, customerId: string, currency: string): Promise<ExternalAccountRow | undefined> {
-    return db
-      .selectFrom("external_accounts")
-      .selectAll()
-      .where("platform_id", "=", platformId)
-      .where("customer_id", "=", customerId)
-      .where("currency", "=", currency)
-      .where("default_uma_deposit_account", "=", true)
-      .where("deleted_at", "is", null)
-      .executeTakeFirst();
   }
 
   return {
@@ -90,15 +64,14 @@ export function createIncoming(deps: { db: Kysely<LedgerDatabase>; clock: Clock;
           platformId: i.platformId,
           key: i.idempotencyKey,
           request: { op: "uma-receive", s: i.senderUmaAddress, r: i.receiverUmaAddress, c: i.currency, a: i.amount },
-          status: 200,
-          schema: TransactionSchema,
+          codec: deps.answers,
         },
         async (complete) => {
           if ((await directory.environment(i.platformId)) !== "SANDBOX") throw errors.forbidden("Simulated UMA payments are for sandbox platforms only");
           const customer = await directory.customer(i.platformId, i.customerId);
           if (customer.isDeleted) throw errors.notFound("Customer", i.customerId);
           const account = await depositAccount(i.platformId, i.customerId, i.currency);
-          const onward = await defaultDeposit(i.platformId, i.customerId, i.currency);
+          const onward = await defaultDepositAccount(db, i.platformId, i.customerId, i.currency);
           return db.transaction().execute(async (trx) => {
             const now = clock.now();
             // A payment for a deleted (or closing) customer is refused, never parked.
@@ -131,9 +104,8 @@ export function createIncoming(deps: { db: Kysely<LedgerDatabase>; clock: Clock;
               updated_at: now,
             });
             await emitTransactionChanged(trx, "INCOMING_PAYMENT_PENDING", tx, now);
-            const value = transactionToPb(tx);
-            await complete(trx, value);
-            return value;
+            await complete(trx, tx);
+            return tx;
           });
         },
       );
@@ -151,7 +123,7 @@ export function createIncoming(deps: { db: Kysely<LedgerDatabase>; clock: Clock;
       if (!first) throw errors.notFound("Transaction", i.transactionId);
       // Only incoming UMA payments await a platform decision; anything else is answered as is.
       if (first.type !== "INCOMING" || first.source_type !== "UMA_ADDRESS") return { tx: first, changed: false };
-      // Opened before the money transaction (see app/quotes.ts executionAccounts: no inserts under locks).
+      // Opened before the money transaction (see quote-transactions.ts executionAccounts: no inserts under locks).
       const clearing = await systemAccountId(db, i.platformId, first.currency, SYSTEM_TYPES.railClearing, clock.now());
       return db.transaction().execute(async (trx) => {
         const tx = (await getTransaction(trx, i.platformId, i.transactionId, true))!;
@@ -170,7 +142,7 @@ export function createIncoming(deps: { db: Kysely<LedgerDatabase>; clock: Clock;
             now,
             postings: [{ accountId: clearing, amount: -tx.amount }, { accountId, amount: tx.amount }],
           });
-          let updated = await updateTransaction(trx, tx.id, {
+          let updated = await updateTransaction(trx, tx.platform_id, tx.id, {
             status: "COMPLETED",
             settled_at: now,
             updated_at: now,
@@ -213,7 +185,7 @@ export function createIncoming(deps: { db: Kysely<LedgerDatabase>; clock: Clock;
           await emitTransactionChanged(trx, "INCOMING_PAYMENT_COMPLETED", updated, now);
           return { tx: updated, changed: true };
         }
-        const updated = await updateTransaction(trx, tx.id, {
+        const updated = await updateTransaction(trx, tx.platform_id, tx.id, {
           status: i.decision === "REJECT" ? "REJECTED" : "FAILED",
           failure_reason: i.decision === "FAIL" ? i.failureReason : null,
           failure_detail: i.detail || null,

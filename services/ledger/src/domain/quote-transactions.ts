@@ -1,14 +1,15 @@
 import { MAX_AMOUNT, errors, newId, type Clock, type FieldError } from "@corridor/kit";
-import type { Kysely, Transaction } from "kysely";
+import type { Kysely } from "kysely";
 import { SYSTEM_TYPES, lockAccounts, systemAccountId, type AccountRow } from "../data/accounts.js";
 import { findExternalAccount } from "../data/external-accounts.js";
 import { customerClosed, requireOpenCustomer } from "../data/customers.js";
 import { postEntry } from "../data/journal.js";
 import { dueQuoteTransactionsOf, recordSandboxOffset, sandboxOffsetMs } from "../data/sandbox-clocks.js";
-import type { LedgerDatabase } from "../data/tables.js";
-import { findQuoteTransaction, getTransaction, updateTransaction, type TransactionRow } from "../data/transactions.js";
-import { newReference } from "../domain/funding.js";
-import type { Posting } from "../domain/journal.js";
+import type { Db, LedgerDatabase, Trx } from "../data/tables.js";
+import { findQuoteTransaction, getTransaction, insertQuoteTransaction, updateTransaction, type TransactionRow } from "../data/transactions.js";
+import { newReference } from "./funding.js";
+import { approvedCustomer, internalAccount } from "./gates.js";
+import type { Posting } from "./journal.js";
 import {
   checkQuoteAmounts,
   executionPostings,
@@ -18,11 +19,9 @@ import {
   suspensePostings,
   type ExecutionAccounts,
   type QuoteOutcomeStatus,
-} from "../domain/quotes.js";
+} from "./quotes.js";
 import { emitBalanceUpdated, emitQuotePayout, emitTransactionChanged } from "../events/ledger-events.js";
-import type { Directory } from "./ledger.js";
-
-type Trx = Transaction<LedgerDatabase>;
+import type { Directory } from "./ports.js";
 
 export interface QuoteTransactionInput {
   platformId: string;
@@ -56,13 +55,7 @@ const expired = (id: string) => errors.conflict("QUOTE_EXPIRED", "The quote has 
  * fee, FX legs, payout instruction) and the QUOTE_PAYOUT outcomes with their refunds. Service calls
  * (environment, KYC) happen before any transaction opens.
  */
-export function createQuotes(deps: {
-  db: Kysely<LedgerDatabase>;
-  clock: Clock;
-  directory: Directory;
-  internalAccount(platformId: string, id: string): Promise<AccountRow>;
-  approvedCustomer(platformId: string, customerId: string): Promise<{ platformCustomerId: string }>;
-}) {
+export function createQuotes(deps: { db: Kysely<LedgerDatabase>; clock: Clock; directory: Directory }) {
   const { db, clock, directory } = deps;
 
   async function quoteTransaction(platformId: string, id: string): Promise<TransactionRow> {
@@ -77,7 +70,7 @@ export function createQuotes(deps: {
    * transaction: two executions in opposite currency pairs opening them inside their transactions
    * would wait on each other's uncommitted inserts (a deadlock).
    */
-  async function executionAccounts(d: Kysely<LedgerDatabase> | Trx, tx: TransactionRow, now: Date): Promise<ExecutionAccounts> {
+  async function executionAccounts(d: Db, tx: TransactionRow, now: Date): Promise<ExecutionAccounts> {
     const sending = tx.sent_currency!;
     const sys = (currency: string, type: string) => systemAccountId(d, tx.platform_id, currency, type, now);
     return {
@@ -107,16 +100,16 @@ export function createQuotes(deps: {
       refundSuspense: await systemAccountId(trx, tx.platform_id, tx.currency, SYSTEM_TYPES.refundSuspense, now),
     };
     await post(trx, tx, "QUOTE_REFUND_SUSPENSE", suspensePostings(accounts, tx.amount), now);
-    const updated = await updateTransaction(trx, tx.id, { refund_status: "FAILED", ...(reason ? { refund_reason: reason } : {}), updated_at: now });
+    const updated = await updateTransaction(trx, tx.platform_id, tx.id, { refund_status: "FAILED", ...(reason ? { refund_reason: reason } : {}), updated_at: now });
     await emitTransactionChanged(trx, "OUTGOING_PAYMENT_REFUND_FAILED", updated, now);
   }
 
   /** Executes a PENDING quote transaction inside `trx` (locked by the caller). */
   async function executeIn(trx: Trx, tx: TransactionRow, accounts: ExecutionAccounts): Promise<TransactionRow> {
     const now = clock.now();
-    // Not enough available money throws 400 INSUFFICIENT_BALANCE here and the whole transaction rolls back.
+    // Not enough available money throws INVALID INSUFFICIENT_BALANCE here and the whole transaction rolls back.
     await post(trx, tx, "QUOTE_EXECUTION", executionPostings(accounts, amountsOf(tx)), now);
-    const updated = await updateTransaction(trx, tx.id, { status: "PROCESSING", executed_at: now, updated_at: now });
+    const updated = await updateTransaction(trx, tx.platform_id, tx.id, { status: "PROCESSING", executed_at: now, updated_at: now });
     await emitTransactionChanged(trx, "OUTGOING_PAYMENT_PROCESSING", updated, now);
     const external = updated.external_account_id ? await findExternalAccount(trx, tx.platform_id, updated.external_account_id) : undefined;
     await emitQuotePayout(trx, updated, external, now);
@@ -127,7 +120,7 @@ export function createQuotes(deps: {
    * The platform's time, which its quotes expire by: the ledger's clock plus the platform's sandbox
    * clock offset (event-fed from corridor.sandbox.v1; 0 for production and never-advanced platforms).
    */
-  async function platformNow(d: Kysely<LedgerDatabase> | Trx, platformId: string): Promise<Date> {
+  async function platformNow(d: Db, platformId: string): Promise<Date> {
     return new Date(clock.now().getTime() + Number(await sandboxOffsetMs(d, platformId)));
   }
 
@@ -136,7 +129,7 @@ export function createQuotes(deps: {
     const tx = (await getTransaction(trx, platformId, id, true))!;
     if (tx.status !== "PENDING") return { tx, expired: false };
     const now = clock.now();
-    const updated = await updateTransaction(trx, id, { status: "EXPIRED", failure_reason: "QUOTE_EXPIRED", failure_detail: null, updated_at: now });
+    const updated = await updateTransaction(trx, platformId, id, { status: "EXPIRED", failure_reason: "QUOTE_EXPIRED", failure_detail: null, updated_at: now });
     await emitTransactionChanged(trx, "OUTGOING_PAYMENT_EXPIRED", updated, now);
     return { tx: updated, expired: true };
   }
@@ -147,7 +140,7 @@ export function createQuotes(deps: {
     if (tx.status === "EXPIRED") throw expired(id);
     if (tx.status !== "PENDING") return { tx, done: { tx, alreadyExecuted: true } };
     if (tx.expires_at && (await platformNow(db, platformId)) > tx.expires_at) throw expired(id);
-    if (tx.customer_id) await deps.approvedCustomer(platformId, tx.customer_id);
+    if (tx.customer_id) await approvedCustomer(directory, platformId, tx.customer_id);
     return { tx };
   }
 
@@ -184,7 +177,7 @@ export function createQuotes(deps: {
 
       let source: AccountRow | undefined;
       if (i.source.type === "INTERNAL_ACCOUNT") {
-        source = await deps.internalAccount(i.platformId, i.source.accountId);
+        source = await internalAccount(db, i.platformId, i.source.accountId);
         if ((source.customer_id ?? "") !== i.customerId) {
           // Another customer's account is invisible; a customer's account for a platform-funded quote is the wrong owner.
           if (i.customerId) throw errors.notFound("InternalAccount", source.id);
@@ -210,50 +203,45 @@ export function createQuotes(deps: {
         externalId = external.id;
       }
       if ((await directory.environment(i.platformId)) !== "SANDBOX") throw errors.notImplemented("No rail connector is configured for production platforms yet");
-      const customer = i.customerId ? await deps.approvedCustomer(i.platformId, i.customerId) : undefined;
+      const customer = i.customerId ? await approvedCustomer(directory, i.platformId, i.customerId) : undefined;
 
       return db.transaction().execute(async (trx) => {
         const now = clock.now();
         if (i.customerId) await requireOpenCustomer(trx, i.platformId, i.customerId);
-        const row = await trx
-          .insertInto("transactions")
-          .values({
-            id: newId("Transaction"),
-            platform_id: i.platformId,
-            type: "OUTGOING",
-            status: "PENDING",
-            source_type: source ? "ACCOUNT" : "REALTIME_FUNDING",
-            source_account_id: source?.id ?? "",
-            destination_type: externalId ? "ACCOUNT" : "UMA_ADDRESS",
-            destination_account_id: externalId ?? "",
-            payment_rail: i.destination.paymentRail || null,
-            uma_address: externalId ? null : i.destination.umaAddress,
-            internal_account_id: source?.id ?? null,
-            external_account_id: externalId,
-            customer_id: i.customerId || null,
-            platform_customer_id: customer?.platformCustomerId || null,
-            amount: i.totalReceivingAmount,
-            currency: i.receivingCurrency,
-            sent_amount: i.totalSendingAmount,
-            sent_currency: i.sendingCurrency,
-            fees: i.feesIncluded,
-            exchange_rate: i.exchangeRate,
-            rate_details: i.rateDetails ? JSON.stringify(i.rateDetails) : null,
-            counterparty_information: Object.keys(i.counterpartyInformation).length ? JSON.stringify(i.counterpartyInformation) : null,
-            quote_id: i.quoteId,
-            expires_at: i.expiresAt ?? null,
-            reference: newReference("TXN"),
-            description: i.description,
-            agent_id: i.agentId || null,
-            failure_reason: null,
-            failure_detail: null,
-            settled_at: null,
-            created_at: now,
-            updated_at: now,
-          })
-          .onConflict((oc) => oc.columns(["platform_id", "quote_id"]).where("quote_id", "is not", null).doNothing())
-          .returningAll()
-          .executeTakeFirst();
+        const row = await insertQuoteTransaction(trx, {
+          id: newId("Transaction"),
+          platform_id: i.platformId,
+          type: "OUTGOING",
+          status: "PENDING",
+          source_type: source ? "ACCOUNT" : "REALTIME_FUNDING",
+          source_account_id: source?.id ?? "",
+          destination_type: externalId ? "ACCOUNT" : "UMA_ADDRESS",
+          destination_account_id: externalId ?? "",
+          payment_rail: i.destination.paymentRail || null,
+          uma_address: externalId ? null : i.destination.umaAddress,
+          internal_account_id: source?.id ?? null,
+          external_account_id: externalId,
+          customer_id: i.customerId || null,
+          platform_customer_id: customer?.platformCustomerId || null,
+          amount: i.totalReceivingAmount,
+          currency: i.receivingCurrency,
+          sent_amount: i.totalSendingAmount,
+          sent_currency: i.sendingCurrency,
+          fees: i.feesIncluded,
+          exchange_rate: i.exchangeRate,
+          rate_details: i.rateDetails ? JSON.stringify(i.rateDetails) : null,
+          counterparty_information: Object.keys(i.counterpartyInformation).length ? JSON.stringify(i.counterpartyInformation) : null,
+          quote_id: i.quoteId,
+          expires_at: i.expiresAt ?? null,
+          reference: newReference("TXN"),
+          description: i.description,
+          agent_id: i.agentId || null,
+          failure_reason: null,
+          failure_detail: null,
+          settled_at: null,
+          created_at: now,
+          updated_at: now,
+        });
         // A concurrent call for the same quote won the insert: answer its transaction.
         if (!row) return (await findQuoteTransaction(trx, i.platformId, i.quoteId))!;
         await emitTransactionChanged(trx, "OUTGOING_PAYMENT_PENDING", row, now);
@@ -313,20 +301,20 @@ export function createQuotes(deps: {
       const now = clock.now();
       switch (effect.kind) {
         case "complete": {
-          const updated = await updateTransaction(trx, tx.id, { status: "COMPLETED", settled_at: o.at, updated_at: now });
+          const updated = await updateTransaction(trx, tx.platform_id, tx.id, { status: "COMPLETED", settled_at: o.at, updated_at: now });
           await emitTransactionChanged(trx, "OUTGOING_PAYMENT_COMPLETED", updated, now);
           return;
         }
         case "fail-reverse": {
           // Nothing left the platform: undo the execution entry, no refund.
           await post(trx, tx, "QUOTE_REVERSAL", reversalPostings(await executionAccounts(trx, tx, now), amountsOf(tx)), now);
-          const updated = await updateTransaction(trx, tx.id, { status: "FAILED", failure_reason: effect.failureReason, failure_detail: o.reason || null, settled_at: null, updated_at: now });
+          const updated = await updateTransaction(trx, tx.platform_id, tx.id, { status: "FAILED", failure_reason: effect.failureReason, failure_detail: o.reason || null, settled_at: null, updated_at: now });
           await emitTransactionChanged(trx, "OUTGOING_PAYMENT_FAILED", updated, now);
           return;
         }
         case "fail-refund": {
           // The money is with the rail; it comes back (or not) with a later REFUND_* outcome.
-          const failed = await updateTransaction(trx, tx.id, {
+          const failed = await updateTransaction(trx, tx.platform_id, tx.id, {
             status: "FAILED",
             failure_reason: effect.failureReason,
             failure_detail: o.reason || null,
@@ -350,7 +338,7 @@ export function createQuotes(deps: {
             return;
           }
           await post(trx, tx, "QUOTE_REFUND", reversalPostings(await executionAccounts(trx, tx, now), amountsOf(tx)), now);
-          const updated = await updateTransaction(trx, tx.id, { refund_status: "COMPLETED", refund_settled_at: o.at, updated_at: now });
+          const updated = await updateTransaction(trx, tx.platform_id, tx.id, { refund_status: "COMPLETED", refund_settled_at: o.at, updated_at: now });
           await emitTransactionChanged(trx, "OUTGOING_PAYMENT_REFUND_COMPLETED", updated, now);
           return;
         }

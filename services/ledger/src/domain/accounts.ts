@@ -1,0 +1,121 @@
+import { errors, newId, pageSize, toPage, type Clock, type FieldError } from "@corridor/kit";
+import { listAccounts, openAccount, type InternalAccountFilter } from "../data/accounts.js";
+import {
+  clearDefaultDeposit,
+  getExternalAccount,
+  insertExternalAccount,
+  listExternalAccounts,
+  markExternalAccountDeleted,
+  type ExternalAccountScope,
+} from "../data/external-accounts.js";
+import type { LedgerDatabase, Trx } from "../data/tables.js";
+import type { Kysely } from "kysely";
+import { validateAccountInfo } from "./account-info.js";
+import { verifyBeneficiary } from "./beneficiary.js";
+import { isCrypto } from "./currencies.js";
+import { fundingInstructions, newReference } from "./funding.js";
+import { after, internalAccount, type PageInput } from "./gates.js";
+import type { Directory } from "./ports.js";
+
+/** The internal account type that holds a currency. */
+export const accountType = (currency: string) => (isCrypto(currency) ? "INTERNAL_CRYPTO" : "INTERNAL_FIAT");
+
+/** Opens an internal account (with its funding instructions) unless the owner has one of that type and currency. */
+export async function open(trx: Trx, platformId: string, ownerKind: "CUSTOMER" | "PLATFORM", customerId: string | undefined, type: string, currency: string, now: Date) {
+  const reference = newReference("DEP");
+  await openAccount(trx, {
+    platformId,
+    ownerKind,
+    customerId,
+    type,
+    currency,
+    reference,
+    fundingInstructions: fundingInstructions({ currency, reference, isPlatformAccount: ownerKind === "PLATFORM" }),
+    now,
+  });
+}
+
+/** Internal accounts (read) and external accounts (create, read, delete) of a platform. */
+export function createAccounts(deps: { db: Kysely<LedgerDatabase>; clock: Clock; directory: Directory }) {
+  const { db, clock, directory } = deps;
+  return {
+    async listInternalAccounts(f: InternalAccountFilter, page: PageInput) {
+      const limit = pageSize(page.limit);
+      const { rows, total } = await listAccounts(db, f, { limit, after: after(page.cursor) });
+      return toPage(rows, limit, (r) => ({ k: r.created_at.toISOString(), id: r.id }), total);
+    },
+
+    getInternalAccount: (platformId: string, id: string) => internalAccount(db, platformId, id),
+
+    async createExternalAccount(i: {
+      platformId: string;
+      ownerKind: "CUSTOMER" | "PLATFORM";
+      customerId: string;
+      currency: string;
+      accountInfo: unknown;
+      platformAccountId: string;
+      defaultUmaDepositAccount: boolean;
+    }) {
+      const fieldErrors: FieldError[] = [];
+      if (i.ownerKind === "CUSTOMER" && !i.customerId) fieldErrors.push({ field: "customerId", reason: "is required" });
+      if (!/^[A-Z]{3,5}$/.test(i.currency)) fieldErrors.push({ field: "currency", reason: "must be an ISO 4217 or asset code (3 to 5 capital letters)" });
+      if (i.ownerKind === "PLATFORM" && i.defaultUmaDepositAccount) {
+        fieldErrors.push({ field: "defaultUmaDepositAccount", reason: "applies to customer accounts only" });
+      }
+      const checked = validateAccountInfo(i.currency, i.accountInfo);
+      if ("errors" in checked) fieldErrors.push(...checked.errors.filter((e) => !(e.field === "currency" && fieldErrors.some((f) => f.field === "currency"))));
+      if (fieldErrors.length || !("ok" in checked)) throw errors.invalidInput(fieldErrors);
+      const valid = checked.ok;
+      if (i.ownerKind === "CUSTOMER") {
+        const c = await directory.customer(i.platformId, i.customerId);
+        if (c.isDeleted) throw errors.notFound("Customer", i.customerId);
+      }
+      const environment = await directory.environment(i.platformId);
+      const beneficiary = valid.info.beneficiary as { fullName?: string } | undefined;
+      const verification = verifyBeneficiary(environment, valid.identifier, beneficiary?.fullName);
+      return db.transaction().execute(async (trx) => {
+        const now = clock.now();
+        if (i.defaultUmaDepositAccount) await clearDefaultDeposit(trx, i.platformId, i.customerId, now);
+        const id = newId("ExternalAccount");
+        await insertExternalAccount(trx, {
+          id,
+          platform_id: i.platformId,
+          owner_kind: i.ownerKind,
+          customer_id: i.ownerKind === "CUSTOMER" ? i.customerId : null,
+          currency: i.currency,
+          account_type: valid.accountType,
+          account_info: valid.info,
+          platform_account_id: i.platformAccountId,
+          default_uma_deposit_account: i.defaultUmaDepositAccount,
+          status: "ACTIVE",
+          beneficiary_verification_status: verification.status,
+          beneficiary_verified_data: verification.verifiedData ?? null,
+          created_at: now,
+          updated_at: now,
+          deleted_at: null,
+        });
+        return (await getExternalAccount(trx, { platformId: i.platformId, ownerKind: i.ownerKind }, id))!;
+      });
+    },
+
+    async listExternalAccounts(f: ExternalAccountScope & { currency?: string }, page: PageInput) {
+      const limit = pageSize(page.limit);
+      const { rows, total } = await listExternalAccounts(db, f, { limit, after: after(page.cursor) });
+      return toPage(rows, limit, (r) => ({ k: r.created_at.toISOString(), id: r.id }), total);
+    },
+
+    async getExternalAccount(scope: ExternalAccountScope, id: string) {
+      const row = await getExternalAccount(db, scope, id);
+      if (!row) throw errors.notFound("ExternalAccount", id);
+      return row;
+    },
+
+    async deleteExternalAccount(scope: ExternalAccountScope, id: string) {
+      return db.transaction().execute(async (trx) => {
+        const row = await getExternalAccount(trx, scope, id);
+        if (!row) throw errors.notFound("ExternalAccount", id);
+        return markExternalAccountDeleted(trx, scope.platformId, id, clock.now());
+      });
+    },
+  };
+}

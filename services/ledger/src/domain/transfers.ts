@@ -1,0 +1,201 @@
+import { MAX_AMOUNT, errors, newId, pageSize, toPage, type Clock, type FieldError } from "@corridor/kit";
+import type { Kysely } from "kysely";
+import { SYSTEM_TYPES, lockAccounts, systemAccountId } from "../data/accounts.js";
+import { requireOpenCustomer } from "../data/customers.js";
+import { findExternalAccount } from "../data/external-accounts.js";
+import { placeHold, postEntry, settleHold } from "../data/journal.js";
+import type { LedgerDatabase, Trx } from "../data/tables.js";
+import { getTransaction, insertTransaction, listTransactions, updateTransaction, type TransactionFilter, type TransactionRow } from "../data/transactions.js";
+import { emitBalanceUpdated, emitRailInstruction, emitTransactionChanged } from "../events/ledger-events.js";
+import { PULL_CAPABLE } from "./account-info.js";
+import { newReference } from "./funding.js";
+import { after, approvedCustomer, checkAmount, internalAccount, requireTransactionType, type PageInput } from "./gates.js";
+import type { Idempotent } from "./idempotency.js";
+import type { AnswerCodec, Directory } from "./ports.js";
+import type { QuoteOutcomeStatus } from "./quotes.js";
+import type { Quotes } from "./quote-transactions.js";
+import { createdEventType, transitionFor, type RailStatus } from "./transactions.js";
+
+export interface TransferInput {
+  platformId: string;
+  sourceAccountId: string;
+  destinationAccountId: string;
+  amount: bigint;
+  idempotencyKey: string;
+  description: string;
+  agentId: string;
+  /** When set, both accounts must be this customer's (agent calls). */
+  customerId: string;
+}
+
+/**
+ * Transfers between an internal and an external account of one owner (IN pulls from the external
+ * account, OUT pays out to it: a hold now, a rail instruction, and the connector's outcome captures
+ * or releases the hold), the rail outcomes that settle them, and the transactions list.
+ */
+export function createTransfers(deps: {
+  db: Kysely<LedgerDatabase>;
+  clock: Clock;
+  directory: Directory;
+  idempotent: Idempotent;
+  answers: AnswerCodec<TransactionRow>;
+  quotes: Pick<Quotes, "applyQuoteOutcome">;
+}) {
+  const { db, clock, directory, idempotent } = deps;
+
+  /** Shared checks of both transfer directions, all before any transaction is opened. */
+  async function prepareTransfer(input: TransferInput, direction: "IN" | "OUT") {
+    checkAmount(input.amount, MAX_AMOUNT);
+    const missing: FieldError[] = [];
+    if (!input.sourceAccountId) missing.push({ field: "source.accountId", reason: "is required" });
+    if (!input.destinationAccountId) missing.push({ field: "destination.accountId", reason: "is required" });
+    if (missing.length) throw errors.invalidInput(missing);
+    const internalId = direction === "OUT" ? input.sourceAccountId : input.destinationAccountId;
+    const externalId = direction === "OUT" ? input.destinationAccountId : input.sourceAccountId;
+    const internal = await internalAccount(db, input.platformId, internalId);
+    const external = await findExternalAccount(db, input.platformId, externalId);
+    if (!external) throw errors.notFound("ExternalAccount", externalId);
+    if (input.customerId && (internal.customer_id !== input.customerId || external.customer_id !== input.customerId)) {
+      throw errors.notFound(internal.customer_id !== input.customerId ? "InternalAccount" : "ExternalAccount", internal.customer_id !== input.customerId ? internalId : externalId);
+    }
+    if ((internal.customer_id ?? "") !== (external.customer_id ?? "")) {
+      throw errors.badRequest("ACCOUNT_OWNER_MISMATCH", "Both accounts must belong to the same owner (the same customer, or both to the platform)", {
+        internalAccountId: internal.id,
+        externalAccountId: external.id,
+      });
+    }
+    if (internal.currency !== external.currency) {
+      throw errors.badRequest("CURRENCY_MISMATCH", `The internal account holds ${internal.currency} but the external account ${external.currency}`, {
+        internalCurrency: internal.currency,
+        externalCurrency: external.currency,
+      });
+    }
+    if (direction === "IN" && !PULL_CAPABLE.has(external.account_type)) {
+      throw errors.badRequest(
+        "TRANSFER_IN_NOT_SUPPORTED",
+        `A ${external.account_type} cannot be pulled from; deposit by paying the destination account's fundingPaymentInstructions instead`,
+        { accountType: external.account_type, destinationAccountId: internal.id },
+      );
+    }
+    if (direction === "OUT" && internal.type === "EMBEDDED_WALLET") {
+      throw errors.badRequest("EMBEDDED_WALLET_TRANSFER_NOT_SUPPORTED", "Transfers out of an embedded wallet need a wallet signature and are made through quotes");
+    }
+    await requireTransactionType(directory, input.platformId, internal.currency, direction === "OUT" ? "OUTGOING" : "INCOMING");
+    if ((await directory.environment(input.platformId)) !== "SANDBOX") {
+      throw errors.notImplemented("No rail connector is configured for production platforms yet");
+    }
+    const customer = internal.customer_id ? await approvedCustomer(directory, input.platformId, internal.customer_id) : undefined;
+    return { internal, external, platformCustomerId: customer?.platformCustomerId ?? null };
+  }
+
+  async function transfer(input: TransferInput, direction: "IN" | "OUT") {
+    return idempotent(
+      {
+        platformId: input.platformId,
+        key: input.idempotencyKey,
+        request: { op: `transfer-${direction.toLowerCase()}`, s: input.sourceAccountId, d: input.destinationAccountId, a: input.amount, desc: input.description, agent: input.agentId, c: input.customerId },
+        codec: deps.answers,
+      },
+      async (complete) => {
+        const { internal, external, platformCustomerId } = await prepareTransfer(input, direction);
+        return db.transaction().execute(async (trx) => {
+          const now = clock.now();
+          // A customer closed (being deleted) since the checks: no money to or from it any more.
+          if (internal.customer_id) await requireOpenCustomer(trx, input.platformId, internal.customer_id);
+          // Deleted while we were checking: nothing may go to (or come from) it any more.
+          if (!(await findExternalAccount(trx, input.platformId, external.id))) throw errors.notFound("ExternalAccount", external.id);
+          const id = newId("Transaction");
+          const type = direction === "OUT" ? "OUTGOING" : "INCOMING";
+          if (direction === "OUT") {
+            const locked = await lockAccounts(trx, input.platformId, [internal.id]);
+            const held = await placeHold(trx, locked.get(internal.id)!, id, input.amount, now);
+            await emitBalanceUpdated(trx, held, now);
+          }
+          const tx = await insertTransaction(trx, {
+            id,
+            platform_id: input.platformId,
+            type,
+            status: "PENDING",
+            source_account_id: input.sourceAccountId,
+            destination_account_id: input.destinationAccountId,
+            internal_account_id: internal.id,
+            external_account_id: external.id,
+            customer_id: internal.customer_id,
+            platform_customer_id: platformCustomerId,
+            amount: input.amount,
+            currency: internal.currency,
+            reference: newReference("TXN"),
+            description: input.description,
+            agent_id: input.agentId || null,
+            failure_reason: null,
+            failure_detail: null,
+            settled_at: null,
+            created_at: now,
+            updated_at: now,
+          });
+          await emitTransactionChanged(trx, createdEventType(type), tx, now);
+          await emitRailInstruction(trx, tx, external, now);
+          await complete(trx, tx);
+          return tx;
+        });
+      },
+    );
+  }
+
+  return {
+    transferIn: (input: TransferInput) => transfer(input, "IN"),
+    transferOut: (input: TransferInput) => transfer(input, "OUT"),
+
+    /**
+     * A rail connector's outcome (consumer of corridor.rail-outcomes.v1, in its inbox transaction).
+     * Outcomes that do not apply (late, repeated, backwards) change nothing.
+     */
+    async applyRailOutcome(trx: Trx, o: { platformId: string; transactionId: string; status: RailStatus | QuoteOutcomeStatus; reason: string; at: Date }) {
+      const tx = await getTransaction(trx, o.platformId, o.transactionId, true);
+      if (!tx) return;
+      if (tx.quote_id) return deps.quotes.applyQuoteOutcome(trx, tx, { status: o.status, reason: o.reason, at: o.at });
+      // RETURNED and REFUND_* belong to quote payouts only.
+      if (o.status !== "PROCESSING" && o.status !== "COMPLETED" && o.status !== "FAILED" && o.status !== "REJECTED") return;
+      const internalId = tx.internal_account_id!;
+      const t = transitionFor(tx.type, tx.status, o.status, o.reason);
+      if (!t) return;
+      const now = clock.now();
+      if (t.money !== "none") {
+        const clearing = await systemAccountId(trx, tx.platform_id, tx.currency, SYSTEM_TYPES.railClearing, now);
+        const locked = await lockAccounts(trx, tx.platform_id, [internalId, clearing]);
+        if (t.money === "capture-hold") {
+          const amount = await settleHold(trx, tx.platform_id, locked, tx.id, "CAPTURED", now);
+          if (amount > 0n) {
+            await postEntry(trx, locked, { platformId: tx.platform_id, transactionId: tx.id, kind: "TRANSFER_OUT", now, postings: [{ accountId: internalId, amount: -amount }, { accountId: clearing, amount }] });
+          }
+        } else if (t.money === "release-hold") {
+          await settleHold(trx, tx.platform_id, locked, tx.id, "RELEASED", now);
+          await emitBalanceUpdated(trx, locked.get(internalId)!, now);
+        } else {
+          await postEntry(trx, locked, { platformId: tx.platform_id, transactionId: tx.id, kind: "TRANSFER_IN", now, postings: [{ accountId: clearing, amount: -tx.amount }, { accountId: internalId, amount: tx.amount }] });
+          await emitBalanceUpdated(trx, locked.get(internalId)!, now);
+        }
+      }
+      const updated = await updateTransaction(trx, tx.platform_id, tx.id, {
+        status: t.to,
+        failure_reason: t.failure?.reason ?? null,
+        failure_detail: t.failure?.detail || null,
+        settled_at: t.to === "COMPLETED" ? o.at : null,
+        updated_at: now,
+      });
+      if (t.eventType) await emitTransactionChanged(trx, t.eventType, updated, now);
+    },
+
+    async listTransactions(f: TransactionFilter, page: PageInput & { ascending: boolean }) {
+      const limit = pageSize(page.limit);
+      const { rows, total } = await listTransactions(db, f, { limit, ascending: page.ascending, after: after(page.cursor) });
+      return toPage(rows, limit, (r) => ({ k: r.created_at.toISOString(), id: r.id }), total);
+    },
+
+    async getTransaction(platformId: string, id: string, customerId?: string) {
+      const row = await getTransaction(db, platformId, id);
+      if (!row || (customerId && row.customer_id !== customerId)) throw errors.notFound("Transaction", id);
+      return row;
+    },
+  };
+}
