@@ -7,8 +7,8 @@ import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_
 import { InternalAccountSchema } from "@corridor/proto/corridor/ledger/v1/accounts_pb.js";
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMailer } from "../src/adapters/mailer.js";
-import { ledgerAccounts } from "../src/adapters/ledger-accounts.js";
+import { createMailer } from "../src/clients/mailer.js";
+import { ledgerAccounts } from "../src/clients/ledger-accounts.js";
 import { expectPublicError, startHarness, type Harness } from "./harness.js";
 
 // Issue 14, defect 2: without a mail server, EMAIL_OTP codes of PRODUCTION platforms are never

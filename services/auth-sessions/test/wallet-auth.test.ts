@@ -8,7 +8,7 @@ import { InternalAccountSchema } from "@corridor/proto/corridor/ledger/v1/accoun
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SoftwareAuthenticator, localIssuer, newClientKeyPair, openSealed, stamp, unsignedJwt, type LocalIssuer } from "../../../test/support/wallet-client.js";
-import { ledgerAccounts } from "../src/adapters/ledger-accounts.js";
+import { ledgerAccounts } from "../src/clients/ledger-accounts.js";
 import { expectPublicError, startHarness, type Harness } from "./harness.js";
 
 // A fake ledger: the accounts this file registered, by id.

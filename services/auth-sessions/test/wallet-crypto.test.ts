@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { newClientKeyPair, openSealed, stamp } from "../../../test/support/wallet-client.js";
-import { canonicalJson } from "../src/crypto/canonical.js";
-import { newSessionKeyPair, parseUncompressedPublicKey, sealToPublicKey } from "../src/crypto/keys.js";
-import { parseStamp, stampVerifies } from "../src/crypto/stamp.js";
-import { atRestCipher } from "../src/crypto/at-rest.js";
+import { canonicalJson } from "../src/domain/wallet/canonical.js";
+import { newSessionKeyPair, parseUncompressedPublicKey, sealToPublicKey } from "../src/domain/wallet/keys.js";
+import { parseStamp, stampVerifies } from "../src/domain/wallet/stamp.js";
+import { atRestCipher } from "../src/domain/wallet/at-rest.js";
 import { randomBytes } from "node:crypto";
 
 describe("wallet cryptography (decisions §6)", () => {

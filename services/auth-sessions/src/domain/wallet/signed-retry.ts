@@ -1,6 +1,6 @@
 import { AppError, errors, newId } from "@corridor/kit";
-import { canonicalJson, sha256Hex } from "../../crypto/canonical.js";
-import { parseStamp, stampVerifies } from "../../crypto/stamp.js";
+import { canonicalJson, sha256Hex } from "./canonical.js";
+import { parseStamp, stampVerifies } from "./stamp.js";
 import type { WalletStore } from "./ports.js";
 import { LIMITS, REASONS, SANDBOX_MAGIC, type SignedChallenge, type SignedRequest, type SignedRetry } from "./types.js";
 

@@ -1,5 +1,5 @@
 import { errors, type FieldError } from "@corridor/kit";
-import { parseUncompressedPublicKey } from "../../crypto/keys.js";
+import { parseUncompressedPublicKey } from "./keys.js";
 import { CREDENTIAL_TYPES, type CredentialType } from "./types.js";
 
 /** Input checks of the wallet-auth use cases; field names as in the public request bodies. */

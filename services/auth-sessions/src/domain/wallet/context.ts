@@ -1,0 +1,136 @@
+import { AppError, errors, newId, type Clock } from "@corridor/kit";
+import { newSessionKeyPair, sealToPublicKey } from "./keys.js";
+import { hashOtp, newOtpCode } from "./otp.js";
+import type { AccountDirectory, Mailer, OidcVerifier, PasskeyVerifier, RelyingParty, WalletStore, WalletTransact } from "./ports.js";
+import type { AtRestCipher } from "./at-rest.js";
+import { LIMITS, type AuthMethod, type Credential, type IssuedSession, type WalletSession } from "./types.js";
+
+export interface WalletAuthDeps {
+  transact: WalletTransact;
+  clock: Clock;
+  accounts: AccountDirectory;
+  mailer: Mailer;
+  oidc: OidcVerifier;
+  passkeys: PasskeyVerifier;
+  /** The deployment's relying party, for platforms that configured none of their own. */
+  defaultRelyingParty: RelyingParty;
+  walletKeys: AtRestCipher;
+  /** True when walletKeys uses the built-in development key: production wallets are then refused. */
+  walletKeysInsecure?: boolean;
+}
+
+export const toAuthMethod = (c: Credential): AuthMethod => ({
+  id: c.id,
+  accountId: c.accountId,
+  type: c.type,
+  nickname: c.nickname,
+  createdAt: c.createdAt,
+  updatedAt: c.updatedAt,
+});
+
+export const unauthorized = (reason: string, detail?: string) => errors.unauthorized(detail ? `${reason}: ${detail}` : reason, { reason });
+
+export const alreadyExists = (type: string) =>
+  errors.badRequest(`${type}_CREDENTIAL_ALREADY_EXISTS`, `The account already has a ${type} credential (at most one per account)`);
+
+/** A unique-index violation on the one-per-type index (a concurrent create won). */
+export function isOnePerTypeViolation(err: unknown): boolean {
+  const e = err as { code?: string; message?: string; constraint?: string };
+  return e?.code === "23505" || /wallet_credentials_one_per_type_idx/.test(String(e?.message ?? ""));
+}
+
+/**
+ * What the wallet use cases share (credentials.ts, sessions.ts, export.ts, signed-operations.ts):
+ * platform facts from the store, credential lookups, OTP issue and delivery, session keys.
+ */
+export function walletContext(deps: WalletAuthDeps) {
+  const { clock, mailer } = deps;
+
+  async function environment(store: WalletStore, platformId: string) {
+    const env = await store.environmentOf(platformId);
+    if (!env) throw errors.notFound("Platform", platformId || undefined);
+    return env;
+  }
+
+  /** The relying party passkeys of this platform are verified against (decisions §6). */
+  async function relyingParty(store: WalletStore, platformId: string): Promise<RelyingParty> {
+    return (await store.relyingPartyOf(platformId)) ?? deps.defaultRelyingParty;
+  }
+
+  async function requireCredential(store: WalletStore, platformId: string, id: string, forUpdate = false): Promise<Credential> {
+    const c = await store.credentials.get(platformId, id, { forUpdate });
+    if (!c) throw errors.notFound("AuthMethod", id);
+    return c;
+  }
+
+  /** The challenge type of operations without a credential of their own: the latest session's, else the first credential's. */
+  async function accountType(store: WalletStore, platformId: string, accountId: string): Promise<string> {
+    const [session] = await store.sessions.listActive(platformId, accountId, clock.now());
+    if (session) return session.type;
+    const [first] = await store.credentials.listByAccount(platformId, accountId);
+    return first?.type ?? "EMBEDDED_WALLET";
+  }
+
+  async function newOtp(store: WalletStore, c: Credential, now: Date): Promise<string> {
+    const code = newOtpCode();
+    await store.otps.put({
+      credentialId: c.id,
+      platformId: c.platformId,
+      codeSha256: hashOtp(c.id, code),
+      attempts: 0,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + LIMITS.otpMs),
+    });
+    return code;
+  }
+
+  /** A session key pair sealed to the client before any transaction opens. */
+  async function sealedSessionKey(clientKey: Uint8Array) {
+    const pair = newSessionKeyPair();
+    const sealed = await sealToPublicKey(pair.secretKey, clientKey);
+    pair.secretKey.fill(0);
+    return { publicKey: pair.publicKeyCompressedHex, sealed };
+  }
+
+  async function insertSession(store: WalletStore, c: Credential, key: { publicKey: string; sealed: string }, now: Date): Promise<IssuedSession> {
+    const session: WalletSession = {
+      id: newId("Session"),
+      platformId: c.platformId,
+      accountId: c.accountId,
+      credentialId: c.id,
+      type: c.type,
+      nickname: c.nickname,
+      publicKey: key.publicKey,
+      createdAt: now,
+      updatedAt: now,
+      expiresAt: new Date(now.getTime() + LIMITS.sessionMs),
+      revokedAt: null,
+    };
+    await store.sessions.insert(session);
+    return { ...session, encryptedSessionSigningKey: key.sealed };
+  }
+
+  async function sendOtp(c: Credential, code: string | undefined, environment: "SANDBOX" | "PRODUCTION") {
+    if (code === undefined || c.material.type !== "EMAIL_OTP") return;
+    await mailer.sendOtp(c.material.email, code, { platformId: c.platformId, credentialId: c.id, environment });
+  }
+
+  /**
+   * EMAIL_OTP needs a way to reach the user: without a mail server a production platform gets 501
+   * EMAIL_DELIVERY_NOT_CONFIGURED (checked before any code is drawn or anything is stored). Sandbox
+   * platforms always may: the development mailer shows their codes in the log, marked as such.
+   */
+  function requireEmailDelivery(environment: "SANDBOX" | "PRODUCTION") {
+    if (mailer.deliversTo(environment)) return;
+    throw new AppError(
+      "NOT_IMPLEMENTED",
+      "EMAIL_DELIVERY_NOT_CONFIGURED",
+      "This deployment has no mail server (CORRIDOR_SMTP_URL), so EMAIL_OTP codes cannot reach the users of production platforms; use PASSKEY or OAUTH credentials, or ask the operator to configure SMTP",
+      { credentialType: "EMAIL_OTP" },
+    );
+  }
+
+  return { environment, relyingParty, requireCredential, accountType, newOtp, sealedSessionKey, insertSession, sendOtp, requireEmailDelivery };
+}
+
+export type WalletContext = ReturnType<typeof walletContext>;

@@ -1,0 +1,30 @@
+import { errors } from "@corridor/kit";
+import type { WalletAuthDeps, WalletContext } from "./context.js";
+import { consumeSignedRetry, issueSignedChallenge } from "./signed-retry.js";
+import type { SignedChallenge, SignedRetry } from "./types.js";
+
+/** Signed challenges and retries for other services' operations (quotes-fx's embedded-wallet execute). */
+export function createSignedOperations(deps: WalletAuthDeps, ctx: WalletContext) {
+  const { transact, clock, accounts } = deps;
+  const { environment, accountType } = ctx;
+  return {
+    /** For other services (quotes-fx's embedded-wallet execute): a challenge over their canonical body. */
+    async createSignedChallenge(platformId: string, accountId: string, operation: string, body: string): Promise<SignedChallenge> {
+      if (!/^[A-Z][A-Z0-9_]{0,63}$/.test(operation)) throw errors.invalidInput([{ field: "operation", reason: "must be UPPER_SNAKE" }]);
+      await accounts.requireEmbeddedWallet(platformId, accountId);
+      return transact(async (store) => {
+        await environment(store, platformId);
+        return issueSignedChallenge(store, { platformId, accountId, operation, body, type: await accountType(store, platformId, accountId), now: clock.now() });
+      });
+    },
+
+    /** For other services: checks and consumes a retry; answers the signing session ("" for the sandbox magic value). */
+    async verifySignedRetry(platformId: string, accountId: string, operation: string, retry: SignedRetry, body: string): Promise<{ sessionId: string }> {
+      if (!retry.requestId || !retry.signature) throw errors.unauthorized("Send Request-Id and Service-Wallet-Signature", { reason: "Missing signed-retry headers" });
+      return transact(async (store) => {
+        const sandbox = (await environment(store, platformId)) === "SANDBOX";
+        return consumeSignedRetry(store, { platformId, accountId, operation, body, retry, sandbox, now: clock.now() });
+      });
+    },
+  };
+}
