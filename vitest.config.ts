@@ -26,7 +26,11 @@ export default defineConfig({
         test: {
           name: "e2e-embedded",
           include: ["test/e2e/**/*.test.ts"],
+          // The stock gRPC client needs each service on a port of its own (split mode).
+          exclude: ["test/e2e/grpc-interop.test.ts"],
           env: { CORRIDOR_E2E_MODE: "embedded" },
+          // One migrated template database per run; each file copies it (test/infra/databases.ts).
+          globalSetup: ["test/infra/template-setup.ts"],
         },
       },
       {
@@ -38,7 +42,7 @@ export default defineConfig({
           // restarting it) run in the embedded project only.
           exclude: ["test/e2e/tracing.test.ts", "test/e2e/ledger-restart.test.ts", "test/e2e/service-spans.test.ts"],
           env: { CORRIDOR_E2E_MODE: "split" },
-          globalSetup: ["test/infra/split-setup.ts"],
+          globalSetup: ["test/infra/template-setup.ts", "test/infra/split-setup.ts"],
         },
       },
       {

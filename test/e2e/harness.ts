@@ -75,7 +75,7 @@ export async function startTestSystem(): Promise<TestSystem> {
     };
     stop = async () => {};
   } else {
-    const fresh = process.env.DATABASE_URL ? await createFreshDatabase(process.env.DATABASE_URL, "corridor_e2e") : undefined;
+    const fresh = process.env.DATABASE_URL ? await createFreshDatabase(process.env.DATABASE_URL, "corridor_e2e", { migrated: true }) : undefined;
     const system = await startEmbedded({
       log: createProcessLogger("e2e", process.env.LOG_LEVEL ?? "warn"),
       databaseUrl: fresh?.url,

@@ -63,7 +63,7 @@ describe.skipIf(mode === "split")("ledger across a restart", () => {
   });
 
   it("finishes pending transfers and keeps every balance after a stop and a start", async () => {
-    if (process.env.DATABASE_URL) fresh = await createFreshDatabase(process.env.DATABASE_URL, "corridor_e2e");
+    if (process.env.DATABASE_URL) fresh = await createFreshDatabase(process.env.DATABASE_URL, "corridor_e2e", { migrated: true });
     system = await start();
     const admin = createClient(PlatformAdminService, system.transportFor("auth-sessions"));
     const created = await admin.createPlatform({ name: "restart", environment: Environment.SANDBOX });

@@ -47,7 +47,7 @@ async function startEmbeddedLogged(catcher: MailCatcher): Promise<Running> {
   process.env.CORRIDOR_SMTP_URL = catcher.smtpUrl;
   process.env.CORRIDOR_WALLET_ENCRYPTION_KEY = E2E_WALLET_ENCRYPTION_KEY;
   process.env.NOTIFICATIONS_DELIVERY_POLL_MS ??= "100";
-  const fresh = process.env.DATABASE_URL ? await createFreshDatabase(process.env.DATABASE_URL, "corridor_logscan") : undefined;
+  const fresh = process.env.DATABASE_URL ? await createFreshDatabase(process.env.DATABASE_URL, "corridor_logscan", { migrated: true }) : undefined;
   const system = await startEmbedded({
     log: createProcessLogger("e2e-logscan", "trace", sink),
     databaseUrl: fresh?.url,

@@ -18,7 +18,7 @@ describe("server spans of every service", () => {
   let platformId: string;
 
   beforeAll(async () => {
-    fresh = process.env.DATABASE_URL ? await createFreshDatabase(process.env.DATABASE_URL, "corridor_spans") : undefined;
+    fresh = process.env.DATABASE_URL ? await createFreshDatabase(process.env.DATABASE_URL, "corridor_spans", { migrated: true }) : undefined;
     system = await startEmbedded({ log: createLogger("spans-test", "warn"), databaseUrl: fresh?.url, httpHost: "127.0.0.1", httpPort: 0 });
     const admin = createClient(PlatformAdminService, system.transportFor("auth-sessions"));
     platformId = (await admin.createPlatform({ name: "spans", environment: Environment.SANDBOX })).platform!.id;

@@ -20,7 +20,7 @@ describe.skipIf(reason)("tracing across gateway, services, Postgres and Kafka", 
   let auth: string;
 
   beforeAll(async () => {
-    fresh = process.env.DATABASE_URL ? await createFreshDatabase(process.env.DATABASE_URL, "corridor_trace") : undefined;
+    fresh = process.env.DATABASE_URL ? await createFreshDatabase(process.env.DATABASE_URL, "corridor_trace", { migrated: true }) : undefined;
     system = await startEmbedded({
       log: createLogger("trace-test", "warn"),
       databaseUrl: fresh?.url,

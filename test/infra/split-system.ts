@@ -43,7 +43,7 @@ export async function startSplitSystem(
   /** Every line the processes write (their logs, prefixed with the process's name), as it comes. */
   onLine?: (line: string) => void,
 ) {
-  const db = await createFreshDatabase(env.DATABASE_URL, "corridor_split");
+  const db = await createFreshDatabase(env.DATABASE_URL, "corridor_split", { migrated: true });
   const base = await freePortBlock(8);
   const httpPort = base + 8;
   const root = resolve(import.meta.dirname, "../..");
