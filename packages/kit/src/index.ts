@@ -17,5 +17,6 @@ export * from "./outbox/index.js";
 export * from "./idempotency.js";
 export * from "./idempotency-runner.js";
 export * from "./worker.js";
+export * from "./ledger-consumer.js";
 export * from "./clients/platform-facts.js";
 export * from "./host/index.js";

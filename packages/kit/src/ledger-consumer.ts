@@ -1,0 +1,40 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import type { Transaction as LedgerTransaction } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
+import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
+import type { Transaction } from "kysely";
+import type { ConsumerDefinition } from "./service.js";
+import { topics } from "./topics.js";
+
+/** One TransactionChanged of corridor.ledger.v1, as a consumer of it needs it. */
+export interface LedgerTransactionChange {
+  eventId: string;
+  platformId: string;
+  /** The transaction after the change. */
+  transaction: LedgerTransaction;
+  /** When the ledger recorded the change (undefined if the event carries no time). */
+  occurredAt: Date | undefined;
+}
+
+/**
+ * The consumer of ledger transaction changes that several services need (agents: an agent's
+ * transaction; quotes-fx: a quote's). `accepts` picks the transactions this service follows; the
+ * host's inbox runs `handle` once per event id inside a transaction of the service's schema.
+ */
+export function ledgerTransactionConsumer(opts: {
+  name: string;
+  accepts(transaction: LedgerTransaction): boolean;
+  handle(trx: Transaction<any>, change: LedgerTransactionChange): Promise<void>;
+}): ConsumerDefinition<typeof LedgerEventSchema> {
+  return {
+    name: opts.name,
+    topic: topics.ledger,
+    schema: LedgerEventSchema,
+    eventId: (e) => e.eventId,
+    async handle(e, trx) {
+      if (e.payload.case !== "transactionChanged") return;
+      const transaction = e.payload.value.transaction;
+      if (!transaction || !opts.accepts(transaction)) return;
+      await opts.handle(trx, { eventId: e.eventId, platformId: e.platformId, transaction, occurredAt: e.occurredAt ? timestampDate(e.occurredAt) : undefined });
+    },
+  };
+}
