@@ -18,5 +18,6 @@ export * from "./idempotency.js";
 export * from "./idempotency-runner.js";
 export * from "./worker.js";
 export * from "./ledger-consumer.js";
+export * from "./quote-request.js";
 export * from "./clients/platform-facts.js";
 export * from "./host/index.js";

@@ -4,6 +4,8 @@
  * decides on plus an opaque `snapshot` (their wire form) that it stores and hands back unread.
  */
 
+import type { QuoteRequestFields } from "@corridor/kit";
+
 export const PERMISSIONS = ["VIEW_TRANSACTIONS", "CREATE_QUOTES", "EXECUTE_QUOTES", "CREATE_TRANSFERS", "MANAGE_EXTERNAL_ACCOUNTS"] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -175,18 +177,7 @@ export interface TransactionFacts {
 }
 
 /** POST /agents/me/quotes as the domain sees it (quotes-fx validates the rest). */
-export interface QuoteRequest {
-  source: { sourceType: string; accountId: string; customerId: string; currency: string };
-  destination: { destinationType: string; accountId: string; paymentRail: string; umaAddress: string; currency: string };
-  lockedCurrencySide: string;
-  lockedCurrencyAmount: bigint;
-  lookupId: string;
-  immediatelyExecute: boolean;
-  description: string;
-  purposeOfPayment: string;
-  senderCustomerInfo: Record<string, string>;
-  counterpartyInformation: Record<string, string>;
-}
+export type QuoteRequest = QuoteRequestFields;
 
 /** One page of a keyset list. */
 export interface Page<T> {

@@ -1,6 +1,6 @@
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { errors } from "@corridor/kit";
+import { errors, quoteRequestFields } from "@corridor/kit";
 import {
   AgentActionSchema,
   AgentSchema,
@@ -139,22 +139,5 @@ export function actionToPb(a: Action): AgentAction {
 /** POST /agents/me/quotes' body (platform_id and idempotency_key of the inner request are ignored). */
 export function quoteRequestFromPb(q: CreateQuoteRequest | undefined): QuoteRequest {
   if (!q) throw errors.invalidInput([{ field: "quote", reason: "is required" }]);
-  return {
-    source: { sourceType: q.source?.sourceType ?? "", accountId: q.source?.accountId ?? "", customerId: q.source?.customerId ?? "", currency: q.source?.currency ?? "" },
-    destination: {
-      destinationType: q.destination?.destinationType ?? "",
-      accountId: q.destination?.accountId ?? "",
-      paymentRail: q.destination?.paymentRail ?? "",
-      umaAddress: q.destination?.umaAddress ?? "",
-      currency: q.destination?.currency ?? "",
-    },
-    lockedCurrencySide: q.lockedCurrencySide,
-    lockedCurrencyAmount: q.lockedCurrencyAmount,
-    lookupId: q.lookupId,
-    immediatelyExecute: q.immediatelyExecute,
-    description: q.description,
-    purposeOfPayment: q.purposeOfPayment,
-    senderCustomerInfo: { ...q.senderCustomerInfo },
-    counterpartyInformation: { ...q.counterpartyInformation },
-  };
+  return quoteRequestFields(q);
 }
