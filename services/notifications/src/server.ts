@@ -3,10 +3,12 @@ import type { ConsumerDefinition, ServiceModule } from "@corridor/kit";
 import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
 import { currentEndpointReader } from "./clients/platform-config.js";
 import { loadNotificationsConfig } from "./config.js";
+import { deliveryStore } from "./data/deliveries-repo.js";
+import { settingsStore } from "./data/settings-repo.js";
 import type { NotificationsDatabase } from "./data/tables.js";
-import { createHttpSender } from "./delivery/standard-webhooks.js";
-import { announcingEnqueues } from "./delivery/wake.js";
-import { createDeliveryWorker } from "./delivery/worker.js";
+import { createHttpSender } from "./clients/standard-webhooks.js";
+import { announcingEnqueues } from "./events/wake.js";
+import { createDeliveryWorker } from "./workers/delivery.js";
 import { platformEventsConsumer } from "./events/platform-events.js";
 import { agentWebhooksConsumer, customerWebhooksConsumer, ledgerWebhooksConsumer } from "./events/webhook-events.js";
 import { createNotificationsHandler } from "./handlers/notifications-handler.js";
@@ -22,7 +24,8 @@ export const service: ServiceModule = {
     const sender = createHttpSender({ timeoutMs: config.NOTIFICATIONS_WEBHOOK_TIMEOUT_MS });
     const currentEndpoint = currentEndpointReader(() => deps.transportFor("auth-sessions"));
     const handler = createNotificationsHandler({
-      db,
+      settings: settingsStore(db),
+      deliveries: deliveryStore(db),
       clock: deps.clock,
       sender,
       currentEndpoint,

@@ -10,8 +10,8 @@ import { LedgerEventSchema, type LedgerEvent } from "@corridor/proto/corridor/le
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { listDeliveries } from "../src/data/deliveries-repo.js";
 import { enqueueWebhook, listQueued } from "../src/data/queue-repo.js";
-import { createHttpSender } from "../src/delivery/standard-webhooks.js";
-import { createDeliveryWorker, type Timers } from "../src/delivery/worker.js";
+import { createHttpSender } from "../src/clients/standard-webhooks.js";
+import { createDeliveryWorker, type Timers } from "../src/workers/delivery.js";
 import { retryDelayMs } from "../src/domain/event-webhooks.js";
 import { configUpdated, newPlatformId, openTestDatabase, platformCreated, startNotifications, type NotificationsUnderTest } from "./support.js";
 

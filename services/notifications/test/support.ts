@@ -20,7 +20,7 @@ import pg from "pg";
 import type { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import type { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import type { AgentEventSchema } from "@corridor/proto/corridor/agents/v1/events_pb.js";
-import type { DeliveryWorker } from "../src/delivery/worker.js";
+import type { DeliveryWorker } from "../src/workers/delivery.js";
 import { service } from "../src/server.js";
 import type { NotificationsDatabase } from "../src/data/tables.js";
 import type { Kysely } from "kysely";

@@ -1,43 +1,9 @@
 import { v7 as uuidv7 } from "uuid";
 import { AppError, newId, type Clock } from "@corridor/kit";
-import { ensureSettings, signingSecrets, versionDate, type SettingsStore, type WebhookSettings } from "./settings.js";
+import type { DeliveryAttempt, DeliveryStore, SettingsStore, WebhookSender, WebhookSettings } from "./ports.js";
+import { ensureSettings, signingSecrets, versionDate } from "./settings.js";
 
-/** One recorded POST of a webhook. */
-export interface DeliveryAttempt {
-  id: string;
-  platformId: string;
-  webhookId: string;
-  type: string;
-  url: string;
-  requestBody: string;
-  /** 0 when no answer came. */
-  responseStatus: number;
-  delivered: boolean;
-  error: string | null;
-  attemptedAt: Date;
-}
-
-export interface DeliveryStore {
-  record(attempt: DeliveryAttempt): Promise<void>;
-}
-
-/** A signed webhook ready to post. */
-export interface OutgoingWebhook {
-  url: string;
-  webhookId: string;
-  timestamp: Date;
-  body: string;
-  /** Every secret that signs it (two during a rotation). */
-  secrets: string[];
-}
-
-/** `body` is the reply's text (at most 64 KiB), read only when the caller asks for it. */
-export type SendOutcome = { status: number; body?: string } | { error: string };
-
-/** Posts a webhook (signing it per Standard Webhooks); never throws for transport failures. */
-export interface WebhookSender {
-  send(webhook: OutgoingWebhook, opts?: { readBody?: boolean }): Promise<SendOutcome>;
-}
+export type { DeliveryAttempt, DeliveryStore, OutgoingWebhook, SendOutcome, WebhookSender } from "./ports.js";
 
 /** The webhook envelope of decisions §8. */
 export interface WebhookEnvelope<Data> {
@@ -54,7 +20,7 @@ export function testEnvelope(platformId: string, webhookId: string, now: Date): 
 }
 
 export function endpointNotConfigured(): AppError {
-  return new AppError("INVALID", "WEBHOOK_ENDPOINT_NOT_CONFIGURED", "The platform has no webhookEndpoint configured; set it with PATCH /config");
+  return new AppError("INVALID", "WEBHOOK_ENDPOINT_NOT_CONFIGURED", "The platform has no webhookEndpoint configured; set it in the platform's config");
 }
 
 /** Posts a signed TEST event to the platform's endpoint once and records the attempt. */

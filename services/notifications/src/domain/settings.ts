@@ -1,51 +1,7 @@
 import { randomBytes } from "node:crypto";
+import type { EndpointUpdate, SettingsStore, WebhookSettings } from "./ports.js";
 
-/** A platform's webhook set-up as notifications holds it. */
-export interface WebhookSettings {
-  platformId: string;
-  /** Empty when the platform has none configured. */
-  webhookEndpoint: string;
-  secret: string;
-  secretCreatedAt: Date;
-  previousSecret: string | null;
-  previousSecretExpiresAt: Date | null;
-  /** Version (config updated_at, ns since epoch) of the endpoint copy; null until an event set it. */
-  configVersion: bigint | null;
-  /**
-   * When the current endpoint was set: the config version that first carried it. Null when there
-   * is none, or for an endpoint set before this was recorded (it receives every event).
-   */
-  endpointSetAt: Date | null;
-  updatedAt: Date;
-}
-
-/** Where settings are kept; implemented in data/ over the service's schema. */
-export interface SettingsStore {
-  find(platformId: string): Promise<WebhookSettings | undefined>;
-  /** Inserts the row unless one exists already; answers the row that is stored afterwards. */
-  insertIfAbsent(settings: WebhookSettings): Promise<WebhookSettings>;
-  /**
-   * Upserts the endpoint copy, applying it only when `configVersion` is newer than the stored one;
-   * `fresh` is the row to insert when the platform has none. `endpointSetAt` is kept when the
-   * endpoint is unchanged and taken from `fresh` when it changes. Answers whether it was applied.
-   */
-  applyEndpoint(update: EndpointUpdate, fresh: WebhookSettings): Promise<boolean>;
-  /** Makes `secret` current and the current one previous, atomically for the row. */
-  rotate(platformId: string, rotation: Rotation): Promise<WebhookSettings>;
-}
-
-export interface EndpointUpdate {
-  platformId: string;
-  webhookEndpoint: string;
-  configVersion: bigint;
-  at: Date;
-}
-
-export interface Rotation {
-  secret: string;
-  at: Date;
-  previousSecretExpiresAt: Date;
-}
+export type { EndpointUpdate, Rotation, SettingsStore, WebhookSettings } from "./ports.js";
 
 /** How long a rotated-out secret keeps signing beside the new one (decisions §8). */
 export const PREVIOUS_SECRET_GRACE_MS = 24 * 60 * 60 * 1000;

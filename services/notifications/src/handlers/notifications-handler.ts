@@ -9,24 +9,23 @@ import {
   type DeliveryAttempt as DeliveryAttemptMessage,
   type WebhookSettings as WebhookSettingsMessage,
 } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
-import { deliveryStore } from "../data/deliveries-repo.js";
-import { settingsStore } from "../data/settings-repo.js";
-import type { Db } from "../data/tables.js";
-import { sendTestWebhook, type DeliveryAttempt, type WebhookSender } from "../domain/delivery.js";
+import { sendTestWebhook } from "../domain/delivery.js";
 import { requestIncomingPaymentApproval } from "../domain/incoming-approval.js";
-import { applyEndpointCopy, ensureSettings, rotateSecret, withoutExpiredPrevious, type WebhookSettings } from "../domain/settings.js";
+import type { CurrentEndpoint, DeliveryAttempt, DeliveryStore, SettingsStore, WebhookSender, WebhookSettings } from "../domain/ports.js";
+import { applyEndpointCopy, ensureSettings, rotateSecret, withoutExpiredPrevious } from "../domain/settings.js";
 
 export interface NotificationsHandlerDeps {
-  db: Db;
+  settings: SettingsStore;
+  deliveries: DeliveryStore;
   clock: Clock;
   sender: WebhookSender;
   /**
    * The platform's current webhook endpoint as auth-sessions holds it, with its config version.
    * Calls made on a platform's request (TEST, the incoming approval) read it first, so a webhook
-   * sent right after `PATCH /config` goes to the new endpoint rather than waiting for the
-   * config event to arrive. Event webhooks keep using the copy the events maintain.
+   * sent right after the platform's config changed goes to the new endpoint rather than waiting
+   * for the config event to arrive. Event webhooks keep using the copy the events maintain.
    */
-  currentEndpoint?: (platformId: string) => Promise<{ webhookEndpoint: string; configVersion: bigint } | undefined>;
+  currentEndpoint?: CurrentEndpoint;
   log?: Pick<Logger, "warn">;
 }
 
@@ -60,8 +59,7 @@ function requirePlatformId(platformId: string): string {
 
 /** NotificationsService: maps requests onto the domain and its answers back onto proto. */
 export function createNotificationsHandler(deps: NotificationsHandlerDeps): ServiceImpl<typeof NotificationsService> {
-  const settings = settingsStore(deps.db);
-  const deliveries = deliveryStore(deps.db);
+  const { settings, deliveries } = deps;
 
   /**
    * Brings the local copy of the endpoint up to auth-sessions' current config (versioned like the
@@ -70,7 +68,7 @@ export function createNotificationsHandler(deps: NotificationsHandlerDeps): Serv
    */
   async function refreshEndpoint(platformId: string): Promise<void> {
     if (!deps.currentEndpoint) return;
-    let current: Awaited<ReturnType<NonNullable<NotificationsHandlerDeps["currentEndpoint"]>>>;
+    let current: Awaited<ReturnType<CurrentEndpoint>>;
     try {
       current = await deps.currentEndpoint(platformId);
     } catch (err) {

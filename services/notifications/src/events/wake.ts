@@ -1,7 +1,7 @@
 import type { ConsumerDefinition } from "@corridor/kit";
 import type { DescMessage } from "@bufbuild/protobuf";
 import { webhooksEnqueuedIn } from "../data/queue-repo.js";
-import type { DeliveryWorker } from "./worker.js";
+import type { DeliveryWorker } from "../workers/delivery.js";
 
 /**
  * The consumer, telling the delivery worker (in this process) about the webhooks it enqueued, so

@@ -4,17 +4,17 @@ import type { QueuedWebhook } from "../data/queue-repo.js";
 import { findSettings, settingsStore } from "../data/settings-repo.js";
 import type { NotificationsDatabase } from "../data/tables.js";
 import { endpointVerdict, type EndpointVerdict } from "../domain/delivery.js";
-import { applyEndpointCopy, type WebhookSettings } from "../domain/settings.js";
+import type { CurrentEndpoint, WebhookSettings } from "../domain/ports.js";
+import { applyEndpointCopy } from "../domain/settings.js";
 
-/** The platform's current endpoint as auth-sessions holds it, with its config version. */
-export type CurrentEndpoint = (platformId: string) => Promise<{ webhookEndpoint: string; configVersion: bigint } | undefined>;
+export type { CurrentEndpoint } from "../domain/ports.js";
 
 const SKIP_NO_ENDPOINT: EndpointVerdict = { kind: "skip", reason: "no webhookEndpoint was set when it occurred" };
 
 /**
  * Where an event webhook goes (decisions §8: an endpoint receives the events that occur after it
  * is set), from the endpoint copy. When the copy has no endpoint but may be behind the event (a
- * PATCH /config made just before it, whose event has not arrived), auth-sessions is asked, as TEST
+ * config change made just before it, whose event has not arrived), auth-sessions is asked, as TEST
  * does, and its answer folded into the copy; a platform it says has no endpoint is remembered with
  * the time of the answer, so the rest of a burst is skipped without asking again. Without an
  * answer the verdict stays `unknown` (the caller waits a little).

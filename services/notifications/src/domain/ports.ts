@@ -1,0 +1,91 @@
+/**
+ * What the notifications domain needs from storage (src/data/) and from other services
+ * (src/clients/), and the records those ports carry. Plain TypeScript: tests pass fakes.
+ */
+
+/** A platform's webhook set-up as notifications holds it. */
+export interface WebhookSettings {
+  platformId: string;
+  /** Empty when the platform has none configured. */
+  webhookEndpoint: string;
+  secret: string;
+  secretCreatedAt: Date;
+  previousSecret: string | null;
+  previousSecretExpiresAt: Date | null;
+  /** Version (config updated_at, ns since epoch) of the endpoint copy; null until an event set it. */
+  configVersion: bigint | null;
+  /**
+   * When the current endpoint was set: the config version that first carried it. Null when there
+   * is none, or for an endpoint set before this was recorded (it receives every event).
+   */
+  endpointSetAt: Date | null;
+  updatedAt: Date;
+}
+
+/** Where settings are kept; implemented in data/ over the service's schema. */
+export interface SettingsStore {
+  find(platformId: string): Promise<WebhookSettings | undefined>;
+  /** Inserts the row unless one exists already; answers the row that is stored afterwards. */
+  insertIfAbsent(settings: WebhookSettings): Promise<WebhookSettings>;
+  /**
+   * Upserts the endpoint copy, applying it only when `configVersion` is newer than the stored one;
+   * `fresh` is the row to insert when the platform has none. `endpointSetAt` is kept when the
+   * endpoint is unchanged and taken from `fresh` when it changes. Answers whether it was applied.
+   */
+  applyEndpoint(update: EndpointUpdate, fresh: WebhookSettings): Promise<boolean>;
+  /** Makes `secret` current and the current one previous, atomically for the row. */
+  rotate(platformId: string, rotation: Rotation): Promise<WebhookSettings>;
+}
+
+export interface EndpointUpdate {
+  platformId: string;
+  webhookEndpoint: string;
+  configVersion: bigint;
+  at: Date;
+}
+
+export interface Rotation {
+  secret: string;
+  at: Date;
+  previousSecretExpiresAt: Date;
+}
+
+/** One recorded POST of a webhook. */
+export interface DeliveryAttempt {
+  id: string;
+  platformId: string;
+  webhookId: string;
+  type: string;
+  url: string;
+  requestBody: string;
+  /** 0 when no answer came. */
+  responseStatus: number;
+  delivered: boolean;
+  error: string | null;
+  attemptedAt: Date;
+}
+
+export interface DeliveryStore {
+  record(attempt: DeliveryAttempt): Promise<void>;
+}
+
+/** A signed webhook ready to post. */
+export interface OutgoingWebhook {
+  url: string;
+  webhookId: string;
+  timestamp: Date;
+  body: string;
+  /** Every secret that signs it (two during a rotation). */
+  secrets: string[];
+}
+
+/** `body` is the reply's text (at most 64 KiB), read only when the caller asks for it. */
+export type SendOutcome = { status: number; body?: string } | { error: string };
+
+/** Posts a webhook (signing it per Standard Webhooks); never throws for transport failures. */
+export interface WebhookSender {
+  send(webhook: OutgoingWebhook, opts?: { readBody?: boolean }): Promise<SendOutcome>;
+}
+
+/** The platform's current webhook endpoint as auth-sessions holds it, with its config version (src/clients/platform-config.ts). */
+export type CurrentEndpoint = (platformId: string) => Promise<{ webhookEndpoint: string; configVersion: bigint } | undefined>;
