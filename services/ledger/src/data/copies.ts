@@ -65,11 +65,13 @@ export async function customerCopy(
 ): Promise<{ platformCustomerId: string; verificationStatus: string | null; isDeleted: boolean } | undefined> {
   const row = await db
     .selectFrom("customers")
-    .select(["platform_customer_id", "verification_status", "is_deleted", "closed_at"])
+    .select(["platform_customer_id", "verification_status", "is_deleted"])
     .where("platform_id", "=", platformId)
     .where("id", "=", customerId)
     .executeTakeFirst();
   // A row created by GetCustomerHoldings before any event (empty platform_customer_id, epoch) is no copy.
   if (!row || (!row.platform_customer_id && !row.verification_status)) return undefined;
-  return { platformCustomerId: row.platform_customer_id, verificationStatus: row.verification_status, isDeleted: row.is_deleted || !!row.closed_at };
+  // closed_at is not read here: a closed customer is refused under its row lock inside the money
+  // transaction (data/customers.ts requireOpenCustomer), as before.
+  return { platformCustomerId: row.platform_customer_id, verificationStatus: row.verification_status, isDeleted: row.is_deleted };
 }

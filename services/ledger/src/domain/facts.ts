@@ -17,9 +17,9 @@ export function withEventCopies(copies: FactCopies, remote: Directory): Director
   const environments = new Map<string, Environment>();
   return {
     async environment(platformId) {
-      const known = environments.get(platformId) ?? (await copies.environment(platformId));
+      const known = environments.get(platformId);
       if (known) return known;
-      const env = await remote.environment(platformId);
+      const env = (await copies.environment(platformId)) ?? (await remote.environment(platformId));
       environments.set(platformId, env);
       return env;
     },
