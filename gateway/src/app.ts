@@ -10,7 +10,7 @@ import { API_VERSION, clientErrorHandler, frameworkErrorHandler, installErrorHan
 import { MemoryIdempotencyRegistry, RedisIdempotencyRegistry, installIdempotency, type IdempotencyRegistry } from "./idempotency.js";
 import { registerOpenApi } from "./openapi.js";
 import { GATEWAY_DEFAULTS } from "./config.js";
-import { AuthFailureThrottle, DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, MemoryFailureCounter, RedisFailureCounter, registerRateLimit } from "./rate-limit.js";
+import { AuthFailureThrottle, GuessThrottle, DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, MemoryFailureCounter, RedisFailureCounter, registerRateLimit } from "./rate-limit.js";
 import { beneficialOwnerRoutes } from "./routes/beneficial-owners.js";
 import { configRoutes } from "./routes/config.js";
 import { customerRoutes } from "./routes/customers.js";
@@ -117,14 +117,16 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
   const clients = createServiceClients(opts.transportFor);
   const cache: AuthCache = redis ? new RedisAuthCache(redis) : new MemoryAuthCache();
   const auth = createAuthenticator({ authClient: clients.authSessions, agentsClient: clients.agents, cache, ttlMs: opts.authCacheTtlMs ?? GATEWAY_DEFAULTS.AUTH_CACHE_TTL_MS, log: opts.log });
-  const deps: RouteDeps = { clients, auth };
+  const failureCounter = redis ? new RedisFailureCounter(redis) : new MemoryFailureCounter();
+  const authFailureLimit = opts.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT;
+  const deps: RouteDeps = { clients, auth, guesses: new GuessThrottle(failureCounter, authFailureLimit, opts.log) };
 
   app.addHook("onRoute", assertRoutePermission);
   // Authentication (a route-level onRequest hook; it reads the route's final config at request
   // time, `auth: "none"` routes skip it), its failures throttled per (IP, claimed clientId); then
   // the request limit (preParsing), keyed on the authenticated principal (decisions §2).
   await registerRateLimit(app, opts.rateLimit ?? DEFAULT_RATE_LIMIT, redis);
-  const failures = new AuthFailureThrottle(redis ? new RedisFailureCounter(redis) : new MemoryFailureCounter(), opts.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT, opts.log);
+  const failures = new AuthFailureThrottle(failureCounter, authFailureLimit, opts.log);
   const authHook: onRequestHookHandler = async (request, reply) => failures.guard(request, reply, () => auth.hook(request));
   app.addHook("onRoute", (route) => {
     const existing = route.onRequest;

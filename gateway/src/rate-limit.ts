@@ -50,6 +50,8 @@ export async function registerRateLimit(app: FastifyInstance, opts: RateLimitOpt
 /** A fixed-window counter: the count after this hit, and the milliseconds until the window resets. */
 export interface FailureCounter {
   hit(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }>;
+  /** The count of the current window without adding to it (0 when there is none). */
+  peek(key: string): Promise<{ count: number; resetInMs: number }>;
 }
 
 /** One process (embedded mode, tests). Bounded: past `maxKeys` the oldest windows are dropped. */
@@ -73,6 +75,12 @@ export class MemoryFailureCounter implements FailureCounter {
     w.count++;
     return { count: w.count, resetInMs: w.resetAt - now };
   }
+
+  async peek(key: string) {
+    const now = this.now();
+    const w = this.windows.get(key);
+    return w && w.resetAt > now ? { count: w.count, resetInMs: w.resetAt - now } : { count: 0, resetInMs: 0 };
+  }
 }
 
 const HIT_SCRIPT = `
@@ -93,6 +101,11 @@ export class RedisFailureCounter implements FailureCounter {
   async hit(key: string, windowMs: number) {
     const [count, ttl] = (await this.redis.eval(HIT_SCRIPT, 1, this.prefix + key, String(Math.max(1, Math.round(windowMs))))) as [number, number];
     return { count: Number(count), resetInMs: Number(ttl) };
+  }
+
+  async peek(key: string) {
+    const [count, ttl] = await Promise.all([this.redis.get(this.prefix + key), this.redis.pttl(this.prefix + key)]);
+    return { count: Number(count ?? 0), resetInMs: Math.max(0, Number(ttl)) };
   }
 }
 
@@ -142,6 +155,42 @@ export class AuthFailureThrottle {
     const retryAfterSeconds = Math.max(1, Math.ceil(hit.resetInMs / 1000));
     reply.header("retry-after", String(retryAfterSeconds));
     throw rateLimited(this.opts.max, retryAfterSeconds, "failed authentications from this address for these credentials");
+  }
+}
+
+/**
+ * Throttles guessing of a short secret that needs no credentials (device codes: about 40 bits, so
+ * unlike a token secret they can be guessed). Unlike AuthFailureThrottle it refuses BEFORE trying
+ * once an address has failed `max` times in the window, so a refused guess teaches nothing; the
+ * cost is that a genuine redeem from that same address waits out the window.
+ */
+export class GuessThrottle {
+  constructor(
+    private readonly counter: FailureCounter,
+    private readonly opts: RateLimitOptions,
+    private readonly log: Logger,
+  ) {}
+
+  /** Runs `attempt` unless `what` failed too often from this address; counts the failures `isGuessWrong` recognises. */
+  async guard<T>(request: FastifyRequest, reply: FastifyReply, what: string, attempt: () => Promise<T>, isGuessWrong: (err: unknown) => boolean): Promise<T> {
+    const key = `guess|${what}|${request.ip}`;
+    let seen = { count: 0, resetInMs: 0 };
+    try {
+      seen = await this.counter.peek(key);
+    } catch (err) {
+      this.log.warn({ err }, "guess counter unavailable");
+    }
+    if (seen.count >= this.opts.max) {
+      const retryAfterSeconds = Math.max(1, Math.ceil(seen.resetInMs / 1000));
+      reply.header("retry-after", String(retryAfterSeconds));
+      throw rateLimited(this.opts.max, retryAfterSeconds, `failed ${what} attempts from this address`);
+    }
+    try {
+      return await attempt();
+    } catch (err) {
+      if (isGuessWrong(err)) await this.counter.hit(key, this.opts.timeWindowMs).catch((e) => this.log.warn({ err: e }, "guess counter unavailable"));
+      throw err;
+    }
   }
 }
 

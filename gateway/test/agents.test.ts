@@ -320,6 +320,25 @@ describe("agents through the gateway", () => {
       expectError(await call("POST", "/agents/device-codes/not a code!/redeem"), 400, "INVALID_INPUT");
     });
 
+    it("throttles device-code guessing per address: past the failure limit even a valid code waits (429, Retry-After), and nothing more is asked of the agents service", async () => {
+      const guarded = await buildGateway({ transportFor: fakes.transportFor, log, authFailureLimit: { max: 3, timeWindowMs: 60_000 } });
+      try {
+        const created = (await guarded.inject({ method: "POST", url: `${V}/agents`, headers: headersOf(admin), payload: { name: "Guessed", customerId: "Customer:c1" } })).json();
+        const redeem = (code: string) => guarded.inject({ method: "POST", url: `${V}/agents/device-codes/${code}/redeem` });
+        for (let i = 0; i < 3; i++) expectError(await redeem(`WRNG-000${i + 2}`), 400, "INVALID_DEVICE_CODE");
+        const asked = fakes.rpcCalls.filter((c) => c.method === "agents.redeemDeviceCode").length;
+        const refused = await redeem(created.deviceCode.code);
+        expectError(refused, 429, "RATE_LIMITED");
+        expect(Number(refused.headers["retry-after"])).toBeGreaterThan(0);
+        expect(fakes.rpcCalls.filter((c) => c.method === "agents.redeemDeviceCode").length).toBe(asked);
+        // Another address is not affected.
+        const elsewhere = await guarded.inject({ method: "POST", url: `${V}/agents/device-codes/${created.deviceCode.code}/redeem`, remoteAddress: "127.0.0.9" });
+        expect(elsewhere.statusCode, elsewhere.body).toBe(200);
+      } finally {
+        await guarded.close();
+      }
+    });
+
     it("approves (no body) and rejects (optional reason) with 200 AgentAction; 409 INVALID_STATE_TRANSITION when not pending; needs TRANSACT", async () => {
       const { agent } = agentWith(ALL);
       const a1 = fakes.addAction(agent);

@@ -1,3 +1,4 @@
+import { appErrorFromConnect } from "@corridor/kit";
 import { principalOf } from "../auth.js";
 import { agentActionToJson, agentPolicyToJson, agentToJson, deviceCodeToJson, policyPatchToProto, policyToProto } from "../mappers/agents.js";
 import { listEnvelope, timeRange } from "../mappers/tokens.js";
@@ -27,7 +28,7 @@ const tags = ["Agents"];
  * (`/agents/approvals`, `/agents/device-codes/…`, `/agents/me…`) win over `/agents/:agentId` in
  * Fastify's router whatever the registration order.
  */
-export function agentRoutes(app: Api, { clients }: RouteDeps): void {
+export function agentRoutes(app: Api, { clients, guesses }: RouteDeps): void {
   app.post(
     "/agents",
     {
@@ -133,7 +134,13 @@ export function agentRoutes(app: Api, { clients }: RouteDeps): void {
       },
     },
     async (request, reply) => {
-      const res = await clients.agents.redeemDeviceCode({ code: request.params.code });
+      const res = await guesses.guard(
+        request,
+        reply,
+        "device-code redemption",
+        () => clients.agents.redeemDeviceCode({ code: request.params.code }),
+        (err) => appErrorFromConnect(err)?.code === "INVALID_DEVICE_CODE",
+      );
       const agent = res.agent;
       if (!agent) throw new Error("agents answered RedeemDeviceCode without an agent");
       // The token is in the body: no cache may keep it.

@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from "fastify";
 import type { Authenticator } from "../auth.js";
 import type { ServiceClients } from "../clients.js";
+import type { GuessThrottle } from "../rate-limit.js";
 
 /** The Fastify instance routes are declared on: TypeBox schemas give typed params, query and body. */
 export type Api = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -10,4 +11,6 @@ export type Api = FastifyInstance<RawServerDefault, RawRequestDefaultExpression,
 export interface RouteDeps {
   clients: ServiceClients;
   auth: Authenticator;
+  /** Throttles guessing of codes that need no credentials (device codes). */
+  guesses: GuessThrottle;
 }
