@@ -4,9 +4,7 @@ import { enqueueEvent, newId, topics } from "@corridor/kit";
 import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import { RailInstructionSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
 import type { Transaction } from "kysely";
-import type { AccountRow } from "../data/accounts.js";
-import type { ExternalAccountRow } from "../data/external-accounts.js";
-import type { TransactionRow } from "../data/transactions.js";
+import type { AccountRow, ExternalAccountRow, TransactionRow } from "../domain/model.js";
 import { internalAccountToPb, transactionToPb } from "../handlers/mappers.js";
 
 /**

@@ -7,8 +7,7 @@ import { PageInfoSchema, type PageInfo } from "@corridor/proto/corridor/common/v
 import { LedgerService, type TransferSpec } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
 import { InternalAccountSchema, type InternalAccount } from "@corridor/proto/corridor/ledger/v1/accounts_pb.js";
 import { TransactionSchema, type Transaction } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
-import type { AccountRow } from "../data/accounts.js";
-import type { TransactionRow } from "../data/transactions.js";
+import type { AccountRow, TransactionRow } from "../domain/model.js";
 import type { Ledger, TransferInput } from "../domain/ledger.js";
 import type { Answer } from "../domain/ports.js";
 import { externalAccountToPb, internalAccountToPb, transactionToPb } from "./mappers.js";

@@ -10,9 +10,7 @@ import {
   type InternalAccount,
 } from "@corridor/proto/corridor/ledger/v1/accounts_pb.js";
 import { TransactionSchema, type Transaction } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
-import type { AccountRow } from "../data/accounts.js";
-import type { ExternalAccountRow } from "../data/external-accounts.js";
-import type { TransactionRow } from "../data/transactions.js";
+import type { AccountRow, ExternalAccountRow, TransactionRow } from "../domain/model.js";
 import { currencyInfo } from "../domain/currencies.js";
 
 /** Rows -> proto. Nothing here decides anything. */
