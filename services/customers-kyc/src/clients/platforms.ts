@@ -1,25 +1,23 @@
-import { createClient, type Client, type Transport } from "@connectrpc/connect";
-import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
-import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
+import type { Transport } from "@connectrpc/connect";
+import { platformFactsClient } from "@corridor/kit";
 import type { PlatformDirectory } from "../domain/ports.js";
 
 /**
- * Platform facts from auth-sessions: the config (UMA domain, supported currencies, regulated
- * flag) and the platform (environment). Read fresh on every write: configuration changes apply
- * at once, and the calls are cheap next to the write they guard.
+ * Platform facts from auth-sessions through the kit's platform-facts client: the config (UMA
+ * domain, supported currencies, regulated flag) read fresh on every write, so configuration
+ * changes apply at once (the calls are cheap next to the write they guard); the environment is
+ * remembered (it never changes).
  */
 export function platformDirectory(transport: () => Transport): PlatformDirectory {
-  // Resolved on first use: a service may call another only at request time, never while starting.
-  let client: Client<typeof AuthSessionsService> | undefined;
+  const platforms = platformFactsClient(transport);
   return {
     async settings(platformId) {
-      client ??= createClient(AuthSessionsService, transport());
-      const [config, platform] = await Promise.all([client.getPlatformConfig({ platformId }), client.getPlatform({ platformId })]);
+      const f = await platforms.facts(platformId);
       return {
-        umaDomain: config.config?.umaDomain ?? "",
-        supportedCurrencies: (config.config?.supportedCurrencies ?? []).map((c) => c.currencyCode),
-        isRegulated: config.config?.isRegulatedFinancialInstitution ?? false,
-        environment: platform.platform?.environment === Environment.PRODUCTION ? "PRODUCTION" : "SANDBOX",
+        umaDomain: f.umaDomain,
+        supportedCurrencies: f.supportedCurrencies.map((c) => c.currencyCode),
+        isRegulated: f.isRegulated,
+        environment: f.environment,
       };
     },
   };
