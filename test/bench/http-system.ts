@@ -26,6 +26,8 @@ export interface BenchSystem {
   url: string;
   database: "PGlite (in memory)" | "Postgres";
   cache: "in-process" | "Redis";
+  /** The fresh Postgres database the system runs on (undefined with PGlite), for breakdowns read after a scenario. */
+  databaseUrl?: string;
   /** Basic credentials of the benchmark platform. */
   authorization: string;
   call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
@@ -54,6 +56,7 @@ export async function startBenchSystem(): Promise<BenchSystem> {
     url: system.url,
     database: fresh ? "Postgres" : "PGlite (in memory)",
     cache: redisUrl ? "Redis" : "in-process",
+    databaseUrl: fresh?.url,
     authorization,
     async call(method, path, body, headers = {}) {
       const res = await fetch(`${system.url}/${API_VERSION}${path}`, {

@@ -223,6 +223,10 @@ async function main(): Promise<number> {
     console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     console.log(`| all webhooks, ms | ${ms(w.all.p50)} | ${ms(w.all.p90)} | ${ms(w.all.p99)} | ${ms(w.all.max)} | ${x(w.all.p50)} | ${x(w.all.p99)} |`);
     console.log(`| OUTGOING_PAYMENT_COMPLETED, ms | ${ms(w.completed.p50)} | ${ms(w.completed.p90)} | ${ms(w.completed.p99)} | ${ms(w.completed.max)} | ${x(w.completed.p50)} | ${x(w.completed.p99)} |`);
+    if (w.split) {
+      console.log(`| of which event → enqueued by notifications, ms | ${ms(w.split.enqueued.p50)} | ${ms(w.split.enqueued.p90)} | ${ms(w.split.enqueued.p99)} | ${ms(w.split.enqueued.max)} | | |`);
+      console.log(`| of which enqueued → first POST (delivery worker), ms | ${ms(w.split.posted.p50)} | ${ms(w.split.posted.p90)} | ${ms(w.split.posted.p99)} | ${ms(w.split.posted.max)} | | |`);
+    }
     console.log(`| anchor: loopback POST round trip, ms | ${fmt(w.anchor.p50, 2)} | ${fmt(w.anchor.p90, 2)} | ${fmt(w.anchor.p99, 2)} | ${fmt(w.anchor.max, 2)} | 1× | |`);
     if (w.stale > 0) failures.push(`webhooks: ${w.stale} webhooks of events from before the endpoint was set were delivered`);
   }

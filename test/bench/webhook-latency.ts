@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Worker } from "node:worker_threads";
+import pg from "pg";
 import { eventually, type BenchSystem, type Fixtures } from "./http-system.js";
 
 /**
@@ -37,6 +38,12 @@ export interface WebhookLatencyResult {
   all: Percentiles;
   completed: Percentiles;
   anchor: Percentiles;
+  /**
+   * With Postgres, the latency split from notifications' own tables: event → enqueued (the
+   * producer's outbox relay, the bus, the notifications consumer) and enqueued → first POST
+   * (the delivery worker). PGlite lives inside the process and is not read from outside.
+   */
+  split?: { enqueued: Percentiles; posted: Percentiles };
 }
 
 export interface Percentiles {
@@ -170,6 +177,7 @@ export async function measureWebhookLatency(sys: BenchSystem, f: Fixtures, opts:
     // The TEST webhook above is not an event.
     const events = receiver.arrivals.filter((a) => a.type !== "TEST");
     const fresh = events.filter((a) => Date.parse(a.timestamp) >= endpointSetAt);
+    const split = sys.databaseUrl ? await splitFromTables(sys.databaseUrl, new Date(endpointSetAt)) : undefined;
     const latency = (a: Arrival) => a.receivedAt - Date.parse(a.timestamp);
     const byType: Record<string, number> = {};
     for (const a of fresh) byType[a.type] = (byType[a.type] ?? 0) + 1;
@@ -185,8 +193,27 @@ export async function measureWebhookLatency(sys: BenchSystem, f: Fixtures, opts:
       all: percentiles(fresh.map(latency)),
       completed: percentiles(fresh.filter((a) => a.type === "OUTGOING_PAYMENT_COMPLETED" && wanted.has(a.resource)).map(latency)),
       anchor,
+      split,
     };
   } finally {
     await receiver.close();
+  }
+}
+
+/** Enqueue lag and delivery wait per webhook, from notifications' queue and attempts (ms). */
+async function splitFromTables(databaseUrl: string, since: Date): Promise<{ enqueued: Percentiles; posted: Percentiles }> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ enqueued: number; posted: number }>(
+      `select extract(epoch from q.created_at - q.occurred_at) * 1000 as enqueued,
+              extract(epoch from (select min(d.attempted_at) from notifications.webhook_deliveries d where d.webhook_id = q.webhook_id) - q.created_at) * 1000 as posted
+         from notifications.webhook_queue q
+        where q.status = 'DELIVERED' and q.occurred_at >= $1`,
+      [since],
+    );
+    return { enqueued: percentiles(rows.map((r) => Number(r.enqueued))), posted: percentiles(rows.map((r) => Number(r.posted))) };
+  } finally {
+    await client.end();
   }
 }
