@@ -63,12 +63,13 @@ describe("customer holdings and closing", () => {
 
     // customers-kyc still says the customer is live (its delete commits after this call): the
     // ledger's own check refuses anyway.
+    // Each refusal is taken as it is made, so none is left rejected and unobserved meanwhile.
     const refusals = [
       h.ledger.transferIn({ transfer: { platformId: w.platformId, sourceAccountId: w.bank.id, destinationAccountId: w.usd.id, amount: 100n } }),
       h.ledger.fundInternalAccount({ platformId: w.platformId, accountId: w.usd.id, amount: 100n }),
       h.ledger.createIncomingUmaPayment({ platformId: w.platformId, customerId: w.customerId, senderUmaAddress: "$bob@other.example", receiverUmaAddress: "$alice@sandbox.uma.money", currency: "USD", amount: 100n }),
-    ];
-    for (const r of refusals) expect(await publicError(r)).toMatchObject({ outcome: "NOT_FOUND", code: "CUSTOMER_NOT_FOUND" });
+    ].map((call) => publicError(call));
+    for (const r of await Promise.all(refusals)) expect(r).toMatchObject({ outcome: "NOT_FOUND", code: "CUSTOMER_NOT_FOUND" });
     expect((await balance(w.platformId, w.usd.id)).balance).toBe(0n);
     expect((await holdings(w)).inFlightTransactions).toEqual([]);
   });
