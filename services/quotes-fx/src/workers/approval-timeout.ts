@@ -1,4 +1,4 @@
-import type { BackgroundWorker, Logger } from "@corridor/kit";
+import { pollingWorker, type BackgroundWorker, type Logger } from "@corridor/kit";
 import type { IncomingPayments } from "../domain/incoming.js";
 
 /**
@@ -7,29 +7,5 @@ import type { IncomingPayments } from "../domain/incoming.js";
  * incoming_approvals, so a restart picks them up again.
  */
 export function approvalTimeoutWorker(incoming: IncomingPayments<any>, log: Pick<Logger, "warn" | "debug">, pollMs: number): BackgroundWorker {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = true;
-  const tick = () => {
-    running = incoming
-      .expireDue(100)
-      .then(() => undefined)
-      .catch((err) => log.warn({ err }, "incoming approval timeout tick failed"))
-      .finally(() => {
-        running = undefined;
-        if (!stopped) timer = setTimeout(tick, pollMs);
-      });
-  };
-  return {
-    name: "incoming-approval-timeout",
-    start() {
-      stopped = false;
-      tick();
-    },
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
-  };
+  return pollingWorker({ name: "incoming-approval-timeout", pass: () => incoming.expireDue(100), pollMs, log });
 }
