@@ -1,4 +1,4 @@
-import { AppError, MAX_AMOUNT, errors, isId, type FieldError } from "@corridor/kit";
+import { AppError, MAX_AMOUNT, errors, isId, type FieldError, type QuoteRequestFields } from "@corridor/kit";
 import { findCurrency, type Currency } from "./currencies.js";
 import type { Fx } from "./fx.js";
 import type { Lookups } from "./lookups.js";
@@ -10,17 +10,8 @@ export const PURPOSES = [
   "TAX_PAYMENT", "LOAN_PAYMENT", "UTILITY_BILL", "DONATION", "TRAVEL", "OTHER",
 ] as const;
 
-export interface QuoteRequest {
-  source: { sourceType: string; accountId: string; customerId: string; currency: string };
-  destination: { destinationType: string; accountId: string; paymentRail: string; umaAddress: string; currency: string };
-  lockedCurrencySide: string;
-  lockedCurrencyAmount: bigint;
-  lookupId: string;
-  immediatelyExecute: boolean;
-  description: string;
-  purposeOfPayment: string;
-  senderCustomerInfo: Record<string, string>;
-  counterpartyInformation: Record<string, string>;
+/** The quote request's fields (the kit's QuoteRequestFields, shared with agents) and who asks. */
+export interface QuoteRequest extends QuoteRequestFields {
   /** Agent:<uuidv7> when an agent creates the quote (through the agents service); "" otherwise. */
   agentId: string;
   /**

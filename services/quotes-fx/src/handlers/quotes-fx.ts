@@ -2,6 +2,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { TransactionSchema } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
 import type { ServiceImpl } from "@connectrpc/connect";
+import { quoteRequestFields } from "@corridor/kit";
 import type { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
 import type { Fx } from "../domain/fx.js";
 import type { Lookups } from "../domain/lookups.js";
@@ -65,26 +66,7 @@ export function createQuotesFxHandler(deps: HandlerDeps): Omit<ServiceImpl<typeo
     },
 
     async createQuote(req) {
-      const request: QuoteRequest = {
-        source: { sourceType: req.source?.sourceType ?? "", accountId: req.source?.accountId ?? "", customerId: req.source?.customerId ?? "", currency: req.source?.currency ?? "" },
-        destination: {
-          destinationType: req.destination?.destinationType ?? "",
-          accountId: req.destination?.accountId ?? "",
-          paymentRail: req.destination?.paymentRail ?? "",
-          umaAddress: req.destination?.umaAddress ?? "",
-          currency: req.destination?.currency ?? "",
-        },
-        lockedCurrencySide: req.lockedCurrencySide,
-        lockedCurrencyAmount: req.lockedCurrencyAmount,
-        lookupId: req.lookupId,
-        immediatelyExecute: req.immediatelyExecute,
-        description: req.description,
-        purposeOfPayment: req.purposeOfPayment,
-        senderCustomerInfo: req.senderCustomerInfo,
-        counterpartyInformation: req.counterpartyInformation,
-        agentId: req.agentId,
-        actingCustomerId: req.actingCustomerId,
-      };
+      const request: QuoteRequest = { ...quoteRequestFields(req), agentId: req.agentId, actingCustomerId: req.actingCustomerId };
       const r = await deps.quotes.create(req.platformId, request, req.idempotencyKey);
       return { quote: quoteMsg(r.quote), replayed: r.replayed };
     },
