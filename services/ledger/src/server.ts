@@ -5,7 +5,7 @@ import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service
 import { connectDirectory } from "./clients/directory.js";
 import { loadLedgerConfig } from "./config.js";
 import { customerCopy, platformEnvironmentCopy } from "./data/copies.js";
-import { completeKey } from "./data/idempotency.js";
+import { createStore } from "./data/store.js";
 import type { LedgerDatabase } from "./data/tables.js";
 import { dueQuoteTransactions } from "./data/transactions.js";
 import { withEventCopies } from "./domain/facts.js";
@@ -15,6 +15,7 @@ import type { Directory } from "./domain/ports.js";
 import { quoteExpiryPass } from "./domain/quote-expiry.js";
 import { createTrialBalance } from "./domain/trial-balance.js";
 import { ledgerConsumers } from "./events/consumers.js";
+import * as ledgerEvents from "./events/ledger-events.js";
 import { createAdminHandler } from "./handlers/admin-handler.js";
 import { answerCodecs, createLedgerHandler } from "./handlers/ledger-handler.js";
 import { quoteExpiryWorker } from "./workers/quote-expiry.js";
@@ -48,7 +49,8 @@ export function buildLedger(deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pi
     { environment: (platformId) => platformEnvironmentCopy(db, platformId), customer: (platformId, customerId) => customerCopy(db, platformId, customerId) },
     deps.directory,
   );
-  const ledger = createLedger({ db, clock: deps.clock, directory, idempotent: idempotencyRunner(idempotencyKeyStore(db), completeKey, deps.clock), answers: answerCodecs });
+  const store = createStore(db, ledgerEvents);
+  const ledger = createLedger({ store, clock: deps.clock, directory, idempotent: idempotencyRunner(idempotencyKeyStore(db), deps.clock), answers: answerCodecs });
   const runOnce = quoteExpiryPass({
     clock: deps.clock,
     due: (now, limit, after) => dueQuoteTransactions(db, now, limit, after),
@@ -59,7 +61,7 @@ export function buildLedger(deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pi
     // No per-service router options: they would replace the host's interceptors.
     routes(router) {
       router.service(LedgerService, createLedgerHandler({ ledger }));
-      router.service(LedgerAdminService, createAdminHandler({ trialBalance: createTrialBalance(db) }));
+      router.service(LedgerAdminService, createAdminHandler({ trialBalance: createTrialBalance(store) }));
     },
     consumers: ledgerConsumers(ledger),
     workers: [quoteExpiryWorker({ runOnce, log: deps.log ?? { warn: () => {}, debug: () => {} }, pollMs: config.LEDGER_QUOTE_EXPIRY_POLL_MS })],

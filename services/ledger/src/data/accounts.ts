@@ -8,27 +8,9 @@ export type { Db } from "./tables.js";
 import type { Db } from "./tables.js";
 export type AccountRow = Selectable<AccountsTable>;
 
-export const SYSTEM_TYPES = {
-  railClearing: "RAIL_CLEARING",
-  sandboxFunding: "SANDBOX_FUNDING",
-  /** Per currency, the platform's side of every conversion: buys the sending, sells the receiving currency. */
-  fxPool: "FX_POOL",
-  /** Quote fees earned by the platform. */
-  feeRevenue: "FEE_REVENUE",
-  /** Money of a failed quote payout whose refund failed too: an operator settles it by hand. */
-  refundSuspense: "REFUND_SUSPENSE",
-} as const;
-
-export interface OpenAccountInput {
-  platformId: string;
-  ownerKind: OwnerKind;
-  customerId?: string;
-  type: string;
-  currency: string;
-  reference: string;
-  fundingInstructions: unknown[];
-  now: Date;
-}
+export { SYSTEM_TYPES } from "../domain/model.js";
+export type { InternalAccountFilter, OpenAccountInput } from "../domain/model.js";
+import type { InternalAccountFilter, OpenAccountInput } from "../domain/model.js";
 
 const ownerKey = (i: { ownerKind: OwnerKind; customerId?: string }) => (i.ownerKind === "CUSTOMER" ? i.customerId! : i.ownerKind);
 
@@ -122,14 +104,6 @@ export async function setBalances(trx: Transaction<LedgerDatabase>, platformId: 
     .where("platform_id", "=", platformId)
     .where("id", "=", id)
     .execute();
-}
-
-export interface InternalAccountFilter {
-  platformId: string;
-  ownerKind: "CUSTOMER" | "PLATFORM";
-  customerId?: string;
-  currency?: string;
-  type?: string;
 }
 
 function filtered(db: Db, f: InternalAccountFilter) {

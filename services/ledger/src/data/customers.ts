@@ -34,11 +34,8 @@ export async function customerClosed(trx: Trx, platformId: string, customerId: s
   return !!row && (!!row.closed_at || row.is_deleted);
 }
 
-export interface CustomerHoldings {
-  accounts: { accountId: string; type: string; currency: string; balance: bigint; held: bigint }[];
-  inFlight: { transactionId: string; type: string; status: string; amount: bigint; currency: string; refundStatus: string }[];
-  closed: boolean;
-}
+export type { CustomerHoldings } from "../domain/model.js";
+import type { CustomerHoldings } from "../domain/model.js";
 
 /**
  * What the customer holds, read under its row lock (FOR UPDATE; the row is created when the

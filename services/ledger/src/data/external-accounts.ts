@@ -4,16 +4,10 @@ import type { ExternalAccountsTable } from "./tables.js";
 
 export type ExternalAccountRow = Selectable<ExternalAccountsTable>;
 
-export interface ExternalAccountScope {
-  platformId: string;
-  ownerKind: "CUSTOMER" | "PLATFORM";
-  customerId?: string;
-}
+export type { ExternalAccountScope } from "../domain/model.js";
+import type { ExternalAccountScope, NewExternalAccount } from "../domain/model.js";
 
-export async function insertExternalAccount(db: Db, row: Omit<ExternalAccountRow, "account_info" | "beneficiary_verified_data"> & {
-  account_info: Record<string, unknown>;
-  beneficiary_verified_data: Record<string, unknown> | null;
-}): Promise<void> {
+export async function insertExternalAccount(db: Db, row: NewExternalAccount): Promise<void> {
   await db
     .insertInto("external_accounts")
     .values({

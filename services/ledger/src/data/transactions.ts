@@ -53,16 +53,8 @@ export async function findQuoteTransaction(db: Db, platformId: string, quoteId: 
   return db.selectFrom("transactions").selectAll().where("platform_id", "=", platformId).where("quote_id", "=", quoteId).executeTakeFirst();
 }
 
-export interface TransactionFilter {
-  platformId: string;
-  customerId?: string;
-  platformCustomerId?: string;
-  status?: string;
-  type?: string;
-  createdFrom?: Date;
-  createdTo?: Date;
-  reference?: string;
-}
+export type { TransactionFilter } from "../domain/model.js";
+import type { TransactionFilter } from "../domain/model.js";
 
 function filtered(db: Db, f: TransactionFilter) {
   let q = db.selectFrom("transactions").where("platform_id", "=", f.platformId);

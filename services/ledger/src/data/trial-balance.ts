@@ -1,17 +1,8 @@
 import { sql } from "kysely";
 import type { Db } from "./accounts.js";
 
-/** One (currency, owner kind, type) group of accounts with its sums, as bigint minor units. */
-export interface TrialBalanceRow {
-  currency: string;
-  ownerKind: string;
-  type: string;
-  accounts: bigint;
-  balance: bigint;
-  posted: bigint;
-  /** Accounts whose stored balance differs from the sum of their postings. */
-  mismatched: bigint;
-}
+export type { TrialBalanceRow } from "../domain/model.js";
+import type { TrialBalanceRow } from "../domain/model.js";
 
 /**
  * Sums balances and postings per currency, owner kind and account type, for one platform or the

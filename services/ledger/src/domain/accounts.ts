@@ -1,29 +1,19 @@
 import { errors, newId, pageSize, toPage, type Clock, type FieldError } from "@corridor/kit";
-import { listAccounts, openAccount, type InternalAccountFilter } from "../data/accounts.js";
-import {
-  clearDefaultDeposit,
-  getExternalAccount,
-  insertExternalAccount,
-  listExternalAccounts,
-  markExternalAccountDeleted,
-  type ExternalAccountScope,
-} from "../data/external-accounts.js";
-import type { LedgerDatabase, Trx } from "../data/tables.js";
-import type { Kysely } from "kysely";
 import { validateAccountInfo } from "./account-info.js";
 import { verifyBeneficiary } from "./beneficiary.js";
 import { isCrypto } from "./currencies.js";
 import { fundingInstructions, newReference } from "./funding.js";
 import { after, internalAccount, type PageInput } from "./gates.js";
-import type { Directory } from "./ports.js";
+import type { ExternalAccountScope, InternalAccountFilter } from "./model.js";
+import type { Directory, LedgerStore, LedgerTx } from "./ports.js";
 
 /** The internal account type that holds a currency. */
 export const accountType = (currency: string) => (isCrypto(currency) ? "INTERNAL_CRYPTO" : "INTERNAL_FIAT");
 
 /** Opens an internal account (with its funding instructions) unless the owner has one of that type and currency. */
-export async function open(trx: Trx, platformId: string, ownerKind: "CUSTOMER" | "PLATFORM", customerId: string | undefined, type: string, currency: string, now: Date) {
+export async function open(trx: LedgerTx, platformId: string, ownerKind: "CUSTOMER" | "PLATFORM", customerId: string | undefined, type: string, currency: string, now: Date) {
   const reference = newReference("DEP");
-  await openAccount(trx, {
+  await trx.openAccount({
     platformId,
     ownerKind,
     customerId,
@@ -36,16 +26,16 @@ export async function open(trx: Trx, platformId: string, ownerKind: "CUSTOMER" |
 }
 
 /** Internal accounts (read) and external accounts (create, read, delete) of a platform. */
-export function createAccounts(deps: { db: Kysely<LedgerDatabase>; clock: Clock; directory: Directory }) {
-  const { db, clock, directory } = deps;
+export function createAccounts(deps: { store: LedgerStore; clock: Clock; directory: Directory }) {
+  const { store, clock, directory } = deps;
   return {
     async listInternalAccounts(f: InternalAccountFilter, page: PageInput) {
       const limit = pageSize(page.limit);
-      const { rows, total } = await listAccounts(db, f, { limit, after: after(page.cursor) });
+      const { rows, total } = await store.listAccounts(f, { limit, after: after(page.cursor) });
       return toPage(rows, limit, (r) => ({ k: r.created_at.toISOString(), id: r.id }), total);
     },
 
-    getInternalAccount: (platformId: string, id: string) => internalAccount(db, platformId, id),
+    getInternalAccount: (platformId: string, id: string) => internalAccount(store, platformId, id),
 
     async createExternalAccount(i: {
       platformId: string;
@@ -73,11 +63,11 @@ export function createAccounts(deps: { db: Kysely<LedgerDatabase>; clock: Clock;
       const environment = await directory.environment(i.platformId);
       const beneficiary = valid.info.beneficiary as { fullName?: string } | undefined;
       const verification = verifyBeneficiary(environment, valid.identifier, beneficiary?.fullName);
-      return db.transaction().execute(async (trx) => {
+      return store.transaction(async (trx) => {
         const now = clock.now();
-        if (i.defaultUmaDepositAccount) await clearDefaultDeposit(trx, i.platformId, i.customerId, now);
+        if (i.defaultUmaDepositAccount) await trx.clearDefaultDeposit(i.platformId, i.customerId, now);
         const id = newId("ExternalAccount");
-        await insertExternalAccount(trx, {
+        await trx.insertExternalAccount({
           id,
           platform_id: i.platformId,
           owner_kind: i.ownerKind,
@@ -94,27 +84,27 @@ export function createAccounts(deps: { db: Kysely<LedgerDatabase>; clock: Clock;
           updated_at: now,
           deleted_at: null,
         });
-        return (await getExternalAccount(trx, { platformId: i.platformId, ownerKind: i.ownerKind }, id))!;
+        return (await trx.getExternalAccount({ platformId: i.platformId, ownerKind: i.ownerKind }, id))!;
       });
     },
 
     async listExternalAccounts(f: ExternalAccountScope & { currency?: string }, page: PageInput) {
       const limit = pageSize(page.limit);
-      const { rows, total } = await listExternalAccounts(db, f, { limit, after: after(page.cursor) });
+      const { rows, total } = await store.listExternalAccounts(f, { limit, after: after(page.cursor) });
       return toPage(rows, limit, (r) => ({ k: r.created_at.toISOString(), id: r.id }), total);
     },
 
     async getExternalAccount(scope: ExternalAccountScope, id: string) {
-      const row = await getExternalAccount(db, scope, id);
+      const row = await store.getExternalAccount(scope, id);
       if (!row) throw errors.notFound("ExternalAccount", id);
       return row;
     },
 
     async deleteExternalAccount(scope: ExternalAccountScope, id: string) {
-      return db.transaction().execute(async (trx) => {
-        const row = await getExternalAccount(trx, scope, id);
+      return store.transaction(async (trx) => {
+        const row = await trx.getExternalAccount(scope, id);
         if (!row) throw errors.notFound("ExternalAccount", id);
-        return markExternalAccountDeleted(trx, scope.platformId, id, clock.now());
+        return trx.markExternalAccountDeleted(scope.platformId, id, clock.now());
       });
     },
   };

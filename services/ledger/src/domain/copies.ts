@@ -1,8 +1,5 @@
 import { errors, type Clock, type FieldError } from "@corridor/kit";
-import type { Kysely } from "kysely";
-import { holdingsOf } from "../data/customers.js";
-import { upsertCustomerCopy, upsertPlatformCopy } from "../data/copies.js";
-import type { LedgerDatabase, Trx } from "../data/tables.js";
+import type { LedgerStore } from "./ports.js";
 import { accountType, open } from "./accounts.js";
 import { WALLET_CURRENCY } from "./currencies.js";
 
@@ -11,18 +8,20 @@ import { WALLET_CURRENCY } from "./currencies.js";
  * consumers inside their inbox transaction), and the customer holdings customers-kyc asks for
  * before it deletes a customer.
  */
-export function createCopies(deps: { db: Kysely<LedgerDatabase>; clock: Clock }) {
-  const { db, clock } = deps;
+export function createCopies(deps: { store: LedgerStore; clock: Clock }) {
+  const { store, clock } = deps;
   return {
-    async onPlatform(trx: Trx, p: { platformId: string; environment?: string; currencies: string[]; at: Date }) {
-      await upsertPlatformCopy(trx, p);
+    async onPlatform(inbox: unknown, p: { platformId: string; environment?: string; currencies: string[]; at: Date }) {
+      const trx = store.within(inbox);
+      await trx.upsertPlatformCopy(p);
       // Currencies only ever gain accounts: a currency removed from the config keeps its account
       // (and its money).
       for (const currency of p.currencies) await open(trx, p.platformId, "PLATFORM", undefined, accountType(currency), currency, clock.now());
     },
 
-    async onCustomer(trx: Trx, c: { platformId: string; customerId: string; platformCustomerId: string; currencies: string[]; isDeleted: boolean; verificationStatus?: string; at: Date }) {
-      const { closed } = await upsertCustomerCopy(trx, c);
+    async onCustomer(inbox: unknown, c: { platformId: string; customerId: string; platformCustomerId: string; currencies: string[]; isDeleted: boolean; verificationStatus?: string; at: Date }) {
+      const trx = store.within(inbox);
+      const { closed } = await trx.upsertCustomerCopy(c);
       if (c.isDeleted) return;
       // Closed by the ledger (deletion in progress): no new accounts, whatever the event says.
       if (closed) return;
@@ -39,7 +38,7 @@ export function createCopies(deps: { db: Kysely<LedgerDatabase>; clock: Clock })
       const missing: FieldError[] = [];
       if (!customerId) missing.push({ field: "customerId", reason: "is required" });
       if (missing.length) throw errors.invalidInput(missing);
-      return db.transaction().execute((trx) => holdingsOf(trx, { platformId, customerId, close, now: clock.now() }));
+      return store.transaction((trx) => trx.holdingsOf({ platformId, customerId, close, now: clock.now() }));
     },
   };
 }

@@ -1,14 +1,13 @@
 import { AppError, decodeKeysetCursor, errors } from "@corridor/kit";
-import { getAccount, type AccountRow } from "../data/accounts.js";
-import type { Db } from "../data/tables.js";
-import type { Directory } from "./ports.js";
+import type { AccountRow } from "./model.js";
+import type { Directory, LedgerStatements } from "./ports.js";
 
 /** The largest sandbox funding in one request (minor units). */
 export const MAX_FUND_AMOUNT = 100_000_000_000n;
 
 /** A platform's or customer's internal account; system accounts are never found. */
-export async function internalAccount(db: Db, platformId: string, id: string): Promise<AccountRow> {
-  const row = await getAccount(db, platformId, id);
+export async function internalAccount(store: LedgerStatements, platformId: string, id: string): Promise<AccountRow> {
+  const row = await store.getAccount(platformId, id);
   if (!row || row.owner_kind === "SYSTEM") throw errors.notFound("InternalAccount", id);
   return row;
 }

@@ -1,8 +1,8 @@
-import { createIdempotencyRunner, type Clock, type IdempotencyKeyRef, type IdempotencyKeyStore } from "@corridor/kit";
-import type { Answer, AnswerCodec } from "./ports.js";
+import { createIdempotencyRunner, type Clock, type IdempotencyKeyStore } from "@corridor/kit";
+import type { Answer, AnswerCodec, LedgerTx } from "./ports.js";
 
 /** Completes the claimed key inside the effect's transaction with the fresh row (encoded for replays). */
-export type Complete<Row> = (trx: unknown, row: Row) => Promise<void>;
+export type Complete<Row> = (tx: LedgerTx, row: Row) => Promise<void>;
 
 export type Idempotent = <Row>(
   opts: { platformId: string; key: string; request: unknown; codec: AnswerCodec<Row> },
@@ -16,18 +16,14 @@ export type Idempotent = <Row>(
  * effect releases it for a retry. The stored answer is the first response as the codec encodes it
  * (the handlers' proto JSON); a replay hands it back as is.
  */
-export function idempotencyRunner(
-  keys: IdempotencyKeyStore,
-  complete: (trx: unknown, ref: IdempotencyKeyRef, body: unknown) => Promise<void>,
-  clock: Clock,
-): Idempotent {
+export function idempotencyRunner(keys: IdempotencyKeyStore, clock: Clock): Idempotent {
   const run = createIdempotencyRunner(keys, clock);
   return (opts, effect) =>
     run<Answer<any>>(
       { platformId: opts.platformId, key: opts.key, request: opts.request },
       async (ref) => {
-        const row = await effect(async (trx, r) => {
-          if (ref) await complete(trx, ref, opts.codec.encode(r));
+        const row = await effect(async (tx, r) => {
+          if (ref) await tx.completeIdempotencyKey(ref, opts.codec.encode(r));
         });
         return { row };
       },

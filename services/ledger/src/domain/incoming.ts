@@ -1,16 +1,9 @@
 import { MAX_AMOUNT, errors, newId, type Clock, type FieldError } from "@corridor/kit";
-import type { Kysely } from "kysely";
-import { SYSTEM_TYPES, customerAccountOf, lockAccounts, systemAccountId } from "../data/accounts.js";
-import { requireOpenCustomer } from "../data/customers.js";
-import { defaultDepositAccount, findExternalAccount } from "../data/external-accounts.js";
-import { placeHold, postEntry } from "../data/journal.js";
-import type { LedgerDatabase } from "../data/tables.js";
-import { getTransaction, insertTransaction, updateTransaction, type TransactionRow } from "../data/transactions.js";
-import { emitBalanceUpdated, emitRailInstruction, emitTransactionChanged } from "../events/ledger-events.js";
 import { accountType } from "./accounts.js";
 import { newReference } from "./funding.js";
 import type { Idempotent } from "./idempotency.js";
-import type { AnswerCodec, Directory } from "./ports.js";
+import { SYSTEM_TYPES, type TransactionRow } from "./model.js";
+import type { AnswerCodec, Directory, LedgerStore } from "./ports.js";
 
 export type IncomingDecision = "APPROVE" | "REJECT" | "FAIL";
 /** Receiver data as stored: a map of strings (non-string JSON values are kept as their JSON text); null when empty. */
@@ -32,11 +25,11 @@ export const APPROVAL_FAILURE_REASONS: ReadonlySet<string> = new Set(["PAYMENT_A
  * the INCOMING transaction's destination is that external account and approval also starts an
  * onward transfer-out of the same amount to it (README "Incoming UMA payments").
  */
-export function createIncoming(deps: { db: Kysely<LedgerDatabase>; clock: Clock; directory: Directory; idempotent: Idempotent; answers: AnswerCodec<TransactionRow> }) {
-  const { db, clock, directory, idempotent } = deps;
+export function createIncoming(deps: { store: LedgerStore; clock: Clock; directory: Directory; idempotent: Idempotent; answers: AnswerCodec<TransactionRow> }) {
+  const { store, clock, directory, idempotent } = deps;
 
   async function depositAccount(platformId: string, customerId: string, currency: string) {
-    const row = await customerAccountOf(db, platformId, customerId, currency, accountType(currency));
+    const row = await store.customerAccountOf(platformId, customerId, currency, accountType(currency));
     if (!row) {
       throw errors.badRequest("CURRENCY_NOT_SUPPORTED", `The receiver has no ${currency} account (enable the currency on the customer first)`, { currency });
     }
@@ -71,12 +64,12 @@ export function createIncoming(deps: { db: Kysely<LedgerDatabase>; clock: Clock;
           const customer = await directory.customer(i.platformId, i.customerId);
           if (customer.isDeleted) throw errors.notFound("Customer", i.customerId);
           const account = await depositAccount(i.platformId, i.customerId, i.currency);
-          const onward = await defaultDepositAccount(db, i.platformId, i.customerId, i.currency);
-          return db.transaction().execute(async (trx) => {
+          const onward = await store.defaultDepositAccount(i.platformId, i.customerId, i.currency);
+          return store.transaction(async (trx) => {
             const now = clock.now();
             // A payment for a deleted (or closing) customer is refused, never parked.
-            await requireOpenCustomer(trx, i.platformId, i.customerId);
-            const tx = await insertTransaction(trx, {
+            await trx.requireOpenCustomer(i.platformId, i.customerId);
+            const tx = await trx.insertTransaction({
               id: newId("Transaction"),
               platform_id: i.platformId,
               type: "INCOMING",
@@ -103,7 +96,7 @@ export function createIncoming(deps: { db: Kysely<LedgerDatabase>; clock: Clock;
               created_at: now,
               updated_at: now,
             });
-            await emitTransactionChanged(trx, "INCOMING_PAYMENT_PENDING", tx, now);
+            await trx.emitTransactionChanged("INCOMING_PAYMENT_PENDING", tx, now);
             await complete(trx, tx);
             return tx;
           });
@@ -119,30 +112,30 @@ export function createIncoming(deps: { db: Kysely<LedgerDatabase>; clock: Clock;
       if (i.decision === "FAIL" && !APPROVAL_FAILURE_REASONS.has(i.failureReason)) {
         throw errors.invalidInput([{ field: "failureReason", reason: `must be one of ${[...APPROVAL_FAILURE_REASONS].join(", ")}` }]);
       }
-      const first = await getTransaction(db, i.platformId, i.transactionId);
+      const first = await store.getTransaction(i.platformId, i.transactionId);
       if (!first) throw errors.notFound("Transaction", i.transactionId);
       // Only incoming UMA payments await a platform decision; anything else is answered as is.
       if (first.type !== "INCOMING" || first.source_type !== "UMA_ADDRESS") return { tx: first, changed: false };
       // Opened before the money transaction (see quote-transactions.ts executionAccounts: no inserts under locks).
-      const clearing = await systemAccountId(db, i.platformId, first.currency, SYSTEM_TYPES.railClearing, clock.now());
-      return db.transaction().execute(async (trx) => {
-        const tx = (await getTransaction(trx, i.platformId, i.transactionId, true))!;
+      const clearing = await store.systemAccountId(i.platformId, first.currency, SYSTEM_TYPES.railClearing, clock.now());
+      return store.transaction(async (trx) => {
+        const tx = (await trx.getTransaction(i.platformId, i.transactionId, true))!;
         if (tx.status !== "PENDING") return { tx, changed: false };
         const now = clock.now();
         if (i.decision === "APPROVE") {
           const accountId = tx.internal_account_id!;
           // A destination other than the internal account is the default UMA deposit account chosen
           // at creation; if it was deleted since, the money stays in the internal account.
-          const onward = tx.destination_account_id !== accountId ? await findExternalAccount(trx, tx.platform_id, tx.destination_account_id) : undefined;
-          const locked = await lockAccounts(trx, tx.platform_id, [accountId, clearing]);
-          await postEntry(trx, locked, {
+          const onward = tx.destination_account_id !== accountId ? await trx.findExternalAccount(tx.platform_id, tx.destination_account_id) : undefined;
+          const locked = await trx.lockAccounts(tx.platform_id, [accountId, clearing]);
+          await trx.postEntry(locked, {
             platformId: tx.platform_id,
             transactionId: tx.id,
             kind: "UMA_INCOMING",
             now,
             postings: [{ accountId: clearing, amount: -tx.amount }, { accountId, amount: tx.amount }],
           });
-          let updated = await updateTransaction(trx, tx.platform_id, tx.id, {
+          let updated = await trx.updateTransaction(tx.platform_id, tx.id, {
             status: "COMPLETED",
             settled_at: now,
             updated_at: now,
@@ -153,9 +146,9 @@ export function createIncoming(deps: { db: Kysely<LedgerDatabase>; clock: Clock;
             // The onward leg is an ordinary transfer-out (hold now, rail PAYOUT, the connector's
             // outcome captures or releases the hold) in this same money transaction.
             const payoutId = newId("Transaction");
-            const held = await placeHold(trx, locked.get(accountId)!, payoutId, tx.amount, now);
-            await emitBalanceUpdated(trx, held, now);
-            const payout = await insertTransaction(trx, {
+            const held = await trx.placeHold(locked.get(accountId)!, payoutId, tx.amount, now);
+            await trx.emitBalanceUpdated(held, now);
+            const payout = await trx.insertTransaction({
               id: payoutId,
               platform_id: tx.platform_id,
               type: "OUTGOING",
@@ -177,21 +170,21 @@ export function createIncoming(deps: { db: Kysely<LedgerDatabase>; clock: Clock;
               created_at: now,
               updated_at: now,
             });
-            await emitTransactionChanged(trx, "OUTGOING_PAYMENT_PENDING", payout, now);
-            await emitRailInstruction(trx, payout, onward, now);
+            await trx.emitTransactionChanged("OUTGOING_PAYMENT_PENDING", payout, now);
+            await trx.emitRailInstruction(payout, onward, now);
           } else {
-            await emitBalanceUpdated(trx, locked.get(accountId)!, now);
+            await trx.emitBalanceUpdated(locked.get(accountId)!, now);
           }
-          await emitTransactionChanged(trx, "INCOMING_PAYMENT_COMPLETED", updated, now);
+          await trx.emitTransactionChanged("INCOMING_PAYMENT_COMPLETED", updated, now);
           return { tx: updated, changed: true };
         }
-        const updated = await updateTransaction(trx, tx.platform_id, tx.id, {
+        const updated = await trx.updateTransaction(tx.platform_id, tx.id, {
           status: i.decision === "REJECT" ? "REJECTED" : "FAILED",
           failure_reason: i.decision === "FAIL" ? i.failureReason : null,
           failure_detail: i.detail || null,
           updated_at: now,
         });
-        await emitTransactionChanged(trx, "INCOMING_PAYMENT_FAILED", updated, now);
+        await trx.emitTransactionChanged("INCOMING_PAYMENT_FAILED", updated, now);
         return { tx: updated, changed: true };
       });
     },

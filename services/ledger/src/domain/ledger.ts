@@ -1,13 +1,10 @@
 import type { Clock } from "@corridor/kit";
-import type { Kysely } from "kysely";
-import type { AccountRow } from "../data/accounts.js";
-import type { LedgerDatabase } from "../data/tables.js";
-import type { TransactionRow } from "../data/transactions.js";
 import { createAccounts } from "./accounts.js";
 import { createCopies } from "./copies.js";
 import { createIncoming } from "./incoming.js";
 import type { Idempotent } from "./idempotency.js";
-import type { AnswerCodec, Directory } from "./ports.js";
+import type { AccountRow, TransactionRow } from "./model.js";
+import type { AnswerCodec, Directory, LedgerStore } from "./ports.js";
 import { createQuotes } from "./quote-transactions.js";
 import { createSandboxFunding } from "./sandbox-funding.js";
 import { createTransfers } from "./transfers.js";
@@ -23,20 +20,20 @@ export type { Directory } from "./ports.js";
  * holdings (copies.ts). Each takes its I/O as arguments; this only wires them together.
  */
 export function createLedger(deps: {
-  db: Kysely<LedgerDatabase>;
+  store: LedgerStore;
   clock: Clock;
   directory: Directory;
   idempotent: Idempotent;
   answers: { transaction: AnswerCodec<TransactionRow>; internalAccount: AnswerCodec<AccountRow> };
 }) {
-  const { db, clock, directory, idempotent, answers } = deps;
-  const quotes = createQuotes({ db, clock, directory });
+  const { store, clock, directory, idempotent, answers } = deps;
+  const quotes = createQuotes({ store, clock, directory });
   return {
-    ...createAccounts({ db, clock, directory }),
-    ...createCopies({ db, clock }),
-    ...createTransfers({ db, clock, directory, idempotent, answers: answers.transaction, quotes }),
-    ...createSandboxFunding({ db, clock, directory, idempotent, answers: answers.internalAccount }),
-    ...createIncoming({ db, clock, directory, idempotent, answers: answers.transaction }),
+    ...createAccounts({ store, clock, directory }),
+    ...createCopies({ store, clock }),
+    ...createTransfers({ store, clock, directory, idempotent, answers: answers.transaction, quotes }),
+    ...createSandboxFunding({ store, clock, directory, idempotent, answers: answers.internalAccount }),
+    ...createIncoming({ store, clock, directory, idempotent, answers: answers.transaction }),
     createQuoteTransaction: quotes.createQuoteTransaction,
     expireQuoteTransaction: quotes.expireQuoteTransaction,
     onSandboxClockAdvanced: quotes.onSandboxClockAdvanced,

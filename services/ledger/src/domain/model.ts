@@ -84,3 +84,121 @@ export interface TransactionRow {
   /** Incoming UMA payments: receiver data given with the platform's approval. */
   receiver_customer_info: Record<string, string> | null;
 }
+
+/** The system accounts of a platform, per currency (opened on first use). */
+export const SYSTEM_TYPES = {
+  railClearing: "RAIL_CLEARING",
+  sandboxFunding: "SANDBOX_FUNDING",
+  /** Per currency, the platform's side of every conversion: buys the sending, sells the receiving currency. */
+  fxPool: "FX_POOL",
+  /** Quote fees earned by the platform. */
+  feeRevenue: "FEE_REVENUE",
+  /** Money of a failed quote payout whose refund failed too: an operator settles it by hand. */
+  refundSuspense: "REFUND_SUSPENSE",
+} as const;
+
+export interface OpenAccountInput {
+  platformId: string;
+  ownerKind: OwnerKind;
+  customerId?: string;
+  type: string;
+  currency: string;
+  reference: string;
+  fundingInstructions: unknown[];
+  now: Date;
+}
+
+export interface InternalAccountFilter {
+  platformId: string;
+  ownerKind: "CUSTOMER" | "PLATFORM";
+  customerId?: string;
+  currency?: string;
+  type?: string;
+}
+
+export interface ExternalAccountScope {
+  platformId: string;
+  ownerKind: "CUSTOMER" | "PLATFORM";
+  customerId?: string;
+}
+
+/** A new external account (the JSON columns as values; the repository encodes them). */
+export type NewExternalAccount = Omit<ExternalAccountRow, "account_info" | "beneficiary_verified_data"> & {
+  account_info: Record<string, unknown>;
+  beneficiary_verified_data: Record<string, unknown> | null;
+};
+
+export interface TransactionFilter {
+  platformId: string;
+  customerId?: string;
+  platformCustomerId?: string;
+  status?: string;
+  type?: string;
+  createdFrom?: Date;
+  createdTo?: Date;
+  reference?: string;
+}
+
+/** Columns a transfer leaves unset (quote and incoming-payment columns). */
+type OptionalTransactionColumns =
+  | "source_type"
+  | "destination_type"
+  | "payment_rail"
+  | "uma_address"
+  | "quote_id"
+  | "sent_amount"
+  | "sent_currency"
+  | "fees"
+  | "exchange_rate"
+  | "expires_at"
+  | "executed_at"
+  | "refund_reference"
+  | "refund_status"
+  | "refund_reason"
+  | "refund_initiated_at"
+  | "refund_settled_at";
+
+/** A new transaction row; the JSON columns come as JSON text. */
+export type NewTransaction = Omit<TransactionRow, OptionalTransactionColumns | "rate_details" | "counterparty_information" | "receiver_customer_info"> &
+  Partial<Pick<TransactionRow, OptionalTransactionColumns>> & {
+    rate_details?: string | null;
+    counterparty_information?: string | null;
+    receiver_customer_info?: string | null;
+  };
+
+/** The columns a transaction's later changes set. */
+export type TransactionChange = Partial<
+  Pick<
+    TransactionRow,
+    | "status"
+    | "failure_reason"
+    | "failure_detail"
+    | "settled_at"
+    | "updated_at"
+    | "executed_at"
+    | "refund_reference"
+    | "refund_status"
+    | "refund_reason"
+    | "refund_initiated_at"
+    | "refund_settled_at"
+    | "destination_account_id"
+  >
+> & { /** JSON text of a map of strings. */ receiver_customer_info?: string | null };
+
+export interface CustomerHoldings {
+  accounts: { accountId: string; type: string; currency: string; balance: bigint; held: bigint }[];
+  inFlight: { transactionId: string; type: string; status: string; amount: bigint; currency: string; refundStatus: string }[];
+  closed: boolean;
+}
+
+/** One (currency, owner kind, type) group of accounts with its sums, as bigint minor units. */
+export interface TrialBalanceRow {
+  currency: string;
+  ownerKind: string;
+  type: string;
+  accounts: bigint;
+  balance: bigint;
+  posted: bigint;
+  /** Accounts whose stored balance differs from the sum of their postings. */
+  mismatched: bigint;
+}

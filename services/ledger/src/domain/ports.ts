@@ -8,6 +8,23 @@
  * itself). Use cases ask first, then open their money transaction.
  */
 
+import type { IdempotencyKeyRef } from "@corridor/kit";
+import type { Posting } from "./journal.js";
+import type {
+  AccountRow,
+  CustomerHoldings,
+  ExternalAccountRow,
+  ExternalAccountScope,
+  InternalAccountFilter,
+  NewExternalAccount,
+  NewTransaction,
+  OpenAccountInput,
+  TransactionChange,
+  TransactionFilter,
+  TransactionRow,
+  TrialBalanceRow,
+} from "./model.js";
+
 export type Environment = "SANDBOX" | "PRODUCTION";
 
 export interface CustomerFacts {
@@ -47,3 +64,94 @@ export interface AnswerCodec<Row> {
 
 /** A use case's answer under an Idempotency-Key: the fresh row, or the stored answer of the first request. */
 export type Answer<Row> = { row: Row; stored?: undefined } | { row?: undefined; stored: unknown };
+
+/* ---------- storage (src/data/store.ts over Kysely; the SQL lives in src/data/) ---------- */
+
+export interface KeysetAfter {
+  at: Date;
+  id: string;
+}
+
+export interface Listed<Row> {
+  rows: Row[];
+  total: number;
+}
+
+/**
+ * Statements that run on the schema's database or inside a transaction, whichever handle the
+ * store is bound to (LedgerStore: each its own statement; LedgerTx: the transaction's).
+ */
+export interface LedgerStatements {
+  /** Opens the account unless the owner already has one of that type and currency; true when created. */
+  openAccount(i: OpenAccountInput): Promise<boolean>;
+  /** The system account of a kind for (platform, currency), opened on first use. */
+  systemAccountId(platformId: string, currency: string, type: string, now: Date): Promise<string>;
+  getAccount(platformId: string, id: string): Promise<AccountRow | undefined>;
+  /** Oldest first, keyset on (created_at, id). */
+  listAccounts(f: InternalAccountFilter, page: { limit: number; after?: KeysetAfter }): Promise<Listed<AccountRow>>;
+  customerAccountOf(platformId: string, customerId: string, currency: string, type: string): Promise<AccountRow | undefined>;
+
+  insertExternalAccount(row: NewExternalAccount): Promise<void>;
+  clearDefaultDeposit(platformId: string, customerId: string, now: Date): Promise<void>;
+  getExternalAccount(scope: ExternalAccountScope, id: string): Promise<ExternalAccountRow | undefined>;
+  findExternalAccount(platformId: string, id: string): Promise<ExternalAccountRow | undefined>;
+  markExternalAccountDeleted(platformId: string, id: string, now: Date): Promise<ExternalAccountRow>;
+  /** Newest first, keyset on (created_at, id). */
+  listExternalAccounts(f: ExternalAccountScope & { currency?: string }, page: { limit: number; after?: KeysetAfter }): Promise<Listed<ExternalAccountRow>>;
+  defaultDepositAccount(platformId: string, customerId: string, currency: string): Promise<ExternalAccountRow | undefined>;
+
+  insertTransaction(row: NewTransaction): Promise<TransactionRow>;
+  /** With `forUpdate`, the row is locked (inside a transaction). */
+  getTransaction(platformId: string, id: string, forUpdate?: boolean): Promise<TransactionRow | undefined>;
+  updateTransaction(platformId: string, id: string, set: TransactionChange): Promise<TransactionRow>;
+  /** Inserts a quote transaction unless the platform already has one for the quote (then undefined). */
+  insertQuoteTransaction(row: NewTransaction): Promise<TransactionRow | undefined>;
+  findQuoteTransaction(platformId: string, quoteId: string): Promise<TransactionRow | undefined>;
+  /** Keyset on (created_at, id) in either direction. */
+  listTransactions(f: TransactionFilter, page: { limit: number; ascending: boolean; after?: KeysetAfter }): Promise<Listed<TransactionRow>>;
+
+  recordSandboxOffset(platformId: string, offsetMs: bigint, at: Date): Promise<void>;
+  sandboxOffsetMs(platformId: string): Promise<bigint>;
+  /** PENDING quote transactions of one platform whose expires_at is at or before `at` (its platform time). */
+  dueQuoteTransactionsOf(platformId: string, at: Date, limit: number): Promise<{ platform_id: string; id: string; expires_at: Date | null }[]>;
+
+  trialBalanceRows(platformId?: string): Promise<TrialBalanceRow[]>;
+  platformKnown(platformId: string): Promise<boolean>;
+}
+
+/**
+ * Statements inside one database transaction: the row locks (customer gate first, then accounts in
+ * lockAccounts' fixed order), the journal, the event-fed copies, the outbox events and the
+ * idempotency key's completion, all committing together.
+ */
+export interface LedgerTx extends LedgerStatements {
+  /** Locks the accounts (FOR UPDATE, in a fixed order); every one must exist. */
+  lockAccounts(platformId: string, ids: string[]): Promise<Map<string, AccountRow>>;
+  /** The customer gate: NOT_FOUND CUSTOMER_NOT_FOUND when closed or deleted (share lock on its copy). */
+  requireOpenCustomer(platformId: string, customerId: string): Promise<void>;
+  customerClosed(platformId: string, customerId: string): Promise<boolean>;
+  holdingsOf(c: { platformId: string; customerId: string; close: boolean; now: Date }): Promise<CustomerHoldings>;
+  upsertPlatformCopy(p: { platformId: string; environment?: string; currencies: string[]; at: Date }): Promise<void>;
+  upsertCustomerCopy(c: { platformId: string; customerId: string; platformCustomerId: string; currencies: string[]; isDeleted: boolean; verificationStatus?: string; at: Date }): Promise<{ closed: boolean }>;
+
+  /** One journal entry and the new balances; `locked` (from lockAccounts) is updated in place. */
+  postEntry(locked: Map<string, AccountRow>, e: { platformId: string; transactionId?: string; kind: string; postings: Posting[]; now: Date }): Promise<string>;
+  placeHold(account: AccountRow, transactionId: string, amount: bigint, now: Date): Promise<AccountRow>;
+  settleHold(platformId: string, locked: Map<string, AccountRow>, transactionId: string, status: "CAPTURED" | "RELEASED", now: Date): Promise<bigint>;
+
+  /* outbox (src/events/ledger-events.ts) */
+  emitTransactionChanged(eventType: string, tx: TransactionRow, at: Date): Promise<void>;
+  emitBalanceUpdated(account: AccountRow, at: Date): Promise<void>;
+  emitRailInstruction(tx: TransactionRow, external: ExternalAccountRow, at: Date): Promise<void>;
+  emitQuotePayout(tx: TransactionRow, external: ExternalAccountRow | undefined, at: Date): Promise<void>;
+
+  /** Completes a claimed idempotency key with the first answer, in this transaction. */
+  completeIdempotencyKey(ref: IdempotencyKeyRef, body: unknown): Promise<void>;
+}
+
+export interface LedgerStore extends LedgerStatements {
+  /** Runs `fn` in one database transaction (committed when it resolves, rolled back when it throws). */
+  transaction<T>(fn: (tx: LedgerTx) => Promise<T>): Promise<T>;
+  /** A LedgerTx over a transaction someone else opened (the host's inbox transaction). */
+  within(trx: unknown): LedgerTx;
+}

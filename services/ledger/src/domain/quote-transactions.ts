@@ -1,12 +1,4 @@
 import { MAX_AMOUNT, errors, newId, type Clock, type FieldError } from "@corridor/kit";
-import type { Kysely } from "kysely";
-import { SYSTEM_TYPES, lockAccounts, systemAccountId, type AccountRow } from "../data/accounts.js";
-import { findExternalAccount } from "../data/external-accounts.js";
-import { customerClosed, requireOpenCustomer } from "../data/customers.js";
-import { postEntry } from "../data/journal.js";
-import { dueQuoteTransactionsOf, recordSandboxOffset, sandboxOffsetMs } from "../data/sandbox-clocks.js";
-import type { Db, LedgerDatabase, Trx } from "../data/tables.js";
-import { findQuoteTransaction, getTransaction, insertQuoteTransaction, updateTransaction, type TransactionRow } from "../data/transactions.js";
 import { newReference } from "./funding.js";
 import { approvedCustomer, internalAccount } from "./gates.js";
 import type { Posting } from "./journal.js";
@@ -20,8 +12,8 @@ import {
   type ExecutionAccounts,
   type QuoteOutcomeStatus,
 } from "./quotes.js";
-import { emitBalanceUpdated, emitQuotePayout, emitTransactionChanged } from "../events/ledger-events.js";
-import type { Directory } from "./ports.js";
+import { SYSTEM_TYPES, type AccountRow, type TransactionRow } from "./model.js";
+import type { Directory, LedgerStatements, LedgerStore, LedgerTx } from "./ports.js";
 
 export interface QuoteTransactionInput {
   platformId: string;
@@ -55,24 +47,24 @@ const expired = (id: string) => errors.conflict("QUOTE_EXPIRED", "The quote has 
  * fee, FX legs, payout instruction) and the QUOTE_PAYOUT outcomes with their refunds. Service calls
  * (environment, KYC) happen before any transaction opens.
  */
-export function createQuotes(deps: { db: Kysely<LedgerDatabase>; clock: Clock; directory: Directory }) {
-  const { db, clock, directory } = deps;
+export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory: Directory }) {
+  const { store, clock, directory } = deps;
 
   async function quoteTransaction(platformId: string, id: string): Promise<TransactionRow> {
-    const tx = await getTransaction(db, platformId, id);
+    const tx = await store.getTransaction(platformId, id);
     if (!tx || !tx.quote_id) throw errors.notFound("Transaction", id);
     return tx;
   }
 
   /**
    * The accounts of the execution's legs; the payer is the source account or, for real-time
-   * funding, sandbox funding. Executions open the system accounts with `db` before their money
+   * funding, sandbox funding. Executions open the system accounts with `store` before their money
    * transaction: two executions in opposite currency pairs opening them inside their transactions
    * would wait on each other's uncommitted inserts (a deadlock).
    */
-  async function executionAccounts(d: Db, tx: TransactionRow, now: Date): Promise<ExecutionAccounts> {
+  async function executionAccounts(d: LedgerStatements, tx: TransactionRow, now: Date): Promise<ExecutionAccounts> {
     const sending = tx.sent_currency!;
-    const sys = (currency: string, type: string) => systemAccountId(d, tx.platform_id, currency, type, now);
+    const sys = (currency: string, type: string) => d.systemAccountId(tx.platform_id, currency, type, now);
     return {
       source: tx.internal_account_id ?? (await sys(sending, SYSTEM_TYPES.sandboxFunding)),
       feeRevenue: await sys(sending, SYSTEM_TYPES.feeRevenue),
@@ -85,34 +77,34 @@ export function createQuotes(deps: { db: Kysely<LedgerDatabase>; clock: Clock; d
   const amountsOf = (tx: TransactionRow) => ({ totalSendingAmount: tx.sent_amount!, totalReceivingAmount: tx.amount, feesIncluded: tx.fees ?? 0n });
 
   /** Posts one entry of the transaction and tells the payer's watchers its balance changed. */
-  async function post(trx: Trx, tx: TransactionRow, kind: string, postings: Posting[], now: Date) {
-    const locked = await lockAccounts(trx, tx.platform_id, postings.map((p) => p.accountId));
-    await postEntry(trx, locked, { platformId: tx.platform_id, transactionId: tx.id, kind, postings, now });
+  async function post(trx: LedgerTx, tx: TransactionRow, kind: string, postings: Posting[], now: Date) {
+    const locked = await trx.lockAccounts(tx.platform_id, postings.map((p) => p.accountId));
+    await trx.postEntry(locked, { platformId: tx.platform_id, transactionId: tx.id, kind, postings, now });
     const payer = tx.internal_account_id ? locked.get(tx.internal_account_id) : undefined;
-    if (payer) await emitBalanceUpdated(trx, payer, now);
+    if (payer) await trx.emitBalanceUpdated(payer, now);
   }
 
   /** A refund that cannot reach the payer: the money moves from RAIL_CLEARING(R) to REFUND_SUSPENSE(R), refund FAILED. */
-  async function suspend(trx: Trx, tx: TransactionRow, now: Date, reason?: string) {
+  async function suspend(trx: LedgerTx, tx: TransactionRow, now: Date, reason?: string) {
     // One new system account at most in this transaction, so no opposite-order wait.
     const accounts = {
-      railClearing: await systemAccountId(trx, tx.platform_id, tx.currency, SYSTEM_TYPES.railClearing, now),
-      refundSuspense: await systemAccountId(trx, tx.platform_id, tx.currency, SYSTEM_TYPES.refundSuspense, now),
+      railClearing: await trx.systemAccountId(tx.platform_id, tx.currency, SYSTEM_TYPES.railClearing, now),
+      refundSuspense: await trx.systemAccountId(tx.platform_id, tx.currency, SYSTEM_TYPES.refundSuspense, now),
     };
     await post(trx, tx, "QUOTE_REFUND_SUSPENSE", suspensePostings(accounts, tx.amount), now);
-    const updated = await updateTransaction(trx, tx.platform_id, tx.id, { refund_status: "FAILED", ...(reason ? { refund_reason: reason } : {}), updated_at: now });
-    await emitTransactionChanged(trx, "OUTGOING_PAYMENT_REFUND_FAILED", updated, now);
+    const updated = await trx.updateTransaction(tx.platform_id, tx.id, { refund_status: "FAILED", ...(reason ? { refund_reason: reason } : {}), updated_at: now });
+    await trx.emitTransactionChanged("OUTGOING_PAYMENT_REFUND_FAILED", updated, now);
   }
 
   /** Executes a PENDING quote transaction inside `trx` (locked by the caller). */
-  async function executeIn(trx: Trx, tx: TransactionRow, accounts: ExecutionAccounts): Promise<TransactionRow> {
+  async function executeIn(trx: LedgerTx, tx: TransactionRow, accounts: ExecutionAccounts): Promise<TransactionRow> {
     const now = clock.now();
     // Not enough available money throws INVALID INSUFFICIENT_BALANCE here and the whole transaction rolls back.
     await post(trx, tx, "QUOTE_EXECUTION", executionPostings(accounts, amountsOf(tx)), now);
-    const updated = await updateTransaction(trx, tx.platform_id, tx.id, { status: "PROCESSING", executed_at: now, updated_at: now });
-    await emitTransactionChanged(trx, "OUTGOING_PAYMENT_PROCESSING", updated, now);
-    const external = updated.external_account_id ? await findExternalAccount(trx, tx.platform_id, updated.external_account_id) : undefined;
-    await emitQuotePayout(trx, updated, external, now);
+    const updated = await trx.updateTransaction(tx.platform_id, tx.id, { status: "PROCESSING", executed_at: now, updated_at: now });
+    await trx.emitTransactionChanged("OUTGOING_PAYMENT_PROCESSING", updated, now);
+    const external = updated.external_account_id ? await trx.findExternalAccount(tx.platform_id, updated.external_account_id) : undefined;
+    await trx.emitQuotePayout(updated, external, now);
     return updated;
   }
 
@@ -120,17 +112,17 @@ export function createQuotes(deps: { db: Kysely<LedgerDatabase>; clock: Clock; d
    * The platform's time, which its quotes expire by: the ledger's clock plus the platform's sandbox
    * clock offset (event-fed from corridor.sandbox.v1; 0 for production and never-advanced platforms).
    */
-  async function platformNow(d: Db, platformId: string): Promise<Date> {
-    return new Date(clock.now().getTime() + Number(await sandboxOffsetMs(d, platformId)));
+  async function platformNow(d: LedgerStatements, platformId: string): Promise<Date> {
+    return new Date(clock.now().getTime() + Number(await d.sandboxOffsetMs(platformId)));
   }
 
   /** Moves a PENDING quote transaction to EXPIRED inside `trx` (row locked); anything else is answered as is. */
-  async function expireIn(trx: Trx, platformId: string, id: string): Promise<{ tx: TransactionRow; expired: boolean }> {
-    const tx = (await getTransaction(trx, platformId, id, true))!;
+  async function expireIn(trx: LedgerTx, platformId: string, id: string): Promise<{ tx: TransactionRow; expired: boolean }> {
+    const tx = (await trx.getTransaction(platformId, id, true))!;
     if (tx.status !== "PENDING") return { tx, expired: false };
     const now = clock.now();
-    const updated = await updateTransaction(trx, platformId, id, { status: "EXPIRED", failure_reason: "QUOTE_EXPIRED", failure_detail: null, updated_at: now });
-    await emitTransactionChanged(trx, "OUTGOING_PAYMENT_EXPIRED", updated, now);
+    const updated = await trx.updateTransaction(platformId, id, { status: "EXPIRED", failure_reason: "QUOTE_EXPIRED", failure_detail: null, updated_at: now });
+    await trx.emitTransactionChanged("OUTGOING_PAYMENT_EXPIRED", updated, now);
     return { tx: updated, expired: true };
   }
 
@@ -139,16 +131,16 @@ export function createQuotes(deps: { db: Kysely<LedgerDatabase>; clock: Clock; d
     const tx = await quoteTransaction(platformId, id);
     if (tx.status === "EXPIRED") throw expired(id);
     if (tx.status !== "PENDING") return { tx, done: { tx, alreadyExecuted: true } };
-    if (tx.expires_at && (await platformNow(db, platformId)) > tx.expires_at) throw expired(id);
+    if (tx.expires_at && (await platformNow(store, platformId)) > tx.expires_at) throw expired(id);
     if (tx.customer_id) await approvedCustomer(directory, platformId, tx.customer_id);
     return { tx };
   }
 
   /** Locks the transaction and executes it unless someone else did first. */
   async function lockAndExecute(platformId: string, id: string): Promise<ExecutionResult> {
-    const accounts = await executionAccounts(db, await quoteTransaction(platformId, id), clock.now());
-    return db.transaction().execute(async (trx) => {
-      const tx = (await getTransaction(trx, platformId, id, true))!;
+    const accounts = await executionAccounts(store, await quoteTransaction(platformId, id), clock.now());
+    return store.transaction(async (trx) => {
+      const tx = (await trx.getTransaction(platformId, id, true))!;
       if (tx.status === "EXPIRED") throw expired(id);
       if (tx.status !== "PENDING") return { tx, alreadyExecuted: true };
       return { tx: await executeIn(trx, tx, accounts), alreadyExecuted: false };
@@ -172,12 +164,12 @@ export function createQuotes(deps: { db: Kysely<LedgerDatabase>; clock: Clock; d
       } else fieldErrors.push({ field: "destination.type", reason: "must be EXTERNAL_ACCOUNT or UMA_ADDRESS" });
       if (fieldErrors.length) throw errors.invalidInput(fieldErrors);
 
-      const existing = await findQuoteTransaction(db, i.platformId, i.quoteId);
+      const existing = await store.findQuoteTransaction(i.platformId, i.quoteId);
       if (existing) return existing;
 
       let source: AccountRow | undefined;
       if (i.source.type === "INTERNAL_ACCOUNT") {
-        source = await internalAccount(db, i.platformId, i.source.accountId);
+        source = await internalAccount(store, i.platformId, i.source.accountId);
         if ((source.customer_id ?? "") !== i.customerId) {
           // Another customer's account is invisible; a customer's account for a platform-funded quote is the wrong owner.
           if (i.customerId) throw errors.notFound("InternalAccount", source.id);
@@ -192,7 +184,7 @@ export function createQuotes(deps: { db: Kysely<LedgerDatabase>; clock: Clock; d
       }
       let externalId: string | null = null;
       if (i.destination.type === "EXTERNAL_ACCOUNT") {
-        const external = await findExternalAccount(db, i.platformId, i.destination.accountId);
+        const external = await store.findExternalAccount(i.platformId, i.destination.accountId);
         if (!external) throw errors.notFound("ExternalAccount", i.destination.accountId);
         if (external.currency !== i.receivingCurrency) {
           throw errors.badRequest("CURRENCY_MISMATCH", `The destination account holds ${external.currency}, not the receiving currency ${i.receivingCurrency}`, {
@@ -205,10 +197,10 @@ export function createQuotes(deps: { db: Kysely<LedgerDatabase>; clock: Clock; d
       if ((await directory.environment(i.platformId)) !== "SANDBOX") throw errors.notImplemented("No rail connector is configured for production platforms yet");
       const customer = i.customerId ? await approvedCustomer(directory, i.platformId, i.customerId) : undefined;
 
-      return db.transaction().execute(async (trx) => {
+      return store.transaction(async (trx) => {
         const now = clock.now();
-        if (i.customerId) await requireOpenCustomer(trx, i.platformId, i.customerId);
-        const row = await insertQuoteTransaction(trx, {
+        if (i.customerId) await trx.requireOpenCustomer(i.platformId, i.customerId);
+        const row = await trx.insertQuoteTransaction({
           id: newId("Transaction"),
           platform_id: i.platformId,
           type: "OUTGOING",
@@ -243,15 +235,15 @@ export function createQuotes(deps: { db: Kysely<LedgerDatabase>; clock: Clock; d
           updated_at: now,
         });
         // A concurrent call for the same quote won the insert: answer its transaction.
-        if (!row) return (await findQuoteTransaction(trx, i.platformId, i.quoteId))!;
-        await emitTransactionChanged(trx, "OUTGOING_PAYMENT_PENDING", row, now);
+        if (!row) return (await trx.findQuoteTransaction(i.platformId, i.quoteId))!;
+        await trx.emitTransactionChanged("OUTGOING_PAYMENT_PENDING", row, now);
         return row;
       });
     },
 
     async expireQuoteTransaction(platformId: string, id: string): Promise<{ tx: TransactionRow; expired: boolean }> {
       await quoteTransaction(platformId, id);
-      return db.transaction().execute((trx) => expireIn(trx, platformId, id));
+      return store.transaction((trx) => expireIn(trx, platformId, id));
     },
 
     /**
@@ -260,11 +252,12 @@ export function createQuotes(deps: { db: Kysely<LedgerDatabase>; clock: Clock; d
      * platform due by its new sandbox time, as the sandbox fires its own due rail outcomes. quotes-fx
      * follows from OUTGOING_PAYMENT_EXPIRED (its quote becomes EXPIRED), notifications sends the webhook.
      */
-    async onSandboxClockAdvanced(trx: Trx, c: { platformId: string; sandboxNow: Date; offsetMs: bigint; at: Date }): Promise<number> {
-      await recordSandboxOffset(trx, c.platformId, c.offsetMs, c.at);
+    async onSandboxClockAdvanced(inbox: unknown, c: { platformId: string; sandboxNow: Date; offsetMs: bigint; at: Date }): Promise<number> {
+      const trx = store.within(inbox);
+      await trx.recordSandboxOffset(c.platformId, c.offsetMs, c.at);
       let expiredCount = 0;
       for (;;) {
-        const due = await dueQuoteTransactionsOf(trx, c.platformId, c.sandboxNow, 100);
+        const due = await trx.dueQuoteTransactionsOf(c.platformId, c.sandboxNow, 100);
         for (const row of due) if ((await expireIn(trx, c.platformId, row.id)).expired) expiredCount++;
         if (due.length < 100) return expiredCount;
       }
@@ -295,26 +288,26 @@ export function createQuotes(deps: { db: Kysely<LedgerDatabase>; clock: Clock; d
     },
 
     /** A QUOTE_PAYOUT outcome (rail-outcomes consumer, in its inbox transaction). */
-    async applyQuoteOutcome(trx: Trx, tx: TransactionRow, o: { status: QuoteOutcomeStatus; reason: string; at: Date }): Promise<void> {
+    async applyQuoteOutcome(trx: LedgerTx, tx: TransactionRow, o: { status: QuoteOutcomeStatus; reason: string; at: Date }): Promise<void> {
       const effect = quoteOutcomeEffect({ status: tx.status, refundStatus: tx.refund_status }, o.status, o.reason);
       if (!effect) return;
       const now = clock.now();
       switch (effect.kind) {
         case "complete": {
-          const updated = await updateTransaction(trx, tx.platform_id, tx.id, { status: "COMPLETED", settled_at: o.at, updated_at: now });
-          await emitTransactionChanged(trx, "OUTGOING_PAYMENT_COMPLETED", updated, now);
+          const updated = await trx.updateTransaction(tx.platform_id, tx.id, { status: "COMPLETED", settled_at: o.at, updated_at: now });
+          await trx.emitTransactionChanged("OUTGOING_PAYMENT_COMPLETED", updated, now);
           return;
         }
         case "fail-reverse": {
           // Nothing left the platform: undo the execution entry, no refund.
           await post(trx, tx, "QUOTE_REVERSAL", reversalPostings(await executionAccounts(trx, tx, now), amountsOf(tx)), now);
-          const updated = await updateTransaction(trx, tx.platform_id, tx.id, { status: "FAILED", failure_reason: effect.failureReason, failure_detail: o.reason || null, settled_at: null, updated_at: now });
-          await emitTransactionChanged(trx, "OUTGOING_PAYMENT_FAILED", updated, now);
+          const updated = await trx.updateTransaction(tx.platform_id, tx.id, { status: "FAILED", failure_reason: effect.failureReason, failure_detail: o.reason || null, settled_at: null, updated_at: now });
+          await trx.emitTransactionChanged("OUTGOING_PAYMENT_FAILED", updated, now);
           return;
         }
         case "fail-refund": {
           // The money is with the rail; it comes back (or not) with a later REFUND_* outcome.
-          const failed = await updateTransaction(trx, tx.platform_id, tx.id, {
+          const failed = await trx.updateTransaction(tx.platform_id, tx.id, {
             status: "FAILED",
             failure_reason: effect.failureReason,
             failure_detail: o.reason || null,
@@ -326,20 +319,20 @@ export function createQuotes(deps: { db: Kysely<LedgerDatabase>; clock: Clock; d
             refund_settled_at: null,
             updated_at: now,
           });
-          await emitTransactionChanged(trx, "OUTGOING_PAYMENT_FAILED", failed, now);
-          await emitTransactionChanged(trx, "OUTGOING_PAYMENT_REFUND_PENDING", failed, now);
+          await trx.emitTransactionChanged("OUTGOING_PAYMENT_FAILED", failed, now);
+          await trx.emitTransactionChanged("OUTGOING_PAYMENT_REFUND_PENDING", failed, now);
           return;
         }
         case "refund-complete": {
           // A payout returned after its customer was deleted: the money cannot go back into a
           // closed account, so it waits in REFUND_SUSPENSE for the operator (refund FAILED).
-          if (tx.customer_id && tx.internal_account_id && (await customerClosed(trx, tx.platform_id, tx.customer_id))) {
+          if (tx.customer_id && tx.internal_account_id && (await trx.customerClosed(tx.platform_id, tx.customer_id))) {
             await suspend(trx, tx, now, "CUSTOMER_DELETED");
             return;
           }
           await post(trx, tx, "QUOTE_REFUND", reversalPostings(await executionAccounts(trx, tx, now), amountsOf(tx)), now);
-          const updated = await updateTransaction(trx, tx.platform_id, tx.id, { refund_status: "COMPLETED", refund_settled_at: o.at, updated_at: now });
-          await emitTransactionChanged(trx, "OUTGOING_PAYMENT_REFUND_COMPLETED", updated, now);
+          const updated = await trx.updateTransaction(tx.platform_id, tx.id, { refund_status: "COMPLETED", refund_settled_at: o.at, updated_at: now });
+          await trx.emitTransactionChanged("OUTGOING_PAYMENT_REFUND_COMPLETED", updated, now);
           return;
         }
         case "refund-fail": {

@@ -1,17 +1,10 @@
 import { MAX_AMOUNT, errors, newId, pageSize, toPage, type Clock, type FieldError } from "@corridor/kit";
-import type { Kysely } from "kysely";
-import { SYSTEM_TYPES, lockAccounts, systemAccountId } from "../data/accounts.js";
-import { requireOpenCustomer } from "../data/customers.js";
-import { findExternalAccount } from "../data/external-accounts.js";
-import { placeHold, postEntry, settleHold } from "../data/journal.js";
-import type { LedgerDatabase, Trx } from "../data/tables.js";
-import { getTransaction, insertTransaction, listTransactions, updateTransaction, type TransactionFilter, type TransactionRow } from "../data/transactions.js";
-import { emitBalanceUpdated, emitRailInstruction, emitTransactionChanged } from "../events/ledger-events.js";
 import { PULL_CAPABLE } from "./account-info.js";
 import { newReference } from "./funding.js";
 import { after, approvedCustomer, checkAmount, internalAccount, requireTransactionType, type PageInput } from "./gates.js";
 import type { Idempotent } from "./idempotency.js";
-import type { AnswerCodec, Directory } from "./ports.js";
+import { SYSTEM_TYPES, type TransactionFilter, type TransactionRow } from "./model.js";
+import type { AnswerCodec, Directory, LedgerStore } from "./ports.js";
 import type { QuoteOutcomeStatus } from "./quotes.js";
 import type { Quotes } from "./quote-transactions.js";
 import { createdEventType, transitionFor, type RailStatus } from "./transactions.js";
@@ -34,14 +27,14 @@ export interface TransferInput {
  * or releases the hold), the rail outcomes that settle them, and the transactions list.
  */
 export function createTransfers(deps: {
-  db: Kysely<LedgerDatabase>;
+  store: LedgerStore;
   clock: Clock;
   directory: Directory;
   idempotent: Idempotent;
   answers: AnswerCodec<TransactionRow>;
   quotes: Pick<Quotes, "applyQuoteOutcome">;
 }) {
-  const { db, clock, directory, idempotent } = deps;
+  const { store, clock, directory, idempotent } = deps;
 
   /** Shared checks of both transfer directions, all before any transaction is opened. */
   async function prepareTransfer(input: TransferInput, direction: "IN" | "OUT") {
@@ -52,8 +45,8 @@ export function createTransfers(deps: {
     if (missing.length) throw errors.invalidInput(missing);
     const internalId = direction === "OUT" ? input.sourceAccountId : input.destinationAccountId;
     const externalId = direction === "OUT" ? input.destinationAccountId : input.sourceAccountId;
-    const internal = await internalAccount(db, input.platformId, internalId);
-    const external = await findExternalAccount(db, input.platformId, externalId);
+    const internal = await internalAccount(store, input.platformId, internalId);
+    const external = await store.findExternalAccount(input.platformId, externalId);
     if (!external) throw errors.notFound("ExternalAccount", externalId);
     if (input.customerId && (internal.customer_id !== input.customerId || external.customer_id !== input.customerId)) {
       throw errors.notFound(internal.customer_id !== input.customerId ? "InternalAccount" : "ExternalAccount", internal.customer_id !== input.customerId ? internalId : externalId);
@@ -98,20 +91,20 @@ export function createTransfers(deps: {
       },
       async (complete) => {
         const { internal, external, platformCustomerId } = await prepareTransfer(input, direction);
-        return db.transaction().execute(async (trx) => {
+        return store.transaction(async (trx) => {
           const now = clock.now();
           // A customer closed (being deleted) since the checks: no money to or from it any more.
-          if (internal.customer_id) await requireOpenCustomer(trx, input.platformId, internal.customer_id);
+          if (internal.customer_id) await trx.requireOpenCustomer(input.platformId, internal.customer_id);
           // Deleted while we were checking: nothing may go to (or come from) it any more.
-          if (!(await findExternalAccount(trx, input.platformId, external.id))) throw errors.notFound("ExternalAccount", external.id);
+          if (!(await trx.findExternalAccount(input.platformId, external.id))) throw errors.notFound("ExternalAccount", external.id);
           const id = newId("Transaction");
           const type = direction === "OUT" ? "OUTGOING" : "INCOMING";
           if (direction === "OUT") {
-            const locked = await lockAccounts(trx, input.platformId, [internal.id]);
-            const held = await placeHold(trx, locked.get(internal.id)!, id, input.amount, now);
-            await emitBalanceUpdated(trx, held, now);
+            const locked = await trx.lockAccounts(input.platformId, [internal.id]);
+            const held = await trx.placeHold(locked.get(internal.id)!, id, input.amount, now);
+            await trx.emitBalanceUpdated(held, now);
           }
-          const tx = await insertTransaction(trx, {
+          const tx = await trx.insertTransaction({
             id,
             platform_id: input.platformId,
             type,
@@ -133,8 +126,8 @@ export function createTransfers(deps: {
             created_at: now,
             updated_at: now,
           });
-          await emitTransactionChanged(trx, createdEventType(type), tx, now);
-          await emitRailInstruction(trx, tx, external, now);
+          await trx.emitTransactionChanged(createdEventType(type), tx, now);
+          await trx.emitRailInstruction(tx, external, now);
           await complete(trx, tx);
           return tx;
         });
@@ -150,8 +143,9 @@ export function createTransfers(deps: {
      * A rail connector's outcome (consumer of corridor.rail-outcomes.v1, in its inbox transaction).
      * Outcomes that do not apply (late, repeated, backwards) change nothing.
      */
-    async applyRailOutcome(trx: Trx, o: { platformId: string; transactionId: string; status: RailStatus | QuoteOutcomeStatus; reason: string; at: Date }) {
-      const tx = await getTransaction(trx, o.platformId, o.transactionId, true);
+    async applyRailOutcome(inbox: unknown, o: { platformId: string; transactionId: string; status: RailStatus | QuoteOutcomeStatus; reason: string; at: Date }) {
+      const trx = store.within(inbox);
+      const tx = await trx.getTransaction(o.platformId, o.transactionId, true);
       if (!tx) return;
       if (tx.quote_id) return deps.quotes.applyQuoteOutcome(trx, tx, { status: o.status, reason: o.reason, at: o.at });
       // RETURNED and REFUND_* belong to quote payouts only.
@@ -161,39 +155,39 @@ export function createTransfers(deps: {
       if (!t) return;
       const now = clock.now();
       if (t.money !== "none") {
-        const clearing = await systemAccountId(trx, tx.platform_id, tx.currency, SYSTEM_TYPES.railClearing, now);
-        const locked = await lockAccounts(trx, tx.platform_id, [internalId, clearing]);
+        const clearing = await trx.systemAccountId(tx.platform_id, tx.currency, SYSTEM_TYPES.railClearing, now);
+        const locked = await trx.lockAccounts(tx.platform_id, [internalId, clearing]);
         if (t.money === "capture-hold") {
-          const amount = await settleHold(trx, tx.platform_id, locked, tx.id, "CAPTURED", now);
+          const amount = await trx.settleHold(tx.platform_id, locked, tx.id, "CAPTURED", now);
           if (amount > 0n) {
-            await postEntry(trx, locked, { platformId: tx.platform_id, transactionId: tx.id, kind: "TRANSFER_OUT", now, postings: [{ accountId: internalId, amount: -amount }, { accountId: clearing, amount }] });
+            await trx.postEntry(locked, { platformId: tx.platform_id, transactionId: tx.id, kind: "TRANSFER_OUT", now, postings: [{ accountId: internalId, amount: -amount }, { accountId: clearing, amount }] });
           }
         } else if (t.money === "release-hold") {
-          await settleHold(trx, tx.platform_id, locked, tx.id, "RELEASED", now);
-          await emitBalanceUpdated(trx, locked.get(internalId)!, now);
+          await trx.settleHold(tx.platform_id, locked, tx.id, "RELEASED", now);
+          await trx.emitBalanceUpdated(locked.get(internalId)!, now);
         } else {
-          await postEntry(trx, locked, { platformId: tx.platform_id, transactionId: tx.id, kind: "TRANSFER_IN", now, postings: [{ accountId: clearing, amount: -tx.amount }, { accountId: internalId, amount: tx.amount }] });
-          await emitBalanceUpdated(trx, locked.get(internalId)!, now);
+          await trx.postEntry(locked, { platformId: tx.platform_id, transactionId: tx.id, kind: "TRANSFER_IN", now, postings: [{ accountId: clearing, amount: -tx.amount }, { accountId: internalId, amount: tx.amount }] });
+          await trx.emitBalanceUpdated(locked.get(internalId)!, now);
         }
       }
-      const updated = await updateTransaction(trx, tx.platform_id, tx.id, {
+      const updated = await trx.updateTransaction(tx.platform_id, tx.id, {
         status: t.to,
         failure_reason: t.failure?.reason ?? null,
         failure_detail: t.failure?.detail || null,
         settled_at: t.to === "COMPLETED" ? o.at : null,
         updated_at: now,
       });
-      if (t.eventType) await emitTransactionChanged(trx, t.eventType, updated, now);
+      if (t.eventType) await trx.emitTransactionChanged(t.eventType, updated, now);
     },
 
     async listTransactions(f: TransactionFilter, page: PageInput & { ascending: boolean }) {
       const limit = pageSize(page.limit);
-      const { rows, total } = await listTransactions(db, f, { limit, ascending: page.ascending, after: after(page.cursor) });
+      const { rows, total } = await store.listTransactions(f, { limit, ascending: page.ascending, after: after(page.cursor) });
       return toPage(rows, limit, (r) => ({ k: r.created_at.toISOString(), id: r.id }), total);
     },
 
     async getTransaction(platformId: string, id: string, customerId?: string) {
-      const row = await getTransaction(db, platformId, id);
+      const row = await store.getTransaction(platformId, id);
       if (!row || (customerId && row.customer_id !== customerId)) throw errors.notFound("Transaction", id);
       return row;
     },

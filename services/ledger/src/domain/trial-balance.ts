@@ -1,7 +1,5 @@
 import { errors } from "@corridor/kit";
-import type { Kysely } from "kysely";
-import type { LedgerDatabase } from "../data/tables.js";
-import { platformKnown, trialBalanceRows } from "../data/trial-balance.js";
+import type { LedgerStatements } from "./ports.js";
 
 export interface CurrencyTrialBalance {
   currency: string;
@@ -16,14 +14,14 @@ export interface CurrencyTrialBalance {
  * The operators' trial balance (LedgerAdminService): per currency, every account's balance and
  * postings summed, system accounts included. Read-only.
  */
-export function createTrialBalance(db: Kysely<LedgerDatabase>) {
+export function createTrialBalance(store: LedgerStatements) {
   return async function trialBalance(platformId: string | undefined): Promise<CurrencyTrialBalance[]> {
     if (platformId) {
       // A mistyped id should not read as "balanced, nothing here".
-      if (!(await platformKnown(db, platformId))) throw errors.notFound("Platform", platformId);
+      if (!(await store.platformKnown(platformId))) throw errors.notFound("Platform", platformId);
     }
     const byCurrency = new Map<string, CurrencyTrialBalance>();
-    for (const r of await trialBalanceRows(db, platformId)) {
+    for (const r of await store.trialBalanceRows(platformId)) {
       let c = byCurrency.get(r.currency);
       if (!c) byCurrency.set(r.currency, (c = { currency: r.currency, balanceSum: 0n, postingSum: 0n, accountCount: 0n, mismatchedAccountCount: 0n, groups: [] }));
       c.balanceSum += r.balance;

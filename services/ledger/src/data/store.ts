@@ -1,0 +1,85 @@
+import type { IdempotencyKeyRef } from "@corridor/kit";
+import type { Kysely, Transaction } from "kysely";
+import type { AccountRow, ExternalAccountRow, TransactionRow } from "../domain/model.js";
+import type { LedgerStatements, LedgerStore, LedgerTx } from "../domain/ports.js";
+import * as accounts from "./accounts.js";
+import * as copies from "./copies.js";
+import * as customers from "./customers.js";
+import * as externalAccounts from "./external-accounts.js";
+import { completeKey } from "./idempotency.js";
+import * as journal from "./journal.js";
+import * as sandboxClocks from "./sandbox-clocks.js";
+import type { Db, LedgerDatabase, Trx } from "./tables.js";
+import * as transactions from "./transactions.js";
+import * as trialBalance from "./trial-balance.js";
+
+/** The outbox writers of the ledger's events (src/events/ledger-events.ts), in the caller's transaction. */
+export interface LedgerEventWriters {
+  emitTransactionChanged(trx: Transaction<any>, eventType: string, tx: TransactionRow, at: Date): Promise<void>;
+  emitBalanceUpdated(trx: Transaction<any>, account: AccountRow, at: Date): Promise<void>;
+  emitRailInstruction(trx: Transaction<any>, tx: TransactionRow, external: ExternalAccountRow, at: Date): Promise<void>;
+  emitQuotePayout(trx: Transaction<any>, tx: TransactionRow, external: ExternalAccountRow | undefined, at: Date): Promise<void>;
+}
+
+/** The statements of both handles, bound to the database or to one transaction. */
+function statements(db: Db): LedgerStatements {
+  return {
+    openAccount: (i) => accounts.openAccount(db, i),
+    systemAccountId: (p, currency, type, now) => accounts.systemAccountId(db, p, currency, type, now),
+    getAccount: (p, id) => accounts.getAccount(db, p, id),
+    listAccounts: (f, page) => accounts.listAccounts(db, f, page),
+    customerAccountOf: (p, c, currency, type) => accounts.customerAccountOf(db, p, c, currency, type),
+
+    insertExternalAccount: (row) => externalAccounts.insertExternalAccount(db, row),
+    clearDefaultDeposit: (p, c, now) => externalAccounts.clearDefaultDeposit(db, p, c, now),
+    getExternalAccount: (scope, id) => externalAccounts.getExternalAccount(db, scope, id),
+    findExternalAccount: (p, id) => externalAccounts.findExternalAccount(db, p, id),
+    markExternalAccountDeleted: (p, id, now) => externalAccounts.markExternalAccountDeleted(db, p, id, now),
+    listExternalAccounts: (f, page) => externalAccounts.listExternalAccounts(db, f, page),
+    defaultDepositAccount: (p, c, currency) => externalAccounts.defaultDepositAccount(db, p, c, currency),
+
+    insertTransaction: (row) => transactions.insertTransaction(db, row),
+    getTransaction: (p, id, forUpdate) => transactions.getTransaction(db, p, id, forUpdate),
+    updateTransaction: (p, id, set) => transactions.updateTransaction(db, p, id, set),
+    insertQuoteTransaction: (row) => transactions.insertQuoteTransaction(db, row),
+    findQuoteTransaction: (p, q) => transactions.findQuoteTransaction(db, p, q),
+    listTransactions: (f, page) => transactions.listTransactions(db, f, page),
+
+    recordSandboxOffset: (p, offsetMs, at) => sandboxClocks.recordSandboxOffset(db, p, offsetMs, at),
+    sandboxOffsetMs: (p) => sandboxClocks.sandboxOffsetMs(db, p),
+    dueQuoteTransactionsOf: (p, at, limit) => sandboxClocks.dueQuoteTransactionsOf(db, p, at, limit),
+
+    trialBalanceRows: (p) => trialBalance.trialBalanceRows(db, p),
+    platformKnown: (p) => trialBalance.platformKnown(db, p),
+  };
+}
+
+/**
+ * The domain's LedgerStore over Kysely: statements on the schema's database, and LedgerTx
+ * statements bound to one transaction. The repositories do the SQL; this only wires them.
+ */
+export function createStore(db: Kysely<LedgerDatabase>, events: LedgerEventWriters): LedgerStore {
+  const bind = (trx: Trx): LedgerTx => ({
+    ...statements(trx),
+    lockAccounts: (p, ids) => accounts.lockAccounts(trx, p, ids),
+    requireOpenCustomer: (p, c) => customers.requireOpenCustomer(trx, p, c),
+    customerClosed: (p, c) => customers.customerClosed(trx, p, c),
+    holdingsOf: (c) => customers.holdingsOf(trx, c),
+    upsertPlatformCopy: (p) => copies.upsertPlatformCopy(trx, p),
+    upsertCustomerCopy: (c) => copies.upsertCustomerCopy(trx, c),
+    postEntry: (locked, e) => journal.postEntry(trx, locked, e),
+    placeHold: (account, transactionId, amount, now) => journal.placeHold(trx, account, transactionId, amount, now),
+    settleHold: (p, locked, transactionId, status, now) => journal.settleHold(trx, p, locked, transactionId, status, now),
+    emitTransactionChanged: (eventType, tx, at) => events.emitTransactionChanged(trx, eventType, tx, at),
+    emitBalanceUpdated: (account, at) => events.emitBalanceUpdated(trx, account, at),
+    emitRailInstruction: (tx, external, at) => events.emitRailInstruction(trx, tx, external, at),
+    emitQuotePayout: (tx, external, at) => events.emitQuotePayout(trx, tx, external, at),
+    completeIdempotencyKey: (ref: IdempotencyKeyRef, body) => completeKey(trx, ref, body),
+  });
+
+  return {
+    ...statements(db),
+    transaction: (fn) => db.transaction().execute((trx) => fn(bind(trx))),
+    within: (trx) => bind(trx as Trx),
+  };
+}
