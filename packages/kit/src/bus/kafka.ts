@@ -68,21 +68,16 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
    * failure would stop the service. A non-retriable error (bad config, no permission) fails fast.
    */
   async function createTopicPatiently(topic: string): Promise<void> {
-    const deadline = Date.now() + (opts.topicCreateTimeoutMs ?? 60_000);
-    for (let delay = 200; ; delay = Math.min(delay * 2, 5_000)) {
-      try {
-        await admin.createTopics({
-          waitForLeaders: true,
-          topics: [{ topic, numPartitions: opts.numPartitions ?? 1, replicationFactor: opts.replicationFactor ?? 1 }],
-        });
-        return;
-      } catch (err) {
-        if (!isRetriable(err) || Date.now() + delay > deadline) throw err;
-        log.warn({ topic, err: String(err), retryInMs: delay }, "topic not ready yet; retrying");
-        await new Promise((r) => setTimeout(r, delay));
-      }
-    }
+    await patiently({ topic }, () =>
+      admin.createTopics({
+        waitForLeaders: true,
+        topics: [{ topic, numPartitions: opts.numPartitions ?? 1, replicationFactor: opts.replicationFactor ?? 1 }],
+      }),
+    );
   }
+
+  const patiently = <T>(about: Record<string, unknown>, fn: () => Promise<T>) =>
+    retryWhileRetriable(fn, { timeoutMs: opts.topicCreateTimeoutMs ?? 60_000, onRetry: (err, retryInMs) => log.warn({ ...about, err: String(err), retryInMs }, "topic not ready yet; retrying") });
 
   const ensured = new Map<string, Promise<void>>();
   function ensureTopics(topics: string[]): Promise<void> {
@@ -152,7 +147,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
           resolve();
         });
       });
-      await consumer.subscribe({ topics, fromBeginning: true });
+      await patiently({ topics, group: sub.group }, () => consumer.subscribe({ topics, fromBeginning: true }));
       await consumer.run({
         autoCommit: true,
         eachMessage: async ({ topic, message }) => {
@@ -189,6 +184,26 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
       await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
     },
   };
+}
+
+/**
+ * Runs `fn`, retrying errors kafkajs marks retriable with backoff (200 ms doubling to 5 s) until
+ * `timeoutMs`; a non-retriable error fails at once. Right after a topic is created the broker may
+ * still answer UNKNOWN_TOPIC_OR_PARTITION (to createTopics, and to the metadata request a consumer's
+ * subscribe makes): kafkajs marks it retriable but those calls give up on it at once, and at
+ * start-up that failure would stop the service.
+ */
+export async function retryWhileRetriable<T>(fn: () => Promise<T>, opts: { timeoutMs: number; onRetry?: (err: unknown, retryInMs: number) => void }): Promise<T> {
+  const deadline = Date.now() + opts.timeoutMs;
+  for (let delay = 200; ; delay = Math.min(delay * 2, 5_000)) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!isRetriable(err) || Date.now() + delay > deadline) throw err;
+      opts.onRetry?.(err, delay);
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
 }
 
 /** kafkajs flags transient protocol errors and its own timeouts/connection errors as retriable. */
