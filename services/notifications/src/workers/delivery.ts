@@ -125,7 +125,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     const { verdict, settings } = await resolve(row, await settingsOf(row.platform_id));
     /**
      * Settles a row that leaves PENDING; hands its slot on when a later webhook of the resource
-     * was waiting at the claim (others are claimed as usual).
+     * was pending at the claim or was announced behind it since (others are claimed as usual).
      */
     const settleLeaving = async (change: SettleChange, attempt?: DeliveryAttempt) => {
       const waiting = behind.get(resourceOf(row.platform_id, row.resource_key) ?? "")?.size ?? 0;
