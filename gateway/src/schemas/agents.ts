@@ -42,67 +42,71 @@ const ThresholdsFields = {
   amount: Type.Integer({ minimum: 0, maximum: MAX_AMOUNT, description: "Actions above this amount (minor units) need the platform's approval." }),
 };
 
+/** What each field of a partial policy says (create and patch say it differently). */
+interface PartialPolicyText {
+  permissions: string;
+  spendingLimits: string;
+  allowedAccountIds: string;
+  accountRules: string;
+  accountRestrictions: string;
+  approvalThresholds: string;
+  policy: string;
+}
+
+/** A policy whose every field is optional: the body of POST /agents and of PATCH …/policy. */
+function partialPolicy(text: PartialPolicyText) {
+  return Type.Object(
+    {
+      permissions: Type.Optional(Type.Array(AgentPermissionSchema, { uniqueItems: true, maxItems: AGENT_PERMISSIONS.length, description: text.permissions })),
+      defaultExecutionMode: Type.Optional(ExecutionModeSchema),
+      spendingLimits: Type.Optional(
+        Type.Object(
+          {
+            currency: Type.Optional(spendingLimitFields.currency),
+            perTransactionLimit: Type.Optional(spendingLimitFields.perTransactionLimit),
+            dailyLimit: Type.Optional(spendingLimitFields.dailyLimit),
+            dailyTransactionLimit: Type.Optional(spendingLimitFields.dailyTransactionLimit),
+            monthlyLimit: Type.Optional(spendingLimitFields.monthlyLimit),
+          },
+          { additionalProperties: false, description: text.spendingLimits },
+        ),
+      ),
+      accountRestrictions: Type.Optional(
+        Type.Object(
+          {
+            allowedAccountIds: Type.Optional(AllowedAccountIds(text.allowedAccountIds)),
+            accountRules: Type.Optional(Type.Array(AccountRuleSchema, { maxItems: 100, description: text.accountRules })),
+          },
+          { additionalProperties: false, description: text.accountRestrictions },
+        ),
+      ),
+      approvalThresholds: Type.Optional(Type.Union([Type.Object(ThresholdsFields, { additionalProperties: false }), Type.Null()], { description: text.approvalThresholds })),
+    },
+    { additionalProperties: false, description: text.policy },
+  );
+}
+
 /** The policy on POST /agents: every field optional (defaults: VIEW_TRANSACTIONS only, APPROVAL_REQUIRED, no limits). */
-export const PolicyInput = Type.Object(
-  {
-    permissions: Type.Optional(Type.Array(AgentPermissionSchema, { uniqueItems: true, maxItems: AGENT_PERMISSIONS.length, description: "What the agent may do; default [VIEW_TRANSACTIONS]." })),
-    defaultExecutionMode: Type.Optional(ExecutionModeSchema),
-    spendingLimits: Type.Optional(
-      Type.Object(
-        {
-          currency: Type.Optional(spendingLimitFields.currency),
-          perTransactionLimit: Type.Optional(spendingLimitFields.perTransactionLimit),
-          dailyLimit: Type.Optional(spendingLimitFields.dailyLimit),
-          dailyTransactionLimit: Type.Optional(spendingLimitFields.dailyTransactionLimit),
-          monthlyLimit: Type.Optional(spendingLimitFields.monthlyLimit),
-        },
-        { additionalProperties: false, description: "Spending limits (an absent or 0 limit means none); absent for none." },
-      ),
-    ),
-    accountRestrictions: Type.Optional(
-      Type.Object(
-        {
-          allowedAccountIds: Type.Optional(AllowedAccountIds("The only internal accounts the agent may use; null or absent for every account of the customer.")),
-          accountRules: Type.Optional(Type.Array(AccountRuleSchema, { maxItems: 100, description: "Per-account rules." })),
-        },
-        { additionalProperties: false, description: "Which accounts the agent may use." },
-      ),
-    ),
-    approvalThresholds: Type.Optional(Type.Union([Type.Object(ThresholdsFields, { additionalProperties: false }), Type.Null()], { description: "Actions above the amount need approval; null or absent for none." })),
-  },
-  { additionalProperties: false, description: "An agent's policy (docs/agents.md)." },
-);
+export const PolicyInput = partialPolicy({
+  permissions: "What the agent may do; default [VIEW_TRANSACTIONS].",
+  spendingLimits: "Spending limits (an absent or 0 limit means none); absent for none.",
+  allowedAccountIds: "The only internal accounts the agent may use; null or absent for every account of the customer.",
+  accountRules: "Per-account rules.",
+  accountRestrictions: "Which accounts the agent may use.",
+  approvalThresholds: "Actions above the amount need approval; null or absent for none.",
+  policy: "An agent's policy (docs/agents.md).",
+});
 
 /** PATCH /agents/{id}/policy: only the named fields change. */
-export const PolicyPatchBody = Type.Object(
-  {
-    permissions: Type.Optional(Type.Array(AgentPermissionSchema, { uniqueItems: true, maxItems: AGENT_PERMISSIONS.length, description: "Replaces the permissions." })),
-    defaultExecutionMode: Type.Optional(ExecutionModeSchema),
-    spendingLimits: Type.Optional(
-      Type.Object(
-        {
-          currency: Type.Optional(spendingLimitFields.currency),
-          perTransactionLimit: Type.Optional(spendingLimitFields.perTransactionLimit),
-          dailyLimit: Type.Optional(spendingLimitFields.dailyLimit),
-          dailyTransactionLimit: Type.Optional(spendingLimitFields.dailyTransactionLimit),
-          monthlyLimit: Type.Optional(spendingLimitFields.monthlyLimit),
-        },
-        { additionalProperties: false, description: "Changes the named limits only (0 removes one)." },
-      ),
-    ),
-    accountRestrictions: Type.Optional(
-      Type.Object(
-        {
-          allowedAccountIds: Type.Optional(AllowedAccountIds("Replaces the allowed accounts; null removes the restriction (every account of the customer is allowed again).")),
-          accountRules: Type.Optional(Type.Array(AccountRuleSchema, { maxItems: 100, description: "Replaces the account rules." })),
-        },
-        { additionalProperties: false, description: "Changes the named account restrictions only." },
-      ),
-    ),
-    approvalThresholds: Type.Optional(Type.Union([Type.Object(ThresholdsFields, { additionalProperties: false }), Type.Null()], { description: "Replaces the thresholds; null removes them." })),
-  },
-  { additionalProperties: false, description: "A partial policy: unnamed fields keep their value." },
-);
+export const PolicyPatchBody = partialPolicy({
+  permissions: "Replaces the permissions.",
+  spendingLimits: "Changes the named limits only (0 removes one).",
+  allowedAccountIds: "Replaces the allowed accounts; null removes the restriction (every account of the customer is allowed again).",
+  accountRules: "Replaces the account rules.",
+  accountRestrictions: "Changes the named account restrictions only.",
+  approvalThresholds: "Replaces the thresholds; null removes them.",
+  policy: "A partial policy: unnamed fields keep their value.",
+});
 
 export const AgentPolicySchema = Type.Object(
   {
