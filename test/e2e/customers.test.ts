@@ -134,8 +134,24 @@ describe.skipIf(skipReason())(`customers (${mode})`, () => {
       expect(new Date(res.body.updatedAt).getTime()).toBeGreaterThan(new Date(created.updatedAt).getTime());
       expectInvalid(await platform.call("PATCH", `/customers/${created.id}`, { currencies: ["JPY"] }), "body.currencies[0]");
       expectInvalid(await platform.call("PATCH", `/customers/${created.id}`, { birthDate: "1990-13-01" }), "body.birthDate");
-      expectInvalid(await platform.call("PATCH", `/customers/${created.id}`, { customerType: "BUSINESS" }), "body.customerType");
+      const wrongType = await platform.call("PATCH", `/customers/${created.id}`, { customerType: "BUSINESS" });
+      expectInvalid(wrongType, "body.customerType");
+      expect(wrongType.body.message).toContain("must be INDIVIDUAL");
       expect((await platform.call("GET", `/customers/${created.id}`)).body.currencies).toEqual([]);
+    });
+
+    it("accepts customerType in a patch when it is the customer's own type (Grid's SDK sends it)", async () => {
+      const person = (await platform.call("POST", "/customers", individual())).body;
+      const same = await platform.call("PATCH", `/customers/${person.id}`, { customerType: "INDIVIDUAL", email: "same@example.com" });
+      expect(same.status, JSON.stringify(same.body)).toBe(200);
+      expect(same.body).toMatchObject({ customerType: "INDIVIDUAL", email: "same@example.com" });
+      const firm = (await platform.call("POST", "/customers", business())).body;
+      const firmSame = await platform.call("PATCH", `/customers/${firm.id}`, { customerType: "BUSINESS", businessInfo: { taxId: "TAX-9" } });
+      expect(firmSame.status, JSON.stringify(firmSame.body)).toBe(200);
+      expect(firmSame.body.businessInfo).toMatchObject({ legalName: "Acme Inc", taxId: "TAX-9" });
+      const firmWrong = await platform.call("PATCH", `/customers/${firm.id}`, { customerType: "INDIVIDUAL", email: "no@example.com" });
+      expectInvalid(firmWrong, "body.customerType");
+      expect((await platform.call("GET", `/customers/${firm.id}`)).body.email).not.toBe("no@example.com");
     });
 
     it("soft-deletes: answers isDeleted, then 410 CUSTOMER_DELETED on delete or patch, and hides it from lists by default", async () => {

@@ -75,8 +75,14 @@ export const CreateCustomerBody = Type.Object(
 );
 
 export const UpdateCustomerBody = Type.Object(
-  { ...commonInput, businessInfo: Type.Optional(BusinessInfoPatch) },
-  { additionalProperties: false, description: "Fields to change; absent fields stay as they are. customerType cannot change." },
+  {
+    ...commonInput,
+    customerType: Type.Optional(
+      Type.Enum(["INDIVIDUAL", "BUSINESS"], { description: "The customer's type, as Grid's SDK sends it: it must equal the customer's own (a different one → 400 INVALID_INPUT); it never changes." }),
+    ),
+    businessInfo: Type.Optional(BusinessInfoPatch),
+  },
+  { additionalProperties: false, description: "Fields to change; absent fields stay as they are. customerType may be sent but cannot change." },
 );
 
 export const CustomerSchema = Type.Object(

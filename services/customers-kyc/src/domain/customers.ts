@@ -229,7 +229,7 @@ export function createCustomers({ transact, clock, platforms, ledger }: Customer
       return transact(async (store) => {
         const current = await liveCustomer(store, platformId, id, { forUpdate: true });
         const q = new Problems();
-        if (patch.customerType !== undefined && patch.customerType !== current.customerType) q.add("customerType", "cannot be changed");
+        if (patch.customerType !== undefined && patch.customerType !== current.customerType) q.add("customerType", `must be ${current.customerType} (the customer's type); customerType cannot be changed`);
         checkTypeFields(q, current.customerType, patch);
         checkStatus(q, current.customerType, patch, platform, current.verificationStatus);
         const businessInfo = current.customerType === "BUSINESS" ? mergeBusinessInfo(current.businessInfo, patch.businessInfo) : null;
