@@ -12,7 +12,12 @@ export const TransactionSchema = Type.Object(
   {
     id: Type.String({ description: "Transaction:<uuidv7>." }),
     status: TransactionStatusSchema,
-    type: Type.Enum(["INCOMING", "OUTGOING"], { description: "Direction." }),
+    type: Type.Enum(["INCOMING", "OUTGOING"], { description: "INCOMING (money paid to the customer) or OUTGOING (money the customer pays)." }),
+    direction: Type.Enum(["CREDIT", "DEBIT"], {
+      description:
+        "Whether the transaction credits (funds in) or debits (funds out) the customer's account, from the money's movement rather than from type: CREDIT when money enters the internal account (transfer-in, incoming UMA payment, including one paid onward to a default deposit account), DEBIT when it leaves it (transfer-out, quote paid from an internal account) or is paid out on the customer's behalf (real-time-funded quote).",
+      examples: ["DEBIT"],
+    }),
     source: Type.Object(
       {
         sourceType: Type.String({ description: "ACCOUNT, REALTIME_FUNDING for a quote paid by its payment instructions, or UMA_ADDRESS for an incoming UMA payment." }),

@@ -39,6 +39,8 @@ export function transactionToJson(t: Transaction | undefined) {
     id: t.id,
     status: t.status,
     type: t.type,
+    // Older stored events (before the ledger set direction) fall back to what their type implied then.
+    direction: t.direction || (t.type === "INCOMING" ? "CREDIT" : "DEBIT"),
     source: {
       sourceType: t.source?.type ?? "ACCOUNT",
       ...opt("accountId", t.source?.accountId ?? ""),

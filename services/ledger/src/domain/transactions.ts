@@ -52,3 +52,17 @@ export function transitionFor(type: TransactionType, current: string, outcome: R
 }
 
 export const createdEventType = (type: TransactionType) => (type === "OUTGOING" ? "OUTGOING_PAYMENT_PENDING" : "INCOMING_PAYMENT_PENDING");
+
+export type TransactionDirection = "CREDIT" | "DEBIT";
+
+/**
+ * Whether a transaction credits or debits the customer's account (Grid's `direction`), from the
+ * money's movement rather than from `type`: DEBIT when the internal account is the source (a
+ * transfer-out, a quote paid from an internal account), CREDIT when money enters it (a transfer-in,
+ * an incoming UMA payment, also when it is paid onward to a default deposit account), and DEBIT for
+ * a real-time-funded quote (no internal account: the customer pays out from outside).
+ */
+export function directionOf(tx: { internal_account_id: string | null; source_account_id: string }): TransactionDirection {
+  if (!tx.internal_account_id) return "DEBIT";
+  return tx.internal_account_id === tx.source_account_id ? "DEBIT" : "CREDIT";
+}

@@ -12,6 +12,7 @@ import {
 import { TransactionSchema, type Transaction } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
 import type { AccountRow, ExternalAccountRow, TransactionRow } from "../domain/model.js";
 import { currencyInfo } from "../domain/currencies.js";
+import { directionOf } from "../domain/transactions.js";
 
 /** Rows -> proto. Nothing here decides anything. */
 
@@ -106,5 +107,6 @@ export function transactionToPb(r: TransactionRow): Transaction {
     counterpartyInformation: r.counterparty_information ?? {},
     receiverCustomerInfo: r.receiver_customer_info ?? {},
     expiresAt: r.expires_at ? timestampFromDate(r.expires_at) : undefined,
+    direction: directionOf(r),
   });
 }

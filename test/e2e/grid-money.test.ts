@@ -1,0 +1,34 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
+import { fund, platformAccount, platformExternal, txStatus } from "./ledger-helpers.js";
+
+/**
+ * Issue 10, the money side: fields Grid's schema requires on transactions, internal accounts,
+ * external accounts, exchange rates and the sandbox, through the public API.
+ */
+describe.skipIf(skipReason())(`Grid money fields (${mode})`, () => {
+  let system: TestSystem;
+  let p: Caller;
+  let usd: any;
+
+  beforeAll(async () => {
+    system = await startTestSystem();
+    p = await system.createPlatform();
+    usd = await platformAccount(p);
+    await fund(p, usd.id, 1_000_000);
+  });
+  afterAll(async () => system?.stop());
+
+  it("gives every transaction a direction: DEBIT for a transfer-out, CREDIT for a transfer-in", async () => {
+    const ext = await platformExternal(p, "000");
+    const out = await p.call("POST", "/transfer-out", { source: { accountId: usd.id }, destination: { accountId: ext.id }, amount: 300 });
+    expect(out.status, JSON.stringify(out.body)).toBe(201);
+    expect(out.body).toMatchObject({ type: "OUTGOING", direction: "DEBIT" });
+    const into = await p.call("POST", "/transfer-in", { source: { accountId: ext.id }, destination: { accountId: usd.id }, amount: 400 });
+    expect(into.status, JSON.stringify(into.body)).toBe(201);
+    expect(into.body).toMatchObject({ type: "INCOMING", direction: "CREDIT" });
+    expect((await txStatus(p, into.body.id, "COMPLETED")).direction).toBe("CREDIT");
+    const list = await p.call("GET", "/transactions?limit=100");
+    expect(list.body.data.every((t: any) => t.direction === (t.type === "INCOMING" ? "CREDIT" : "DEBIT"))).toBe(true);
+  });
+});
