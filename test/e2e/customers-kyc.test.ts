@@ -302,9 +302,9 @@ describe.skipIf(skipReason())(`customers: verifications, owners, invitations (${
       expect(claim.status).toBe(200);
       expect(claim.body).toMatchObject({ status: "CLAIMED", inviteeUma: "$bob@other.example", claimedAt: expect.any(String) });
       const twice = await platform.call("POST", `/invitations/${code}/claim`, { inviteeUma: "$eve@other.example" });
-      expect(twice.status).toBe(409);
+      expect(twice.status).toBe(400);
       expect(twice.body.code).toBe("INVITATION_ALREADY_CLAIMED");
-      expect((await platform.call("POST", `/invitations/${code}/cancel`)).status).toBe(409);
+      expect((await platform.call("POST", `/invitations/${code}/cancel`)).status).toBe(400);
       expect((await platform.call("GET", `/invitations/${code}`)).body.inviteeUma).toBe("$bob@other.example");
     });
 
@@ -314,7 +314,7 @@ describe.skipIf(skipReason())(`customers: verifications, owners, invitations (${
       const cancelled = await platform.call("POST", `/invitations/${inv.code}/cancel`);
       expect(cancelled.body.status).toBe("CANCELLED");
       const claim = await platform.call("POST", `/invitations/${inv.code}/claim`, { inviteeUma: "$bob@other.example" });
-      expect(claim.status).toBe(409);
+      expect(claim.status).toBe(400);
       expect(claim.body.code).toBe("INVITATION_CANCELLED");
     });
 

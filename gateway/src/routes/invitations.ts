@@ -61,7 +61,7 @@ export function invitationRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Claim an invitation",
         description:
-          "Claims a PENDING invitation for inviteeUma and notifies the platform (INVITATION_CLAIMED). Already claimed → 409 INVITATION_ALREADY_CLAIMED; expired → 409 INVITATION_EXPIRED; cancelled → 409 INVITATION_CANCELLED. Needs MANAGE.",
+          "Claims a PENDING invitation for inviteeUma and notifies the platform (INVITATION_CLAIMED). Already claimed → 400 INVITATION_ALREADY_CLAIMED; expired → 400 INVITATION_EXPIRED; cancelled → 400 INVITATION_CANCELLED. Needs MANAGE.",
         tags,
         params: InvitationCodeParams,
         body: ClaimInvitationBody,
@@ -81,7 +81,7 @@ export function invitationRoutes(app: Api, { clients }: RouteDeps): void {
       config: { permission: "MANAGE" },
       schema: {
         summary: "Cancel an invitation",
-        description: "Cancels a PENDING invitation; any other state → 409. Needs MANAGE.",
+        description: "Cancels a PENDING invitation; any other state → 400 INVITATION_ALREADY_CLAIMED, INVITATION_EXPIRED or INVITATION_CANCELLED. Needs MANAGE.",
         tags,
         params: InvitationCodeParams,
         response: { 200: Ref("Invitation", "The cancelled invitation."), ...errorResponses },

@@ -89,19 +89,18 @@ export function tokenRoutes(app: Api, { clients, auth }: RouteDeps): void {
       schema: {
         summary: "Delete an API token",
         description:
-          "Revokes the token at once and answers it as it was (200, like Stripe's deleted objects). Requests made with it fail with 401 from then on. Needs MANAGE.",
+          "Revokes the token at once and answers 204 with no body (as Grid does). Requests made with it fail with 401 from then on. Needs MANAGE.",
         tags,
         params: TokenIdParams,
-        response: { 200: Ref("Token", "The deleted token."), ...errorResponses },
+        response: { 204: { type: "null", description: "Deleted." }, ...errorResponses },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { platformId } = principalOf(request);
       const res = await clients.authSessions.deleteToken({ platformId, tokenId: request.params.tokenId });
-      const token = tokenToJson(res.token);
       // Only after the service confirmed: the cached principal must not outlive the token.
-      await auth.evict(token.clientId);
-      return token;
+      await auth.evict(tokenToJson(res.token).clientId);
+      return reply.code(204).send(null);
     },
   );
 }

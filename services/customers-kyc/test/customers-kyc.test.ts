@@ -264,7 +264,7 @@ describe("invitations", () => {
     expect(second.invitation!.code).toBe("fixedCode2");
   });
 
-  it("expires by the clock: reads EXPIRED and refuses a claim with 409 INVITATION_EXPIRED", async () => {
+  it("expires by the clock: reads EXPIRED and refuses a claim with 400 INVITATION_EXPIRED", async () => {
     const platformId = h.platform();
     const { customer } = await h.client.createCustomer({ platformId, customer: individual() });
     const expiresAt = new Date(h.clock.now().getTime() + 60_000);
@@ -273,8 +273,8 @@ describe("invitations", () => {
     expect((await h.client.getInvitation({ platformId, code: invitation!.code })).invitation!.status).toBe("PENDING");
     h.clock.advance(1);
     expect((await h.client.getInvitation({ platformId, code: invitation!.code })).invitation!.status).toBe("EXPIRED");
-    await expectPublicError(h.client.claimInvitation({ platformId, code: invitation!.code, inviteeUma: "$bob@x.example" }), "CONFLICT", "INVITATION_EXPIRED");
-    await expectPublicError(h.client.cancelInvitation({ platformId, code: invitation!.code }), "CONFLICT", "INVITATION_EXPIRED");
+    await expectPublicError(h.client.claimInvitation({ platformId, code: invitation!.code, inviteeUma: "$bob@x.example" }), "INVALID", "INVITATION_EXPIRED");
+    await expectPublicError(h.client.cancelInvitation({ platformId, code: invitation!.code }), "INVALID", "INVITATION_EXPIRED");
   });
 
   it("emits INVITATION_CLAIMED keyed by the inviter when claimed", async () => {

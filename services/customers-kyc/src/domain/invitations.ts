@@ -32,9 +32,10 @@ export function effectiveStatus(i: Invitation, now: Date): InvitationStatus {
   return i.status;
 }
 
+/** Acting on an invitation that is no longer PENDING is a bad request (400), as on Grid. */
 function notPending(i: Invitation, status: InvitationStatus): AppError {
   const code = status === "CLAIMED" ? "INVITATION_ALREADY_CLAIMED" : status === "EXPIRED" ? "INVITATION_EXPIRED" : "INVITATION_CANCELLED";
-  return errors.conflict(code, `Invitation ${i.code} is ${status}, not PENDING`, { code: i.code, status });
+  return errors.badRequest(code, `Invitation ${i.code} is ${status}, not PENDING`, { code: i.code, status });
 }
 
 /**
