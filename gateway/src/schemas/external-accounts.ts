@@ -9,7 +9,7 @@ export const AccountInfoSchema = Type.Object(
     $id: "AccountInfo",
     additionalProperties: true,
     description:
-      "Account details by accountType. USD_ACCOUNT: accountNumber (4-17 digits), routingNumber (9 digits, ABA checksum), bankAccountType (CHECKING|SAVINGS), bankName, beneficiary. BRL_ACCOUNT: pixKey, pixKeyType (CPF|CNPJ|EMAIL|PHONE|RANDOM), taxId, beneficiary. AED_ACCOUNT: iban (AE, mod-97), swiftCode, beneficiary. EUR_ACCOUNT: iban, swiftCode?, beneficiary. MXN_ACCOUNT: clabe (18 digits with check digit), beneficiary. SPARK_WALLET: address, assetType?. LIGHTNING: invoice or lightningAddress. beneficiary: {beneficiaryType INDIVIDUAL|BUSINESS, fullName, birthDate?, nationality?, address?}.",
+      "Account details by accountType. USD_ACCOUNT: accountNumber (4-17 digits), routingNumber (9 digits, ABA checksum), bankAccountType (CHECKING|SAVINGS), bankName, beneficiary. BRL_ACCOUNT: pixKey, pixKeyType (CPF|CNPJ|EMAIL|PHONE|RANDOM), taxId, beneficiary. AED_ACCOUNT: iban (AE, mod-97), swiftCode, beneficiary. EUR_ACCOUNT: iban, swiftCode?, beneficiary. MXN_ACCOUNT: clabe (18 digits with check digit), beneficiary. SPARK_WALLET: address, assetType?. LIGHTNING: invoice or lightningAddress. beneficiary, discriminated on beneficiaryType: INDIVIDUAL {fullName, birthDate?, nationality?, email?, phoneNumber?, countryOfResidence?, address?} or BUSINESS {legalName, registrationNumber?, taxId?, email?, phoneNumber?, countryOfResidence?, address?} (a variant's own fields only; phoneNumber E.164; beneficiary name verification checks fullName or legalName).",
   },
 );
 

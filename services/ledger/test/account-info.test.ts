@@ -65,6 +65,32 @@ describe("accountInfo validation", () => {
     });
     expect(fields(r).sort()).toEqual(["accountInfo.beneficiary.beneficiaryType", "accountInfo.beneficiary.fullName", "accountInfo.colour"]);
   });
+  it("takes a BUSINESS beneficiary (legalName required) beside the INDIVIDUAL one, each with its own fields", () => {
+    const usd = (beneficiary: Record<string, unknown>) =>
+      validateAccountInfo("USD", { accountType: "USD_ACCOUNT", accountNumber: "123456789", routingNumber: "021000021", beneficiary });
+    const business = {
+      beneficiaryType: "BUSINESS",
+      legalName: "Acme Payouts LLC",
+      registrationNumber: "REG-1",
+      taxId: "12-3456789",
+      email: "ops@acme.example",
+      phoneNumber: "+14155550123",
+      countryOfResidence: "US",
+      address: { line1: "1 Main St", postalCode: "94105", country: "US" },
+    };
+    const ok = usd(business);
+    expect(fields(ok)).toEqual([]);
+    expect("ok" in ok && ok.ok.info.beneficiary).toEqual(business);
+    expect(fields(usd({ beneficiaryType: "BUSINESS", registrationNumber: "REG-1" }))).toEqual(["accountInfo.beneficiary.legalName"]);
+    expect(fields(usd({ beneficiaryType: "BUSINESS", legalName: "Acme", fullName: "Ada" }))).toEqual(["accountInfo.beneficiary.fullName"]);
+    expect(fields(usd({ beneficiaryType: "INDIVIDUAL", fullName: "Ada", legalName: "Acme" }))).toEqual(["accountInfo.beneficiary.legalName"]);
+    expect(fields(usd({ beneficiaryType: "INDIVIDUAL", fullName: "Ada", email: "ada@example.com", phoneNumber: "+442071234567", countryOfResidence: "GB" }))).toEqual([]);
+    expect(fields(usd({ beneficiaryType: "BUSINESS", legalName: "Acme", phoneNumber: "555", email: "nope", countryOfResidence: "usa" })).sort()).toEqual([
+      "accountInfo.beneficiary.countryOfResidence",
+      "accountInfo.beneficiary.email",
+      "accountInfo.beneficiary.phoneNumber",
+    ]);
+  });
 });
 
 describe("sandbox beneficiary verification", () => {

@@ -89,6 +89,14 @@ const digits = (min: number, max: number) => (v: string) =>
   new RegExp(`^\\d{${min},${max}}$`).test(v) ? undefined : min === max ? `must be ${min} digits` : `must be ${min} to ${max} digits`;
 const compact = (v: string) => v.replace(/\s+/g, "").toUpperCase();
 
+const COUNTRY = (s: string) => (/^[A-Z]{2}$/.test(s) ? undefined : "must be an ISO 3166-1 alpha-2 code");
+const maxLen = (n: number) => (s: string) => (s.length <= n ? undefined : `must be at most ${n} characters`);
+
+/**
+ * The beneficiary, discriminated on beneficiaryType: INDIVIDUAL (fullName required, birthDate,
+ * nationality) or BUSINESS (legalName required, registrationNumber, taxId); both may carry email,
+ * phoneNumber, countryOfResidence and address. Only the fields of its variant are accepted.
+ */
 function checkBeneficiary(v: unknown, prefix: string, errors: FieldError[]): Obj | undefined {
   if (v === undefined || v === null) return undefined;
   if (!isObj(v)) {
@@ -96,10 +104,26 @@ function checkBeneficiary(v: unknown, prefix: string, errors: FieldError[]): Obj
     return undefined;
   }
   const c = new Checker(v, prefix);
-  c.oneOf("beneficiaryType", ["INDIVIDUAL", "BUSINESS"]);
-  c.str("fullName", { test: (s) => (s.length <= 255 ? undefined : "must be at most 255 characters") });
-  c.str("birthDate", { required: false, test: (s) => (/^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s)) ? undefined : "must be a date YYYY-MM-DD") });
-  c.str("nationality", { required: false, test: (s) => (/^[A-Z]{2}$/.test(s) ? undefined : "must be an ISO 3166-1 alpha-2 code") });
+  const type = c.oneOf("beneficiaryType", ["INDIVIDUAL", "BUSINESS"]);
+  const known = ["beneficiaryType", "email", "phoneNumber", "countryOfResidence", "address"];
+  if (type === "BUSINESS") {
+    c.str("legalName", { test: maxLen(255) });
+    c.str("registrationNumber", { required: false, test: maxLen(64) });
+    c.str("taxId", { required: false, test: maxLen(64) });
+    known.push("legalName", "registrationNumber", "taxId");
+  } else if (type === "INDIVIDUAL") {
+    c.str("fullName", { test: maxLen(255) });
+    c.str("birthDate", { required: false, test: (s) => (/^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s)) ? undefined : "must be a date YYYY-MM-DD") });
+    c.str("nationality", { required: false, test: COUNTRY });
+    known.push("fullName", "birthDate", "nationality");
+  } else {
+    // An unknown or missing type: no variant's field is required, but each one present is still checked.
+    for (const f of ["legalName", "fullName", "registrationNumber", "taxId", "birthDate", "nationality"]) c.str(f, { required: false });
+    known.push("legalName", "registrationNumber", "taxId", "fullName", "birthDate", "nationality");
+  }
+  c.str("email", { required: false, test: (s) => (s.length <= 255 && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(s) ? undefined : "must be an email address") });
+  c.str("phoneNumber", { required: false, test: (s) => (/^\+[1-9]\d{6,14}$/.test(s) ? undefined : "must be in E.164 format, for example +14155550123") });
+  c.str("countryOfResidence", { required: false, test: COUNTRY });
   const address = v.address;
   if (address !== undefined && address !== null) {
     if (!isObj(address)) c.errors.push({ field: `${prefix}.address`, reason: "must be an object" });
@@ -110,15 +134,22 @@ function checkBeneficiary(v: unknown, prefix: string, errors: FieldError[]): Obj
       a.str("city", { required: false });
       a.str("state", { required: false });
       a.str("postalCode", { required: false });
-      a.str("country", { test: (s) => (/^[A-Z]{2}$/.test(s) ? undefined : "must be an ISO 3166-1 alpha-2 code") });
+      a.str("country", { test: COUNTRY });
       a.unknownFields(["line1", "line2", "city", "state", "postalCode", "country"]);
       c.errors.push(...a.errors);
       c.out.address = a.out;
     }
   }
-  c.unknownFields(["beneficiaryType", "fullName", "birthDate", "nationality", "address"]);
+  c.unknownFields(known);
   errors.push(...c.errors);
   return c.out;
+}
+
+/** The name a rail verifies: an individual's fullName, a business's legalName. */
+export function beneficiaryName(beneficiary: unknown): string | undefined {
+  if (!isObj(beneficiary)) return undefined;
+  const name = beneficiary.beneficiaryType === "BUSINESS" ? beneficiary.legalName : beneficiary.fullName;
+  return typeof name === "string" ? name : undefined;
 }
 
 function pixKeyReason(type: string | undefined, key: string): string | undefined {

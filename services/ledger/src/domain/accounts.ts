@@ -1,5 +1,5 @@
 import { errors, newId, pageSize, toPage, type Clock, type FieldError } from "@corridor/kit";
-import { validateAccountInfo } from "./account-info.js";
+import { beneficiaryName, validateAccountInfo } from "./account-info.js";
 import { verifyBeneficiary } from "./beneficiary.js";
 import { isCrypto } from "./currencies.js";
 import { fundingInstructions, newReference } from "./funding.js";
@@ -61,8 +61,7 @@ export function createAccounts(deps: { store: LedgerStore; clock: Clock; directo
         if (c.isDeleted) throw errors.notFound("Customer", i.customerId);
       }
       const environment = await directory.environment(i.platformId);
-      const beneficiary = valid.info.beneficiary as { fullName?: string } | undefined;
-      const verification = verifyBeneficiary(environment, valid.identifier, beneficiary?.fullName);
+      const verification = verifyBeneficiary(environment, valid.identifier, beneficiaryName(valid.info.beneficiary));
       return store.transaction(async (trx) => {
         const now = clock.now();
         if (i.defaultUmaDepositAccount) await trx.clearDefaultDeposit(i.platformId, i.customerId, now);

@@ -221,8 +221,10 @@ const BENEFICIARY_FIELDS: readonly [string, string][] = [
  */
 export function counterpartyFromBeneficiary(beneficiary: Record<string, unknown> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
+  // A BUSINESS beneficiary's name is its legalName.
+  const source = beneficiary?.beneficiaryType === "BUSINESS" ? { fullName: beneficiary.legalName } : beneficiary;
   for (const [field, key] of BENEFICIARY_FIELDS) {
-    const v = beneficiary?.[key];
+    const v = source?.[key];
     if (typeof v === "string" && v.trim()) out[field] = v.trim();
   }
   return out;

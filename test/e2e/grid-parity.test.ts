@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { individual } from "./customers-fixtures.js";
+import { mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
+import { usdAccountInfo } from "./ledger-helpers.js";
+
+/** What a Grid integrator sends and expects back (issue 10): beneficiaries, tokens, invitations, config, owners. */
+describe.skipIf(skipReason())(`Grid parity (${mode})`, () => {
+  let system: TestSystem;
+  let p: Caller;
+
+  beforeAll(async () => {
+    system = await startTestSystem();
+    p = await system.createPlatform({ name: "Grid parity e2e" });
+  });
+  afterAll(async () => {
+    await system?.stop();
+  });
+
+  const fieldsOf = (body: any): string[] => (body.details?.errors ?? []).map((e: { field: string }) => e.field);
+
+  describe("BUSINESS beneficiaries on external accounts", () => {
+    const business = {
+      beneficiaryType: "BUSINESS",
+      legalName: "Acme Payouts LLC",
+      registrationNumber: "REG-77",
+      taxId: "12-3456789",
+      email: "treasury@acme.example",
+      phoneNumber: "+14155550123",
+      countryOfResidence: "US",
+      address: { line1: "1 Main St", city: "San Francisco", state: "CA", postalCode: "94105", country: "US" },
+    };
+
+    it("registers the platform's own payout account with a business beneficiary, stored and answered as sent", async () => {
+      const created = await p.call("POST", "/platform/external-accounts", { currency: "USD", accountInfo: usdAccountInfo("000", { beneficiary: business }) });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      expect(created.body.accountInfo.beneficiary).toEqual(business);
+      // Name verification checks the business's legal name.
+      expect(created.body).toMatchObject({ beneficiaryVerificationStatus: "MATCHED", beneficiaryVerifiedData: { fullName: "Acme Payouts LLC" } });
+      const read = await p.call("GET", `/platform/external-accounts/${created.body.id}`);
+      expect(read.body.accountInfo.beneficiary).toEqual(business);
+    });
+
+    it("registers a customer's account with a business beneficiary and keeps the individual shape working", async () => {
+      const customer = (await p.call("POST", "/customers", individual())).body;
+      const biz = await p.call("POST", "/customers/external-accounts", { customerId: customer.id, currency: "USD", accountInfo: usdAccountInfo("000", { beneficiary: business }) });
+      expect(biz.status, JSON.stringify(biz.body)).toBe(201);
+      expect((await p.call("GET", `/customers/external-accounts/${biz.body.id}`)).body.accountInfo.beneficiary).toEqual(business);
+      const person = { beneficiaryType: "INDIVIDUAL", fullName: "Ada Lovelace", birthDate: "1815-12-10", nationality: "GB", countryOfResidence: "GB", email: "ada@example.com" };
+      const ind = await p.call("POST", "/customers/external-accounts", { customerId: customer.id, currency: "USD", accountInfo: usdAccountInfo("000", { beneficiary: person }) });
+      expect(ind.status, JSON.stringify(ind.body)).toBe(201);
+      expect(ind.body.accountInfo.beneficiary).toEqual(person);
+    });
+
+    it("answers 400 INVALID_INPUT naming the field for a business without legalName or with an individual's field, and stores nothing", async () => {
+      const before = (await p.call("GET", "/platform/external-accounts?limit=1")).body.totalCount;
+      const noName = await p.call("POST", "/platform/external-accounts", { currency: "USD", accountInfo: usdAccountInfo("000", { beneficiary: { beneficiaryType: "BUSINESS", taxId: "1" } }) });
+      expect(noName.status).toBe(400);
+      expect(noName.body.code).toBe("INVALID_INPUT");
+      expect(fieldsOf(noName.body)).toEqual(["body.accountInfo.beneficiary.legalName"]);
+      const mixed = await p.call("POST", "/platform/external-accounts", {
+        currency: "USD",
+        accountInfo: usdAccountInfo("000", { beneficiary: { beneficiaryType: "BUSINESS", legalName: "Acme", birthDate: "1990-01-01" } }),
+      });
+      expect(mixed.status).toBe(400);
+      expect(fieldsOf(mixed.body)).toEqual(["body.accountInfo.beneficiary.birthDate"]);
+      expect((await p.call("GET", "/platform/external-accounts?limit=1")).body.totalCount).toBe(before);
+    });
+  });
+});
