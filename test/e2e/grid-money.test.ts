@@ -31,4 +31,17 @@ describe.skipIf(skipReason())(`Grid money fields (${mode})`, () => {
     const list = await p.call("GET", "/transactions?limit=100");
     expect(list.body.data.every((t: any) => t.direction === (t.type === "INCOMING" ? "CREDIT" : "DEBIT"))).toBe(true);
   });
+
+  it("answers an internal account's status and totalBalance (spendable plus held)", async () => {
+    const ext = await platformExternal(p, "005"); // stays in flight: its money stays held
+    const before = (await p.call("GET", `/platform/internal-accounts?currency=USD`)).body.data[0];
+    expect(before).toMatchObject({ status: "ACTIVE", totalBalance: { amount: before.balance.amount, currency: { code: "USD" } } });
+    const out = await p.call("POST", "/transfer-out", { source: { accountId: usd.id }, destination: { accountId: ext.id }, amount: 700 });
+    expect(out.status, JSON.stringify(out.body)).toBe(201);
+    const after = (await p.call("GET", `/platform/internal-accounts?currency=USD`)).body.data[0];
+    expect(after.balance.amount).toBe(before.balance.amount - 700);
+    expect(after.totalBalance.amount).toBe(before.balance.amount);
+    const funded = await fund(p, usd.id, 1);
+    expect(funded).toMatchObject({ status: "ACTIVE", totalBalance: { amount: after.totalBalance.amount + 1 } });
+  });
 });

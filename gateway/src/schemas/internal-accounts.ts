@@ -31,9 +31,24 @@ export const InternalAccountSchema = Type.Object(
   {
     id: Type.String({ description: "InternalAccount:<uuidv7>." }),
     type: InternalAccountTypeSchema,
+    status: Type.Enum(["PENDING", "ACTIVE", "CLOSED", "FROZEN", "FAILED"], {
+      description:
+        "Platform accounts are ACTIVE. A customer's accounts follow the customer: PENDING until its KYC/KYB is APPROVED, then ACTIVE; FROZEN while the verification is REJECTED (no money moves); CLOSED once the customer is closed or deleted. FAILED (an account whose opening failed) is never produced: opening is a local step in Corridor.",
+      examples: ["ACTIVE"],
+    }),
     balance: Type.Object(
-      { amount: Type.Integer({ description: "Available balance in minor units (posted balance minus money held for payments in flight)." }), currency: Ref("Currency", "The account's currency.") },
-      { description: "The balance." },
+      {
+        amount: Type.Integer({ description: "Available (spendable) balance in minor units: the posted balance minus money held for payments in flight.", examples: [125000] }),
+        currency: Ref("Currency", "The account's currency."),
+      },
+      { description: "The spendable balance." },
+    ),
+    totalBalance: Type.Object(
+      {
+        amount: Type.Integer({ description: "Total balance in minor units: the spendable balance plus the money held for outgoing payments still in flight (it leaves when they complete, and comes back to the spendable balance when they fail). Incoming money counts once it has settled.", examples: [130000] }),
+        currency: Ref("Currency", "The account's currency."),
+      },
+      { description: "The balance including held funds." },
     ),
     fundingPaymentInstructions: Type.Array(Ref("PaymentInstruction", "One way to fund the account."), { description: "How to fund the account." }),
     customerId: Type.Optional(Type.String({ description: "The owning customer; absent for platform accounts." })),

@@ -1,4 +1,9 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { newId } from "@corridor/kit";
+import { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { customerAccountStatus } from "../src/domain/account-status.js";
 import { directionOf } from "../src/domain/transactions.js";
 import { startLedgerHarness, usdInfo, type LedgerHarness } from "./harness.js";
 
@@ -38,6 +43,53 @@ describe("ledger read models", () => {
       expect(got.transaction?.direction).toBe("CREDIT");
       const { transactions } = await h.ledger.listTransactions({ platformId });
       expect(Object.fromEntries(transactions.map((t) => [t.type, t.direction]))).toMatchObject({ OUTGOING: "DEBIT", INCOMING: "CREDIT" });
+    });
+  });
+
+  describe("internal account status and totalBalance", () => {
+    it("derives a customer account's status from the customer", () => {
+      expect(customerAccountStatus(undefined)).toBe("PENDING");
+      expect(customerAccountStatus({ closed: false, isDeleted: false, verificationStatus: null })).toBe("PENDING");
+      expect(customerAccountStatus({ closed: false, isDeleted: false, verificationStatus: "PENDING" })).toBe("PENDING");
+      expect(customerAccountStatus({ closed: false, isDeleted: false, verificationStatus: "APPROVED" })).toBe("ACTIVE");
+      expect(customerAccountStatus({ closed: false, isDeleted: false, verificationStatus: "REJECTED" })).toBe("FROZEN");
+      expect(customerAccountStatus({ closed: true, isDeleted: false, verificationStatus: "APPROVED" })).toBe("CLOSED");
+      expect(customerAccountStatus({ closed: false, isDeleted: true, verificationStatus: "APPROVED" })).toBe("CLOSED");
+    });
+
+    it("keeps platform accounts ACTIVE and moves a customer's accounts with its verification and deletion", async () => {
+      const { platformId, account } = await setup();
+      expect(account.status).toBe("ACTIVE");
+      const customerId = await h.newCustomer(platformId, { status: "PENDING" });
+      const statuses = async () => (await h.ledger.listInternalAccounts({ platformId, owner: "CUSTOMER", customerId })).accounts.map((a) => a.status);
+      expect(new Set(await statuses())).toEqual(new Set(["PENDING"]));
+      const update = (verificationStatus: string, isDeleted = false) =>
+        h.deliver(
+          "customer-accounts",
+          create(CustomerEventSchema, {
+            eventId: newId("Event"),
+            occurredAt: timestampFromDate(h.clock.now()),
+            platformId,
+            payload: { case: "customerUpdated", value: { customer: { customerId, platformId, platformCustomerId: "pc-x", currencies: ["USD"], verificationStatus, isDeleted } } },
+          }),
+        );
+      await update("APPROVED");
+      expect(new Set(await statuses())).toEqual(new Set(["ACTIVE"]));
+      await update("REJECTED");
+      expect(new Set(await statuses())).toEqual(new Set(["FROZEN"]));
+      await update("APPROVED");
+      expect((await h.ledger.getCustomerHoldings({ platformId, customerId, close: true })).closed).toBe(true);
+      expect(new Set(await statuses())).toEqual(new Set(["CLOSED"]));
+    });
+
+    it("answers the posted balance (available plus held) beside the available one", async () => {
+      const { platformId, account, ext } = await setup();
+      await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 10_000n });
+      await h.ledger.transferOut({ transfer: { platformId, sourceAccountId: account.id, destinationAccountId: ext.id, amount: 2_500n, idempotencyKey: "" } });
+      const got = (await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!;
+      expect(got.available).toBe(7_500n);
+      expect(got.held).toBe(2_500n);
+      expect(got.balance).toBe(10_000n);
     });
   });
 });

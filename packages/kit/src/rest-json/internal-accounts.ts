@@ -3,7 +3,11 @@
 import type { Currency, InternalAccount } from "@corridor/proto/corridor/ledger/v1/accounts_pb.js";
 import { emptyToUndefined, isoFromTimestamp, numberFromInt64 } from "./time.js";
 
-/** Ledger proto -> the public InternalAccount. `balance.amount` is the available balance (posted minus holds). */
+/**
+ * Ledger proto -> the public InternalAccount. `balance.amount` is the available balance (posted
+ * minus holds), `totalBalance.amount` the posted balance (the available balance plus the money held
+ * for payments in flight).
+ */
 
 export function currencyToJson(c: Currency | undefined) {
   if (!c) throw new Error("service answered without a currency");
@@ -16,7 +20,10 @@ export function internalAccountToJson(a: InternalAccount | undefined) {
   return {
     id: a.id,
     type: a.type,
+    // Answers stored before the ledger kept a status (idempotent replays, older events) were all of open accounts.
+    status: a.status || "ACTIVE",
     balance: { amount: numberFromInt64(a.available), currency: currencyToJson(a.currency) },
+    totalBalance: { amount: numberFromInt64(a.balance), currency: currencyToJson(a.currency) },
     fundingPaymentInstructions: a.fundingPaymentInstructions.map((i) => ({
       accountOrWalletInfo: i.accountOrWalletInfo ?? {},
       instructionsNotes: i.instructionsNotes,

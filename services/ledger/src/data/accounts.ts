@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { sql, type Kysely, type Selectable, type Transaction } from "kysely";
 import { newId } from "@corridor/kit";
+import { customerAccountStatus } from "../domain/account-status.js";
 import type { AccountState } from "../domain/journal.js";
 import type { AccountsTable, LedgerDatabase, OwnerKind } from "./tables.js";
 
@@ -34,7 +35,31 @@ export async function openAccount(db: Db, i: OpenAccountInput): Promise<boolean>
     .onConflict((oc) => oc.columns(["platform_id", "owner_key", "currency", "type"]).doNothing())
     .returning("id")
     .executeTakeFirst();
+  if (res !== undefined && i.ownerKind === "CUSTOMER") await syncCustomerAccountStatus(db, i.platformId, i.customerId!);
   return res !== undefined;
+}
+
+/**
+ * Sets the status of a customer's internal accounts from the ledger's copy of the customer
+ * (domain/account-status.ts). Called whenever the copy changes, an account is opened for the
+ * customer or the customer is closed, in the caller's transaction.
+ */
+export async function syncCustomerAccountStatus(db: Db, platformId: string, customerId: string): Promise<void> {
+  const c = await db
+    .selectFrom("customers")
+    .select(["closed_at", "is_deleted", "verification_status"])
+    .where("platform_id", "=", platformId)
+    .where("id", "=", customerId)
+    .executeTakeFirst();
+  const status = customerAccountStatus(c && { closed: !!c.closed_at, isDeleted: c.is_deleted, verificationStatus: c.verification_status });
+  await db
+    .updateTable("accounts")
+    .set({ status })
+    .where("platform_id", "=", platformId)
+    .where("owner_kind", "=", "CUSTOMER")
+    .where("customer_id", "=", customerId)
+    .where("status", "!=", status)
+    .execute();
 }
 
 /** The system account of a kind for (platform, currency), opened on first use. */

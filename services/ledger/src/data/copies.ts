@@ -1,3 +1,4 @@
+import { syncCustomerAccountStatus } from "./accounts.js";
 import type { Db, Trx } from "./tables.js";
 
 /**
@@ -47,6 +48,7 @@ export async function upsertCustomerCopy(
       })),
     )
     .execute();
+  await syncCustomerAccountStatus(trx, c.platformId, c.customerId);
   const copy = await trx.selectFrom("customers").select("closed_at").where("platform_id", "=", c.platformId).where("id", "=", c.customerId).executeTakeFirst();
   return { closed: !!copy?.closed_at };
 }

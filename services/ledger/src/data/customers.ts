@@ -1,5 +1,6 @@
 import { errors } from "@corridor/kit";
 import type { Transaction } from "kysely";
+import { syncCustomerAccountStatus } from "./accounts.js";
 import type { LedgerDatabase } from "./tables.js";
 
 type Trx = Transaction<LedgerDatabase>;
@@ -81,6 +82,7 @@ export async function holdingsOf(trx: Trx, c: { platformId: string; customerId: 
   let closed = !!row.closed_at || row.is_deleted;
   if (c.close && !closed && accounts.length === 0 && inFlight.length === 0) {
     await trx.updateTable("customers").set({ closed_at: c.now }).where("platform_id", "=", c.platformId).where("id", "=", c.customerId).execute();
+    await syncCustomerAccountStatus(trx, c.platformId, c.customerId);
     closed = true;
   }
   return {

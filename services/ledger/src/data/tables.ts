@@ -44,6 +44,8 @@ export interface AccountsTable {
   funding_instructions: Json<unknown[]>;
   created_at: Created;
   updated_at: Date;
+  /** PENDING, ACTIVE, CLOSED, FROZEN or FAILED (domain/account-status.ts); ACTIVE by default. */
+  status: ColumnType<string, string | undefined, string>;
 }
 
 export interface JournalEntriesTable {

@@ -20,6 +20,8 @@ export interface AccountRow {
   funding_instructions: unknown[];
   created_at: Date;
   updated_at: Date;
+  /** PENDING, ACTIVE, CLOSED, FROZEN or FAILED (domain/account-status.ts). */
+  status: string;
 }
 
 export interface ExternalAccountRow {
