@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
-import { fund, platformAccount, platformExternal, txStatus } from "./ledger-helpers.js";
+import { fund, iban, platformAccount, platformExternal, txStatus, usdAccountInfo } from "./ledger-helpers.js";
 
 /**
  * Issue 10, the money side: fields Grid's schema requires on transactions, internal accounts,
@@ -43,5 +43,23 @@ describe.skipIf(skipReason())(`Grid money fields (${mode})`, () => {
     expect(after.totalBalance.amount).toBe(before.balance.amount);
     const funded = await fund(p, usd.id, 1);
     expect(funded).toMatchObject({ status: "ACTIVE", totalBalance: { amount: after.totalBalance.amount + 1 } });
+  });
+
+  it("accepts accountInfo.countries and paymentRails as Grid's SDK sends them and answers rails on USD and EUR accounts", async () => {
+    const sdk = await p.call("POST", "/platform/external-accounts", { currency: "USD", accountInfo: usdAccountInfo("000", { countries: ["US"], paymentRails: ["ACH", "RTP"] }) });
+    expect(sdk.status, JSON.stringify(sdk.body)).toBe(201);
+    expect(sdk.body.accountInfo).toMatchObject({ countries: ["US"], paymentRails: ["ACH", "RTP"] });
+    const plain = await platformExternal(p, "000");
+    expect(plain.accountInfo.paymentRails).toEqual(["ACH", "WIRE"]);
+    const eur = await p.call("POST", "/platform/external-accounts", {
+      currency: "EUR",
+      accountInfo: { accountType: "EUR_ACCOUNT", iban: iban("DE", "370400440532013000"), beneficiary: { beneficiaryType: "INDIVIDUAL", fullName: "Ada Lovelace" } },
+    });
+    expect(eur.status, JSON.stringify(eur.body)).toBe(201);
+    expect((await p.call("GET", `/platform/external-accounts/${eur.body.id}`)).body.accountInfo.paymentRails).toEqual(["SEPA", "SEPA_INSTANT"]);
+    const bad = await p.call("POST", "/platform/external-accounts", { currency: "USD", accountInfo: usdAccountInfo("000", { paymentRails: ["SEPA"] }) });
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe("INVALID_INPUT");
+    expect(JSON.stringify(bad.body.details)).toContain("paymentRails");
   });
 });

@@ -3,8 +3,29 @@ import { Iso8601, ListEnvelope, Ref, pagingQuery } from "./common.js";
 
 const ACCOUNT_TYPES = ["USD_ACCOUNT", "BRL_ACCOUNT", "AED_ACCOUNT", "MXN_ACCOUNT", "EUR_ACCOUNT", "SPARK_WALLET", "LIGHTNING"];
 
+/** accountInfo.countries and accountInfo.paymentRails, on the request and the answer (issue 10). */
+const railFields = {
+  countries: Type.Optional(
+    Type.Array(Type.String({ pattern: "^[A-Z]{2}$", description: "ISO 3166-1 alpha-2 code." }), {
+      minItems: 1,
+      maxItems: 50,
+      description: "Bank accounts (USD, BRL, AED, EUR, MXN): the countries the account is held in or reachable from. Stored and answered as given; absent when not given.",
+      examples: [["US"]],
+    }),
+  ),
+  paymentRails: Type.Optional(
+    Type.Array(Type.Enum(["ACH", "WIRE", "RTP", "FEDNOW", "SEPA", "SEPA_INSTANT"], { description: "A payment rail." }), {
+      minItems: 1,
+      maxItems: 4,
+      description:
+        "USD_ACCOUNT (ACH, WIRE, RTP, FEDNOW) and EUR_ACCOUNT (SEPA, SEPA_INSTANT) only: the rails that can pay the account, distinct. Always answered for those two types: as given, else ACH and WIRE for USD (they reach every US account) and SEPA and SEPA_INSTANT for EUR.",
+      examples: [["ACH", "WIRE"]],
+    }),
+  ),
+};
+
 export const AccountInfoSchema = Type.Object(
-  { accountType: Type.Enum(ACCOUNT_TYPES, { description: "Which variant this is." }) },
+  { accountType: Type.Enum(ACCOUNT_TYPES, { description: "Which variant this is." }), ...railFields },
   {
     $id: "AccountInfo",
     additionalProperties: true,
@@ -37,7 +58,10 @@ export const ExternalAccountSchema = Type.Object(
 
 const commonBody = {
   currency: Type.String({ minLength: 1, maxLength: 8, description: "ISO 4217 or asset code; must fit the accountType." }),
-  accountInfo: Type.Object({ accountType: Type.Enum(ACCOUNT_TYPES, { description: "Which variant this is." }) }, { additionalProperties: true, description: "Account details (see AccountInfo)." }),
+  accountInfo: Type.Object(
+    { accountType: Type.Enum(ACCOUNT_TYPES, { description: "Which variant this is." }), ...railFields },
+    { additionalProperties: true, description: "Account details (see AccountInfo)." },
+  ),
   platformAccountId: Type.Optional(Type.String({ maxLength: 255, description: "The platform's own identifier." })),
 };
 

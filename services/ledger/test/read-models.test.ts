@@ -3,9 +3,10 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { newId } from "@corridor/kit";
 import { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { accountInfoForRead, validateAccountInfo } from "../src/domain/account-info.js";
 import { customerAccountStatus } from "../src/domain/account-status.js";
 import { directionOf } from "../src/domain/transactions.js";
-import { startLedgerHarness, usdInfo, type LedgerHarness } from "./harness.js";
+import { publicError, startLedgerHarness, usdInfo, type LedgerHarness } from "./harness.js";
 
 /** The ledger's read models as Grid's schema needs them (issue 10): direction, account status and totals, rails. */
 describe("ledger read models", () => {
@@ -90,6 +91,43 @@ describe("ledger read models", () => {
       expect(got.available).toBe(7_500n);
       expect(got.held).toBe(2_500n);
       expect(got.balance).toBe(10_000n);
+    });
+  });
+
+  describe("accountInfo countries and paymentRails", () => {
+    const eur = { accountType: "EUR_ACCOUNT", iban: "DE89370400440532013000", beneficiary: { beneficiaryType: "INDIVIDUAL", fullName: "Ada Lovelace" } };
+    const fieldsOf = (r: ReturnType<typeof validateAccountInfo>) => ("errors" in r ? r.errors.map((e) => `${e.field}: ${e.reason}`) : []);
+
+    it("accepts and keeps them, and rejects rails of another currency, unknown countries and repeats", () => {
+      const ok = validateAccountInfo("USD", usdInfo("123456789000", { countries: ["US"], paymentRails: ["RTP", "ACH"] }));
+      expect("ok" in ok && ok.ok.info).toMatchObject({ countries: ["US"], paymentRails: ["RTP", "ACH"] });
+      expect(fieldsOf(validateAccountInfo("USD", usdInfo("123456789000", { paymentRails: ["SEPA"] })))).toEqual(["accountInfo.paymentRails[0]: must be one of ACH, WIRE, RTP, FEDNOW"]);
+      expect(fieldsOf(validateAccountInfo("USD", usdInfo("123456789000", { paymentRails: ["ACH", "ACH"] })))).toEqual(["accountInfo.paymentRails[1]: is repeated"]);
+      expect(fieldsOf(validateAccountInfo("USD", usdInfo("123456789000", { paymentRails: [] })))[0]).toMatch(/^accountInfo.paymentRails: must be an array/);
+      expect(fieldsOf(validateAccountInfo("USD", usdInfo("123456789000", { countries: ["usa"] })))).toEqual(["accountInfo.countries[0]: must be ISO 3166-1 alpha-2 code"]);
+      expect(fieldsOf(validateAccountInfo("EUR", { ...eur, paymentRails: ["ACH"] }))).toEqual(["accountInfo.paymentRails[0]: must be one of SEPA, SEPA_INSTANT"]);
+      // Wallets have no rails or countries to name.
+      expect(fieldsOf(validateAccountInfo("BTC", { accountType: "LIGHTNING", invoice: "lnbc1" + "q".repeat(30), paymentRails: ["ACH"] }))).toEqual([
+        "accountInfo.paymentRails: is not a known field",
+      ]);
+    });
+
+    it("answers a default per currency when none was given", () => {
+      expect(accountInfoForRead({ accountType: "USD_ACCOUNT" }).paymentRails).toEqual(["ACH", "WIRE"]);
+      expect(accountInfoForRead({ accountType: "EUR_ACCOUNT" }).paymentRails).toEqual(["SEPA", "SEPA_INSTANT"]);
+      expect(accountInfoForRead({ accountType: "USD_ACCOUNT", paymentRails: ["FEDNOW"] }).paymentRails).toEqual(["FEDNOW"]);
+      expect(accountInfoForRead({ accountType: "BRL_ACCOUNT" })).not.toHaveProperty("paymentRails");
+    });
+
+    it("stores them and answers them through the RPCs; a bad value changes nothing", async () => {
+      const platformId = await h.newPlatform({ currencies: ["USD"] });
+      const given = (await h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo("123456789001", { countries: ["US"], paymentRails: ["RTP"] }) })).account!;
+      expect(given.accountInfo).toMatchObject({ countries: ["US"], paymentRails: ["RTP"] });
+      const plain = (await h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "EUR", accountInfo: eur })).account!;
+      expect((await h.ledger.getExternalAccount({ platformId, owner: "PLATFORM", accountId: plain.id })).account?.accountInfo).toMatchObject({ paymentRails: ["SEPA", "SEPA_INSTANT"] });
+      const err = await publicError(h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo("123456789002", { paymentRails: ["SEPA"] }) }));
+      expect(err.code).toBe("INVALID_INPUT");
+      expect((await h.ledger.listExternalAccounts({ platformId, owner: "PLATFORM" })).accounts).toHaveLength(2);
     });
   });
 });

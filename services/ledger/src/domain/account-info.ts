@@ -32,6 +32,50 @@ const CURRENCIES: Record<AccountType, string[]> = {
 /** Rails that can debit the account on our request (decisions §9: USD_ACCOUNT, by ACH pull). */
 export const PULL_CAPABLE: ReadonlySet<string> = new Set(["USD_ACCOUNT"]);
 
+/**
+ * The payment rails an account can be paid by, per account type (Grid's `accountInfo.paymentRails`),
+ * and what the account answers when its creator named none: ACH and WIRE reach every US account
+ * (RTP and FedNow only those of participating banks); SEPA and SEPA Instant reach every euro
+ * account (EU payment service providers must receive instant payments since 2025).
+ */
+export const PAYMENT_RAILS: Partial<Record<AccountType, { allowed: readonly string[]; fallback: readonly string[] }>> = {
+  USD_ACCOUNT: { allowed: ["ACH", "WIRE", "RTP", "FEDNOW"], fallback: ["ACH", "WIRE"] },
+  EUR_ACCOUNT: { allowed: ["SEPA", "SEPA_INSTANT"], fallback: ["SEPA", "SEPA_INSTANT"] },
+};
+
+/** Bank account types that may name the countries they are held in (`accountInfo.countries`). */
+const BANK_ACCOUNT_TYPES: ReadonlySet<string> = new Set(["USD_ACCOUNT", "BRL_ACCOUNT", "AED_ACCOUNT", "MXN_ACCOUNT", "EUR_ACCOUNT"]);
+
+/** The stored accountInfo as answered: with its type's default paymentRails when it names none. */
+export function accountInfoForRead(info: Record<string, unknown>): Record<string, unknown> {
+  const rails = PAYMENT_RAILS[info.accountType as AccountType];
+  if (!rails || Array.isArray(info.paymentRails)) return info;
+  return { ...info, paymentRails: [...rails.fallback] };
+}
+
+/** A list of distinct strings from `allowed` (or matching `pattern`), 1 to `max` long; undefined after reporting. */
+function stringList(raw: unknown, field: string, errors: FieldError[], opts: { allowed?: readonly string[]; pattern?: RegExp; what: string; max: number }): string[] | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (!Array.isArray(raw) || raw.length === 0 || raw.length > opts.max) {
+    errors.push({ field, reason: `must be an array of 1 to ${opts.max} ${opts.what}` });
+    return undefined;
+  }
+  const out: string[] = [];
+  for (const [i, v] of raw.entries()) {
+    const ok = typeof v === "string" && (opts.allowed ? opts.allowed.includes(v) : opts.pattern!.test(v));
+    if (!ok) {
+      errors.push({ field: `${field}[${i}]`, reason: opts.allowed ? `must be one of ${opts.allowed.join(", ")}` : `must be ${opts.what.replace(/s$/, "")}` });
+      return undefined;
+    }
+    if (out.includes(v)) {
+      errors.push({ field: `${field}[${i}]`, reason: "is repeated" });
+      return undefined;
+    }
+    out.push(v);
+  }
+  return out;
+}
+
 export interface ValidAccountInfo {
   accountType: AccountType;
   /** The info as stored and answered (known fields only, normalised). */
@@ -238,6 +282,17 @@ export function validateAccountInfo(currency: string, raw: unknown): { ok: Valid
       known.push("invoice", "lightningAddress");
       break;
     }
+  }
+  if (BANK_ACCOUNT_TYPES.has(accountType)) {
+    const countries = stringList(raw.countries, "accountInfo.countries", c.errors, { pattern: /^[A-Z]{2}$/, what: "ISO 3166-1 alpha-2 codes", max: 50 });
+    if (countries) c.out.countries = countries;
+    known.push("countries");
+  }
+  const rails = PAYMENT_RAILS[accountType];
+  if (rails) {
+    const paymentRails = stringList(raw.paymentRails, "accountInfo.paymentRails", c.errors, { allowed: rails.allowed, what: "payment rails", max: rails.allowed.length });
+    if (paymentRails) c.out.paymentRails = paymentRails;
+    known.push("paymentRails");
   }
   if (known.includes("beneficiary")) {
     const b = checkBeneficiary(raw.beneficiary, "accountInfo.beneficiary", c.errors);

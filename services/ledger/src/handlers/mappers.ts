@@ -12,6 +12,7 @@ import {
 import { TransactionSchema, type Transaction } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
 import type { AccountRow, ExternalAccountRow, TransactionRow } from "../domain/model.js";
 import { currencyInfo } from "../domain/currencies.js";
+import { accountInfoForRead } from "../domain/account-info.js";
 import { directionOf } from "../domain/transactions.js";
 
 /** Rows -> proto. Nothing here decides anything. */
@@ -51,7 +52,7 @@ export function externalAccountToPb(r: ExternalAccountRow): ExternalAccount {
     customerId: r.customer_id ?? "",
     status: r.status,
     currency: r.currency,
-    accountInfo: r.account_info as JsonObject,
+    accountInfo: accountInfoForRead(r.account_info) as JsonObject,
     platformAccountId: r.platform_account_id,
     defaultUmaDepositAccount: r.default_uma_deposit_account,
     beneficiaryVerificationStatus: r.beneficiary_verification_status,
