@@ -210,7 +210,9 @@ describe.skipIf(skipReason())(`customers: verifications, owners, invitations (${
         [bad({ roles: [] }), "body.roles"],
         [bad({ roles: ["OWNER"] }), "body.roles[0]"],
         [bad({ ownershipPercentage: 101 }), "body.ownershipPercentage"],
-        [bad({ ownershipPercentage: 12.5 }), "body.ownershipPercentage"],
+        [bad({ ownershipPercentage: -0.5 }), "body.ownershipPercentage"],
+        [bad({ ownershipPercentage: 100.5 }), "body.ownershipPercentage"],
+        [bad({ ownershipPercentage: "12.5" }), "body.ownershipPercentage"],
         [bad({ personalInfo: { ...info, firstName: undefined } }), "body.personalInfo.firstName"],
         [bad({ personalInfo: { ...info, address: undefined } }), "body.personalInfo.address"],
         [bad({ personalInfo: { ...info, idType: "PASSPORT" } }), "body.personalInfo.idType"],
@@ -221,10 +223,16 @@ describe.skipIf(skipReason())(`customers: verifications, owners, invitations (${
         [bad({ personalInfo: undefined }), "body.personalInfo"],
       ];
       for (const [body, field] of cases) expectInvalid(await platform.call("POST", "/beneficial-owners", body), field);
-      await addOwner(biz.id, owner("A", { ownershipPercentage: 60 }));
+      // Shares are numbers: 12.5 is valid, and fractional UBO shares total at most 100.
+      const a = await addOwner(biz.id, owner("A", { ownershipPercentage: 47.5 }));
+      expect(a.ownershipPercentage).toBe(47.5);
       await addOwner(biz.id, owner("B", { roles: ["DIRECTOR"], ownershipPercentage: 90 })); // not a UBO: not counted
-      expectInvalid(await platform.call("POST", "/beneficial-owners", { customerId: biz.id, ...owner("C", { ownershipPercentage: 41 }) }), "body.ownershipPercentage");
-      await addOwner(biz.id, owner("C", { ownershipPercentage: 40 }));
+      const c = await addOwner(biz.id, owner("C", { ownershipPercentage: 12.5 }));
+      expectInvalid(await platform.call("POST", "/beneficial-owners", { customerId: biz.id, ...owner("D", { ownershipPercentage: 40.1 }) }), "body.ownershipPercentage");
+      expect((await platform.call("GET", `/beneficial-owners/${c.id}`)).body.ownershipPercentage).toBe(12.5);
+      const patched = await platform.call("PATCH", `/beneficial-owners/${c.id}`, { ownershipPercentage: 52.5 });
+      expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+      expect(patched.body.ownershipPercentage).toBe(52.5);
       const list = await platform.call("GET", `/beneficial-owners?customerId=${biz.id}`);
       expect(list.body.totalCount).toBe(3);
     });

@@ -66,4 +66,17 @@ describe.skipIf(skipReason())(`Grid parity (${mode})`, () => {
       expect((await p.call("GET", "/platform/external-accounts?limit=1")).body.totalCount).toBe(before);
     });
   });
+
+  describe("platform config", () => {
+    it("answers proxyUmaSubdomain and webhookEndpoint as null while unset, and the endpoint once set", async () => {
+      const fresh = await system.createPlatform({ name: "Grid parity config" });
+      const before = await fresh.call("GET", "/config");
+      expect(before.status).toBe(200);
+      expect(before.body).toHaveProperty("proxyUmaSubdomain", null);
+      expect(before.body).toHaveProperty("webhookEndpoint", null);
+      const set = await fresh.call("PATCH", "/config", { webhookEndpoint: "https://hooks.example.com/corridor" });
+      expect(set.status, JSON.stringify(set.body)).toBe(200);
+      expect(set.body).toMatchObject({ webhookEndpoint: "https://hooks.example.com/corridor", proxyUmaSubdomain: null });
+    });
+  });
 });

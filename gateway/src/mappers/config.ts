@@ -55,8 +55,8 @@ export function platformConfigToJson(c: PlatformConfig | undefined) {
   return {
     id: c.id,
     umaDomain: emptyToUndefined(c.umaDomain),
-    proxyUmaSubdomain: emptyToUndefined(c.proxyUmaSubdomain),
-    webhookEndpoint: emptyToUndefined(c.webhookEndpoint),
+    proxyUmaSubdomain: c.proxyUmaSubdomain || null,
+    webhookEndpoint: c.webhookEndpoint || null,
     supportedCurrencies: c.supportedCurrencies.map(supportedCurrencyToJson),
     isRegulatedFinancialInstitution: c.isRegulatedFinancialInstitution,
     passkeyRelyingPartyId: emptyToUndefined(c.passkeyRelyingPartyId),

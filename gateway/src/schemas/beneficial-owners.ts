@@ -4,10 +4,10 @@ import { AddressRef, CountryCode, KycStatusSchema, Text } from "./customers.js";
 
 const RoleSchema = Type.Enum(["UBO", "DIRECTOR", "COMPANY_OFFICER", "CONTROL_PERSON", "TRUSTEE", "GENERAL_PARTNER"], { description: "A role in the business." });
 const Roles = Type.Array(RoleSchema, { minItems: 1, maxItems: 6, uniqueItems: true, description: "The owner's roles; at least one, no repeats." });
-const Percentage = Type.Integer({
+const Percentage = Type.Number({
   minimum: 0,
   maximum: 100,
-  description: "Ownership share in percent, 0 to 100; the UBOs of one business total at most 100.",
+  description: "Ownership share in percent, 0 to 100, fractions allowed (12.5); the UBOs of one business total at most 100.",
 });
 
 const personalInfoFields = {
@@ -40,7 +40,7 @@ export const BeneficialOwnerSchema = Type.Object(
     id: Type.String({ description: "BeneficialOwner:<uuidv7>." }),
     customerId: Type.String({ description: "The business customer." }),
     roles: Type.Array(RoleSchema, { description: "The owner's roles." }),
-    ownershipPercentage: Type.Integer({ description: "Ownership share in percent." }),
+    ownershipPercentage: Type.Number({ minimum: 0, maximum: 100, description: "Ownership share in percent, 0 to 100 (12.5 is a valid share)." }),
     personalInfo: Ref("PersonalInfo", "Who the owner is."),
     kycStatus: KycStatusSchema,
     createdAt: Iso8601("When the owner was added."),

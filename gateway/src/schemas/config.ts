@@ -69,8 +69,10 @@ export const PlatformConfigSchema = Type.Object(
   {
     id: Type.String({ description: "PlatformConfig:<uuidv7>." }),
     umaDomain: Type.Optional(Type.String({ description: "Domain of the platform's UMA addresses; absent when not set." })),
-    proxyUmaSubdomain: Type.Optional(Type.String({ description: "Proxy UMA subdomain; absent when not set." })),
-    webhookEndpoint: Type.Optional(Type.String({ description: "URL that receives webhooks; absent when not set." })),
+    proxyUmaSubdomain: Type.Union([Type.String(), Type.Null()], {
+      description: "Proxy UMA subdomain; null when not set (Corridor's operator assigns none today, so it reads null).",
+    }),
+    webhookEndpoint: Type.Union([Type.String(), Type.Null()], { description: "URL that receives webhooks; null until set." }),
     supportedCurrencies: Type.Array(SupportedCurrencyRef(), {
       description: "Currencies the platform supports.",
     }),

@@ -36,7 +36,8 @@ function requireBusiness(c: Customer): void {
 async function checkUboTotal(store: Store, owner: BeneficialOwner): Promise<void> {
   if (!owner.roles.includes("UBO")) return;
   const others = (await store.owners.allOf(owner.platformId, owner.customerId)).filter((o) => o.id !== owner.id && o.roles.includes("UBO"));
-  const total = others.reduce((sum, o) => sum + o.ownershipPercentage, owner.ownershipPercentage);
+  // Shares are fractional (12.5): the total is judged to a millionth of a percent, so 33.3 + 33.3 + 33.4 is 100.
+  const total = Math.round(others.reduce((sum, o) => sum + o.ownershipPercentage, owner.ownershipPercentage) * 1e6) / 1e6;
   if (total > 100) {
     throw errors.invalidInput([
       { field: "ownershipPercentage", reason: `the UBOs of this business would own ${total}% in total; at most 100% is possible` },

@@ -89,7 +89,7 @@ export function checkRoles(p: Problems, field: string, roles: string[]): void {
 }
 
 export function checkPercentage(p: Problems, field: string, value: number): void {
-  if (!Number.isInteger(value) || value < 0 || value > 100) p.add(field, "must be an integer from 0 to 100");
+  if (!Number.isFinite(value) || value < 0 || value > 100) p.add(field, "must be a number from 0 to 100");
 }
 
 /** Every required field of a beneficial owner's personal info, as a whole (create) or merged (patch). */
