@@ -1,9 +1,10 @@
 import { fileURLToPath } from "node:url";
-import type { ConsumerDefinition, ServiceModule } from "@corridor/kit";
+import { createIdempotencyRunner, idempotencyKeyStore, type ConsumerDefinition, type ServiceModule } from "@corridor/kit";
 import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
 import { currentEndpointReader } from "./clients/platform-config.js";
 import { loadNotificationsConfig } from "./config.js";
 import { deliveryStore } from "./data/deliveries-repo.js";
+import { eventStore } from "./data/events-repo.js";
 import { settingsStore } from "./data/settings-repo.js";
 import type { NotificationsDatabase } from "./data/tables.js";
 import { createHttpSender } from "./clients/standard-webhooks.js";
@@ -23,14 +24,6 @@ export const service: ServiceModule = {
     const db = deps.db.forSchema<NotificationsDatabase>("notifications");
     const sender = createHttpSender({ timeoutMs: config.NOTIFICATIONS_WEBHOOK_TIMEOUT_MS });
     const currentEndpoint = currentEndpointReader(() => deps.transportFor("auth-sessions"));
-    const handler = createNotificationsHandler({
-      settings: settingsStore(db),
-      deliveries: deliveryStore(db),
-      clock: deps.clock,
-      sender,
-      currentEndpoint,
-      log: deps.log,
-    });
     const worker = createDeliveryWorker({
       db,
       sender,
@@ -42,6 +35,18 @@ export const service: ServiceModule = {
       perEndpoint: config.NOTIFICATIONS_DELIVERY_PER_ENDPOINT,
       orderHoldMs: config.NOTIFICATIONS_ORDER_HOLD_MS,
       currentEndpoint,
+    });
+    const handler = createNotificationsHandler({
+      settings: settingsStore(db),
+      deliveries: deliveryStore(db),
+      clock: deps.clock,
+      sender,
+      currentEndpoint,
+      log: deps.log,
+      events: eventStore(db),
+      idempotent: createIdempotencyRunner(idempotencyKeyStore(db), deps.clock),
+      // A redelivered event is announced like a freshly enqueued one, so it leaves at once.
+      requeued: (event) => worker.notify([event]),
     });
     return {
       routes: (router) => router.service(NotificationsService, handler),

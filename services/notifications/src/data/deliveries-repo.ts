@@ -14,6 +14,8 @@ export function deliveryRow(a: DeliveryAttempt) {
     delivered: a.delivered,
     error: a.error,
     attempted_at: a.attemptedAt,
+    latency_ms: a.latencyMs,
+    response_excerpt: a.responseExcerpt,
   };
 }
 
@@ -40,6 +42,8 @@ export async function listDeliveries(db: Db, platformId: string): Promise<Delive
     delivered: r.delivered,
     error: r.error,
     attemptedAt: r.attempted_at,
+    latencyMs: r.latency_ms,
+    responseExcerpt: r.response_excerpt,
   }));
 }
 

@@ -28,6 +28,10 @@ export interface WebhookDeliveriesTable {
   delivered: boolean;
   error: string | null;
   attempted_at: Date;
+  /** From sending to the answer's headers (or the failure); null for attempts recorded before it was kept. */
+  latency_ms: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The start of the answer's body (bounded); null when there was none. */
+  response_excerpt: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /**
@@ -51,6 +55,8 @@ export interface WebhookQueueTable {
   occurred_at: Date;
   /** The resource the webhook is about (data.id); null: no order to keep. */
   resource_key: string | null;
+  /** When a redelivery was last asked for (the endpoint current then gets it); null: never. */
+  redelivered_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: Date;
   updated_at: Date;
 }

@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from "uuid";
 import { AppError, newId, type Clock } from "@corridor/kit";
-import type { DeliveryAttempt, DeliveryStore, SettingsStore, WebhookSender, WebhookSettings } from "./ports.js";
+import { RESPONSE_EXCERPT_CHARS, type DeliveryAttempt, type DeliveryStore, type SendOutcome, type SettingsStore, type WebhookSender, type WebhookSettings } from "./ports.js";
 import { ensureSettings, signingSecrets, versionDate } from "./settings.js";
 
 export type { DeliveryAttempt, DeliveryStore, OutgoingWebhook, SendOutcome, WebhookSender } from "./ports.js";
@@ -11,6 +11,18 @@ export interface WebhookEnvelope<Data> {
   type: string;
   timestamp: string;
   data: Data;
+}
+
+/** What an attempt records of a POST's outcome: status (0 without an answer), error, latency, the start of the answer. */
+export function outcomeFields(outcome: SendOutcome): Pick<DeliveryAttempt, "responseStatus" | "error" | "latencyMs" | "responseExcerpt"> {
+  const answered = "status" in outcome;
+  const excerpt = answered ? (outcome.excerpt ?? outcome.body?.slice(0, RESPONSE_EXCERPT_CHARS)) : undefined;
+  return {
+    responseStatus: answered ? outcome.status : 0,
+    error: answered ? null : outcome.error,
+    latencyMs: outcome.latencyMs ?? null,
+    responseExcerpt: excerpt ? excerpt : null,
+  };
 }
 
 export const TEST_WEBHOOK_MESSAGE = "This is a test webhook from Corridor.";
@@ -48,9 +60,8 @@ export async function sendTestWebhook(
     type: "TEST",
     url: settings.webhookEndpoint,
     requestBody: body,
-    responseStatus: "status" in outcome ? outcome.status : 0,
+    ...outcomeFields(outcome),
     delivered: "status" in outcome && outcome.status >= 200 && outcome.status < 300,
-    error: "error" in outcome ? outcome.error : null,
     attemptedAt: now,
   };
   await deps.deliveries.record(attempt);

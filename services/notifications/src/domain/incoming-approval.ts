@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from "uuid";
 import { newId, type Clock } from "@corridor/kit";
-import type { DeliveryAttempt, DeliveryStore, WebhookSender } from "./delivery.js";
+import { outcomeFields, type DeliveryAttempt, type DeliveryStore, type WebhookSender } from "./delivery.js";
 import { ensureSettings, signingSecrets, type SettingsStore } from "./settings.js";
 
 export const INCOMING_PAYMENT_PENDING = "INCOMING_PAYMENT_PENDING";
@@ -59,9 +59,8 @@ export async function requestIncomingPaymentApproval(
     type: INCOMING_PAYMENT_PENDING,
     url: settings.webhookEndpoint,
     requestBody: body,
-    responseStatus: "status" in outcome ? outcome.status : 0,
+    ...outcomeFields(outcome),
     delivered: reply === "APPROVED" || reply === "ACKNOWLEDGED",
-    error: "error" in outcome ? outcome.error : null,
     attemptedAt: now,
   };
   await deps.deliveries.record(attempt);

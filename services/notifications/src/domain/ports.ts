@@ -63,6 +63,10 @@ export interface DeliveryAttempt {
   delivered: boolean;
   error: string | null;
   attemptedAt: Date;
+  /** From sending to the answer's headers (or the failure); null when not measured. */
+  latencyMs: number | null;
+  /** The start of the answer's body, at most RESPONSE_EXCERPT_CHARS; null when there was none. */
+  responseExcerpt: string | null;
 }
 
 export interface DeliveryStore {
@@ -79,8 +83,15 @@ export interface OutgoingWebhook {
   secrets: string[];
 }
 
-/** `body` is the reply's text (at most 64 KiB), read only when the caller asks for it. */
-export type SendOutcome = { status: number; body?: string } | { error: string };
+/** How much of an answer's body an attempt keeps (characters). */
+export const RESPONSE_EXCERPT_CHARS = 1024;
+
+/**
+ * `body` is the reply's text (at most 64 KiB), read only when the caller asks for it; `excerpt`
+ * its start (at most RESPONSE_EXCERPT_CHARS), always read. `latencyMs`: from sending to the
+ * answer's headers, or to the failure.
+ */
+export type SendOutcome = ({ status: number; body?: string; excerpt?: string } | { error: string }) & { latencyMs?: number };
 
 /** Posts a webhook (signing it per Standard Webhooks); never throws for transport failures. */
 export interface WebhookSender {
@@ -89,3 +100,57 @@ export interface WebhookSender {
 
 /** The platform's current webhook endpoint as auth-sessions holds it, with its config version (src/clients/platform-config.ts). */
 export type CurrentEndpoint = (platformId: string) => Promise<{ webhookEndpoint: string; configVersion: bigint } | undefined>;
+
+/** An event webhook as the events API shows it (a webhook_queue row and its attempts). */
+export interface WebhookEvent {
+  /** Webhook:<uuidv7>, the envelope's id. */
+  id: string;
+  platformId: string;
+  type: string;
+  /** The resource it is about (data.id, or an invitation's code); null when none. */
+  resourceId: string | null;
+  createdAt: Date;
+  /** The envelope exactly as it is signed and posted. */
+  payload: string;
+  deliveryStatus: "PENDING" | "DELIVERED" | "FAILED" | "SKIPPED";
+  /** Attempts recorded, redeliveries included. */
+  attemptCount: number;
+  lastAttemptAt: Date | null;
+  /** When the next attempt is due; null unless PENDING. */
+  nextAttemptAt: Date | null;
+  lastError: string | null;
+  redeliveredAt: Date | null;
+}
+
+export interface EventFilter {
+  platformId: string;
+  type?: string;
+  resourceId?: string;
+  createdAfter?: Date;
+  createdBefore?: Date;
+}
+
+/** The key a redelivery completes in its own transaction, with the answer a replay needs. */
+export interface CompletedKey {
+  platformId: string;
+  key: string;
+  requestHash: string;
+  status: number;
+  body: unknown;
+}
+
+/** Where events are read and requeued; implemented in data/ over webhook_queue and webhook_deliveries. */
+export interface EventStore {
+  /** Newest first (createdAt, then id), strictly after `after` in that order. */
+  list(filter: EventFilter, page: { limit: number; after?: { createdAt: Date; id: string } }): Promise<WebhookEvent[]>;
+  count(filter: EventFilter): Promise<number>;
+  find(platformId: string, eventId: string): Promise<WebhookEvent | undefined>;
+  /** Every attempt of the event, oldest first. */
+  attempts(platformId: string, eventId: string): Promise<DeliveryAttempt[]>;
+  /**
+   * Makes the event PENDING and due at `at`, redelivered at `at` (its attempt count for the retry
+   * schedule starts again), and completes `key` in the same transaction. False when there is no
+   * such event.
+   */
+  requeue(platformId: string, eventId: string, at: Date, key?: CompletedKey): Promise<boolean>;
+}

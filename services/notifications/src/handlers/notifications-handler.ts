@@ -1,17 +1,21 @@
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { errors, type Clock, type Logger } from "@corridor/kit";
+import { errors, type Clock, type IdempotencyRunner, type Logger } from "@corridor/kit";
+import { PageInfoSchema, type TimeRange } from "@corridor/proto/corridor/common/v1/paging_pb.js";
 import {
   DeliveryAttemptSchema,
   NotificationsService,
+  WebhookEventSchema,
   WebhookSettingsSchema,
   type DeliveryAttempt as DeliveryAttemptMessage,
+  type WebhookEvent as WebhookEventMessage,
   type WebhookSettings as WebhookSettingsMessage,
 } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
 import { sendTestWebhook } from "../domain/delivery.js";
+import { getEvent, listEvents, redeliverEvent } from "../domain/events.js";
 import { requestIncomingPaymentApproval } from "../domain/incoming-approval.js";
-import type { CurrentEndpoint, DeliveryAttempt, DeliveryStore, SettingsStore, WebhookSender, WebhookSettings } from "../domain/ports.js";
+import type { CurrentEndpoint, DeliveryAttempt, DeliveryStore, EventStore, SettingsStore, WebhookEvent, WebhookSender, WebhookSettings } from "../domain/ports.js";
 import { applyEndpointCopy, ensureSettings, rotateSecret, withoutExpiredPrevious } from "../domain/settings.js";
 
 export interface NotificationsHandlerDeps {
@@ -27,6 +31,12 @@ export interface NotificationsHandlerDeps {
    */
   currentEndpoint?: CurrentEndpoint;
   log?: Pick<Logger, "warn">;
+  /** The events API's store; without it the events RPCs are not implemented (tests of other parts). */
+  events?: EventStore;
+  /** Idempotency-Key handling of RedeliverWebhookEvent (the kit's runner over this schema's keys). */
+  idempotent?: IdempotencyRunner;
+  /** Tells the delivery worker an event was queued again, so it goes at once. */
+  requeued?: (event: { webhookId: string; platformId: string; resourceKey: string | null }) => void;
 }
 
 function toSettingsMessage(s: WebhookSettings): WebhookSettingsMessage {
@@ -49,7 +59,31 @@ function toAttemptMessage(a: DeliveryAttempt): DeliveryAttemptMessage {
     delivered: a.delivered,
     error: a.error ?? "",
     attemptedAt: timestampFromDate(a.attemptedAt),
+    id: a.id,
+    latencyMs: a.latencyMs ?? undefined,
+    responseExcerpt: a.responseExcerpt ?? "",
   });
+}
+
+function toEventMessage(e: WebhookEvent & { attempts?: DeliveryAttempt[] }): WebhookEventMessage {
+  return create(WebhookEventSchema, {
+    id: e.id,
+    type: e.type,
+    resourceId: e.resourceId ?? "",
+    createdAt: timestampFromDate(e.createdAt),
+    payload: e.payload,
+    deliveryStatus: e.deliveryStatus,
+    attemptCount: e.attemptCount,
+    lastAttemptAt: e.lastAttemptAt ? timestampFromDate(e.lastAttemptAt) : undefined,
+    nextAttemptAt: e.nextAttemptAt ? timestampFromDate(e.nextAttemptAt) : undefined,
+    lastError: e.lastError ?? "",
+    redeliveredAt: e.redeliveredAt ? timestampFromDate(e.redeliveredAt) : undefined,
+    attempts: (e.attempts ?? []).map(toAttemptMessage),
+  });
+}
+
+function dateOf(t: TimeRange["after"]): Date | undefined {
+  return t ? timestampDate(t) : undefined;
 }
 
 function requirePlatformId(platformId: string): string {
@@ -57,9 +91,18 @@ function requirePlatformId(platformId: string): string {
   return platformId;
 }
 
+function requireEventId(eventId: string): string {
+  if (!eventId) throw errors.invalidInput([{ field: "event_id", reason: "required" }]);
+  return eventId;
+}
+
 /** NotificationsService: maps requests onto the domain and its answers back onto proto. */
 export function createNotificationsHandler(deps: NotificationsHandlerDeps): ServiceImpl<typeof NotificationsService> {
   const { settings, deliveries } = deps;
+  const eventsOf = (): EventStore => {
+    if (!deps.events) throw errors.notImplemented("the events API is not wired in this process");
+    return deps.events;
+  };
 
   /**
    * Brings the local copy of the endpoint up to auth-sessions' current config (versioned like the
@@ -101,6 +144,41 @@ export function createNotificationsHandler(deps: NotificationsHandlerDeps): Serv
       await refreshEndpoint(platformId);
       const a = await requestIncomingPaymentApproval({ settings, deliveries, sender: deps.sender, clock: deps.clock }, platformId, data);
       return { reply: a.reply, receiverCustomerInfo: a.receiverCustomerInfo as never, attempt: a.attempt ? toAttemptMessage(a.attempt) : undefined };
+    },
+    async listWebhookEvents(req) {
+      const platformId = requirePlatformId(req.platformId);
+      const page = await listEvents(
+        eventsOf(),
+        {
+          platformId,
+          type: req.type || undefined,
+          resourceId: req.resourceId || undefined,
+          createdAfter: dateOf(req.created?.after),
+          createdBefore: dateOf(req.created?.before),
+        },
+        { limit: req.page?.limit, cursor: req.page?.cursor },
+      );
+      return {
+        events: page.events.map(toEventMessage),
+        pageInfo: create(PageInfoSchema, { hasMore: page.hasMore, nextCursor: page.nextCursor ?? "", totalCount: BigInt(page.totalCount) }),
+      };
+    },
+    async getWebhookEvent(req) {
+      const event = await getEvent(eventsOf(), requirePlatformId(req.platformId), requireEventId(req.eventId));
+      return { event: toEventMessage(event) };
+    },
+    async redeliverWebhookEvent(req) {
+      const platformId = requirePlatformId(req.platformId);
+      const eventId = requireEventId(req.eventId);
+      if (!deps.idempotent) throw errors.notImplemented("redelivery is not wired in this process");
+      // Like TEST: the endpoint is read first, so a redelivery right after PATCH /config finds it.
+      await refreshEndpoint(platformId);
+      const { event, replayed } = await redeliverEvent(
+        { events: eventsOf(), settings, clock: deps.clock, idempotent: deps.idempotent },
+        { platformId, eventId, idempotencyKey: req.idempotencyKey },
+      );
+      if (!replayed) deps.requeued?.({ webhookId: event.id, platformId, resourceKey: event.resourceId });
+      return { event: toEventMessage(event), replayed };
     },
   };
 }

@@ -4,7 +4,7 @@ import type { Kysely } from "kysely";
 import { claimDue, nextDueAt, settleAndTakeNext, settleWebhook, type ClaimedWebhook, type EnqueuedWebhook, type SettleChange } from "../data/queue-repo.js";
 import { findSettings } from "../data/settings-repo.js";
 import type { NotificationsDatabase } from "../data/tables.js";
-import { NO_ENDPOINT_GRACE_MS, type DeliveryAttempt, type WebhookSender } from "../domain/delivery.js";
+import { NO_ENDPOINT_GRACE_MS, outcomeFields, type DeliveryAttempt, type WebhookSender } from "../domain/delivery.js";
 import { judgeAttempt, NO_ENDPOINT_RECHECK_MS } from "../domain/event-webhooks.js";
 import { signingSecrets, type WebhookSettings } from "../domain/settings.js";
 import { createEndpointResolver, type CurrentEndpoint } from "./endpoint.js";
@@ -140,7 +140,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     }
     if (verdict.kind === "unknown") {
       // The copy may be behind a config change made just before the event: wait a little for it.
-      const giveUpAt = row.occurred_at.getTime() + NO_ENDPOINT_GRACE_MS;
+      const giveUpAt = (row.redelivered_at ?? row.occurred_at).getTime() + NO_ENDPOINT_GRACE_MS;
       const expired = now.getTime() >= giveUpAt;
       await settleWebhook(deps.db, row.platform_id, row.webhook_id, {
         status: expired ? "SKIPPED" : "PENDING",
@@ -162,7 +162,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     });
     const done = deps.clock.now();
     const attempts = row.attempts + 1;
-    const judged = judgeAttempt(outcome, attempts, row.created_at, done);
+    // A redelivery's retries count from when it was asked for.
+    const judged = judgeAttempt(outcome, attempts, row.redelivered_at ?? row.created_at, done);
     // The attempt is recorded and the row settled in one statement.
     const change: SettleChange = {
       status: judged.status,
@@ -178,9 +179,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       type: row.type,
       url: verdict.url,
       requestBody: row.payload,
-      responseStatus: "status" in outcome ? outcome.status : 0,
+      ...outcomeFields(outcome),
       delivered: judged.status === "DELIVERED",
-      error: "error" in outcome ? outcome.error : null,
       attemptedAt: now,
     };
     if (judged.status === "FAILED") log.warn({ webhookId: row.webhook_id, platformId: row.platform_id, reason: judged.reason }, "webhook not delivered");

@@ -53,14 +53,16 @@ export function createEndpointResolver(deps: { db: Kysely<NotificationsDatabase>
   }
 
   return async function resolve(row: QueuedWebhook, settings: WebhookSettings | undefined): Promise<{ verdict: EndpointVerdict; settings?: WebhookSettings }> {
-    const verdict = endpointVerdict(settings, row.occurred_at);
+    // A redelivery goes to the endpoint current when it was asked for.
+    const at = row.redelivered_at ?? row.occurred_at;
+    const verdict = endpointVerdict(settings, at);
     if (verdict.kind !== "unknown") return { verdict, settings };
     const asOf = noEndpointAsOf.get(row.platform_id);
-    if (asOf !== undefined && row.occurred_at.getTime() <= asOf) return { verdict: SKIP_NO_ENDPOINT };
+    if (asOf !== undefined && at.getTime() <= asOf) return { verdict: SKIP_NO_ENDPOINT };
     if (!deps.currentEndpoint) return { verdict };
     const fresh = await lookUp(deps.currentEndpoint, row.platform_id);
     if (!fresh) return { verdict };
-    const after = endpointVerdict(fresh, row.occurred_at);
+    const after = endpointVerdict(fresh, at);
     // auth-sessions answered with no endpoint: any endpoint set from now on is set after the event.
     if (after.kind === "unknown") return { verdict: SKIP_NO_ENDPOINT };
     return { verdict: after, settings: fresh };

@@ -4,6 +4,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { PageInfo, PageRequest, TimeRange } from "../../common/v1/paging_pb.js";
+import { file_corridor_common_v1_paging } from "../../common/v1/paging_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
@@ -12,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file corridor/notifications/v1/notifications_service.proto.
  */
 export const file_corridor_notifications_v1_notifications_service: GenFile = /*@__PURE__*/
-  fileDesc("CjVjb3JyaWRvci9ub3RpZmljYXRpb25zL3YxL25vdGlmaWNhdGlvbnNfc2VydmljZS5wcm90bxIZY29ycmlkb3Iubm90aWZpY2F0aW9ucy52MSL3AQoPV2ViaG9va1NldHRpbmdzEhMKC3BsYXRmb3JtX2lkGAEgASgJEhgKEHdlYmhvb2tfZW5kcG9pbnQYAiABKAkSDgoGc2VjcmV0GAMgASgJEjUKEXNlY3JldF9jcmVhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI+ChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiMAoZR2V0V2ViaG9va1NldHRpbmdzUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCSJaChpHZXRXZWJob29rU2V0dGluZ3NSZXNwb25zZRI8CghzZXR0aW5ncxgBIAEoCzIqLmNvcnJpZG9yLm5vdGlmaWNhdGlvbnMudjEuV2ViaG9va1NldHRpbmdzIjEKGlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJIlsKG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRI8CghzZXR0aW5ncxgBIAEoCzIqLmNvcnJpZG9yLm5vdGlmaWNhdGlvbnMudjEuV2ViaG9va1NldHRpbmdzIi0KFlNlbmRUZXN0V2ViaG9va1JlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkirQEKD0RlbGl2ZXJ5QXR0ZW1wdBISCgp3ZWJob29rX2lkGAEgASgJEgwKBHR5cGUYAiABKAkSCwoDdXJsGAMgASgJEhcKD3Jlc3BvbnNlX3N0YXR1cxgEIAEoBRIRCglkZWxpdmVyZWQYBSABKAgSDQoFZXJyb3IYBiABKAkSMAoMYXR0ZW1wdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJWChdTZW5kVGVzdFdlYmhvb2tSZXNwb25zZRI7CgdhdHRlbXB0GAEgASgLMiouY29ycmlkb3Iubm90aWZpY2F0aW9ucy52MS5EZWxpdmVyeUF0dGVtcHQimwEKJVJlcXVlc3RJbmNvbWluZ1BheW1lbnRBcHByb3ZhbFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSLAoLdHJhbnNhY3Rpb24YAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei8KJ3JlcXVlc3RlZF9yZWNlaXZlcl9jdXN0b21lcl9pbmZvX2ZpZWxkcxgDIAMoCSKtAQomUmVxdWVzdEluY29taW5nUGF5bWVudEFwcHJvdmFsUmVzcG9uc2USDQoFcmVwbHkYASABKAkSNwoWcmVjZWl2ZXJfY3VzdG9tZXJfaW5mbxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSOwoHYXR0ZW1wdBgDIAEoCzIqLmNvcnJpZG9yLm5vdGlmaWNhdGlvbnMudjEuRGVsaXZlcnlBdHRlbXB0MsMEChROb3RpZmljYXRpb25zU2VydmljZRKBAQoSR2V0V2ViaG9va1NldHRpbmdzEjQuY29ycmlkb3Iubm90aWZpY2F0aW9ucy52MS5HZXRXZWJob29rU2V0dGluZ3NSZXF1ZXN0GjUuY29ycmlkb3Iubm90aWZpY2F0aW9ucy52MS5HZXRXZWJob29rU2V0dGluZ3NSZXNwb25zZRKEAQoTUm90YXRlV2ViaG9va1NlY3JldBI1LmNvcnJpZG9yLm5vdGlmaWNhdGlvbnMudjEuUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QaNi5jb3JyaWRvci5ub3RpZmljYXRpb25zLnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRJ4Cg9TZW5kVGVzdFdlYmhvb2sSMS5jb3JyaWRvci5ub3RpZmljYXRpb25zLnYxLlNlbmRUZXN0V2ViaG9va1JlcXVlc3QaMi5jb3JyaWRvci5ub3RpZmljYXRpb25zLnYxLlNlbmRUZXN0V2ViaG9va1Jlc3BvbnNlEqUBCh5SZXF1ZXN0SW5jb21pbmdQYXltZW50QXBwcm92YWwSQC5jb3JyaWRvci5ub3RpZmljYXRpb25zLnYxLlJlcXVlc3RJbmNvbWluZ1BheW1lbnRBcHByb3ZhbFJlcXVlc3QaQS5jb3JyaWRvci5ub3RpZmljYXRpb25zLnYxLlJlcXVlc3RJbmNvbWluZ1BheW1lbnRBcHByb3ZhbFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("CjVjb3JyaWRvci9ub3RpZmljYXRpb25zL3YxL25vdGlmaWNhdGlvbnNfc2VydmljZS5wcm90bxIZY29ycmlkb3Iubm90aWZpY2F0aW9ucy52MSL3AQoPV2ViaG9va1NldHRpbmdzEhMKC3BsYXRmb3JtX2lkGAEgASgJEhgKEHdlYmhvb2tfZW5kcG9pbnQYAiABKAkSDgoGc2VjcmV0GAMgASgJEjUKEXNlY3JldF9jcmVhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI+ChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiMAoZR2V0V2ViaG9va1NldHRpbmdzUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCSJaChpHZXRXZWJob29rU2V0dGluZ3NSZXNwb25zZRI8CghzZXR0aW5ncxgBIAEoCzIqLmNvcnJpZG9yLm5vdGlmaWNhdGlvbnMudjEuV2ViaG9va1NldHRpbmdzIjEKGlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJIlsKG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRI8CghzZXR0aW5ncxgBIAEoCzIqLmNvcnJpZG9yLm5vdGlmaWNhdGlvbnMudjEuV2ViaG9va1NldHRpbmdzIi0KFlNlbmRUZXN0V2ViaG9va1JlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAki+wEKD0RlbGl2ZXJ5QXR0ZW1wdBISCgp3ZWJob29rX2lkGAEgASgJEgwKBHR5cGUYAiABKAkSCwoDdXJsGAMgASgJEhcKD3Jlc3BvbnNlX3N0YXR1cxgEIAEoBRIRCglkZWxpdmVyZWQYBSABKAgSDQoFZXJyb3IYBiABKAkSMAoMYXR0ZW1wdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIKCgJpZBgIIAEoCRIXCgpsYXRlbmN5X21zGAkgASgFSACIAQESGAoQcmVzcG9uc2VfZXhjZXJwdBgKIAEoCUINCgtfbGF0ZW5jeV9tcyJWChdTZW5kVGVzdFdlYmhvb2tSZXNwb25zZRI7CgdhdHRlbXB0GAEgASgLMiouY29ycmlkb3Iubm90aWZpY2F0aW9ucy52MS5EZWxpdmVyeUF0dGVtcHQimwEKJVJlcXVlc3RJbmNvbWluZ1BheW1lbnRBcHByb3ZhbFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSLAoLdHJhbnNhY3Rpb24YAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei8KJ3JlcXVlc3RlZF9yZWNlaXZlcl9jdXN0b21lcl9pbmZvX2ZpZWxkcxgDIAMoCSKtAQomUmVxdWVzdEluY29taW5nUGF5bWVudEFwcHJvdmFsUmVzcG9uc2USDQoFcmVwbHkYASABKAkSNwoWcmVjZWl2ZXJfY3VzdG9tZXJfaW5mbxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSOwoHYXR0ZW1wdBgDIAEoCzIqLmNvcnJpZG9yLm5vdGlmaWNhdGlvbnMudjEuRGVsaXZlcnlBdHRlbXB0Ip4DCgxXZWJob29rRXZlbnQSCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRITCgtyZXNvdXJjZV9pZBgDIAEoCRIuCgpjcmVhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdwYXlsb2FkGAUgASgJEhcKD2RlbGl2ZXJ5X3N0YXR1cxgGIAEoCRIVCg1hdHRlbXB0X2NvdW50GAcgASgFEjMKD2xhc3RfYXR0ZW1wdF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoPbmV4dF9hdHRlbXB0X2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpsYXN0X2Vycm9yGAogASgJEjIKDnJlZGVsaXZlcmVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI8CghhdHRlbXB0cxgMIAMoCzIqLmNvcnJpZG9yLm5vdGlmaWNhdGlvbnMudjEuRGVsaXZlcnlBdHRlbXB0IrEBChhMaXN0V2ViaG9va0V2ZW50c1JlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSDAoEdHlwZRgCIAEoCRITCgtyZXNvdXJjZV9pZBgDIAEoCRIuCgdjcmVhdGVkGAQgASgLMh0uY29ycmlkb3IuY29tbW9uLnYxLlRpbWVSYW5nZRItCgRwYWdlGAUgASgLMh8uY29ycmlkb3IuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0IoUBChlMaXN0V2ViaG9va0V2ZW50c1Jlc3BvbnNlEjcKBmV2ZW50cxgBIAMoCzInLmNvcnJpZG9yLm5vdGlmaWNhdGlvbnMudjEuV2ViaG9va0V2ZW50Ei8KCXBhZ2VfaW5mbxgCIAEoCzIcLmNvcnJpZG9yLmNvbW1vbi52MS5QYWdlSW5mbyI/ChZHZXRXZWJob29rRXZlbnRSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhAKCGV2ZW50X2lkGAIgASgJIlEKF0dldFdlYmhvb2tFdmVudFJlc3BvbnNlEjYKBWV2ZW50GAEgASgLMicuY29ycmlkb3Iubm90aWZpY2F0aW9ucy52MS5XZWJob29rRXZlbnQiXgocUmVkZWxpdmVyV2ViaG9va0V2ZW50UmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIQCghldmVudF9pZBgCIAEoCRIXCg9pZGVtcG90ZW5jeV9rZXkYAyABKAkiaQodUmVkZWxpdmVyV2ViaG9va0V2ZW50UmVzcG9uc2USNgoFZXZlbnQYASABKAsyJy5jb3JyaWRvci5ub3RpZmljYXRpb25zLnYxLldlYmhvb2tFdmVudBIQCghyZXBsYXllZBgCIAEoCDLKBwoUTm90aWZpY2F0aW9uc1NlcnZpY2USgQEKEkdldFdlYmhvb2tTZXR0aW5ncxI0LmNvcnJpZG9yLm5vdGlmaWNhdGlvbnMudjEuR2V0V2ViaG9va1NldHRpbmdzUmVxdWVzdBo1LmNvcnJpZG9yLm5vdGlmaWNhdGlvbnMudjEuR2V0V2ViaG9va1NldHRpbmdzUmVzcG9uc2UShAEKE1JvdGF0ZVdlYmhvb2tTZWNyZXQSNS5jb3JyaWRvci5ub3RpZmljYXRpb25zLnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0GjYuY29ycmlkb3Iubm90aWZpY2F0aW9ucy52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2USeAoPU2VuZFRlc3RXZWJob29rEjEuY29ycmlkb3Iubm90aWZpY2F0aW9ucy52MS5TZW5kVGVzdFdlYmhvb2tSZXF1ZXN0GjIuY29ycmlkb3Iubm90aWZpY2F0aW9ucy52MS5TZW5kVGVzdFdlYmhvb2tSZXNwb25zZRKlAQoeUmVxdWVzdEluY29taW5nUGF5bWVudEFwcHJvdmFsEkAuY29ycmlkb3Iubm90aWZpY2F0aW9ucy52MS5SZXF1ZXN0SW5jb21pbmdQYXltZW50QXBwcm92YWxSZXF1ZXN0GkEuY29ycmlkb3Iubm90aWZpY2F0aW9ucy52MS5SZXF1ZXN0SW5jb21pbmdQYXltZW50QXBwcm92YWxSZXNwb25zZRJ+ChFMaXN0V2ViaG9va0V2ZW50cxIzLmNvcnJpZG9yLm5vdGlmaWNhdGlvbnMudjEuTGlzdFdlYmhvb2tFdmVudHNSZXF1ZXN0GjQuY29ycmlkb3Iubm90aWZpY2F0aW9ucy52MS5MaXN0V2ViaG9va0V2ZW50c1Jlc3BvbnNlEngKD0dldFdlYmhvb2tFdmVudBIxLmNvcnJpZG9yLm5vdGlmaWNhdGlvbnMudjEuR2V0V2ViaG9va0V2ZW50UmVxdWVzdBoyLmNvcnJpZG9yLm5vdGlmaWNhdGlvbnMudjEuR2V0V2ViaG9va0V2ZW50UmVzcG9uc2USigEKFVJlZGVsaXZlcldlYmhvb2tFdmVudBI3LmNvcnJpZG9yLm5vdGlmaWNhdGlvbnMudjEuUmVkZWxpdmVyV2ViaG9va0V2ZW50UmVxdWVzdBo4LmNvcnJpZG9yLm5vdGlmaWNhdGlvbnMudjEuUmVkZWxpdmVyV2ViaG9va0V2ZW50UmVzcG9uc2ViBnByb3RvMw", [file_corridor_common_v1_paging, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * WebhookSettings is the platform's webhook set-up as notifications holds it.
@@ -229,6 +231,28 @@ export type DeliveryAttempt = Message<"corridor.notifications.v1.DeliveryAttempt
    * @generated from field: google.protobuf.Timestamp attempted_at = 7;
    */
   attemptedAt?: Timestamp | undefined;
+
+  /**
+   * Id of the attempt (a uuid).
+   *
+   * @generated from field: string id = 8;
+   */
+  id: string;
+
+  /**
+   * Milliseconds from sending the request to the answer's headers (or to the failure); unset
+   * for attempts recorded before it was measured.
+   *
+   * @generated from field: optional int32 latency_ms = 9;
+   */
+  latencyMs?: number | undefined;
+
+  /**
+   * The start of the answer's body (bounded); empty when there was none or no answer.
+   *
+   * @generated from field: string response_excerpt = 10;
+   */
+  responseExcerpt: string;
 };
 
 /**
@@ -330,6 +354,294 @@ export const RequestIncomingPaymentApprovalResponseSchema: GenMessage<RequestInc
   messageDesc(file_corridor_notifications_v1_notifications_service, 9);
 
 /**
+ * WebhookEvent is an event webhook the platform was (or would be) sent, as queued for delivery.
+ *
+ * @generated from message corridor.notifications.v1.WebhookEvent
+ */
+export type WebhookEvent = Message<"corridor.notifications.v1.WebhookEvent"> & {
+  /**
+   * Webhook:<uuidv7>: the envelope's id and the webhook-id header.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Event type, for example OUTGOING_PAYMENT_COMPLETED.
+   *
+   * @generated from field: string type = 2;
+   */
+  type: string;
+
+  /**
+   * The resource the event is about (data.id, or an invitation's code); empty when none.
+   *
+   * @generated from field: string resource_id = 3;
+   */
+  resourceId: string;
+
+  /**
+   * When the event was recorded for delivery.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 4;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * The envelope as it is signed and posted, JSON text.
+   *
+   * @generated from field: string payload = 5;
+   */
+  payload: string;
+
+  /**
+   * PENDING, DELIVERED, FAILED or SKIPPED.
+   *
+   * @generated from field: string delivery_status = 6;
+   */
+  deliveryStatus: string;
+
+  /**
+   * Delivery attempts recorded for it, redeliveries included.
+   *
+   * @generated from field: int32 attempt_count = 7;
+   */
+  attemptCount: number;
+
+  /**
+   * When the last attempt was made; unset when none was.
+   *
+   * @generated from field: google.protobuf.Timestamp last_attempt_at = 8;
+   */
+  lastAttemptAt?: Timestamp | undefined;
+
+  /**
+   * When the next attempt is due; set only while PENDING.
+   *
+   * @generated from field: google.protobuf.Timestamp next_attempt_at = 9;
+   */
+  nextAttemptAt?: Timestamp | undefined;
+
+  /**
+   * Why the last attempt failed, or why it was skipped; empty otherwise.
+   *
+   * @generated from field: string last_error = 10;
+   */
+  lastError: string;
+
+  /**
+   * When a redelivery was last asked for; unset when never.
+   *
+   * @generated from field: google.protobuf.Timestamp redelivered_at = 11;
+   */
+  redeliveredAt?: Timestamp | undefined;
+
+  /**
+   * Every attempt, oldest first; filled by GetWebhookEvent only.
+   *
+   * @generated from field: repeated corridor.notifications.v1.DeliveryAttempt attempts = 12;
+   */
+  attempts: DeliveryAttempt[];
+};
+
+/**
+ * Describes the message corridor.notifications.v1.WebhookEvent.
+ * Use `create(WebhookEventSchema)` to create a new message.
+ */
+export const WebhookEventSchema: GenMessage<WebhookEvent> = /*@__PURE__*/
+  messageDesc(file_corridor_notifications_v1_notifications_service, 10);
+
+/**
+ * ListWebhookEventsRequest filters and pages the platform's events.
+ *
+ * @generated from message corridor.notifications.v1.ListWebhookEventsRequest
+ */
+export type ListWebhookEventsRequest = Message<"corridor.notifications.v1.ListWebhookEventsRequest"> & {
+  /**
+   * Owning platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Only events of this type; empty for all.
+   *
+   * @generated from field: string type = 2;
+   */
+  type: string;
+
+  /**
+   * Only events about this resource; empty for all.
+   *
+   * @generated from field: string resource_id = 3;
+   */
+  resourceId: string;
+
+  /**
+   * Only events created in this range (both ends inclusive).
+   *
+   * @generated from field: corridor.common.v1.TimeRange created = 4;
+   */
+  created?: TimeRange | undefined;
+
+  /**
+   * The page window.
+   *
+   * @generated from field: corridor.common.v1.PageRequest page = 5;
+   */
+  page?: PageRequest | undefined;
+};
+
+/**
+ * Describes the message corridor.notifications.v1.ListWebhookEventsRequest.
+ * Use `create(ListWebhookEventsRequestSchema)` to create a new message.
+ */
+export const ListWebhookEventsRequestSchema: GenMessage<ListWebhookEventsRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_notifications_v1_notifications_service, 11);
+
+/**
+ * ListWebhookEventsResponse is one page of events, newest first (without their attempts).
+ *
+ * @generated from message corridor.notifications.v1.ListWebhookEventsResponse
+ */
+export type ListWebhookEventsResponse = Message<"corridor.notifications.v1.ListWebhookEventsResponse"> & {
+  /**
+   * This page's events.
+   *
+   * @generated from field: repeated corridor.notifications.v1.WebhookEvent events = 1;
+   */
+  events: WebhookEvent[];
+
+  /**
+   * Where the page sits in the full result.
+   *
+   * @generated from field: corridor.common.v1.PageInfo page_info = 2;
+   */
+  pageInfo?: PageInfo | undefined;
+};
+
+/**
+ * Describes the message corridor.notifications.v1.ListWebhookEventsResponse.
+ * Use `create(ListWebhookEventsResponseSchema)` to create a new message.
+ */
+export const ListWebhookEventsResponseSchema: GenMessage<ListWebhookEventsResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_notifications_v1_notifications_service, 12);
+
+/**
+ * GetWebhookEventRequest names the event.
+ *
+ * @generated from message corridor.notifications.v1.GetWebhookEventRequest
+ */
+export type GetWebhookEventRequest = Message<"corridor.notifications.v1.GetWebhookEventRequest"> & {
+  /**
+   * Owning platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Webhook:<uuidv7>.
+   *
+   * @generated from field: string event_id = 2;
+   */
+  eventId: string;
+};
+
+/**
+ * Describes the message corridor.notifications.v1.GetWebhookEventRequest.
+ * Use `create(GetWebhookEventRequestSchema)` to create a new message.
+ */
+export const GetWebhookEventRequestSchema: GenMessage<GetWebhookEventRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_notifications_v1_notifications_service, 13);
+
+/**
+ * GetWebhookEventResponse holds the event with its attempts.
+ *
+ * @generated from message corridor.notifications.v1.GetWebhookEventResponse
+ */
+export type GetWebhookEventResponse = Message<"corridor.notifications.v1.GetWebhookEventResponse"> & {
+  /**
+   * The event.
+   *
+   * @generated from field: corridor.notifications.v1.WebhookEvent event = 1;
+   */
+  event?: WebhookEvent | undefined;
+};
+
+/**
+ * Describes the message corridor.notifications.v1.GetWebhookEventResponse.
+ * Use `create(GetWebhookEventResponseSchema)` to create a new message.
+ */
+export const GetWebhookEventResponseSchema: GenMessage<GetWebhookEventResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_notifications_v1_notifications_service, 14);
+
+/**
+ * RedeliverWebhookEventRequest names the event to send again.
+ *
+ * @generated from message corridor.notifications.v1.RedeliverWebhookEventRequest
+ */
+export type RedeliverWebhookEventRequest = Message<"corridor.notifications.v1.RedeliverWebhookEventRequest"> & {
+  /**
+   * Owning platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Webhook:<uuidv7>.
+   *
+   * @generated from field: string event_id = 2;
+   */
+  eventId: string;
+
+  /**
+   * The client's Idempotency-Key; empty for none. The same key answers the first redelivery
+   * again instead of queueing another.
+   *
+   * @generated from field: string idempotency_key = 3;
+   */
+  idempotencyKey: string;
+};
+
+/**
+ * Describes the message corridor.notifications.v1.RedeliverWebhookEventRequest.
+ * Use `create(RedeliverWebhookEventRequestSchema)` to create a new message.
+ */
+export const RedeliverWebhookEventRequestSchema: GenMessage<RedeliverWebhookEventRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_notifications_v1_notifications_service, 15);
+
+/**
+ * RedeliverWebhookEventResponse holds the event as queued again.
+ *
+ * @generated from message corridor.notifications.v1.RedeliverWebhookEventResponse
+ */
+export type RedeliverWebhookEventResponse = Message<"corridor.notifications.v1.RedeliverWebhookEventResponse"> & {
+  /**
+   * The event as it is now, with its attempts so far.
+   *
+   * @generated from field: corridor.notifications.v1.WebhookEvent event = 1;
+   */
+  event?: WebhookEvent | undefined;
+
+  /**
+   * Whether this answers an earlier request with the same Idempotency-Key.
+   *
+   * @generated from field: bool replayed = 2;
+   */
+  replayed: boolean;
+};
+
+/**
+ * Describes the message corridor.notifications.v1.RedeliverWebhookEventResponse.
+ * Use `create(RedeliverWebhookEventResponseSchema)` to create a new message.
+ */
+export const RedeliverWebhookEventResponseSchema: GenMessage<RedeliverWebhookEventResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_notifications_v1_notifications_service, 16);
+
+/**
  * NotificationsService owns webhook settings (its own copy of each platform's endpoint, kept in
  * step by corridor.platforms.v1 events), signing secrets and deliveries.
  *
@@ -377,6 +689,37 @@ export const NotificationsService: GenService<{
     methodKind: "unary";
     input: typeof RequestIncomingPaymentApprovalRequestSchema;
     output: typeof RequestIncomingPaymentApprovalResponseSchema;
+  },
+  /**
+   * ListWebhookEvents pages through the platform's event webhooks, newest first.
+   *
+   * @generated from rpc corridor.notifications.v1.NotificationsService.ListWebhookEvents
+   */
+  listWebhookEvents: {
+    methodKind: "unary";
+    input: typeof ListWebhookEventsRequestSchema;
+    output: typeof ListWebhookEventsResponseSchema;
+  },
+  /**
+   * GetWebhookEvent reads one of the platform's event webhooks with every delivery attempt.
+   *
+   * @generated from rpc corridor.notifications.v1.NotificationsService.GetWebhookEvent
+   */
+  getWebhookEvent: {
+    methodKind: "unary";
+    input: typeof GetWebhookEventRequestSchema;
+    output: typeof GetWebhookEventResponseSchema;
+  },
+  /**
+   * RedeliverWebhookEvent queues the event again for the platform's current endpoint (same id
+   * and body, fresh signatures).
+   *
+   * @generated from rpc corridor.notifications.v1.NotificationsService.RedeliverWebhookEvent
+   */
+  redeliverWebhookEvent: {
+    methodKind: "unary";
+    input: typeof RedeliverWebhookEventRequestSchema;
+    output: typeof RedeliverWebhookEventResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_corridor_notifications_v1_notifications_service, 0);
