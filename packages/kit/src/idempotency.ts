@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Kysely, Transaction } from "kysely";
+import { canonicalJson } from "./canonical-json.js";
 import { AppError } from "./errors.js";
 import type { KitTables } from "./outbox/tables.js";
 
@@ -158,59 +159,12 @@ export async function pruneIdempotencyKeys(db: Db, now: Date): Promise<number> {
 }
 
 /**
- * SHA-256 (hex) of the canonical JSON of a request body: object keys sorted at every depth,
- * undefined members dropped, bigints as plain digits. Two bodies that mean the same hash the same.
+ * SHA-256 (hex) of the canonical JSON (RFC 8785, see canonical-json.ts) of a request body: object
+ * keys sorted at every depth, undefined members dropped, bigints as plain digits. Two bodies that
+ * mean the same hash the same.
  */
 export function requestHash(body: unknown): string {
   return createHash("sha256").update(canonicalJson(body)).digest("hex");
-}
-
-/**
- * The canonical JSON used for request hashes. Written without recursion: a body nested 20,000 deep
- * must hash (or be refused by the gateway's depth bound) rather than overflow the stack. The output
- * is the same as the recursive definition — sorted keys, no whitespace, `JSON.stringify` strings
- * and numbers (RFC 8785's number and string forms) — so hashes stored before stay valid. Unlike
- * RFC 8785 libraries it also takes bigints (plain digits), Dates (ISO strings) and undefined
- * members (dropped; `null` inside arrays).
- */
-export function canonicalJson(value: unknown): string {
-  let out = "";
-  // Pending work, last first: a value to write, or literal punctuation.
-  const stack: ({ v: unknown } | string)[] = [{ v: value }];
-  while (stack.length > 0) {
-    const task = stack.pop()!;
-    if (typeof task === "string") {
-      out += task;
-      continue;
-    }
-    const v = task.v;
-    if (v === null || v === undefined) out += "null";
-    else if (typeof v === "bigint") out += v.toString();
-    else if (typeof v === "number") out += Number.isFinite(v) ? JSON.stringify(v) : "null";
-    else if (typeof v === "string" || typeof v === "boolean") out += JSON.stringify(v);
-    else if (v instanceof Date) out += JSON.stringify(v.toISOString());
-    else if (Array.isArray(v)) {
-      out += "[";
-      stack.push("]");
-      for (let i = v.length - 1; i >= 0; i--) {
-        stack.push({ v: v[i] });
-        if (i > 0) stack.push(",");
-      }
-    } else if (typeof v === "object") {
-      const entries = Object.entries(v as Record<string, unknown>)
-        .filter(([, m]) => m !== undefined && typeof m !== "function")
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-      out += "{";
-      stack.push("}");
-      for (let i = entries.length - 1; i >= 0; i--) {
-        const [k, m] = entries[i]!;
-        stack.push({ v: m });
-        stack.push(`${JSON.stringify(k)}:`);
-        if (i > 0) stack.push(",");
-      }
-    } else out += "null";
-  }
-  return out;
 }
 
 // Amounts are at most 9e15 (below 2^53), so a bigint becomes an exact JSON number.

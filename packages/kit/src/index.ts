@@ -14,6 +14,7 @@ export * from "./db/index.js";
 export * from "./telemetry/index.js";
 export * from "./bus/index.js";
 export * from "./outbox/index.js";
+export * from "./canonical-json.js";
 export * from "./idempotency.js";
 export * from "./idempotency-runner.js";
 export * from "./worker.js";

@@ -1,22 +1,14 @@
 import { createHash } from "node:crypto";
+import { canonicalJson as kitCanonicalJson } from "@corridor/kit";
 
 /**
- * Canonical JSON (RFC 8785 for the values we sign: strings, integers, booleans, null, arrays and
- * objects): object keys sorted by UTF-16 code units, no whitespace, JSON.stringify's escaping and
- * number form (which is what RFC 8785 prescribes). Two equal requests give the same bytes, so
- * their SHA-256 compares.
+ * The canonical JSON (RFC 8785) of a payload a wallet signs, from the kit's one entry point: two
+ * equal requests give the same bytes, so their SHA-256 compares. Only JSON values are accepted: a
+ * non-finite number, an undefined outside an object member (where it is dropped) or a lone
+ * surrogate throws rather than being written some other way, since the client rebuilds these bytes.
  */
 export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== "object") {
-    if (typeof value === "number" && !Number.isFinite(value)) throw new Error("canonical JSON has no form for a non-finite number");
-    if (value === undefined) throw new Error("canonical JSON has no form for undefined");
-    return JSON.stringify(value);
-  }
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  return kitCanonicalJson(value, { unrepresentable: "throw" });
 }
 
 export function sha256Hex(data: string | Uint8Array): string {
