@@ -59,9 +59,9 @@ function migrationEntries(repoRoot) {
  * Files or folders the code reads at run time beside its own sources, as
  * `new URL("../assets/x", import.meta.url)` (repository-relative). The build relocates
  * import.meta.url to the file's path under dist/app, so each is copied to the same path there.
- * None today: add a served asset folder (a built web page, say) here.
+ * The console's built page (gateway/src/console.ts serves it at /console/).
  */
-export const RUNTIME_FILES = [];
+export const RUNTIME_FILES = ["packages/console/public"];
 
 const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 const packageName = (specifier) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/");

@@ -125,6 +125,7 @@ export function banner(opts: { mode: string; url: string; creds: SandboxCredenti
     "",
     `Corridor is running (${opts.mode} mode)`,
     `  API base URL   ${api}`,
+    `  Console        ${opts.url}/console/  (sign in with the clientId and clientSecret below)`,
     `  API reference  ${api}/docs`,
     `  OpenAPI        ${api}/openapi.json`,
     "",

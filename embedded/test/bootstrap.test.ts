@@ -53,6 +53,7 @@ describe("startup banner and the sandbox credentials", () => {
     const firstBanner = banner({ ...opts, creds: first });
     expect(firstBanner).toContain(secret);
     expect(firstBanner).toContain(first.clientId);
+    expect(firstBanner).toContain(`${opts.url}/console/`);
     expect(firstBanner).toContain(credentialsFile);
     expect(statSync(credentialsFile).mode & 0o777).toBe(0o600);
     expect(JSON.parse(readFileSync(credentialsFile, "utf8")).clientSecret).toBe(secret);

@@ -9,6 +9,7 @@ import { createServiceClients } from "./clients.js";
 import { API_VERSION, clientErrorHandler, frameworkErrorHandler, installErrorHandling } from "./errors.js";
 import { MemoryIdempotencyRegistry, RedisIdempotencyRegistry, installIdempotency, type IdempotencyRegistry } from "./idempotency.js";
 import { registerOpenApi } from "./openapi.js";
+import { registerConsole } from "./console.js";
 import { GATEWAY_DEFAULTS } from "./config.js";
 import { AuthFailureThrottle, GuessThrottle, DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, MemoryFailureCounter, RedisFailureCounter, registerRateLimit } from "./rate-limit.js";
 import { beneficialOwnerRoutes } from "./routes/beneficial-owners.js";
@@ -49,6 +50,8 @@ import { cryptoRoutes } from "./routes/crypto.js";
 import { agentRoutes } from "./routes/agents.js";
 import { agentMeRoutes } from "./routes/agents-me.js";
 import { agentSchemas } from "./schemas/agents.js";
+import { eventRoutes } from "./routes/events.js";
+import { eventSchemas } from "./schemas/events.js";
 
 export { API_VERSION } from "./errors.js";
 export type { Principal, PlatformPrincipal, AgentPrincipal, AuthScheme } from "./auth.js";
@@ -86,6 +89,7 @@ export const SHARED_SCHEMAS: TSchema[] = [
   ...beneficialOwnerSchemas,
   ...invitationSchemas,
   ...agentSchemas,
+  ...eventSchemas,
 ];
 
 export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstance> {
@@ -137,6 +141,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
   installIdempotency(app, idempotency, opts.log);
 
   await registerOpenApi(app);
+  await registerConsole(app, opts.log);
   healthRoutes(app, opts.transportFor, opts.isDraining);
   await app.register(
     async (api) => {
@@ -163,6 +168,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
       cryptoRoutes(typed, deps);
       agentRoutes(typed, deps);
       agentMeRoutes(typed, deps);
+      eventRoutes(typed, deps);
     },
     { prefix: `/${API_VERSION}` },
   );
