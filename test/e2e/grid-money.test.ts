@@ -62,4 +62,26 @@ describe.skipIf(skipReason())(`Grid money fields (${mode})`, () => {
     expect(bad.body.code).toBe("INVALID_INPUT");
     expect(JSON.stringify(bad.body.details)).toContain("paymentRails");
   });
+
+  it("answers Grid's ExchangeRate: default sending amount, rail, bounds and fees {fixed, total}", async () => {
+    const res = await p.call("GET", "/exchange-rates?sourceCurrency=USD&destinationCurrency=EUR");
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const [eur] = res.body.data;
+    expect(eur).toMatchObject({
+      sourceCurrency: { code: "USD" },
+      destinationCurrency: { code: "EUR" },
+      sendingAmount: 10000,
+      minSendingAmount: expect.any(Number),
+      maxSendingAmount: expect.any(Number),
+      destinationPaymentRail: "SEPA_INSTANT",
+      receivingAmount: expect.any(Number),
+      fees: { fixed: expect.any(Number), total: expect.any(Number) },
+      updatedAt: expect.any(String),
+    });
+    expect(eur.fees.total).toBe(eur.fees.fixed + 10); // + round(10000 × 0.001)
+    expect(eur.minSendingAmount).toBeLessThanOrEqual(eur.maxSendingAmount);
+    const asked = (await p.call("GET", "/exchange-rates?sourceCurrency=USD&destinationCurrency=EUR&sendingAmount=25000")).body.data[0];
+    expect(asked.sendingAmount).toBe(25000);
+    expect(asked.receivingAmount).toBeGreaterThan(eur.receivingAmount);
+  });
 });

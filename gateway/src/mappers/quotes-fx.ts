@@ -7,12 +7,17 @@ import { isoFromTimestamp, numberFromInt64 } from "@corridor/kit/rest-json";
 export { quoteJson, quoteToJson } from "@corridor/kit/rest-json";
 
 export function exchangeRateJson(r: ExchangeRate) {
-  const withAmount = r.sendingAmount > 0n;
   return {
     sourceCurrency: currencyJson(r.sourceCurrency),
+    sendingAmount: numberFromInt64(r.sendingAmount),
+    minSendingAmount: numberFromInt64(r.minSendingAmount),
+    maxSendingAmount: numberFromInt64(r.maxSendingAmount),
     destinationCurrency: currencyJson(r.destinationCurrency),
+    destinationPaymentRail: r.destinationPaymentRail,
+    receivingAmount: numberFromInt64(r.receivingAmount),
     exchangeRate: rateJson(r.exchangeRate),
-    ...(withAmount ? { sendingAmount: numberFromInt64(r.sendingAmount), receivingAmount: numberFromInt64(r.receivingAmount), feesIncluded: numberFromInt64(r.feesIncluded) } : {}),
+    fees: { fixed: numberFromInt64(r.fixedFees), total: numberFromInt64(r.feesIncluded) },
+    feesIncluded: numberFromInt64(r.feesIncluded),
     updatedAt: isoFromTimestamp(r.updatedAt),
   };
 }

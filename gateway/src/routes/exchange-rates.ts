@@ -11,7 +11,7 @@ export function exchangeRateRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Estimated exchange rates",
         description:
-          "Rates from sourceCurrency to each destinationCurrency (repeatable; all known currencies when absent), as sending major units per receiving major unit with the service markups included. With sendingAmount each item also shows receivingAmount and feesIncluded per the quote formula. Rates are cached about 5 minutes; a quote locks one. Needs VIEW.",
+          "Rates from sourceCurrency to each destinationCurrency (repeatable; all known currencies when absent), as sending major units per receiving major unit with the service markups included. Each item prices sendingAmount (default 10000 minor units): receivingAmount and fees {fixed, total} per the quote formula, the platform's minSendingAmount/maxSendingAmount for the source currency and the destination's payout rail. Rates are cached about 5 minutes; a quote locks one. Needs VIEW.",
         tags: ["Quotes"],
         querystring: ExchangeRatesQuery,
         response: { 200: ExchangeRateListSchema, ...errorResponses },

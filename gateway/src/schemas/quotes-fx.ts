@@ -9,27 +9,41 @@ const Amount = (description: string) => Type.Integer({ minimum: 1, maximum: 9_00
 export const ExchangeRatesQuery = Type.Object({
   sourceCurrency: Code("Currency the sender pays in."),
   destinationCurrency: Type.Optional(Type.Array(Code("A currency to price against."), { maxItems: 50, description: "Repeatable; every known currency but the source when absent." })),
-  sendingAmount: Type.Optional(Amount("When given, each rate also shows what this many sending minor units deliver, fees included.")),
+  sendingAmount: Type.Optional(
+    Amount("The sending amount to price, minor units of sourceCurrency (default 10000): each rate shows what it delivers and its fees."),
+  ),
 });
 
-export const ExchangeRateListSchema = Type.Object(
+const MinorUnits = (description: string, example: number) => Type.Integer({ minimum: 0, description, examples: [example] });
+
+export const ExchangeRateSchema = Type.Object(
   {
-    data: Type.Array(
-      Type.Object(
-        {
-          sourceCurrency: Ref("Currency", "The sending currency."),
-          destinationCurrency: Ref("Currency", "The receiving currency."),
-          exchangeRate: Type.Number({ description: "Sending major units per one receiving major unit (markups included); a quote locks it." }),
-          sendingAmount: Type.Optional(Type.Integer({ description: "The sendingAmount asked about." })),
-          receivingAmount: Type.Optional(Type.Integer({ description: "What sendingAmount delivers, receiving minor units (0 when the fees exceed it)." })),
-          feesIncluded: Type.Optional(Type.Integer({ description: "Fees of sendingAmount, sending minor units." })),
-          updatedAt: Iso8601("When the rate was produced."),
-        },
-        { description: "An estimated rate." },
-      ),
-      { description: "One rate per destination currency." },
+    sourceCurrency: Ref("Currency", "The sending currency."),
+    sendingAmount: MinorUnits("The sending amount priced, minor units of sourceCurrency: the one asked about, else 10000.", 10000),
+    minSendingAmount: MinorUnits("Smallest sending amount the platform accepts in sourceCurrency (its supportedCurrencies minAmount; 1 when it lists none).", 100),
+    maxSendingAmount: MinorUnits("Largest sending amount the platform accepts in sourceCurrency (its supportedCurrencies maxAmount; 9000000000000000 when it lists none).", 10000000),
+    destinationCurrency: Ref("Currency", "The receiving currency."),
+    destinationPaymentRail: Type.String({
+      description: "The rail a payout in destinationCurrency goes by: ACH (USD), SEPA_INSTANT (EUR), FASTER_PAYMENTS (GBP), SPEI (MXN), PIX (BRL), UPI (INR), INSTAPAY (PHP), LIGHTNING (BTC), SPARK (USDC, USDT), else BANK_TRANSFER.",
+      examples: ["SEPA_INSTANT"],
+    }),
+    receivingAmount: MinorUnits("What sendingAmount delivers, receiving minor units, fees taken (0 when the fees exceed it); a quote for it would match.", 9180),
+    exchangeRate: Type.Number({ description: "Sending major units per one receiving major unit (markups included); a quote locks it.", examples: [1.0821] }),
+    fees: Type.Object(
+      {
+        fixed: MinorUnits("The fixed fees, sending minor units: the service fixed fee plus the counterparty's fixed fee converted.", 37),
+        total: MinorUnits("Every fee of sendingAmount, sending minor units (fixed plus the variable fee).", 47),
+      },
+      { additionalProperties: false, description: "Fees of sendingAmount." },
     ),
+    feesIncluded: MinorUnits("Same as fees.total (kept for earlier integrations).", 47),
+    updatedAt: Iso8601("When the rate was last refreshed."),
   },
+  { additionalProperties: false, description: "An estimated rate for one currency corridor, with what a sending amount buys." },
+);
+
+export const ExchangeRateListSchema = Type.Object(
+  { data: Type.Array(ExchangeRateSchema, { description: "One rate per destination currency." }) },
   { description: "Estimated exchange rates." },
 );
 

@@ -1,9 +1,10 @@
-import { AppError, errors, type Clock, type FieldError } from "@corridor/kit";
+import { AppError, MAX_AMOUNT, errors, type Clock, type FieldError } from "@corridor/kit";
 import { allCurrencies, findCurrency, type Currency } from "./currencies.js";
 import type { Decimal } from "./decimal.js";
 import { feeScheduleFor, type FeeRules } from "./fees.js";
 import type { PlatformFacts } from "./ports.js";
-import { priceQuote, quotedRate, type FeeSchedule } from "./pricing.js";
+import { fixedFees, priceQuote, quotedRate, variableFee, type FeeSchedule } from "./pricing.js";
+import { payoutRailOf } from "./rails.js";
 import { pairRate, type RateSource, type RateTable } from "./rates.js";
 
 export interface FxDeps {
@@ -19,11 +20,24 @@ export interface ExchangeRateView {
   source: Currency;
   destination: Currency;
   exchangeRate: Decimal;
+  /** The amount priced: the one asked about, or DEFAULT_RATE_SENDING_AMOUNT. */
   sendingAmount: bigint;
+  /** What it delivers; 0 when the fees exceed it. */
   receivingAmount: bigint;
+  /** Every fee of sendingAmount (fixedFees plus the variable fee), sending minor units. */
   feesIncluded: bigint;
+  /** The fixed part of the fees, sending minor units. */
+  fixedFees: bigint;
+  /** The rail a payout in the destination currency goes by. */
+  destinationPaymentRail: string;
+  /** The platform's bounds for sending the source currency (its config; 1..MAX_AMOUNT when it lists none). */
+  minSendingAmount: bigint;
+  maxSendingAmount: bigint;
   updatedAt: Date;
 }
+
+/** The sending amount GET /exchange-rates prices when none is asked about (as Grid's API does), minor units. */
+export const DEFAULT_RATE_SENDING_AMOUNT = 10_000n;
 
 /** Rates and fee schedules for a platform, as every use case of this service needs them. */
 export function createFx(deps: FxDeps) {
@@ -61,28 +75,32 @@ export function createFx(deps: FxDeps) {
         ? [...new Set(q.destinationCurrencies)].map((c) => findCurrency(c)!)
         : allCurrencies().filter((c) => c.code !== source!.code);
       const t = await table(platformId, facts);
+      const sendingAmount = q.sendingAmount ?? DEFAULT_RATE_SENDING_AMOUNT;
+      const config = facts.supportedCurrencies.find((c) => c.currencyCode === source!.code);
+      const minSendingAmount = config?.minAmount ?? 1n;
+      const maxSendingAmount = config && config.maxAmount < MAX_AMOUNT ? config.maxAmount : MAX_AMOUNT;
       return destinations.map((destination) => {
         const schedule = fees(source!.code, destination.code);
         const market = pairRate(t, source!.code, destination.code);
+        const fixed = fixedFees(market, source!, destination, schedule);
         let receivingAmount = 0n;
-        let feesIncluded = 0n;
-        if (q.sendingAmount !== undefined) {
-          try {
-            const p = priceQuote({ side: "SENDING", amount: q.sendingAmount, sending: source!, receiving: destination, marketRate: market, fees: schedule, limits: {} });
-            receivingAmount = p.totalReceivingAmount;
-            feesIncluded = p.feesIncluded;
-          } catch (err) {
-            // An amount that does not cover the fees buys nothing; that is an answer, not an error.
-            if (!(err instanceof AppError && err.code === "AMOUNT_OUT_OF_RANGE")) throw err;
-          }
+        try {
+          receivingAmount = priceQuote({ side: "SENDING", amount: sendingAmount, sending: source!, receiving: destination, marketRate: market, fees: schedule, limits: {} }).totalReceivingAmount;
+        } catch (err) {
+          // An amount that does not cover the fees buys nothing; that is an answer, not an error.
+          if (!(err instanceof AppError && err.code === "AMOUNT_OUT_OF_RANGE")) throw err;
         }
         return {
           source: source!,
           destination,
           exchangeRate: quotedRate(market, source!, destination, schedule),
-          sendingAmount: q.sendingAmount ?? 0n,
+          sendingAmount,
           receivingAmount,
-          feesIncluded,
+          feesIncluded: fixed + variableFee(sendingAmount, schedule.serviceApiVariableFeeRate),
+          fixedFees: fixed,
+          destinationPaymentRail: payoutRailOf(destination.code),
+          minSendingAmount,
+          maxSendingAmount,
           updatedAt: t.asOf,
         };
       });

@@ -92,6 +92,15 @@ export function variableFee(send: bigint, rate: Decimal): bigint {
   return toBigInt(dec(send).times(rate).toDecimalPlaces(0, ROUND_HALF_UP));
 }
 
+/**
+ * The fixed part of a pair's fees, sending minor units: the service fixed fee plus the
+ * counterparty's fixed fee converted at the quoted rate (rounded up), as priceQuote charges them.
+ */
+export function fixedFees(marketRate: Decimal, sending: Currency, receiving: Currency, fees: FeeSchedule): bigint {
+  const k = minorRate(quotedRate(marketRate, sending, receiving, fees), sending, receiving);
+  return fees.serviceApiFixedFee + toBigInt(dec(fees.counterpartyFixedFee).times(k).toDecimalPlaces(0, ROUND_UP));
+}
+
 /** Computes a whole quote, either side locked; throws AMOUNT_OUT_OF_RANGE (400) when it cannot. */
 export function priceQuote(input: PricingInput): Pricing {
   const { sending, receiving, fees } = input;

@@ -40,6 +40,10 @@ export function createQuotesFxHandler(deps: HandlerDeps): Omit<ServiceImpl<typeo
           receivingAmount: r.receivingAmount,
           feesIncluded: r.feesIncluded,
           updatedAt: timestampFromDate(r.updatedAt),
+          destinationPaymentRail: r.destinationPaymentRail,
+          minSendingAmount: r.minSendingAmount,
+          maxSendingAmount: r.maxSendingAmount,
+          fixedFees: r.fixedFees,
         })),
       };
     },
