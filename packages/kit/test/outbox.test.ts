@@ -7,7 +7,7 @@ import { createBus, createInProcessBus } from "../src/bus/index.js";
 import type { Bus, BusMessage, SubscribeOptions } from "../src/bus/types.js";
 import { migrateSchema, sql, type DatabaseHandle, type Kysely } from "../src/db/index.js";
 import { createLogger } from "../src/log.js";
-import { createOutboxRelay, enqueueEvent, subscribeConsumer } from "../src/outbox/index.js";
+import { createOutboxRelay, enqueueEvent, outboxChannel, subscribeConsumer } from "../src/outbox/index.js";
 import type { ConsumerDefinition } from "../src/service.js";
 import { installTestTracing } from "../src/telemetry/index.js";
 import { databaseKinds, openTestDatabase } from "./db-fixture.js";
@@ -411,6 +411,23 @@ describe.each(databaseKinds)("outbox, relay and inbox on $kind", ({ kind, skip }
       for (const s of subs) await s.close();
       await relay2.stop();
       await bus2.close();
+    }
+  });
+
+  it("publishes an event as soon as its transaction commits: the outbox's notification wakes the relay, with no poll due and no nudge", async () => {
+    const { bus, published } = recordingBus();
+    const schema = `producer_${schemaSeq}`;
+    // A poll an hour away: only the commit notification can make it publish the second event in time.
+    const relay = createOutboxRelay({ db: producer, bus, log, pollIntervalMs: 3_600_000, wakeups: (wake) => handle.listen(outboxChannel(schema), wake) });
+    await enqueue(producer, event(1));
+    relay.start();
+    try {
+      // The first pass at start publishes Event:1; the relay then sleeps until woken.
+      await vi.waitFor(() => expect(published.map((m) => m.headers["event-id"])).toEqual(["Event:1"]), { timeout: 10_000, interval: 10 });
+      await enqueue(producer, event(2));
+      await vi.waitFor(() => expect(published.map((m) => m.headers["event-id"])).toEqual(["Event:1", "Event:2"]), { timeout: 10_000, interval: 10 });
+    } finally {
+      await relay.stop();
     }
   });
 

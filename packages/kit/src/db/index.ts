@@ -6,7 +6,7 @@ import { Kysely, PGliteDialect, PostgresDialect, sql } from "kysely";
 import { Migrator, type Migration, type MigrationProvider } from "kysely/migration";
 import { pathToFileURL } from "node:url";
 import pg from "pg";
-import { kitMigrations } from "../outbox/migrations.js";
+import { kitMigrationsFor } from "../outbox/migrations.js";
 import { createTracingPlugin, kyselyTracingLog } from "../telemetry/kysely.js";
 
 export { sql };
@@ -26,6 +26,12 @@ export interface DatabaseHandle {
   readonly kind: "postgres" | "pglite";
   readonly root: Kysely<any>;
   forSchema<DB>(schema: string): Kysely<DB>;
+  /**
+   * Calls `onNotify` for each NOTIFY on `channel` (after the notifying transaction commits) and
+   * once more whenever the listening connection is re-established (notifications may have been
+   * missed meanwhile). Resolves once listening; the answer stops it.
+   */
+  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -43,6 +49,8 @@ export interface OpenDatabaseOptions {
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
   let root: Kysely<any>;
   let kind: DatabaseHandle["kind"];
+  let listen: DatabaseHandle["listen"];
+  let closeListener = async () => {};
   if (opts.databaseUrl) {
     kind = "postgres";
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
@@ -51,6 +59,9 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
     // the next query opens a new one, so noting it is enough.
     pool.on("error", (err) => opts.onIdleError?.(err));
     root = new Kysely({ dialect: new PostgresDialect({ pool }), log: kyselyTracingLog });
+    const listener = createPgListener(opts.databaseUrl, opts.onIdleError);
+    listen = listener.listen;
+    closeListener = listener.close;
   } else {
     kind = "pglite";
     if (opts.dataDir) mkdirSync(opts.dataDir, { recursive: true });
@@ -58,6 +69,10 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
       parsers: { [pgliteTypes.INT8]: (v: string) => BigInt(v) },
     });
     root = new Kysely({ dialect: new PGliteDialect({ pglite }), log: kyselyTracingLog });
+    listen = async (channel, onNotify) => {
+      const unlisten = await pglite.listen(channel, () => onNotify());
+      return () => unlisten();
+    };
   }
   // Every query becomes a span under the active one (a handler's server span, a consumer span).
   root = root.withPlugin(createTracingPlugin());
@@ -65,7 +80,101 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
     kind,
     root,
     forSchema: <DB>(schema: string) => root.withSchema(schema) as unknown as Kysely<DB>,
-    close: () => root.destroy(),
+    listen,
+    async close() {
+      await closeListener();
+      await root.destroy();
+    },
+  };
+}
+
+/**
+ * One connection outside the pool that LISTENs for every channel asked of this process (a
+ * listening connection cannot go back to a pool). When it fails it is opened again, with backoff,
+ * and every listener is called once, since notifications sent meanwhile are lost.
+ */
+function createPgListener(connectionString: string, onError?: (err: Error) => void) {
+  const listeners = new Map<string, Set<() => void>>();
+  let client: pg.Client | undefined;
+  let connecting: Promise<pg.Client> | undefined;
+  let closed = false;
+  let retryMs = 100;
+
+  const quoted = (channel: string) => `"${channel.replaceAll('"', '""')}"`;
+  const callAll = () => {
+    for (const set of listeners.values()) for (const fn of set) fn();
+  };
+
+  async function connect(): Promise<pg.Client> {
+    const c = new pg.Client({ connectionString });
+    c.on("notification", (n) => {
+      for (const fn of listeners.get(n.channel) ?? []) fn();
+    });
+    c.on("error", (err) => {
+      onError?.(err);
+      if (client === c) client = undefined;
+      void c.end().catch(() => {});
+      reconnect();
+    });
+    await c.connect();
+    for (const channel of listeners.keys()) await c.query(`listen ${quoted(channel)}`);
+    return c;
+  }
+
+  function reconnect(): void {
+    if (closed || connecting) return;
+    connecting = connect().then(
+      (c) => {
+        client = c;
+        connecting = undefined;
+        retryMs = 100;
+        callAll();
+        return c;
+      },
+      (err: Error) => {
+        onError?.(err);
+        connecting = undefined;
+        setTimeout(reconnect, retryMs).unref();
+        retryMs = Math.min(retryMs * 2, 10_000);
+        throw err;
+      },
+    );
+    connecting.catch(() => {});
+  }
+
+  return {
+    async listen(channel: string, onNotify: () => void): Promise<() => Promise<void>> {
+      const set = listeners.get(channel) ?? new Set();
+      set.add(onNotify);
+      listeners.set(channel, set);
+      if (!client) {
+        if (!connecting) {
+          connecting = connect().then((c) => {
+            client = c;
+            connecting = undefined;
+            return c;
+          });
+          connecting.catch(() => (connecting = undefined));
+        }
+        // The first connection's failure is the caller's to see; a listener is then still polled.
+        await connecting;
+      }
+      // Idempotent; also covers a channel added while the connection was being opened.
+      await client?.query(`listen ${quoted(channel)}`);
+      return async () => {
+        set.delete(onNotify);
+        if (set.size === 0) {
+          listeners.delete(channel);
+          await client?.query(`unlisten ${quoted(channel)}`).catch(() => {});
+        }
+      };
+    },
+    async close() {
+      closed = true;
+      const c = client ?? (await connecting?.catch(() => undefined));
+      client = undefined;
+      await c?.end().catch(() => {});
+    },
   };
 }
 
@@ -78,7 +187,7 @@ export async function migrateSchema(handle: DatabaseHandle, schema: string, fold
   await sql`create schema if not exists ${sql.id(schema)}`.execute(handle.root);
   const migrator = new Migrator({
     db: handle.forSchema(schema),
-    provider: new KitAndFolderMigrationProvider(folder),
+    provider: new KitAndFolderMigrationProvider(schema, folder),
     migrationTableSchema: schema,
     // Kit migrations are named to run first on a new schema; one added later sorts before
     // service migrations that already ran, which is expected and must not stop the start.
@@ -93,7 +202,10 @@ export async function migrateSchema(handle: DatabaseHandle, schema: string, fold
 
 /** The kit's migrations (defined in code) merged with a service's migration folder. */
 class KitAndFolderMigrationProvider implements MigrationProvider {
-  constructor(private readonly folder: string) {}
+  constructor(
+    private readonly schema: string,
+    private readonly folder: string,
+  ) {}
 
   async getMigrations(): Promise<Record<string, Migration>> {
     // A service without tables of its own may have no migration folder at all.
@@ -102,9 +214,10 @@ class KitAndFolderMigrationProvider implements MigrationProvider {
       () => false,
     );
     const files = hasFolder ? await loadMigrationFolder(this.folder) : {};
-    const clash = Object.keys(files).find((name) => name in kitMigrations);
+    const kit = kitMigrationsFor(this.schema);
+    const clash = Object.keys(files).find((name) => name in kit);
     if (clash) throw new Error(`migration ${clash} in ${this.folder} clashes with a kit migration name`);
-    return { ...kitMigrations, ...files };
+    return { ...kit, ...files };
   }
 }
 

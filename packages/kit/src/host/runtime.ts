@@ -1,6 +1,6 @@
 import type { Subscription } from "../bus/types.js";
 import { migrateSchema } from "../db/index.js";
-import { createOutboxRelay, subscribeConsumer } from "../outbox/index.js";
+import { createOutboxRelay, outboxChannel, subscribeConsumer } from "../outbox/index.js";
 import type { BackgroundWorker, BuiltService, ServiceDeps, ServiceModule } from "../service.js";
 import { serviceLogger } from "../log.js";
 
@@ -46,7 +46,7 @@ export async function prepareService(module: ServiceModule, deps: ServiceDeps): 
       }
     },
     start() {
-      const relay = createOutboxRelay({ db, bus: deps.bus, log });
+      const relay = createOutboxRelay({ db, bus: deps.bus, log, wakeups: (wake) => deps.db.listen(outboxChannel(module.schema), wake) });
       const workers: BackgroundWorker[] = [relay, ...built.workers];
       for (const w of workers) w.start();
       return {

@@ -2,6 +2,14 @@ import { sql, type Kysely } from "kysely";
 import type { Migration } from "kysely/migration";
 
 /**
+ * The channel a schema's outbox notifies on commit (a trigger on the outbox, migration
+ * 00000000000004): its relay LISTENs and publishes at once instead of waiting for its next poll.
+ */
+export function outboxChannel(schema: string): string {
+  return `corridor_outbox_${schema}`;
+}
+
+/**
  * The kit's own tables, created in every service schema by migrateSchema next to the service's
  * migrations. The names sort before any real timestamp so they always run first.
  */
@@ -75,3 +83,27 @@ export const kitMigrations: Record<string, Migration> = {
     },
   },
 };
+
+/**
+ * The kit's migrations for one schema: the ones above, and those that name the schema in SQL
+ * Kysely has no builder for (a trigger and its function).
+ */
+export function kitMigrationsFor(schema: string): Record<string, Migration> {
+  const fn = sql.id(schema, "outbox_notify");
+  return {
+    ...kitMigrations,
+    "00000000000004_kit_outbox_notify": {
+      // A NOTIFY is delivered when its transaction commits, and several in one transaction fold
+      // into one: whatever a transaction enqueues, its relay is woken once, after the commit.
+      async up(db: Kysely<any>) {
+        await sql`create function ${fn}() returns trigger language plpgsql as $$
+          begin perform pg_notify(${sql.lit(outboxChannel(schema))}, ''); return null; end $$`.execute(db);
+        await sql`create trigger outbox_notify after insert on ${sql.id(schema, "outbox")} for each statement execute function ${fn}()`.execute(db);
+      },
+      async down(db: Kysely<any>) {
+        await sql`drop trigger outbox_notify on ${sql.id(schema, "outbox")}`.execute(db);
+        await sql`drop function ${fn}()`.execute(db);
+      },
+    },
+  };
+}

@@ -11,7 +11,15 @@ export interface OutboxRelayOptions {
   db: Kysely<any>;
   bus: Bus;
   log: Logger;
-  /** How often to look for new rows when nobody nudges (default 200 ms). */
+  /**
+   * Wakes the relay when its schema's outbox gets rows (DatabaseHandle.listen on outboxChannel,
+   * notified by the outbox's commit trigger). Without it the relay polls every 200 ms.
+   */
+  wakeups?: (wake: () => void) => Promise<() => Promise<void>>;
+  /**
+   * How often to look for new rows when nobody wakes it: default 200 ms, or 2 s with `wakeups`
+   * (then only a safety net for a lost notification or a lease that ran out).
+   */
   pollIntervalMs?: number;
   /** Rows leased and published at once (default 100). */
   batchSize?: number;
@@ -61,7 +69,7 @@ interface LeasedRow {
  */
 export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const db = opts.db as Kysely<KitTables>;
-  const pollIntervalMs = opts.pollIntervalMs ?? 200;
+  const pollIntervalMs = opts.pollIntervalMs ?? (opts.wakeups ? 2_000 : 200);
   const batchSize = opts.batchSize ?? 100;
   const retentionMs = opts.retentionMs ?? 24 * 60 * 60 * 1000;
   const leaseMs = opts.leaseMs ?? 30_000;
@@ -76,6 +84,7 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   let nudged = false;
   let lastPrune = 0;
   let failures = 0;
+  let unlisten: (() => Promise<void>) | undefined;
   // Set once stop()'s grace runs out: publishes still pending are no longer waited for.
   let abandoned = false;
   let abandon: () => void = () => {};
@@ -235,7 +244,19 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     });
   }
 
+  function nudge(): void {
+    nudged = true;
+    wake?.();
+  }
+
   async function run(): Promise<void> {
+    if (opts.wakeups) {
+      try {
+        unlisten = await opts.wakeups(nudge);
+      } catch (err) {
+        log.warn({ err }, "cannot listen for outbox notifications; polling only");
+      }
+    }
     while (running) {
       try {
         await drain();
@@ -260,15 +281,14 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       abandonedSignal = new Promise<void>((resolve) => (abandon = resolve));
       loop = run();
     },
-    nudge() {
-      nudged = true;
-      wake?.();
-    },
+    nudge,
     flush: drain,
     async stop() {
       if (!running) return;
       running = false;
       wake?.();
+      await unlisten?.().catch(() => {});
+      unlisten = undefined;
       const grace = setTimeout(() => {
         abandoned = true;
         abandon();
