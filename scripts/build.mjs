@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Compiles every deployable to plain JavaScript for production (the image, and `node` without tsx):
 //
-//   node scripts/build.mjs [--out dist]
+//   node scripts/build.mjs [--out dist] [--quiet]
 //
 // Development keeps running the TypeScript sources through tsx; nothing here changes that (the
 // workspace packages' "exports" still point at src/*.ts). The output folder is the image's build
@@ -246,6 +246,7 @@ export async function build({ out = join(root, "dist"), repoRoot = root, log = c
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  const { values } = parseArgs({ options: { out: { type: "string" } } });
-  await build({ out: values.out ? resolve(values.out) : undefined });
+  // --quiet: `npm start` and `npm run start:split` build before they run; only a failure speaks.
+  const { values } = parseArgs({ options: { out: { type: "string" }, quiet: { type: "boolean", default: false } } });
+  await build({ out: values.out ? resolve(values.out) : undefined, log: values.quiet ? () => {} : console.error });
 }

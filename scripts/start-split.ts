@@ -2,6 +2,7 @@
 // Postgres (DATABASE_URL), Redis (REDIS_URL) and Kafka (KAFKA_BROKERS). Prints the base URL and
 // sandbox credentials once the gateway reports every service ready; stops everything on Ctrl-C.
 import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -23,6 +24,12 @@ const config = loadConfig(
     CORRIDOR_BOOTSTRAP_CLIENT_SECRET: z.string().optional(),
     /** How long to wait for every service to become ready. */
     CORRIDOR_READY_TIMEOUT_MS: env.int(90_000),
+    /**
+     * What each process runs: `dist`, the compiled JavaScript `npm run build` writes to dist/app/bin
+     * (what `npm run start:split`, the image and the chart run: no TypeScript compiler in the
+     * process); `tsx`, the TypeScript sources (development and the end-to-end suite, no build step).
+     */
+    CORRIDOR_SPLIT_RUNTIME: z.enum(["dist", "tsx"]).default("dist"),
   }),
 );
 
@@ -32,8 +39,20 @@ const urls = Object.fromEntries(SERVICE_NAMES.map((s) => [serviceUrlEnvKey(s), `
 const children = new Map<string, ChildProcess>();
 let stopping = false;
 
+/** The command line of one deployable (a service or the gateway) in the configured runtime. */
+function argsFor(name: string, entry: string): string[] {
+  if (config.CORRIDOR_SPLIT_RUNTIME === "tsx") return ["--import", "tsx", join(root, entry)];
+  const compiled = join(root, "dist", "app", "bin", `${name}.js`);
+  if (!existsSync(compiled)) {
+    process.stderr.write(`[split] ${compiled} is missing: run \`npm run build\` (or set CORRIDOR_SPLIT_RUNTIME=tsx)\n`);
+    process.exit(1);
+  }
+  // Through the image's entry point, as the image and the chart run it (source-mapped stack traces).
+  return [join(root, "dist", "app", "corridor.mjs"), name];
+}
+
 function launch(name: string, entry: string, port: number): void {
-  const child = spawn(process.execPath, ["--import", "tsx", join(root, entry)], {
+  const child = spawn(process.execPath, argsFor(name, entry), {
     cwd: root,
     env: { ...process.env, ...urls, PORT: String(port), HOST: "127.0.0.1", OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? name },
     stdio: ["ignore", "pipe", "pipe"],

@@ -96,7 +96,7 @@ function iban(country: string, bban: string): string {
   return `${country}${String(98 - rem).padStart(2, "0")}${bban}`;
 }
 
-const individual = (platformCustomerId: string, fullName: string) => ({
+export const individual = (platformCustomerId: string, fullName: string) => ({
   customerType: "INDIVIDUAL",
   platformCustomerId,
   fullName,
@@ -189,4 +189,58 @@ export async function setUpFixtures(sys: BenchSystem, customers: number): Promis
   }, 180_000);
 
   return { customerId, fiatAccountId, usdPayeeId: usdPayee.body.id, eurPayeeId: eurPayee.body.id, customers, transfersAccepted: 1 };
+}
+
+/** A verified customer with a funded USD account and a USD bank account, for load spread over many accounts. */
+export interface FundedCustomer {
+  customerId: string;
+  accountId: string;
+  payeeId: string;
+}
+
+/**
+ * `count` more verified customers, each with a funded USD internal account and a USD external
+ * account (sandbox suffix 000: transfers to it complete), through the public API, a few at a time.
+ * Returns once each one's first transfer-out is accepted (its verification has reached the ledger).
+ */
+export async function setUpFundedCustomers(sys: BenchSystem, count: number, prefix: string): Promise<FundedCustomer[]> {
+  const out: FundedCustomer[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const n = next++;
+      const c = await sys.call("POST", "/customers", individual(`${prefix}-${String(n).padStart(4, "0")}`, "Katherine Johnson"));
+      expectStatus(c, 201, `POST /customers (funded #${n})`);
+      const customerId: string = c.body.id;
+      if (c.body.kycStatus !== "APPROVED") {
+        const v = await sys.call("POST", "/verifications", { customerId });
+        if (v.status >= 300) throw new Error(`benchmark setup: POST /verifications answered ${v.status}: ${JSON.stringify(v.body)}`);
+      }
+      const accountId = await eventually(`customer #${n}'s USD account`, async () => {
+        const res = await sys.call("GET", `/customers/internal-accounts?customerId=${customerId}&type=INTERNAL_FIAT`);
+        return res.body?.data?.[0]?.id as string | undefined;
+      });
+      expectStatus(await sys.call("POST", `/sandbox/internal-accounts/${accountId}/fund`, { amount: 100_000_000_000 }), 200, "sandbox fund");
+      const payee = await sys.call("POST", "/customers/external-accounts", {
+        customerId,
+        currency: "USD",
+        accountInfo: {
+          accountType: "USD_ACCOUNT",
+          accountNumber: `77${String(n).padStart(6, "0")}1000`,
+          routingNumber: "021000021",
+          bankAccountType: "CHECKING",
+          bankName: "Test Bank",
+          beneficiary: { beneficiaryType: "INDIVIDUAL", fullName: "Katherine Johnson" },
+        },
+      });
+      expectStatus(payee, 201, `POST /customers/external-accounts (funded #${n})`);
+      await eventually(`a first transfer-out of funded customer #${n}`, async () => {
+        const res = await sys.call("POST", "/transfer-out", { source: { accountId }, destination: { accountId: payee.body.id }, amount: 1 });
+        return res.status === 201 ? true : undefined;
+      });
+      out.push({ customerId, accountId, payeeId: payee.body.id });
+    }
+  };
+  await Promise.all(Array.from({ length: 5 }, worker));
+  return out;
 }

@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { availableParallelism, cpus } from "node:os";
-import { Worker } from "node:worker_threads";
 import { API_VERSION, eventually, setUpFixtures, startBenchSystem, type BenchSystem, type Fixtures } from "./http-system.js";
-import type { LoadJob, LoadSummary } from "./load-worker.js";
+import { describeFailure, failed, runLoad, type LoadJob, type LoadSummary } from "./load.js";
 import { measureWebhookLatency, type WebhookLatencyResult } from "./webhook-latency.js";
 
 /**
@@ -88,25 +87,6 @@ function scenarios(f: Fixtures): Scenario[] {
   ];
 }
 
-/** Runs load-worker.ts in a worker thread (with tsx's loader, which workers do not inherit). */
-function runLoad(job: LoadJob): Promise<LoadSummary> {
-  const tsx = import.meta.resolve("tsx/esm/api");
-  const entry = new URL("./load-worker.ts", import.meta.url).href;
-  const code = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(code, { eval: true, workerData: job });
-    let answered = false;
-    worker.once("message", (summary: LoadSummary) => {
-      answered = true;
-      resolve(summary);
-    });
-    worker.once("error", reject);
-    worker.once("exit", (code) => {
-      if (!answered) reject(new Error(`load worker exited with code ${code} before reporting`));
-    });
-  });
-}
-
 function jobFor(sys: BenchSystem, s: Scenario, seconds: number): LoadJob {
   return {
     url: sys.url,
@@ -118,15 +98,6 @@ function jobFor(sys: BenchSystem, s: Scenario, seconds: number): LoadJob {
     connections,
     durationSeconds: seconds,
   };
-}
-
-const failed = (r: LoadSummary) => r.errors > 0 || r.timeouts > 0 || r.non2xx > 0 || r.requests === 0;
-
-function describeFailure(name: string, phase: string, r: LoadSummary): string {
-  return [
-    `${name} (${phase}): ${r.requests} requests, ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx; status codes ${JSON.stringify(r.statusCodes)}`,
-    ...r.samples.map((s) => `  e.g. ${s}`),
-  ].join("\n");
 }
 
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });

@@ -18,6 +18,14 @@ export interface LoadJob {
   uniqueIdempotencyKey: boolean;
   connections: number;
   durationSeconds: number;
+  /** Request bodies sent in turn (the first request's `body` is then ignored): spreads load over many accounts. */
+  bodies?: string[];
+  /**
+   * A second request after each answer to the first, on the same connection: POST
+   * `${then.pathPrefix}<id of the first answer>${then.pathSuffix}` (quote → execute). Requests
+   * count both; a pair is two.
+   */
+  then?: { pathPrefix: string; pathSuffix: string };
 }
 
 export interface LoadSummary {
@@ -36,24 +44,54 @@ export interface LoadSummary {
 
 const job = workerData as LoadJob;
 const samples: string[] = [];
+let nextBody = 0;
+
+const noteFailure = (status: number, body: string) => {
+  if ((status < 200 || status >= 300) && samples.length < 3) samples.push(`${status} ${body.slice(0, 500)}`);
+};
+const withKey = (req: autocannon.Request): autocannon.Request =>
+  job.uniqueIdempotencyKey ? { ...req, headers: { ...req.headers, "idempotency-key": randomUUID() } } : req;
+
+type Context = Record<string, unknown>;
+/** The first request: a fresh key, the next body in turn; with `then`, the answer's id is kept for the second. */
+const first: autocannon.Request = {
+  method: job.method,
+  path: job.path,
+  headers: job.headers,
+  body: job.body,
+  ...(job.uniqueIdempotencyKey || job.bodies
+    ? {
+        setupRequest: (req: autocannon.Request) => {
+          const keyed = withKey(req);
+          return job.bodies ? { ...keyed, body: job.bodies[nextBody++ % job.bodies.length] } : keyed;
+        },
+      }
+    : {}),
+  onResponse: (status: number, body: string, context: Context) => {
+    noteFailure(status, body);
+    if (job.then) {
+      try {
+        context.id = status < 300 ? (JSON.parse(body) as { id?: string }).id : undefined;
+      } catch {
+        context.id = undefined;
+      }
+    }
+  },
+} as autocannon.Request;
+const second: autocannon.Request | undefined = job.then && ({
+  method: "POST",
+  path: job.path,
+  // No body: a route without one refuses one.
+  headers: Object.fromEntries(Object.entries(job.headers).filter(([k]) => k.toLowerCase() !== "content-type")),
+  setupRequest: (req: autocannon.Request, context: Context) => withKey({ ...req, path: `${job.then!.pathPrefix}${String(context.id ?? "missing")}${job.then!.pathSuffix}` }),
+  onResponse: (status: number, body: string) => noteFailure(status, body),
+} as autocannon.Request);
 
 const options: autocannon.Options = {
   url: job.url,
   connections: job.connections,
   duration: job.durationSeconds,
-  requests: [
-    {
-      method: job.method,
-      path: job.path,
-      headers: job.headers,
-      body: job.body,
-      // autocannon takes a present-but-undefined setupRequest as a function to call, so the key is only set when used.
-      ...(job.uniqueIdempotencyKey ? { setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, "idempotency-key": randomUUID() } }) } : {}),
-      onResponse: (status: number, body: string) => {
-        if ((status < 200 || status >= 300) && samples.length < 3) samples.push(`${status} ${body.slice(0, 500)}`);
-      },
-    },
-  ],
+  requests: second ? [first, second] : [first],
 };
 
 // Off the main thread autocannon answers its raw per-worker result (histograms still encoded, as

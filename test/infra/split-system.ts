@@ -59,6 +59,8 @@ export async function startSplitSystem(
       CORRIDOR_SPLIT_PORT_BASE: String(base),
       CORRIDOR_DATA_DIR: mkdtempSync(join(tmpdir(), "corridor-split-")),
       LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
+      // The sources, as a developer runs them: no build step before the suite (the container suite runs the compiled code).
+      CORRIDOR_SPLIT_RUNTIME: "tsx",
       ...extraEnv,
     },
     stdio: ["ignore", "pipe", "pipe"],

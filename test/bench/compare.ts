@@ -1,0 +1,264 @@
+import { randomUUID } from "node:crypto";
+import { availableParallelism, cpus, loadavg } from "node:os";
+import { brokerAnswers, defaultPort, startBroker, stopBroker } from "../infra/kafka/broker.mjs";
+import { measureBareNode, preparePgbench, type PgbenchResult } from "./anchors.js";
+import { API_VERSION, eventually, setUpFixtures, setUpFundedCustomers } from "./http-system.js";
+import { describeFailure, failed, runLoad, type LoadJob, type LoadSummary } from "./load.js";
+import { cpuSeconds, rssMiB, startProcessSystem, type Mode, type ProcessSystem } from "./process-system.js";
+import { measureWebhookLatency } from "./webhook-latency.js";
+
+/**
+ * `npm run bench:compare` (docs/benchmarks.md, "Compared with PostgreSQL and Node"): Corridor's
+ * money path in split mode and in embedded mode on PostgreSQL, next to anchors measured in the
+ * same run on the same machine — pgbench's TPC-B-like transaction and a bare node:http
+ * hello-world — and printed as ratios. Each round measures the anchors, then starts each mode from
+ * the compiled build (as `npm start` / `npm run start:split` do), sets up a sandbox platform through
+ * the public API, drives every scenario, and stops it; the table shows the median of the rounds.
+ * Any error, timeout or non-2xx answer fails the run (exit 1). It never runs in `npm test`.
+ *
+ *   BENCH_ROUNDS       rounds (default 3; the table shows medians)
+ *   BENCH_DURATION     seconds measured per scenario (default 10)
+ *   BENCH_WARMUP       seconds of unmeasured load before each (default 2)
+ *   BENCH_MODES        comma-separated subset of split,embedded-postgres (default both)
+ *   BENCH_WEBHOOK_PAYMENTS  transfers in the webhook burst (default 600; 0 skips it)
+ *   BENCH_CUSTOMERS    funded customers the spread transfers rotate over (default 50)
+ *   DATABASE_URL       PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres)
+ *   REDIS_URL          Redis (default redis://127.0.0.1:6379)
+ *   KAFKA_BROKERS      Kafka for split mode; unset: the test tooling's single-node broker is started
+ *   BENCH_PORT         the gateway's port (default 18400; split services on +11..+17)
+ */
+
+function intFromEnv(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+const rounds = intFromEnv("BENCH_ROUNDS", 3, 1);
+const duration = intFromEnv("BENCH_DURATION", 10, 1);
+const warmup = intFromEnv("BENCH_WARMUP", 2, 0);
+const webhookPayments = intFromEnv("BENCH_WEBHOOK_PAYMENTS", 600, 0);
+const fundedCount = intFromEnv("BENCH_CUSTOMERS", 50, 1);
+const port = intFromEnv("BENCH_PORT", 18400, 1024);
+const databaseUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";
+const redisUrl = process.env.REDIS_URL || "redis://127.0.0.1:6379";
+const modes = (process.env.BENCH_MODES?.split(",").map((s) => s.trim()).filter(Boolean) ?? ["split", "embedded-postgres"]) as Mode[];
+for (const m of modes) if (m !== "split" && m !== "embedded-postgres") throw new Error(`BENCH_MODES: unknown mode ${m} (split, embedded-postgres)`);
+
+/** One measured figure of one round. */
+interface Figure {
+  value: number;
+  p99?: number;
+  mean?: number;
+}
+type Key =
+  | "pgbench-c1" | "pgbench-c10" | "node-c1" | "node-c10"
+  | "transfer-spread-c1" | "transfer-spread-c10" | "transfer-hot-c10" | "config-c1" | "config-c10" | "quote-execute-c10"
+  | "webhook-p50" | "webhook-p99" | "launch" | "rss-idle" | "rss-max-process" | "cpu-idle";
+const results = new Map<string, Figure[]>(); // `${mode}|${key}` or `anchor|${key}`
+const note = (who: string, key: Key, f: Figure) => results.set(`${who}|${key}`, [...(results.get(`${who}|${key}`) ?? []), f]);
+const failures: string[] = [];
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+async function load(sys: ProcessSystem, name: string, job: Omit<LoadJob, "url" | "durationSeconds">): Promise<LoadSummary> {
+  const full = { ...job, url: sys.url };
+  if (warmup > 0) {
+    const w = await runLoad({ ...full, durationSeconds: warmup });
+    if (failed(w)) failures.push(describeFailure(`${sys.mode} ${name}`, "warm-up", w));
+  }
+  const r = await runLoad({ ...full, durationSeconds: duration });
+  if (failed(r)) failures.push(describeFailure(`${sys.mode} ${name}`, "measured", r));
+  return r;
+}
+
+/** Waits until every OUTGOING transfer accepted so far has COMPLETED, so no backlog is billed to the next scenario. */
+async function drain(sys: ProcessSystem, accepted: number): Promise<void> {
+  await eventually(
+    `COMPLETED of all ${accepted} accepted transfers`,
+    async () => {
+      const res = await sys.call("GET", "/transactions?type=OUTGOING&status=COMPLETED&limit=1");
+      return res.body?.totalCount >= accepted ? true : undefined;
+    },
+    600_000,
+  );
+}
+
+async function idleFigures(sys: ProcessSystem): Promise<void> {
+  // Settle after start-up, then 10 s of nothing: RSS at the end, CPU over the 10 s.
+  await new Promise((r) => setTimeout(r, 5_000));
+  const pids = sys.pids();
+  const before = pids.map(cpuSeconds);
+  await new Promise((r) => setTimeout(r, 10_000));
+  const cpu = pids.reduce((sum, pid, i) => sum + cpuSeconds(pid) - before[i]!, 0);
+  const rss = pids.map(rssMiB);
+  note(sys.mode, "cpu-idle", { value: (cpu / 10) * 100 });
+  note(sys.mode, "rss-idle", { value: rss.reduce((a, b) => a + b, 0) });
+  note(sys.mode, "rss-max-process", { value: Math.max(...rss) });
+}
+
+async function measureMode(mode: Mode, kafkaBrokers: string | undefined): Promise<void> {
+  console.error(`[${mode}] starting`);
+  const sys = await startProcessSystem(mode, { databaseUrl, redisUrl, kafkaBrokers }, port);
+  try {
+    note(mode, "launch", { value: sys.launchToReadyMs });
+    await idleFigures(sys);
+    console.error(`[${mode}] ready in ${(sys.launchToReadyMs / 1000).toFixed(1)} s; setting up ${fundedCount} funded customers`);
+    const fixtures = await setUpFixtures(sys, 1);
+    const funded = await setUpFundedCustomers(sys, fundedCount - 1, `bench-${randomUUID().slice(0, 8)}`);
+    const spreadBodies = [
+      { accountId: fixtures.fiatAccountId, payeeId: fixtures.usdPayeeId },
+      ...funded.map((f) => ({ accountId: f.accountId, payeeId: f.payeeId })),
+    ].map((c) => JSON.stringify({ source: { accountId: c.accountId }, destination: { accountId: c.payeeId }, amount: 1 }));
+    const headers = { authorization: sys.authorization, "content-type": "application/json" };
+    const transfer = { method: "POST" as const, path: `/${API_VERSION}/transfer-out`, headers, uniqueIdempotencyKey: true };
+
+    for (const [key, connections, bodies] of [
+      ["transfer-spread-c1", 1, spreadBodies],
+      ["transfer-spread-c10", 10, spreadBodies],
+      ["transfer-hot-c10", 10, [spreadBodies[0]!]],
+    ] as const) {
+      console.error(`[${mode}] ${key}`);
+      const r = await load(sys, key, { ...transfer, bodies: [...bodies], connections });
+      note(mode, key, { value: r.requestsPerSecond, p99: r.latency.p99, mean: r.latency.mean });
+      // Setup's, the warm-up's and the measured transfers: every one the ledger accepted must complete.
+      const all = await sys.call("GET", "/transactions?type=OUTGOING&limit=1");
+      await drain(sys, Number(all.body?.totalCount ?? 0));
+    }
+
+    for (const [key, connections] of [["config-c1", 1], ["config-c10", 10]] as const) {
+      console.error(`[${mode}] ${key}`);
+      const r = await load(sys, key, { method: "GET", path: `/${API_VERSION}/config`, headers: { authorization: sys.authorization }, uniqueIdempotencyKey: false, connections });
+      note(mode, key, { value: r.requestsPerSecond, p99: r.latency.p99, mean: r.latency.mean });
+    }
+
+    console.error(`[${mode}] quote-execute-c10`);
+    const quote = JSON.stringify({
+      source: { sourceType: "ACCOUNT", accountId: fixtures.fiatAccountId },
+      destination: { destinationType: "ACCOUNT", accountId: fixtures.eurPayeeId },
+      lockedCurrencySide: "SENDING",
+      lockedCurrencyAmount: 10_000,
+    });
+    const q = await load(sys, "quote-execute-c10", {
+      method: "POST",
+      path: `/${API_VERSION}/quotes`,
+      headers,
+      body: quote,
+      uniqueIdempotencyKey: true,
+      connections: 10,
+      then: { pathPrefix: `/${API_VERSION}/quotes/`, pathSuffix: "/execute" },
+    });
+    note(mode, "quote-execute-c10", { value: q.requestsPerSecond / 2, p99: q.latency.p99, mean: q.latency.mean });
+
+    if (webhookPayments > 0) {
+      console.error(`[${mode}] webhook latency under ${webhookPayments} payments`);
+      const w = await measureWebhookLatency(sys, fixtures, { payments: webhookPayments, concurrency: 10 });
+      if (w.stale > 0) failures.push(`${mode} webhooks: ${w.stale} webhooks of events from before the endpoint was set were delivered`);
+      note(mode, "webhook-p50", { value: w.all.p50 });
+      note(mode, "webhook-p99", { value: w.all.p99 });
+    }
+  } finally {
+    await sys.stop();
+  }
+}
+
+async function measureAnchors(): Promise<void> {
+  console.error("[anchor] pgbench tpcb-like, scale 10");
+  const pgb = await preparePgbench(databaseUrl);
+  try {
+    for (const c of [1, 10]) {
+      const r: PgbenchResult = await pgb.run(c, duration);
+      note("anchor", c === 1 ? "pgbench-c1" : "pgbench-c10", { value: r.tps, mean: r.meanMs });
+    }
+  } finally {
+    await pgb.drop();
+  }
+  for (const c of [1, 10]) {
+    console.error(`[anchor] bare node:http c=${c}`);
+    const r = await measureBareNode(c, duration, warmup);
+    if (failed(r)) failures.push(describeFailure("bare node:http", `c=${c}`, r));
+    note("anchor", c === 1 ? "node-c1" : "node-c10", { value: r.requestsPerSecond, p99: r.latency.p99, mean: r.latency.mean });
+  }
+}
+
+const fmt = (n: number | undefined, digits = 0) =>
+  n === undefined || Number.isNaN(n) ? "–" : n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const med = (who: string, key: Key, field: keyof Figure = "value") => median((results.get(`${who}|${key}`) ?? []).map((f) => f[field]).filter((v): v is number => v !== undefined));
+
+function printReport(machine: string): void {
+  const cols = modes;
+  console.log(`Corridor compared with PostgreSQL and Node, median of ${rounds} round(s); ${duration} s per figure after ${warmup} s warm-up.`);
+  console.log(machine);
+  console.log("");
+  console.log(`| figure | ${cols.map((m) => `${m}`).join(" | ")} | anchor | ${cols.map((m) => `ratio ${m}`).join(" | ")} | target (split) |`);
+  console.log(`| --- | ${cols.map(() => "---:").join(" | ")} | --- | ${cols.map(() => "---:").join(" | ")} | --- |`);
+  const rate = (label: string, key: Key, anchorKey: Key, anchorLabel: string, target: string) => {
+    const a = med("anchor", anchorKey);
+    const vals = cols.map((m) => med(m, key));
+    console.log(
+      `| ${label} | ${cols.map((m, i) => `${fmt(vals[i], 1)}/s, mean ${fmt(med(m, key, "mean"), 1)} ms, p99 ${fmt(med(m, key, "p99"))} ms`).join(" | ")} | ${anchorLabel} ${fmt(a, 0)}/s | ${vals.map((v) => fmt(v / a, 3)).join(" | ")} | ${target} |`,
+    );
+  };
+  rate("POST /transfer-out, 50 customers, c=1", "transfer-spread-c1", "pgbench-c1", "pgbench c=1", "mean ≤ 5 ms");
+  rate("POST /transfer-out, 50 customers, c=10", "transfer-spread-c10", "pgbench-c10", "pgbench c=10", "≥ 0.15, p99 ≤ 100 ms");
+  rate("POST /transfer-out, one hot account, c=10", "transfer-hot-c10", "pgbench-c10", "pgbench c=10", "≥ 0.10");
+  rate("GET /config, c=1", "config-c1", "node-c1", "node:http c=1", "–");
+  rate("GET /config, c=10", "config-c10", "node-c10", "node:http c=10", "≥ 0.08, p99 ≤ 10 ms");
+  rate("POST /quotes + execute (pairs), c=10", "quote-execute-c10", "pgbench-c10", "pgbench c=10", "–");
+  const plain = (label: string, key: Key, unit: string, target: string, digits = 0) =>
+    console.log(`| ${label} | ${cols.map((m) => `${fmt(med(m, key), digits)} ${unit}`).join(" | ")} | – | ${cols.map(() => "").join(" | ")} | ${target} |`);
+  if (webhookPayments > 0) {
+    plain(`webhook delivery p50 (${webhookPayments}-payment burst)`, "webhook-p50", "ms", "–");
+    plain(`webhook delivery p99 (${webhookPayments}-payment burst)`, "webhook-p99", "ms", "≤ 2,000 ms");
+  }
+  plain("launch → ready", "launch", "ms", "embedded ≤ 3,000 ms");
+  plain("idle RSS, all processes", "rss-idle", "MiB", "embedded ≤ 300 MiB", 0);
+  plain("idle RSS, largest process", "rss-max-process", "MiB", "split ≤ 120 MiB each", 0);
+  plain("idle CPU, all processes (% of one core)", "cpu-idle", "%", "split < 2 %", 1);
+  console.log("");
+  console.log(`Anchors (median): pgbench tpcb-like c=1 ${fmt(med("anchor", "pgbench-c1"))} TPS (mean ${fmt(med("anchor", "pgbench-c1", "mean"), 2)} ms), c=10 ${fmt(med("anchor", "pgbench-c10"))} TPS (mean ${fmt(med("anchor", "pgbench-c10", "mean"), 2)} ms); bare node:http c=1 ${fmt(med("anchor", "node-c1"))} req/s, c=10 ${fmt(med("anchor", "node-c10"))} req/s (p99 ${fmt(med("anchor", "node-c10", "p99"))} ms).`);
+  console.log("");
+  console.log("Every round (value; the table's medians are of these):");
+  for (const [k, fs] of [...results.entries()].sort()) console.log(`- ${k}: ${fs.map((f) => fmt(f.value, 1)).join(", ")}`);
+}
+
+async function main(): Promise<number> {
+  let kafkaBrokers = process.env.KAFKA_BROKERS || undefined;
+  let startedBroker = false;
+  if (modes.includes("split") && !kafkaBrokers) {
+    const already = await brokerAnswers(defaultPort);
+    console.error(already ? "[kafka] reusing the broker on the test port" : "[kafka] starting the test broker");
+    const b = await startBroker({ ownerPid: process.pid });
+    kafkaBrokers = b.brokers;
+    startedBroker = b.startedHere;
+  }
+  const machine = `Node ${process.version}, ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? "unknown"}), load average at start ${loadavg().map((l) => l.toFixed(2)).join(" ")}`;
+  try {
+    for (let round = 1; round <= rounds; round++) {
+      console.error(`== round ${round} of ${rounds}`);
+      await measureAnchors();
+      for (const mode of modes) await measureMode(mode, kafkaBrokers);
+    }
+  } finally {
+    if (startedBroker) await stopBroker();
+  }
+  printReport(`${machine}; at the end ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  if (failures.length) {
+    console.error(`\nBENCHMARK FAILED: errors or non-2xx answers under load\n${failures.join("\n")}`);
+    return 1;
+  }
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error("BENCHMARK FAILED:", err);
+    process.exit(1);
+  },
+);
