@@ -6,3 +6,4 @@ export * from "./internal-accounts.js";
 export * from "./time.js";
 export * from "./quotes.js";
 export * from "./agents.js";
+export * from "./events.js";
