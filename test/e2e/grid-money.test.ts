@@ -1,5 +1,8 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
+import { verifiedCustomer } from "./customers-fixtures.js";
+import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
 import { fund, iban, platformAccount, platformExternal, txStatus, usdAccountInfo } from "./ledger-helpers.js";
 
 /**
@@ -10,14 +13,32 @@ describe.skipIf(skipReason())(`Grid money fields (${mode})`, () => {
   let system: TestSystem;
   let p: Caller;
   let usd: any;
+  let customer: any;
+  let customerUsd: { id: string };
+  let hooks: Server;
+  let hookUrl: string;
 
   beforeAll(async () => {
     system = await startTestSystem();
     p = await system.createPlatform();
     usd = await platformAccount(p);
     await fund(p, usd.id, 1_000_000);
+    customer = await verifiedCustomer(p, { currencies: ["USD"] });
+    customerUsd = await eventually(async () => {
+      const res = await p.call("GET", `/customers/internal-accounts?customerId=${customer.id}&type=INTERNAL_FIAT`);
+      return res.body.data?.[0];
+    });
+    hooks = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end('{"received":true}'));
+    });
+    await new Promise<void>((r) => hooks.listen(0, "127.0.0.1", () => r()));
+    hookUrl = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hooks`;
+  }, 120_000);
+  afterAll(async () => {
+    await system?.stop();
+    await new Promise<void>((r) => (hooks ? hooks.close(() => r()) : r()));
   });
-  afterAll(async () => system?.stop());
 
   it("gives every transaction a direction: DEBIT for a transfer-out, CREDIT for a transfer-in", async () => {
     const ext = await platformExternal(p, "000");
@@ -83,5 +104,48 @@ describe.skipIf(skipReason())(`Grid money fields (${mode})`, () => {
     const asked = (await p.call("GET", "/exchange-rates?sourceCurrency=USD&destinationCurrency=EUR&sendingAmount=25000")).body.data[0];
     expect(asked.sendingAmount).toBe(25000);
     expect(asked.receivingAmount).toBeGreaterThan(eur.receivingAmount);
+  });
+
+  it("POST /sandbox/uma/receive addressed by customerId credits that customer", async () => {
+    const res = await p.call("POST", "/sandbox/uma/receive", { senderUmaAddress: "$bob@sender.example", customerId: customer.id, receivingCurrencyCode: "USD", receivingCurrencyAmount: 4_321 });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ type: "INCOMING", direction: "CREDIT", customerId: customer.id, receivedAmount: { amount: 4_321 } });
+    expect(res.body.destination.accountId).toBe(customerUsd.id);
+    const unknown = await p.call("POST", "/sandbox/uma/receive", { senderUmaAddress: "$bob@sender.example", customerId: "Customer:0190f0f0-0000-7000-8000-000000000000", receivingCurrencyCode: "USD", receivingCurrencyAmount: 1 });
+    expect(unknown.status).toBe(404);
+    const neither = await p.call("POST", "/sandbox/uma/receive", { senderUmaAddress: "$bob@sender.example", receivingCurrencyCode: "USD", receivingCurrencyAmount: 1 });
+    expect(neither.status).toBe(400);
+  });
+
+  it("POST /sandbox/send takes Grid's currencyAmount", async () => {
+    const payee = await p.call("POST", "/customers/external-accounts", { customerId: customer.id, currency: "USD", accountInfo: usdAccountInfo("000") });
+    expect(payee.status, JSON.stringify(payee.body)).toBe(201);
+    const realtime = async () => {
+      const q = await p.call("POST", "/quotes", {
+        source: { sourceType: "REALTIME_FUNDING", customerId: customer.id, currency: "USD" },
+        destination: { destinationType: "ACCOUNT", accountId: payee.body.id },
+        lockedCurrencySide: "SENDING",
+        lockedCurrencyAmount: 5_000,
+      });
+      expect(q.status, JSON.stringify(q.body)).toBe(201);
+      return q.body;
+    };
+    const q = await realtime();
+    const wrong = await p.call("POST", "/sandbox/send", { quoteId: q.id, currencyCode: "USD", currencyAmount: q.totalSendingAmount - 1 });
+    expect(wrong.status).toBe(400);
+    const disagree = await p.call("POST", "/sandbox/send", { quoteId: q.id, currencyCode: "USD", currencyAmount: q.totalSendingAmount, amount: 1 });
+    expect(disagree.status).toBe(400);
+    const paid = await p.call("POST", "/sandbox/send", { quoteId: q.id, currencyCode: "USD", currencyAmount: q.totalSendingAmount });
+    expect(paid.status, JSON.stringify(paid.body)).toBe(200);
+    expect(paid.body).toMatchObject({ id: q.transactionId, direction: "DEBIT" });
+  });
+
+  it("POST /sandbox/webhooks/test answers {url, response_status, response_body}", async () => {
+    expect((await p.call("PATCH", "/config", { webhookEndpoint: hookUrl })).status).toBe(200);
+    const res = await eventually(async () => {
+      const r = await p.call("POST", "/sandbox/webhooks/test");
+      return r.status === 200 && r.body.delivered ? r : undefined;
+    });
+    expect(res.body).toMatchObject({ url: hookUrl, response_status: 200, response_body: '{"received":true}', responseStatus: 200 });
   });
 });

@@ -20,5 +20,8 @@ export function deliveryAttemptToJson(a: DeliveryAttempt | undefined) {
     delivered: a.delivered,
     error: emptyToUndefined(a.error),
     attemptedAt: isoFromTimestamp(a.attemptedAt),
+    // Grid's TestWebhookResponse names (snake case there).
+    response_status: a.responseStatus,
+    response_body: a.responseExcerpt,
   };
 }

@@ -20,7 +20,7 @@ export function incomingPaymentRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Receive a UMA payment (sandbox)",
         description:
-          "Simulates an incoming UMA payment to the customer whose umaAddress is receiverUmaAddress (404 RECEIVER_NOT_FOUND otherwise), credited to the customer's internal account in the receiving currency. The platform's webhookEndpoint gets INCOMING_PAYMENT_PENDING and the call waits for its reply: 200 approves (COMPLETED), 202 leaves the payment PENDING for POST /transactions/{id}/approve or /reject within the approval window (else FAILED PAYMENT_APPROVAL_TIMED_OUT), any other reply or none fails it (FAILED PAYMENT_APPROVAL_WEBHOOK_ERROR). Without a webhookEndpoint it is approved at once. Honours Idempotency-Key. Sandbox platforms only (403). Needs TRANSACT.",
+          "Simulates an incoming UMA payment to the customer whose umaAddress is receiverUmaAddress (404 UMA_NOT_FOUND otherwise) or, as Grid allows, the customer named by customerId (404 when it is not the platform's; 400 naming body.receiverUmaAddress when both are given and disagree; one of them is required), credited to the customer's internal account in the receiving currency. The platform's webhookEndpoint gets INCOMING_PAYMENT_PENDING and the call waits for its reply: 200 approves (COMPLETED), 202 leaves the payment PENDING for POST /transactions/{id}/approve or /reject within the approval window (else FAILED PAYMENT_APPROVAL_TIMED_OUT), any other reply or none fails it (FAILED PAYMENT_APPROVAL_WEBHOOK_ERROR). Without a webhookEndpoint it is approved at once. Honours Idempotency-Key. Sandbox platforms only (403). Needs TRANSACT.",
         tags: ["Sandbox"],
         headers: IdempotencyHeaders,
         body: UmaReceiveBody,
@@ -33,7 +33,8 @@ export function incomingPaymentRoutes(app: Api, { clients }: RouteDeps): void {
       const res = await clients.quotesFx.receiveUmaPayment({
         platformId,
         senderUmaAddress: b.senderUmaAddress,
-        receiverUmaAddress: b.receiverUmaAddress,
+        receiverUmaAddress: b.receiverUmaAddress ?? "",
+        customerId: b.customerId ?? "",
         receivingCurrencyCode: b.receivingCurrencyCode,
         receivingCurrencyAmount: BigInt(b.receivingCurrencyAmount),
         idempotencyKey: request.headers["idempotency-key"] ?? "",
@@ -51,7 +52,7 @@ export function incomingPaymentRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Approve an incoming payment",
         description:
-          "Approves an incoming payment the platform acknowledged with 202: the receiver is credited and the transaction is COMPLETED. Not awaiting approval (already decided, timed out, or not an incoming UMA payment) → 409 TRANSACTION_NOT_PENDING. Needs TRANSACT.",
+          "Approves an incoming payment the platform acknowledged with 202: the receiver is credited and the transaction is COMPLETED. Not awaiting approval (already decided, timed out, or not an incoming UMA payment) → 409 TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL. Needs TRANSACT.",
         tags: ["Transactions"],
         params: TransactionIdParams,
         body: ApproveIncomingBody,
@@ -76,7 +77,7 @@ export function incomingPaymentRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Reject an incoming payment",
         description:
-          "Rejects an incoming payment the platform acknowledged with 202: nothing is credited and the transaction is REJECTED (reason kept as failureDetail). Not awaiting approval → 409 TRANSACTION_NOT_PENDING. Needs TRANSACT.",
+          "Rejects an incoming payment the platform acknowledged with 202: nothing is credited and the transaction is REJECTED (reason kept as failureDetail). Not awaiting approval → 409 TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL. Needs TRANSACT.",
         tags: ["Transactions"],
         params: TransactionIdParams,
         body: RejectIncomingBody,

@@ -1,3 +1,4 @@
+import { errors } from "@corridor/kit";
 import { principalOf } from "../auth.js";
 import { markIdempotentEffectDone } from "../idempotency.js";
 import { transactionToJson } from "../mappers/transactions.js";
@@ -15,7 +16,7 @@ export function sandboxQuoteRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Pay a real-time-funding quote (sandbox)",
         description:
-          "Simulates the payment of a REALTIME_FUNDING quote's paymentInstructions: the quote proceeds (the ledger credits and executes it) and the answer is its Transaction. 400 CURRENCY_MISMATCH when currencyCode is not the quote's sending currency, 400 AMOUNT_MISMATCH when amount (optional, default the quote's totalSendingAmount) differs, 400 INVALID_INPUT for a quote with another source, 409 QUOTE_ALREADY_EXECUTED / QUOTE_EXPIRED. Honours Idempotency-Key. Sandbox platforms only (403). Needs TRANSACT.",
+          "Simulates the payment of a REALTIME_FUNDING quote's paymentInstructions: the quote proceeds (the ledger credits and executes it) and the answer is its Transaction. 400 CURRENCY_MISMATCH when currencyCode is not the quote's sending currency, 400 AMOUNT_MISMATCH when currencyAmount (optional, default the quote's totalSendingAmount; `amount` is accepted as the same field) differs, 400 INVALID_INPUT for a quote with another source, 409 QUOTE_ALREADY_EXECUTED / QUOTE_EXPIRED. Honours Idempotency-Key. Sandbox platforms only (403). Needs TRANSACT.",
         tags: ["Sandbox"],
         headers: IdempotencyHeaders,
         body: SandboxSendBody,
@@ -25,11 +26,15 @@ export function sandboxQuoteRoutes(app: Api, { clients }: RouteDeps): void {
     async (request, reply) => {
       const { platformId } = principalOf(request);
       const b = request.body;
+      if (b.currencyAmount !== undefined && b.amount !== undefined && b.currencyAmount !== b.amount) {
+        throw errors.invalidInput([{ field: "body.amount", reason: "must equal currencyAmount when both are given" }]);
+      }
+      const paid = b.currencyAmount ?? b.amount;
       const res = await clients.quotesFx.sendSandboxFunding({
         platformId,
         quoteId: b.quoteId,
         currencyCode: b.currencyCode,
-        amount: b.amount === undefined ? 0n : BigInt(b.amount),
+        amount: paid === undefined ? 0n : BigInt(paid),
         idempotencyKey: request.headers["idempotency-key"] ?? "",
       });
       // The payment is recorded: a failure of the read below must not free the key.

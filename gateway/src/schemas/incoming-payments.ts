@@ -5,7 +5,12 @@ import { Type } from "typebox";
 export const UmaReceiveBody = Type.Object(
   {
     senderUmaAddress: Type.String({ minLength: 1, maxLength: 255, description: "The paying UMA address (any address: the payment is simulated)." }),
-    receiverUmaAddress: Type.String({ minLength: 1, maxLength: 255, description: "The umaAddress of one of the platform's customers." }),
+    receiverUmaAddress: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 255, description: "The umaAddress of one of the platform's customers (optional when customerId is given; with both, they must agree).", examples: ["$alice@acme.sandbox.uma.money"] }),
+    ),
+    customerId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 128, description: "The receiving customer by id, instead of receiverUmaAddress (as Grid's API allows).", examples: ["Customer:019542f5-b3e7-1d02-0000-000000000001"] }),
+    ),
     receivingCurrencyCode: Type.String({ pattern: "^[A-Z]{3,5}$", description: "The currency the receiver gets; the customer needs an internal account in it." }),
     receivingCurrencyAmount: Type.Integer({ minimum: 1, maximum: 9_000_000_000_000_000, description: "Minor units the receiver gets." }),
   },

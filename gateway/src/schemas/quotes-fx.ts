@@ -240,7 +240,10 @@ export const SandboxSendBody = Type.Object(
   {
     quoteId: Type.String({ minLength: 1, maxLength: 128, description: "A REALTIME_FUNDING quote." }),
     currencyCode: Code("The currency paid; must be the quote's sending currency."),
-    amount: Type.Optional(Amount("Minor units paid (our addition); must be the quote's totalSendingAmount, which is the default.")),
+    currencyAmount: Type.Optional(
+      Amount("Minor units paid (Grid's name); must be the quote's totalSendingAmount, which is the default (400 AMOUNT_MISMATCH otherwise)."),
+    ),
+    amount: Type.Optional(Amount("Same as currencyAmount (Corridor's earlier name); when both are given they must be equal.")),
   },
   { additionalProperties: false, description: "A simulated payment of a quote's instructions." },
 );

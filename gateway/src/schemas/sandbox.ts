@@ -10,6 +10,11 @@ export const TestWebhookResultSchema = Type.Object(
     delivered: Type.Boolean({ description: "Whether the endpoint answered 2xx." }),
     error: Type.Optional(Type.String({ description: "Transport error when no answer came." })),
     attemptedAt: Iso8601("When the attempt was made."),
+    response_status: Type.Integer({ description: "Grid's name for responseStatus: the HTTP status the endpoint answered; 0 when no answer came.", examples: [200] }),
+    response_body: Type.String({
+      description: "Grid's TestWebhookResponse field: the start of the endpoint's answer body (at most its first 1024 characters); empty when there was none or no answer.",
+      examples: ['{"received":true}'],
+    }),
   },
   { $id: "TestWebhookResult", description: "The outcome of one test delivery." },
 );

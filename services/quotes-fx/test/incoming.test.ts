@@ -10,12 +10,17 @@ function world() {
   const decisions: { id: string; d: Decision }[] = [];
   const state = { reply: "APPROVED" as ApprovalReply | "THROW" | "CRASH", sandboxOffsetMs: 0, asked: 0, n: 0 };
   const asked: string[][] = [];
+  const created: { customerId: string; receiverUmaAddress: string }[] = [];
   const clock = new ManualClock(new Date("2026-01-01T00:00:00Z"));
   const ports: IncomingPorts<Tx> = {
     async customerByUma(_p, uma) {
       return uma === "$alice@sandbox.uma.money" ? { id: "Customer:alice" } : undefined;
     },
+    async customerById(_p, id) {
+      return id === "Customer:alice" ? { id, umaAddress: "$alice@sandbox.uma.money" } : undefined;
+    },
     async createIncoming(i) {
+      created.push({ customerId: i.customerId, receiverUmaAddress: i.receiverUmaAddress });
       if (i.idempotencyKey && txs.has(`key:${i.idempotencyKey}`)) return { tx: txs.get(txs.get(`key:${i.idempotencyKey}`)!.id)!, replayed: true };
       const tx = { id: `Transaction:${++state.n}`, status: "PENDING" };
       txs.set(tx.id, tx);
@@ -69,7 +74,7 @@ function world() {
   };
   const requested = { fields: [] as string[], incoming: true };
   const incoming = createIncomingPayments({ ports, store, clock, windowMs: 5_000, receivingCurrency: async () => ({ requestedFields: requested.fields, incomingEnabled: requested.incoming }) });
-  return { incoming, txs, decisions, state, clock, rows, ports, store, requested, asked };
+  return { incoming, txs, decisions, state, clock, rows, ports, store, requested, asked, created };
 }
 
 const receive = (w: ReturnType<typeof world>, idempotencyKey = "") =>
@@ -114,12 +119,12 @@ describe("incoming UMA payments: the approval exchange", () => {
     expect(w.decisions).toHaveLength(0);
   });
 
-  it("approve and reject within the window decide it once; a second decision → 409 TRANSACTION_NOT_PENDING", async () => {
+  it("approve and reject within the window decide it once; a second decision → 409 TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL", async () => {
     w.state.reply = "ACKNOWLEDGED";
     const a = (await receive(w)).tx;
     expect((await w.incoming.approve("Platform:p", a.id, { FULL_NAME: "A" })).status).toBe("COMPLETED");
     const again = await appError(w.incoming.approve("Platform:p", a.id));
-    expect([again.outcome, again.code, again.shouldNotRetry]).toEqual(["CONFLICT", "TRANSACTION_NOT_PENDING", true]);
+    expect([again.outcome, again.code, again.shouldNotRetry]).toEqual(["CONFLICT", "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL", true]);
     const b = (await receive(w)).tx;
     expect((await w.incoming.reject("Platform:p", b.id, "no")).status).toBe("REJECTED");
     expect(w.decisions.at(-1)!.d).toEqual({ kind: "REJECT", reason: "no" });
@@ -147,9 +152,9 @@ describe("incoming UMA payments: the approval exchange", () => {
     expect(w.txs.get(tx.id)!.failureReason).toBe("PAYMENT_APPROVAL_TIMED_OUT");
   });
 
-  it("an unknown receiver → 404 RECEIVER_NOT_FOUND; a replayed Idempotency-Key runs no second exchange", async () => {
+  it("an unknown receiver → 404 UMA_NOT_FOUND; a replayed Idempotency-Key runs no second exchange", async () => {
     const err = await appError(w.incoming.receive({ platformId: "Platform:p", senderUmaAddress: "$b@x", receiverUmaAddress: "$nobody@x", currency: "USD", amount: 1n, idempotencyKey: "" }));
-    expect([err.outcome, err.code]).toEqual(["NOT_FOUND", "RECEIVER_NOT_FOUND"]);
+    expect([err.outcome, err.code]).toEqual(["NOT_FOUND", "UMA_NOT_FOUND"]);
     const first = await receive(w, "k");
     const second = await receive(w, "k");
     expect(second).toEqual({ tx: first.tx, replayed: true });
@@ -176,7 +181,7 @@ describe("incoming UMA payments: the approval exchange", () => {
       const { tx } = await receive(w);
       expect(w.rows.get(tx.id)!.requestedFields).toEqual(["FULL_NAME", "BIRTH_DATE"]);
       const err = await appError(w.incoming.approve("Platform:p", tx.id, { FULL_NAME: "Alice", BIRTH_DATE: " " }));
-      expect([err.outcome, err.code]).toEqual(["INVALID", "INVALID_INPUT"]);
+      expect([err.outcome, err.code]).toEqual(["INVALID", "MISSING_MANDATORY_USER_INFO"]);
       expect((err.details.errors as { field: string }[]).map((e) => e.field)).toEqual(["receiverCustomerInfo.BIRTH_DATE"]);
       expect(w.txs.get(tx.id)!.status).toBe("PENDING");
       expect(w.decisions).toHaveLength(0);
@@ -258,5 +263,27 @@ describe("incoming UMA payments: the approval exchange", () => {
       await w.incoming.expireDue();
       expect(w.txs.get(first.tx.id)).toMatchObject({ status: "FAILED", failureReason: "PAYMENT_APPROVAL_WEBHOOK_ERROR" });
     });
+  });
+});
+
+describe("sandbox UMA receive addressed by customerId (issue 10)", () => {
+  const base = { platformId: "Platform:p", senderUmaAddress: "$bob@x.example", currency: "USD", amount: 100n, idempotencyKey: "" };
+
+  it("pays the customer named by id, with its UMA address as the receiver", async () => {
+    const w = world();
+    const r = await w.incoming.receive({ ...base, receiverUmaAddress: "", customerId: "Customer:alice" });
+    expect(r.tx.status).toBe("COMPLETED");
+    expect(w.created).toEqual([{ customerId: "Customer:alice", receiverUmaAddress: "$alice@sandbox.uma.money" }]);
+  });
+
+  it("404s an unknown customer, refuses an address that is not the customer's, and needs one of the two", async () => {
+    const w = world();
+    expect((await appError(w.incoming.receive({ ...base, receiverUmaAddress: "", customerId: "Customer:nobody" }))).outcome).toBe("NOT_FOUND");
+    const mismatch = await appError(w.incoming.receive({ ...base, receiverUmaAddress: "$carol@sandbox.uma.money", customerId: "Customer:alice" }));
+    expect(mismatch.code).toBe("INVALID_INPUT");
+    expect(JSON.stringify(mismatch.details)).toContain("receiverUmaAddress");
+    const neither = await appError(w.incoming.receive({ ...base, receiverUmaAddress: "" }));
+    expect(neither.code).toBe("INVALID_INPUT");
+    expect(w.created).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { createClient, type Client, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { transactionToJson } from "@corridor/kit/rest-json";
@@ -31,6 +31,16 @@ export function incomingPorts(t: Transports): IncomingPorts<Transaction> {
       const res = await kyc.listCustomers({ platformId, umaAddress, page: { limit: 1 } });
       const c = res.customers[0];
       return c ? { id: c.id } : undefined;
+    },
+    async customerById(platformId, customerId) {
+      kyc ??= createClient(CustomersKycService, t.customersKyc());
+      try {
+        const c = (await kyc.getCustomer({ platformId, customerId })).customer;
+        return c && !c.isDeleted ? { id: c.id, umaAddress: c.umaAddress } : undefined;
+      } catch (err) {
+        if (ConnectError.from(err).code === Code.NotFound) return undefined;
+        throw err;
+      }
     },
     async createIncoming(i) {
       const res = await L().createIncomingUmaPayment({

@@ -22,6 +22,8 @@ export const TIMED_OUT = "PAYMENT_APPROVAL_TIMED_OUT";
 export interface IncomingPorts<T extends TxLike> {
   /** The platform's customer with this UMA address (not deleted), or undefined. */
   customerByUma(platformId: string, umaAddress: string): Promise<{ id: string } | undefined>;
+  /** The platform's customer with this id (not deleted) and its UMA address ("" when it has none), or undefined. */
+  customerById(platformId: string, customerId: string): Promise<{ id: string; umaAddress: string } | undefined>;
   createIncoming(i: { platformId: string; customerId: string; senderUmaAddress: string; receiverUmaAddress: string; currency: string; amount: bigint; idempotencyKey: string }): Promise<{ tx: T; replayed: boolean }>;
   resolve(platformId: string, transactionId: string, d: Decision): Promise<{ tx: T; changed: boolean }>;
   getTransaction(platformId: string, transactionId: string): Promise<T>;
@@ -63,7 +65,7 @@ export interface ApprovalStore {
 }
 
 export function notAwaitingApproval(tx: TxLike): AppError {
-  return new AppError("CONFLICT", "TRANSACTION_NOT_PENDING", `The transaction is not awaiting approval (status ${tx.status})`, { transactionId: tx.id, status: tx.status }, { shouldNotRetry: true });
+  return new AppError("CONFLICT", "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL", `The transaction is not awaiting approval (status ${tx.status})`, { transactionId: tx.id, status: tx.status }, { shouldNotRetry: true });
 }
 
 export function createIncomingPayments<T extends TxLike>(deps: {
@@ -131,7 +133,8 @@ export function createIncomingPayments<T extends TxLike>(deps: {
     if (awaiting && d.kind === "APPROVE") {
       const missing = missingFields(awaiting.requestedFields, d.receiverCustomerInfo);
       if (missing.length) {
-        throw errors.invalidInput(missing.map((f) => ({ field: `receiverCustomerInfo.${f}`, reason: "was requested in requestedReceiverCustomerInfoFields and is required to approve" })));
+        const { message, details } = errors.invalidInput(missing.map((f) => ({ field: `receiverCustomerInfo.${f}`, reason: "was requested in requestedReceiverCustomerInfoFields and is required to approve" })));
+        throw new AppError("INVALID", "MISSING_MANDATORY_USER_INFO", message, details);
       }
     }
     const r = await ports.resolve(platformId, transactionId, d);
@@ -142,15 +145,36 @@ export function createIncomingPayments<T extends TxLike>(deps: {
 
   return {
     /** POST /sandbox/uma/receive: the PENDING transaction, then the exchange; answers the transaction after it. */
-    async receive(i: { platformId: string; senderUmaAddress: string; receiverUmaAddress: string; currency: string; amount: bigint; idempotencyKey: string }): Promise<{ tx: T; replayed: boolean }> {
+    async receive(i: {
+      platformId: string;
+      senderUmaAddress: string;
+      receiverUmaAddress: string;
+      /** The receiver by id (Grid's alternative to receiverUmaAddress); "" when addressed by UMA. */
+      customerId?: string;
+      currency: string;
+      amount: bigint;
+      idempotencyKey: string;
+    }): Promise<{ tx: T; replayed: boolean }> {
       const missing = [];
       if (!i.senderUmaAddress) missing.push({ field: "senderUmaAddress", reason: "is required" });
-      if (!i.receiverUmaAddress) missing.push({ field: "receiverUmaAddress", reason: "is required" });
+      if (!i.receiverUmaAddress && !i.customerId) missing.push({ field: "receiverUmaAddress", reason: "is required (or customerId)" });
       if (!i.currency) missing.push({ field: "receivingCurrencyCode", reason: "is required" });
       if (missing.length) throw errors.invalidInput(missing);
-      const customer = await ports.customerByUma(i.platformId, i.receiverUmaAddress);
-      if (!customer) {
-        throw new AppError("NOT_FOUND", "RECEIVER_NOT_FOUND", `No customer of this platform has the UMA address ${i.receiverUmaAddress}`, { receiverUmaAddress: i.receiverUmaAddress });
+      let customer: { id: string } | undefined;
+      let receiverUmaAddress = i.receiverUmaAddress;
+      if (i.customerId) {
+        const byId = await ports.customerById(i.platformId, i.customerId);
+        if (!byId) throw errors.notFound("Customer", i.customerId);
+        if (i.receiverUmaAddress && i.receiverUmaAddress !== byId.umaAddress) {
+          throw errors.invalidInput([{ field: "receiverUmaAddress", reason: `is not the UMA address of customer ${i.customerId}` }]);
+        }
+        customer = byId;
+        receiverUmaAddress = byId.umaAddress;
+      } else {
+        customer = await ports.customerByUma(i.platformId, i.receiverUmaAddress);
+        if (!customer) {
+          throw new AppError("NOT_FOUND", "UMA_NOT_FOUND", `No customer of this platform has the UMA address ${i.receiverUmaAddress}`, { receiverUmaAddress: i.receiverUmaAddress });
+        }
       }
       const receiving = deps.receivingCurrency ? await deps.receivingCurrency(i.platformId, i.currency) : { requestedFields: [], incomingEnabled: true };
       if (!receiving.incomingEnabled) {
@@ -162,7 +186,7 @@ export function createIncomingPayments<T extends TxLike>(deps: {
         );
       }
       const requestedFields = receiving.requestedFields;
-      const created = await ports.createIncoming({ ...i, customerId: customer.id });
+      const created = await ports.createIncoming({ ...i, receiverUmaAddress, customerId: customer.id });
       // A replay answers the payment as it stands now; the exchange ran (or runs) for the first request only.
       if (created.replayed) {
         const now = await ports.getTransaction(i.platformId, created.tx.id);

@@ -24,6 +24,7 @@ export function createIncomingHandler(
           platformId: req.platformId,
           senderUmaAddress: req.senderUmaAddress,
           receiverUmaAddress: req.receiverUmaAddress,
+          customerId: req.customerId,
           currency: req.receivingCurrencyCode,
           amount: req.receivingCurrencyAmount,
           idempotencyKey: req.idempotencyKey,
@@ -38,7 +39,14 @@ export function createIncomingHandler(
         {
           platformId: req.platformId,
           key: req.idempotencyKey,
-          request: { op: "UMA_RECEIVE", sender: req.senderUmaAddress, receiver: req.receiverUmaAddress, currency: req.receivingCurrencyCode, amount: req.receivingCurrencyAmount },
+          request: {
+            op: "UMA_RECEIVE",
+            sender: req.senderUmaAddress,
+            receiver: req.receiverUmaAddress,
+            ...(req.customerId ? { customer: req.customerId } : {}),
+            currency: req.receivingCurrencyCode,
+            amount: req.receivingCurrencyAmount,
+          },
           status: 200,
           encode: (tx: Transaction) => toJson(TransactionSchema, tx),
           decode: (json) => fromJson(TransactionSchema, json as JsonValue),
