@@ -1,4 +1,19 @@
-/** Check-digit algorithms of bank identifiers. Pure functions of the digits. */
+import { isValid as cnpjCheckDigitsValid } from "@fnando/cnpj";
+import { isValid as cpfCheckDigitsValid } from "@fnando/cpf";
+import { clabe } from "clabe-validator";
+
+/**
+ * Check-digit algorithms of bank identifiers. Pure functions of the digits: the CLABE, CPF and CNPJ
+ * check digits come from libraries; each function first fixes the shape it accepts (the libraries
+ * also take formatted or alphanumeric input that accountInfo does not).
+ *
+ * The ABA routing number and IBAN checks stay written here. The ABA libraries are unmaintained
+ * (abavalidator: last release 2021) or add rules of their own (refusing 000000000, or routing
+ * numbers outside some prefix ranges). IBAN libraries (ibantools, iban) check each country's BBAN
+ * format and length from their registry, which refuses IBANs accountInfo accepts today (and
+ * ibantools does not export its mod-97 check alone); the mod-97 rule is ISO 13616's, a few lines.
+ * SWIFT/BIC has no check digit: its format is one pattern.
+ */
 
 /** ABA routing number: 9 digits, 3-7-1 weighted sum divisible by 10. */
 export function isValidRoutingNumber(s: string): boolean {
@@ -23,40 +38,19 @@ export function isValidIban(raw: string, country?: string): boolean {
   return rem === 1;
 }
 
-/** CLABE (Mexico): 18 digits, last is (10 - sum(d_i * w_i mod 10) mod 10) mod 10 with weights 3,7,1. */
+/** CLABE (Mexico): 18 digits, the last one its check digit (weights 3, 7, 1). */
 export function isValidClabe(s: string): boolean {
-  if (!/^\d{18}$/.test(s)) return false;
-  const w = [3, 7, 1];
-  let sum = 0;
-  for (let i = 0; i < 17; i++) sum += (Number(s[i]) * w[i % 3]!) % 10;
-  return (10 - (sum % 10)) % 10 === Number(s[17]);
+  return /^\d{18}$/.test(s) && clabe.computeChecksum(s) === Number(s[17]);
 }
 
 /** CPF (Brazil, individuals): 11 digits, two mod-11 check digits, not all equal. */
 export function isValidCpf(s: string): boolean {
-  if (!/^\d{11}$/.test(s) || /^(\d)\1{10}$/.test(s)) return false;
-  const d = [...s].map(Number);
-  const check = (n: number) => {
-    let sum = 0;
-    for (let i = 0; i < n; i++) sum += d[i]! * (n + 1 - i);
-    const r = (sum * 10) % 11;
-    return r === 10 ? 0 : r;
-  };
-  return check(9) === d[9] && check(10) === d[10];
+  return /^\d{11}$/.test(s) && cpfCheckDigitsValid(s, true);
 }
 
-/** CNPJ (Brazil, companies): 14 digits, two mod-11 check digits. */
+/** CNPJ (Brazil, companies): 14 digits, two mod-11 check digits, not all equal. */
 export function isValidCnpj(s: string): boolean {
-  if (!/^\d{14}$/.test(s) || /^(\d)\1{13}$/.test(s)) return false;
-  const d = [...s].map(Number);
-  const check = (n: number) => {
-    const weights = n === 12 ? [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2] : [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2];
-    let sum = 0;
-    for (let i = 0; i < n; i++) sum += d[i]! * weights[i]!;
-    const r = sum % 11;
-    return r < 2 ? 0 : 11 - r;
-  };
-  return check(12) === d[12] && check(13) === d[13];
+  return /^\d{14}$/.test(s) && cnpjCheckDigitsValid(s, true);
 }
 
 /** SWIFT/BIC: 4 bank letters, 2 country letters, 2 location characters, optional 3-character branch. */
