@@ -30,6 +30,8 @@ const config = loadConfig(
      * process); `tsx`, the TypeScript sources (development and the end-to-end suite, no build step).
      */
     CORRIDOR_SPLIT_RUNTIME: z.enum(["dist", "tsx"]).default("dist"),
+    /** Extra Node flags for every process, space-separated (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, which NODE_OPTIONS refuses). */
+    CORRIDOR_SPLIT_NODE_ARGS: z.string().default(""),
   }),
 );
 
@@ -41,14 +43,15 @@ let stopping = false;
 
 /** The command line of one deployable (a service or the gateway) in the configured runtime. */
 function argsFor(name: string, entry: string): string[] {
-  if (config.CORRIDOR_SPLIT_RUNTIME === "tsx") return ["--import", "tsx", join(root, entry)];
+  const nodeArgs = config.CORRIDOR_SPLIT_NODE_ARGS.split(" ").filter(Boolean);
+  if (config.CORRIDOR_SPLIT_RUNTIME === "tsx") return [...nodeArgs, "--import", "tsx", join(root, entry)];
   const compiled = join(root, "dist", "app", "bin", `${name}.js`);
   if (!existsSync(compiled)) {
     process.stderr.write(`[split] ${compiled} is missing: run \`npm run build\` (or set CORRIDOR_SPLIT_RUNTIME=tsx)\n`);
     process.exit(1);
   }
   // Through the image's entry point, as the image and the chart run it (source-mapped stack traces).
-  return [join(root, "dist", "app", "corridor.mjs"), name];
+  return [...nodeArgs, join(root, "dist", "app", "corridor.mjs"), name];
 }
 
 function launch(name: string, entry: string, port: number): void {

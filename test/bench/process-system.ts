@@ -48,6 +48,10 @@ export async function startProcessSystem(
     CORRIDOR_BOOTSTRAP_CLIENT_SECRET: clientSecret,
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
   };
+  // BENCH_CPU_PROFILE=<dir>: every Corridor process writes a V8 CPU profile there when it stops
+  // (summarised by test/bench/profile-summary.ts).
+  const profileArgs = process.env.BENCH_CPU_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${join(resolve(process.env.BENCH_CPU_PROFILE), mode)}`] : [];
+  if (mode === "split") env.CORRIDOR_SPLIT_NODE_ARGS = profileArgs.join(" ");
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
   delete env.KAFKA_BROKERS;
@@ -66,7 +70,7 @@ export async function startProcessSystem(
   } else {
     Object.assign(env, { CORRIDOR_INTERNAL_PORT: String(port + 1) });
     if (fresh) Object.assign(env, { DATABASE_URL: fresh.url, REDIS_URL: infra.redisUrl });
-    args = [join(root, "dist/app/corridor.mjs"), "embedded"];
+    args = [...profileArgs, join(root, "dist/app/corridor.mjs"), "embedded"];
   }
 
   const started = Date.now();

@@ -30,6 +30,7 @@ export function ledgerTransactionConsumer(opts: {
     topic: topics.ledger,
     schema: LedgerEventSchema,
     eventId: (e) => e.eventId,
+    relevant: (e) => e.payload.case === "transactionChanged" && !!e.payload.value.transaction && opts.accepts(e.payload.value.transaction),
     async handle(e, trx) {
       if (e.payload.case !== "transactionChanged") return;
       const transaction = e.payload.value.transaction;

@@ -41,6 +41,12 @@ export interface ConsumerDefinition<Desc extends DescMessage = DescMessage> {
   /** Envelope message type of the topic. */
   schema: Desc;
   eventId(event: MessageShape<Desc>): string;
+  /**
+   * The events this consumer acts on. Others are acknowledged with no transaction and no inbox row:
+   * `handle` would change nothing for them, so running it once or never is the same, and a busy
+   * topic does not cost a commit per event a consumer ignores. Default: every event.
+   */
+  relevant?(event: MessageShape<Desc>): boolean;
   handle(event: MessageShape<Desc>, trx: Transaction<any>): Promise<void>;
 }
 

@@ -192,6 +192,31 @@ describe.each(databaseKinds)("outbox, relay and inbox on $kind", ({ kind, skip }
     expect(await inbox()).toHaveLength(1);
   });
 
+  it("acknowledges an event its consumer declares irrelevant without a transaction or an inbox row, and still handles the relevant ones", async () => {
+    const rec = recordingBus();
+    const handled: string[] = [];
+    await subscribeConsumer({
+      db: consumer,
+      bus: rec.bus,
+      service: "svc",
+      def: {
+        ...consumerDef(async (e, trx) => {
+          handled.push(e.eventId);
+          await applyEvent(e, trx);
+        }),
+        relevant: (e) => e.platformId === "Platform:wanted",
+      },
+      log,
+    });
+    await enqueue(producer, event(1, "Platform:other"));
+    await enqueue(producer, event(2, "Platform:wanted"));
+    await createOutboxRelay({ db: producer, bus: rec.bus, log }).flush();
+    for (const m of rec.published) await rec.deliver(m);
+    expect(handled).toEqual(["Event:2"]);
+    expect(await applied()).toEqual(["Event:2"]);
+    expect((await inbox()).map((r) => r.event_id)).toEqual(["Event:2"]);
+  });
+
   it("rolls back a failing handler's effect and inbox row, and commits them once on redelivery", async () => {
     const rec = recordingBus();
     let attempts = 0;

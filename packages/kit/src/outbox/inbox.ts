@@ -54,6 +54,10 @@ export async function subscribeConsumer(opts: SubscribeConsumerOptions): Promise
             const event = fromBinary(def.schema, message.value);
             const eventId = def.eventId(event) || message.headers["event-id"];
             if (!eventId) throw new Error(`event on ${def.topic} has no event id; cannot deduplicate`);
+            if (def.relevant && !def.relevant(event)) {
+              span.setAttribute("corridor.inbox.irrelevant", true);
+              return;
+            }
             const ran = await db.transaction().execute(async (trx) => {
               const fresh = await trx
                 .insertInto("inbox")

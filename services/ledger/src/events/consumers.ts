@@ -63,6 +63,7 @@ export function ledgerConsumers(ledger: Ledger): ConsumerDefinition<any>[] {
     topic: topics.railOutcomes,
     schema: RailOutcomeSchema,
     eventId: (e) => e.eventId,
+    relevant: (e) => RAIL_STATUSES.has(e.status),
     async handle(e, trx) {
       if (!RAIL_STATUSES.has(e.status)) return;
       await ledger.applyRailOutcome(trx, {
@@ -71,6 +72,7 @@ export function ledgerConsumers(ledger: Ledger): ConsumerDefinition<any>[] {
         status: e.status as RailStatus | QuoteOutcomeStatus,
         reason: e.reason,
         at: e.occurredAt ? timestampDate(e.occurredAt) : new Date(),
+        expectedSettlementAt: e.expectedSettlementAt ? timestampDate(e.expectedSettlementAt) : undefined,
       });
     },
   };
@@ -81,6 +83,7 @@ export function ledgerConsumers(ledger: Ledger): ConsumerDefinition<any>[] {
     topic: topics.sandbox,
     schema: SandboxEventSchema,
     eventId: (e) => e.eventId,
+    relevant: (e) => e.payload.case === "clockAdvanced" && !!e.payload.value.now,
     async handle(e, trx) {
       if (e.payload.case !== "clockAdvanced" || !e.payload.value.now) return;
       const c = e.payload.value;

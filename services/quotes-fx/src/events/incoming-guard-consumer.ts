@@ -17,10 +17,14 @@ export function incomingGuardConsumer(clock: Clock): ConsumerDefinition<typeof L
     topic: topics.ledger,
     schema: LedgerEventSchema,
     eventId: (e) => e.eventId,
-    async handle(e, trx) {
-      if (e.eventType !== "INCOMING_PAYMENT_PENDING" || e.payload.case !== "transactionChanged") return;
+    relevant: (e) => {
+      if (e.eventType !== "INCOMING_PAYMENT_PENDING" || e.payload.case !== "transactionChanged") return false;
       const t = e.payload.value.transaction;
-      if (!t || t.type !== "INCOMING" || t.source?.type !== "UMA_ADDRESS" || t.status !== "PENDING") return;
+      return !!t && t.type === "INCOMING" && t.source?.type === "UMA_ADDRESS" && t.status === "PENDING";
+    },
+    async handle(e, trx) {
+      if (e.payload.case !== "transactionChanged" || !e.payload.value.transaction) return;
+      const t = e.payload.value.transaction;
       await recordAwaitingFromEvent(trx as Transaction<QuotesFxDatabase>, { platformId: e.platformId, transactionId: t.id, now: clock.now() });
     },
   };
