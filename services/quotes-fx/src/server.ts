@@ -43,22 +43,25 @@ export const service: ServiceModule = {
   name: "quotes-fx",
   schema: SCHEMA,
   migrationsDir: fileURLToPath(new URL("../migrations", import.meta.url)),
-  build: (deps) =>
-    buildQuotesFx({
+  build: (deps) => {
+    // One sandbox clock client for quotes and incoming payments.
+    const sandboxNow = sandboxClock(() => deps.transportFor("sandbox"));
+    return buildQuotesFx({
       ...deps,
       log: deps.log,
       platforms: platformDirectory(() => deps.transportFor("auth-sessions")),
       ledger: ledgerPort(() => deps.transportFor("ledger")),
       quoteLedger: quoteLedgerPort(() => deps.transportFor("ledger")),
       signer: walletSignaturePort(() => deps.transportFor("auth-sessions")),
-      sandboxNow: sandboxClock(() => deps.transportFor("sandbox")),
+      sandboxNow,
       incoming: incomingPorts({
         customersKyc: () => deps.transportFor("customers-kyc"),
         ledger: () => deps.transportFor("ledger"),
         notifications: () => deps.transportFor("notifications"),
-        sandbox: () => deps.transportFor("sandbox"),
+        sandboxNow,
       }),
-    }),
+    });
+  },
 };
 
 /** The service from the deps it uses; tests pass fakes for auth-sessions, the ledger and (optionally) the production rate source. */

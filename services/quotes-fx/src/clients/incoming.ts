@@ -1,25 +1,25 @@
 import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
-import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { transactionToJson } from "@corridor/kit/rest-json";
 import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
 import type { Transaction } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
 import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
-import { SandboxService } from "@corridor/proto/corridor/sandbox/v1/sandbox_service_pb.js";
 import type { ApprovalReply, IncomingPorts } from "../domain/incoming.js";
 
-type Transports = { customersKyc: () => Transport; ledger: () => Transport; notifications: () => Transport; sandbox: () => Transport };
+type Transports = { customersKyc: () => Transport; ledger: () => Transport; notifications: () => Transport };
 
 const REPLIES: ReadonlySet<string> = new Set(["APPROVED", "ACKNOWLEDGED", "ERROR", "NO_ENDPOINT"]);
 
-/** The incoming-payment ports over Connect: customers-kyc, the ledger, notifications and the sandbox clock. */
-export function incomingPorts(t: Transports): IncomingPorts<Transaction> {
+/**
+ * The incoming-payment ports over Connect: customers-kyc, the ledger and notifications; the sandbox
+ * clock is the service's one client of it (clients/sandbox-clock.ts), passed in.
+ */
+export function incomingPorts(t: Transports & { sandboxNow: (platformId: string) => Promise<Date> }): IncomingPorts<Transaction> {
   // Resolved on first use: a service may call another only at request time, never while starting.
   let kyc: Client<typeof CustomersKycService> | undefined;
   let ledger: Client<typeof LedgerService> | undefined;
   let notifications: Client<typeof NotificationsService> | undefined;
-  let sandbox: Client<typeof SandboxService> | undefined;
   const L = () => (ledger ??= createClient(LedgerService, t.ledger()));
   const must = (tx: Transaction | undefined) => {
     if (!tx) throw new Error("the ledger answered without a transaction");
@@ -78,11 +78,6 @@ export function incomingPorts(t: Transports): IncomingPorts<Transaction> {
       const reply: ApprovalReply = REPLIES.has(res.reply) ? (res.reply as ApprovalReply) : "ERROR";
       return { reply, receiverCustomerInfo: res.receiverCustomerInfo as Record<string, unknown> | undefined };
     },
-    async sandboxNow(platformId) {
-      sandbox ??= createClient(SandboxService, t.sandbox());
-      const res = await sandbox.getClock({ platformId });
-      if (!res.now) throw new Error("the sandbox answered without a clock");
-      return timestampDate(res.now);
-    },
+    sandboxNow: t.sandboxNow,
   };
 }
