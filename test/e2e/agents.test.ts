@@ -11,7 +11,6 @@ import { advanceClock, customerBalance, fund, fxPlatform, iban, txStatus, usdAcc
 // AUTO quotes execute; an APPROVAL_REQUIRED quote waits, shows in GET /agents/approvals, sends the
 // webhook, and approve / reject move it as the spec's state table says; 50 concurrent submissions
 // against a daily limit of 10 transfers accept exactly 10.
-process.env.NOTIFICATIONS_DELIVERY_POLL_MS ??= "100";
 
 type Json = any;
 

@@ -6,10 +6,6 @@ import { individual } from "./customers-fixtures.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
 import { fund, platformAccount, platformExternal, txStatus } from "./ledger-helpers.js";
 
-// The e2e system runs on the real clock: the delivery worker polls often so webhooks arrive fast
-// (split mode sets the same variable in test/infra/split-setup.ts).
-process.env.NOTIFICATIONS_DELIVERY_POLL_MS ??= "100";
-
 interface Received {
   headers: IncomingMessage["headers"];
   body: string;
