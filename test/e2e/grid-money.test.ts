@@ -148,4 +148,20 @@ describe.skipIf(skipReason())(`Grid money fields (${mode})`, () => {
     });
     expect(res.body).toMatchObject({ url: hookUrl, response_status: 200, response_body: '{"received":true}', responseStatus: 200 });
   });
+
+  it("answers settledAt while a payment is in flight: when the sandbox's schedule settles it", async () => {
+    const ext = await platformExternal(p, "005"); // in flight 30 sandbox seconds, then fails
+    const out = await p.call("POST", "/transfer-out", { source: { accountId: usd.id }, destination: { accountId: ext.id }, amount: 250 });
+    expect(out.status, JSON.stringify(out.body)).toBe(201);
+    const inFlight = await eventually(async () => {
+      const t = (await p.call("GET", `/transactions/${out.body.id}`)).body;
+      return t.status === "PROCESSING" && t.settledAt ? t : undefined;
+    });
+    const ahead = Date.parse(inFlight.settledAt) - Date.parse(inFlight.createdAt);
+    expect(ahead).toBeGreaterThanOrEqual(29_000);
+    expect(ahead).toBeLessThanOrEqual(35_000);
+    expect((await p.call("POST", "/sandbox/clock/advance", { seconds: 31 })).status).toBe(200);
+    const failed = await txStatus(p, out.body.id, "FAILED");
+    expect(failed.settledAt).toBeUndefined();
+  });
 });

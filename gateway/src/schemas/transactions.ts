@@ -73,7 +73,11 @@ export const TransactionSchema = Type.Object(
         { description: "OUTGOING quote payments whose payout failed: the return of the money to the source." },
       ),
     ),
-    settledAt: Type.Optional(Iso8601("When the payment settled.")),
+    settledAt: Type.Optional(
+      Iso8601(
+        "When the payment was or will be settled: once COMPLETED, when it settled; while PENDING or PROCESSING, the rail's estimate once the rail has accepted the payment (sandbox: its schedule for the account's suffix or UMA scenario on the platform's sandbox clock, e.g. 30 s for a transfer to an account ending 005, 6 min for a quote payout to 003, 24 h for $pending.long); absent for a payment that failed, was rejected or expired, and before any estimate.",
+      ),
+    ),
     createdAt: Iso8601("When the transaction was created."),
     updatedAt: Iso8601("When it last changed."),
     agentId: Type.Optional(Type.String({ description: "The agent that initiated it." })),

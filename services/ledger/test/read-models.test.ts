@@ -5,7 +5,9 @@ import { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/e
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountInfoForRead, validateAccountInfo } from "../src/domain/account-info.js";
 import { customerAccountStatus } from "../src/domain/account-status.js";
-import { directionOf } from "../src/domain/transactions.js";
+import { RailOutcomeSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { directionOf, settledAtOf } from "../src/domain/transactions.js";
 import { publicError, startLedgerHarness, usdInfo, type LedgerHarness } from "./harness.js";
 
 /** The ledger's read models as Grid's schema needs them (issue 10): direction, account status and totals, rails. */
@@ -128,6 +130,39 @@ describe("ledger read models", () => {
       const err = await publicError(h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo("123456789002", { paymentRails: ["SEPA"] }) }));
       expect(err.code).toBe("INVALID_INPUT");
       expect((await h.ledger.listExternalAccounts({ platformId, owner: "PLATFORM" })).accounts).toHaveLength(2);
+    });
+  });
+
+  describe("settledAt while in flight", () => {
+    const at = new Date("2026-01-01T00:06:00Z");
+    it("is the settlement, else the rail's estimate while PENDING or PROCESSING, else nothing", () => {
+      const settled = new Date("2026-01-01T00:01:00Z");
+      expect(settledAtOf({ status: "COMPLETED", settled_at: settled, expected_settlement_at: at })).toBe(settled);
+      expect(settledAtOf({ status: "PROCESSING", settled_at: null, expected_settlement_at: at })).toBe(at);
+      expect(settledAtOf({ status: "PENDING", settled_at: null, expected_settlement_at: at })).toBe(at);
+      expect(settledAtOf({ status: "PROCESSING", settled_at: null, expected_settlement_at: null })).toBeNull();
+      for (const status of ["FAILED", "REJECTED", "EXPIRED", "REFUNDED"]) expect(settledAtOf({ status, settled_at: null, expected_settlement_at: at })).toBeNull();
+    });
+
+    it("answers the estimate a rail outcome carried, and drops it when the payment fails", async () => {
+      const { platformId, account, ext } = await setup();
+      await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 10_000n });
+      const out = await h.ledger.transferOut({ transfer: { platformId, sourceAccountId: account.id, destinationAccountId: ext.id, amount: 100n, idempotencyKey: "" } });
+      const id = out.result!.transaction!.id;
+      expect(out.result!.transaction!.settledAt).toBeUndefined();
+      const outcome = (status: string, reason = "") =>
+        h.deliver(
+          "rail-outcomes",
+          create(RailOutcomeSchema, { eventId: newId("Event"), occurredAt: timestampFromDate(h.clock.now()), platformId, transactionId: id, status, reason, expectedSettlementAt: timestampFromDate(at) }),
+        );
+      await outcome("PROCESSING");
+      const inFlight = (await h.ledger.getTransaction({ platformId, transactionId: id })).transaction!;
+      expect(inFlight.status).toBe("PROCESSING");
+      expect(timestampDate(inFlight.settledAt!).toISOString()).toBe(at.toISOString());
+      await outcome("FAILED", "TIMED_OUT");
+      const failed = (await h.ledger.getTransaction({ platformId, transactionId: id })).transaction!;
+      expect(failed.status).toBe("FAILED");
+      expect(failed.settledAt).toBeUndefined();
     });
   });
 });

@@ -49,6 +49,11 @@ describe("sandbox rail simulator", () => {
     return { built, client, instruct };
   }
 
+  async function outcomeMessages(transactionId: string) {
+    const rows = await db.forSchema<any>(service.schema).selectFrom("outbox").select("payload").where("topic", "=", topics.railOutcomes).orderBy("id").execute();
+    return rows.map((r: { payload: Uint8Array }) => fromBinary(RailOutcomeSchema, r.payload)).filter((o) => o.transactionId === transactionId);
+  }
+
   async function outcomes(transactionId: string) {
     const rows = await db.forSchema<any>(service.schema).selectFrom("outbox").select("payload").where("topic", "=", topics.railOutcomes).orderBy("id").execute();
     return rows
@@ -192,11 +197,28 @@ describe("sandbox rail simulator", () => {
       const slow = await instruct(platformId, "", { kind: "QUOTE_PAYOUT", umaAddress: "$pending.long.usd@sandbox.uma.money" });
       expect(await outcomes(ok)).toEqual(["COMPLETED"]);
       expect(await outcomes(fail)).toEqual(["FAILED:COMPLIANCE_FAILED", "REFUND_COMPLETED"]);
-      expect(await outcomes(slow)).toEqual([]);
+      // A delayed schedule announces itself at once (PROCESSING with the expected settlement).
+      expect(await outcomes(slow)).toEqual(["PROCESSING"]);
       await client.advanceClock({ platformId, seconds: 23n * 3600n });
-      expect(await outcomes(slow)).toEqual([]);
+      expect(await outcomes(slow)).toEqual(["PROCESSING"]);
       await client.advanceClock({ platformId, seconds: 3600n });
-      expect(await outcomes(slow)).toEqual(["COMPLETED"]);
+      expect(await outcomes(slow)).toEqual(["PROCESSING", "COMPLETED"]);
+    });
+
+    it("stamps every outcome with when the schedule reaches the payment's outcome (issue 10: settledAt while in flight)", async () => {
+      const { instruct, client } = boot();
+      const platformId = newId("Platform");
+      const slow = await instruct(platformId, "123456003", { kind: "QUOTE_PAYOUT" });
+      const [processing] = await outcomeMessages(slow);
+      const expected = timestampDate(processing!.expectedSettlementAt!).getTime();
+      expect(expected - timestampDate(processing!.occurredAt!).getTime()).toBe(360_000);
+      await client.advanceClock({ platformId, seconds: 360n });
+      const done = (await outcomeMessages(slow))[1]!;
+      expect(done.status).toBe("COMPLETED");
+      expect(timestampDate(done.expectedSettlementAt!).getTime()).toBe(expected);
+      const failing = await instruct(platformId, "123456005");
+      const [accepted] = await outcomeMessages(failing);
+      expect(timestampDate(accepted!.expectedSettlementAt!).getTime() - timestampDate(accepted!.occurredAt!).getTime()).toBe(30_000);
     });
 
     it("keeps the transfer table for transfer instructions (no kind)", async () => {

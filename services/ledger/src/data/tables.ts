@@ -138,6 +138,8 @@ export interface TransactionsTable {
   refund_settled_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** Incoming UMA payments: receiver data given with the platform's approval (jsonb map of strings). */
   receiver_customer_info: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
+  /** The rail's estimate of when the payment reaches its outcome (RailOutcome.expected_settlement_at); null until one arrives. */
+  expected_settlement_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 /** A sandbox platform's clock offset, copied from corridor.sandbox.v1 ClockAdvanced (only grows). */

@@ -33,6 +33,7 @@ export async function updateTransaction(
       | "refund_initiated_at"
       | "refund_settled_at"
       | "destination_account_id"
+      | "expected_settlement_at"
     >
   > & { /** JSON text of a map of strings. */ receiver_customer_info?: string | null },
 ): Promise<TransactionRow> {

@@ -85,6 +85,8 @@ export interface TransactionRow {
   refund_settled_at: Date | null;
   /** Incoming UMA payments: receiver data given with the platform's approval. */
   receiver_customer_info: Record<string, string> | null;
+  /** The rail's estimate of when the payment reaches its outcome; null until one arrives. */
+  expected_settlement_at: Date | null;
 }
 
 /** The system accounts of a platform, per currency (opened on first use). */
@@ -158,7 +160,8 @@ type OptionalTransactionColumns =
   | "refund_status"
   | "refund_reason"
   | "refund_initiated_at"
-  | "refund_settled_at";
+  | "refund_settled_at"
+  | "expected_settlement_at";
 
 /** A new transaction row; the JSON columns come as JSON text. */
 export type NewTransaction = Omit<TransactionRow, OptionalTransactionColumns | "rate_details" | "counterparty_information" | "receiver_customer_info"> &
@@ -184,6 +187,7 @@ export type TransactionChange = Partial<
     | "refund_initiated_at"
     | "refund_settled_at"
     | "destination_account_id"
+    | "expected_settlement_at"
   >
 > & { /** JSON text of a map of strings. */ receiver_customer_info?: string | null };
 

@@ -66,3 +66,15 @@ export function directionOf(tx: { internal_account_id: string | null; source_acc
   if (!tx.internal_account_id) return "DEBIT";
   return tx.internal_account_id === tx.source_account_id ? "DEBIT" : "CREDIT";
 }
+
+/**
+ * Transaction.settledAt ("when the payment was or will be settled"): when it settled; while it is
+ * in flight (PENDING or PROCESSING), the rail's estimate once one arrived with a rail outcome (the
+ * sandbox's: its schedule for the account's suffix or the UMA scenario, on the platform's sandbox
+ * clock); nothing for a payment that failed, was rejected or expired, or has no estimate yet.
+ */
+export function settledAtOf(tx: { status: string; settled_at: Date | null; expected_settlement_at?: Date | null }): Date | null {
+  if (tx.settled_at) return tx.settled_at;
+  if (tx.status === "PENDING" || tx.status === "PROCESSING") return tx.expected_settlement_at ?? null;
+  return null;
+}

@@ -7,7 +7,7 @@ import { SYSTEM_TYPES, type TransactionFilter, type TransactionRow } from "./mod
 import type { AnswerCodec, Directory, LedgerStore } from "./ports.js";
 import type { QuoteOutcomeStatus } from "./quotes.js";
 import type { Quotes } from "./quote-transactions.js";
-import { createdEventType, transitionFor, type RailStatus } from "./transactions.js";
+import { FINAL_STATUSES, createdEventType, transitionFor, type RailStatus } from "./transactions.js";
 
 export interface TransferInput {
   platformId: string;
@@ -143,10 +143,18 @@ export function createTransfers(deps: {
      * A rail connector's outcome (consumer of corridor.rail-outcomes.v1, in its inbox transaction).
      * Outcomes that do not apply (late, repeated, backwards) change nothing.
      */
-    async applyRailOutcome(inbox: unknown, o: { platformId: string; transactionId: string; status: RailStatus | QuoteOutcomeStatus; reason: string; at: Date }) {
+    async applyRailOutcome(
+      inbox: unknown,
+      o: { platformId: string; transactionId: string; status: RailStatus | QuoteOutcomeStatus; reason: string; at: Date; expectedSettlementAt?: Date },
+    ) {
       const trx = store.within(inbox);
-      const tx = await trx.getTransaction(o.platformId, o.transactionId, true);
+      let tx = await trx.getTransaction(o.platformId, o.transactionId, true);
       if (!tx) return;
+      // The rail's estimate of the settlement (Transaction.settledAt while in flight), kept while the payment is.
+      const estimate = o.expectedSettlementAt;
+      if (estimate && !FINAL_STATUSES.has(tx.status) && tx.expected_settlement_at?.getTime() !== estimate.getTime()) {
+        tx = await trx.updateTransaction(tx.platform_id, tx.id, { expected_settlement_at: estimate });
+      }
       if (tx.quote_id) return deps.quotes.applyQuoteOutcome(trx, tx, { status: o.status, reason: o.reason, at: o.at });
       // RETURNED and REFUND_* belong to quote payouts only.
       if (o.status !== "PROCESSING" && o.status !== "COMPLETED" && o.status !== "FAILED" && o.status !== "REJECTED") return;

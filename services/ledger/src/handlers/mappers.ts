@@ -13,7 +13,7 @@ import { TransactionSchema, type Transaction } from "@corridor/proto/corridor/le
 import type { AccountRow, ExternalAccountRow, TransactionRow } from "../domain/model.js";
 import { currencyInfo } from "../domain/currencies.js";
 import { accountInfoForRead } from "../domain/account-info.js";
-import { directionOf } from "../domain/transactions.js";
+import { directionOf, settledAtOf } from "../domain/transactions.js";
 
 /** Rows -> proto. Nothing here decides anything. */
 
@@ -83,7 +83,7 @@ export function transactionToPb(r: TransactionRow): Transaction {
     platformCustomerId: r.platform_customer_id ?? "",
     amount: r.amount,
     currency: currencyToPb(r.currency),
-    settledAt: r.settled_at ? timestampFromDate(r.settled_at) : undefined,
+    settledAt: ((at) => (at ? timestampFromDate(at) : undefined))(settledAtOf(r)),
     createdAt: timestampFromDate(r.created_at),
     updatedAt: timestampFromDate(r.updated_at),
     agentId: r.agent_id ?? "",

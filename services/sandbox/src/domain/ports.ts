@@ -8,6 +8,8 @@ export interface OutcomePayload {
   transactionId: string;
   status: string;
   reason: string;
+  /** ISO time (sandbox clock) the instruction's schedule reaches its outcome; absent on older schedule rows. */
+  expectedSettlementAt?: string;
 }
 
 /** A scheduled outcome whose due time has come on its platform's sandbox clock. */

@@ -89,6 +89,15 @@ export function simulateUmaPayout(umaAddress: string): SimulatedStep[] {
   return [{ afterSeconds: 0, status: "COMPLETED", reason: "" }];
 }
 
+/**
+ * Seconds after the instruction at which a schedule reaches the payment's outcome: its first
+ * COMPLETED, FAILED or REJECTED step (a later RETURNED or refund does not move the settlement).
+ */
+export function expectedOutcomeSeconds(steps: SimulatedStep[]): number {
+  const outcome = steps.find((s) => s.status === "COMPLETED" || s.status === "FAILED" || s.status === "REJECTED");
+  return outcome?.afterSeconds ?? steps[steps.length - 1]?.afterSeconds ?? 0;
+}
+
 /** The steps of any instruction: quote payouts by their own tables, transfers by the transfer table. */
 export function simulateInstruction(i: { kind: string; umaAddress: string; accountInfo?: Record<string, unknown> }): SimulatedStep[] {
   if (i.kind === "QUOTE_PAYOUT") return i.umaAddress ? simulateUmaPayout(i.umaAddress) : simulateQuotePayout(identifierOf(i.accountInfo));

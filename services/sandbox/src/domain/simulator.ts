@@ -1,6 +1,6 @@
 import { errors, type Clock } from "@corridor/kit";
 import type { ScheduleStore, ScheduleTx } from "./ports.js";
-import { simulateInstruction } from "./rail-simulator.js";
+import { expectedOutcomeSeconds, simulateInstruction } from "./rail-simulator.js";
 
 export const MAX_ADVANCE_SECONDS = 30 * 24 * 3600;
 
@@ -52,8 +52,16 @@ export function createSimulator(deps: { store: ScheduleStore; clock: Clock }) {
       // on the platform's clock as it stood then), not from when the bus delivered it: a platform
       // that advances its clock right after the request must see the outcome, whichever came first.
       const made = i.occurredAt && i.occurredAt <= clock.now() ? new Date(i.occurredAt.getTime() + Number(await tx.clockOffsetAt(i.platformId, i.occurredAt))) : now;
-      for (const step of simulateInstruction({ kind: i.kind ?? "", umaAddress: i.umaAddress ?? "", accountInfo: i.accountInfo })) {
-        const payload = { transactionId: i.transactionId, status: step.status, reason: step.reason };
+      const steps = simulateInstruction({ kind: i.kind ?? "", umaAddress: i.umaAddress ?? "", accountInfo: i.accountInfo });
+      // Every outcome carries when the schedule reaches the payment's outcome (the ledger answers it
+      // as Transaction.settledAt while the payment is in flight). A schedule whose first step is
+      // later gets an immediate PROCESSING outcome, so the estimate is known from the start.
+      const expectedSettlementAt = new Date(made.getTime() + expectedOutcomeSeconds(steps) * 1000).toISOString();
+      if (steps.length > 0 && steps[0]!.afterSeconds > 0) {
+        await tx.railOutcome({ platformId: i.platformId, transactionId: i.transactionId, status: "PROCESSING", reason: "", expectedSettlementAt, at: now });
+      }
+      for (const step of steps) {
+        const payload = { transactionId: i.transactionId, status: step.status, reason: step.reason, expectedSettlementAt };
         const due = new Date(made.getTime() + step.afterSeconds * 1000);
         if (step.afterSeconds === 0 || due <= now) {
           await tx.railOutcome({ platformId: i.platformId, ...payload, at: step.afterSeconds === 0 ? now : due });

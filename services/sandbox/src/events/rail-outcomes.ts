@@ -7,7 +7,7 @@ import type { Transaction } from "kysely";
 /** Producer of corridor.rail-outcomes.v1, inside the caller's transaction. */
 export async function emitRailOutcome(
   trx: Transaction<any>,
-  o: { platformId: string; transactionId: string; status: string; reason: string; at: Date },
+  o: { platformId: string; transactionId: string; status: string; reason: string; at: Date; expectedSettlementAt?: string },
 ): Promise<void> {
   const eventId = newId("Event");
   await enqueueEvent(trx, {
@@ -23,6 +23,7 @@ export async function emitRailOutcome(
       transactionId: o.transactionId,
       status: o.status,
       reason: o.reason,
+      expectedSettlementAt: o.expectedSettlementAt ? timestampFromDate(new Date(o.expectedSettlementAt)) : undefined,
     }),
   });
 }

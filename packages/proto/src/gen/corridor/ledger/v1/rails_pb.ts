@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file corridor/ledger/v1/rails.proto.
  */
 export const file_corridor_ledger_v1_rails: GenFile = /*@__PURE__*/
-  fileDesc("Ch5jb3JyaWRvci9sZWRnZXIvdjEvcmFpbHMucHJvdG8SEmNvcnJpZG9yLmxlZGdlci52MSLOAgoPUmFpbEluc3RydWN0aW9uEhAKCGV2ZW50X2lkGAEgASgJEi8KC29jY3VycmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtwbGF0Zm9ybV9pZBgDIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgEIAEoCRIRCglkaXJlY3Rpb24YBSABKAkSDgoGYW1vdW50GAYgASgDEhAKCGN1cnJlbmN5GAcgASgJEhsKE2V4dGVybmFsX2FjY291bnRfaWQYCCABKAkSLQoMYWNjb3VudF9pbmZvGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCglyZWZlcmVuY2UYCiABKAkSDAoEa2luZBgLIAEoCRITCgt1bWFfYWRkcmVzcxgMIAEoCRIUCgxwYXltZW50X3JhaWwYDSABKAkinQEKC1JhaWxPdXRjb21lEhAKCGV2ZW50X2lkGAEgASgJEi8KC29jY3VycmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtwbGF0Zm9ybV9pZBgDIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgEIAEoCRIOCgZzdGF0dXMYBSABKAkSDgoGcmVhc29uGAYgASgJYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Ch5jb3JyaWRvci9sZWRnZXIvdjEvcmFpbHMucHJvdG8SEmNvcnJpZG9yLmxlZGdlci52MSLOAgoPUmFpbEluc3RydWN0aW9uEhAKCGV2ZW50X2lkGAEgASgJEi8KC29jY3VycmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtwbGF0Zm9ybV9pZBgDIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgEIAEoCRIRCglkaXJlY3Rpb24YBSABKAkSDgoGYW1vdW50GAYgASgDEhAKCGN1cnJlbmN5GAcgASgJEhsKE2V4dGVybmFsX2FjY291bnRfaWQYCCABKAkSLQoMYWNjb3VudF9pbmZvGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCglyZWZlcmVuY2UYCiABKAkSDAoEa2luZBgLIAEoCRITCgt1bWFfYWRkcmVzcxgMIAEoCRIUCgxwYXltZW50X3JhaWwYDSABKAki2QEKC1JhaWxPdXRjb21lEhAKCGV2ZW50X2lkGAEgASgJEi8KC29jY3VycmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtwbGF0Zm9ybV9pZBgDIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgEIAEoCRIOCgZzdGF0dXMYBSABKAkSDgoGcmVhc29uGAYgASgJEjoKFmV4cGVjdGVkX3NldHRsZW1lbnRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * RailInstruction is the envelope of topic corridor.rails.v1 (key: transaction id): the ledger asks
@@ -171,6 +171,15 @@ export type RailOutcome = Message<"corridor.ledger.v1.RailOutcome"> & {
    * @generated from field: string reason = 6;
    */
   reason: string;
+
+  /**
+   * When the rail expects the payment to reach its outcome (settle, or fail): set on the outcomes
+   * of an instruction when the connector knows its schedule (the sandbox: its suffix/scenario table
+   * on the platform's sandbox clock); unset otherwise.
+   *
+   * @generated from field: google.protobuf.Timestamp expected_settlement_at = 7;
+   */
+  expectedSettlementAt?: Timestamp | undefined;
 };
 
 /**

@@ -191,7 +191,8 @@ export type Transaction = Message<"corridor.ledger.v1.Transaction"> & {
   currency?: Currency | undefined;
 
   /**
-   * When the payment settled; unset until then.
+   * When the payment settled; while it is in flight (PENDING, PROCESSING) and the rail gave an
+   * estimate, when it is expected to settle; unset otherwise (failed, expired, or no estimate yet).
    *
    * @generated from field: google.protobuf.Timestamp settled_at = 11;
    */
