@@ -85,7 +85,7 @@ function invalidBody(reason: string): PublicErrorBody {
  * Service-raised 4xx errors name fields as the service knows them (`cursor`, `accountInfo`,
  * `lockedCurrencyAmount`). The gateway knows where the route takes its input from, so it adds the
  * location prefix — to every `details.errors[].field` and to a single `details.field`, whatever the
- * code (INVALID_INPUT, INVALID_ACCOUNT, AMOUNT_OUT_OF_RANGE, …), so one naming rule holds.
+ * code (INVALID_INPUT, INVALID_BANK_ACCOUNT, AMOUNT_OUT_OF_RANGE, …), so one naming rule holds.
  */
 function prefixServiceFields(body: PublicErrorBody, location: Location): PublicErrorBody {
   if (body.status < 400 || body.status >= 500 || !body.details) return body;

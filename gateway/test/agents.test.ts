@@ -383,11 +383,11 @@ describe("agents through the gateway", () => {
       });
     });
 
-    it("answers 404 CUSTOMER_NOT_FOUND for a quote or external account naming another customer, and calls nothing", async () => {
+    it("answers 404 USER_NOT_FOUND for a quote or external account naming another customer, and calls nothing", async () => {
       const { as } = agentWith(ALL);
-      expectError(await call("POST", "/agents/me/quotes", { as, body: { ...quoteBody, source: { ...quoteBody.source, customerId: "Customer:someone-else" } } }), 404, "CUSTOMER_NOT_FOUND");
-      expectError(await call("POST", "/agents/me/external-accounts", { as, body: { customerId: "Customer:someone-else", currency: "USD", accountInfo: { accountType: "USD_ACCOUNT" } } }), 404, "CUSTOMER_NOT_FOUND");
-      expectError(await call("GET", "/agents/me/internal-accounts?customerId=Customer:someone-else", { as }), 404, "CUSTOMER_NOT_FOUND");
+      expectError(await call("POST", "/agents/me/quotes", { as, body: { ...quoteBody, source: { ...quoteBody.source, customerId: "Customer:someone-else" } } }), 404, "USER_NOT_FOUND");
+      expectError(await call("POST", "/agents/me/external-accounts", { as, body: { customerId: "Customer:someone-else", currency: "USD", accountInfo: { accountType: "USD_ACCOUNT" } } }), 404, "USER_NOT_FOUND");
+      expectError(await call("GET", "/agents/me/internal-accounts?customerId=Customer:someone-else", { as }), 404, "USER_NOT_FOUND");
       expect(fakes.rpcCalls.filter((c) => c.method !== "agents.getAgent")).toEqual([]);
     });
 

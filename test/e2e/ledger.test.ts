@@ -170,7 +170,7 @@ describe.skipIf(skipReason())(`ledger (${mode})`, () => {
       const before = (await p.call("GET", "/platform/external-accounts?limit=1")).body.totalCount;
       const bad = await p.call("POST", "/platform/external-accounts", { currency: "USD", accountInfo: usdAccountInfo("105") });
       expect(bad.status).toBe(400);
-      expect(bad.body.code).toBe("INVALID_ACCOUNT");
+      expect(bad.body.code).toBe("INVALID_BANK_ACCOUNT");
       // Every field a 400 names carries its location, whatever the code.
       for (const e of bad.body.details.errors ?? []) expect(e.field).toMatch(/^body\./);
       expect((await p.call("GET", "/platform/external-accounts?limit=1")).body.totalCount).toBe(before);
@@ -486,7 +486,7 @@ describe.skipIf(skipReason())(`ledger (${mode})`, () => {
       if (c.kycStatus !== "APPROVED") {
         const refused = await out(fiat.id, ext.body.id, 10);
         expect(refused.status).toBe(403);
-        expect(refused.body.code).toBe("CUSTOMER_NOT_VERIFIED");
+        expect(refused.body.code).toBe("USER_NOT_READY");
         const v = await p.call("POST", "/verifications", { customerId: c.id });
         expect(v.status, JSON.stringify(v.body)).toBeLessThan(300);
       }

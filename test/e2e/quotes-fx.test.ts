@@ -41,7 +41,7 @@ describe.skipIf(skipReason())("quotes-fx through the gateway", () => {
     expect(ok.body.requiredPayerDataFields).toContainEqual({ name: "FULL_NAME", mandatory: true });
     const missing = await platform.call("GET", `/receiver/uma/${encodeURIComponent("$nobody@sandbox.uma.money")}?senderUmaAddress=${encodeURIComponent("$alice@example.com")}`);
     expect(missing.status).toBe(404);
-    expect(missing.body.code).toBe("RECEIVER_NOT_FOUND");
+    expect(missing.body.code).toBe("UMA_NOT_FOUND");
   });
 
   it("POST /quotes names the missing lookup and payer data, and refuses amounts above the limit", async () => {

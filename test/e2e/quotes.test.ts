@@ -222,6 +222,7 @@ describe.skipIf(skipReason())(`quotes lifecycle through the gateway (${mode})`, 
       expect(JSON.parse(q.payloadToSign)).toMatchObject({ accountId: wallet.id, operation: "EXECUTE_QUOTE" });
       const unsigned = await execute(q.id);
       expect(unsigned.status).toBe(401);
+      expect(unsigned.body.code).toBe("WALLET_SIGNATURE_MISSING");
       const forged = await execute(q.id, { "service-wallet-signature": "not-a-signature" });
       expect(forged.status).toBe(401);
       const signed = await execute(q.id, { "grid-wallet-signature": "sandbox-valid-signature" });
@@ -278,6 +279,7 @@ describe.skipIf(skipReason())(`quotes lifecycle through the gateway (${mode})`, 
       const bare = await cp.call("POST", "/customers/external-accounts", { customerId: id, currency: "USD", accountInfo: usdAccountInfo("001") });
       const missing = await cp.call("POST", "/quotes", { ...body, destination: { ...body.destination, accountId: bare.body.id } });
       expect(missing.status).toBe(400);
+      expect(missing.body.code).toBe("MISSING_MANDATORY_USER_INFO");
       expect(missing.body.details.errors.map((e: { field: string }) => e.field)).toEqual(["body.counterpartyInformation.NATIONALITY"]);
     });
   });

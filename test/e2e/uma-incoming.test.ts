@@ -150,7 +150,7 @@ describe.skipIf(skipReason())(`incoming UMA payments and the approval exchange (
     expect(await customerBalance(p, customer.id, usd.id)).toBe(before + 500);
     const again = await p.call("POST", `/transactions/${res.body.id}/approve`, {});
     expect(again.status).toBe(409);
-    expect(again.body.code).toBe("TRANSACTION_NOT_PENDING");
+    expect(again.body.code).toBe("TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL");
     expect(again.headers.get("x-should-retry")).toBe("false");
     expect(await customerBalance(p, customer.id, usd.id)).toBe(before + 500);
   });
@@ -192,10 +192,10 @@ describe.skipIf(skipReason())(`incoming UMA payments and the approval exchange (
     expect(await customerBalance(p, customer.id, usd.id)).toBe(before);
   });
 
-  it("an unknown receiver UMA address → 404 RECEIVER_NOT_FOUND; a repeated Idempotency-Key replays the first answer", async () => {
+  it("an unknown receiver UMA address → 404 UMA_NOT_FOUND; a repeated Idempotency-Key replays the first answer", async () => {
     const unknown = await receive(p, "$nobody@sandbox.uma.money");
     expect(unknown.status).toBe(404);
-    expect(unknown.body.code).toBe("RECEIVER_NOT_FOUND");
+    expect(unknown.body.code).toBe("UMA_NOT_FOUND");
     receiver.answer(() => ({ status: 200 }));
     const before = await customerBalance(p, customer.id, usd.id);
     const first = await receive(p, customer.umaAddress, 250, { "Idempotency-Key": "uma-receive-1" });
@@ -254,6 +254,7 @@ describe.skipIf(skipReason())(`incoming UMA payments and the approval exchange (
       expect(res.body.status).toBe("PENDING");
       const refused = await asker.call("POST", `/transactions/${res.body.id}/approve`, { receiverCustomerInfo: { FULL_NAME: "Alice Smith" } });
       expect(refused.status).toBe(400);
+      expect(refused.body.code).toBe("MISSING_MANDATORY_USER_INFO");
       expect(refused.body.details.errors.map((e: { field: string }) => e.field)).toEqual(["body.receiverCustomerInfo.BIRTH_DATE"]);
       expect((await asker.call("GET", `/transactions/${res.body.id}`)).body.status).toBe("PENDING");
       const info = { FULL_NAME: "Alice Smith", BIRTH_DATE: "1990-01-01" };

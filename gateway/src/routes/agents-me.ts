@@ -114,7 +114,7 @@ export function agentMeRoutes(app: Api, { clients }: RouteDeps): void {
       config: { auth: "bearer", agentPermission: "CREATE_QUOTES" },
       schema: {
         summary: "Create a quote for the agent's customer",
-        description: `As POST /quotes, for the agent's customer: the source account must be the customer's (404 otherwise; source.customerId, when sent, must be the agent's customer, else 404 CUSTOMER_NOT_FOUND), and allowedAccountIds applies (403 ACCOUNT_NOT_ALLOWED). 201 the Quote (PENDING). immediatelyExecute also needs EXECUTE_QUOTES and submits the execution under the policy (the quote answers PROCESSING under AUTO, PENDING while awaiting approval; 403 SPENDING_LIMIT_EXCEEDED over a limit). Quote errors as POST /quotes (400 INVALID_INPUT, 400 AMOUNT_OUT_OF_RANGE, 404). Honours Idempotency-Key (scoped to the agent). ${BEARER} ${PAUSED} ${needs("CREATE_QUOTES")}`,
+        description: `As POST /quotes, for the agent's customer: the source account must be the customer's (404 otherwise; source.customerId, when sent, must be the agent's customer, else 404 USER_NOT_FOUND), and allowedAccountIds applies (403 ACCOUNT_NOT_ALLOWED). 201 the Quote (PENDING). immediatelyExecute also needs EXECUTE_QUOTES and submits the execution under the policy (the quote answers PROCESSING under AUTO, PENDING while awaiting approval; 403 SPENDING_LIMIT_EXCEEDED over a limit). Quote errors as POST /quotes (400 INVALID_INPUT, 400 AMOUNT_OUT_OF_RANGE, 404). Honours Idempotency-Key (scoped to the agent). ${BEARER} ${PAUSED} ${needs("CREATE_QUOTES")}`,
         tags,
         headers: IdempotencyHeaders,
         body: CreateQuoteBody,
@@ -257,7 +257,7 @@ export function agentMeRoutes(app: Api, { clients }: RouteDeps): void {
       config: { auth: "bearer" },
       schema: {
         summary: "List the customer's internal accounts",
-        description: `The agent's customer's internal accounts with their balances, oldest first; filters currency and type. customerId, when sent, must be the agent's customer (404 CUSTOMER_NOT_FOUND otherwise). ${BEARER} ${PAUSED}`,
+        description: `The agent's customer's internal accounts with their balances, oldest first; filters currency and type. customerId, when sent, must be the agent's customer (404 USER_NOT_FOUND otherwise). ${BEARER} ${PAUSED}`,
         tags,
         querystring: ListCustomerInternalAccountsQuery,
         response: { 200: InternalAccountListSchema, ...errorResponses },
@@ -285,7 +285,7 @@ export function agentMeRoutes(app: Api, { clients }: RouteDeps): void {
       config: { auth: "bearer", agentPermission: "MANAGE_EXTERNAL_ACCOUNTS" },
       schema: {
         summary: "Register an external account of the customer",
-        description: `As POST /customers/external-accounts, for the agent's customer: customerId is inferred and, when sent, must be the agent's customer (404 CUSTOMER_NOT_FOUND otherwise). 201 the ExternalAccount; 400 INVALID_INPUT naming the field, 400 INVALID_ACCOUNT. ${BEARER} ${PAUSED} ${needs("MANAGE_EXTERNAL_ACCOUNTS")}`,
+        description: `As POST /customers/external-accounts, for the agent's customer: customerId is inferred and, when sent, must be the agent's customer (404 USER_NOT_FOUND otherwise). 201 the ExternalAccount; 400 INVALID_INPUT naming the field, 400 INVALID_BANK_ACCOUNT. ${BEARER} ${PAUSED} ${needs("MANAGE_EXTERNAL_ACCOUNTS")}`,
         tags,
         body: CreateMyExternalAccountBody,
         response: { 201: Ref("ExternalAccount", "The new account."), ...errorResponses },
@@ -314,7 +314,7 @@ export function agentMeRoutes(app: Api, { clients }: RouteDeps): void {
       config: { auth: "bearer" },
       schema: {
         summary: "List the customer's external accounts",
-        description: `The agent's customer's external accounts, newest first; filter currency. customerId, when sent, must be the agent's customer (404 CUSTOMER_NOT_FOUND otherwise). ${BEARER} ${PAUSED}`,
+        description: `The agent's customer's external accounts, newest first; filter currency. customerId, when sent, must be the agent's customer (404 USER_NOT_FOUND otherwise). ${BEARER} ${PAUSED}`,
         tags,
         querystring: ListCustomerExternalAccountsQuery,
         response: { 200: ExternalAccountListSchema, ...errorResponses },

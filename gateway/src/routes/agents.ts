@@ -36,7 +36,7 @@ export function agentRoutes(app: Api, { clients, guesses }: RouteDeps): void {
       schema: {
         summary: "Create an agent",
         description:
-          "Creates an agent acting for one customer of the platform under a policy, and issues its first device code (15 minutes, single use). Policy defaults: permissions [VIEW_TRANSACTIONS], defaultExecutionMode APPROVAL_REQUIRED, no limits, no restrictions, no thresholds. 400 INVALID_INPUT naming the field (unknown permission or currency, limit out of range, an account of another customer); 404 CUSTOMER_NOT_FOUND. Needs MANAGE.",
+          "Creates an agent acting for one customer of the platform under a policy, and issues its first device code (15 minutes, single use). Policy defaults: permissions [VIEW_TRANSACTIONS], defaultExecutionMode APPROVAL_REQUIRED, no limits, no restrictions, no thresholds. 400 INVALID_INPUT naming the field (unknown permission or currency, limit out of range, an account of another customer); 404 USER_NOT_FOUND. Needs MANAGE.",
         tags,
         body: CreateAgentBody,
         response: { 201: CreatedAgentSchema, ...errorResponses },

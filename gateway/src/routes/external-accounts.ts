@@ -23,7 +23,7 @@ export function externalAccountRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Register a customer's external account",
         description:
-          "Validates accountInfo by accountType (400 INVALID_INPUT naming the field) and verifies the beneficiary (sandbox: identifier suffixes 102-107; 105 answers 400 INVALID_ACCOUNT and stores nothing). defaultUmaDepositAccount moves the customer's default here. Needs MANAGE.",
+          "Validates accountInfo by accountType (400 INVALID_INPUT naming the field) and verifies the beneficiary (sandbox: identifier suffixes 102-107; 105 answers 400 INVALID_BANK_ACCOUNT and stores nothing). defaultUmaDepositAccount moves the customer's default here. Needs MANAGE.",
         tags,
         body: CreateCustomerExternalAccountBody,
         response: { 201: Ref("ExternalAccount", "The new account."), ...errorResponses },

@@ -13,7 +13,7 @@ export function receiverRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Look up a UMA receiver",
         description:
-          "Resolves a UMA address: lookupId (valid 5 minutes), supportedCurrencies with estimated rates and limits, requiredPayerDataFields. Sandbox receivers: $success.usd|eur|mxn, $pending.long.usd, $fail.compliance.usd @sandbox.uma.money; others → 404 RECEIVER_NOT_FOUND. Query customerId or senderUmaAddress. Needs VIEW.",
+          "Resolves a UMA address: lookupId (valid 5 minutes), supportedCurrencies with estimated rates and limits, requiredPayerDataFields. Sandbox receivers: $success.usd|eur|mxn, $pending.long.usd, $fail.compliance.usd @sandbox.uma.money; others → 404 UMA_NOT_FOUND. Query customerId or senderUmaAddress. Needs VIEW.",
         tags,
         params: UmaReceiverParams,
         querystring: ReceiverQuery,

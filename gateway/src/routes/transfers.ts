@@ -18,7 +18,7 @@ export function transferRoutes(app: Api, { clients }: RouteDeps): void {
           description:
             direction === "in"
               ? "Pulls from a pull-capable external account (USD_ACCOUNT) into an internal account of the same owner and currency: 201 INCOMING Transaction (PENDING). Other account types answer 400 TRANSFER_IN_NOT_SUPPORTED: deposit with the destination's fundingPaymentInstructions. Honours Idempotency-Key. Needs TRANSACT."
-              : "Pushes money from an internal account to an external account of the same owner and currency: 201 OUTGOING Transaction (PENDING), the amount held at once. 400 CURRENCY_MISMATCH, 400 INSUFFICIENT_BALANCE, 403 CUSTOMER_NOT_VERIFIED. Honours Idempotency-Key. Needs TRANSACT.",
+              : "Pushes money from an internal account to an external account of the same owner and currency: 201 OUTGOING Transaction (PENDING), the amount held at once. 400 CURRENCY_MISMATCH, 400 INSUFFICIENT_BALANCE, 403 USER_NOT_READY. Honours Idempotency-Key. Needs TRANSACT.",
           tags,
           headers: IdempotencyHeaders,
           body: TransferBody,

@@ -60,6 +60,21 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * Not-found codes that take Grid's name where Grid has one for the meaning (a customer is a
+ * "user" there, a receiver lookup a "lookup request", an unknown UMA receiver "UMA_NOT_FOUND");
+ * other kinds answer <KIND>_NOT_FOUND.
+ */
+const GRID_NOT_FOUND: Readonly<Record<string, string>> = {
+  Customer: "USER_NOT_FOUND",
+  Lookup: "LOOKUP_REQUEST_NOT_FOUND",
+  Receiver: "UMA_NOT_FOUND",
+};
+
+export function notFoundCode(kind: string): string {
+  return GRID_NOT_FOUND[kind] ?? `${kind.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase()}_NOT_FOUND`;
+}
+
 /** Shorthands for the common public errors. */
 export const errors = {
   invalidInput: (errs: FieldError[], message?: string) =>
@@ -72,7 +87,7 @@ export const errors = {
   forbidden: (message = "This token lacks the permission this operation needs", details: JsonObject = {}) =>
     new AppError("FORBIDDEN", "FORBIDDEN", message, details),
   notFound: (kind: string, id?: string) =>
-    new AppError("NOT_FOUND", `${kind.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase()}_NOT_FOUND`, id ? `${kind} ${id} not found` : `${kind} not found`, id ? { id } : {}),
+    new AppError("NOT_FOUND", notFoundCode(kind), id ? `${kind} ${id} not found` : `${kind} not found`, id ? { id } : {}),
   conflict: (code: string, message: string, details: JsonObject = {}) => new AppError("CONFLICT", code, message, details, { shouldNotRetry: true }),
   notImplemented: (message: string) => new AppError("NOT_IMPLEMENTED", "NOT_IMPLEMENTED", message),
 };

@@ -27,13 +27,13 @@ describe("creating and reading agents", () => {
     expect(res.deviceCode).toMatchObject({ agentId: agent.id, redeemed: false, status: "PENDING" });
   });
 
-  it("answers 404 CUSTOMER_NOT_FOUND for another platform's, a deleted, an unknown or a malformed customer", async () => {
+  it("answers 404 USER_NOT_FOUND for another platform's, a deleted, an unknown or a malformed customer", async () => {
     const platformId = h.newPlatform();
     const foreign = h.newCustomer(h.newPlatform());
     const deleted = h.newCustomer(platformId);
     h.customers.get(deleted)!.isDeleted = true;
     for (const customerId of [foreign, deleted, "Customer:0190a3b4-0000-7000-8000-000000000000", "not-an-id"]) {
-      await expectPublicError(h.client.createAgent({ platformId, customerId, name: "x" }), "NOT_FOUND", "CUSTOMER_NOT_FOUND");
+      await expectPublicError(h.client.createAgent({ platformId, customerId, name: "x" }), "NOT_FOUND", "USER_NOT_FOUND");
     }
   });
 

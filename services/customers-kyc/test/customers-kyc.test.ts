@@ -55,7 +55,7 @@ describe("GetCustomerSummary (the ledger's question)", () => {
     await h.client.createVerification({ platformId, customerId: customer!.id });
     const after = await h.client.getCustomerSummary({ platformId, customerId: customer!.id });
     expect(after.customer!.verificationStatus).toBe("APPROVED");
-    await expectPublicError(h.client.getCustomerSummary({ platformId: other, customerId: customer!.id }), "NOT_FOUND", "CUSTOMER_NOT_FOUND");
+    await expectPublicError(h.client.getCustomerSummary({ platformId: other, customerId: customer!.id }), "NOT_FOUND", "USER_NOT_FOUND");
   });
 });
 

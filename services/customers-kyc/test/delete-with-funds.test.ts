@@ -67,7 +67,7 @@ describe("deleting a customer", () => {
 
   it("answers 404 for an unknown customer and 410 for a deleted one without asking the ledger", async () => {
     const platformId = h.platform();
-    await expectPublicError(h.client.deleteCustomer({ platformId, customerId: "Customer:missing" }), "NOT_FOUND", "CUSTOMER_NOT_FOUND");
+    await expectPublicError(h.client.deleteCustomer({ platformId, customerId: "Customer:missing" }), "NOT_FOUND", "USER_NOT_FOUND");
     const { customer } = await h.client.createCustomer({ platformId, customer: individual() });
     await h.client.deleteCustomer({ platformId, customerId: customer!.id });
     h.ledger.unavailable = true;

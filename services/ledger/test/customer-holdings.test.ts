@@ -54,7 +54,7 @@ describe("customer holdings and closing", () => {
     expect(res.accounts).toEqual([expect.objectContaining({ accountId: w.usd.id, balance: 5_000n, held: 0n })]);
   });
 
-  it("closes a customer that holds nothing, and from then on refuses money to it with 404 CUSTOMER_NOT_FOUND", async () => {
+  it("closes a customer that holds nothing, and from then on refuses money to it with 404 USER_NOT_FOUND", async () => {
     const w = await world();
     const closed = await holdings(w, true);
     expect(closed).toMatchObject({ closed: true, accounts: [], inFlightTransactions: [] });
@@ -69,7 +69,7 @@ describe("customer holdings and closing", () => {
       h.ledger.fundInternalAccount({ platformId: w.platformId, accountId: w.usd.id, amount: 100n }),
       h.ledger.createIncomingUmaPayment({ platformId: w.platformId, customerId: w.customerId, senderUmaAddress: "$bob@other.example", receiverUmaAddress: "$alice@sandbox.uma.money", currency: "USD", amount: 100n }),
     ].map((call) => publicError(call));
-    for (const r of await Promise.all(refusals)) expect(r).toMatchObject({ outcome: "NOT_FOUND", code: "CUSTOMER_NOT_FOUND" });
+    for (const r of await Promise.all(refusals)) expect(r).toMatchObject({ outcome: "NOT_FOUND", code: "USER_NOT_FOUND" });
     expect((await balance(w.platformId, w.usd.id)).balance).toBe(0n);
     expect((await holdings(w)).inFlightTransactions).toEqual([]);
   });

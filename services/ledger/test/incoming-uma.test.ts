@@ -73,10 +73,10 @@ describe("incoming UMA payments (CreateIncomingUmaPayment, ResolveIncomingPaymen
     expect((await publicError(create(prod, prodCustomer))).outcome).toBe("FORBIDDEN");
   });
 
-  it("answers 400 CURRENCY_NOT_SUPPORTED when the customer has no account in the receiving currency", async () => {
+  it("answers 400 INVALID_CURRENCY when the customer has no account in the receiving currency", async () => {
     const { platformId, customerId } = await setup();
     const err = await publicError(h.ledger.createIncomingUmaPayment({ platformId, customerId, senderUmaAddress: "$b@x.example", receiverUmaAddress: "$a@y.example", currency: "EUR", amount: 5n }));
-    expect(err.code).toBe("CURRENCY_NOT_SUPPORTED");
+    expect(err.code).toBe("INVALID_CURRENCY");
   });
 
   it("with a default USD deposit account: destination is it; APPROVE credits the internal account and holds the same amount for an onward PAYOUT that the rail completes", async () => {

@@ -90,17 +90,17 @@ describe("ledger service", () => {
       expect(made).toHaveLength(4);
     });
 
-    it("answers 400 INVALID_ACCOUNT for beneficiary suffix 105 and stores nothing", async () => {
+    it("answers 400 INVALID_BANK_ACCOUNT for beneficiary suffix 105 and stores nothing", async () => {
       const platformId = await h.newPlatform();
       const err = await publicError(h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo("123456105") }));
-      expect(err).toMatchObject({ outcome: "INVALID", code: "INVALID_ACCOUNT" });
+      expect(err).toMatchObject({ outcome: "INVALID", code: "INVALID_BANK_ACCOUNT" });
       expect((await h.ledger.listExternalAccounts({ platformId, owner: "PLATFORM" })).accounts).toEqual([]);
     });
 
     it("answers 404 for a customer the customers service does not know", async () => {
       const platformId = await h.newPlatform();
       const err = await publicError(h.ledger.createExternalAccount({ platformId, owner: "CUSTOMER", customerId: "Customer:nope", currency: "USD", accountInfo: usdInfo() }));
-      expect(err.code).toBe("CUSTOMER_NOT_FOUND");
+      expect(err.code).toBe("USER_NOT_FOUND");
     });
   });
 
@@ -185,14 +185,14 @@ describe("ledger service", () => {
       expect((await publicError(out(platformId, eur!.id, ext.id, 1n))).code).toBe("CURRENCY_MISMATCH");
     });
 
-    it("answers 403 CUSTOMER_NOT_VERIFIED for a customer that is not APPROVED", async () => {
+    it("answers 403 USER_NOT_READY for a customer that is not APPROVED", async () => {
       const platformId = await h.newPlatform();
       const customerId = await h.newCustomer(platformId, { status: "PENDING" });
       const [acct] = (await h.ledger.listInternalAccounts({ platformId, owner: "CUSTOMER", customerId, currency: "USD" })).accounts;
       await h.ledger.fundInternalAccount({ platformId, accountId: acct!.id, amount: 100n });
       const ext = (await h.ledger.createExternalAccount({ platformId, owner: "CUSTOMER", customerId, currency: "USD", accountInfo: usdInfo() })).account!;
       const err = await publicError(out(platformId, acct!.id, ext.id, 10n));
-      expect(err).toMatchObject({ outcome: "FORBIDDEN", code: "CUSTOMER_NOT_VERIFIED" });
+      expect(err).toMatchObject({ outcome: "FORBIDDEN", code: "USER_NOT_READY" });
       h.customers.get(customerId)!.verificationStatus = "APPROVED";
       const ok = await out(platformId, acct!.id, ext.id, 10n);
       expect(ok.result?.transaction?.platformCustomerId).toBe(h.customers.get(customerId)!.platformCustomerId);

@@ -143,7 +143,7 @@ describe("ledger quote transactions", () => {
       expect(JSON.stringify(uma.details)).toContain("destination.umaAddress");
       const pending = await world({ status: "PENDING" });
       const kyc = await publicError(h.ledger.createQuoteTransaction(quote(pending)));
-      expect(kyc).toMatchObject({ outcome: "FORBIDDEN", code: "CUSTOMER_NOT_VERIFIED" });
+      expect(kyc).toMatchObject({ outcome: "FORBIDDEN", code: "USER_NOT_READY" });
     });
   });
 

@@ -86,8 +86,8 @@ describe("quotes created by an agent", () => {
     expect(err.message.replace(othersAccount, "X")).toBe(unknown.message.replace(missing, "X"));
   });
 
-  it("a source.customerId other than the customer acted for is 404 CUSTOMER_NOT_FOUND", async () => {
-    await expectPublicError(h.client.createQuote(agentQuote({ source: { sourceType: "ACCOUNT", accountId: account, customerId: otherCustomer } })), "NOT_FOUND", "CUSTOMER_NOT_FOUND");
+  it("a source.customerId other than the customer acted for is 404 USER_NOT_FOUND", async () => {
+    await expectPublicError(h.client.createQuote(agentQuote({ source: { sourceType: "ACCOUNT", accountId: account, customerId: otherCustomer } })), "NOT_FOUND", "USER_NOT_FOUND");
     const ok = await h.client.createQuote(agentQuote({ source: { sourceType: "ACCOUNT", accountId: account, customerId: customer } }));
     expect(ok.quote!.agentId).toBe(agent);
   });
@@ -113,14 +113,14 @@ describe("quotes created by an agent", () => {
     expect(quote!.status).toBe("PENDING");
   });
 
-  it("may pay a UMA address, but not with a receiver lookup made for another customer (404 LOOKUP_NOT_FOUND)", async () => {
+  it("may pay a UMA address, but not with a receiver lookup made for another customer (404 LOOKUP_REQUEST_NOT_FOUND)", async () => {
     const lookupFor = async (customerId: string) =>
       (await h.client.lookupUmaReceiver({ platformId: PLATFORM, receiverUmaAddress: "$success.eur@sandbox.uma.money", customerId })).lookup!.id;
     const uma = (lookupId: string) =>
       agentQuote({ destination: { destinationType: "UMA_ADDRESS", umaAddress: "$success.eur@sandbox.uma.money", currency: "EUR" }, lookupId, senderCustomerInfo: { FULL_NAME: "Ada Lovelace", BIRTH_DATE: "1815-12-10", NATIONALITY: "GB" } });
     const { quote } = await h.client.createQuote(uma(await lookupFor(customer)));
     expect(quote).toMatchObject({ agentId: agent, destination: { destinationType: "UMA_ADDRESS" } });
-    await expectPublicError(h.client.createQuote(uma(await lookupFor(otherCustomer))), "NOT_FOUND", "LOOKUP_NOT_FOUND");
+    await expectPublicError(h.client.createQuote(uma(await lookupFor(otherCustomer))), "NOT_FOUND", "LOOKUP_REQUEST_NOT_FOUND");
   });
 
   it("an agentId without the customer it acts for is 400 INVALID_INPUT (an agent's quote is always customer-scoped)", async () => {

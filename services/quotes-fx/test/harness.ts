@@ -171,7 +171,8 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; productionRa
         },
         async verifySignedRetry(req) {
           const retry = req.signedRetry;
-          if (!retry?.requestId || !retry.signature) throw errors.unauthorized("Send Request-Id and Service-Wallet-Signature", { reason: "Missing signed-retry headers" });
+          if (!retry?.requestId) throw new AppError("UNAUTHENTICATED", "REQUEST_ID_MISSING", "Send Request-Id and Service-Wallet-Signature", { reason: "Missing signed-retry headers" });
+          if (!retry.signature) throw new AppError("UNAUTHENTICATED", "WALLET_SIGNATURE_MISSING", "Send Request-Id and Service-Wallet-Signature", { reason: "Missing signed-retry headers" });
           const c = challenges.get(retry.requestId);
           if (!c || c.platformId !== req.platformId || c.accountId !== req.accountId) throw errors.unauthorized("Unknown Request-Id", { reason: "Unknown Request-Id" });
           if (c.used) throw errors.unauthorized("Request-Id already used", { reason: "Request-Id already used" });

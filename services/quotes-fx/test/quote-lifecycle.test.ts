@@ -215,7 +215,7 @@ describe("quote lifecycle", () => {
       const challenge = h.challenges.get(quote!.signatureRequestId)!;
       expect(challenge).toMatchObject({ accountId: wallet, operation: "EXECUTE_QUOTE" });
       expect(JSON.parse(challenge.body)).toMatchObject({ quoteId: quote!.id, accountId: wallet, totalSendingAmount: 10000 });
-      await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), "UNAUTHENTICATED", "UNAUTHORIZED");
+      await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), "UNAUTHENTICATED", "WALLET_SIGNATURE_MISSING");
       await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, signature: "forged" }), "UNAUTHENTICATED", "UNAUTHORIZED");
       expect(h.transactions.get(quote!.transactionId)!.executions).toBe(0);
       const ok = await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, signature: GOOD_SIGNATURE });

@@ -75,8 +75,8 @@ describe("quotes-fx service", () => {
       expect(lookup!.requiredPayerDataFields).toEqual(expect.arrayContaining([expect.objectContaining({ name: "FULL_NAME", mandatory: true })]));
     });
 
-    it("answers 404 RECEIVER_NOT_FOUND for an unknown address and 400 for a malformed one or a missing sender", async () => {
-      await expectPublicError(h.client.lookupUmaReceiver({ platformId: PLATFORM, receiverUmaAddress: "$nobody@sandbox.uma.money", customerId: newId("Customer") }), "NOT_FOUND", "RECEIVER_NOT_FOUND");
+    it("answers 404 UMA_NOT_FOUND for an unknown address and 400 for a malformed one or a missing sender", async () => {
+      await expectPublicError(h.client.lookupUmaReceiver({ platformId: PLATFORM, receiverUmaAddress: "$nobody@sandbox.uma.money", customerId: newId("Customer") }), "NOT_FOUND", "UMA_NOT_FOUND");
       const bad = await expectPublicError(h.client.lookupUmaReceiver({ platformId: PLATFORM, receiverUmaAddress: "alice", senderUmaAddress: "" }), "INVALID", "INVALID_INPUT");
       expect(fieldsOf(bad)).toEqual(["receiverUmaAddress", "customerId"]);
     });
@@ -123,10 +123,10 @@ describe("quotes-fx service", () => {
 
     it("requires the payer data the lookup asked for and the platform's counterparty fields", async () => {
       const id = await lookupId("$fail.compliance.usd@sandbox.uma.money");
-      const err = await expectPublicError(h.client.createQuote(base({ lookupId: id, destination: { destinationType: "UMA_ADDRESS" }, senderCustomerInfo: { FULL_NAME: "Ada" } })), "INVALID", "INVALID_INPUT");
+      const err = await expectPublicError(h.client.createQuote(base({ lookupId: id, destination: { destinationType: "UMA_ADDRESS" }, senderCustomerInfo: { FULL_NAME: "Ada" } })), "INVALID", "MISSING_MANDATORY_USER_INFO");
       expect(fieldsOf(err)).toEqual(["senderCustomerInfo.BIRTH_DATE", "senderCustomerInfo.NATIONALITY"]);
       const eur = await lookupId();
-      const cp = await expectPublicError(h.client.createQuote(base({ lookupId: eur, counterpartyInformation: {} })), "INVALID", "INVALID_INPUT");
+      const cp = await expectPublicError(h.client.createQuote(base({ lookupId: eur, counterpartyInformation: {} })), "INVALID", "MISSING_MANDATORY_USER_INFO");
       expect(fieldsOf(cp)).toEqual(["counterpartyInformation.FULL_NAME"]);
     });
 

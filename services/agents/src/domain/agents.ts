@@ -107,7 +107,7 @@ export function createAgents(deps: AgentsDeps) {
   const codeView = (dc: DeviceCode, now: Date): DeviceCodeView => ({ code: displayDeviceCode(dc.code), agentId: dc.agentId, expiresAt: dc.expiresAt, status: statusOf(dc, now) });
 
   return {
-    /** POST /agents: the customer must be the platform's and not deleted (404 CUSTOMER_NOT_FOUND). */
+    /** POST /agents: the customer must be the platform's and not deleted (404 USER_NOT_FOUND). */
     async create(input: { platformId: string; customerId: string; name: string; policy?: PolicyDraft }): Promise<{ agent: AgentWithUsage; deviceCode: DeviceCodeView }> {
       const bad = nameError(input.name);
       if (bad) throw errors.invalidInput([bad]);

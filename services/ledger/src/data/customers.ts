@@ -9,7 +9,7 @@ type Trx = Transaction<LedgerDatabase>;
  * The customer gate of every money movement to or from a customer, inside the movement's
  * transaction and before any account lock: a share lock on the ledger's copy of the customer, so
  * closing it (which takes the row FOR UPDATE) waits for movements in progress and movements wait
- * for a close in progress. A closed or deleted customer is NOT_FOUND CUSTOMER_NOT_FOUND: money for it is
+ * for a close in progress. A closed or deleted customer is NOT_FOUND USER_NOT_FOUND: money for it is
  * refused, never parked. A customer the ledger has not heard of yet has no accounts, so nothing to guard.
  */
 export async function requireOpenCustomer(trx: Trx, platformId: string, customerId: string): Promise<void> {

@@ -24,7 +24,7 @@ export function verifyBeneficiary(
   if (environment !== "SANDBOX") return { status: "UNSUPPORTED" };
   const suffix = sandboxSuffix(identifier);
   if (suffix === "105") {
-    throw new AppError("INVALID", "INVALID_ACCOUNT", "The receiving institution reports this account as invalid", {
+    throw new AppError("INVALID", "INVALID_BANK_ACCOUNT", "The receiving institution reports this account as invalid", {
       errors: [{ field: "accountInfo", reason: "the account does not exist at the receiving institution" }],
     });
   }

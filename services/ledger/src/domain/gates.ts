@@ -17,7 +17,7 @@ export async function approvedCustomer(directory: Directory, platformId: string,
   const c = await directory.customer(platformId, customerId);
   if (c.isDeleted) throw errors.notFound("Customer", customerId);
   if (c.verificationStatus !== "APPROVED") {
-    throw new AppError("FORBIDDEN", "CUSTOMER_NOT_VERIFIED", "The customer's KYC/KYB verification is not APPROVED; it cannot move money yet", {
+    throw new AppError("FORBIDDEN", "USER_NOT_READY", "The customer's KYC/KYB verification is not APPROVED; it cannot move money yet", {
       customerId,
       verificationStatus: c.verificationStatus,
     });

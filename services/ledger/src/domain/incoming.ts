@@ -31,7 +31,7 @@ export function createIncoming(deps: { store: LedgerStore; clock: Clock; directo
   async function depositAccount(platformId: string, customerId: string, currency: string) {
     const row = await store.customerAccountOf(platformId, customerId, currency, accountType(currency));
     if (!row) {
-      throw errors.badRequest("CURRENCY_NOT_SUPPORTED", `The receiver has no ${currency} account (enable the currency on the customer first)`, { currency });
+      throw errors.badRequest("INVALID_CURRENCY", `The receiver has no ${currency} account (enable the currency on the customer first)`, { currency });
     }
     return row;
   }

@@ -36,7 +36,7 @@ export interface CustomerFacts {
 /** What the ledger asks other services (auth-sessions, customers-kyc); never inside a DB transaction. */
 export interface Directory {
   environment(platformId: string): Promise<Environment>;
-  /** Throws NOT_FOUND CUSTOMER_NOT_FOUND for an unknown or foreign customer. */
+  /** Throws NOT_FOUND USER_NOT_FOUND for an unknown or foreign customer. */
   customer(platformId: string, customerId: string): Promise<CustomerFacts>;
   /**
    * The transaction types (OUTGOING, INCOMING) the platform's configuration enables in this
@@ -127,7 +127,7 @@ export interface LedgerStatements {
 export interface LedgerTx extends LedgerStatements {
   /** Locks the accounts (FOR UPDATE, in a fixed order); every one must exist. */
   lockAccounts(platformId: string, ids: string[]): Promise<Map<string, AccountRow>>;
-  /** The customer gate: NOT_FOUND CUSTOMER_NOT_FOUND when closed or deleted (share lock on its copy). */
+  /** The customer gate: NOT_FOUND USER_NOT_FOUND when closed or deleted (share lock on its copy). */
   requireOpenCustomer(platformId: string, customerId: string): Promise<void>;
   customerClosed(platformId: string, customerId: string): Promise<boolean>;
   holdingsOf(c: { platformId: string; customerId: string; close: boolean; now: Date }): Promise<CustomerHoldings>;

@@ -110,7 +110,7 @@ export function createLookups(deps: LookupDeps) {
       });
     },
 
-    /** A lookup a quote may use: this platform's and not expired (404 LOOKUP_NOT_FOUND, 400 LOOKUP_EXPIRED). */
+    /** A lookup a quote may use: this platform's and not expired (404 LOOKUP_REQUEST_NOT_FOUND, 400 LOOKUP_EXPIRED). */
     async usable(platformId: string, lookupId: string): Promise<ReceiverLookup> {
       const lookup = await deps.store.get(platformId, lookupId);
       if (!lookup) throw errors.notFound("Lookup", lookupId);

@@ -154,13 +154,17 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
         missing.push({ field: `counterpartyInformation.${f.name}`, reason: `is required by the platform's configuration for ${receivingCode} (and the destination account's beneficiary does not give it)` });
       }
     }
-    if (missing.length) throw errors.invalidInput(missing);
+    if (missing.length) {
+      // Grid's code for user data a payment needs and the request lacks; the fields as INVALID_INPUT lists them.
+      const { message, details } = errors.invalidInput(missing);
+      throw new AppError("INVALID", "MISSING_MANDATORY_USER_INFO", message, details);
+    }
 
     const sending = findCurrency(sendingCode);
     const receiving = findCurrency(receivingCode);
     if (!sending || !receiving) {
       const code = !sending ? sendingCode : receivingCode;
-      throw new AppError("INVALID", "UNSUPPORTED_CURRENCY", `${code} cannot be quoted`, { currency: code });
+      throw new AppError("INVALID", "INVALID_CURRENCY", `${code} cannot be quoted`, { currency: code });
     }
     // Every customer gets an embedded wallet (decisions §9) whatever the platform lists, so sending
     // from one is allowed even when its currency is not among supportedCurrencies: then only the
@@ -168,7 +172,7 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
     const sendingConfig =
       facts.supportedCurrencies.find((c) => c.currencyCode === sending.code) ??
       (sourceAccount?.type === "EMBEDDED_WALLET" ? { currencyCode: sending.code, minAmount: 1n, maxAmount: MAX_AMOUNT, requiredCounterpartyFields: [] } : undefined);
-    if (!sendingConfig) throw new AppError("INVALID", "UNSUPPORTED_CURRENCY", `The platform does not support sending ${sending.code}`, { currency: sending.code });
+    if (!sendingConfig) throw new AppError("INVALID", "INVALID_CURRENCY", `The platform does not support sending ${sending.code}`, { currency: sending.code });
     requireTransactionType(sendingConfig, "OUTGOING");
 
     const side = req.lockedCurrencySide as LockedSide;
@@ -196,7 +200,7 @@ function intersect(limits: AmountLimits[]): AmountLimits | undefined {
 /**
  * 400 TRANSACTION_TYPE_NOT_ENABLED when the platform's configuration of this currency does not
  * enable the direction (a currency it does not list, or a config without the list, restricts
- * nothing here: UNSUPPORTED_CURRENCY and the defaults decide those).
+ * nothing here: INVALID_CURRENCY and the defaults decide those).
  */
 export function requireTransactionType(config: { currencyCode: string; enabledTransactionTypes?: string[] } | undefined, type: "OUTGOING" | "INCOMING"): void {
   if (!config?.enabledTransactionTypes || config.enabledTransactionTypes.includes(type)) return;

@@ -26,7 +26,7 @@ export function pairRate(table: RateTable, sendingCode: string, receivingCode: s
   const r = table.usdValue.get(receivingCode);
   if (!s || !r) {
     const missing = !s ? sendingCode : receivingCode;
-    throw new AppError("INVALID", "UNSUPPORTED_CURRENCY", `No exchange rate is available for ${missing}`, { currency: missing });
+    throw new AppError("INVALID", "INVALID_CURRENCY", `No exchange rate is available for ${missing}`, { currency: missing });
   }
   return r.div(s);
 }

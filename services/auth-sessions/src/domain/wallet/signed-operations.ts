@@ -1,4 +1,4 @@
-import { errors } from "@corridor/kit";
+import { AppError, errors } from "@corridor/kit";
 import type { WalletAuthDeps, WalletContext } from "./context.js";
 import { consumeSignedRetry, issueSignedChallenge } from "./signed-retry.js";
 import type { SignedChallenge, SignedRetry } from "./types.js";
@@ -20,7 +20,9 @@ export function createSignedOperations(deps: WalletAuthDeps, ctx: WalletContext)
 
     /** For other services: checks and consumes a retry; answers the signing session ("" for the sandbox magic value). */
     async verifySignedRetry(platformId: string, accountId: string, operation: string, retry: SignedRetry, body: string): Promise<{ sessionId: string }> {
-      if (!retry.requestId || !retry.signature) throw errors.unauthorized("Send Request-Id and Service-Wallet-Signature", { reason: "Missing signed-retry headers" });
+      // Grid's codes for the missing halves of a signed retry.
+      if (!retry.requestId) throw new AppError("UNAUTHENTICATED", "REQUEST_ID_MISSING", "Send Request-Id and Service-Wallet-Signature", { reason: "Missing signed-retry headers" });
+      if (!retry.signature) throw new AppError("UNAUTHENTICATED", "WALLET_SIGNATURE_MISSING", "Send Request-Id and Service-Wallet-Signature", { reason: "Missing signed-retry headers" });
       return transact(async (store) => {
         const sandbox = (await environment(store, platformId)) === "SANDBOX";
         return consumeSignedRetry(store, { platformId, accountId, operation, body, retry, sandbox, now: clock.now() });
