@@ -1,9 +1,10 @@
 import { defineConfig } from "vitest/config";
 
-// Four groups: unit/handler tests beside the code; the end-to-end suite in test/e2e driving the
+// Five groups: unit/handler tests beside the code; the end-to-end suite in test/e2e driving the
 // public REST API, run twice — against the embedded system (in this process) and against the split
 // system (one process per service, real Postgres/Redis/Kafka); and test/container, the built image
-// in a Docker engine through @corridor/testcontainers. Infrastructure comes from
+// in a Docker engine through @corridor/testcontainers; and test/console, the console's journeys in
+// a real browser. Infrastructure comes from
 // DATABASE_URL, REDIS_URL and KAFKA_BROKERS when set (CI sets them); test/infra/global-setup.ts
 // starts a local Kafka broker for the run when it can, and stops it when the run ends
 // (CORRIDOR_TEST_KAFKA=reuse|keep|off change that).
@@ -43,6 +44,17 @@ export default defineConfig({
           exclude: ["test/e2e/tracing.test.ts", "test/e2e/ledger-restart.test.ts", "test/e2e/service-spans.test.ts"],
           env: { CORRIDOR_E2E_MODE: "split" },
           globalSetup: ["test/infra/template-setup.ts", "test/infra/split-setup.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // The console's journeys in Debian's Chromium (playwright-core), against the embedded
+          // system; without a Chromium the suite skips and says why, except in CI (test/console/chromium.ts).
+          name: "browser",
+          include: ["test/console/**/*.test.ts"],
+          env: { CORRIDOR_E2E_MODE: "embedded" },
+          globalSetup: ["test/infra/template-setup.ts"],
         },
       },
       {

@@ -182,7 +182,7 @@ export function Pager<T>({ list }: { list: Paged<T> }) {
       </button>
       <span class="muted">
         Page {list.page}
-        {data.totalCount !== undefined ? ` · ${data.totalCount} in all` : ""}
+        {list.loading ? " · loading…" : data.totalCount !== undefined ? ` · ${data.totalCount} in all` : ""}
       </span>
       <button type="button" class="secondary" disabled={!data.hasMore || list.loading} onClick={list.next}>
         Next →
@@ -209,6 +209,7 @@ const STATUS_TONE: Record<string, string> = {
   EXPIRED: "bad",
   INACTIVE: "bad",
   UNVERIFIED: "plain",
+  SKIPPED: "plain",
 };
 
 export function Status({ value }: { value: string | undefined | null }) {

@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import type { Page } from "../api.js";
 import { decimalsOf, formatTime, parseMajor } from "../format.js";
 import type { BeneficialOwner, Customer, ExternalAccount, InternalAccount, Transaction, Verification } from "../types.js";
@@ -220,6 +220,13 @@ function CustomerDetail({ id }: { id: string }) {
   const transactions = useAsync(() => api<Page<Transaction>>("GET", "/transactions", { query: { customerId: id, limit: 5 } }), [id]);
   const verify = useAction<Verification>();
   const c = customer.data;
+  // The ledger opens a new customer's accounts a moment after the customer exists: look again.
+  const noAccountYet = internal.data !== undefined && internal.data.data.length === 0;
+  useEffect(() => {
+    if (!noAccountYet) return;
+    const timer = setTimeout(internal.reload, 1000);
+    return () => clearTimeout(timer);
+  }, [noAccountYet, internal.data]);
   const refreshMoney = () => {
     internal.reload();
     transactions.reload();
@@ -336,7 +343,10 @@ function CustomerDetail({ id }: { id: string }) {
             <AddBankAccount customerId={c.id} onAdded={external.reload} />
           </Section>
           {internal.data?.data.length && external.data?.data.length ? (
-            <TransferOut internal={internal.data.data} external={external.data.data} onSent={refreshMoney} />
+            <div class="two">
+              <TransferOut internal={internal.data.data} external={external.data.data} onSent={refreshMoney} />
+              <QuotePayment internal={internal.data.data} external={external.data.data} onSent={refreshMoney} />
+            </div>
           ) : null}
           <Section title="Recent transactions" actions={<a href={`#/transactions?customerId=${encodeURIComponent(c.id)}`}>All of this customer's →</a>}>
             <ErrorBox error={transactions.error} />
@@ -462,7 +472,10 @@ function AddBankAccount({ customerId, onAdded }: { customerId: string; onAdded: 
           })
       }
     >
-      <p class="muted small">Sandbox: an account number ending in 005 stays pending about 30 s (advance the clock on the Sandbox page); 003 fails.</p>
+      <p class="muted small">
+        Sandbox outcomes by the account number's last three digits. A transfer out: 002 and 003 fail at once, 004 is rejected by the bank, 005 stays in flight ~30 s and then fails, any
+        other completes. A quote payment: 003 stays in flight ~6 minutes (advance the clock on the Sandbox page), any other completes.
+      </p>
       <div class="grid">
         <Field label="Kind">
           <select value={kind} onChange={(e) => setKind(e.currentTarget.value as "USD" | "EUR")}>
@@ -579,6 +592,124 @@ function TransferOut({ internal, external, onSent }: { internal: InternalAccount
           Send
         </button>
       </Form>
+    </Section>
+  );
+}
+
+interface Quote {
+  id: string;
+  status: string;
+  expiresAt: string;
+  sendingCurrency: { code: string; decimals: number };
+  receivingCurrency: { code: string; decimals: number };
+  totalSendingAmount: number;
+  totalReceivingAmount: number;
+  exchangeRate: number;
+  feesIncluded: number;
+  transactionId: string;
+}
+
+const RAILS: Record<string, string[]> = { USD: ["ACH", "WIRE", "RTP", "FEDNOW"], EUR: ["SEPA_INSTANT", "SEPA"], MXN: ["SPEI"], BRL: ["PIX"] };
+
+/** Pays an external account (in any currency) through a quote: the rate is locked until it expires. */
+function QuotePayment({ internal, external, onSent }: { internal: InternalAccount[]; external: ExternalAccount[]; onSent: () => void }) {
+  const api = useApi();
+  const quote = useAction<Quote>();
+  const execute = useAction<Quote>();
+  const [destinationId, setDestinationId] = useState(external[0]?.id ?? "");
+  const [amountError, setAmountError] = useState<string | undefined>(undefined);
+  const destination = external.find((a) => a.id === destinationId) ?? external[0];
+  const rails = destination ? (RAILS[destination.currency] ?? []) : [];
+  const q = quote.result;
+  return (
+    <Section title="Pay with a quote">
+      <Form
+        onSubmit={(f) => {
+          const source = internal.find((a) => a.id === f.source) ?? internal[0];
+          if (!source || !destination) return;
+          const parsed = parseMajor(f.amount ?? "", source.balance.currency.decimals);
+          if (!parsed.ok) return setAmountError(parsed.reason);
+          setAmountError(undefined);
+          execute.setResult(undefined);
+          void quote.run((key) =>
+            api<Quote>("POST", "/quotes", {
+              body: compact({
+                source: { sourceType: "ACCOUNT", accountId: source.id },
+                destination: compact({ destinationType: "ACCOUNT", accountId: destination.id, paymentRail: f.paymentRail }),
+                lockedCurrencySide: "SENDING",
+                lockedCurrencyAmount: toNumber(parsed.minor),
+                description: f.description,
+              }),
+              idempotencyKey: key,
+            }),
+          );
+        }}
+      >
+        <div class="grid">
+          <Field label="From">
+            <select name="source">
+              {internal.map((a) => (
+                <option key={a.id} value={a.id}>
+                  {a.balance.currency.code} · …{a.id.slice(-6)}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <Field label="To">
+            <select name="destination" value={destination?.id} onChange={(e) => setDestinationId(e.currentTarget.value)}>
+              {external.map((a) => (
+                <option key={a.id} value={a.id}>
+                  {a.currency} · {describeExternal(a)}
+                </option>
+              ))}
+            </select>
+          </Field>
+          {rails.length ? (
+            <Field label="Rail">
+              <select name="paymentRail" key={destination?.currency}>
+                {rails.map((r) => (
+                  <option key={r}>{r}</option>
+                ))}
+              </select>
+            </Field>
+          ) : null}
+          <Field label="Amount to send">
+            <input name="amount" inputMode="decimal" required placeholder="50.00" />
+          </Field>
+        </div>
+        {amountError ? <p class="error">{amountError}</p> : null}
+        <ErrorBox error={quote.error} />
+        <button type="submit" class="secondary" disabled={quote.busy}>
+          Get a quote
+        </button>
+      </Form>
+      {q ? (
+        <div class="quote">
+          <Facts
+            rows={[
+              ["You send", <Money amount={q.totalSendingAmount} currency={q.sendingCurrency} />],
+              ["Fees included", <Money amount={q.feesIncluded} currency={q.sendingCurrency} />],
+              ["Rate", `1 ${q.sendingCurrency.code} = ${q.exchangeRate} ${q.receivingCurrency.code}`],
+              ["They receive", <Money amount={q.totalReceivingAmount} currency={q.receivingCurrency} />],
+              ["Locked until", formatTime(q.expiresAt)],
+            ]}
+          />
+          <ErrorBox error={execute.error} />
+          {execute.result ? (
+            <Notice tone="good">
+              Paying: transaction <a href={href("transactions", execute.result.transactionId)}>{execute.result.transactionId}</a> is {execute.result.status.toLowerCase()}.
+            </Notice>
+          ) : (
+            <button
+              type="button"
+              disabled={execute.busy}
+              onClick={() => void execute.run((key) => api<Quote>("POST", `/quotes/${encodeURIComponent(q.id)}/execute`, { idempotencyKey: key })).then((r) => r && onSent())}
+            >
+              Execute the quote
+            </button>
+          )}
+        </div>
+      ) : null}
     </Section>
   );
 }

@@ -87,7 +87,12 @@ export function TokensPage({ creds }: { creds: Credentials }) {
                           class="danger"
                           disabled={revoke.busy}
                           onClick={() =>
-                            void revoke.run(() => api<Token>("DELETE", `/tokens/${encodeURIComponent(t.id)}`)).then((r) => {
+                            void revoke
+                              .run(async () => {
+                                await api("DELETE", `/tokens/${encodeURIComponent(t.id)}`);
+                                return t;
+                              })
+                              .then((r) => {
                               setConfirming(undefined);
                               if (r) list.reload();
                             })

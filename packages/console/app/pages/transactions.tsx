@@ -1,3 +1,4 @@
+import { useEffect } from "preact/hooks";
 import type { Page } from "../api.js";
 import { eventData, eventsFor, type WebhookEvent } from "../events.js";
 import { formatTime } from "../format.js";
@@ -130,6 +131,19 @@ function TransactionDetail({ id }: { id: string }) {
     tx.reload();
     events.reload();
   };
+  // While the transaction is on its way, follow it (and the events it causes) every 2 s.
+  const moving = t !== undefined && ["CREATED", "PENDING", "PROCESSING"].includes(t.status);
+  useEffect(() => {
+    if (!moving) return;
+    const timer = setTimeout(reload, 2000);
+    return () => clearTimeout(timer);
+  }, [moving, t]);
+  // The events of the last step are recorded just after it: read them once more.
+  useEffect(() => {
+    if (moving || !t) return;
+    const timer = setTimeout(events.reload, 1500);
+    return () => clearTimeout(timer);
+  }, [moving, t?.status]);
   return (
     <>
       <p class="crumbs">
