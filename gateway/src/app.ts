@@ -16,6 +16,7 @@ import { beneficialOwnerRoutes } from "./routes/beneficial-owners.js";
 import { configRoutes } from "./routes/config.js";
 import { customerRoutes } from "./routes/customers.js";
 import { healthRoutes } from "./routes/health.js";
+import { kycLinkRoutes, kycPageRoutes } from "./routes/kyc-links.js";
 import { invitationRoutes } from "./routes/invitations.js";
 import { sandboxRoutes } from "./routes/sandbox.js";
 import { tokenRoutes } from "./routes/tokens.js";
@@ -143,6 +144,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
   await registerOpenApi(app);
   await registerConsole(app, opts.log);
   healthRoutes(app, opts.transportFor, opts.isDraining);
+  await kycPageRoutes(app, clients);
   await app.register(
     async (api) => {
       const typed = api.withTypeProvider<TypeBoxTypeProvider>();
@@ -155,6 +157,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
       transactionRoutes(typed, deps);
       sandboxMoneyRoutes(typed, deps);
       customerRoutes(typed, deps);
+      kycLinkRoutes(typed, deps);
       verificationRoutes(typed, deps);
       beneficialOwnerRoutes(typed, deps);
       invitationRoutes(typed, deps);

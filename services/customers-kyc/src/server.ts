@@ -8,6 +8,7 @@ import { transactOver } from "./data/store.js";
 import type { CustomersKycDatabase } from "./data/tables.js";
 import { createCustomers } from "./domain/customers.js";
 import { createInvitations } from "./domain/invitations.js";
+import { createKycLinks } from "./domain/kyc-links.js";
 import { createOwners } from "./domain/owners.js";
 import type { CustomerLedger, PlatformDirectory } from "./domain/ports.js";
 import { createVerifications } from "./domain/verifications.js";
@@ -46,6 +47,7 @@ export function buildCustomersKyc(
     verifications: createVerifications(common),
     owners: createOwners(common),
     invitations: createInvitations({ transact, clock: deps.clock, baseUrl: config.CORRIDOR_INVITATION_BASE_URL, newCode: deps.newInvitationCode }),
+    kycLinks: createKycLinks({ ...common, ttlMs: config.CORRIDOR_KYC_LINK_TTL_SECONDS * 1000 }),
   });
   return {
     // No per-service router options: they would replace the host's interceptors (tracing, and the

@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from "kysely";
 import type { Store, Transact } from "../domain/ports.js";
 import { countCustomers, findLiveCustomerByUma, getCustomer, insertCustomer, listCustomers, updateCustomer } from "./customers.js";
 import { getInvitation, insertInvitation, updateInvitation } from "./invitations.js";
+import { completeKycLink, expireOpenKycLinks, getKycLinkByToken, insertKycLink } from "./kyc-links.js";
 import { allOwnersOf, countOwners, getOwner, insertOwner, listOwners, updateOwner } from "./owners.js";
 import type { CustomersKycDatabase } from "./tables.js";
 import { countVerifications, getVerification, insertVerification, listVerifications } from "./verifications.js";
@@ -35,6 +36,12 @@ export function repositories(trx: Transaction<CustomersKycDatabase>): Omit<Store
       insert: (i) => insertInvitation(trx, i),
       get: (platformId, code, opts) => getInvitation(trx, platformId, code, opts),
       update: (i) => updateInvitation(trx, i),
+    },
+    kycLinks: {
+      insert: (l) => insertKycLink(trx, l),
+      getByToken: (tokenSha256, opts) => getKycLinkByToken(trx, tokenSha256, opts),
+      expireOpen: (platformId, customerId, now) => expireOpenKycLinks(trx, platformId, customerId, now),
+      complete: (id, now) => completeKycLink(trx, id, now),
     },
   };
 }

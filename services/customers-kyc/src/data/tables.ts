@@ -66,14 +66,27 @@ export interface InvitationsTable {
   updated_at: Timestamp;
 }
 
+export interface KycLinksTable {
+  id: string;
+  platform_id: string;
+  customer_id: string;
+  token_sha256: string;
+  redirect_url: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  completed_at: NullableTimestamp;
+}
+
 export interface CustomersKycDatabase {
   customers: CustomersTable;
   verifications: VerificationsTable;
   beneficial_owners: BeneficialOwnersTable;
   invitations: InvitationsTable;
+  kyc_links: KycLinksTable;
 }
 
 export type CustomerRow = Selectable<CustomersTable>;
 export type VerificationRow = Selectable<VerificationsTable>;
 export type BeneficialOwnerRow = Selectable<BeneficialOwnersTable>;
 export type InvitationRow = Selectable<InvitationsTable>;
+export type KycLinkRow = Selectable<KycLinksTable>;

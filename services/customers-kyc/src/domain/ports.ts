@@ -5,6 +5,7 @@ import type {
   CustomerFilter,
   Invitation,
   InvitationView,
+  KycLink,
   KycStatus,
   PlatformSettings,
   Verification,
@@ -49,6 +50,14 @@ export interface Store {
     insert(i: Invitation): Promise<boolean>;
     get(platformId: string, code: string, opts?: { forUpdate?: boolean }): Promise<Invitation | undefined>;
     update(i: Invitation): Promise<void>;
+  };
+  kycLinks: {
+    insert(l: KycLink): Promise<void>;
+    /** By the token's hash, whatever the platform (the token is the hosted page's credential). */
+    getByToken(tokenSha256: string, opts?: { forUpdate?: boolean }): Promise<KycLink | undefined>;
+    /** Ends the customer's open links at `now`. */
+    expireOpen(platformId: string, customerId: string, now: Date): Promise<void>;
+    complete(id: string, now: Date): Promise<void>;
   };
   events: {
     customerCreated(c: Customer, at: Date): Promise<void>;

@@ -181,3 +181,15 @@ export interface After {
   createdAt: Date;
   id: string;
 }
+
+/** A hosted verification link; `tokenSha256` is the hash of the single-use token its URL carries. */
+export interface KycLink {
+  id: string;
+  platformId: string;
+  customerId: string;
+  tokenSha256: string;
+  redirectUrl: string;
+  createdAt: Date;
+  expiresAt: Date;
+  completedAt: Date | null;
+}

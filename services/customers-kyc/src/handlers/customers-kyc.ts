@@ -1,11 +1,14 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { errors } from "@corridor/kit";
 import { PageInfoSchema } from "@corridor/proto/corridor/common/v1/paging_pb.js";
 import {
   CancelInvitationResponseSchema,
   ClaimInvitationResponseSchema,
+  CompleteKycLinkResponseSchema,
+  CreateKycLinkResponseSchema,
+  GetKycLinkPageResponseSchema,
   CreateBeneficialOwnerResponseSchema,
   CreateCustomerResponseSchema,
   CreateInvitationResponseSchema,
@@ -25,6 +28,7 @@ import {
 } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
 import type { Customers } from "../domain/customers.js";
 import type { Invitations } from "../domain/invitations.js";
+import type { KycLinks } from "../domain/kyc-links.js";
 import type { Owners } from "../domain/owners.js";
 import type { Page, VerificationStatus } from "../domain/types.js";
 import { VERIFICATION_STATUSES } from "../domain/types.js";
@@ -36,6 +40,7 @@ import {
   opt,
   ownerToPb,
   personalInfoFromPb,
+  kycLinkPageToPb,
   summaryToPb,
   verificationToPb,
   windowFromPb,
@@ -46,13 +51,14 @@ export interface UseCases {
   verifications: Verifications;
   owners: Owners;
   invitations: Invitations;
+  kycLinks: KycLinks;
 }
 
 const pageInfo = (p: Page<unknown>) => create(PageInfoSchema, { hasMore: p.hasMore, nextCursor: p.nextCursor ?? "", totalCount: BigInt(p.totalCount) });
 const pageReq = (page: { limit: number; cursor: string } | undefined) => ({ limit: page?.limit, cursor: page?.cursor || undefined });
 
 /** CustomersKycService: maps each RPC onto the use cases and back. */
-export function createCustomersKycHandler({ customers, verifications, owners, invitations }: UseCases): ServiceImpl<typeof CustomersKycService> {
+export function createCustomersKycHandler({ customers, verifications, owners, invitations, kycLinks }: UseCases): ServiceImpl<typeof CustomersKycService> {
   return {
     async getCustomerSummary(req) {
       return create(GetCustomerSummaryResponseSchema, { customer: summaryToPb(await customers.get(req.platformId, req.customerId)) });
@@ -154,6 +160,20 @@ export function createCustomersKycHandler({ customers, verifications, owners, in
     },
     async cancelInvitation(req) {
       return create(CancelInvitationResponseSchema, { invitation: invitationToPb(await invitations.cancel(req.platformId, req.code)) });
+    },
+
+    async createKycLink(req) {
+      const link = await kycLinks.create(req.platformId, req.customerId, req.redirectUrl);
+      return create(CreateKycLinkResponseSchema, { token: link.token, expiresAt: timestampFromDate(link.expiresAt), customerId: link.customerId });
+    },
+
+    async getKycLinkPage(req) {
+      return create(GetKycLinkPageResponseSchema, { page: kycLinkPageToPb(await kycLinks.page(req.token)) });
+    },
+
+    async completeKycLink(req) {
+      const done = await kycLinks.complete(req.token);
+      return create(CompleteKycLinkResponseSchema, { page: kycLinkPageToPb(done.page), verification: verificationToPb(done.verification) });
     },
   };
 }

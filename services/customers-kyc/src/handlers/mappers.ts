@@ -20,7 +20,9 @@ import {
 } from "@corridor/proto/corridor/customers_kyc/v1/customer_pb.js";
 import { CustomerSummarySchema, type CustomerSummary } from "@corridor/proto/corridor/customers_kyc/v1/customer_summary_pb.js";
 import type { TimeRange } from "@corridor/proto/corridor/common/v1/paging_pb.js";
+import { KycLinkPageSchema, type KycLinkPage as KycLinkPagePb } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
 import type { InvitationView } from "../domain/invitations.js";
+import type { KycLinkPage } from "../domain/kyc-links.js";
 import type { Address, BeneficialOwner, BusinessInfo, Customer, CustomerInput, PersonalInfo, TimeWindow, Verification } from "../domain/types.js";
 
 const ts = (d: Date): Timestamp => timestampFromDate(d);
@@ -216,3 +218,14 @@ export function windowFromPb(r: TimeRange | undefined): TimeWindow | undefined {
 }
 
 export { opt };
+
+export function kycLinkPageToPb(p: KycLinkPage): KycLinkPagePb {
+  return create(KycLinkPageSchema, {
+    customerId: p.customerId,
+    customerType: p.customerType,
+    displayName: p.displayName,
+    verificationStatus: p.verificationStatus,
+    expiresAt: ts(p.expiresAt),
+    redirectUrl: p.redirectUrl,
+  });
+}

@@ -1,0 +1,160 @@
+import { appErrorFromConnect } from "@corridor/kit";
+import { isoFromTimestamp } from "@corridor/kit/rest-json";
+import type { KycLinkPage } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import { principalOf } from "../auth.js";
+import { httpStatusOf } from "../http-status.js";
+import type { ServiceClients } from "../clients.js";
+import { errorResponses } from "../schemas/common.js";
+import { CustomerIdParams } from "../schemas/customers.js";
+import type { Api, RouteDeps } from "./types.js";
+
+/** Where the hosted verification page lives: outside the versioned, Basic-auth API. */
+export const KYC_PAGE_PREFIX = "/kyc";
+
+const KycLinkBody = Type.Object(
+  {
+    redirectUrl: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 2048, description: "Where the page sends the customer once done (an absolute http(s) URL); shown as a link on the result page." }),
+    ),
+  },
+  { additionalProperties: false, description: "Options of the link; the body may be omitted." },
+);
+
+const KycLinkSchema = Type.Object(
+  {
+    kycUrl: Type.String({ description: "The hosted verification page: hand it to the customer. Single use; it carries its own secret token." }),
+    expiresAt: Type.String({ format: "date-time", description: "When the link stops working." }),
+    customerId: Type.String({ description: "The customer the link verifies." }),
+  },
+  { description: "A single-use hosted verification link." },
+);
+
+const TokenParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128, description: "The link token." }) });
+
+/** The public origin the client reached this gateway at (X-Forwarded-* honoured when trustProxy is set). */
+function originOf(request: FastifyRequest): string {
+  return `${request.protocol}://${request.host}`;
+}
+
+/** Grid's POST /customers/{customerId}/kyc-link: the API side (HTTP Basic, MANAGE). */
+export function kycLinkRoutes(app: Api, { clients }: RouteDeps): void {
+  app.post(
+    "/customers/:customerId/kyc-link",
+    {
+      config: { permission: "MANAGE" },
+      // Grid's SDK may send no body at all: no body means no options.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+      schema: {
+        summary: "Create a hosted verification link",
+        description:
+          "Issues a single-use hosted KYC/KYB page for the customer (the operator's KYC link flow), served by this Corridor at kycUrl without credentials; the token in the URL is the credential. It expires after CORRIDOR_KYC_LINK_TTL_SECONDS (default 24 h) and a new link voids the customer's older open ones. Creating it changes nothing; the customer's status changes only when the page is completed, which runs the verification (sandbox: the suffix rule of POST /verifications). A customer still missing data keeps its link open and the page lists what is missing. APPROVED or REJECTED customers → 400 CUSTOMER_ALREADY_APPROVED / CUSTOMER_ALREADY_REJECTED; deleted → 410 CUSTOMER_DELETED; production platforms → 501 NOT_IMPLEMENTED (no KYC provider connector, as for POST /verifications). Needs MANAGE.",
+        tags: ["Customers"],
+        params: CustomerIdParams,
+        body: KycLinkBody,
+        response: { 200: KycLinkSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const res = await clients.customersKyc.createKycLink({ platformId, customerId: request.params.customerId, redirectUrl: request.body.redirectUrl ?? "" });
+      return {
+        kycUrl: `${originOf(request)}${KYC_PAGE_PREFIX}/${encodeURIComponent(res.token)}`,
+        expiresAt: isoFromTimestamp(res.expiresAt),
+        customerId: res.customerId,
+      };
+    },
+  );
+}
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+
+function htmlPage(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex"><title>${escapeHtml(title)}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;color:#1a1a1a}
+h1{font-size:1.4rem}button{font-size:1rem;padding:.6rem 1.2rem;cursor:pointer}.muted{color:#666;font-size:.9rem}
+ul{padding-left:1.2rem}</style></head>
+<body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
+}
+
+function send(reply: FastifyReply, status: number, html: string) {
+  return reply
+    .code(status)
+    .header("content-type", "text/html; charset=utf-8")
+    .header("cache-control", "no-store")
+    .header("referrer-policy", "no-referrer")
+    .header("x-content-type-options", "nosniff")
+    .header("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+    .send(html);
+}
+
+const kindOf = (p: KycLinkPage) => (p.customerType === "BUSINESS" ? "business verification (KYB)" : "identity verification (KYC)");
+
+/** A refusal of the page's service call as an HTML page at its status; anything else is rethrown. */
+function refusalPage(reply: FastifyReply, err: unknown) {
+  const refusal = appErrorFromConnect(err);
+  if (!refusal) throw err;
+  const status = httpStatusOf(refusal);
+  if (status >= 500 && status !== 501) throw err;
+  const titles: Record<string, string> = {
+    KYC_LINK_NOT_FOUND: "This verification link does not exist",
+    KYC_LINK_USED: "This verification link was already used",
+    KYC_LINK_EXPIRED: "This verification link has expired",
+    CUSTOMER_DELETED: "This verification link is no longer valid",
+    CUSTOMER_ALREADY_APPROVED: "Your verification is already complete",
+    CUSTOMER_ALREADY_REJECTED: "Your verification was already decided",
+  };
+  const title = titles[refusal.code] ?? "Verification is not possible right now";
+  return send(reply, status, htmlPage(title, `<p>${escapeHtml(refusal.message)}</p><p class="muted">Ask the service that sent you this link for a new one.</p>`));
+}
+
+/**
+ * The hosted page (no credentials: the token in the URL is the credential). GET shows it; POST
+ * completes it, which runs the verification once. Registered outside the versioned API.
+ */
+export async function kycPageRoutes(app: FastifyInstance, clients: ServiceClients): Promise<void> {
+  await app.register(async (page) => {
+    // The page's own form posts application/x-www-form-urlencoded; its fields are not read.
+    page.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: 1024 }, (_request, _body, done) => done(null, {}));
+    const config = { auth: "none" as const };
+    const schema = { hide: true, params: TokenParams };
+
+    page.get<{ Params: { token: string } }>(`${KYC_PAGE_PREFIX}/:token`, { config, schema }, async (request, reply) => {
+      let p: KycLinkPage | undefined;
+      try {
+        p = (await clients.customersKyc.getKycLinkPage({ token: request.params.token })).page;
+      } catch (err) {
+        return refusalPage(reply, err);
+      }
+      if (!p) throw new Error("customers-kyc answered without a page");
+      const body =
+        `<p>Hello ${escapeHtml(p.displayName || "there")}, please complete your ${kindOf(p)}.</p>` +
+        `<p class="muted">Current status: ${escapeHtml(p.verificationStatus)}. This link works once and expires at ${escapeHtml(isoFromTimestamp(p.expiresAt))}.</p>` +
+        `<form method="post" action="${KYC_PAGE_PREFIX}/${encodeURIComponent(request.params.token)}"><button type="submit">Submit for verification</button></form>`;
+      return send(reply, 200, htmlPage("Verify your identity", body));
+    });
+
+    page.post<{ Params: { token: string } }>(`${KYC_PAGE_PREFIX}/:token`, { config, schema }, async (request, reply) => {
+      let done;
+      try {
+        done = await clients.customersKyc.completeKycLink({ token: request.params.token });
+      } catch (err) {
+        return refusalPage(reply, err);
+      }
+      const p = done.page!;
+      const v = done.verification!;
+      const back = p.redirectUrl ? `<p><a href="${escapeHtml(p.redirectUrl)}">Continue</a></p>` : "";
+      if (v.verificationStatus === "RESOLVE_ERRORS") {
+        const items = v.errors.map((e) => `<li>${escapeHtml(e.reason)}</li>`).join("");
+        return send(reply, 200, htmlPage("More information is needed", `<p>Your details are incomplete:</p><ul>${items}</ul><p class="muted">Once they are added, open this link again.</p>${back}`));
+      }
+      return send(reply, 200, htmlPage("Verification submitted", `<p>Your ${kindOf(p)} status is now <strong id="status">${escapeHtml(p.verificationStatus)}</strong>.</p>${back}`));
+    });
+  });
+}
+

@@ -1,0 +1,126 @@
+import { createHash, randomBytes } from "node:crypto";
+import { AppError, errors, newId, type Clock } from "@corridor/kit";
+import { liveCustomer } from "./customers.js";
+import type { PlatformDirectory, Store, Transact } from "./ports.js";
+import type { Customer, KycLink, KycStatus, Verification } from "./types.js";
+import { runVerification } from "./verifications.js";
+
+export interface KycLinksDeps {
+  transact: Transact;
+  clock: Clock;
+  platforms: PlatformDirectory;
+  /** How long a link stays open (ms). */
+  ttlMs: number;
+}
+
+/** What the hosted page shows. */
+export interface KycLinkPage {
+  customerId: string;
+  customerType: Customer["customerType"];
+  displayName: string;
+  verificationStatus: KycStatus;
+  expiresAt: Date;
+  redirectUrl: string;
+}
+
+/** The token its URL carries: 256 random bits, base64url. Only its SHA-256 is stored. */
+const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+const hashOf = (token: string) => createHash("sha256").update(token).digest("hex");
+
+function redirectProblem(url: string): string | undefined {
+  if (url.length > 2048) return "must be at most 2048 characters";
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "must be an absolute URL";
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") return "must be an http(s) URL";
+  return undefined;
+}
+
+const displayName = (c: Customer) => (c.customerType === "BUSINESS" ? (c.businessInfo?.legalName ?? "") : c.fullName);
+
+/**
+ * Hosted verification links (Grid's POST /customers/{id}/kyc-link, the operator's KYC link flow):
+ * a single-use URL the platform hands its customer. Creating one changes nothing about the
+ * customer; completing the page runs the customer's verification (sandbox: the suffix rule, as
+ * POST /verifications) and uses the link up. A link whose customer still lacks data stays open
+ * (the page lists what is missing). A new link voids the customer's older open ones.
+ */
+export function createKycLinks({ transact, clock, platforms, ttlMs }: KycLinksDeps) {
+  /** The open link of a token, or the page's refusal: 404 unknown, 410 used or expired. */
+  async function openLink(store: Store, token: string, forUpdate: boolean): Promise<KycLink> {
+    const link = TOKEN_PATTERN.test(token) ? await store.kycLinks.getByToken(hashOf(token), { forUpdate }) : undefined;
+    if (!link) throw new AppError("NOT_FOUND", "KYC_LINK_NOT_FOUND", "This verification link does not exist");
+    if (link.completedAt) throw new AppError("GONE", "KYC_LINK_USED", "This verification link was already used", { customerId: link.customerId });
+    if (link.expiresAt.getTime() <= clock.now().getTime()) {
+      throw new AppError("GONE", "KYC_LINK_EXPIRED", "This verification link has expired; ask for a new one", { customerId: link.customerId });
+    }
+    return link;
+  }
+
+  const pageOf = (link: KycLink, c: Customer): KycLinkPage => ({
+    customerId: c.id,
+    customerType: c.customerType,
+    displayName: displayName(c),
+    verificationStatus: c.verificationStatus,
+    expiresAt: link.expiresAt,
+    redirectUrl: link.redirectUrl,
+  });
+
+  return {
+    async create(platformId: string, customerId: string, redirectUrl: string): Promise<{ token: string; expiresAt: Date; customerId: string }> {
+      if (redirectUrl) {
+        const reason = redirectProblem(redirectUrl);
+        if (reason) throw errors.invalidInput([{ field: "redirectUrl", reason }]);
+      }
+      const platform = await platforms.settings(platformId);
+      return transact(async (store) => {
+        const customer = await liveCustomer(store, platformId, customerId, { forUpdate: true });
+        if (customer.verificationStatus === "APPROVED" || customer.verificationStatus === "REJECTED") {
+          throw errors.badRequest(
+            `CUSTOMER_ALREADY_${customer.verificationStatus}`,
+            `Customer ${customerId} is already ${customer.verificationStatus}; it needs no verification link`,
+            { customerId, verificationStatus: customer.verificationStatus },
+          );
+        }
+        // As POST /verifications: production has no KYC provider connector to run the page's checks.
+        if (platform.environment !== "SANDBOX") {
+          throw new AppError("NOT_IMPLEMENTED", "NOT_IMPLEMENTED", "No KYC provider connector is configured for production platforms; regulated platforms set kycStatus themselves", { customerId });
+        }
+        const now = clock.now();
+        await store.kycLinks.expireOpen(platformId, customerId, now);
+        const token = randomBytes(32).toString("base64url");
+        const expiresAt = new Date(now.getTime() + ttlMs);
+        await store.kycLinks.insert({ id: newId("KycLink"), platformId, customerId, tokenSha256: hashOf(token), redirectUrl, createdAt: now, expiresAt, completedAt: null });
+        return { token, expiresAt, customerId };
+      });
+    },
+
+    /** The page of an open link (reading it uses nothing up). */
+    page(token: string): Promise<KycLinkPage> {
+      return transact(async (store) => {
+        const link = await openLink(store, token, false);
+        return pageOf(link, await liveCustomer(store, link.platformId, link.customerId));
+      });
+    },
+
+    /**
+     * Completes the page: the customer's verification runs now, and only now does its status
+     * change. The link is used up unless the verification found data missing (RESOLVE_ERRORS).
+     */
+    async complete(token: string): Promise<{ page: KycLinkPage; verification: Verification }> {
+      const first = await transact((store) => openLink(store, token, false));
+      const platform = await platforms.settings(first.platformId);
+      return transact(async (store) => {
+        const link = await openLink(store, token, true);
+        const verification = await runVerification(store, clock, platform.environment, link.platformId, link.customerId);
+        if (verification.verificationStatus !== "RESOLVE_ERRORS") await store.kycLinks.complete(link.id, clock.now());
+        return { page: pageOf(link, await liveCustomer(store, link.platformId, link.customerId)), verification };
+      });
+    },
+  };
+}
+
+export type KycLinks = ReturnType<typeof createKycLinks>;
