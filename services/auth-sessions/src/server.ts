@@ -9,7 +9,7 @@ import { createOidcVerifier } from "./clients/oidc.js";
 import { createPasskeyVerifier } from "./clients/passkeys.js";
 import { loadWalletAuthConfig } from "./config.js";
 import { atRestCipher, walletEncryptionKey } from "./domain/wallet/at-rest.js";
-import { transactOver } from "./data/store.js";
+import { readOver, transactOver } from "./data/store.js";
 import { walletTransactOver } from "./data/wallet.js";
 import type { AccountDirectory, Mailer } from "./domain/wallet/ports.js";
 import { createWalletAuth } from "./domain/wallet/wallet-auth.js";
@@ -44,7 +44,7 @@ export function buildAuthSessions(
   const db = deps.db.forSchema<AuthSessionsDatabase>(SCHEMA);
   const log: { warn(obj: object | string, msg?: string): void } = deps.log ?? { warn: () => {} };
   const config = loadWalletAuthConfig(deps.env ?? {});
-  const auth = createAuthSessions({ transact: transactOver(db, platformEvents), clock: deps.clock, deploymentName: config.CORRIDOR_DEPLOYMENT_NAME });
+  const auth = createAuthSessions({ transact: transactOver(db, platformEvents), read: readOver(db), clock: deps.clock, deploymentName: config.CORRIDOR_DEPLOYMENT_NAME });
   const walletKey = walletEncryptionKey(config.CORRIDOR_WALLET_ENCRYPTION_KEY);
   if (walletKey.insecureDefault) {
     log.warn("CORRIDOR_WALLET_ENCRYPTION_KEY is not set: wallet keys are encrypted at rest with an INSECURE built-in development key. Set it (32 bytes, hex or base64) for any real deployment; production platforms cannot export wallets without it.");

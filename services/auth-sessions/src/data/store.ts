@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from "kysely";
-import type { Store, Transact } from "../domain/ports.js";
+import type { Read, Store, Transact } from "../domain/ports.js";
 import { getPlatformConfig, insertPlatformConfig, updatePlatformConfig } from "./platform-configs.js";
 import { getDeployment, getPlatform, insertPlatform, listPlatforms } from "./platforms.js";
 import type { AuthSessionsDatabase } from "./tables.js";
@@ -13,8 +13,8 @@ import {
   markTokenDeleted,
 } from "./tokens.js";
 
-/** The repositories bound to one transaction, in the shape the domain's Store port asks for. */
-export function repositories(trx: Transaction<AuthSessionsDatabase>): Omit<Store, "events"> {
+/** The repositories bound to one transaction (or to the pool, for reads), in the shape the domain's Store port asks for. */
+export function repositories(trx: Kysely<AuthSessionsDatabase>): Omit<Store, "events"> {
   return {
     deployment: () => getDeployment(trx),
     platforms: {
@@ -45,4 +45,9 @@ export function transactOver(
   events: (trx: Transaction<AuthSessionsDatabase>) => Store["events"],
 ): Transact {
   return (work) => db.transaction().execute((trx) => work({ ...repositories(trx), events: events(trx) }));
+}
+
+/** A Read over `db`: the repositories on the pool, outside any transaction. */
+export function readOver(db: Kysely<AuthSessionsDatabase>): Read {
+  return (work) => work(repositories(db));
 }

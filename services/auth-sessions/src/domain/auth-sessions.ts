@@ -1,12 +1,14 @@
 import { decodeKeysetCursor, errors, newId, pageSize, toPage, type Clock } from "@corridor/kit";
 import { hashSecret, newClientId, newClientSecret, secretMatches } from "./credentials.js";
 import { defaultSupportedCurrencies, defaultUmaDomain } from "./defaults.js";
-import { ClientIdTaken, type Store, type Transact } from "./ports.js";
+import { ClientIdTaken, type Read, type Store, type Transact } from "./ports.js";
 import type { Permission, Platform, PlatformConfig, Principal, StoredToken, Token, TokenFilter } from "./types.js";
 import { validateConfigPatch, validateNewPlatform, validatePasskeyRelyingParty, validateNewToken, type ConfigPatch, type NewPlatformInput } from "./validation.js";
 
 export interface AuthSessionsDeps {
   transact: Transact;
+  /** Single-statement reads outside a transaction; `transact` when not given. */
+  read?: Read;
   clock: Clock;
   /** The operator's name for this deployment (CORRIDOR_DEPLOYMENT_NAME), shown by the operator CLI. */
   deploymentName?: string;
@@ -36,7 +38,7 @@ function publicToken(t: StoredToken): Token {
   };
 }
 
-async function requirePlatform(store: Store, platformId: string): Promise<Platform> {
+async function requirePlatform(store: Pick<Store, "platforms">, platformId: string): Promise<Platform> {
   const platform = platformId ? await store.platforms.get(platformId) : undefined;
   if (!platform) throw errors.notFound("Platform", platformId || undefined);
   return platform;
@@ -47,13 +49,14 @@ async function requirePlatform(store: Store, platformId: string): Promise<Platfo
  * TypeScript over the Store port; every token and config operation is scoped by platform id, so
  * another platform's records answer 404 exactly like missing ones.
  */
-export function createAuthSessions({ transact, clock, deploymentName }: AuthSessionsDeps) {
+export function createAuthSessions({ transact, read = transact, clock, deploymentName }: AuthSessionsDeps) {
   const unauthorized = () => errors.unauthorized("Invalid client id or secret");
 
   return {
     async authenticate(clientId: string, clientSecret: string): Promise<Principal> {
       if (!clientId || !clientSecret) throw unauthorized();
-      return transact(async (store) => {
+      // Two independent reads: a token revoked between them is refused by the next request.
+      return read(async (store) => {
         const token = await store.tokens.findByClientId(clientId);
         if (!token || token.deletedAt !== null || !secretMatches(clientSecret, token.secretSha256)) throw unauthorized();
         const platform = await store.platforms.get(token.platformId);
@@ -69,7 +72,7 @@ export function createAuthSessions({ transact, clock, deploymentName }: AuthSess
     },
 
     getPlatform(platformId: string): Promise<Platform> {
-      return transact((store) => requirePlatform(store, platformId));
+      return read((store) => requirePlatform(store, platformId));
     },
 
     async createToken(platformId: string, input: { name: string; permissions: string[] }): Promise<{ token: Token; clientSecret: string }> {
@@ -127,7 +130,7 @@ export function createAuthSessions({ transact, clock, deploymentName }: AuthSess
     },
 
     getConfig(platformId: string): Promise<PlatformConfig> {
-      return transact(async (store) => {
+      return read(async (store) => {
         const config = await store.configs.getByPlatform(platformId);
         if (!config) throw errors.notFound("PlatformConfig");
         return config;

@@ -43,6 +43,13 @@ export interface Store {
 /** Runs `work` in one database transaction (committed when it resolves, rolled back when it throws). */
 export type Transact = <T>(work: (store: Store) => Promise<T>) => Promise<T>;
 
+/**
+ * Runs read-only `work` with no transaction: each statement reads its own snapshot, which is all a
+ * unit of one statement (or of reads that need not agree with each other) needs, and it saves the
+ * BEGIN and COMMIT round trips on the hottest reads (a platform's config, its environment).
+ */
+export type Read = <T>(work: (store: Omit<Store, "events">) => Promise<T>) => Promise<T>;
+
 /** Thrown by `tokens.insert` on a client id collision. */
 export class ClientIdTaken extends Error {
   constructor(readonly clientId: string) {
