@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
-import { TimeRangeSchema, type PageInfo } from "@corridor/proto/corridor/common/v1/paging_pb.js";
+import { TimeRangeSchema } from "@corridor/proto/corridor/common/v1/paging_pb.js";
 import type { Token } from "@corridor/proto/corridor/auth_sessions/v1/token_pb.js";
 import { Permission } from "@corridor/proto/corridor/auth_sessions/v1/token_pb.js";
-import { isoFromTimestamp, numberFromInt64, timestampFromIso } from "@corridor/kit/rest-json";
+import { isoFromTimestamp, timestampFromIso } from "@corridor/kit/rest-json";
 
 export type PermissionName = "VIEW" | "TRANSACT" | "MANAGE";
 
@@ -52,13 +52,3 @@ export function timeRange(after: string | undefined, before: string | undefined)
   return create(TimeRangeSchema, { after: timestampFromIso(after), before: timestampFromIso(before) });
 }
 
-/** The public list envelope from a page of items and its PageInfo. */
-export function listEnvelope<T>(data: T[], info: PageInfo | undefined) {
-  const hasMore = info?.hasMore ?? false;
-  return {
-    data,
-    hasMore,
-    ...(hasMore && info?.nextCursor ? { nextCursor: info.nextCursor } : {}),
-    totalCount: numberFromInt64(info?.totalCount ?? 0n),
-  };
-}

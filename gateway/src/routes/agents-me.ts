@@ -6,7 +6,6 @@ import { agentActionToJson, agentToJson } from "../mappers/agents.js";
 import { externalAccountToJson } from "../mappers/external-accounts.js";
 import { internalAccountToJson } from "../mappers/internal-accounts.js";
 import { quoteJson } from "../mappers/quotes-fx.js";
-import { listEnvelope } from "../mappers/tokens.js";
 import { transactionToJson } from "../mappers/transactions.js";
 import { ActionIdParams, AgentActionListSchema, ListMyActionsQuery } from "../schemas/agents.js";
 import { Ref, errorResponses } from "../schemas/common.js";
@@ -22,6 +21,7 @@ import { ListTransactionsQuery, TransactionIdParams, TransactionListSchema } fro
 import { IdempotencyHeaders, TransferBody } from "../schemas/transfers.js";
 import { createQuoteRequest } from "./quotes.js";
 import { listTransactionsRequest } from "./transactions.js";
+import { listEnvelope, pageOf } from "./list.js";
 import type { Api, RouteDeps } from "./types.js";
 
 const tags = ["Agent operations"];
@@ -84,7 +84,7 @@ export function agentMeRoutes(app: Api, { clients }: RouteDeps): void {
     async (request) => {
       const { platformId, agentId } = agentOf(request);
       const q = request.query;
-      const res = await clients.agents.listAgentActions({ platformId, agentId, status: q.status ?? "", page: { limit: q.limit ?? 20, cursor: q.cursor ?? "" } });
+      const res = await clients.agents.listAgentActions({ platformId, agentId, status: q.status ?? "", page: pageOf(q) });
       return listEnvelope(res.actions.map(agentActionToJson), res.pageInfo);
     },
   );
@@ -273,7 +273,7 @@ export function agentMeRoutes(app: Api, { clients }: RouteDeps): void {
         customerId: agent.customerId,
         currency: q.currency ?? "",
         type: q.type ?? "",
-        page: { limit: q.limit ?? 20, cursor: q.cursor ?? "" },
+        page: pageOf(q),
       });
       return listEnvelope(res.accounts.map(internalAccountToJson), res.pageInfo);
     },
@@ -329,7 +329,7 @@ export function agentMeRoutes(app: Api, { clients }: RouteDeps): void {
         owner: "CUSTOMER",
         customerId: agent.customerId,
         currency: q.currency ?? "",
-        page: { limit: q.limit ?? 20, cursor: q.cursor ?? "" },
+        page: pageOf(q),
       });
       return listEnvelope(res.accounts.map(externalAccountToJson), res.pageInfo);
     },

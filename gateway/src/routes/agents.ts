@@ -1,7 +1,7 @@
 import { appErrorFromConnect } from "@corridor/kit";
 import { principalOf } from "../auth.js";
 import { agentActionToJson, agentPolicyToJson, agentToJson, deviceCodeToJson, policyPatchToProto, policyToProto } from "../mappers/agents.js";
-import { listEnvelope, timeRange } from "../mappers/tokens.js";
+import { timeRange } from "../mappers/tokens.js";
 import {
   AgentActionListSchema,
   AgentActionParams,
@@ -18,6 +18,7 @@ import {
   UpdateAgentBody,
 } from "../schemas/agents.js";
 import { Ref, errorResponses } from "../schemas/common.js";
+import { listEnvelope, pageOf } from "./list.js";
 import type { Api, RouteDeps } from "./types.js";
 
 const tags = ["Agents"];
@@ -68,7 +69,7 @@ export function agentRoutes(app: Api, { clients, guesses }: RouteDeps): void {
         platformId,
         customerId: q.customerId ?? "",
         isPaused: q.isPaused,
-        page: { limit: q.limit ?? 20, cursor: q.cursor ?? "" },
+        page: pageOf(q),
       });
       return listEnvelope(res.agents.map(agentToJson), res.pageInfo);
     },
@@ -95,7 +96,7 @@ export function agentRoutes(app: Api, { clients, guesses }: RouteDeps): void {
         customerId: q.customerId ?? "",
         created: timeRange(q.startDate, q.endDate),
         ascending: q.sortOrder === "asc",
-        page: { limit: q.limit ?? 20, cursor: q.cursor ?? "" },
+        page: pageOf(q),
       });
       return listEnvelope(res.actions.map(agentActionToJson), res.pageInfo);
     },

@@ -1,9 +1,7 @@
 import { create } from "@bufbuild/protobuf";
-import { PageRequestSchema } from "@corridor/proto/corridor/common/v1/paging_pb.js";
 import { RoleListSchema } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
 import { principalOf } from "../auth.js";
 import { ownerToJson, personalInfoToProto } from "../mappers/beneficial-owners.js";
-import { listEnvelope } from "../mappers/tokens.js";
 import {
   BeneficialOwnerIdParams,
   BeneficialOwnerListSchema,
@@ -12,6 +10,7 @@ import {
   UpdateBeneficialOwnerBody,
 } from "../schemas/beneficial-owners.js";
 import { Ref, errorResponses } from "../schemas/common.js";
+import { listEnvelope, pageOf } from "./list.js";
 import type { Api, RouteDeps } from "./types.js";
 
 const tags = ["Customers"];
@@ -61,7 +60,7 @@ export function beneficialOwnerRoutes(app: Api, { clients }: RouteDeps): void {
       const res = await clients.customersKyc.listBeneficialOwners({
         platformId,
         customerId: q.customerId,
-        page: create(PageRequestSchema, { limit: q.limit ?? 20, cursor: q.cursor ?? "" }),
+        page: pageOf(q),
       });
       return listEnvelope(res.beneficialOwners.map(ownerToJson), res.pageInfo);
     },

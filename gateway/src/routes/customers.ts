@@ -1,10 +1,9 @@
-import { create } from "@bufbuild/protobuf";
-import { PageRequestSchema } from "@corridor/proto/corridor/common/v1/paging_pb.js";
 import { principalOf } from "../auth.js";
 import { customerBodyToProto, customerToJson } from "../mappers/customers.js";
-import { listEnvelope, timeRange } from "../mappers/tokens.js";
+import { timeRange } from "../mappers/tokens.js";
 import { Ref, errorResponses } from "../schemas/common.js";
 import { CreateCustomerBody, CustomerIdParams, CustomerListSchema, ListCustomersQuery, UpdateCustomerBody } from "../schemas/customers.js";
+import { listEnvelope, pageOf } from "./list.js";
 import type { Api, RouteDeps } from "./types.js";
 
 const tags = ["Customers"];
@@ -46,7 +45,7 @@ export function customerRoutes(app: Api, { clients }: RouteDeps): void {
       const q = request.query;
       const res = await clients.customersKyc.listCustomers({
         platformId,
-        page: create(PageRequestSchema, { limit: q.limit ?? 20, cursor: q.cursor ?? "" }),
+        page: pageOf(q),
         platformCustomerId: q.platformCustomerId ?? "",
         customerType: q.customerType ?? "",
         created: timeRange(q.createdAfter, q.createdBefore),

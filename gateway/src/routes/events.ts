@@ -1,9 +1,10 @@
 import { eventToJson, eventWithAttemptsToJson } from "@corridor/kit/rest-json";
 import { principalOf } from "../auth.js";
 import { markIdempotentEffectDone } from "../idempotency.js";
-import { listEnvelope, timeRange } from "../mappers/tokens.js";
+import { timeRange } from "../mappers/tokens.js";
 import { Ref, errorResponses } from "../schemas/common.js";
 import { EventIdParams, EventListSchema, ListEventsQuery, RedeliverHeaders } from "../schemas/events.js";
+import { listEnvelope, pageOf } from "./list.js";
 import type { Api, RouteDeps } from "./types.js";
 
 const tags = ["Webhooks and events"];
@@ -34,7 +35,7 @@ export function eventRoutes(app: Api, { clients }: RouteDeps): void {
         type: q.type ?? "",
         resourceId: q.resourceId ?? "",
         created: timeRange(q.createdAfter, q.createdBefore),
-        page: { limit: q.limit ?? 20, cursor: q.cursor ?? "" },
+        page: pageOf(q),
       });
       return listEnvelope(res.events.map(eventToJson), res.pageInfo);
     },

@@ -1,6 +1,5 @@
 import { principalOf } from "../auth.js";
 import { externalAccountToJson } from "../mappers/external-accounts.js";
-import { listEnvelope } from "../mappers/tokens.js";
 import { Ref, errorResponses } from "../schemas/common.js";
 import {
   CreateCustomerExternalAccountBody,
@@ -10,6 +9,7 @@ import {
   ListCustomerExternalAccountsQuery,
   ListPlatformExternalAccountsQuery,
 } from "../schemas/external-accounts.js";
+import { listEnvelope, pageOf } from "./list.js";
 import type { Api, RouteDeps } from "./types.js";
 
 const tags = ["External accounts"];
@@ -90,7 +90,7 @@ export function externalAccountRoutes(app: Api, { clients }: RouteDeps): void {
         owner: "CUSTOMER",
         customerId: q.customerId ?? "",
         currency: q.currency ?? "",
-        page: { limit: q.limit ?? 20, cursor: q.cursor ?? "" },
+        page: pageOf(q),
       });
       return listEnvelope(res.accounts.map(externalAccountToJson), res.pageInfo);
     },
@@ -114,7 +114,7 @@ export function externalAccountRoutes(app: Api, { clients }: RouteDeps): void {
         platformId,
         owner: "PLATFORM",
         currency: q.currency ?? "",
-        page: { limit: q.limit ?? 20, cursor: q.cursor ?? "" },
+        page: pageOf(q),
       });
       return listEnvelope(res.accounts.map(externalAccountToJson), res.pageInfo);
     },

@@ -1,8 +1,8 @@
 import { principalOf } from "../auth.js";
 import { internalAccountToJson } from "../mappers/internal-accounts.js";
-import { listEnvelope } from "../mappers/tokens.js";
 import { errorResponses } from "../schemas/common.js";
 import { InternalAccountListSchema, ListCustomerInternalAccountsQuery, ListPlatformInternalAccountsQuery } from "../schemas/internal-accounts.js";
+import { listEnvelope, pageOf } from "./list.js";
 import type { Api, RouteDeps } from "./types.js";
 
 const tags = ["Internal accounts"];
@@ -28,7 +28,7 @@ export function internalAccountRoutes(app: Api, { clients }: RouteDeps): void {
         customerId: q.customerId ?? "",
         currency: q.currency ?? "",
         type: q.type ?? "",
-        page: { limit: q.limit ?? 20, cursor: q.cursor ?? "" },
+        page: pageOf(q),
       });
       return listEnvelope(res.accounts.map(internalAccountToJson), res.pageInfo);
     },

@@ -1,10 +1,9 @@
-import { create } from "@bufbuild/protobuf";
 import { errors } from "@corridor/kit";
-import { PageRequestSchema } from "@corridor/proto/corridor/common/v1/paging_pb.js";
 import { principalOf } from "../auth.js";
-import { listEnvelope, permissionToProto, timeRange, tokenToJson } from "../mappers/tokens.js";
+import { permissionToProto, timeRange, tokenToJson } from "../mappers/tokens.js";
 import { Ref, errorResponses } from "../schemas/common.js";
 import { CreateTokenBody, ListTokensQuery, TokenIdParams, TokenListSchema } from "../schemas/tokens.js";
+import { listEnvelope, pageOf } from "./list.js";
 import type { Api, RouteDeps } from "./types.js";
 
 const tags = ["Tokens"];
@@ -55,7 +54,7 @@ export function tokenRoutes(app: Api, { clients, auth }: RouteDeps): void {
       const q = request.query;
       const res = await clients.authSessions.listTokens({
         platformId,
-        page: create(PageRequestSchema, { limit: q.limit ?? 20, cursor: q.cursor ?? "" }),
+        page: pageOf(q),
         name: q.name ?? "",
         created: timeRange(q.createdAfter, q.createdBefore),
         updated: timeRange(q.updatedAfter, q.updatedBefore),

@@ -2,10 +2,11 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ListTransactionsRequestSchema } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
 import type { Static } from "typebox";
 import { principalOf } from "../auth.js";
-import { listEnvelope, timeRange } from "../mappers/tokens.js";
+import { timeRange } from "../mappers/tokens.js";
 import { transactionToJson } from "../mappers/transactions.js";
 import { Ref, errorResponses } from "../schemas/common.js";
 import { ListTransactionsQuery, TransactionIdParams, TransactionListSchema } from "../schemas/transactions.js";
+import { listEnvelope, pageOf } from "./list.js";
 import type { Api, RouteDeps } from "./types.js";
 
 const tags = ["Transactions"];
@@ -21,7 +22,7 @@ export function listTransactionsRequest(platformId: string, q: Partial<Static<ty
     created: timeRange(q.startDate, q.endDate),
     ascending: q.sortOrder === "asc",
     reference: q.reference ?? "",
-    page: { limit: q.limit ?? 20, cursor: q.cursor ?? "" },
+    page: pageOf(q),
   };
 }
 

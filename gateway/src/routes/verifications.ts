@@ -1,10 +1,8 @@
-import { create } from "@bufbuild/protobuf";
-import { PageRequestSchema } from "@corridor/proto/corridor/common/v1/paging_pb.js";
 import { principalOf } from "../auth.js";
-import { listEnvelope } from "../mappers/tokens.js";
 import { verificationToJson } from "../mappers/verifications.js";
 import { Ref, errorResponses } from "../schemas/common.js";
 import { CreateVerificationBody, ListVerificationsQuery, VerificationIdParams, VerificationListSchema } from "../schemas/verifications.js";
+import { listEnvelope, pageOf } from "./list.js";
 import type { Api, RouteDeps } from "./types.js";
 
 const tags = ["Customers"];
@@ -46,7 +44,7 @@ export function verificationRoutes(app: Api, { clients }: RouteDeps): void {
       const q = request.query;
       const res = await clients.customersKyc.listVerifications({
         platformId,
-        page: create(PageRequestSchema, { limit: q.limit ?? 20, cursor: q.cursor ?? "" }),
+        page: pageOf(q),
         customerId: q.customerId ?? "",
         verificationStatus: q.verificationStatus ?? "",
       });
