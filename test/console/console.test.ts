@@ -44,7 +44,7 @@ describe.skipIf(skip)(`the console in Chromium${chromiumFound.path ? "" : ` — 
 
   const shot = async (name: string) => {
     // From the top, so the sticky header sits where it belongs in a full-page picture.
-    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.evaluate("window.scrollTo(0, 0)");
     await page.screenshot({ path: join(shotsDir, `${name}.png`), fullPage: true });
   };
   const go = async (hash: string) => {
@@ -107,8 +107,8 @@ describe.skipIf(skip)(`the console in Chromium${chromiumFound.path ? "" : ` — 
     await page.getByRole("navigation", { name: "Sections" }).waitFor();
     await see("Find customers");
     // Kept for this tab only, and the page reloads signed in.
-    expect(await page.evaluate(() => Object.keys(sessionStorage))).toEqual(["corridor.console.credentials"]);
-    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(await page.evaluate<string[]>("Object.keys(sessionStorage)")).toEqual(["corridor.console.credentials"]);
+    expect(await page.evaluate<number>("localStorage.length")).toBe(0);
     await page.reload();
     await see("Find customers");
   });
@@ -359,7 +359,7 @@ describe.skipIf(skip)(`the console in Chromium${chromiumFound.path ? "" : ` — 
         await phone.locator("main.content h1").first().waitFor();
         await phone.locator(".muted", { hasText: "Loading…" }).first().waitFor({ state: "detached" }).catch(() => undefined);
         await phone.waitForTimeout(200);
-        const width = await phone.evaluate(() => document.documentElement.scrollWidth);
+        const width = await phone.evaluate<number>("document.documentElement.scrollWidth");
         expect(width, `#/${hash} is ${width} px wide`).toBeLessThanOrEqual(390);
       }
       const nav = phone.getByRole("navigation", { name: "Sections" });
