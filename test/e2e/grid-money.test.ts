@@ -164,4 +164,28 @@ describe.skipIf(skipReason())(`Grid money fields (${mode})`, () => {
     const failed = await txStatus(p, out.body.id, "FAILED");
     expect(failed.settledAt).toBeUndefined();
   });
+
+  it("GET /quotes lists the platform's quotes with Grid's filters and the list envelope", async () => {
+    const all = await p.call("GET", "/quotes?limit=100");
+    expect(all.status, JSON.stringify(all.body)).toBe(200);
+    expect(all.body).toMatchObject({ hasMore: false, totalCount: expect.any(Number) });
+    expect(all.body.data.length).toBeGreaterThan(0);
+    expect(all.body.data.every((q: any) => q.id.startsWith("Quote:"))).toBe(true);
+    const mine = await p.call("GET", `/quotes?customerId=${customer.id}&status=COMPLETED&createdAfter=2020-01-01T00:00:00Z`);
+    expect(mine.status).toBe(200);
+    expect(mine.body.data.every((q: any) => q.status === "COMPLETED" && q.source.customerId === customer.id)).toBe(true);
+    const paged = await p.call("GET", "/quotes?limit=1");
+    expect(paged.body.data).toHaveLength(1);
+    if (all.body.totalCount > 1) expect(paged.body).toMatchObject({ hasMore: true, nextCursor: expect.any(String) });
+    expect((await p.call("GET", "/quotes?status=DONE")).status).toBe(400);
+  });
+
+  it("GET /uma-providers answers the sandbox's providers, filtered by countryCode and currencyCode", async () => {
+    const res = await p.call("GET", "/uma-providers?countryCode=MX&currencyCode=MXN");
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ hasMore: false, totalCount: 1, data: [{ domain: "sandbox.uma.money", allowListStatus: true, supportedRegions: expect.arrayContaining(["MX", "US"]) }] });
+    expect(res.body.data[0].supportedCurrencies.map((c: any) => c.code)).toEqual(["EUR", "MXN", "USD"]);
+    expect((await p.call("GET", "/uma-providers?countryCode=BR")).body).toMatchObject({ data: [], totalCount: 0 });
+    expect((await p.call("GET", "/uma-providers?countryCode=mexico")).status).toBe(400);
+  });
 });

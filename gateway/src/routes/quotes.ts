@@ -5,7 +5,9 @@ import { principalOf } from "../auth.js";
 import { markIdempotentEffectDone } from "../idempotency.js";
 import { quoteJson } from "../mappers/quotes-fx.js";
 import { errorResponses } from "../schemas/common.js";
-import { CreateQuoteBody, ExecuteQuoteHeaders, QuoteParams, QuoteSchema } from "../schemas/quotes-fx.js";
+import { CreateQuoteBody, ExecuteQuoteHeaders, ListQuotesQuery, QuoteListSchema, QuoteParams, QuoteSchema } from "../schemas/quotes-fx.js";
+import { listEnvelope, pageOf } from "./list.js";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { IdempotencyHeaders } from "../schemas/transfers.js";
 import type { Api, RouteDeps } from "./types.js";
 
@@ -56,6 +58,33 @@ export function quoteRoutes(app: Api, { clients }: RouteDeps): void {
       markIdempotentEffectDone(request);
       if (res.replayed) reply.header("Idempotent-Replayed", "true");
       return reply.code(201).send(quoteJson(res.quote));
+    },
+  );
+
+  app.get(
+    "/quotes",
+    {
+      schema: {
+        summary: "List quotes",
+        description:
+          "The platform's quotes, newest first, filtered by the sending customerId, status and creation time (createdAfter/createdBefore, inclusive); the list envelope. A listed PENDING quote past expiresAt is answered EXPIRED (as by GET /quotes/{id}). Needs VIEW.",
+        tags,
+        querystring: ListQuotesQuery,
+        response: { 200: QuoteListSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const q = request.query;
+      const res = await clients.quotesFx.listQuotes({
+        platformId,
+        customerId: q.customerId ?? "",
+        status: q.status ?? "",
+        createdAfter: q.createdAfter ? timestampFromDate(new Date(q.createdAfter)) : undefined,
+        createdBefore: q.createdBefore ? timestampFromDate(new Date(q.createdBefore)) : undefined,
+        page: pageOf(q),
+      });
+      return listEnvelope(res.quotes.map(quoteJson), res.pageInfo);
     },
   );
 

@@ -1,12 +1,48 @@
 import { principalOf } from "../auth.js";
+import { quoteCurrencyToJson as currencyJson } from "@corridor/kit/rest-json";
 import { receiverLookupJson } from "../mappers/quotes-fx.js";
+import { listEnvelope, pageOf } from "./list.js";
 import { errorResponses } from "../schemas/common.js";
-import { AccountReceiverParams, ReceiverLookupSchema, ReceiverQuery, UmaReceiverParams } from "../schemas/quotes-fx.js";
+import { AccountReceiverParams, ListUmaProvidersQuery, ReceiverLookupSchema, ReceiverQuery, UmaProviderListSchema, UmaReceiverParams } from "../schemas/quotes-fx.js";
 import type { Api, RouteDeps } from "./types.js";
 
 const tags = ["Quotes"];
 
 export function receiverRoutes(app: Api, { clients }: RouteDeps): void {
+  app.get(
+    "/uma-providers",
+    {
+      schema: {
+        summary: "List UMA providers",
+        description:
+          "The UMA providers the platform can pay, by domain, filtered by countryCode (ISO 3166-1 alpha-2) and currencyCode; the list envelope. Sandbox platforms: the sandbox's provider (sandbox.uma.money: USD, EUR, MXN; the US, Mexico and the euro area). Production platforms: 501 NOT_IMPLEMENTED (no UMA network connector yet). Needs VIEW.",
+        tags,
+        querystring: ListUmaProvidersQuery,
+        response: { 200: UmaProviderListSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const q = request.query;
+      const res = await clients.quotesFx.listUmaProviders({
+        platformId,
+        countryCode: q.countryCode ?? "",
+        currencyCode: q.currencyCode ?? "",
+        page: pageOf(q),
+      });
+      return listEnvelope(
+        res.providers.map((p) => ({
+          name: p.name,
+          domain: p.domain,
+          supportedRegions: [...p.supportedRegions],
+          supportedCurrencies: p.supportedCurrencies.map(currencyJson),
+          allowListStatus: p.allowListStatus,
+        })),
+        res.pageInfo,
+      );
+    },
+  );
+
   app.get(
     "/receiver/uma/:receiverUmaAddress",
     {

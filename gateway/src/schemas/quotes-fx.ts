@@ -1,5 +1,5 @@
 import { Type, type TSchema } from "typebox";
-import { IdempotencyKeyHeader, Iso8601, Ref } from "./common.js";
+import { IdempotencyKeyHeader, Iso8601, ListEnvelope, Ref, pagingQuery } from "./common.js";
 
 /** Schemas of the quotes-fx routes: exchange rates, receiver lookups, quotes and withdrawal fees. */
 
@@ -247,3 +247,38 @@ export const SandboxSendBody = Type.Object(
   },
   { additionalProperties: false, description: "A simulated payment of a quote's instructions." },
 );
+
+export const ListQuotesQuery = Type.Object(
+  {
+    ...pagingQuery,
+    customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "Only quotes whose sending customer is this one." })),
+    status: Type.Optional(Type.Enum(["PENDING", "PROCESSING", "COMPLETED", "FAILED", "EXPIRED"], { description: "Only quotes in this status." })),
+    createdAfter: Type.Optional(Iso8601("Only quotes created at or after this time.")),
+    createdBefore: Type.Optional(Iso8601("Only quotes created at or before this time.")),
+  },
+  { additionalProperties: false, description: "Filters and paging of GET /quotes (Grid's names)." },
+);
+
+export const QuoteListSchema = ListEnvelope(QuoteSchema, "One page of quotes, newest first.");
+
+export const ListUmaProvidersQuery = Type.Object(
+  {
+    ...pagingQuery,
+    countryCode: Type.Optional(Type.String({ pattern: "^[A-Z]{2}$", description: "Only providers operating in this ISO 3166-1 alpha-2 country.", examples: ["MX"] })),
+    currencyCode: Type.Optional(Type.String({ pattern: "^[A-Z]{3,5}$", description: "Only providers whose users receive this currency.", examples: ["EUR"] })),
+  },
+  { additionalProperties: false, description: "Filters and paging of GET /uma-providers." },
+);
+
+export const UmaProviderSchema = Type.Object(
+  {
+    name: Type.String({ description: "Display name.", examples: ["Corridor Sandbox UMA"] }),
+    domain: Type.String({ description: "The domain of its UMA addresses.", examples: ["sandbox.uma.money"] }),
+    supportedRegions: Type.Array(Type.String({ description: "ISO 3166-1 alpha-2." }), { description: "Countries it operates in.", examples: [["MX", "US"]] }),
+    supportedCurrencies: Type.Array(Ref("Currency", "A currency its users receive."), { description: "Currencies its users receive." }),
+    allowListStatus: Type.Boolean({ description: "Whether the platform may pay it (every listed provider is allowed).", examples: [true] }),
+  },
+  { additionalProperties: false, description: "A UMA provider (VASP) the platform can pay." },
+);
+
+export const UmaProviderListSchema = ListEnvelope(UmaProviderSchema, "One page of UMA providers, by domain.");

@@ -67,6 +67,25 @@ export function quoteStore(db: Kysely<QuotesFxDatabase>): QuoteStore {
       });
     },
 
+    async list(f, page) {
+      const filtered = () => {
+        let q = db.selectFrom("quotes").where("platform_id", "=", f.platformId);
+        if (f.customerId) q = q.where("customer_id", "=", f.customerId);
+        if (f.status) q = q.where("status", "=", f.status);
+        if (f.createdAfter) q = q.where("created_at", ">=", f.createdAfter);
+        if (f.createdBefore) q = q.where("created_at", "<=", f.createdBefore);
+        return q;
+      };
+      let q = filtered().selectAll();
+      if (page.before) {
+        const { at, id } = page.before;
+        q = q.where((eb) => eb.or([eb("created_at", "<", at), eb.and([eb("created_at", "=", at), eb("id", "<", id)])]));
+      }
+      const rows = await q.orderBy("created_at", "desc").orderBy("id", "desc").limit(page.limit + 1).execute();
+      const total = await filtered().select(sql<string>`count(*)`.as("n")).executeTakeFirstOrThrow();
+      return { rows: rows.map(toQuote), total: Number(total.n) };
+    },
+
     async dueForExpiry(now, limit) {
       const rows = await db
         .selectFrom("quotes")

@@ -216,6 +216,16 @@ export interface QuoteStore {
   dueForExpiry(now: Date, limit: number): Promise<{ platformId: string; id: string }[]>;
   /** The quote of a ledger transaction (consumer path), inside `trx`. */
   idByTransaction(trx: unknown, platformId: string, transactionId: string): Promise<string | undefined>;
+  /** GET /quotes: `limit + 1` quotes newest first (keyset on created_at, id) and the total matching the filter. */
+  list(filter: QuoteFilter, page: { limit: number; before?: { at: Date; id: string } }): Promise<{ rows: Quote[]; total: number }>;
+}
+
+export interface QuoteFilter {
+  platformId: string;
+  customerId?: string;
+  status?: QuoteStatus;
+  createdAfter?: Date;
+  createdBefore?: Date;
 }
 
 /** Decisions §3 around one effect: claim, run, complete in the effect's transaction (via the hook), release on failure. */

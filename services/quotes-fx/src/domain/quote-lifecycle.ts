@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { AppError, canonicalJson, errors, newId, type Clock } from "@corridor/kit";
+import { AppError, canonicalJson, decodeKeysetCursor, errors, newId, pageSize, toPage, type Clock } from "@corridor/kit";
 import type { PlatformClock } from "./platform-clock.js";
-import type { Idempotent, PaymentInstruction, Quote, QuoteLedgerPort, QuoteStatus, QuoteStore, QuoteTransactionState, WalletSignaturePort } from "./ports.js";
+import type { Idempotent, PaymentInstruction, Quote, QuoteFilter, QuoteLedgerPort, QuoteStatus, QuoteStore, QuoteTransactionState, WalletSignaturePort } from "./ports.js";
 import { quoteFromJson, quoteToJson, rateDetailsToJson } from "./quote-json.js";
 import type { PreparedQuote, QuoteRequest } from "./quotes.js";
 
@@ -252,6 +252,18 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
     /** With `agentId` (agent calls), only a quote that agent created is found. */
     async get(platformId: string, id: string, agentId = ""): Promise<Quote> {
       return expireIfDue(await load(platformId, id, agentId));
+    },
+
+    /**
+     * GET /quotes: newest first. A listed PENDING quote past its expiry is expired on the way, as
+     * GET /quotes/{id} does (the filter saw it as stored; the expiry worker closes that gap).
+     */
+    async list(filter: QuoteFilter, page: { limit?: number; cursor?: string }) {
+      const limit = pageSize(page.limit);
+      const pos = decodeKeysetCursor(page.cursor, "timestamp");
+      const { rows, total } = await store.list(filter, { limit, before: pos && { at: pos.k, id: pos.id } });
+      const current = await Promise.all(rows.map((q) => expireIfDue(q)));
+      return toPage(current, limit, (q) => ({ k: q.createdAt.toISOString(), id: q.id }), total);
     },
 
     /** With `agentId` (agent calls), only a quote that agent created is found. */

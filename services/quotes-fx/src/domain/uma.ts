@@ -48,3 +48,37 @@ export function sandboxReceiver(user: string, domain: string): SandboxReceiver |
 
 /** Receiver-side bounds of the sandbox receivers, receiving minor units (1.00 to 1,000,000.00). */
 export const SANDBOX_RECEIVER_LIMITS = { min: 100n, max: 100_000_000n };
+
+/** Countries whose currency is each sandbox receiver currency (the euro: the euro area). */
+const COUNTRIES_OF_CURRENCY: Readonly<Record<string, readonly string[]>> = {
+  USD: ["US"],
+  MXN: ["MX"],
+  EUR: ["AT", "BE", "CY", "DE", "EE", "ES", "FI", "FR", "GR", "HR", "IE", "IT", "LT", "LU", "LV", "MT", "NL", "PT", "SI", "SK"],
+};
+
+export interface UmaProviderView {
+  name: string;
+  domain: string;
+  supportedRegions: string[];
+  supportedCurrencies: string[];
+}
+
+/**
+ * GET /uma-providers in the sandbox: the providers a sandbox platform can pay, which is the
+ * sandbox UMA domain and its receivers ($success.usd, ...): their currencies and those
+ * currencies' countries. Filters: an ISO 3166-1 alpha-2 country, a currency code.
+ */
+export function sandboxUmaProviders(filter: { countryCode?: string; currencyCode?: string }): UmaProviderView[] {
+  const currencies = [...new Set(Object.values(SANDBOX_RECEIVERS).map((r) => r.currencyCode))].sort();
+  const providers: UmaProviderView[] = [
+    {
+      name: "Corridor Sandbox UMA",
+      domain: SANDBOX_UMA_DOMAIN,
+      supportedRegions: [...new Set(currencies.flatMap((c) => COUNTRIES_OF_CURRENCY[c] ?? []))].sort(),
+      supportedCurrencies: currencies,
+    },
+  ];
+  return providers.filter(
+    (p) => (!filter.countryCode || p.supportedRegions.includes(filter.countryCode)) && (!filter.currencyCode || p.supportedCurrencies.includes(filter.currencyCode)),
+  );
+}

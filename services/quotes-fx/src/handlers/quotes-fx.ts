@@ -1,8 +1,8 @@
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { TransactionSchema } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { quoteRequestFields } from "@corridor/kit";
+import { errors, quoteRequestFields } from "@corridor/kit";
 import type { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
 import type { Fx } from "../domain/fx.js";
 import type { Lookups } from "../domain/lookups.js";
@@ -10,7 +10,15 @@ import type { PlatformDirectory } from "../domain/ports.js";
 import type { QuoteLifecycle } from "../domain/quote-lifecycle.js";
 import type { QuoteRequest } from "../domain/quotes.js";
 import type { createWithdrawals } from "../domain/withdrawals.js";
+import { PageInfoSchema } from "@corridor/proto/corridor/common/v1/paging_pb.js";
+import { create } from "@bufbuild/protobuf";
+import { findCurrency } from "../domain/currencies.js";
+import { listUmaProviders } from "../domain/uma-providers.js";
 import { currencyMsg, lookupMsg, quoteMsg } from "./mappers.js";
+
+const pageInfo = (p: { hasMore: boolean; nextCursor?: string; totalCount: number }) =>
+  create(PageInfoSchema, { hasMore: p.hasMore, nextCursor: p.nextCursor ?? "", totalCount: BigInt(p.totalCount) });
+const QUOTE_STATUSES = ["PENDING", "PROCESSING", "COMPLETED", "FAILED", "EXPIRED"] as const;
 
 export interface HandlerDeps {
   fx: Fx;
@@ -73,6 +81,38 @@ export function createQuotesFxHandler(deps: HandlerDeps): Omit<ServiceImpl<typeo
       const request: QuoteRequest = { ...quoteRequestFields(req), agentId: req.agentId, actingCustomerId: req.actingCustomerId };
       const r = await deps.quotes.create(req.platformId, request, req.idempotencyKey);
       return { quote: quoteMsg(r.quote), replayed: r.replayed };
+    },
+
+    async listQuotes(req) {
+      if (req.status && !(QUOTE_STATUSES as readonly string[]).includes(req.status)) {
+        throw errors.invalidInput([{ field: "status", reason: `must be one of ${QUOTE_STATUSES.join(", ")}` }]);
+      }
+      const page = await deps.quotes.list(
+        {
+          platformId: req.platformId,
+          customerId: req.customerId || undefined,
+          status: (req.status || undefined) as (typeof QUOTE_STATUSES)[number] | undefined,
+          createdAfter: req.createdAfter ? timestampDate(req.createdAfter) : undefined,
+          createdBefore: req.createdBefore ? timestampDate(req.createdBefore) : undefined,
+        },
+        { limit: req.page?.limit || undefined, cursor: req.page?.cursor || undefined },
+      );
+      return { quotes: page.data.map(quoteMsg), pageInfo: pageInfo(page) };
+    },
+
+    async listUmaProviders(req) {
+      const facts = await deps.platforms.facts(req.platformId);
+      const page = listUmaProviders(facts, { countryCode: req.countryCode, currencyCode: req.currencyCode, limit: req.page?.limit || undefined, cursor: req.page?.cursor || undefined });
+      return {
+        providers: page.data.map((p) => ({
+          name: p.name,
+          domain: p.domain,
+          supportedRegions: p.supportedRegions,
+          supportedCurrencies: p.supportedCurrencies.map((c) => currencyMsg(findCurrency(c)!)),
+          allowListStatus: true,
+        })),
+        pageInfo: pageInfo(page),
+      };
     },
 
     async getQuote(req) {

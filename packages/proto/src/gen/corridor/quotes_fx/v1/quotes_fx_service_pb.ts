@@ -4,6 +4,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { PageInfo, PageRequest } from "../../common/v1/paging_pb.js";
+import { file_corridor_common_v1_paging } from "../../common/v1/paging_pb.js";
 import type { Transaction } from "../../ledger/v1/transaction_pb.js";
 import { file_corridor_ledger_v1_transaction } from "../../ledger/v1/transaction_pb.js";
 import type { Currency, Quote, QuoteDestination, QuoteSource } from "./quote_pb.js";
@@ -16,7 +18,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file corridor/quotes_fx/v1/quotes_fx_service.proto.
  */
 export const file_corridor_quotes_fx_v1_quotes_fx_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci1jb3JyaWRvci9xdW90ZXNfZngvdjEvcXVvdGVzX2Z4X3NlcnZpY2UucHJvdG8SFWNvcnJpZG9yLnF1b3Rlc19meC52MSKAAQoYTGlzdEV4Y2hhbmdlUmF0ZXNSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhcKD3NvdXJjZV9jdXJyZW5jeRgCIAEoCRIeChZkZXN0aW5hdGlvbl9jdXJyZW5jaWVzGAMgAygJEhYKDnNlbmRpbmdfYW1vdW50GAQgASgDIoUDCgxFeGNoYW5nZVJhdGUSOAoPc291cmNlX2N1cnJlbmN5GAEgASgLMh8uY29ycmlkb3IucXVvdGVzX2Z4LnYxLkN1cnJlbmN5Ej0KFGRlc3RpbmF0aW9uX2N1cnJlbmN5GAIgASgLMh8uY29ycmlkb3IucXVvdGVzX2Z4LnYxLkN1cnJlbmN5EhUKDWV4Y2hhbmdlX3JhdGUYAyABKAkSFgoOc2VuZGluZ19hbW91bnQYBCABKAMSGAoQcmVjZWl2aW5nX2Ftb3VudBgFIAEoAxIVCg1mZWVzX2luY2x1ZGVkGAYgASgDEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiAKGGRlc3RpbmF0aW9uX3BheW1lbnRfcmFpbBgIIAEoCRIaChJtaW5fc2VuZGluZ19hbW91bnQYCSABKAMSGgoSbWF4X3NlbmRpbmdfYW1vdW50GAogASgDEhIKCmZpeGVkX2ZlZXMYCyABKAMiTwoZTGlzdEV4Y2hhbmdlUmF0ZXNSZXNwb25zZRIyCgVyYXRlcxgBIAMoCzIjLmNvcnJpZG9yLnF1b3Rlc19meC52MS5FeGNoYW5nZVJhdGUigAEKEFJlY2VpdmVyQ3VycmVuY3kSMQoIY3VycmVuY3kYASABKAsyHy5jb3JyaWRvci5xdW90ZXNfZngudjEuQ3VycmVuY3kSHwoXZXN0aW1hdGVkX2V4Y2hhbmdlX3JhdGUYAiABKAkSCwoDbWluGAMgASgDEgsKA21heBgEIAEoAyIxCg5QYXllckRhdGFGaWVsZBIMCgRuYW1lGAEgASgJEhEKCW1hbmRhdG9yeRgCIAEoCCKQAgoOUmVjZWl2ZXJMb29rdXASCgoCaWQYASABKAkSHAoUcmVjZWl2ZXJfdW1hX2FkZHJlc3MYAiABKAkSEgoKYWNjb3VudF9pZBgDIAEoCRJFChRzdXBwb3J0ZWRfY3VycmVuY2llcxgEIAMoCzInLmNvcnJpZG9yLnF1b3Rlc19meC52MS5SZWNlaXZlckN1cnJlbmN5EkkKGnJlcXVpcmVkX3BheWVyX2RhdGFfZmllbGRzGAUgAygLMiUuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlBheWVyRGF0YUZpZWxkEi4KCmV4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIn4KGExvb2t1cFVtYVJlY2VpdmVyUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIcChRyZWNlaXZlcl91bWFfYWRkcmVzcxgCIAEoCRITCgtjdXN0b21lcl9pZBgDIAEoCRIaChJzZW5kZXJfdW1hX2FkZHJlc3MYBCABKAkiUgoZTG9va3VwVW1hUmVjZWl2ZXJSZXNwb25zZRI1CgZsb29rdXAYASABKAsyJS5jb3JyaWRvci5xdW90ZXNfZngudjEuUmVjZWl2ZXJMb29rdXAigAEKJExvb2t1cEV4dGVybmFsQWNjb3VudFJlY2VpdmVyUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhMKC2N1c3RvbWVyX2lkGAMgASgJEhoKEnNlbmRlcl91bWFfYWRkcmVzcxgEIAEoCSJeCiVMb29rdXBFeHRlcm5hbEFjY291bnRSZWNlaXZlclJlc3BvbnNlEjUKBmxvb2t1cBgBIAEoCzIlLmNvcnJpZG9yLnF1b3Rlc19meC52MS5SZWNlaXZlckxvb2t1cCKnAQocRXN0aW1hdGVXaXRoZHJhd2FsRmVlUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIbChNpbnRlcm5hbF9hY2NvdW50X2lkGAIgASgJEhAKCGN1cnJlbmN5GAMgASgJEhYKDmNyeXB0b19uZXR3b3JrGAQgASgJEg4KBmFtb3VudBgFIAEoAxIbChNkZXN0aW5hdGlvbl9hZGRyZXNzGAYgASgJIo8BCh1Fc3RpbWF0ZVdpdGhkcmF3YWxGZWVSZXNwb25zZRITCgtuZXR3b3JrX2ZlZRgBIAEoAxIZChFuZXR3b3JrX2ZlZV9hc3NldBgCIAEoCRIXCg9hcHBsaWNhdGlvbl9mZWUYAyABKAMSEQoJdG90YWxfZmVlGAQgASgDEhIKCm5ldF9hbW91bnQYBSABKAMixwUKEkNyZWF0ZVF1b3RlUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIyCgZzb3VyY2UYAiABKAsyIi5jb3JyaWRvci5xdW90ZXNfZngudjEuUXVvdGVTb3VyY2USPAoLZGVzdGluYXRpb24YAyABKAsyJy5jb3JyaWRvci5xdW90ZXNfZngudjEuUXVvdGVEZXN0aW5hdGlvbhIcChRsb2NrZWRfY3VycmVuY3lfc2lkZRgEIAEoCRIeChZsb2NrZWRfY3VycmVuY3lfYW1vdW50GAUgASgDEhEKCWxvb2t1cF9pZBgGIAEoCRIbChNpbW1lZGlhdGVseV9leGVjdXRlGAcgASgIEhMKC2Rlc2NyaXB0aW9uGAggASgJEhoKEnB1cnBvc2Vfb2ZfcGF5bWVudBgJIAEoCRJfChRzZW5kZXJfY3VzdG9tZXJfaW5mbxgKIAMoCzJBLmNvcnJpZG9yLnF1b3Rlc19meC52MS5DcmVhdGVRdW90ZVJlcXVlc3QuU2VuZGVyQ3VzdG9tZXJJbmZvRW50cnkSaAoYY291bnRlcnBhcnR5X2luZm9ybWF0aW9uGAsgAygLMkYuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkNyZWF0ZVF1b3RlUmVxdWVzdC5Db3VudGVycGFydHlJbmZvcm1hdGlvbkVudHJ5EhcKD2lkZW1wb3RlbmN5X2tleRgMIAEoCRIQCghhZ2VudF9pZBgNIAEoCRIaChJhY3RpbmdfY3VzdG9tZXJfaWQYDiABKAkaOQoXU2VuZGVyQ3VzdG9tZXJJbmZvRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARo+ChxDb3VudGVycGFydHlJbmZvcm1hdGlvbkVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiVAoTQ3JlYXRlUXVvdGVSZXNwb25zZRIrCgVxdW90ZRgBIAEoCzIcLmNvcnJpZG9yLnF1b3Rlc19meC52MS5RdW90ZRIQCghyZXBsYXllZBgCIAEoCCJKCg9HZXRRdW90ZVJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIcXVvdGVfaWQYAiABKAkSEAoIYWdlbnRfaWQYAyABKAkiPwoQR2V0UXVvdGVSZXNwb25zZRIrCgVxdW90ZRgBIAEoCzIcLmNvcnJpZG9yLnF1b3Rlc19meC52MS5RdW90ZSKOAQoTRXhlY3V0ZVF1b3RlUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIQCghxdW90ZV9pZBgCIAEoCRIXCg9pZGVtcG90ZW5jeV9rZXkYAyABKAkSEgoKcmVxdWVzdF9pZBgEIAEoCRIRCglzaWduYXR1cmUYBSABKAkSEAoIYWdlbnRfaWQYBiABKAkiVQoURXhlY3V0ZVF1b3RlUmVzcG9uc2USKwoFcXVvdGUYASABKAsyHC5jb3JyaWRvci5xdW90ZXNfZngudjEuUXVvdGUSEAoIcmVwbGF5ZWQYAiABKAgiggEKGVNlbmRTYW5kYm94RnVuZGluZ1JlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIcXVvdGVfaWQYAiABKAkSFQoNY3VycmVuY3lfY29kZRgDIAEoCRIOCgZhbW91bnQYBCABKAMSFwoPaWRlbXBvdGVuY3lfa2V5GAUgASgJIqkBChpTZW5kU2FuZGJveEZ1bmRpbmdSZXNwb25zZRIWCg50cmFuc2FjdGlvbl9pZBgBIAEoCRIrCgVxdW90ZRgCIAEoCzIcLmNvcnJpZG9yLnF1b3Rlc19meC52MS5RdW90ZRIQCghyZXBsYXllZBgDIAEoCBI0Cgt0cmFuc2FjdGlvbhgEIAEoCzIfLmNvcnJpZG9yLmxlZGdlci52MS5UcmFuc2FjdGlvbiLbAQoYUmVjZWl2ZVVtYVBheW1lbnRSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhoKEnNlbmRlcl91bWFfYWRkcmVzcxgCIAEoCRIcChRyZWNlaXZlcl91bWFfYWRkcmVzcxgDIAEoCRIfChdyZWNlaXZpbmdfY3VycmVuY3lfY29kZRgEIAEoCRIhChlyZWNlaXZpbmdfY3VycmVuY3lfYW1vdW50GAUgASgDEhcKD2lkZW1wb3RlbmN5X2tleRgGIAEoCRITCgtjdXN0b21lcl9pZBgHIAEoCSJjChlSZWNlaXZlVW1hUGF5bWVudFJlc3BvbnNlEjQKC3RyYW5zYWN0aW9uGAEgASgLMh8uY29ycmlkb3IubGVkZ2VyLnYxLlRyYW5zYWN0aW9uEhAKCHJlcGxheWVkGAIgASgIIoUBCh1BcHByb3ZlSW5jb21pbmdQYXltZW50UmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgCIAEoCRI3ChZyZWNlaXZlcl9jdXN0b21lcl9pbmZvGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJWCh5BcHByb3ZlSW5jb21pbmdQYXltZW50UmVzcG9uc2USNAoLdHJhbnNhY3Rpb24YASABKAsyHy5jb3JyaWRvci5sZWRnZXIudjEuVHJhbnNhY3Rpb24iWwocUmVqZWN0SW5jb21pbmdQYXltZW50UmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiVQodUmVqZWN0SW5jb21pbmdQYXltZW50UmVzcG9uc2USNAoLdHJhbnNhY3Rpb24YASABKAsyHy5jb3JyaWRvci5sZWRnZXIudjEuVHJhbnNhY3Rpb24yzwoKD1F1b3Rlc0Z4U2VydmljZRJ2ChFMaXN0RXhjaGFuZ2VSYXRlcxIvLmNvcnJpZG9yLnF1b3Rlc19meC52MS5MaXN0RXhjaGFuZ2VSYXRlc1JlcXVlc3QaMC5jb3JyaWRvci5xdW90ZXNfZngudjEuTGlzdEV4Y2hhbmdlUmF0ZXNSZXNwb25zZRJ2ChFMb29rdXBVbWFSZWNlaXZlchIvLmNvcnJpZG9yLnF1b3Rlc19meC52MS5Mb29rdXBVbWFSZWNlaXZlclJlcXVlc3QaMC5jb3JyaWRvci5xdW90ZXNfZngudjEuTG9va3VwVW1hUmVjZWl2ZXJSZXNwb25zZRKaAQodTG9va3VwRXh0ZXJuYWxBY2NvdW50UmVjZWl2ZXISOy5jb3JyaWRvci5xdW90ZXNfZngudjEuTG9va3VwRXh0ZXJuYWxBY2NvdW50UmVjZWl2ZXJSZXF1ZXN0GjwuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkxvb2t1cEV4dGVybmFsQWNjb3VudFJlY2VpdmVyUmVzcG9uc2USggEKFUVzdGltYXRlV2l0aGRyYXdhbEZlZRIzLmNvcnJpZG9yLnF1b3Rlc19meC52MS5Fc3RpbWF0ZVdpdGhkcmF3YWxGZWVSZXF1ZXN0GjQuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkVzdGltYXRlV2l0aGRyYXdhbEZlZVJlc3BvbnNlEmQKC0NyZWF0ZVF1b3RlEikuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkNyZWF0ZVF1b3RlUmVxdWVzdBoqLmNvcnJpZG9yLnF1b3Rlc19meC52MS5DcmVhdGVRdW90ZVJlc3BvbnNlElsKCEdldFF1b3RlEiYuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkdldFF1b3RlUmVxdWVzdBonLmNvcnJpZG9yLnF1b3Rlc19meC52MS5HZXRRdW90ZVJlc3BvbnNlEmcKDEV4ZWN1dGVRdW90ZRIqLmNvcnJpZG9yLnF1b3Rlc19meC52MS5FeGVjdXRlUXVvdGVSZXF1ZXN0GisuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkV4ZWN1dGVRdW90ZVJlc3BvbnNlEnkKElNlbmRTYW5kYm94RnVuZGluZxIwLmNvcnJpZG9yLnF1b3Rlc19meC52MS5TZW5kU2FuZGJveEZ1bmRpbmdSZXF1ZXN0GjEuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlNlbmRTYW5kYm94RnVuZGluZ1Jlc3BvbnNlEnYKEVJlY2VpdmVVbWFQYXltZW50Ei8uY29ycmlkb3IucXVvdGVzX2Z4LnYxLlJlY2VpdmVVbWFQYXltZW50UmVxdWVzdBowLmNvcnJpZG9yLnF1b3Rlc19meC52MS5SZWNlaXZlVW1hUGF5bWVudFJlc3BvbnNlEoUBChZBcHByb3ZlSW5jb21pbmdQYXltZW50EjQuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkFwcHJvdmVJbmNvbWluZ1BheW1lbnRSZXF1ZXN0GjUuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkFwcHJvdmVJbmNvbWluZ1BheW1lbnRSZXNwb25zZRKCAQoVUmVqZWN0SW5jb21pbmdQYXltZW50EjMuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlJlamVjdEluY29taW5nUGF5bWVudFJlcXVlc3QaNC5jb3JyaWRvci5xdW90ZXNfZngudjEuUmVqZWN0SW5jb21pbmdQYXltZW50UmVzcG9uc2ViBnByb3RvMw", [file_corridor_ledger_v1_transaction, file_corridor_quotes_fx_v1_quote, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Ci1jb3JyaWRvci9xdW90ZXNfZngvdjEvcXVvdGVzX2Z4X3NlcnZpY2UucHJvdG8SFWNvcnJpZG9yLnF1b3Rlc19meC52MSKAAQoYTGlzdEV4Y2hhbmdlUmF0ZXNSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhcKD3NvdXJjZV9jdXJyZW5jeRgCIAEoCRIeChZkZXN0aW5hdGlvbl9jdXJyZW5jaWVzGAMgAygJEhYKDnNlbmRpbmdfYW1vdW50GAQgASgDIoUDCgxFeGNoYW5nZVJhdGUSOAoPc291cmNlX2N1cnJlbmN5GAEgASgLMh8uY29ycmlkb3IucXVvdGVzX2Z4LnYxLkN1cnJlbmN5Ej0KFGRlc3RpbmF0aW9uX2N1cnJlbmN5GAIgASgLMh8uY29ycmlkb3IucXVvdGVzX2Z4LnYxLkN1cnJlbmN5EhUKDWV4Y2hhbmdlX3JhdGUYAyABKAkSFgoOc2VuZGluZ19hbW91bnQYBCABKAMSGAoQcmVjZWl2aW5nX2Ftb3VudBgFIAEoAxIVCg1mZWVzX2luY2x1ZGVkGAYgASgDEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiAKGGRlc3RpbmF0aW9uX3BheW1lbnRfcmFpbBgIIAEoCRIaChJtaW5fc2VuZGluZ19hbW91bnQYCSABKAMSGgoSbWF4X3NlbmRpbmdfYW1vdW50GAogASgDEhIKCmZpeGVkX2ZlZXMYCyABKAMiTwoZTGlzdEV4Y2hhbmdlUmF0ZXNSZXNwb25zZRIyCgVyYXRlcxgBIAMoCzIjLmNvcnJpZG9yLnF1b3Rlc19meC52MS5FeGNoYW5nZVJhdGUigAEKEFJlY2VpdmVyQ3VycmVuY3kSMQoIY3VycmVuY3kYASABKAsyHy5jb3JyaWRvci5xdW90ZXNfZngudjEuQ3VycmVuY3kSHwoXZXN0aW1hdGVkX2V4Y2hhbmdlX3JhdGUYAiABKAkSCwoDbWluGAMgASgDEgsKA21heBgEIAEoAyIxCg5QYXllckRhdGFGaWVsZBIMCgRuYW1lGAEgASgJEhEKCW1hbmRhdG9yeRgCIAEoCCKQAgoOUmVjZWl2ZXJMb29rdXASCgoCaWQYASABKAkSHAoUcmVjZWl2ZXJfdW1hX2FkZHJlc3MYAiABKAkSEgoKYWNjb3VudF9pZBgDIAEoCRJFChRzdXBwb3J0ZWRfY3VycmVuY2llcxgEIAMoCzInLmNvcnJpZG9yLnF1b3Rlc19meC52MS5SZWNlaXZlckN1cnJlbmN5EkkKGnJlcXVpcmVkX3BheWVyX2RhdGFfZmllbGRzGAUgAygLMiUuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlBheWVyRGF0YUZpZWxkEi4KCmV4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIn4KGExvb2t1cFVtYVJlY2VpdmVyUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIcChRyZWNlaXZlcl91bWFfYWRkcmVzcxgCIAEoCRITCgtjdXN0b21lcl9pZBgDIAEoCRIaChJzZW5kZXJfdW1hX2FkZHJlc3MYBCABKAkiUgoZTG9va3VwVW1hUmVjZWl2ZXJSZXNwb25zZRI1CgZsb29rdXAYASABKAsyJS5jb3JyaWRvci5xdW90ZXNfZngudjEuUmVjZWl2ZXJMb29rdXAigAEKJExvb2t1cEV4dGVybmFsQWNjb3VudFJlY2VpdmVyUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhMKC2N1c3RvbWVyX2lkGAMgASgJEhoKEnNlbmRlcl91bWFfYWRkcmVzcxgEIAEoCSJeCiVMb29rdXBFeHRlcm5hbEFjY291bnRSZWNlaXZlclJlc3BvbnNlEjUKBmxvb2t1cBgBIAEoCzIlLmNvcnJpZG9yLnF1b3Rlc19meC52MS5SZWNlaXZlckxvb2t1cCKnAQocRXN0aW1hdGVXaXRoZHJhd2FsRmVlUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIbChNpbnRlcm5hbF9hY2NvdW50X2lkGAIgASgJEhAKCGN1cnJlbmN5GAMgASgJEhYKDmNyeXB0b19uZXR3b3JrGAQgASgJEg4KBmFtb3VudBgFIAEoAxIbChNkZXN0aW5hdGlvbl9hZGRyZXNzGAYgASgJIo8BCh1Fc3RpbWF0ZVdpdGhkcmF3YWxGZWVSZXNwb25zZRITCgtuZXR3b3JrX2ZlZRgBIAEoAxIZChFuZXR3b3JrX2ZlZV9hc3NldBgCIAEoCRIXCg9hcHBsaWNhdGlvbl9mZWUYAyABKAMSEQoJdG90YWxfZmVlGAQgASgDEhIKCm5ldF9hbW91bnQYBSABKAMixwUKEkNyZWF0ZVF1b3RlUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIyCgZzb3VyY2UYAiABKAsyIi5jb3JyaWRvci5xdW90ZXNfZngudjEuUXVvdGVTb3VyY2USPAoLZGVzdGluYXRpb24YAyABKAsyJy5jb3JyaWRvci5xdW90ZXNfZngudjEuUXVvdGVEZXN0aW5hdGlvbhIcChRsb2NrZWRfY3VycmVuY3lfc2lkZRgEIAEoCRIeChZsb2NrZWRfY3VycmVuY3lfYW1vdW50GAUgASgDEhEKCWxvb2t1cF9pZBgGIAEoCRIbChNpbW1lZGlhdGVseV9leGVjdXRlGAcgASgIEhMKC2Rlc2NyaXB0aW9uGAggASgJEhoKEnB1cnBvc2Vfb2ZfcGF5bWVudBgJIAEoCRJfChRzZW5kZXJfY3VzdG9tZXJfaW5mbxgKIAMoCzJBLmNvcnJpZG9yLnF1b3Rlc19meC52MS5DcmVhdGVRdW90ZVJlcXVlc3QuU2VuZGVyQ3VzdG9tZXJJbmZvRW50cnkSaAoYY291bnRlcnBhcnR5X2luZm9ybWF0aW9uGAsgAygLMkYuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkNyZWF0ZVF1b3RlUmVxdWVzdC5Db3VudGVycGFydHlJbmZvcm1hdGlvbkVudHJ5EhcKD2lkZW1wb3RlbmN5X2tleRgMIAEoCRIQCghhZ2VudF9pZBgNIAEoCRIaChJhY3RpbmdfY3VzdG9tZXJfaWQYDiABKAkaOQoXU2VuZGVyQ3VzdG9tZXJJbmZvRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARo+ChxDb3VudGVycGFydHlJbmZvcm1hdGlvbkVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiVAoTQ3JlYXRlUXVvdGVSZXNwb25zZRIrCgVxdW90ZRgBIAEoCzIcLmNvcnJpZG9yLnF1b3Rlc19meC52MS5RdW90ZRIQCghyZXBsYXllZBgCIAEoCCJKCg9HZXRRdW90ZVJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIcXVvdGVfaWQYAiABKAkSEAoIYWdlbnRfaWQYAyABKAkiPwoQR2V0UXVvdGVSZXNwb25zZRIrCgVxdW90ZRgBIAEoCzIcLmNvcnJpZG9yLnF1b3Rlc19meC52MS5RdW90ZSKOAQoTRXhlY3V0ZVF1b3RlUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIQCghxdW90ZV9pZBgCIAEoCRIXCg9pZGVtcG90ZW5jeV9rZXkYAyABKAkSEgoKcmVxdWVzdF9pZBgEIAEoCRIRCglzaWduYXR1cmUYBSABKAkSEAoIYWdlbnRfaWQYBiABKAkiVQoURXhlY3V0ZVF1b3RlUmVzcG9uc2USKwoFcXVvdGUYASABKAsyHC5jb3JyaWRvci5xdW90ZXNfZngudjEuUXVvdGUSEAoIcmVwbGF5ZWQYAiABKAgiggEKGVNlbmRTYW5kYm94RnVuZGluZ1JlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIcXVvdGVfaWQYAiABKAkSFQoNY3VycmVuY3lfY29kZRgDIAEoCRIOCgZhbW91bnQYBCABKAMSFwoPaWRlbXBvdGVuY3lfa2V5GAUgASgJIqkBChpTZW5kU2FuZGJveEZ1bmRpbmdSZXNwb25zZRIWCg50cmFuc2FjdGlvbl9pZBgBIAEoCRIrCgVxdW90ZRgCIAEoCzIcLmNvcnJpZG9yLnF1b3Rlc19meC52MS5RdW90ZRIQCghyZXBsYXllZBgDIAEoCBI0Cgt0cmFuc2FjdGlvbhgEIAEoCzIfLmNvcnJpZG9yLmxlZGdlci52MS5UcmFuc2FjdGlvbiLbAQoYUmVjZWl2ZVVtYVBheW1lbnRSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhoKEnNlbmRlcl91bWFfYWRkcmVzcxgCIAEoCRIcChRyZWNlaXZlcl91bWFfYWRkcmVzcxgDIAEoCRIfChdyZWNlaXZpbmdfY3VycmVuY3lfY29kZRgEIAEoCRIhChlyZWNlaXZpbmdfY3VycmVuY3lfYW1vdW50GAUgASgDEhcKD2lkZW1wb3RlbmN5X2tleRgGIAEoCRITCgtjdXN0b21lcl9pZBgHIAEoCSJjChlSZWNlaXZlVW1hUGF5bWVudFJlc3BvbnNlEjQKC3RyYW5zYWN0aW9uGAEgASgLMh8uY29ycmlkb3IubGVkZ2VyLnYxLlRyYW5zYWN0aW9uEhAKCHJlcGxheWVkGAIgASgIIoUBCh1BcHByb3ZlSW5jb21pbmdQYXltZW50UmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgCIAEoCRI3ChZyZWNlaXZlcl9jdXN0b21lcl9pbmZvGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJWCh5BcHByb3ZlSW5jb21pbmdQYXltZW50UmVzcG9uc2USNAoLdHJhbnNhY3Rpb24YASABKAsyHy5jb3JyaWRvci5sZWRnZXIudjEuVHJhbnNhY3Rpb24iWwocUmVqZWN0SW5jb21pbmdQYXltZW50UmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiVQodUmVqZWN0SW5jb21pbmdQYXltZW50UmVzcG9uc2USNAoLdHJhbnNhY3Rpb24YASABKAsyHy5jb3JyaWRvci5sZWRnZXIudjEuVHJhbnNhY3Rpb24i4wEKEUxpc3RRdW90ZXNSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIxCg1jcmVhdGVkX2FmdGVyGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jcmVhdGVkX2JlZm9yZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoEcGFnZRgGIAEoCzIfLmNvcnJpZG9yLmNvbW1vbi52MS5QYWdlUmVxdWVzdCJzChJMaXN0UXVvdGVzUmVzcG9uc2USLAoGcXVvdGVzGAEgAygLMhwuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlF1b3RlEi8KCXBhZ2VfaW5mbxgCIAEoCzIcLmNvcnJpZG9yLmNvbW1vbi52MS5QYWdlSW5mbyKKAQoXTGlzdFVtYVByb3ZpZGVyc1JlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSFAoMY291bnRyeV9jb2RlGAIgASgJEhUKDWN1cnJlbmN5X2NvZGUYAyABKAkSLQoEcGFnZRgEIAEoCzIfLmNvcnJpZG9yLmNvbW1vbi52MS5QYWdlUmVxdWVzdCKgAQoLVW1hUHJvdmlkZXISDAoEbmFtZRgBIAEoCRIOCgZkb21haW4YAiABKAkSGQoRc3VwcG9ydGVkX3JlZ2lvbnMYAyADKAkSPQoUc3VwcG9ydGVkX2N1cnJlbmNpZXMYBCADKAsyHy5jb3JyaWRvci5xdW90ZXNfZngudjEuQ3VycmVuY3kSGQoRYWxsb3dfbGlzdF9zdGF0dXMYBSABKAgiggEKGExpc3RVbWFQcm92aWRlcnNSZXNwb25zZRI1Cglwcm92aWRlcnMYASADKAsyIi5jb3JyaWRvci5xdW90ZXNfZngudjEuVW1hUHJvdmlkZXISLwoJcGFnZV9pbmZvGAIgASgLMhwuY29ycmlkb3IuY29tbW9uLnYxLlBhZ2VJbmZvMqcMCg9RdW90ZXNGeFNlcnZpY2USdgoRTGlzdEV4Y2hhbmdlUmF0ZXMSLy5jb3JyaWRvci5xdW90ZXNfZngudjEuTGlzdEV4Y2hhbmdlUmF0ZXNSZXF1ZXN0GjAuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkxpc3RFeGNoYW5nZVJhdGVzUmVzcG9uc2USdgoRTG9va3VwVW1hUmVjZWl2ZXISLy5jb3JyaWRvci5xdW90ZXNfZngudjEuTG9va3VwVW1hUmVjZWl2ZXJSZXF1ZXN0GjAuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkxvb2t1cFVtYVJlY2VpdmVyUmVzcG9uc2USmgEKHUxvb2t1cEV4dGVybmFsQWNjb3VudFJlY2VpdmVyEjsuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkxvb2t1cEV4dGVybmFsQWNjb3VudFJlY2VpdmVyUmVxdWVzdBo8LmNvcnJpZG9yLnF1b3Rlc19meC52MS5Mb29rdXBFeHRlcm5hbEFjY291bnRSZWNlaXZlclJlc3BvbnNlEoIBChVFc3RpbWF0ZVdpdGhkcmF3YWxGZWUSMy5jb3JyaWRvci5xdW90ZXNfZngudjEuRXN0aW1hdGVXaXRoZHJhd2FsRmVlUmVxdWVzdBo0LmNvcnJpZG9yLnF1b3Rlc19meC52MS5Fc3RpbWF0ZVdpdGhkcmF3YWxGZWVSZXNwb25zZRJkCgtDcmVhdGVRdW90ZRIpLmNvcnJpZG9yLnF1b3Rlc19meC52MS5DcmVhdGVRdW90ZVJlcXVlc3QaKi5jb3JyaWRvci5xdW90ZXNfZngudjEuQ3JlYXRlUXVvdGVSZXNwb25zZRJbCghHZXRRdW90ZRImLmNvcnJpZG9yLnF1b3Rlc19meC52MS5HZXRRdW90ZVJlcXVlc3QaJy5jb3JyaWRvci5xdW90ZXNfZngudjEuR2V0UXVvdGVSZXNwb25zZRJnCgxFeGVjdXRlUXVvdGUSKi5jb3JyaWRvci5xdW90ZXNfZngudjEuRXhlY3V0ZVF1b3RlUmVxdWVzdBorLmNvcnJpZG9yLnF1b3Rlc19meC52MS5FeGVjdXRlUXVvdGVSZXNwb25zZRJ5ChJTZW5kU2FuZGJveEZ1bmRpbmcSMC5jb3JyaWRvci5xdW90ZXNfZngudjEuU2VuZFNhbmRib3hGdW5kaW5nUmVxdWVzdBoxLmNvcnJpZG9yLnF1b3Rlc19meC52MS5TZW5kU2FuZGJveEZ1bmRpbmdSZXNwb25zZRJ2ChFSZWNlaXZlVW1hUGF5bWVudBIvLmNvcnJpZG9yLnF1b3Rlc19meC52MS5SZWNlaXZlVW1hUGF5bWVudFJlcXVlc3QaMC5jb3JyaWRvci5xdW90ZXNfZngudjEuUmVjZWl2ZVVtYVBheW1lbnRSZXNwb25zZRKFAQoWQXBwcm92ZUluY29taW5nUGF5bWVudBI0LmNvcnJpZG9yLnF1b3Rlc19meC52MS5BcHByb3ZlSW5jb21pbmdQYXltZW50UmVxdWVzdBo1LmNvcnJpZG9yLnF1b3Rlc19meC52MS5BcHByb3ZlSW5jb21pbmdQYXltZW50UmVzcG9uc2USggEKFVJlamVjdEluY29taW5nUGF5bWVudBIzLmNvcnJpZG9yLnF1b3Rlc19meC52MS5SZWplY3RJbmNvbWluZ1BheW1lbnRSZXF1ZXN0GjQuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlJlamVjdEluY29taW5nUGF5bWVudFJlc3BvbnNlEmEKCkxpc3RRdW90ZXMSKC5jb3JyaWRvci5xdW90ZXNfZngudjEuTGlzdFF1b3Rlc1JlcXVlc3QaKS5jb3JyaWRvci5xdW90ZXNfZngudjEuTGlzdFF1b3Rlc1Jlc3BvbnNlEnMKEExpc3RVbWFQcm92aWRlcnMSLi5jb3JyaWRvci5xdW90ZXNfZngudjEuTGlzdFVtYVByb3ZpZGVyc1JlcXVlc3QaLy5jb3JyaWRvci5xdW90ZXNfZngudjEuTGlzdFVtYVByb3ZpZGVyc1Jlc3BvbnNlYgZwcm90bzM", [file_corridor_common_v1_paging, file_corridor_ledger_v1_transaction, file_corridor_quotes_fx_v1_quote, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * ListExchangeRatesRequest names the currencies to price.
@@ -1105,6 +1107,209 @@ export const RejectIncomingPaymentResponseSchema: GenMessage<RejectIncomingPayme
   messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 25);
 
 /**
+ * ListQuotesRequest filters and pages the platform's quotes.
+ *
+ * @generated from message corridor.quotes_fx.v1.ListQuotesRequest
+ */
+export type ListQuotesRequest = Message<"corridor.quotes_fx.v1.ListQuotesRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Only quotes whose sending customer is this one; empty for all.
+   *
+   * @generated from field: string customer_id = 2;
+   */
+  customerId: string;
+
+  /**
+   * Only quotes in this status (PENDING, PROCESSING, COMPLETED, FAILED or EXPIRED); empty for all.
+   *
+   * @generated from field: string status = 3;
+   */
+  status: string;
+
+  /**
+   * Only quotes created at or after this time; unset for no bound.
+   *
+   * @generated from field: google.protobuf.Timestamp created_after = 4;
+   */
+  createdAfter?: Timestamp | undefined;
+
+  /**
+   * Only quotes created at or before this time; unset for no bound.
+   *
+   * @generated from field: google.protobuf.Timestamp created_before = 5;
+   */
+  createdBefore?: Timestamp | undefined;
+
+  /**
+   * Paging.
+   *
+   * @generated from field: corridor.common.v1.PageRequest page = 6;
+   */
+  page?: PageRequest | undefined;
+};
+
+/**
+ * Describes the message corridor.quotes_fx.v1.ListQuotesRequest.
+ * Use `create(ListQuotesRequestSchema)` to create a new message.
+ */
+export const ListQuotesRequestSchema: GenMessage<ListQuotesRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 26);
+
+/**
+ * ListQuotesResponse is one page of quotes.
+ *
+ * @generated from message corridor.quotes_fx.v1.ListQuotesResponse
+ */
+export type ListQuotesResponse = Message<"corridor.quotes_fx.v1.ListQuotesResponse"> & {
+  /**
+   * The quotes, newest first.
+   *
+   * @generated from field: repeated corridor.quotes_fx.v1.Quote quotes = 1;
+   */
+  quotes: Quote[];
+
+  /**
+   * Where the page sits.
+   *
+   * @generated from field: corridor.common.v1.PageInfo page_info = 2;
+   */
+  pageInfo?: PageInfo | undefined;
+};
+
+/**
+ * Describes the message corridor.quotes_fx.v1.ListQuotesResponse.
+ * Use `create(ListQuotesResponseSchema)` to create a new message.
+ */
+export const ListQuotesResponseSchema: GenMessage<ListQuotesResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 27);
+
+/**
+ * ListUmaProvidersRequest filters and pages the UMA providers.
+ *
+ * @generated from message corridor.quotes_fx.v1.ListUmaProvidersRequest
+ */
+export type ListUmaProvidersRequest = Message<"corridor.quotes_fx.v1.ListUmaProvidersRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Only providers operating in this ISO 3166-1 alpha-2 country; empty for all.
+   *
+   * @generated from field: string country_code = 2;
+   */
+  countryCode: string;
+
+  /**
+   * Only providers supporting this currency; empty for all.
+   *
+   * @generated from field: string currency_code = 3;
+   */
+  currencyCode: string;
+
+  /**
+   * Paging.
+   *
+   * @generated from field: corridor.common.v1.PageRequest page = 4;
+   */
+  page?: PageRequest | undefined;
+};
+
+/**
+ * Describes the message corridor.quotes_fx.v1.ListUmaProvidersRequest.
+ * Use `create(ListUmaProvidersRequestSchema)` to create a new message.
+ */
+export const ListUmaProvidersRequestSchema: GenMessage<ListUmaProvidersRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 28);
+
+/**
+ * UmaProvider is a UMA provider (VASP) the platform can pay.
+ *
+ * @generated from message corridor.quotes_fx.v1.UmaProvider
+ */
+export type UmaProvider = Message<"corridor.quotes_fx.v1.UmaProvider"> & {
+  /**
+   * Display name.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The domain of its UMA addresses.
+   *
+   * @generated from field: string domain = 2;
+   */
+  domain: string;
+
+  /**
+   * ISO 3166-1 alpha-2 countries it operates in.
+   *
+   * @generated from field: repeated string supported_regions = 3;
+   */
+  supportedRegions: string[];
+
+  /**
+   * Currencies its users receive.
+   *
+   * @generated from field: repeated corridor.quotes_fx.v1.Currency supported_currencies = 4;
+   */
+  supportedCurrencies: Currency[];
+
+  /**
+   * Whether the platform may pay it (every provider Corridor lists is allowed).
+   *
+   * @generated from field: bool allow_list_status = 5;
+   */
+  allowListStatus: boolean;
+};
+
+/**
+ * Describes the message corridor.quotes_fx.v1.UmaProvider.
+ * Use `create(UmaProviderSchema)` to create a new message.
+ */
+export const UmaProviderSchema: GenMessage<UmaProvider> = /*@__PURE__*/
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 29);
+
+/**
+ * ListUmaProvidersResponse is one page of providers.
+ *
+ * @generated from message corridor.quotes_fx.v1.ListUmaProvidersResponse
+ */
+export type ListUmaProvidersResponse = Message<"corridor.quotes_fx.v1.ListUmaProvidersResponse"> & {
+  /**
+   * The providers, by domain.
+   *
+   * @generated from field: repeated corridor.quotes_fx.v1.UmaProvider providers = 1;
+   */
+  providers: UmaProvider[];
+
+  /**
+   * Where the page sits.
+   *
+   * @generated from field: corridor.common.v1.PageInfo page_info = 2;
+   */
+  pageInfo?: PageInfo | undefined;
+};
+
+/**
+ * Describes the message corridor.quotes_fx.v1.ListUmaProvidersResponse.
+ * Use `create(ListUmaProvidersResponseSchema)` to create a new message.
+ */
+export const ListUmaProvidersResponseSchema: GenMessage<ListUmaProvidersResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 30);
+
+/**
  * QuotesFxService owns rates, fees, receiver lookups, quotes and withdrawal fee estimates. Every
  * request is scoped by platform_id.
  *
@@ -1220,6 +1425,26 @@ export const QuotesFxService: GenService<{
     methodKind: "unary";
     input: typeof RejectIncomingPaymentRequestSchema;
     output: typeof RejectIncomingPaymentResponseSchema;
+  },
+  /**
+   * ListQuotes is GET /quotes: the platform's quotes, newest first, filtered.
+   *
+   * @generated from rpc corridor.quotes_fx.v1.QuotesFxService.ListQuotes
+   */
+  listQuotes: {
+    methodKind: "unary";
+    input: typeof ListQuotesRequestSchema;
+    output: typeof ListQuotesResponseSchema;
+  },
+  /**
+   * ListUmaProviders is GET /uma-providers: the UMA providers the platform can pay, filtered.
+   *
+   * @generated from rpc corridor.quotes_fx.v1.QuotesFxService.ListUmaProviders
+   */
+  listUmaProviders: {
+    methodKind: "unary";
+    input: typeof ListUmaProvidersRequestSchema;
+    output: typeof ListUmaProvidersResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 0);
