@@ -2,14 +2,13 @@ export { expectRefusal as expectPublicError, fieldsOf } from "@corridor/kit/test
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
-import { AppError, ManualClock, appErrorInterceptor, migrateSchema, newId, topics, type ConsumerDefinition, type DatabaseHandle } from "@corridor/kit";
-import { openTestDatabase } from "@corridor/kit/testing";
+import { AppError, ManualClock, appErrorInterceptor, newId, topics, type ConsumerDefinition, type DatabaseHandle } from "@corridor/kit";
+import { openServiceTestDatabase } from "@corridor/kit/testing";
 import { AgentsService } from "@corridor/proto/corridor/agents/v1/agents_service_pb.js";
 import { AgentEventSchema, type AgentEvent } from "@corridor/proto/corridor/agents/v1/events_pb.js";
 import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import { TransactionSchema } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
 import { QuoteSchema } from "@corridor/proto/corridor/quotes_fx/v1/quote_pb.js";
-import { register } from "tsx/esm/api";
 import { expect } from "vitest";
 import type { QuoteFacts, QuoteRequest, TransactionFacts } from "../src/domain/model.js";
 import type { AccountFacts, TransferInput } from "../src/domain/ports.js";
@@ -21,7 +20,6 @@ import { buildAgents, service, type BuiltAgents } from "../src/server.js";
  * as in-memory fakes of the domain's ports and a ManualClock.
  */
 
-let tsxRegistered = false;
 
 export interface FakeAccount extends AccountFacts {
   platformId: string;
@@ -147,12 +145,7 @@ function quoteFacts(q: FakeQuote): QuoteFacts {
 }
 
 export async function startHarness(opts: { env?: NodeJS.ProcessEnv; poolSize?: number } = {}): Promise<Harness> {
-  if (!tsxRegistered) {
-    register();
-    tsxRegistered = true;
-  }
-  const { db, drop } = await openTestDatabase({ poolSize: opts.poolSize });
-  await migrateSchema(db, service.schema, service.migrationsDir);
+  const { db, drop } = await openServiceTestDatabase(service, { poolSize: opts.poolSize });
   const clock = new ManualClock("2026-11-23T12:00:00.000Z");
   const sandboxOffsetMs = new Map<string, number>();
   const customers = new Map<string, { platformId: string; platformCustomerId: string; isDeleted: boolean }>();

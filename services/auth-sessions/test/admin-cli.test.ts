@@ -1,9 +1,8 @@
 import { execFile } from "node:child_process";
 import { createServer } from "node:net";
 import { resolve } from "node:path";
-import { ManualClock, appErrorInterceptor, migrateSchema, serveConnect, type ConnectServer } from "@corridor/kit";
-import { openTestDatabase } from "@corridor/kit/testing";
-import { register } from "tsx/esm/api";
+import { ManualClock, appErrorInterceptor, serveConnect, type ConnectServer } from "@corridor/kit";
+import { openServiceTestDatabase } from "@corridor/kit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildAuthSessions, service } from "../src/server.js";
 
@@ -20,8 +19,7 @@ interface Deployment {
 }
 
 async function startDeployment(name: string): Promise<Deployment> {
-  const { db, drop } = await openTestDatabase();
-  await migrateSchema(db, service.schema, service.migrationsDir);
+  const { db, drop } = await openServiceTestDatabase(service);
   const built = buildAuthSessions({ db, clock: new ManualClock("2025-10-13T12:00:00.000Z"), env: { CORRIDOR_DEPLOYMENT_NAME: name } });
   const server = await serveConnect({ routes: built.routes, interceptors: [appErrorInterceptor], port: 0, host: "127.0.0.1" });
   return {
@@ -59,7 +57,6 @@ function freePort(): Promise<number> {
 let a: Deployment;
 let b: Deployment;
 beforeAll(async () => {
-  register(); // the service's .ts migrations are imported by Node itself
   a = await startDeployment("deployment A");
   b = await startDeployment("deployment B");
 });

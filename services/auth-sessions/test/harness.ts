@@ -2,17 +2,16 @@ export { expectRefusal as expectPublicError, fieldsOf } from "@corridor/kit/test
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
-import { ManualClock, appErrorInterceptor, migrateSchema, sql, type DatabaseHandle, type Logger } from "@corridor/kit";
+import { ManualClock, appErrorInterceptor, sql, type DatabaseHandle, type Logger } from "@corridor/kit";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { PlatformEventSchema, type PlatformEvent } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
-import { register } from "tsx/esm/api";
 import { expect } from "vitest";
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
 import type { AccountDirectory, Mailer } from "../src/domain/wallet/ports.js";
 import { buildAuthSessions, service } from "../src/server.js";
-import { openTestDatabase } from "@corridor/kit/testing";
+import { openServiceTestDatabase } from "@corridor/kit/testing";
 
 export interface Harness {
   db: DatabaseHandle;
@@ -27,17 +26,9 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-// Kysely's FileMigrationProvider loads migrations with Node's own import(), which vitest does not
-// transform; tsx's loader lets it read the .ts migration files as runStandalone (under tsx) does.
-let tsxRegistered = false;
 
 export async function startHarness(opts: { env?: NodeJS.ProcessEnv; accounts?: AccountDirectory; mailer?: Mailer; log?: Logger } = {}): Promise<Harness> {
-  if (!tsxRegistered) {
-    register();
-    tsxRegistered = true;
-  }
-  const { db, drop } = await openTestDatabase();
-  await migrateSchema(db, service.schema, service.migrationsDir);
+  const { db, drop } = await openServiceTestDatabase(service);
   const clock = new ManualClock("2025-10-13T12:00:00.000Z");
   const built = buildAuthSessions({ db, clock, env: opts.env, accounts: opts.accounts, mailer: opts.mailer, log: opts.log });
   const transport = createRouterTransport(built.routes, { router: { interceptors: [appErrorInterceptor] } });

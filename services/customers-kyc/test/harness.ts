@@ -2,15 +2,14 @@ export { expectRefusal as expectPublicError, fieldsOf } from "@corridor/kit/test
 import { randomBytes } from "node:crypto";
 import { fromBinary } from "@bufbuild/protobuf";
 import { ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
-import { ManualClock, appErrorInterceptor, migrateSchema, sql } from "@corridor/kit";
+import { ManualClock, appErrorInterceptor, sql } from "@corridor/kit";
 import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
 import { CustomerEventSchema, type CustomerEvent } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
-import { register } from "tsx/esm/api";
 import { expect } from "vitest";
 import type { CustomerHoldings, CustomerLedger, PlatformDirectory } from "../src/domain/ports.js";
 import type { PlatformSettings } from "../src/domain/types.js";
 import { buildCustomersKyc, service } from "../src/server.js";
-import { openTestDatabase } from "@corridor/kit/testing";
+import { openServiceTestDatabase } from "@corridor/kit/testing";
 
 export type TestPlatform = PlatformSettings & { environment: "SANDBOX" | "PRODUCTION" };
 
@@ -26,18 +25,11 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-let tsxRegistered = false;
 let platformSeq = 0;
 
 /** The service over a real database, with auth-sessions replaced by a map of platform settings. */
 export async function startHarness(opts: { env?: NodeJS.ProcessEnv; codes?: string[] } = {}): Promise<Harness> {
-  if (!tsxRegistered) {
-    // Kysely's migration provider import()s .ts files; tsx's loader lets it, as under runStandalone.
-    register();
-    tsxRegistered = true;
-  }
-  const { db, drop } = await openTestDatabase();
-  await migrateSchema(db, service.schema, service.migrationsDir);
+  const { db, drop } = await openServiceTestDatabase(service);
   const clock = new ManualClock("2025-10-13T12:00:00.000Z");
   const platforms = new Map<string, TestPlatform>();
   const directory: PlatformDirectory = {

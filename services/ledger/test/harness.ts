@@ -6,7 +6,6 @@ import {
   ManualClock,
   appErrorInterceptor,
   errors,
-  migrateSchema,
   newId,
   sql,
   toConnectError,
@@ -23,13 +22,10 @@ import { LedgerEventSchema, type LedgerEvent } from "@corridor/proto/corridor/le
 import { LedgerAdminService } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
 import { RailInstructionSchema, RailOutcomeSchema, type RailInstruction } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
-import { register } from "tsx/esm/api";
 import { expect } from "vitest";
 import { buildLedger, connectDirectory, service } from "../src/server.js";
-import { openTestDatabase } from "@corridor/kit/testing";
+import { openServiceTestDatabase, openTestDatabase } from "@corridor/kit/testing";
 export { openTestDatabase };
-
-let tsxRegistered = false;
 
 export interface FakeCustomer {
   platformId: string;
@@ -61,12 +57,7 @@ export interface LedgerHarness {
 }
 
 export async function startLedgerHarness(): Promise<LedgerHarness> {
-  if (!tsxRegistered) {
-    register();
-    tsxRegistered = true;
-  }
-  const { db, drop } = await openTestDatabase();
-  await migrateSchema(db, service.schema, service.migrationsDir);
+  const { db, drop } = await openServiceTestDatabase(service);
   const clock = new ManualClock("2026-01-01T00:00:00.000Z");
   const environments = new Map<string, Environment>();
   const customers = new Map<string, FakeCustomer>();

@@ -1,18 +1,17 @@
 export { expectRefusal as expectPublicError, fieldsOf } from "@corridor/kit/testing";
 import { ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { AppError, ManualClock, appErrorInterceptor, errors, migrateSchema, newId, type BuiltService, type DatabaseHandle } from "@corridor/kit";
+import { AppError, ManualClock, appErrorInterceptor, errors, newId, type BuiltService, type DatabaseHandle } from "@corridor/kit";
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
 import { quoteLedgerPort } from "../src/clients/quote-ledger.js";
 import { walletSignaturePort } from "../src/clients/wallet-auth.js";
 import { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
-import { register } from "tsx/esm/api";
 import { expect } from "vitest";
 import type { ExternalAccountView, InternalAccountView, LedgerPort, PlatformFacts } from "../src/domain/ports.js";
 import type { RateSource } from "../src/domain/rates.js";
 import { buildQuotesFx, service } from "../src/server.js";
-import { openTestDatabase } from "@corridor/kit/testing";
+import { openServiceTestDatabase } from "@corridor/kit/testing";
 
 /** A quote transaction as the fake ledger keeps it. */
 export interface FakeQuoteTransaction {
@@ -65,7 +64,6 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-let registered = false;
 
 export const usdOnly = (over: Partial<PlatformFacts> = {}): PlatformFacts => ({
   environment: "SANDBOX",
@@ -79,12 +77,7 @@ export const usdOnly = (over: Partial<PlatformFacts> = {}): PlatformFacts => ({
 
 /** The service over a real database; auth-sessions and the ledger are maps. */
 export async function startHarness(opts: { env?: NodeJS.ProcessEnv; productionRates?: RateSource } = {}): Promise<Harness> {
-  if (!registered) {
-    register();
-    registered = true;
-  }
-  const { db, drop } = await openTestDatabase();
-  await migrateSchema(db, service.schema, service.migrationsDir);
+  const { db, drop } = await openServiceTestDatabase(service);
   const clock = new ManualClock("2025-10-13T12:00:00.000Z");
   const platforms = new Map<string, PlatformFacts>();
   const internal = new Map<string, InternalAccountView & { platformId: string }>();

@@ -1,9 +1,8 @@
 import { create } from "@bufbuild/protobuf";
-import { ManualClock, migrateSchema, type DatabaseHandle } from "@corridor/kit";
-import { openTestDatabase } from "@corridor/kit/testing";
+import { ManualClock, type DatabaseHandle } from "@corridor/kit";
+import { openServiceTestDatabase } from "@corridor/kit/testing";
 import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import type { Kysely } from "kysely";
-import { register } from "tsx/esm/api";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { approvalStore, recordAwaitingFromEvent } from "../src/data/incoming-approvals.js";
 import type { QuotesFxDatabase } from "../src/data/tables.js";
@@ -20,9 +19,7 @@ const clock = new ManualClock("2026-01-01T00:00:00.000Z");
 const P = "Platform:p";
 
 beforeAll(async () => {
-  register();
-  ({ db: handle, drop } = await openTestDatabase());
-  await migrateSchema(handle, service.schema, service.migrationsDir);
+  ({ db: handle, drop } = await openServiceTestDatabase(service));
   db = handle.forSchema<QuotesFxDatabase>(service.schema);
 });
 afterAll(() => drop());

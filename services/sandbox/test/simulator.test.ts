@@ -1,17 +1,14 @@
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { createClient, createRouterTransport } from "@connectrpc/connect";
-import { ManualClock, appErrorInterceptor, createLogger, migrateSchema, newId, topics, type DatabaseHandle } from "@corridor/kit";
+import { ManualClock, appErrorInterceptor, createLogger, newId, topics, type DatabaseHandle } from "@corridor/kit";
 import { RailInstructionSchema, RailOutcomeSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
 import { SandboxEventSchema } from "@corridor/proto/corridor/sandbox/v1/events_pb.js";
 import { SandboxService } from "@corridor/proto/corridor/sandbox/v1/sandbox_service_pb.js";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { register } from "tsx/esm/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSandbox, service } from "../src/server.js";
-import { openTestDatabase } from "@corridor/kit/testing";
-
-register();
+import { openServiceTestDatabase } from "@corridor/kit/testing";
 
 describe("sandbox rail simulator", () => {
   let db: DatabaseHandle;
@@ -20,8 +17,7 @@ describe("sandbox rail simulator", () => {
   const log = createLogger("sandbox-test", "silent");
 
   beforeAll(async () => {
-    ({ db, drop } = await openTestDatabase());
-    await migrateSchema(db, service.schema, service.migrationsDir);
+    ({ db, drop } = await openServiceTestDatabase(service));
   });
   afterAll(async () => drop?.());
 

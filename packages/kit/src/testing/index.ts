@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { openDatabase, sql, type DatabaseHandle } from "../db/index.js";
+import { register } from "tsx/esm/api";
+import { migrateSchema, openDatabase, sql, type DatabaseHandle } from "../db/index.js";
 
 /**
  * A database of its own for one test file: a fresh Postgres database on the server of
@@ -33,5 +34,25 @@ export async function openTestDatabase(opts: { poolSize?: number } = {}): Promis
     },
   };
 }
+let tsxLoader = false;
+
+/**
+ * A test database of its own (openTestDatabase) with a service's schema migrated. Kysely's
+ * FileMigrationProvider loads the .ts migration files with Node's own import(), which vitest does
+ * not transform, so tsx's loader is registered first, once, as runStandalone runs under tsx.
+ */
+export async function openServiceTestDatabase(
+  service: { schema: string; migrationsDir: string },
+  opts: { poolSize?: number } = {},
+): Promise<{ db: DatabaseHandle; drop(): Promise<void> }> {
+  if (!tsxLoader) {
+    register();
+    tsxLoader = true;
+  }
+  const test = await openTestDatabase(opts);
+  await migrateSchema(test.db, service.schema, service.migrationsDir);
+  return test;
+}
+
 export * from "./refusals.js";
 export * from "./transports.js";
