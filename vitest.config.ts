@@ -53,6 +53,8 @@ export default defineConfig({
           // system; without a Chromium the suite skips and says why, except in CI (test/console/chromium.ts).
           name: "browser",
           include: ["test/console/**/*.test.ts"],
+          // Each test is a journey of several pages on a machine that may be busy.
+          testTimeout: 60_000,
           env: { CORRIDOR_E2E_MODE: "embedded" },
           globalSetup: ["test/infra/template-setup.ts"],
         },

@@ -224,6 +224,12 @@ describe.skipIf(skip)(`the console in Chromium${chromiumFound.path ? "" : ` — 
     await clock.locator("input[name=seconds]").fill("361");
     await clock.getByRole("button", { name: "Advance" }).click();
     await see(/Sandbox time is now .* \(361 s ahead\)/, clock);
+    // An incoming UMA payment to the customer's UMA address (picked from the customers that have one).
+    const uma = card("Simulate an incoming UMA payment");
+    expect(await uma.locator("select[name=receiver]").inputValue()).toMatch(/^\$ada-1@/);
+    await uma.locator("input[name=amount]").fill("10.00");
+    await uma.getByRole("button", { name: "Receive payment" }).click();
+    await see(/Incoming payment Transaction:\S+ is completed\./, uma);
     await shot("sandbox");
 
     await go(`transactions/${encodeURIComponent(transactionId)}`);
@@ -308,6 +314,21 @@ describe.skipIf(skip)(`the console in Chromium${chromiumFound.path ? "" : ` — 
     await see("10.00 USD of 500.00 USD", card("Usage against limits"));
     await see("every action needs approval", card("Policy"));
     await shot("agent");
+
+    // A second action, rejected with a reason from the agent's own page: nothing moves.
+    const second = await system.raw("POST", "/2025-10-13/agents/me/transfer-out", {
+      headers: bearer,
+      body: JSON.stringify({ source: { accountId: accounts[0].id }, destination: { accountId: externals[0].id }, amount: 777 }),
+    });
+    expect(second.status, JSON.stringify(second.body)).toBe(201);
+    await card("Approvals queue").getByRole("button", { name: "Refresh" }).click();
+    const secondRow = card("Approvals queue").locator("tr", { hasText: "7.77 USD" });
+    await secondRow.getByRole("button", { name: "Reject…" }).click();
+    await secondRow.locator("input[name=reason]").fill("not today");
+    await secondRow.getByRole("button", { name: "Reject", exact: true }).click();
+    await see(/is rejected\./, card("Approvals queue"));
+    const action = await system.raw("GET", `/2025-10-13/agents/me/actions/${second.body.id}`, { headers: { authorization: bearer.authorization } });
+    expect(action.body).toMatchObject({ status: "REJECTED", rejectionReason: "not today" });
   });
 
   it("creates an API token whose secret is shown once, and revokes it", async () => {
@@ -344,6 +365,15 @@ describe.skipIf(skip)(`the console in Chromium${chromiumFound.path ? "" : ` — 
     await go("customers?platformCustomerId=ada-1");
     await eventually(async () => ((await page.locator("tbody tr").count()) === 1 ? true : undefined));
     await page.locator("tr", { hasText: "Ada Lovelace" }).locator(".badge", { hasText: "APPROVED" }).waitFor();
+    // A customer not verified yet: the hosted KYC page's single-use link.
+    await go("customers?platformCustomerId=bulk-0");
+    await page.locator("tr", { hasText: "Customer 0" }).locator("a").click();
+    await page.getByRole("heading", { name: "Customer 0" }).waitFor();
+    await page.getByRole("button", { name: "Hosted KYC link" }).click();
+    const link = page.locator(".notice", { hasText: "single-use page" }).locator("a");
+    expect(await link.getAttribute("href")).toMatch(new RegExp(`^${system.url}/kyc/`));
+    expect((await system.raw("GET", new URL((await link.getAttribute("href"))!).pathname)).status).toBe(200);
+
     await go("customers");
     await see("Page 1 · 22 in all");
     await shot("customers");

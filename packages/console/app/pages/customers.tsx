@@ -219,6 +219,7 @@ function CustomerDetail({ id }: { id: string }) {
   const external = useAsync(() => api<Page<ExternalAccount>>("GET", "/customers/external-accounts", { query: { customerId: id, limit: 100 } }), [id]);
   const transactions = useAsync(() => api<Page<Transaction>>("GET", "/transactions", { query: { customerId: id, limit: 5 } }), [id]);
   const verify = useAction<Verification>();
+  const kycLink = useAction<{ kycUrl: string; expiresAt: string }>();
   const c = customer.data;
   // The ledger opens a new customer's accounts a moment after the customer exists: look again.
   const noAccountYet = internal.data !== undefined && internal.data.data.length === 0;
@@ -260,8 +261,26 @@ function CustomerDetail({ id }: { id: string }) {
             >
               {verify.busy ? "Verifying…" : "Verify"}
             </button>
+            <button
+              type="button"
+              class="secondary"
+              disabled={kycLink.busy}
+              title="A single-use hosted page where the customer completes verification"
+              onClick={() => void kycLink.run(() => api<{ kycUrl: string; expiresAt: string }>("POST", `/customers/${encodeURIComponent(c.id)}/kyc-link`, { body: {} }))}
+            >
+              Hosted KYC link
+            </button>
           </div>
           <ErrorBox error={verify.error} />
+          <ErrorBox error={kycLink.error} />
+          {kycLink.result ? (
+            <Notice>
+              Hand this single-use page to the customer (valid until {formatTime(kycLink.result.expiresAt)}):{" "}
+              <a href={kycLink.result.kycUrl} target="_blank" rel="noopener noreferrer">
+                {kycLink.result.kycUrl}
+              </a>
+            </Notice>
+          ) : null}
           {verify.result ? (
             <Notice tone={verify.result.verificationStatus === "APPROVED" ? "good" : "warn"}>
               Verification {verify.result.verificationStatus.replaceAll("_", " ").toLowerCase()}
