@@ -34,6 +34,11 @@ describe.skipIf(!image && !required)(`the image through CorridorContainer (embed
     expect(corridor.getBaseUrl()).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(corridor.getApiUrl()).toBe(`${corridor.getBaseUrl()}/2025-10-13`);
     expect(corridor.getConsoleUrl()).toBe(`${corridor.getBaseUrl()}/console/`);
+    // The image carries the console's built page (scripts/build.mjs RUNTIME_FILES).
+    const consolePage = await fetch(corridor.getConsoleUrl());
+    expect(consolePage.status).toBe(200);
+    expect(consolePage.headers.get("content-security-policy")).toContain("default-src 'none'");
+    expect(await consolePage.text()).toContain("Corridor console");
     expect(corridor.getClientId()).toBe("plat_container_smoke");
     const ready = await fetch(`${corridor.getBaseUrl()}/readyz`);
     expect(ready.status).toBe(200);
