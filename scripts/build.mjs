@@ -59,9 +59,10 @@ function migrationEntries(repoRoot) {
  * Files or folders the code reads at run time beside its own sources, as
  * `new URL("../assets/x", import.meta.url)` (repository-relative). The build relocates
  * import.meta.url to the file's path under dist/app, so each is copied to the same path there.
- * The console's built page (gateway/src/console.ts serves it at /console/).
+ * The console's built page (gateway/src/console.ts serves it at /console/), and the reference
+ * renderer's bundle (gateway/src/openapi.ts serves it at /2025-10-13/docs/).
  */
-export const RUNTIME_FILES = ["packages/console/public"];
+export const RUNTIME_FILES = ["packages/console/public", "gateway/node_modules/redoc/bundles/redoc.standalone.js"];
 
 const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 const packageName = (specifier) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/");

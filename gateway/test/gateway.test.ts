@@ -389,7 +389,7 @@ describe("gateway", () => {
       expect(page.statusCode).toBe(200);
       expect(page.headers["content-type"]).toContain("text/html");
       expect(page.body).not.toMatch(/https?:\/\/(?!localhost)[^"']*\.(js|css)/);
-      expect((await app.inject({ method: "GET", url: `${V}/docs/static/swagger-ui-bundle.js` })).statusCode).toBe(200);
+      expect((await app.inject({ method: "GET", url: `${V}/docs/redoc.standalone.js` })).statusCode).toBe(200);
     });
 
     it("answers healthz 200 and readyz 200 when every service serves", async () => {
