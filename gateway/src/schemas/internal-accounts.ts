@@ -19,7 +19,8 @@ export const PaymentInstructionSchema = Type.Object(
   {
     accountOrWalletInfo: Type.Object({ accountType: Type.String({ description: "USD_ACCOUNT or SPARK_WALLET." }) }, {
       additionalProperties: true,
-      description: "Where to pay: USD_ACCOUNT {paymentRails, accountNumber, routingNumber, bankName, reference} or SPARK_WALLET {assetType, address}.",
+      description:
+        "Where to pay: USD_ACCOUNT {paymentRails, accountNumber, routingNumber, bankName, reference} or SPARK_WALLET {assetType, address}. A SPARK_WALLET address is the account's own Spark address (bech32m, prefix sparkrt in the sandbox) derived from its reference: well-formed, but nobody holds its key, so it is never spendable; sandbox deposits are simulated with POST /sandbox/internal-accounts/{id}/fund. Standing account instructions carry no invoice (an invoice is for one payment of one amount; quote instructions carry one).",
     }),
     instructionsNotes: Type.String({ description: "Notes for the payer." }),
     isPlatformAccount: Type.Boolean({ description: "Whether the account belongs to the platform." }),

@@ -157,8 +157,18 @@ const PaymentInstructionSchema = Type.Object(
         bankName: Opt(Str("USD_ACCOUNT: bank name.")),
         reference: Opt(Str("USD_ACCOUNT: the reference the payment must carry.")),
         assetType: Opt(Str("SPARK_WALLET: asset (BTC).")),
-        address: Opt(Str("SPARK_WALLET: address.")),
-        invoice: Opt(Str("SPARK_WALLET: invoice.")),
+        address: Opt(
+          Type.String({
+            description: "SPARK_WALLET: a Spark address (bech32m, prefix sparkrt in the sandbox) derived from the quote; well-formed but nobody holds its key: sandbox payments are simulated with POST /sandbox/send.",
+            examples: ["sparkrt1qfa3jgnt8vye6mqkpc4jvcda8d6ux8mfsh55smxm5s8e5tap72py7y98x6g"],
+          }),
+        ),
+        invoice: Opt(
+          Type.String({
+            description: "SPARK_WALLET: a BOLT 11 Lightning invoice for exactly the amount, expiring with the quote (sandbox: regtest lnbcrt…, signed by a sandbox node key derived from a public label; never payable on a real network).",
+            examples: ["lnbcrt100u1p..."],
+          }),
+        ),
       },
       { description: "Where to pay, by accountType." },
     ),

@@ -20,5 +20,6 @@ export * from "./idempotency-runner.js";
 export * from "./worker.js";
 export * from "./ledger-consumer.js";
 export * from "./quote-request.js";
+export * from "./sandbox-addresses.js";
 export * from "./clients/platform-facts.js";
 export * from "./host/index.js";

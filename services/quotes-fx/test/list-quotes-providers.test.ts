@@ -1,6 +1,9 @@
 import { newId } from "@corridor/kit";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import bolt11 from "bolt11";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { addressProblem } from "../src/domain/addresses.js";
+import { fundingInstructions } from "../src/domain/quote-lifecycle.js";
 import { expectPublicError, fieldsOf, startHarness, usdOnly, type Harness } from "./harness.js";
 
 const PLATFORM = "Platform:list-1";
@@ -79,5 +82,25 @@ describe("quote list and UMA providers", () => {
     const bad = await expectPublicError(h.client.listUmaProviders({ platformId: PLATFORM, countryCode: "usa", currencyCode: "XXX" }), "INVALID", "INVALID_INPUT");
     expect(fieldsOf(bad)).toEqual(["countryCode", "currencyCode"]);
     await expectPublicError(h.client.listUmaProviders({ platformId: PROD }), "NOT_IMPLEMENTED", "NOT_IMPLEMENTED");
+  });
+});
+
+describe("real-time funding instructions in BTC (issue 10)", () => {
+  it("carry a well-formed Spark address and a BOLT 11 invoice for exactly the amount, expiring with the quote", () => {
+    const now = new Date("2026-01-01T00:00:00Z");
+    const expiresAt = new Date(now.getTime() + 300_000);
+    const [i] = fundingInstructions("Quote:0190f0f0-0000-7000-8000-000000000001", "BTC", 12_345n, { now, expiresAt });
+    expect(i).toMatchObject({ accountType: "SPARK_WALLET", assetType: "BTC" });
+    expect(addressProblem("SPARK", i!.address, true)).toBeUndefined();
+    expect(addressProblem("LIGHTNING", i!.invoice, true)).toBeUndefined();
+    const decoded = bolt11.decode(i!.invoice, { bech32: "bcrt", pubKeyHash: 0x6f, scriptHash: 0xc4, validWitnessVersions: [0, 1] });
+    expect(decoded.satoshis).toBe(12_345);
+    expect(decoded.timeExpireDate).toBe(expiresAt.getTime() / 1000);
+    expect(decoded.tags.find((t) => t.tagName === "description")?.data).toBe(i!.reference);
+    // Deterministic per quote; another quote gets other ones.
+    expect(fundingInstructions("Quote:0190f0f0-0000-7000-8000-000000000001", "BTC", 12_345n, { now, expiresAt })[0]).toEqual(i);
+    const other = fundingInstructions("Quote:0190f0f0-0000-7000-8000-000000000002", "BTC", 12_345n, { now, expiresAt })[0]!;
+    expect(other.address).not.toBe(i!.address);
+    expect(other.invoice).not.toBe(i!.invoice);
   });
 });

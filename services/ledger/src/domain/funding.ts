@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { sandboxSparkAddress } from "@corridor/kit";
 import { isCrypto } from "./currencies.js";
 
 // Base32 without look-alikes: references are read aloud and typed into bank memo fields.
@@ -17,7 +18,9 @@ export const SANDBOX_BANK = { bankName: "Corridor Sandbox Bank", accountNumber: 
 
 /**
  * How to pay into an internal account: fiat through the pooled bank account with the account's
- * reference in the memo, crypto to a per-account Spark address derived from the reference.
+ * reference in the memo, crypto to a per-account Spark address derived from the reference. A
+ * standing account instruction carries no `invoice`: a Lightning invoice is for one payment of one
+ * amount and expires (quote instructions carry one).
  */
 export function fundingInstructions(opts: { currency: string; reference: string; isPlatformAccount: boolean }): Record<string, unknown>[] {
   if (isCrypto(opts.currency)) {
@@ -26,9 +29,11 @@ export function fundingInstructions(opts: { currency: string; reference: string;
         accountOrWalletInfo: {
           accountType: "SPARK_WALLET",
           assetType: opts.currency === "BTC" ? "BTC" : opts.currency,
-          address: `sp1${opts.reference.toLowerCase().replace(/[^a-z0-9]/g, "").replace(/[bio1]/g, "q")}q${"x".repeat(40)}`.slice(0, 64),
+          // A well-formed Spark (regtest) address of this account, derived from its reference;
+          // nobody holds its key (sandbox deposits are simulated: POST /sandbox/internal-accounts/{id}/fund).
+          address: sandboxSparkAddress(opts.reference),
         },
-        instructionsNotes: `Send ${opts.currency} on Spark to this address; it is this account's own address.`,
+        instructionsNotes: `Send ${opts.currency} on Spark to this address; it is this account's own address (sandbox: not spendable, simulate deposits with the sandbox fund endpoint).`,
         isPlatformAccount: opts.isPlatformAccount,
       },
     ];

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { AppError, canonicalJson, decodeKeysetCursor, errors, newId, pageSize, toPage, type Clock } from "@corridor/kit";
+import { AppError, canonicalJson, decodeKeysetCursor, errors, newId, pageSize, sandboxSparkAddress, toPage, type Clock } from "@corridor/kit";
+import { sandboxLightningInvoice } from "./lightning.js";
 import type { PlatformClock } from "./platform-clock.js";
 import type { Idempotent, PaymentInstruction, Quote, QuoteFilter, QuoteLedgerPort, QuoteStatus, QuoteStore, QuoteTransactionState, WalletSignaturePort } from "./ports.js";
 import { quoteFromJson, quoteToJson, rateDetailsToJson } from "./quote-json.js";
@@ -62,12 +63,21 @@ export function signingBody(q: Pick<Quote, "id" | "platformId" | "source" | "des
  * Where to pay a REALTIME_FUNDING quote. There is no funding provider behind these: sandbox
  * platforms simulate the payment with POST /sandbox/send; the reference ties a payment to the quote.
  */
-export function fundingInstructions(quoteId: string, currency: string, amount: bigint): PaymentInstruction[] {
+export function fundingInstructions(quoteId: string, currency: string, amount: bigint, opts: { now: Date; expiresAt: Date }): PaymentInstruction[] {
   const digest = createHash("sha256").update(quoteId).digest("hex");
   const reference = `QT-${quoteId.slice(-12).toUpperCase()}`;
   const base = { paymentRails: [], accountNumber: "", routingNumber: "", bankName: "", reference, assetType: "", address: "", invoice: "", amount, currency };
   if (currency === "BTC") {
-    return [{ ...base, accountType: "SPARK_WALLET", assetType: "BTC", address: `sparkrt1${digest.slice(0, 40)}`, instructionsNotes: `Send exactly ${amount} satoshis; reference ${reference}.` }];
+    return [
+      {
+        ...base,
+        accountType: "SPARK_WALLET",
+        assetType: "BTC",
+        address: sandboxSparkAddress(quoteId),
+        invoice: sandboxLightningInvoice({ seed: quoteId, amountSats: amount, memo: reference, expiresAt: opts.expiresAt, now: opts.now }),
+        instructionsNotes: `Send exactly ${amount} satoshis to the address, or pay the invoice; reference ${reference}.`,
+      },
+    ];
   }
   return [
     {
@@ -202,7 +212,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
           payloadToSign: "",
           signatureRequestId: "",
           signatureVerified: false,
-          paymentInstructions: realtime ? fundingInstructions(id, p.sending.code, p.pricing.totalSendingAmount) : [],
+          paymentInstructions: realtime ? fundingInstructions(id, p.sending.code, p.pricing.totalSendingAmount, { now, expiresAt: new Date(now.getTime() + deps.ttlMs) }) : [],
           failureReason: "",
           agentId: req.agentId,
         };
