@@ -30,7 +30,7 @@ function SignIn({ onSignedIn, reason }: { onSignedIn: (c: Credentials) => void; 
           </span>{" "}
           Corridor console
         </h1>
-        <p class="muted">Sign in with an API token: the clientId and clientSecret `npm start` printed, or a token from POST /tokens.</p>
+        <p class="muted">Sign in with an API token: the clientId and clientSecret that npm start printed, or any token made with POST /tokens.</p>
         {reason ? <p class="notice warn">{reason}</p> : null}
         <Form
           onSubmit={(f) =>

@@ -2,7 +2,7 @@ import type { ComponentChildren, JSX } from "preact";
 import { createContext } from "preact";
 import { useCallback, useContext, useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, type Api, type Page } from "./api.js";
-import { formatMoney, rememberCurrency, type CurrencyLike } from "./format.js";
+import { formatMoney, rememberCurrency, shortId, type CurrencyLike } from "./format.js";
 
 // ---- routing: the part after "#", so the gateway serves one page and every view has an address ----
 
@@ -222,15 +222,17 @@ export function Money({ amount, currency }: { amount: number | undefined | null;
   return <span class="money">{formatMoney(amount, currency)}</span>;
 }
 
-export function Id({ id, to }: { id: string | undefined | null; to?: string }) {
+/** An id, in full or (`short`) as "Prefix:…last8" with the full id in its title. */
+export function Id({ id, to, short }: { id: string | undefined | null; to?: string; short?: boolean }) {
   if (!id) return <span class="muted">—</span>;
+  const text = short ? shortId(id) : id;
   return to ? (
     <a class="id" href={to} title={id}>
-      {id}
+      {text}
     </a>
   ) : (
     <code class="id" title={id}>
-      {id}
+      {text}
     </code>
   );
 }

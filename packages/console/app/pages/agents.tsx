@@ -217,11 +217,11 @@ function Approvals({ agentId, onDecided }: { agentId?: string; onDecided?: () =>
                 <td>
                   {a.type.replaceAll("_", " ")}
                   <div class="muted small">
-                    <Id id={a.id} />
+                    <Id id={a.id} short />
                   </div>
                 </td>
                 <td>
-                  <Id id={a.agentId} to={href("agents", a.agentId)} />
+                  <Id id={a.agentId} to={href("agents", a.agentId)} short />
                 </td>
                 <td>{a.platformCustomerId}</td>
                 <td class="num">{actionAmount(a)}</td>
@@ -243,7 +243,7 @@ function Approvals({ agentId, onDecided }: { agentId?: string; onDecided?: () =>
                       </button>
                     </Form>
                   ) : (
-                    <div class="row">
+                    <div class="row nowrap">
                       <button
                         type="button"
                         disabled={decide.busy}
