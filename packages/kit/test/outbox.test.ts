@@ -204,7 +204,7 @@ describe.each(databaseKinds)("outbox, relay and inbox on $kind", ({ kind, skip }
           handled.push(e.eventId);
           await applyEvent(e, trx);
         }),
-        relevant: (e) => e.platformId === "Platform:wanted",
+        relevant: (e: PlatformEvent) => e.platformId === "Platform:wanted",
       },
       log,
     });

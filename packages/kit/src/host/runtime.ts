@@ -41,9 +41,8 @@ export async function prepareService(module: ServiceModule, deps: ServiceDeps): 
     module,
     built,
     async subscribe() {
-      for (const def of built.consumers) {
-        subscriptions.push(await subscribeConsumer({ db, bus: deps.bus, service: module.name, def, log }));
-      }
+      // Together: on Kafka each consumer joins its own group, and one join waits for the broker.
+      subscriptions.push(...(await Promise.all(built.consumers.map((def) => subscribeConsumer({ db, bus: deps.bus, service: module.name, def, log })))));
     },
     start() {
       const relay = createOutboxRelay({ db, bus: deps.bus, log, wakeups: (wake) => deps.db.listen(outboxChannel(module.schema), wake) });
@@ -56,7 +55,7 @@ export async function prepareService(module: ServiceModule, deps: ServiceDeps): 
         // Producers stop first (their last publishes can still be consumed), consumers last.
         async stop() {
           for (const w of [...workers].reverse()) await w.stop();
-          for (const s of subscriptions) await s.close();
+          await Promise.all(subscriptions.map((s) => s.close()));
         },
       };
     },

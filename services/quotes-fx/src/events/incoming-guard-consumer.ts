@@ -1,5 +1,6 @@
 import { topics, type Clock, type ConsumerDefinition } from "@corridor/kit";
 import type { Transaction } from "kysely";
+import type { MessageShape } from "@bufbuild/protobuf";
 import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import { recordAwaitingFromEvent } from "../data/incoming-approvals.js";
 import type { QuotesFxDatabase } from "../data/tables.js";
@@ -11,21 +12,23 @@ import type { QuotesFxDatabase } from "../data/tables.js";
  * least once), so the approval-timeout worker eventually fails a payment nobody decided instead of
  * leaving it PENDING forever.
  */
+/** A PENDING incoming UMA payment the ledger just created: the only event this consumer acts on. */
+function awaitsApproval(e: MessageShape<typeof LedgerEventSchema>): boolean {
+  if (e.eventType !== "INCOMING_PAYMENT_PENDING" || e.payload.case !== "transactionChanged") return false;
+  const t = e.payload.value.transaction;
+  return !!t && t.type === "INCOMING" && t.source?.type === "UMA_ADDRESS" && t.status === "PENDING";
+}
+
 export function incomingGuardConsumer(clock: Clock): ConsumerDefinition<typeof LedgerEventSchema> {
   return {
     name: "incoming-approval-guards",
     topic: topics.ledger,
     schema: LedgerEventSchema,
     eventId: (e) => e.eventId,
-    relevant: (e) => {
-      if (e.eventType !== "INCOMING_PAYMENT_PENDING" || e.payload.case !== "transactionChanged") return false;
-      const t = e.payload.value.transaction;
-      return !!t && t.type === "INCOMING" && t.source?.type === "UMA_ADDRESS" && t.status === "PENDING";
-    },
+    relevant: awaitsApproval,
     async handle(e, trx) {
-      if (e.payload.case !== "transactionChanged" || !e.payload.value.transaction) return;
-      const t = e.payload.value.transaction;
-      await recordAwaitingFromEvent(trx as Transaction<QuotesFxDatabase>, { platformId: e.platformId, transactionId: t.id, now: clock.now() });
+      if (!awaitsApproval(e) || e.payload.case !== "transactionChanged") return;
+      await recordAwaitingFromEvent(trx as Transaction<QuotesFxDatabase>, { platformId: e.platformId, transactionId: e.payload.value.transaction!.id, now: clock.now() });
     },
   };
 }
