@@ -188,4 +188,32 @@ describe.skipIf(skipReason())(`Grid money fields (${mode})`, () => {
     expect((await p.call("GET", "/uma-providers?countryCode=BR")).body).toMatchObject({ data: [], totalCount: 0 });
     expect((await p.call("GET", "/uma-providers?countryCode=mexico")).status).toBe(400);
   });
+
+  it.each([
+    ["$refunded.usd", { status: "REFUNDED", failureReason: "OFFRAMP_FAILED", refund: { status: "COMPLETED" } }],
+    ["$fail.lnurlp.usd", { status: "FAILED", failureReason: "LNURLP_FAILED", refund: { status: "COMPLETED" } }],
+    ["$fail.payeedata.usd", { status: "FAILED", failureReason: "MISSING_MANDATORY_PAYEE_DATA", refund: { status: "COMPLETED" } }],
+  ])("reaches the sandbox outcome of %s@sandbox.uma.money, and the money comes back", async (user, expected) => {
+    await fund(p, customerUsd.id, 10_000);
+    const balance = async () => (await p.call("GET", `/customers/internal-accounts?customerId=${customer.id}&type=INTERNAL_FIAT`)).body.data[0].balance.amount;
+    const before = await balance();
+    const lookup = await p.call("GET", `/receiver/uma/${encodeURIComponent(`${user}@sandbox.uma.money`)}?customerId=${customer.id}`);
+    expect(lookup.status, JSON.stringify(lookup.body)).toBe(200);
+    const q = await p.call("POST", "/quotes", {
+      source: { sourceType: "ACCOUNT", accountId: customerUsd.id },
+      destination: { destinationType: "UMA_ADDRESS", currency: "USD" },
+      lookupId: lookup.body.lookupId,
+      senderCustomerInfo: { FULL_NAME: "Alice Smith" },
+      lockedCurrencySide: "SENDING",
+      lockedCurrencyAmount: 1_000,
+      immediatelyExecute: true,
+    });
+    expect(q.status, JSON.stringify(q.body)).toBe(201);
+    const t = await eventually(async () => {
+      const res = (await p.call("GET", `/transactions/${q.body.transactionId}`)).body;
+      return res.status === expected.status && res.refund?.status === "COMPLETED" ? res : undefined;
+    });
+    expect(t).toMatchObject(expected);
+    expect(await balance()).toBe(before);
+  });
 });

@@ -84,7 +84,11 @@ export const TransactionSchema = Type.Object(
     description: Type.Optional(Type.String({ description: "Memo." })),
     reconciliationInstructions: Type.Optional(Type.Object({ reference: Type.String({ description: "Reference carried on the rail." }) }, { description: "Present except in status CREATED." })),
     failureReason: Type.Optional(
-      Type.String({ description: "Why it failed (spec enum: rail failures are OFFRAMP_FAILED, quote execution failures QUOTE_EXECUTION_FAILED, UMA compliance PAY_REQUEST_FAILED, expiry QUOTE_EXPIRED; incoming UMA payments PAYMENT_APPROVAL_WEBHOOK_ERROR when the approval webhook failed or was never answered, PAYMENT_APPROVAL_TIMED_OUT when a 202 was not followed by approve/reject within the window)." }),
+      Type.String({
+        description:
+          "Why it failed or was refunded (spec enum: rail failures are OFFRAMP_FAILED, quote execution failures QUOTE_EXECUTION_FAILED, UMA compliance PAY_REQUEST_FAILED, a receiver whose LNURLP step failed LNURLP_FAILED, a receiver refusing for missing payee data MISSING_MANDATORY_PAYEE_DATA, expiry QUOTE_EXPIRED; incoming UMA payments PAYMENT_APPROVAL_WEBHOOK_ERROR when the approval webhook failed or was never answered, PAYMENT_APPROVAL_TIMED_OUT when a 202 was not followed by approve/reject within the window). Sandbox values reaching each: services/sandbox/README.md.",
+        examples: ["OFFRAMP_FAILED"],
+      }),
     ),
     failureDetail: Type.Optional(
       Type.String({

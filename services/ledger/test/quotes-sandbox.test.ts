@@ -234,4 +234,20 @@ describe("quote payouts through the sandbox rail", () => {
     await settle(w.platformId, slow, { status: "COMPLETED", failureReason: "", refund: null });
     expect(await balance(w.platformId, w.usd.id)).toBe(8_000n);
   });
+
+  it("reaches REFUNDED (suffix 008, $refunded.*), LNURLP_FAILED and MISSING_MANDATORY_PAYEE_DATA with the money back (issue 10)", async () => {
+    const w = await world();
+    const cases: [{ suffix?: string; uma?: string }, Record<string, unknown>][] = [
+      [{ suffix: "008" }, { status: "REFUNDED", failureReason: "OFFRAMP_FAILED", refund: "COMPLETED" }],
+      [{ uma: "$refunded.usd@sandbox.uma.money" }, { status: "REFUNDED", failureReason: "OFFRAMP_FAILED", refund: "COMPLETED" }],
+      [{ uma: "$fail.lnurlp.usd@sandbox.uma.money" }, { status: "FAILED", failureReason: "LNURLP_FAILED", refund: "COMPLETED" }],
+      [{ uma: "$fail.payeedata.usd@sandbox.uma.money" }, { status: "FAILED", failureReason: "MISSING_MANDATORY_PAYEE_DATA", refund: "COMPLETED" }],
+    ];
+    for (const [destination, expected] of cases) {
+      const id = await pay(w, destination);
+      await settle(w.platformId, id, expected);
+      expect(await balance(w.platformId, w.usd.id), JSON.stringify(destination)).toBe(10_000n);
+    }
+    for (const [currency, sum] of await balanceSums(db, w.platformId)) expect(sum, currency).toBe(0n);
+  });
 });

@@ -339,6 +339,43 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
           await suspend(trx, tx, now);
           return;
         }
+        case "refunded": {
+          // Issue 10 (sandbox quote suffix 008, $refunded.*): nothing was delivered and the money is
+          // back at once. As for a completed refund, a closed customer's money waits in suspense
+          // (the payment is then FAILED with its refund FAILED, as a failed payout's would be).
+          if (tx.customer_id && tx.internal_account_id && (await trx.customerClosed(tx.platform_id, tx.customer_id))) {
+            const failed = await trx.updateTransaction(tx.platform_id, tx.id, {
+              status: "FAILED",
+              failure_reason: effect.failureReason,
+              failure_detail: o.reason || null,
+              settled_at: null,
+              refund_reference: newReference("RFD"),
+              refund_status: "PENDING",
+              refund_reason: o.reason || effect.failureReason,
+              refund_initiated_at: o.at,
+              refund_settled_at: null,
+              updated_at: now,
+            });
+            await trx.emitTransactionChanged("OUTGOING_PAYMENT_FAILED", failed, now);
+            await suspend(trx, failed, now, "CUSTOMER_DELETED");
+            return;
+          }
+          await post(trx, tx, "QUOTE_REFUND", reversalPostings(await executionAccounts(trx, tx, now), amountsOf(tx)), now);
+          const refunded = await trx.updateTransaction(tx.platform_id, tx.id, {
+            status: "REFUNDED",
+            failure_reason: effect.failureReason,
+            failure_detail: o.reason || null,
+            settled_at: null,
+            refund_reference: newReference("RFD"),
+            refund_status: "COMPLETED",
+            refund_reason: o.reason || effect.failureReason,
+            refund_initiated_at: o.at,
+            refund_settled_at: o.at,
+            updated_at: now,
+          });
+          await trx.emitTransactionChanged("OUTGOING_PAYMENT_REFUND_COMPLETED", refunded, now);
+          return;
+        }
       }
     },
   };

@@ -76,6 +76,8 @@ export function suspensePostings(a: { railClearing: string; refundSuspense: stri
 export function quoteFailureReason(cause: string): string {
   if (cause === "EXECUTION_FAILED") return "QUOTE_EXECUTION_FAILED";
   if (cause === "COMPLIANCE_FAILED") return "PAY_REQUEST_FAILED";
+  if (cause === "LNURLP_FAILED") return "LNURLP_FAILED";
+  if (cause === "MISSING_PAYEE_DATA") return "MISSING_MANDATORY_PAYEE_DATA";
   return "OFFRAMP_FAILED";
 }
 
@@ -84,7 +86,7 @@ export interface QuoteState {
   refundStatus: RefundStatus | null;
 }
 
-export type QuoteOutcomeStatus = "PROCESSING" | "COMPLETED" | "FAILED" | "REJECTED" | "RETURNED" | "REFUND_COMPLETED" | "REFUND_FAILED";
+export type QuoteOutcomeStatus = "PROCESSING" | "COMPLETED" | "FAILED" | "REJECTED" | "RETURNED" | "REFUND_COMPLETED" | "REFUND_FAILED" | "REFUNDED";
 
 export type QuoteEffect =
   | { kind: "complete" }
@@ -93,7 +95,9 @@ export type QuoteEffect =
   /** Failed (or returned) after the money left: a refund starts. */
   | { kind: "fail-refund"; failureReason: string }
   | { kind: "refund-complete" }
-  | { kind: "refund-fail" };
+  | { kind: "refund-fail" }
+  /** The rail could not complete the payout and handed the money back at once: REFUNDED, refund COMPLETED. */
+  | { kind: "refunded"; failureReason: string };
 
 /**
  * What a rail outcome does to an executed quote transaction, or undefined when it does not apply
@@ -118,5 +122,7 @@ export function quoteOutcomeEffect(s: QuoteState, outcome: QuoteOutcomeStatus, c
       return s.refundStatus === "PENDING" ? { kind: "refund-complete" } : undefined;
     case "REFUND_FAILED":
       return s.refundStatus === "PENDING" ? { kind: "refund-fail" } : undefined;
+    case "REFUNDED":
+      return s.status === "PROCESSING" ? { kind: "refunded", failureReason: quoteFailureReason(cause) } : undefined;
   }
 }

@@ -10,7 +10,7 @@ import type { QuoteOutcomeStatus } from "../domain/quotes.js";
 import type { RailStatus } from "../domain/transactions.js";
 
 // RETURNED and REFUND_* come only for QUOTE_PAYOUT instructions.
-const RAIL_STATUSES: ReadonlySet<string> = new Set(["PROCESSING", "COMPLETED", "FAILED", "REJECTED", "RETURNED", "REFUND_COMPLETED", "REFUND_FAILED"]);
+const RAIL_STATUSES: ReadonlySet<string> = new Set(["PROCESSING", "COMPLETED", "FAILED", "REJECTED", "RETURNED", "REFUND_COMPLETED", "REFUND_FAILED", "REFUNDED"]);
 
 /** The ledger's consumers; the host runs each once per event id (kit inbox). */
 export function ledgerConsumers(ledger: Ledger): ConsumerDefinition<any>[] {

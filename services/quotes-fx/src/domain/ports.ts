@@ -50,7 +50,7 @@ export interface LedgerPort {
 }
 
 /** Sandbox outcome a UMA receiver was looked up with (carried to the payment in part 2). */
-export type UmaScenario = "SUCCESS" | "PENDING_LONG" | "FAIL_COMPLIANCE";
+export type UmaScenario = "SUCCESS" | "PENDING_LONG" | "FAIL_COMPLIANCE" | "FAIL_LNURLP" | "FAIL_PAYEE_DATA" | "REFUNDED";
 
 export interface ReceiverCurrencyOffer {
   currencyCode: string;

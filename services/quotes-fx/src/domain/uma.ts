@@ -31,6 +31,10 @@ const SANDBOX_RECEIVERS: Record<string, SandboxReceiver> = {
   "success.eur": { scenario: "SUCCESS", currencyCode: "EUR", requiredPayerDataFields: BASIC_PAYER_DATA },
   "success.mxn": { scenario: "SUCCESS", currencyCode: "MXN", requiredPayerDataFields: BASIC_PAYER_DATA },
   "pending.long.usd": { scenario: "PENDING_LONG", currencyCode: "USD", requiredPayerDataFields: BASIC_PAYER_DATA },
+  // Issue 10: the remaining transaction outcomes, reachable by address (README sandbox table).
+  "fail.lnurlp.usd": { scenario: "FAIL_LNURLP", currencyCode: "USD", requiredPayerDataFields: BASIC_PAYER_DATA },
+  "fail.payeedata.usd": { scenario: "FAIL_PAYEE_DATA", currencyCode: "USD", requiredPayerDataFields: BASIC_PAYER_DATA },
+  "refunded.usd": { scenario: "REFUNDED", currencyCode: "USD", requiredPayerDataFields: BASIC_PAYER_DATA },
   "fail.compliance.usd": {
     scenario: "FAIL_COMPLIANCE",
     currencyCode: "USD",

@@ -8,7 +8,7 @@
 export interface SimulatedStep {
   /** Seconds after the instruction (on the platform's sandbox clock). */
   afterSeconds: number;
-  status: "PROCESSING" | "COMPLETED" | "FAILED" | "REJECTED" | "RETURNED" | "REFUND_COMPLETED" | "REFUND_FAILED";
+  status: "PROCESSING" | "COMPLETED" | "FAILED" | "REJECTED" | "RETURNED" | "REFUND_COMPLETED" | "REFUND_FAILED" | "REFUNDED";
   reason: string;
 }
 
@@ -48,7 +48,7 @@ export const UMA_LONG_PENDING_SECONDS = 24 * 3600;
 
 /**
  * The payout of an executed quote to an external account, by the account identifier's suffix
- * (spec "Quote to an external account destination"). The ledger already moved the transaction to
+ * (spec "Quote to an external account destination"; 008, ours: REFUNDED at once). The ledger already moved the transaction to
  * PROCESSING when it executed the quote; a failure after the money left is followed by the refund's
  * outcome (the rail returns the money, or cannot).
  */
@@ -67,6 +67,9 @@ export function simulateQuotePayout(identifier: string): SimulatedStep[] {
       return [at(0, "FAILED", "USER_CANCELLED"), at(0, "REFUND_COMPLETED")];
     case "007":
       return [at(0, "FAILED", "PAYOUT_FAILED"), at(0, "REFUND_FAILED")];
+    case "008":
+      // Issue 10: the rail cannot complete the payout and hands the money straight back (REFUNDED).
+      return [at(0, "REFUNDED", "PAYOUT_FAILED")];
     default:
       return [at(0, "COMPLETED")];
   }
@@ -86,6 +89,20 @@ export function simulateUmaPayout(umaAddress: string): SimulatedStep[] {
       { afterSeconds: 0, status: "REFUND_COMPLETED", reason: "" },
     ];
   }
+  // Issue 10: the receiver's LNURLP endpoint fails, or it refuses the payment for missing payee data.
+  if (user.startsWith("fail.lnurlp.")) {
+    return [
+      { afterSeconds: 0, status: "FAILED", reason: "LNURLP_FAILED" },
+      { afterSeconds: 0, status: "REFUND_COMPLETED", reason: "" },
+    ];
+  }
+  if (user.startsWith("fail.payeedata.")) {
+    return [
+      { afterSeconds: 0, status: "FAILED", reason: "MISSING_PAYEE_DATA" },
+      { afterSeconds: 0, status: "REFUND_COMPLETED", reason: "" },
+    ];
+  }
+  if (user.startsWith("refunded.")) return [{ afterSeconds: 0, status: "REFUNDED", reason: "PAYOUT_FAILED" }];
   return [{ afterSeconds: 0, status: "COMPLETED", reason: "" }];
 }
 
@@ -94,7 +111,7 @@ export function simulateUmaPayout(umaAddress: string): SimulatedStep[] {
  * COMPLETED, FAILED or REJECTED step (a later RETURNED or refund does not move the settlement).
  */
 export function expectedOutcomeSeconds(steps: SimulatedStep[]): number {
-  const outcome = steps.find((s) => s.status === "COMPLETED" || s.status === "FAILED" || s.status === "REJECTED");
+  const outcome = steps.find((s) => s.status === "COMPLETED" || s.status === "FAILED" || s.status === "REJECTED" || s.status === "REFUNDED");
   return outcome?.afterSeconds ?? steps[steps.length - 1]?.afterSeconds ?? 0;
 }
 

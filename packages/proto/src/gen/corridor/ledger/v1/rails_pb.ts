@@ -157,7 +157,8 @@ export type RailOutcome = Message<"corridor.ledger.v1.RailOutcome"> & {
 
   /**
    * PROCESSING, COMPLETED, FAILED or REJECTED; for QUOTE_PAYOUT also RETURNED (a completed payment
-   * came back), REFUND_COMPLETED (the money of a failed payout is back) and REFUND_FAILED (it is not).
+   * came back), REFUND_COMPLETED (the money of a failed payout is back), REFUND_FAILED (it is not) and
+   * REFUNDED (the rail could not complete the payout and handed the money back at once).
    *
    * @generated from field: string status = 5;
    */
@@ -166,7 +167,8 @@ export type RailOutcome = Message<"corridor.ledger.v1.RailOutcome"> & {
   /**
    * Cause of a FAILED, REJECTED or RETURNED outcome: INSUFFICIENT_FUNDS, ACCOUNT_CLOSED, BANK_REJECTED,
    * TIMED_OUT; for QUOTE_PAYOUT EXECUTION_FAILED, COUNTERPARTY_DELIVERY_FAILED,
-   * RETURNED_BY_RECEIVING_BANK, USER_CANCELLED, PAYOUT_FAILED, COMPLIANCE_FAILED.
+   * RETURNED_BY_RECEIVING_BANK, USER_CANCELLED, PAYOUT_FAILED, COMPLIANCE_FAILED, LNURLP_FAILED,
+   * MISSING_PAYEE_DATA.
    *
    * @generated from field: string reason = 6;
    */
