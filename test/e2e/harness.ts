@@ -45,7 +45,7 @@ export interface TestSystem {
   stop(): Promise<void>;
 }
 
-async function send(url: string, method: string, init: { body?: string; headers?: Record<string, string> }): Promise<ApiResponse> {
+async function sendRequest(url: string, method: string, init: { body?: string; headers?: Record<string, string> }): Promise<ApiResponse> {
   const res = await fetch(url, { method, body: init.body, headers: init.headers });
   const text = await res.text();
   let body: unknown = text;
@@ -93,6 +93,16 @@ export async function startTestSystem(): Promise<TestSystem> {
 
   const api = `${url}/2025-10-13`;
   const admin = createClient(PlatformAdminService, transportFor("auth-sessions"));
+  // Every answer of the versioned API is checked against the served OpenAPI when the system stops.
+  const observed: Observed[] = [];
+  const send = async (target: string, method: string, init: { body?: string; headers?: Record<string, string> }) => {
+    const res = await sendRequest(target, method, init);
+    if (target.startsWith(`${api}/`)) {
+      const code = res.body && typeof res.body === "object" && typeof res.body.code === "string" ? res.body.code : undefined;
+      observed.push({ method, path: new URL(target).pathname.slice("/2025-10-13".length), status: res.status, code });
+    }
+    return res;
+  };
   const as = (clientId: string, clientSecret: string, platformId = ""): Caller => ({
     platformId,
     clientId,
@@ -120,8 +130,72 @@ export async function startTestSystem(): Promise<TestSystem> {
       });
       return as(res.token!.clientId, res.clientSecret, res.platform!.id);
     },
-    stop,
+    async stop() {
+      let problems: string[] = [];
+      try {
+        problems = await undocumentedAnswers(api, observed);
+      } finally {
+        await stop();
+      }
+      if (problems.length) {
+        throw new Error(
+          `answers the served OpenAPI does not document (declare the code in gateway/src/route-errors.ts, or document the status):\n${problems.join("\n")}`,
+        );
+      }
+    },
   };
+}
+
+interface Observed {
+  method: string;
+  path: string;
+  status: number;
+  code?: string;
+}
+
+type OpenApiOperation = { responses?: Record<string, { content?: Record<string, { schema?: { allOf?: { properties?: { code?: { enum?: string[] } } }[] } }> }> };
+
+/**
+ * The observed answers the served OpenAPI does not predict: a status the matched operation does not
+ * list, or an error code outside the enum it documents for that status. Requests to paths or
+ * methods the API does not serve (router 404/405) are not an operation's answers and are skipped.
+ */
+async function undocumentedAnswers(api: string, observed: readonly Observed[]): Promise<string[]> {
+  if (!observed.length) return [];
+  const doc = (await (await fetch(`${api}/openapi.json`)).json()) as { paths: Record<string, Record<string, OpenApiOperation>> };
+  const templates = Object.keys(doc.paths).map((p) => ({ path: p, segments: p.split("/").slice(1) }));
+  const match = (path: string) => {
+    const segments = path.split("/").slice(1);
+    let best: { path: string; literal: number } | undefined;
+    for (const t of templates) {
+      if (t.segments.length !== segments.length) continue;
+      let literal = 0;
+      const fits = t.segments.every((s, i) => {
+        if (/^\{[^}]+\}$/.test(s)) return segments[i] !== "";
+        literal++;
+        return s === segments[i];
+      });
+      if (fits && (!best || literal > best.literal)) best = { path: t.path, literal };
+    }
+    return best?.path;
+  };
+  const problems = new Set<string>();
+  for (const o of observed) {
+    const path = match(o.path);
+    const op = path ? doc.paths[path]?.[o.method.toLowerCase()] : undefined;
+    if (!path || !op) continue;
+    const response = op.responses?.[String(o.status)];
+    const where = `${o.method} ${path} → ${o.status}`;
+    if (!response) {
+      problems.add(`${where}${o.code ? ` ${o.code}` : ""}: status not documented`);
+      continue;
+    }
+    if (o.status >= 400 && o.code) {
+      const codes = response.content?.["application/json"]?.schema?.allOf?.map((s) => s.properties?.code?.enum).find((e) => e !== undefined);
+      if (!codes?.includes(o.code)) problems.add(`${where} ${o.code}: code not documented`);
+    }
+  }
+  return [...problems].sort();
 }
 
 /** Polls `check` until it returns a value (event flows are asynchronous), failing after `ms`. */

@@ -1,0 +1,332 @@
+import { Type, type TSchema } from "typebox";
+
+/**
+ * Every error code the API answers, with its one HTTP status and meaning — the catalogue
+ * docs/errors.md lists (a test keeps the two equal). Where Grid has a code for a meaning, the code
+ * is Grid's; the spec's own names win where it gives one.
+ */
+export const ERROR_CODES = {
+  // 400
+  INVALID_INPUT: [400, "A field is missing or invalid; details.errors lists every one as {field, reason}."],
+  INVALID_REQUEST: [400, "The HTTP request itself is malformed (request line, headers or framing)."],
+  AMOUNT_OUT_OF_RANGE: [400, "The amount is outside the currency's or the receiver's minimum and maximum."],
+  INVALID_CURRENCY: [400, "The currency is not supported here (not configured for the platform, no rate, or no account of the receiver in it)."],
+  INVALID_BANK_ACCOUNT: [400, "The receiving institution reports the external account as invalid (sandbox: identifier suffix 105)."],
+  MISSING_MANDATORY_USER_INFO: [400, "User data the payment needs is missing (payer data a lookup asked for, counterparty fields the platform requires, or receiver data an approval must carry); details.errors names each."],
+  CURRENCY_MISMATCH: [400, "The accounts or amounts of a transfer are in different currencies."],
+  ACCOUNT_OWNER_MISMATCH: [400, "The two accounts of a transfer belong to different owners."],
+  INSUFFICIENT_BALANCE: [400, "The source account's available balance does not cover the amount."],
+  AMOUNT_MISMATCH: [400, "The funded amount differs from what the quote expects."],
+  CURRENCY_NOT_CONVERTIBLE: [400, "No rate converts the amount into the agent policy's limit currency."],
+  TRANSACTION_TYPE_NOT_ENABLED: [400, "The platform's configuration does not enable this transaction type for the currency."],
+  QUOTE_NOT_EXECUTABLE: [400, "The quote cannot be executed this way (a REALTIME_FUNDING quote is paid through its instructions)."],
+  QUOTE_NOT_REALTIME_FUNDED: [400, "The quote is not a REALTIME_FUNDING quote."],
+  LOOKUP_EXPIRED: [400, "The receiver lookup is older than a quote's validity."],
+  LAST_CREDENTIAL: [400, "An account must keep at least one credential."],
+  EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS: [400, "The account already has an EMAIL_OTP credential."],
+  PASSKEY_CREDENTIAL_ALREADY_EXISTS: [400, "The account already has a PASSKEY credential."],
+  OAUTH_CREDENTIAL_ALREADY_EXISTS: [400, "The account already has an OAUTH credential."],
+  CHALLENGE_NOT_SUPPORTED: [400, "This credential type takes no challenge."],
+  EMBEDDED_WALLET_TRANSFER_NOT_SUPPORTED: [400, "Embedded wallets move money through quotes, not transfers."],
+  TRANSFER_IN_NOT_SUPPORTED: [400, "The external account cannot be debited on request (only USD_ACCOUNT by ACH pull)."],
+  AGENT_WALLET_SOURCE_NOT_SUPPORTED: [400, "An agent cannot pay from an embedded wallet."],
+  INVALID_DEVICE_CODE: [400, "The device code was used, expired or replaced."],
+  CUSTOMER_ALREADY_APPROVED: [400, "The customer is already APPROVED; it cannot be verified again."],
+  CUSTOMER_ALREADY_REJECTED: [400, "The customer is already REJECTED; it cannot be verified again."],
+  INVITATION_ALREADY_CLAIMED: [400, "The invitation was already claimed."],
+  INVITATION_EXPIRED: [400, "The invitation has expired."],
+  INVITATION_CANCELLED: [400, "The invitation was cancelled."],
+  WEBHOOK_ENDPOINT_NOT_CONFIGURED: [400, "The platform has no webhookEndpoint to send to."],
+  // 401
+  UNAUTHORIZED: [401, "Missing or wrong credentials or signature; a sandbox magic-value mismatch carries details.reason."],
+  WALLET_SIGNATURE_MISSING: [401, "A signed retry without its Service-Wallet-Signature."],
+  REQUEST_ID_MISSING: [401, "A signed retry without its Request-Id."],
+  WALLET_SIGNATURE_BODY_MISMATCH: [401, "The signed retry's body differs from the first call's."],
+  // 403
+  FORBIDDEN: [403, "The token lacks the permission, or the route is not for this platform (sandbox routes for production)."],
+  USER_NOT_READY: [403, "The customer is not APPROVED (KYC/KYB) and cannot move money yet."],
+  AGENT_PAUSED: [403, "The agent is paused."],
+  SPENDING_LIMIT_EXCEEDED: [403, "The agent policy's spending limit would be exceeded."],
+  ACCOUNT_NOT_ALLOWED: [403, "The agent policy does not allow this account."],
+  // 404
+  NOT_FOUND: [404, "No such route."],
+  VERSION_NOT_FOUND: [404, "No such API version."],
+  USER_NOT_FOUND: [404, "No such customer of this platform."],
+  TRANSACTION_NOT_FOUND: [404, "No such transaction."],
+  QUOTE_NOT_FOUND: [404, "No such quote."],
+  LOOKUP_REQUEST_NOT_FOUND: [404, "No such receiver lookup (or it was made for another customer)."],
+  UMA_NOT_FOUND: [404, "No receiver has this UMA address."],
+  TOKEN_NOT_FOUND: [404, "No such API token."],
+  INVITATION_NOT_FOUND: [404, "No such invitation."],
+  INTERNAL_ACCOUNT_NOT_FOUND: [404, "No such internal account."],
+  EXTERNAL_ACCOUNT_NOT_FOUND: [404, "No such external account."],
+  BENEFICIAL_OWNER_NOT_FOUND: [404, "No such beneficial owner."],
+  VERIFICATION_NOT_FOUND: [404, "No such verification."],
+  SESSION_NOT_FOUND: [404, "No such session."],
+  AUTH_METHOD_NOT_FOUND: [404, "No such credential."],
+  AGENT_NOT_FOUND: [404, "No such agent."],
+  AGENT_ACTION_NOT_FOUND: [404, "No such agent action."],
+  DEVICE_CODE_NOT_FOUND: [404, "No such device code."],
+  EVENT_NOT_FOUND: [404, "No such event."],
+  // 409
+  CONFLICT: [409, "A unique value is taken (for example platformCustomerId) or the state forbids the change."],
+  UMA_ADDRESS_EXISTS: [409, "Another live customer has this UMA address."],
+  INVALID_STATE_TRANSITION: [409, "The object is not in a state that allows this (for example an agent action that is not pending)."],
+  TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL: [409, "The incoming payment is not awaiting the platform's approval."],
+  QUOTE_EXPIRED: [409, "The quote has expired."],
+  QUOTE_ALREADY_EXECUTED: [409, "The quote was already executed."],
+  QUOTE_NOT_FUNDED: [409, "The quote's funding has not arrived."],
+  IDEMPOTENCY_KEY_IN_USE: [409, "A request with this Idempotency-Key is still running."],
+  CUSTOMER_HAS_FUNDS: [409, "The customer holds money (a balance, a hold or a transaction in flight); details lists it."],
+  AGENT_ALREADY_CONNECTED: [409, "The agent is already connected."],
+  POLICY_CHANGED: [409, "The agent's policy changed since the action was submitted."],
+  WEBHOOK_ENDPOINT_NOT_SET: [409, "The platform has no webhookEndpoint to redeliver to."],
+  // 410
+  CUSTOMER_DELETED: [410, "The customer was deleted."],
+  // Other HTTP-level refusals
+  METHOD_NOT_ALLOWED: [405, "The route does not take this method."],
+  PAYLOAD_TOO_LARGE: [413, "The body is larger than the limit."],
+  URI_TOO_LONG: [414, "The URL is too long."],
+  UNSUPPORTED_MEDIA_TYPE: [415, "Bodies are application/json (UTF-8)."],
+  IDEMPOTENCY_KEY_REUSED: [422, "The Idempotency-Key was used for another route or body."],
+  RATE_LIMITED: [429, "Too many requests; wait for Retry-After."],
+  HEADERS_TOO_LARGE: [431, "The request headers are too large."],
+  // 5xx
+  INTERNAL_ERROR: [500, "An internal error (logged under the Request-Id)."],
+  NOT_IMPLEMENTED: [501, "Not available in this deployment (for example production KYC without a provider connector)."],
+  EMAIL_DELIVERY_NOT_CONFIGURED: [501, "Production EMAIL_OTP needs CORRIDOR_SMTP_URL."],
+  SERVICE_UNAVAILABLE: [503, "A service this request needs is unavailable; retry later."],
+  RATES_UNAVAILABLE: [503, "No exchange rates are available right now."],
+  WALLET_ENCRYPTION_NOT_CONFIGURED: [503, "Wallet export needs CORRIDOR_WALLET_ENCRYPTION_KEY."],
+  UPSTREAM_TIMEOUT: [504, "A service this request needs did not answer in time."],
+} as const satisfies Record<string, readonly [number, string]>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** What any route of the API can answer, whatever it does. */
+const ANY_ROUTE: readonly ErrorCode[] = [
+  "INVALID_INPUT",
+  "INVALID_REQUEST",
+  "PAYLOAD_TOO_LARGE",
+  "URI_TOO_LONG",
+  "UNSUPPORTED_MEDIA_TYPE",
+  "HEADERS_TOO_LARGE",
+  "RATE_LIMITED",
+  "INTERNAL_ERROR",
+  "SERVICE_UNAVAILABLE",
+  "UPSTREAM_TIMEOUT",
+];
+/** Routes behind credentials (HTTP Basic or an agent's Bearer token). */
+const AUTHENTICATED: readonly ErrorCode[] = ["UNAUTHORIZED", "FORBIDDEN"];
+/** Routes that take an Idempotency-Key. */
+const IDEMPOTENT: readonly ErrorCode[] = ["IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED"];
+/** /agents/me routes: a paused agent is refused. */
+const AGENT: readonly ErrorCode[] = ["AGENT_PAUSED"];
+
+const TRANSFER: readonly ErrorCode[] = [
+  "USER_NOT_FOUND",
+  "INTERNAL_ACCOUNT_NOT_FOUND",
+  "EXTERNAL_ACCOUNT_NOT_FOUND",
+  "USER_NOT_READY",
+  "CURRENCY_MISMATCH",
+  "ACCOUNT_OWNER_MISMATCH",
+  "EMBEDDED_WALLET_TRANSFER_NOT_SUPPORTED",
+  "TRANSACTION_TYPE_NOT_ENABLED",
+  "AMOUNT_OUT_OF_RANGE",
+  // Production platforms: no rail connector ships.
+  "NOT_IMPLEMENTED",
+];
+const CREATE_QUOTE: readonly ErrorCode[] = [
+  "USER_NOT_FOUND",
+  "USER_NOT_READY",
+  "INTERNAL_ACCOUNT_NOT_FOUND",
+  "EXTERNAL_ACCOUNT_NOT_FOUND",
+  "LOOKUP_REQUEST_NOT_FOUND",
+  "LOOKUP_EXPIRED",
+  "UMA_NOT_FOUND",
+  "INVALID_CURRENCY",
+  "AMOUNT_OUT_OF_RANGE",
+  "MISSING_MANDATORY_USER_INFO",
+  "TRANSACTION_TYPE_NOT_ENABLED",
+  "CURRENCY_MISMATCH",
+  "INSUFFICIENT_BALANCE",
+  "QUOTE_NOT_EXECUTABLE",
+  "RATES_UNAVAILABLE",
+  "WALLET_SIGNATURE_MISSING",
+];
+const EXECUTE_QUOTE: readonly ErrorCode[] = [
+  "QUOTE_NOT_FOUND",
+  "QUOTE_EXPIRED",
+  "QUOTE_ALREADY_EXECUTED",
+  "QUOTE_NOT_EXECUTABLE",
+  "INSUFFICIENT_BALANCE",
+  "USER_NOT_READY",
+  "USER_NOT_FOUND",
+  "WALLET_SIGNATURE_MISSING",
+  "REQUEST_ID_MISSING",
+  "WALLET_SIGNATURE_BODY_MISMATCH",
+];
+const AGENT_SPEND: readonly ErrorCode[] = ["ACCOUNT_NOT_ALLOWED", "SPENDING_LIMIT_EXCEEDED", "CURRENCY_NOT_CONVERTIBLE"];
+const SIGNED_RETRY: readonly ErrorCode[] = ["WALLET_SIGNATURE_BODY_MISMATCH", "WALLET_SIGNATURE_MISSING", "REQUEST_ID_MISSING"];
+const VERIFY: readonly ErrorCode[] = ["USER_NOT_FOUND", "CUSTOMER_DELETED", "CUSTOMER_ALREADY_APPROVED", "CUSTOMER_ALREADY_REJECTED", "NOT_IMPLEMENTED"];
+const INVITATION_STATE: readonly ErrorCode[] = ["INVITATION_NOT_FOUND", "INVITATION_ALREADY_CLAIMED", "INVITATION_EXPIRED", "INVITATION_CANCELLED"];
+
+/**
+ * The codes each route answers beyond those every route of its kind answers (ANY_ROUTE, plus
+ * AUTHENTICATED behind credentials, IDEMPOTENT with an Idempotency-Key, AGENT on /agents/me).
+ * Keyed "METHOD /path" as the OpenAPI document lists them. The served OpenAPI documents exactly
+ * these per status (openapi.ts), a gateway test requires an entry for every route and no other,
+ * and the end-to-end harness checks every answer it sees against the served document.
+ */
+export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
+  "GET /openapi.json": [],
+  "POST /tokens": [],
+  "GET /tokens": [],
+  "GET /tokens/{tokenId}": ["TOKEN_NOT_FOUND"],
+  "DELETE /tokens/{tokenId}": ["TOKEN_NOT_FOUND"],
+  "GET /config": [],
+  "PATCH /config": [],
+  "GET /config/webhook-secret": [],
+  "POST /config/webhook-secret/rotate": [],
+  "POST /sandbox/webhooks/test": ["WEBHOOK_ENDPOINT_NOT_CONFIGURED", "WEBHOOK_ENDPOINT_NOT_SET"],
+  "GET /customers/internal-accounts": ["USER_NOT_FOUND"],
+  "GET /platform/internal-accounts": [],
+  "POST /customers/external-accounts": ["USER_NOT_FOUND", "INVALID_BANK_ACCOUNT"],
+  "GET /customers/external-accounts": ["USER_NOT_FOUND"],
+  "POST /platform/external-accounts": ["INVALID_BANK_ACCOUNT"],
+  "GET /platform/external-accounts": [],
+  "GET /customers/external-accounts/{externalAccountId}": ["EXTERNAL_ACCOUNT_NOT_FOUND"],
+  "DELETE /customers/external-accounts/{externalAccountId}": ["EXTERNAL_ACCOUNT_NOT_FOUND"],
+  "GET /platform/external-accounts/{externalAccountId}": ["EXTERNAL_ACCOUNT_NOT_FOUND"],
+  "DELETE /platform/external-accounts/{externalAccountId}": ["EXTERNAL_ACCOUNT_NOT_FOUND"],
+  "POST /transfer-in": [...TRANSFER, "TRANSFER_IN_NOT_SUPPORTED"],
+  "POST /transfer-out": [...TRANSFER, "INSUFFICIENT_BALANCE"],
+  "GET /transactions": [],
+  "GET /transactions/{transactionId}": ["TRANSACTION_NOT_FOUND"],
+  "POST /sandbox/internal-accounts/{accountId}/fund": ["INTERNAL_ACCOUNT_NOT_FOUND", "USER_NOT_FOUND", "USER_NOT_READY", "AMOUNT_OUT_OF_RANGE", "INVALID_CURRENCY"],
+  "POST /sandbox/clock/advance": [],
+  "POST /customers": ["CONFLICT", "UMA_ADDRESS_EXISTS"],
+  "GET /customers": [],
+  "GET /customers/{customerId}": ["USER_NOT_FOUND"],
+  "PATCH /customers/{customerId}": ["USER_NOT_FOUND", "CUSTOMER_DELETED", "CONFLICT", "UMA_ADDRESS_EXISTS"],
+  "DELETE /customers/{customerId}": ["USER_NOT_FOUND", "CUSTOMER_DELETED", "CUSTOMER_HAS_FUNDS"],
+  "POST /customers/{customerId}/kyc-link": VERIFY,
+  "POST /verifications": VERIFY,
+  "GET /verifications": [],
+  "GET /verifications/{verificationId}": ["VERIFICATION_NOT_FOUND"],
+  "POST /beneficial-owners": ["USER_NOT_FOUND", "CUSTOMER_DELETED"],
+  "GET /beneficial-owners": ["USER_NOT_FOUND"],
+  "GET /beneficial-owners/{beneficialOwnerId}": ["BENEFICIAL_OWNER_NOT_FOUND"],
+  "PATCH /beneficial-owners/{beneficialOwnerId}": ["BENEFICIAL_OWNER_NOT_FOUND", "CUSTOMER_DELETED"],
+  "POST /invitations": [],
+  "GET /invitations/{code}": ["INVITATION_NOT_FOUND"],
+  "POST /invitations/{code}/claim": INVITATION_STATE,
+  "POST /invitations/{code}/cancel": INVITATION_STATE,
+  "POST /auth/credentials": [
+    "INTERNAL_ACCOUNT_NOT_FOUND",
+    "EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS",
+    "PASSKEY_CREDENTIAL_ALREADY_EXISTS",
+    "OAUTH_CREDENTIAL_ALREADY_EXISTS",
+    "EMAIL_DELIVERY_NOT_CONFIGURED",
+    ...SIGNED_RETRY,
+  ],
+  "GET /auth/credentials": ["INTERNAL_ACCOUNT_NOT_FOUND"],
+  "DELETE /auth/credentials/{credentialId}": ["AUTH_METHOD_NOT_FOUND", "LAST_CREDENTIAL", ...SIGNED_RETRY],
+  "POST /auth/credentials/{credentialId}/challenge": ["AUTH_METHOD_NOT_FOUND", "CHALLENGE_NOT_SUPPORTED", "EMAIL_DELIVERY_NOT_CONFIGURED"],
+  "POST /auth/credentials/{credentialId}/verify": ["AUTH_METHOD_NOT_FOUND"],
+  "GET /auth/sessions": ["INTERNAL_ACCOUNT_NOT_FOUND"],
+  "DELETE /auth/sessions/{sessionId}": ["SESSION_NOT_FOUND", ...SIGNED_RETRY],
+  "POST /internal-accounts/{accountId}/export": ["INTERNAL_ACCOUNT_NOT_FOUND", "WALLET_ENCRYPTION_NOT_CONFIGURED", ...SIGNED_RETRY],
+  "GET /exchange-rates": ["INVALID_CURRENCY", "RATES_UNAVAILABLE"],
+  "GET /uma-providers": [],
+  "GET /receiver/uma/{receiverUmaAddress}": ["UMA_NOT_FOUND", "USER_NOT_FOUND", "NOT_IMPLEMENTED"],
+  "GET /receiver/external-account/{accountId}": ["EXTERNAL_ACCOUNT_NOT_FOUND", "USER_NOT_FOUND"],
+  "POST /quotes": CREATE_QUOTE,
+  "GET /quotes": [],
+  "GET /quotes/{quoteId}": ["QUOTE_NOT_FOUND"],
+  "POST /quotes/{quoteId}/execute": EXECUTE_QUOTE,
+  "POST /sandbox/send": ["QUOTE_NOT_FOUND", "QUOTE_EXPIRED", "QUOTE_ALREADY_EXECUTED", "QUOTE_NOT_REALTIME_FUNDED", "QUOTE_NOT_FUNDED", "AMOUNT_MISMATCH", "CURRENCY_MISMATCH", "INVALID_CURRENCY"],
+  "POST /sandbox/uma/receive": ["UMA_NOT_FOUND", "USER_NOT_FOUND", "INVALID_CURRENCY", "AMOUNT_OUT_OF_RANGE", "TRANSACTION_TYPE_NOT_ENABLED", "USER_NOT_READY"],
+  "POST /transactions/{transactionId}/approve": ["TRANSACTION_NOT_FOUND", "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL", "MISSING_MANDATORY_USER_INFO"],
+  "POST /transactions/{transactionId}/reject": ["TRANSACTION_NOT_FOUND", "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL"],
+  "POST /crypto/estimate-withdrawal-fee": ["INVALID_CURRENCY", "RATES_UNAVAILABLE"],
+  "POST /agents": ["USER_NOT_FOUND"],
+  "GET /agents": [],
+  "GET /agents/approvals": [],
+  "GET /agents/device-codes/{code}/status": ["DEVICE_CODE_NOT_FOUND"],
+  "POST /agents/device-codes/{code}/redeem": ["DEVICE_CODE_NOT_FOUND", "INVALID_DEVICE_CODE", "AGENT_ALREADY_CONNECTED"],
+  "GET /agents/{agentId}": ["AGENT_NOT_FOUND"],
+  "PATCH /agents/{agentId}": ["AGENT_NOT_FOUND"],
+  "DELETE /agents/{agentId}": ["AGENT_NOT_FOUND"],
+  "PATCH /agents/{agentId}/policy": ["AGENT_NOT_FOUND"],
+  "POST /agents/{agentId}/device-codes": ["AGENT_NOT_FOUND", "AGENT_ALREADY_CONNECTED"],
+  "POST /agents/{agentId}/actions/{actionId}/approve": ["AGENT_NOT_FOUND", "AGENT_ACTION_NOT_FOUND", "INVALID_STATE_TRANSITION", "POLICY_CHANGED"],
+  "POST /agents/{agentId}/actions/{actionId}/reject": ["AGENT_NOT_FOUND", "AGENT_ACTION_NOT_FOUND", "INVALID_STATE_TRANSITION"],
+  "GET /agents/me": [],
+  "GET /agents/me/actions": [],
+  "GET /agents/me/actions/{actionId}": ["AGENT_ACTION_NOT_FOUND"],
+  "POST /agents/me/quotes": [...CREATE_QUOTE, ...AGENT_SPEND, "AGENT_WALLET_SOURCE_NOT_SUPPORTED"],
+  "GET /agents/me/quotes/{quoteId}": ["QUOTE_NOT_FOUND"],
+  "POST /agents/me/quotes/{quoteId}/execute": [...EXECUTE_QUOTE, ...AGENT_SPEND],
+  "POST /agents/me/transfer-in": [...TRANSFER, "TRANSFER_IN_NOT_SUPPORTED", ...AGENT_SPEND],
+  "POST /agents/me/transfer-out": [...TRANSFER, "INSUFFICIENT_BALANCE", ...AGENT_SPEND],
+  "GET /agents/me/transactions": ["USER_NOT_FOUND"],
+  "GET /agents/me/transactions/{transactionId}": ["TRANSACTION_NOT_FOUND"],
+  "GET /agents/me/internal-accounts": ["USER_NOT_FOUND"],
+  "POST /agents/me/external-accounts": ["USER_NOT_FOUND", "INVALID_BANK_ACCOUNT"],
+  "GET /agents/me/external-accounts": ["USER_NOT_FOUND"],
+  "GET /agents/me/external-accounts/{externalAccountId}": ["EXTERNAL_ACCOUNT_NOT_FOUND"],
+  "DELETE /agents/me/external-accounts/{externalAccountId}": ["EXTERNAL_ACCOUNT_NOT_FOUND"],
+  "GET /events": [],
+  "GET /events/{eventId}": ["EVENT_NOT_FOUND"],
+  "POST /events/{eventId}/redeliver": ["EVENT_NOT_FOUND", "WEBHOOK_ENDPOINT_NOT_SET", "WEBHOOK_ENDPOINT_NOT_CONFIGURED"],
+};
+
+/** Every code a route answers: its own plus those of its kind, sorted. */
+export function routeErrorCodes(key: string, opts: { authenticated: boolean; idempotent: boolean }): ErrorCode[] {
+  // A route missing from ROUTE_ERRORS documents only its kind's codes (the document must still
+  // build); gateway/test/route-errors.test.ts fails until the route has its entry.
+  const own = ROUTE_ERRORS[key] ?? [];
+  const all = new Set<ErrorCode>([...ANY_ROUTE, ...own]);
+  if (opts.authenticated) for (const c of AUTHENTICATED) all.add(c);
+  if (opts.idempotent) for (const c of IDEMPOTENT) all.add(c);
+  if (key.split(" ")[1]!.startsWith("/agents/me")) for (const c of AGENT) all.add(c);
+  return [...all].sort();
+}
+
+/**
+ * The documented error responses of a route: one per status, each the Error schema with `code`
+ * narrowed to the codes the route answers at that status.
+ */
+export function errorResponsesFor(codes: readonly ErrorCode[]): Record<string, TSchema> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const c of codes) {
+    const status = ERROR_CODES[c][0];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), c]);
+  }
+  const out: Record<string, TSchema> = {};
+  for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+    out[String(status)] = Type.Intersect(
+      [Type.Ref("Error"), Type.Object({ code: Type.Enum(list, { description: list.map((c) => `${c}: ${ERROR_CODES[c][1]}`).join(" ") }) })],
+      { description: `${status}: ${list.join(", ")}.` },
+    );
+  }
+  return out;
+}
+
+/**
+ * A route's responses as the OpenAPI document shows them: its own success responses, and instead
+ * of the generic 4xx/5xx ranges one response per status it can answer (see ROUTE_ERRORS).
+ */
+export function documentedResponses(
+  method: string | readonly string[],
+  path: string,
+  schema: { response?: unknown; headers?: unknown } | undefined,
+  authenticated: boolean,
+): Record<string, unknown> {
+  const m = (Array.isArray(method) ? method[0] : method) as string;
+  const key = `${m.toUpperCase()} ${path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")}`;
+  const idempotent = JSON.stringify(schema?.headers ?? {}).toLowerCase().includes('"idempotency-key"');
+  const own = Object.fromEntries(Object.entries((schema?.response ?? {}) as Record<string, unknown>).filter(([status]) => !/^[45]xx$/i.test(status)));
+  return { ...own, ...errorResponsesFor(routeErrorCodes(key, { authenticated, idempotent })) };
+}
