@@ -1282,7 +1282,7 @@ export const CompleteKycLinkResponseSchema: GenMessage<CompleteKycLinkResponse> 
 export const CustomersKycService: GenService<{
   /**
    * GetCustomerSummary answers who a customer is and whether it is verified; 404
-   * CUSTOMER_NOT_FOUND for an unknown id or another platform's customer.
+   * USER_NOT_FOUND for an unknown id or another platform's customer.
    *
    * @generated from rpc corridor.customers_kyc.v1.CustomersKycService.GetCustomerSummary
    */

@@ -1327,7 +1327,7 @@ export const QuotesFxService: GenService<{
     output: typeof ListExchangeRatesResponseSchema;
   },
   /**
-   * LookupUmaReceiver resolves a UMA address; 404 RECEIVER_NOT_FOUND.
+   * LookupUmaReceiver resolves a UMA address; 404 UMA_NOT_FOUND.
    *
    * @generated from rpc corridor.quotes_fx.v1.QuotesFxService.LookupUmaReceiver
    */
@@ -1407,7 +1407,7 @@ export const QuotesFxService: GenService<{
     output: typeof ReceiveUmaPaymentResponseSchema;
   },
   /**
-   * ApproveIncomingPayment approves a PENDING incoming payment; not pending → 409 TRANSACTION_NOT_PENDING.
+   * ApproveIncomingPayment approves a PENDING incoming payment; not pending → 409 TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL.
    *
    * @generated from rpc corridor.quotes_fx.v1.QuotesFxService.ApproveIncomingPayment
    */
@@ -1417,7 +1417,7 @@ export const QuotesFxService: GenService<{
     output: typeof ApproveIncomingPaymentResponseSchema;
   },
   /**
-   * RejectIncomingPayment rejects a PENDING incoming payment; not pending → 409 TRANSACTION_NOT_PENDING.
+   * RejectIncomingPayment rejects a PENDING incoming payment; not pending → 409 TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL.
    *
    * @generated from rpc corridor.quotes_fx.v1.QuotesFxService.RejectIncomingPayment
    */
