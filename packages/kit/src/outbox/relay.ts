@@ -90,49 +90,55 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   let abandon: () => void = () => {};
   let abandonedSignal = new Promise<void>((resolve) => (abandon = resolve));
 
-  /** Short transaction: lease the oldest free rows, unless an older row is with another relay. */
+  /**
+   * Leases the oldest free rows, unless an older row is with another relay, in one statement (no
+   * BEGIN/COMMIT round trips; an idle pass is one query):
+   * - `candidates`: the oldest unpublished rows whose lease is free or ran out, locked, skipping rows
+   *   another relay is leasing right now;
+   * - `bound`: the oldest unpublished row up to the newest candidate that is not a candidate, i.e.
+   *   leased by (or being leased by) another relay: publishing rows after it would reorder its key,
+   *   so only the candidates before it are taken;
+   * - the update marks those rows leased by this relay and answers them.
+   * All parts read one snapshot, as the former two selects in one transaction read committed rows.
+   */
   async function lease(): Promise<LeasedRow[]> {
-    return db.transaction().execute(async (trx) => {
-      const candidates = await trx
-        .selectFrom("outbox")
-        .select(["id", "topic", "key", "payload", "headers"])
-        .where("published_at", "is", null)
-        .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", sql<Date>`now()`)]))
-        .orderBy("id")
-        .limit(batchSize)
-        .forUpdate()
-        .skipLocked()
-        .execute();
-      const first = candidates[0];
-      const last = candidates[candidates.length - 1];
-      if (!first || !last) return [];
-      // An unpublished row among ours that we did not get is leased (or being leased) by another
-      // relay: publishing rows after it would reorder its key. Keep only the rows before it.
-      const blocking = await trx
-        .selectFrom("outbox")
-        .select((eb) => eb.fn.min("id").as("id"))
-        .where("published_at", "is", null)
-        .where("id", "<=", last.id)
-        .where(
-          "id",
-          "not in",
-          candidates.map((r) => r.id),
-        )
-        .executeTakeFirst();
-      const limit = blocking?.id != null ? BigInt(blocking.id) : undefined;
-      const rows = limit === undefined ? candidates : candidates.filter((r) => BigInt(r.id) < limit);
-      if (rows.length === 0) return [];
-      await trx
-        .updateTable("outbox")
-        .set({ lease_until: leaseEnd(), leased_by: relayId })
-        .where(
-          "id",
-          "in",
-          rows.map((r) => r.id),
-        )
-        .execute();
-      return rows;
-    });
+    const q = db
+      .with("candidates", (qb) =>
+        qb
+          .selectFrom("outbox")
+          .select("id")
+          .where("published_at", "is", null)
+          .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", sql<Date>`now()`)]))
+          .orderBy("id")
+          .limit(batchSize)
+          .forUpdate()
+          .skipLocked(),
+      )
+      .with("bound", (qb) =>
+        qb
+          .selectFrom("outbox")
+          .select((eb) => eb.fn.min("id").as("id"))
+          .where("published_at", "is", null)
+          .where("id", "<=", (eb) => eb.selectFrom("candidates").select((e) => e.fn.max("id").as("id")))
+          .where("id", "not in", (eb) => eb.selectFrom("candidates").select("id")),
+      )
+      .updateTable("outbox")
+      .set({ lease_until: leaseEnd(), leased_by: relayId })
+      .where("id", "in", (eb) =>
+        eb
+          .selectFrom("candidates")
+          .select("candidates.id")
+          .where((e) =>
+            e.or([
+              e.not(e.exists(e.selectFrom("bound").select("bound.id").where("bound.id", "is not", null))),
+              e("candidates.id", "<", e.selectFrom("bound").select("bound.id")),
+            ]),
+          ),
+      )
+      .returning(["id", "topic", "key", "payload", "headers"]);
+    const rows = (await q.execute()) as LeasedRow[];
+    // RETURNING has no order: publish oldest first.
+    return rows.sort((x, y) => (BigInt(x.id) < BigInt(y.id) ? -1 : 1));
   }
 
   /** Gives rows back unpublished so the next attempt (ours or another relay's) need not wait. */
