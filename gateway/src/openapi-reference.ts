@@ -87,7 +87,40 @@ const NAMED_EXAMPLES: Record<string, string> = {
   clientSecret: "sec_9c1e5b7a3d2f4e6a8b0c",
   secret: "whsec_QjE3M2Y2YTktNDFhYy00ZTE1LWEzYjAtNzQxZGZkMmI2N2Jk",
   accessToken: "agt_3n8Qm2XvT5kPz7wLr4sYh9",
+  taxId: "12-3456789",
+  umaDomain: "platform.example.com",
+  passkeyRelyingPartyId: "platform.example.com",
+  passkeyOrigins: "https://platform.example.com",
+  line1: "1 Market Street",
+  line2: "Suite 300",
+  city: "San Francisco",
+  state: "CA",
+  postalCode: "94105",
+  legalName: "Acme Trading LLC",
+  doingBusinessAs: "Acme",
+  registrationNumber: "5551234",
+  entityType: "LLC",
+  website: "https://acme.example",
+  sourceType: "ACCOUNT",
+  destinationType: "ACCOUNT",
+  paymentRail: "ACH",
+  symbol: "$",
+  reason: "Requested by the customer",
+  failureReason: "INSUFFICIENT_BALANCE",
 };
+
+/** Examples of number fields known by name (used only when they fit the field's bounds). */
+const NAMED_NUMBERS: [RegExp, number][] = [
+  [/^decimals$/, 2],
+  [/^(fees?|fixedFee|serviceApiFixedFee)$/i, 25],
+  [/amount$/i, 2500],
+  [/(exchangeRate|multiplier)$/i, 0.92],
+  [/limit$/i, 50000],
+  [/^seconds$/, 3600],
+];
+
+/** A currency as the API answers it, for objects shaped like one. */
+const USD = { code: "USD", name: "US Dollar", symbol: "$", decimals: 2 };
 
 /** An example for a string field that has none of its own, from its format, pattern, description or name. */
 function stringExample(schema: Schema, field: string | undefined): string | undefined {
@@ -105,17 +138,17 @@ function stringExample(schema: Schema, field: string | undefined): string | unde
   const kind =
     /^\^([A-Z][A-Za-z]+):/.exec(String(schema.pattern ?? ""))?.[1] ??
     /^([A-Z][A-Za-z]+):<uuid/.exec(String(schema.description ?? ""))?.[1] ??
-    (field && KIND_OF_FIELD[field]) ??
+    (field && Object.hasOwn(KIND_OF_FIELD, field) ? KIND_OF_FIELD[field] : undefined) ??
     (field && /^([a-z][A-Za-z]*)Id$/.exec(field) && !/platform|client/i.test(field) ? field[0]!.toUpperCase() + field.slice(1, -2) : undefined);
+  const named = field !== undefined && Object.hasOwn(NAMED_EXAMPLES, field) ? NAMED_EXAMPLES[field] : undefined;
+  if (named !== undefined) return named;
   if (kind) return `${kind}:${EXAMPLE_UUID}`;
   if (!field) return undefined;
-  const named = NAMED_EXAMPLES[field];
-  if (named !== undefined) return named;
-  if (/currency(Code)?$/i.test(field) || field === "code" && schema.maxLength === 3) return "USD";
+  if (/currenc(y|ies)(Code)?$/i.test(field) || (field === "code" && schema.maxLength === 3)) return "USD";
   if (/uma(Address)?$/i.test(field)) return "$ada@corridor.example";
   if (/email/i.test(field)) return "ada@example.com";
   if (/phone/i.test(field)) return "+14155550123";
-  if (/country/i.test(field)) return "US";
+  if (/country|countries|nationality|region/i.test(field)) return "US";
   if (/^(full)?name$/i.test(field)) return "Ada Lovelace";
   if (field === "platformCustomerId") return "user-1234";
   if (field === "reference") return "invoice-2025-0042";
@@ -138,12 +171,29 @@ function enrich(node: unknown, field?: string): unknown {
     else if (k === "examples" || k === "example" || k === "enum" || k === "const" || k === "default") out[k] = v;
     else out[k] = enrich(v, k === "items" || k === "anyOf" || k === "oneOf" || k === "allOf" ? field : undefined);
   }
-  const typed = s.type === "string" || (Array.isArray(s.type) && s.type.includes("string"));
-  if (typed && s.examples === undefined && s.example === undefined && s.enum === undefined && s.const === undefined && s.default === undefined) {
+  const isType = (t: string) => s.type === t || (Array.isArray(s.type) && s.type.includes(t));
+  const own = s.examples !== undefined || s.example !== undefined || s.enum !== undefined || s.const !== undefined || s.default !== undefined;
+  if (!own && isType("string")) {
     const ex = stringExample(s, field);
     if (ex !== undefined && fits(s, ex)) out.examples = [ex];
   }
+  if (!own && (isType("integer") || isType("number")) && field) {
+    const ex = NAMED_NUMBERS.find(([re]) => re.test(field))?.[1];
+    if (ex !== undefined && (isType("number") || Number.isInteger(ex)) && fitsNumber(s, ex)) out.examples = [ex];
+  }
+  // An object shaped like a currency ({code, name, symbol, decimals}) reads as US dollars.
+  if (!own && isType("object") && s.properties && ["code", "decimals"].every((k) => k in s.properties) && Object.keys(s.properties).every((k) => Object.hasOwn(USD, k))) {
+    out.examples = [Object.fromEntries(Object.keys(s.properties).map((k) => [k, USD[k as keyof typeof USD]]))];
+  }
   return out;
+}
+
+function fitsNumber(schema: Schema, value: number): boolean {
+  if (typeof schema.minimum === "number" && value < schema.minimum) return false;
+  if (typeof schema.maximum === "number" && value > schema.maximum) return false;
+  if (typeof schema.exclusiveMinimum === "number" && value <= schema.exclusiveMinimum) return false;
+  if (typeof schema.exclusiveMaximum === "number" && value >= schema.exclusiveMaximum) return false;
+  return true;
 }
 
 /** A candidate example is used only when it fits the field's own constraints. */
@@ -154,9 +204,10 @@ function fits(schema: Schema, value: string): boolean {
   return true;
 }
 
-function sampleOf(schema: Schema | undefined, enrichedDoc: Doc): Json | undefined {
+/** `request`: read-only fields are left out. Optional fields are shown: some are needed in combination (an accountId for sourceType ACCOUNT). */
+function sampleOf(schema: Schema | undefined, enrichedDoc: Doc, request = false): Json | undefined {
   if (!schema) return undefined;
-  return sample(enrich(schema) as never, { skipReadOnly: false, quiet: true, enablePatterns: true, maxSampleDepth: 20 }, enrichedDoc) as Json;
+  return sample(enrich(schema) as never, { skipReadOnly: request, quiet: true, enablePatterns: true, maxSampleDepth: 20 }, enrichedDoc) as Json;
 }
 
 /** Codes a status answers when the schema names none of its own (the gateway's generic ones). */
@@ -185,7 +236,7 @@ const isErrorBody = (v: Json | undefined): v is { [k: string]: Json } => !!v && 
 
 function mediaExample(media: Schema, status: string | undefined, enrichedDoc: Doc): void {
   if (media.example !== undefined || media.examples !== undefined || !media.schema) return;
-  const value = sampleOf(media.schema, enrichedDoc);
+  const value = sampleOf(media.schema, enrichedDoc, status === undefined);
   if (value === undefined) return;
   // The sampler knows an error's shape, not which answer it is: the status and a code that fits it.
   media.example = status !== undefined && !status.startsWith("2") && isErrorBody(value) ? errorExample(status, value) : value;
