@@ -406,11 +406,16 @@ export function TransactionRows({ rows }: { rows: Transaction[] }) {
   );
 }
 
+/** The account a form starts on: the first fiat account (wallets hold crypto), else the first. */
+function preferredAccount(accounts: InternalAccount[]): InternalAccount | undefined {
+  return accounts.find((a) => a.type === "INTERNAL_FIAT") ?? accounts[0];
+}
+
 /** Sandbox funding of one of the listed accounts, in major units. */
 export function FundAccount({ accounts, onFunded }: { accounts: InternalAccount[]; onFunded: () => void }) {
   const api = useApi();
   const action = useAction<InternalAccount>();
-  const [accountId, setAccountId] = useState(accounts[0]?.id ?? "");
+  const [accountId, setAccountId] = useState(preferredAccount(accounts)?.id ?? "");
   const [amountError, setAmountError] = useState<string | undefined>(undefined);
   const account = accounts.find((a) => a.id === accountId) ?? accounts[0];
   const currency = account?.balance.currency;
@@ -550,7 +555,7 @@ function AddBankAccount({ customerId, onAdded }: { customerId: string; onAdded: 
 function TransferOut({ internal, external, onSent }: { internal: InternalAccount[]; external: ExternalAccount[]; onSent: () => void }) {
   const api = useApi();
   const action = useAction<Transaction>();
-  const [sourceId, setSourceId] = useState(internal[0]?.id ?? "");
+  const [sourceId, setSourceId] = useState(preferredAccount(internal)?.id ?? "");
   const [amountError, setAmountError] = useState<string | undefined>(undefined);
   const source = internal.find((a) => a.id === sourceId) ?? internal[0];
   const currency = source?.balance.currency.code ?? "USD";
@@ -666,7 +671,7 @@ function QuotePayment({ internal, external, onSent }: { internal: InternalAccoun
       >
         <div class="grid">
           <Field label="From">
-            <select name="source">
+            <select name="source" defaultValue={preferredAccount(internal)?.id}>
               {internal.map((a) => (
                 <option key={a.id} value={a.id}>
                   {a.balance.currency.code} · …{a.id.slice(-6)}

@@ -21,6 +21,18 @@ export interface TestWebhookResult {
   attemptedAt: string;
 }
 
+/** The event types Corridor sends (decisions §8), offered as suggestions in the filter. */
+const EVENT_TYPES = [
+  ...["PENDING", "PROCESSING", "COMPLETED", "FAILED", "EXPIRED", "REFUND_PENDING", "REFUND_COMPLETED", "REFUND_FAILED"].map((s) => `OUTGOING_PAYMENT_${s}`),
+  "INCOMING_PAYMENT_COMPLETED",
+  "INCOMING_PAYMENT_FAILED",
+  ...["APPROVED", "REJECTED", "PENDING"].flatMap((s) => [`CUSTOMER_KYC_${s}`, `CUSTOMER_KYB_${s}`]),
+  ...["APPROVED", "REJECTED", "PENDING", "RESOLVE_ERRORS"].map((s) => `VERIFICATION_${s}`),
+  "INTERNAL_ACCOUNT_BALANCE_UPDATED",
+  "AGENT_ACTION_PENDING_APPROVAL",
+  "INVITATION_CLAIMED",
+];
+
 export function WebhooksPage({ route }: { route: Route }) {
   const id = route.path[1];
   return id ? <EventDetail id={id} /> : <WebhooksHome route={route} />;
@@ -155,7 +167,12 @@ function Deliveries({ route }: { route: Route }) {
     <Section title="Deliveries" actions={<button type="button" class="secondary" onClick={list.reload}>Refresh</button>}>
       <Form class="filters" onSubmit={(f) => navigate(`#/webhooks?${new URLSearchParams(compact(f) as Record<string, string>)}`)}>
         <Field label="Event type">
-          <input name="type" defaultValue={filters.type} placeholder="OUTGOING_PAYMENT_COMPLETED" />
+          <input name="type" defaultValue={filters.type} placeholder="Any" list="event-types" />
+          <datalist id="event-types">
+            {EVENT_TYPES.map((t) => (
+              <option key={t} value={t} />
+            ))}
+          </datalist>
         </Field>
         <Field label="Resource id">
           <input name="resourceId" defaultValue={filters.resourceId} placeholder="Transaction:…" />
