@@ -288,3 +288,21 @@ export function withExamples<T extends Doc>(doc: T): T {
   }
   return doc;
 }
+
+/**
+ * Descriptions are CommonMark, where `<uuidv7>` is an HTML tag that a renderer drops ("Token:<uuidv7>"
+ * read "Token:"). Placeholders in angle brackets are escaped (`\\<uuidv7\\>`), which every
+ * CommonMark reader shows as written.
+ */
+export function escapePlaceholders<T>(node: T): T {
+  if (Array.isArray(node)) {
+    for (const n of node) escapePlaceholders(n);
+  } else if (node !== null && typeof node === "object") {
+    const o = node as Record<string, unknown>;
+    for (const [k, v] of Object.entries(o)) {
+      if (k === "description" && typeof v === "string") o[k] = v.replace(/(?<!\\)<([A-Za-z][\w.-]*)(?<!\\)>/g, "\\<$1\\>");
+      else if (k !== "example" && k !== "examples") escapePlaceholders(v);
+    }
+  }
+  return node;
+}

@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import { Type } from "typebox";
 import { API_VERSION } from "./errors.js";
 import { documentedResponses } from "./route-errors.js";
-import { REFERENCE_TAGS, referenceTags, withExamples } from "./openapi-reference.js";
+import { REFERENCE_TAGS, escapePlaceholders, referenceTags, withExamples } from "./openapi-reference.js";
 
 const PREFIX = `/${API_VERSION}`;
 
@@ -99,7 +99,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       const response = documentedResponses(route.method, path, schema, authScheme !== "none");
       return { schema: { ...schema, ...(tags ? { tags } : {}), security, response }, url: path };
     },
-    transformObject: (documentObject) => withExamples((documentObject as { openapiObject: Record<string, unknown> }).openapiObject) as never,
+    transformObject: (documentObject) => escapePlaceholders(withExamples((documentObject as { openapiObject: Record<string, unknown> }).openapiObject)) as never,
   });
 
   app.get(

@@ -163,6 +163,17 @@ describe("the API reference (/2025-10-13/docs/) and the document it reads", () =
     expect(wrong).toEqual([]);
   });
 
+  it("escapes placeholders such as <uuidv7> in descriptions, so a Markdown renderer shows them", () => {
+    const descriptions: string[] = [];
+    const walk = (n: unknown): void => {
+      if (Array.isArray(n)) n.forEach(walk);
+      else if (n && typeof n === "object") for (const [k, v] of Object.entries(n)) k === "description" && typeof v === "string" ? descriptions.push(v) : walk(v);
+    };
+    walk(doc);
+    expect(descriptions.filter((d) => /(?<!\\)<[A-Za-z][\w.-]*>/.test(d))).toEqual([]);
+    expect(descriptions).toContain("Webhook:\\<uuidv7\\>.");
+  });
+
   it("shows the events API's own examples (Event with its attempts)", () => {
     const detail = doc.paths["/events/{eventId}"]!.get!.responses["200"]!.content!["application/json"]!.example as { id: string; attempts: unknown[] };
     expect(detail.id).toMatch(/^Webhook:/);
