@@ -67,3 +67,18 @@ describe("the console at /console/", () => {
     expect(Object.keys(doc.paths).some((p) => p.includes("console"))).toBe(false);
   });
 });
+
+describe("the console when its built files are missing", () => {
+  it("is not served, and the gateway says why in its log instead of failing to start", async () => {
+    const Fastify = (await import("fastify")).default;
+    const { registerConsole } = await import("../src/console.js");
+    const warnings: unknown[] = [];
+    const app = Fastify();
+    const warnLog = { ...log, warn: (obj: unknown) => warnings.push(obj) } as unknown as typeof log;
+    await registerConsole(app, warnLog, "/nonexistent/console/public/");
+    await app.ready();
+    expect((await app.inject({ method: "GET", url: "/console/" })).statusCode).toBe(404);
+    expect(warnings).toEqual([{ root: "/nonexistent/console/public/" }]);
+    await app.close();
+  });
+});

@@ -61,11 +61,14 @@ function CustomerList({ route }: { route: Route }) {
         <Form
           class="filters"
           onSubmit={(f) => {
+            // A Customer id goes straight to that customer.
+            const typed = (f.platformCustomerId ?? "").trim();
+            if (typed.startsWith("Customer:")) return navigate(href("customers", typed));
             const params = new URLSearchParams(compact(f) as Record<string, string>);
             navigate(`#/customers?${params}`);
           }}
         >
-          <Field label="Platform customer id">
+          <Field label="Platform customer id (or Customer id)">
             <input name="platformCustomerId" defaultValue={filters.platformCustomerId} placeholder="user-1" />
           </Field>
           <Field label="Type">

@@ -46,7 +46,15 @@ function TransactionList({ route }: { route: Route }) {
         <h1>Transactions</h1>
       </div>
       <Section title="Filters">
-        <Form class="filters" onSubmit={(f) => navigate(`#/transactions?${new URLSearchParams(compact(f) as Record<string, string>)}`)}>
+        <Form
+          class="filters"
+          onSubmit={(f) => {
+            // A Transaction id goes straight to that transaction.
+            const typed = (f.reference ?? "").trim();
+            if (typed.startsWith("Transaction:")) return navigate(href("transactions", typed));
+            navigate(`#/transactions?${new URLSearchParams(compact(f) as Record<string, string>)}`);
+          }}
+        >
           <Field label="Customer id">
             <input name="customerId" defaultValue={filters.customerId} placeholder="Customer:…" />
           </Field>
@@ -68,7 +76,7 @@ function TransactionList({ route }: { route: Route }) {
               <option>OUTGOING</option>
             </select>
           </Field>
-          <Field label="Reference">
+          <Field label="Reference (or Transaction id)">
             <input name="reference" defaultValue={filters.reference} />
           </Field>
           <Field label="From">
