@@ -274,11 +274,13 @@ describe.skipIf(skip)(`the console in Chromium${chromiumFound.path ? "" : ` — 
   }, 60_000);
 
   it("creates an agent, and approves the action it submits from the approvals queue", async () => {
-    await go("agents");
+    // From the customer's page: its agents, and a new one for it.
+    await go(`customers/${encodeURIComponent(customerId)}`);
+    await page.getByRole("link", { name: "Its agents →" }).click();
     await page.getByRole("button", { name: "New agent" }).click();
     const form = card("New agent");
+    expect(await form.locator("input[name=customerId]").inputValue()).toBe(customerId);
     await form.locator("input[name=name]").fill("Bookkeeper");
-    await form.locator("input[name=customerId]").fill(customerId);
     await form.locator("select[name=defaultExecutionMode]").selectOption("APPROVAL_REQUIRED");
     await form.locator("input[name=dailyLimit]").fill("500");
     await form.getByRole("button", { name: "Create agent" }).click();

@@ -24,7 +24,7 @@ function AgentsHome({ route }: { route: Route }) {
           {creating ? "Close" : "New agent"}
         </button>
       </div>
-      {creating ? <CreateAgent onCreated={list.reload} /> : null}
+      {creating ? <CreateAgent customerId={filters.customerId} onCreated={list.reload} /> : null}
       <Approvals onDecided={list.reload} />
       <Section title="All agents">
         <Form class="filters" onSubmit={(f) => navigate(`#/agents?${new URLSearchParams(compact(f) as Record<string, string>)}`)}>
@@ -140,7 +140,7 @@ function PolicyFields({ policy }: { policy?: AgentPolicy }) {
   );
 }
 
-function CreateAgent({ onCreated }: { onCreated: () => void }) {
+function CreateAgent({ customerId, onCreated }: { customerId: string; onCreated: () => void }) {
   const api = useApi();
   const action = useAction<{ agent: Agent; deviceCode: DeviceCode }>();
   return (
@@ -163,7 +163,7 @@ function CreateAgent({ onCreated }: { onCreated: () => void }) {
             <input name="name" required placeholder="Bookkeeper" />
           </Field>
           <Field label="Customer id" hint="The one customer it acts for">
-            <input name="customerId" required placeholder="Customer:…" />
+            <input name="customerId" required placeholder="Customer:…" defaultValue={customerId} />
           </Field>
         </div>
         <PolicyFields />

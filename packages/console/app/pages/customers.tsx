@@ -370,7 +370,15 @@ function CustomerDetail({ id }: { id: string }) {
               <QuotePayment internal={internal.data.data} external={external.data.data} onSent={refreshMoney} />
             </div>
           ) : null}
-          <Section title="Recent transactions" actions={<a href={`#/transactions?customerId=${encodeURIComponent(c.id)}`}>All of this customer's →</a>}>
+          <Section
+            title="Recent transactions"
+            actions={
+              <span class="row">
+                <a href={`#/agents?customerId=${encodeURIComponent(c.id)}`}>Its agents →</a>
+                <a href={`#/transactions?customerId=${encodeURIComponent(c.id)}`}>All its transactions →</a>
+              </span>
+            }
+          >
             <ErrorBox error={transactions.error} />
             <TransactionRows rows={transactions.data?.data ?? []} />
           </Section>
