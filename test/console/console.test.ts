@@ -313,7 +313,19 @@ describe.skipIf(skip)(`the console in Chromium${chromiumFound.path ? "" : ` — 
 
     await go(`agents/${encodeURIComponent(agentId)}`);
     await page.getByRole("heading", { name: "Bookkeeper" }).waitFor();
-    await see("10.00 USD of 500.00 USD", card("Usage against limits"));
+    // Usage is counted by the agents service as the action goes through: look again until it shows.
+    let usage = "";
+    try {
+      await eventually(async () => {
+        usage = (await card("Usage against limits").textContent()) ?? "";
+        if (usage.includes("10.00 USD of 500.00 USD")) return true;
+        await page.reload();
+        await page.getByRole("heading", { name: "Bookkeeper" }).waitFor();
+        return undefined;
+      }, 30_000);
+    } catch (err) {
+      throw new Error(`usage never showed 10.00 USD of 500.00 USD; last seen: ${usage}`, { cause: err });
+    }
     await see("every action needs approval", card("Policy"));
     await shot("agent");
 
@@ -367,6 +379,35 @@ describe.skipIf(skip)(`the console in Chromium${chromiumFound.path ? "" : ` — 
     await go("customers?platformCustomerId=ada-1");
     await eventually(async () => ((await page.locator("tbody tr").count()) === 1 ? true : undefined));
     await page.locator("tr", { hasText: "Ada Lovelace" }).locator(".badge", { hasText: "APPROVED" }).waitFor();
+    // A business: its KYB status and beneficial owners.
+    const acme = await p.call("POST", "/customers", {
+      customerType: "BUSINESS",
+      platformCustomerId: "acme",
+      businessInfo: { legalName: "Acme Inc", registrationNumber: "REG-123", taxId: "12-3456789" },
+      address: { line1: "2 Market St", postalCode: "94105", country: "US" },
+      region: "US",
+    });
+    expect(acme.status, JSON.stringify(acme.body)).toBe(201);
+    const ownerRes = await p.call("POST", "/beneficial-owners", {
+      customerId: acme.body.id,
+      roles: ["UBO", "DIRECTOR"],
+      ownershipPercentage: 40,
+      personalInfo: {
+        firstName: "Jane",
+        lastName: "Doe",
+        birthDate: "1980-01-31",
+        nationality: "US",
+        address: { line1: "2 Market St", postalCode: "94105", country: "US" },
+        idType: "SSN",
+        identifier: "123-45-6789",
+      },
+    });
+    expect(ownerRes.status, JSON.stringify(ownerRes.body)).toBe(201);
+    await go(`customers/${encodeURIComponent(acme.body.id)}`);
+    await page.getByRole("heading", { name: "Acme Inc" }).waitFor();
+    await see("KYB status", card("Profile"));
+    await card("Beneficial owners").locator("tr", { hasText: "Jane Doe" }).locator("td", { hasText: "UBO, DIRECTOR" }).waitFor();
+
     // A customer not verified yet: the hosted KYC page's single-use link.
     await go("customers?platformCustomerId=bulk-0");
     await page.locator("tr", { hasText: "Customer 0" }).locator("a").click();
@@ -377,7 +418,7 @@ describe.skipIf(skip)(`the console in Chromium${chromiumFound.path ? "" : ` — 
     expect((await system.raw("GET", new URL((await link.getAttribute("href"))!).pathname)).status).toBe(200);
 
     await go("customers");
-    await see("Page 1 · 22 in all");
+    await see("Page 1 · 23 in all");
     await shot("customers");
   });
 
