@@ -1,3 +1,4 @@
+import type { JsonObject } from "@bufbuild/protobuf";
 import { Type } from "typebox";
 import { Iso8601, ListEnvelope, Ref, pagingQuery } from "./common.js";
 
@@ -24,8 +25,58 @@ const railFields = {
   ),
 };
 
+/** accountInfo.beneficiary, discriminated on beneficiaryType (INDIVIDUAL or BUSINESS), closed as Grid's are. */
+const Country = (description: string) => Type.String({ pattern: "^[A-Z]{2}$", description: `${description} ISO 3166-1 alpha-2.` });
+const beneficiaryContact = {
+  email: Type.Optional(Type.String({ format: "email", maxLength: 255, description: "Email address." })),
+  phoneNumber: Type.Optional(Type.String({ pattern: "^\\+[1-9][0-9]{6,14}$", description: "Phone number, E.164 (+14155550123)." })),
+  countryOfResidence: Type.Optional(Country("Country of residence,")),
+  address: Type.Optional(
+    Type.Object(
+      {
+        line1: Type.String({ minLength: 1, description: "Street and number." }),
+        line2: Type.Optional(Type.String({ minLength: 1, description: "Second line." })),
+        city: Type.Optional(Type.String({ minLength: 1, description: "City." })),
+        state: Type.Optional(Type.String({ minLength: 1, description: "State or province." })),
+        postalCode: Type.Optional(Type.String({ minLength: 1, description: "Postal code." })),
+        country: Country("Country,"),
+      },
+      { additionalProperties: false, description: "The beneficiary's postal address." },
+    ),
+  ),
+};
+const IndividualBeneficiary = Type.Object(
+  {
+    beneficiaryType: Type.Literal("INDIVIDUAL", { description: "A person." }),
+    fullName: Type.String({ minLength: 1, maxLength: 255, description: "Full legal name (checked by beneficiary name verification)." }),
+    birthDate: Type.Optional(Type.String({ format: "date", description: "Date of birth (YYYY-MM-DD)." })),
+    nationality: Type.Optional(Country("Nationality,")),
+    ...beneficiaryContact,
+  },
+  { additionalProperties: false, description: "An individual beneficiary." },
+);
+const BusinessBeneficiary = Type.Object(
+  {
+    beneficiaryType: Type.Literal("BUSINESS", { description: "A company (for example the platform's own payout account)." }),
+    legalName: Type.String({ minLength: 1, maxLength: 255, description: "Registered legal name (checked by beneficiary name verification)." }),
+    registrationNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "Company registration number." })),
+    taxId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "Tax identification number." })),
+    ...beneficiaryContact,
+  },
+  { additionalProperties: false, description: "A business beneficiary." },
+);
+const beneficiaryField = {
+  beneficiary: Type.Optional(
+    Type.Unsafe<JsonObject>({
+      oneOf: [IndividualBeneficiary, BusinessBeneficiary],
+      discriminator: { propertyName: "beneficiaryType" },
+      description: "Who holds the account (bank accounts), discriminated on beneficiaryType: INDIVIDUAL or BUSINESS.",
+    }),
+  ),
+};
+
 export const AccountInfoSchema = Type.Object(
-  { accountType: Type.Enum(ACCOUNT_TYPES, { description: "Which variant this is." }), ...railFields },
+  { accountType: Type.Enum(ACCOUNT_TYPES, { description: "Which variant this is." }), ...railFields, ...beneficiaryField },
   {
     $id: "AccountInfo",
     additionalProperties: true,
@@ -59,7 +110,7 @@ export const ExternalAccountSchema = Type.Object(
 const commonBody = {
   currency: Type.String({ minLength: 1, maxLength: 8, description: "ISO 4217 or asset code; must fit the accountType." }),
   accountInfo: Type.Object(
-    { accountType: Type.Enum(ACCOUNT_TYPES, { description: "Which variant this is." }), ...railFields },
+    { accountType: Type.Enum(ACCOUNT_TYPES, { description: "Which variant this is." }), ...railFields, ...beneficiaryField },
     { additionalProperties: true, description: "Account details (see AccountInfo)." },
   ),
   platformAccountId: Type.Optional(Type.String({ maxLength: 255, description: "The platform's own identifier." })),
