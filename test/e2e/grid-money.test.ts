@@ -187,6 +187,11 @@ describe.skipIf(skipReason())(`Grid money fields (${mode})`, () => {
     expect(res.body.data[0].supportedCurrencies.map((c: any) => c.code)).toEqual(["EUR", "MXN", "USD"]);
     expect((await p.call("GET", "/uma-providers?countryCode=BR")).body).toMatchObject({ data: [], totalCount: 0 });
     expect((await p.call("GET", "/uma-providers?countryCode=mexico")).status).toBe(400);
+    // Production platforms have no UMA network connector yet: 501, documented on the route.
+    const prod = await system.createPlatform({ environment: "PRODUCTION" });
+    const none = await prod.call("GET", "/uma-providers");
+    expect(none.status).toBe(501);
+    expect(none.body.code).toBe("NOT_IMPLEMENTED");
   });
 
   it.each([
