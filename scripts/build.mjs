@@ -64,6 +64,13 @@ function migrationEntries(repoRoot) {
  */
 export const RUNTIME_FILES = ["packages/console/public", "gateway/node_modules/redoc/bundles/redoc.standalone.js"];
 
+/**
+ * Third-party packages workspace code loads with require() only when asked for (esbuild cannot see
+ * them): the package, and the source file whose dependency it is. Copied like the imported ones.
+ * The kit loads the OpenTelemetry NodeSDK only when telemetry is exported (telemetry/sdk.ts).
+ */
+export const RUNTIME_PACKAGES = [{ name: "@opentelemetry/sdk-node", from: "packages/kit/src/telemetry/sdk.ts" }];
+
 const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 const packageName = (specifier) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/");
 
@@ -235,6 +242,10 @@ export async function build({ out = join(root, "dist"), repoRoot = root, log = c
     }
   }
 
+  for (const { name, from } of RUNTIME_PACKAGES) {
+    if (!readFileSync(join(repoRoot, from), "utf8").includes(JSON.stringify(name))) throw new Error(`${from} no longer loads ${name}: update RUNTIME_PACKAGES`);
+    externals.set(name, new Set([...(externals.get(name) ?? []), join(repoRoot, from)]));
+  }
   const deps = copyDependencies(externals, repoRoot, appDir);
   for (const path of RUNTIME_FILES) cpSync(join(repoRoot, path), join(appDir, path), { recursive: true });
   const appVersion = /^appVersion:\s*"?([^"\s]+)"?/m.exec(readFileSync(join(repoRoot, "helm/corridor/Chart.yaml"), "utf8"))?.[1] ?? "0.0.0";

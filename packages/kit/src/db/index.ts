@@ -3,7 +3,7 @@ import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { PGlite, types as pgliteTypes } from "@electric-sql/pglite";
 import { Kysely, PGliteDialect, PostgresDialect, sql } from "kysely";
-import { Migrator, type Migration, type MigrationProvider } from "kysely/migration";
+import { DEFAULT_MIGRATION_TABLE, Migrator, type Migration, type MigrationProvider } from "kysely/migration";
 import { pathToFileURL } from "node:url";
 import pg from "pg";
 import { kitMigrationsFor } from "../outbox/migrations.js";
@@ -184,10 +184,14 @@ function createPgListener(connectionString: string, onError?: (err: Error) => vo
  * has them. The migration bookkeeping lives in the service's own schema too.
  */
 export async function migrateSchema(handle: DatabaseHandle, schema: string, folder: string): Promise<void> {
+  const provider = new KitAndFolderMigrationProvider(schema, folder);
+  // Every start after the first finds the schema up to date: one or two reads instead of the
+  // migrator's lock table, lock and bookkeeping statements, and no migration file loaded.
+  if (await alreadyMigrated(handle, schema, await provider.names())) return;
   await sql`create schema if not exists ${sql.id(schema)}`.execute(handle.root);
   const migrator = new Migrator({
     db: handle.forSchema(schema),
-    provider: new KitAndFolderMigrationProvider(schema, folder),
+    provider,
     migrationTableSchema: schema,
     // Kit migrations are named to run first on a new schema; one added later sorts before
     // service migrations that already ran, which is expected and must not stop the start.
@@ -200,6 +204,19 @@ export async function migrateSchema(handle: DatabaseHandle, schema: string, fold
   }
 }
 
+/**
+ * Whether the schema's migration table lists exactly the migrations known now. Anything else (no
+ * table yet, a migration to run, or one recorded that no longer exists, which the migrator
+ * reports as an error) goes through the migrator.
+ */
+async function alreadyMigrated(handle: DatabaseHandle, schema: string, known: string[]): Promise<boolean> {
+  const table = await sql<{ present: boolean }>`select to_regclass(quote_ident(${schema}) || '.' || ${DEFAULT_MIGRATION_TABLE}) is not null as present`.execute(handle.root);
+  if (!table.rows[0]?.present) return false;
+  const done = await sql<{ name: string }>`select name from ${sql.id(schema, DEFAULT_MIGRATION_TABLE)}`.execute(handle.root);
+  const recorded = new Set(done.rows.map((r) => r.name));
+  return recorded.size === known.length && known.every((name) => recorded.has(name));
+}
+
 /** The kit's migrations (defined in code) merged with a service's migration folder. */
 class KitAndFolderMigrationProvider implements MigrationProvider {
   constructor(
@@ -207,19 +224,31 @@ class KitAndFolderMigrationProvider implements MigrationProvider {
     private readonly folder: string,
   ) {}
 
+  /** Every migration's name, without loading the files. */
+  async names(): Promise<string[]> {
+    const files = (await this.hasFolder()) ? migrationFiles(await fs.readdir(this.folder)).map(migrationName) : [];
+    return [...Object.keys(kitMigrationsFor(this.schema)), ...files];
+  }
+
   async getMigrations(): Promise<Record<string, Migration>> {
-    // A service without tables of its own may have no migration folder at all.
-    const hasFolder = await fs.stat(this.folder).then(
-      (st) => st.isDirectory(),
-      () => false,
-    );
-    const files = hasFolder ? await loadMigrationFolder(this.folder) : {};
+    const files = (await this.hasFolder()) ? await loadMigrationFolder(this.folder) : {};
     const kit = kitMigrationsFor(this.schema);
     const clash = Object.keys(files).find((name) => name in kit);
     if (clash) throw new Error(`migration ${clash} in ${this.folder} clashes with a kit migration name`);
     return { ...kit, ...files };
   }
+
+  /** A service without tables of its own may have no migration folder at all. */
+  private hasFolder(): Promise<boolean> {
+    return fs.stat(this.folder).then(
+      (st) => st.isDirectory(),
+      () => false,
+    );
+  }
 }
+
+const migrationFiles = (files: string[]) => files.filter((f) => /\.(ts|js|mjs)$/.test(f) && !f.endsWith(".d.ts") && !f.includes(".test.")).sort();
+const migrationName = (file: string) => file.replace(/\.(ts|js|mjs)$/, "");
 
 /**
  * Loads `<timestamp>_<name>.ts|js` files from a folder. Our own `import()` (rather than Kysely's
@@ -228,12 +257,11 @@ class KitAndFolderMigrationProvider implements MigrationProvider {
  */
 async function loadMigrationFolder(folder: string): Promise<Record<string, Migration>> {
   const migrations: Record<string, Migration> = {};
-  for (const file of (await fs.readdir(folder)).sort()) {
-    if (!/\.(ts|js|mjs)$/.test(file) || file.endsWith(".d.ts") || file.includes(".test.")) continue;
+  for (const file of migrationFiles(await fs.readdir(folder))) {
     const mod = await import(pathToFileURL(path.join(folder, file)).href);
     const migration = (mod.default ?? mod) as Migration;
     if (typeof migration.up !== "function") throw new Error(`migration ${file} exports no up()`);
-    migrations[file.replace(/\.(ts|js|mjs)$/, "")] = migration;
+    migrations[migrationName(file)] = migration;
   }
   return migrations;
 }

@@ -1,7 +1,9 @@
+import { createRequire } from "node:module";
 import { context, diag, propagation, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from "@opentelemetry/core";
-import { NodeSDK } from "@opentelemetry/sdk-node";
-import { InMemorySpanExporter, NoopSpanProcessor, SimpleSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { InMemorySpanExporter, NoopSpanProcessor, SimpleSpanProcessor, TracerProvider, type SpanProcessor } from "@opentelemetry/sdk-trace";
 
 export { InMemorySpanExporter, type SpanProcessor };
 export type { ReadableSpan } from "@opentelemetry/sdk-trace";
@@ -30,7 +32,7 @@ export interface StartTelemetryOptions {
 // a module loaded twice (vitest re-evaluates modules per file) must still see one SDK per process.
 const STATE = Symbol.for("corridor.telemetry");
 interface TelemetryState {
-  sdk: NodeSDK;
+  sdk: { shutdown(): Promise<void> };
   testExporter?: InMemorySpanExporter;
 }
 type Global = typeof globalThis & { [STATE]?: TelemetryState };
@@ -62,21 +64,12 @@ export function startTelemetry(opts: StartTelemetryOptions): Telemetry {
     return { shutdown: async () => {} };
   }
   const env = process.env;
-  const spanProcessors = opts.spanProcessors ?? (tracesExportRequested(env) ? undefined : [new NoopSpanProcessor()]);
-  const sdk = new NodeSDK({
-    serviceName: env.OTEL_SERVICE_NAME || opts.serviceName,
-    autoDetectResources: opts.detectResources ?? true,
-    // undefined lets the SDK build OTLP/console/zipkin processors from OTEL_TRACES_EXPORTER etc.
-    spanProcessors,
-    textMapPropagator: new CompositePropagator({
-      propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
-    }),
-    // We emit no metrics and our logs go to stdout through pino: only set these up when asked.
-    ...(env.OTEL_METRICS_EXPORTER ? {} : { metricReaders: [] }),
-    ...(env.OTEL_LOGS_EXPORTER ? {} : { logRecordProcessors: [] }),
-    instrumentations: [],
-  });
-  sdk.start();
+  const serviceName = env.OTEL_SERVICE_NAME || opts.serviceName;
+  // Spans leave the process, or the environment configures the SDK: the full NodeSDK. Otherwise
+  // (the default, and tests with their own span processors) the tracer alone, as the SDK would
+  // set it up.
+  const full = sdkConfiguredByEnv(env) || (opts.spanProcessors === undefined && tracesExportRequested(env));
+  const sdk = full ? startNodeSdk(opts, serviceName) : startTracerOnly(opts, serviceName);
   const state: TelemetryState = { sdk };
   g[STATE] = state;
   return {
@@ -94,6 +87,57 @@ export function startTelemetry(opts: StartTelemetryOptions): Telemetry {
       propagation.disable();
     },
   };
+}
+
+/** OTEL_* settings only the NodeSDK reads: with any of them set, the full SDK starts. */
+const SDK_ONLY_ENV = ["OTEL_SDK_DISABLED", "OTEL_METRICS_EXPORTER", "OTEL_LOGS_EXPORTER", "OTEL_TRACES_SAMPLER", "OTEL_RESOURCE_ATTRIBUTES", "OTEL_NODE_RESOURCE_DETECTORS"];
+const SDK_ONLY_ENV_PREFIXES = ["OTEL_SPAN_", "OTEL_ATTRIBUTE_"];
+
+function sdkConfiguredByEnv(env: NodeJS.ProcessEnv): boolean {
+  return Object.keys(env).some((k) => !!env[k] && (SDK_ONLY_ENV.includes(k) || SDK_ONLY_ENV_PREFIXES.some((p) => k.startsWith(p))));
+}
+
+const W3C_PROPAGATOR = () => new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] });
+
+/**
+ * What the NodeSDK would set up when nothing leaves the process (the default): a tracer provider
+ * with the given span processors (or none that export), the AsyncLocalStorage context manager and
+ * the W3C propagators. The NodeSDK package itself, with every exporter it can build (OTLP over
+ * gRPC/HTTP/protobuf, Zipkin, Prometheus) and the metrics and logs SDKs, is about 300 CommonJS
+ * modules: loading it only when something is exported saves start-up time and memory in every
+ * process.
+ */
+function startTracerOnly(opts: StartTelemetryOptions, serviceName: string): { shutdown(): Promise<void> } {
+  const contextManager = new AsyncLocalStorageContextManager().enable();
+  context.setGlobalContextManager(contextManager);
+  propagation.setGlobalPropagator(W3C_PROPAGATOR());
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({ "service.name": serviceName }),
+    spanProcessors: opts.spanProcessors ?? [new NoopSpanProcessor()],
+  });
+  trace.setGlobalTracerProvider(provider);
+  return { shutdown: () => provider.shutdown() };
+}
+
+/** The full OpenTelemetry NodeSDK, configured by the OTEL_* environment; loaded only when asked for. */
+function startNodeSdk(opts: StartTelemetryOptions, serviceName: string): { shutdown(): Promise<void> } {
+  const env = process.env;
+  // Loaded on demand, synchronously (the package is CommonJS), so no span is lost before it
+  // registers. scripts/build.mjs copies the package into the build although nothing imports it.
+  const { NodeSDK } = createRequire(import.meta.url)("@opentelemetry/sdk-node") as typeof import("@opentelemetry/sdk-node");
+  const sdk = new NodeSDK({
+    serviceName,
+    autoDetectResources: opts.detectResources ?? true,
+    // undefined lets the SDK build OTLP/console/zipkin processors from OTEL_TRACES_EXPORTER etc.
+    spanProcessors: opts.spanProcessors ?? (tracesExportRequested(env) ? undefined : [new NoopSpanProcessor()]),
+    textMapPropagator: W3C_PROPAGATOR(),
+    // We emit no metrics and our logs go to stdout through pino: only set these up when asked.
+    ...(env.OTEL_METRICS_EXPORTER ? {} : { metricReaders: [] }),
+    ...(env.OTEL_LOGS_EXPORTER ? {} : { logRecordProcessors: [] }),
+    instrumentations: [],
+  });
+  sdk.start();
+  return sdk;
 }
 
 /**
