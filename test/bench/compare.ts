@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { resolve } from "node:path";
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { brokerAnswers, defaultPort, startBroker, stopBroker } from "../infra/kafka/broker.mjs";
 import { measureBareNode, preparePgbench, type PgbenchResult } from "./anchors.js";
@@ -26,6 +27,9 @@ import { measureWebhookLatency } from "./webhook-latency.js";
  *   REDIS_URL          Redis (default redis://127.0.0.1:6379)
  *   KAFKA_BROKERS      Kafka for split mode; unset: the test tooling's single-node broker is started
  *   BENCH_PORT         the gateway's port (default 18400; split services on +11..+17)
+ *   BENCH_BASELINE     a checkout of an earlier commit (installed and built with its own scripts):
+ *                      each mode then also runs from it, right before this tree's run of the same
+ *                      mode, so before and after are measured minutes apart under the same load
  */
 
 function intFromEnv(name: string, fallback: number, min: number): number {
@@ -46,6 +50,12 @@ const databaseUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5
 const redisUrl = process.env.REDIS_URL || "redis://127.0.0.1:6379";
 const modes = (process.env.BENCH_MODES?.split(",").map((s) => s.trim()).filter(Boolean) ?? ["split", "embedded-postgres"]) as Mode[];
 for (const m of modes) if (m !== "split" && m !== "embedded-postgres") throw new Error(`BENCH_MODES: unknown mode ${m} (split, embedded-postgres)`);
+const baseline = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASELINE) : undefined;
+/** The columns: each mode of this tree, each preceded by the baseline's run of it. */
+const runs: { label: string; mode: Mode; root?: string }[] = modes.flatMap((mode) => [
+  ...(baseline ? [{ label: `baseline ${mode}`, mode, root: baseline }] : []),
+  { label: mode, mode },
+]);
 
 /** One measured figure of one round. */
 interface Figure {
@@ -70,7 +80,8 @@ async function load(sys: ProcessSystem, name: string, job: Omit<LoadJob, "url" |
   const full = { ...job, url: sys.url };
   if (warmup > 0) {
     const w = await runLoad({ ...full, durationSeconds: warmup });
-    if (failed(w)) failures.push(describeFailure(`${sys.mode} ${name}`, "warm-up", w));
+    // A slow request may not complete within a short warm-up: only errors fail it.
+    if (w.errors > 0 || w.timeouts > 0 || w.non2xx > 0) failures.push(describeFailure(`${sys.mode} ${name}`, "warm-up", w));
   }
   const r = await runLoad({ ...full, durationSeconds: duration });
   if (failed(r)) failures.push(describeFailure(`${sys.mode} ${name}`, "measured", r));
@@ -89,7 +100,7 @@ async function drain(sys: ProcessSystem, accepted: number): Promise<void> {
   );
 }
 
-async function idleFigures(sys: ProcessSystem): Promise<void> {
+async function idleFigures(sys: ProcessSystem, who: string): Promise<void> {
   // Settle after start-up, then 10 s of nothing: RSS at the end, CPU over the 10 s.
   await new Promise((r) => setTimeout(r, 5_000));
   const pids = sys.pids();
@@ -97,18 +108,19 @@ async function idleFigures(sys: ProcessSystem): Promise<void> {
   await new Promise((r) => setTimeout(r, 10_000));
   const cpu = pids.reduce((sum, pid, i) => sum + cpuSeconds(pid) - before[i]!, 0);
   const rss = pids.map(rssMiB);
-  note(sys.mode, "cpu-idle", { value: (cpu / 10) * 100 });
-  note(sys.mode, "rss-idle", { value: rss.reduce((a, b) => a + b, 0) });
-  note(sys.mode, "rss-max-process", { value: Math.max(...rss) });
+  note(who, "cpu-idle", { value: (cpu / 10) * 100 });
+  note(who, "rss-idle", { value: rss.reduce((a, b) => a + b, 0) });
+  note(who, "rss-max-process", { value: Math.max(...rss) });
 }
 
-async function measureMode(mode: Mode, kafkaBrokers: string | undefined): Promise<void> {
-  console.error(`[${mode}] starting`);
-  const sys = await startProcessSystem(mode, { databaseUrl, redisUrl, kafkaBrokers }, port);
+async function measureMode(run: (typeof runs)[number], kafkaBrokers: string | undefined): Promise<void> {
+  const { mode, label: who } = run;
+  console.error(`[${who}] starting`);
+  const sys = await startProcessSystem(mode, { databaseUrl, redisUrl, kafkaBrokers }, port, run.root);
   try {
-    note(mode, "launch", { value: sys.launchToReadyMs });
-    await idleFigures(sys);
-    console.error(`[${mode}] ready in ${(sys.launchToReadyMs / 1000).toFixed(1)} s; setting up ${fundedCount} funded customers`);
+    note(who, "launch", { value: sys.launchToReadyMs });
+    await idleFigures(sys, who);
+    console.error(`[${who}] ready in ${(sys.launchToReadyMs / 1000).toFixed(1)} s; setting up ${fundedCount} funded customers`);
     const fixtures = await setUpFixtures(sys, 1);
     const funded = await setUpFundedCustomers(sys, fundedCount - 1, `bench-${randomUUID().slice(0, 8)}`);
     const spreadBodies = [
@@ -123,21 +135,21 @@ async function measureMode(mode: Mode, kafkaBrokers: string | undefined): Promis
       ["transfer-spread-c10", 10, spreadBodies],
       ["transfer-hot-c10", 10, [spreadBodies[0]!]],
     ] as const) {
-      console.error(`[${mode}] ${key}`);
+      console.error(`[${who}] ${key}`);
       const r = await load(sys, key, { ...transfer, bodies: [...bodies], connections });
-      note(mode, key, { value: r.requestsPerSecond, p99: r.latency.p99, mean: r.latency.mean });
+      note(who, key, { value: r.requestsPerSecond, p99: r.latency.p99, mean: r.latency.mean });
       // Setup's, the warm-up's and the measured transfers: every one the ledger accepted must complete.
       const all = await sys.call("GET", "/transactions?type=OUTGOING&limit=1");
       await drain(sys, Number(all.body?.totalCount ?? 0));
     }
 
     for (const [key, connections] of [["config-c1", 1], ["config-c10", 10]] as const) {
-      console.error(`[${mode}] ${key}`);
+      console.error(`[${who}] ${key}`);
       const r = await load(sys, key, { method: "GET", path: `/${API_VERSION}/config`, headers: { authorization: sys.authorization }, uniqueIdempotencyKey: false, connections });
-      note(mode, key, { value: r.requestsPerSecond, p99: r.latency.p99, mean: r.latency.mean });
+      note(who, key, { value: r.requestsPerSecond, p99: r.latency.p99, mean: r.latency.mean });
     }
 
-    console.error(`[${mode}] quote-execute-c10`);
+    console.error(`[${who}] quote-execute-c10`);
     const quote = JSON.stringify({
       source: { sourceType: "ACCOUNT", accountId: fixtures.fiatAccountId },
       destination: { destinationType: "ACCOUNT", accountId: fixtures.eurPayeeId },
@@ -153,14 +165,14 @@ async function measureMode(mode: Mode, kafkaBrokers: string | undefined): Promis
       connections: 10,
       then: { pathPrefix: `/${API_VERSION}/quotes/`, pathSuffix: "/execute" },
     });
-    note(mode, "quote-execute-c10", { value: q.requestsPerSecond / 2, p99: q.latency.p99, mean: q.latency.mean });
+    note(who, "quote-execute-c10", { value: q.requestsPerSecond / 2, p99: q.latency.p99, mean: q.latency.mean });
 
     if (webhookPayments > 0) {
-      console.error(`[${mode}] webhook latency under ${webhookPayments} payments`);
+      console.error(`[${who}] webhook latency under ${webhookPayments} payments`);
       const w = await measureWebhookLatency(sys, fixtures, { payments: webhookPayments, concurrency: 10 });
       if (w.stale > 0) failures.push(`${mode} webhooks: ${w.stale} webhooks of events from before the endpoint was set were delivered`);
-      note(mode, "webhook-p50", { value: w.all.p50 });
-      note(mode, "webhook-p99", { value: w.all.p99 });
+      note(who, "webhook-p50", { value: w.all.p50 });
+      note(who, "webhook-p99", { value: w.all.p99 });
     }
   } finally {
     await sys.stop();
@@ -191,7 +203,7 @@ const fmt = (n: number | undefined, digits = 0) =>
 const med = (who: string, key: Key, field: keyof Figure = "value") => median((results.get(`${who}|${key}`) ?? []).map((f) => f[field]).filter((v): v is number => v !== undefined));
 
 function printReport(machine: string): void {
-  const cols = modes;
+  const cols = runs.map((r) => r.label);
   console.log(`Corridor compared with PostgreSQL and Node, median of ${rounds} round(s); ${duration} s per figure after ${warmup} s warm-up.`);
   console.log(machine);
   console.log("");
@@ -242,7 +254,12 @@ async function main(): Promise<number> {
     for (let round = 1; round <= rounds; round++) {
       console.error(`== round ${round} of ${rounds}`);
       await measureAnchors();
-      for (const mode of modes) await measureMode(mode, kafkaBrokers);
+      for (const run of runs) {
+        await measureMode(run, kafkaBrokers);
+        // The anchors again after each system: the table's anchor is the median over the run, so
+        // a machine whose load changes during the run still yields ratios to the same minutes.
+        await measureAnchors();
+      }
     }
   } finally {
     if (startedBroker) await stopBroker();

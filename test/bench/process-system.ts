@@ -28,12 +28,23 @@ export interface ProcessSystem extends BenchSystem {
 /** The rate limit still runs on every request but never answers 429 (a limit is not a speed). */
 const UNLIMITED = { RATE_LIMIT_MAX: "1000000000", RATE_LIMIT_WINDOW_MS: "60000" };
 
-const root = resolve(import.meta.dirname, "../..");
+const here = resolve(import.meta.dirname, "../..");
+
+/**
+ * How a checkout's `npm start` runs the embedded system: the compiled build when its start script
+ * does (this tree), tsx otherwise (an older baseline checkout).
+ */
+function embeddedCommand(root: string): string[] {
+  const start: string = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).scripts?.start ?? "";
+  return start.includes("dist/app/corridor.mjs") ? [join(root, "dist/app/corridor.mjs"), "embedded"] : ["--import", "tsx", join(root, "embedded/src/main.ts")];
+}
 
 export async function startProcessSystem(
   mode: Mode,
   infra: { databaseUrl: string; redisUrl: string; kafkaBrokers?: string },
   port: number,
+  /** The checkout to run (default this one); a baseline checkout must have run its own build. */
+  root = here,
 ): Promise<ProcessSystem> {
   const fresh = mode === "embedded-pglite" ? undefined : await createFreshDatabase(infra.databaseUrl, "corridor_cmp");
   const dataDir = mkdtempSync(join(tmpdir(), "corridor-bench-"));
@@ -70,7 +81,7 @@ export async function startProcessSystem(
   } else {
     Object.assign(env, { CORRIDOR_INTERNAL_PORT: String(port + 1) });
     if (fresh) Object.assign(env, { DATABASE_URL: fresh.url, REDIS_URL: infra.redisUrl });
-    args = [...profileArgs, join(root, "dist/app/corridor.mjs"), "embedded"];
+    args = [...profileArgs, ...embeddedCommand(root)];
   }
 
   const started = Date.now();
