@@ -7,7 +7,10 @@ import { basename, join } from "node:path";
  * whose script lies in node_modules/<package>, in Corridor's own code, in Node's internals, or
  * idle/GC), and the top functions by self time.
  *
- *   node scripts/pnpm.mjs exec tsx test/bench/profile-summary.ts <dir-with-.cpuprofile-files> [top]
+ *   node scripts/pnpm.mjs exec tsx test/bench/profile-summary.ts <dir-with-.cpuprofile-files> [top] [skip-seconds]
+ *
+ * skip-seconds leaves out the first samples of each profile (start-up: module loading, migrations),
+ * e.g. to see what a process does while idle after it is ready.
  */
 
 interface ProfileNode {
@@ -34,13 +37,19 @@ function bucketOf(url: string, fn: string): string {
 
 const dir = process.argv[2];
 const top = Number(process.argv[3] ?? 12);
+const skipUs = Number(process.argv[4] ?? 0) * 1e6;
 if (!dir) throw new Error("usage: profile-summary.ts <dir> [top]");
 const files = readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith(".cpuprofile"));
 for (const file of files) {
   const p = JSON.parse(readFileSync(join(dir, file), "utf8")) as Profile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
-  for (let i = 0; i < p.samples.length; i++) self.set(p.samples[i]!, (self.get(p.samples[i]!) ?? 0) + (p.timeDeltas[i] ?? 0));
+  let elapsed = 0;
+  for (let i = 0; i < p.samples.length; i++) {
+    elapsed += p.timeDeltas[i] ?? 0;
+    if (elapsed < skipUs) continue;
+    self.set(p.samples[i]!, (self.get(p.samples[i]!) ?? 0) + (p.timeDeltas[i] ?? 0));
+  }
   let total = 0;
   let busy = 0;
   const buckets = new Map<string, number>();
