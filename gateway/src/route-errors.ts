@@ -36,7 +36,7 @@ export const ERROR_CODES = {
   INVITATION_ALREADY_CLAIMED: [400, "The invitation was already claimed."],
   INVITATION_EXPIRED: [400, "The invitation has expired."],
   INVITATION_CANCELLED: [400, "The invitation was cancelled."],
-  WEBHOOK_ENDPOINT_NOT_CONFIGURED: [400, "The platform has no webhookEndpoint to send to."],
+  WEBHOOK_ENDPOINT_NOT_SET: [400, "The platform has no webhookEndpoint to send to; set one with PATCH /config first."],
   // 401
   UNAUTHORIZED: [401, "Missing or wrong credentials or signature; a sandbox magic-value mismatch carries details.reason."],
   WALLET_SIGNATURE_MISSING: [401, "A signed retry without its Service-Wallet-Signature."],
@@ -80,7 +80,6 @@ export const ERROR_CODES = {
   CUSTOMER_HAS_FUNDS: [409, "The customer holds money (a balance, a hold or a transaction in flight); details lists it."],
   AGENT_ALREADY_CONNECTED: [409, "The agent is already connected."],
   POLICY_CHANGED: [409, "The agent's policy changed since the action was submitted."],
-  WEBHOOK_ENDPOINT_NOT_SET: [409, "The platform has no webhookEndpoint to redeliver to."],
   // 410
   CUSTOMER_DELETED: [410, "The customer was deleted."],
   // Other HTTP-level refusals
@@ -188,7 +187,7 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "PATCH /config": [],
   "GET /config/webhook-secret": [],
   "POST /config/webhook-secret/rotate": [],
-  "POST /sandbox/webhooks/test": ["WEBHOOK_ENDPOINT_NOT_CONFIGURED", "WEBHOOK_ENDPOINT_NOT_SET"],
+  "POST /sandbox/webhooks/test": ["WEBHOOK_ENDPOINT_NOT_SET"],
   "GET /customers/internal-accounts": ["USER_NOT_FOUND"],
   "GET /platform/internal-accounts": [],
   "POST /customers/external-accounts": ["USER_NOT_FOUND", "INVALID_BANK_ACCOUNT"],
@@ -279,7 +278,7 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "DELETE /agents/me/external-accounts/{externalAccountId}": ["EXTERNAL_ACCOUNT_NOT_FOUND"],
   "GET /events": [],
   "GET /events/{eventId}": ["EVENT_NOT_FOUND"],
-  "POST /events/{eventId}/redeliver": ["EVENT_NOT_FOUND", "WEBHOOK_ENDPOINT_NOT_SET", "WEBHOOK_ENDPOINT_NOT_CONFIGURED"],
+  "POST /events/{eventId}/redeliver": ["EVENT_NOT_FOUND", "WEBHOOK_ENDPOINT_NOT_SET"],
 };
 
 /** Every code a route answers: its own plus those of its kind, sorted. */

@@ -215,7 +215,7 @@ export class FakeServices {
       sendTestWebhook: (req) =>
         asService(() => {
           const url = this.configOf(req.platformId).webhookEndpoint;
-          if (!url) throw errors.conflict("WEBHOOK_ENDPOINT_NOT_SET", "Set webhookEndpoint with PATCH /config first");
+          if (!url) throw errors.badRequest("WEBHOOK_ENDPOINT_NOT_SET", "Set webhookEndpoint with PATCH /config first");
           return {
             attempt: create(DeliveryAttemptSchema, {
               webhookId: newId("Webhook"),

@@ -165,9 +165,15 @@ describe("gateway", () => {
       expectError(await call("GET", "/tokens/Token:0190f0a8-0000-7000-8000-000000000000", { as: admin }), 404, "TOKEN_NOT_FOUND");
     });
 
-    it("sends x-should-retry: false on a state conflict from a service", async () => {
+    it("answers 400 WEBHOOK_ENDPOINT_NOT_SET for a test webhook without an endpoint", async () => {
       const res = await call("POST", "/sandbox/webhooks/test", { as: admin });
-      expectError(res, 409, "WEBHOOK_ENDPOINT_NOT_SET");
+      expectError(res, 400, "WEBHOOK_ENDPOINT_NOT_SET");
+    });
+
+    it("sends x-should-retry: false on a state conflict from a service", async () => {
+      fakes.failWith = errors.conflict("INVALID_STATE_TRANSITION", "not in a state that allows this");
+      const res = await call("GET", "/config", { as: admin });
+      expectError(res, 409, "INVALID_STATE_TRANSITION");
       expect(res.headers["x-should-retry"]).toBe("false");
     });
 

@@ -126,7 +126,7 @@ describe.skipIf(skipReason())(`events API (${mode})`, () => {
     expect(replay.body).toMatchObject({ id: event.id, attemptCount: 2 });
   }, 90_000);
 
-  it("keeps events to their platform (404 EVENT_NOT_FOUND) and refuses a redelivery without an endpoint (409 WEBHOOK_ENDPOINT_NOT_SET)", async () => {
+  it("keeps events to their platform (404 EVENT_NOT_FOUND) and refuses a redelivery without an endpoint (400 WEBHOOK_ENDPOINT_NOT_SET)", async () => {
     const mine = (await p.call("GET", "/events?limit=1")).body.data[0];
     expect(mine).toBeDefined();
     const other = await system.createPlatform({ name: "events e2e other" });
@@ -144,7 +144,7 @@ describe.skipIf(skipReason())(`events API (${mode})`, () => {
     expect(skipped.attemptCount).toBe(0);
     const refused = await other.call("POST", `/events/${skipped.id}/redeliver`);
     expect(refused.status).toBe(409);
-    expect(refused.body).toMatchObject({ status: 409, code: "WEBHOOK_ENDPOINT_NOT_SET" });
+    expect(refused.body).toMatchObject({ status: 400, code: "WEBHOOK_ENDPOINT_NOT_SET" });
     expect((await other.call("GET", `/events/${skipped.id}`)).body).toMatchObject({ deliveryStatus: "SKIPPED", attemptCount: 0 });
     expect((await p.call("GET", "/events/Webhook:not-an-id")).status).toBe(400);
   }, 60_000);

@@ -291,7 +291,7 @@ describe.skipIf(skipReason())(`foundation (${mode})`, () => {
       }
       expect((await hook.call("PATCH", "/config", { webhookEndpoint: "" })).status).toBe(200);
       const cleared = await hook.call("POST", "/sandbox/webhooks/test");
-      expectErrorShape(cleared.body, 400, "WEBHOOK_ENDPOINT_NOT_CONFIGURED");
+      expectErrorShape(cleared.body, 400, "WEBHOOK_ENDPOINT_NOT_SET");
     });
 
     it("refuses sandbox endpoints to a production platform with 403", async () => {

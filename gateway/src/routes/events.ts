@@ -67,7 +67,7 @@ export function eventRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Redeliver an event",
         description:
-          "Queues the event again for the platform's current webhookEndpoint and answers 202 with the event (PENDING). The receiver gets the same webhook id and body, signed afresh; it is retried like any webhook (from 30 s up to 30 min apart, for 7 days from now). Works for DELIVERED, FAILED and SKIPPED events alike (a SKIPPED one is sent now even though it occurred before the endpoint was set). 409 WEBHOOK_ENDPOINT_NOT_SET when the platform has no webhookEndpoint; 404 EVENT_NOT_FOUND. Honours Idempotency-Key: the same key answers the first redelivery again (the event as it is now) instead of queueing another. Needs MANAGE.",
+          "Queues the event again for the platform's current webhookEndpoint and answers 202 with the event (PENDING). The receiver gets the same webhook id and body, signed afresh; it is retried like any webhook (from 30 s up to 30 min apart, for 7 days from now). Works for DELIVERED, FAILED and SKIPPED events alike (a SKIPPED one is sent now even though it occurred before the endpoint was set). 400 WEBHOOK_ENDPOINT_NOT_SET when the platform has no webhookEndpoint; 404 EVENT_NOT_FOUND. Honours Idempotency-Key: the same key answers the first redelivery again (the event as it is now) instead of queueing another. Needs MANAGE.",
         tags,
         params: EventIdParams,
         headers: RedeliverHeaders,

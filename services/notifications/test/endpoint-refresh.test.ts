@@ -91,19 +91,19 @@ describe("the endpoint is read from auth-sessions on a platform's request", () =
     expect(hits).toEqual({ a: 1, b: 0 });
   });
 
-  it("with auth-sessions unreachable the copy is used; with no endpoint anywhere, 400 WEBHOOK_ENDPOINT_NOT_CONFIGURED", async () => {
+  it("with auth-sessions unreachable the copy is used; with no endpoint anywhere, 400 WEBHOOK_ENDPOINT_NOT_SET", async () => {
     const known = newPlatformId();
     await n.deliver(configUpdated(known, urlA, clock.now()));
     expect((await n.client.sendTestWebhook({ platformId: known })).attempt).toMatchObject({ url: urlA, delivered: true });
     const unknown = newPlatformId();
-    expect(await publicError(n.client.sendTestWebhook({ platformId: unknown }))).toMatchObject({ outcome: "INVALID", code: "WEBHOOK_ENDPOINT_NOT_CONFIGURED" });
+    expect(await publicError(n.client.sendTestWebhook({ platformId: unknown }))).toMatchObject({ outcome: "INVALID", code: "WEBHOOK_ENDPOINT_NOT_SET" });
   });
 
   it("a PATCH that cleared the endpoint is seen at once too", async () => {
     const platformId = newPlatformId();
     await n.deliver(configUpdated(platformId, urlA, clock.now()));
     current.set(platformId, { webhookEndpoint: "", updatedAt: new Date(clock.now().getTime() + 1000) });
-    expect(await publicError(n.client.sendTestWebhook({ platformId }))).toMatchObject({ outcome: "INVALID", code: "WEBHOOK_ENDPOINT_NOT_CONFIGURED" });
+    expect(await publicError(n.client.sendTestWebhook({ platformId }))).toMatchObject({ outcome: "INVALID", code: "WEBHOOK_ENDPOINT_NOT_SET" });
     expect(hits.a).toBe(0);
   });
 });

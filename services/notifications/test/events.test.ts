@@ -271,7 +271,7 @@ describe("events API: ListWebhookEvents, GetWebhookEvent, RedeliverWebhookEvent"
     expect((await n.client.getWebhookEvent({ platformId, eventId: skipped!.id })).event).toMatchObject({ deliveryStatus: "DELIVERED", attemptCount: 1 });
   });
 
-  it("refuses a redelivery with 409 WEBHOOK_ENDPOINT_NOT_SET when the platform has no endpoint, changing nothing", async () => {
+  it("refuses a redelivery with 400 WEBHOOK_ENDPOINT_NOT_SET when the platform has no endpoint, changing nothing", async () => {
     const platformId = newPlatformId();
     await emit(platformId, "OUTGOING_PAYMENT_COMPLETED", "Transaction:h");
     advance(1000);
@@ -279,7 +279,7 @@ describe("events API: ListWebhookEvents, GetWebhookEvent, RedeliverWebhookEvent"
     await drain();
     const [skipped] = (await n.client.listWebhookEvents({ platformId })).events;
     expect(await publicError(n.client.redeliverWebhookEvent({ platformId, eventId: skipped!.id }))).toMatchObject({
-      outcome: "CONFLICT",
+      outcome: "INVALID",
       code: "WEBHOOK_ENDPOINT_NOT_SET",
     });
     expect((await n.client.getWebhookEvent({ platformId, eventId: skipped!.id })).event).toMatchObject({ deliveryStatus: "SKIPPED", attemptCount: 0 });

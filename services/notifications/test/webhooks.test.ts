@@ -200,12 +200,12 @@ describe("webhook settings and test deliveries", () => {
     expect(recorded).toMatchObject({ delivered: false, responseStatus: 0, error: attempt?.error });
   });
 
-  it("refuses a test webhook with 400 WEBHOOK_ENDPOINT_NOT_CONFIGURED when the platform has no endpoint", async () => {
+  it("refuses a test webhook with 400 WEBHOOK_ENDPOINT_NOT_SET when the platform has no endpoint", async () => {
     const platformId = newPlatformId();
     const err = await n.client.sendTestWebhook({ platformId }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConnectError);
     const [detail] = (err as ConnectError).findDetails(PublicErrorSchema);
-    expect(detail).toMatchObject({ outcome: "INVALID", code: "WEBHOOK_ENDPOINT_NOT_CONFIGURED" });
+    expect(detail).toMatchObject({ outcome: "INVALID", code: "WEBHOOK_ENDPOINT_NOT_SET" });
     expect(await listDeliveries(n.db, platformId)).toEqual([]);
   });
 

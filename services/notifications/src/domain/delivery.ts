@@ -32,7 +32,7 @@ export function testEnvelope(platformId: string, webhookId: string, now: Date): 
 }
 
 export function endpointNotConfigured(): AppError {
-  return new AppError("INVALID", "WEBHOOK_ENDPOINT_NOT_CONFIGURED", "The platform has no webhookEndpoint configured; set it in the platform's config");
+  return new AppError("INVALID", "WEBHOOK_ENDPOINT_NOT_SET", "The platform has no webhookEndpoint configured; set it in the platform's config");
 }
 
 /** Posts a signed TEST event to the platform's endpoint once and records the attempt. */

@@ -33,14 +33,14 @@ export async function getEvent(store: EventStore, platformId: string, eventId: s
 }
 
 export function endpointNotSet() {
-  return errors.conflict("WEBHOOK_ENDPOINT_NOT_SET", "The platform has no webhookEndpoint to redeliver to; set one with PATCH /config first");
+  return errors.badRequest("WEBHOOK_ENDPOINT_NOT_SET", "The platform has no webhookEndpoint to redeliver to; set one with PATCH /config first");
 }
 
 /**
  * Queues the event again for the platform's current endpoint: it becomes PENDING, due at once,
  * with the same id and body (signed afresh on every attempt); its retries follow the usual schedule
  * counted from now, and it goes to the endpoint current now even when the event occurred before
- * that endpoint was set. Without an endpoint it is a CONFLICT (WEBHOOK_ENDPOINT_NOT_SET) and
+ * that endpoint was set. Without an endpoint it is INVALID (WEBHOOK_ENDPOINT_NOT_SET, Grid's 400) and
  * nothing changes. Under an Idempotency-Key the first redelivery is answered again (the event as it
  * is now) instead of queueing another.
  */
