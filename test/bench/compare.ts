@@ -216,8 +216,8 @@ function printReport(machine: string): void {
       `| ${label} | ${cols.map((m, i) => `${fmt(vals[i], 1)}/s, mean ${fmt(med(m, key, "mean"), 1)} ms, p99 ${fmt(med(m, key, "p99"))} ms`).join(" | ")} | ${anchorLabel} ${fmt(a, 0)}/s | ${vals.map((v) => fmt(v / a, 3)).join(" | ")} | ${target} |`,
     );
   };
-  rate("POST /transfer-out, 50 customers, c=1", "transfer-spread-c1", "pgbench-c1", "pgbench c=1", "mean ≤ 5 ms");
-  rate("POST /transfer-out, 50 customers, c=10", "transfer-spread-c10", "pgbench-c10", "pgbench c=10", "≥ 0.15, p99 ≤ 100 ms");
+  rate(`POST /transfer-out, ${fundedCount} customers, c=1`, "transfer-spread-c1", "pgbench-c1", "pgbench c=1", "mean ≤ 5 ms");
+  rate(`POST /transfer-out, ${fundedCount} customers, c=10`, "transfer-spread-c10", "pgbench-c10", "pgbench c=10", "≥ 0.15, p99 ≤ 100 ms");
   rate("POST /transfer-out, one hot account, c=10", "transfer-hot-c10", "pgbench-c10", "pgbench c=10", "≥ 0.10");
   rate("GET /config, c=1", "config-c1", "node-c1", "node:http c=1", "–");
   rate("GET /config, c=10", "config-c10", "node-c10", "node:http c=10", "≥ 0.08, p99 ≤ 10 ms");
