@@ -221,4 +221,50 @@ describe.skipIf(skipReason())(`Grid money fields (${mode})`, () => {
     expect(t).toMatchObject(expected);
     expect(await balance()).toBe(before);
   });
+
+  it("a receiver lookup made for a customer opens a CREATED transaction (no reconciliationInstructions, no money) that its quote adopts as PENDING; one never quoted ends EXPIRED with the lookup", async () => {
+    const balance = async () => (await p.call("GET", `/customers/internal-accounts?customerId=${customer.id}&type=INTERNAL_FIAT`)).body.data[0].balance.amount;
+    await fund(p, customerUsd.id, 5_000);
+    const before = await balance();
+    const lookupOf = async () => {
+      const res = await p.call("GET", `/receiver/uma/${encodeURIComponent("$success.usd@sandbox.uma.money")}?customerId=${customer.id}`);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.lookupId as string;
+    };
+    const createdIds = async () => ((await p.call("GET", `/transactions?status=CREATED&customerId=${customer.id}&limit=100`)).body.data as any[]).map((t) => t.id);
+    const earlier = new Set(await createdIds());
+    const lookupId = await lookupOf();
+    const listed = await p.call("GET", `/transactions?status=CREATED&customerId=${customer.id}&limit=100`);
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    const created = (listed.body.data as any[]).filter((t) => !earlier.has(t.id));
+    expect(created).toHaveLength(1);
+    expect(created[0]).toMatchObject({ status: "CREATED", type: "OUTGOING", customerId: customer.id, direction: "DEBIT" });
+    expect(created[0].reconciliationInstructions).toBeUndefined();
+    expect(await balance()).toBe(before);
+
+    const q = await p.call("POST", "/quotes", {
+      source: { sourceType: "ACCOUNT", accountId: customerUsd.id },
+      destination: { destinationType: "UMA_ADDRESS", currency: "USD" },
+      lookupId,
+      senderCustomerInfo: { FULL_NAME: "Alice Smith" },
+      lockedCurrencySide: "SENDING",
+      lockedCurrencyAmount: 1_000,
+    });
+    expect(q.status, JSON.stringify(q.body)).toBe(201);
+    expect(q.body.transactionId).toBe(created[0].id);
+    const pending = (await p.call("GET", `/transactions/${created[0].id}`)).body;
+    expect(pending).toMatchObject({ status: "PENDING", reconciliationInstructions: { reference: expect.any(String) } });
+    expect(await createdIds()).not.toContain(created[0].id);
+
+    // A lookup nobody quotes: EXPIRED once the lookup has expired (5 minutes on the platform's clock).
+    const unused = await lookupOf();
+    const open = (await createdIds()).filter((id) => !earlier.has(id));
+    expect(open).toHaveLength(1);
+    expect((await p.call("POST", "/sandbox/clock/advance", { seconds: 301 })).status).toBe(200);
+    const expired = await txStatus(p, open[0]!, "EXPIRED");
+    expect(expired.reconciliationInstructions).toMatchObject({ reference: expect.any(String) });
+    expect(expired.failureReason).toBeUndefined();
+    expect(unused).toMatch(/^Lookup:/);
+    expect(await balance()).toBe(before);
+  });
 });

@@ -49,7 +49,7 @@ export function receiverRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Look up a UMA receiver",
         description:
-          "Resolves a UMA address: lookupId (valid 5 minutes), supportedCurrencies with estimated rates and limits, requiredPayerDataFields. Sandbox receivers: $success.usd|eur|mxn, $pending.long.usd, $fail.compliance.usd @sandbox.uma.money; others → 404 UMA_NOT_FOUND. Query customerId or senderUmaAddress. Needs VIEW.",
+          "Resolves a UMA address: lookupId (valid 5 minutes), supportedCurrencies with estimated rates and limits, requiredPayerDataFields. Sandbox receivers: $success.usd|eur|mxn, $pending.long.usd, $fail.compliance.usd @sandbox.uma.money; others → 404 UMA_NOT_FOUND. Query customerId or senderUmaAddress. With customerId (unknown → 404 USER_NOT_FOUND) the lookup opens the customer's transaction in status CREATED (no reconciliationInstructions, no money moved): a quote with this lookupId makes it PENDING, else it becomes EXPIRED with the lookup. Needs VIEW.",
         tags,
         params: UmaReceiverParams,
         querystring: ReceiverQuery,
@@ -73,7 +73,8 @@ export function receiverRoutes(app: Api, { clients }: RouteDeps): void {
     {
       schema: {
         summary: "Look up an external account as a receiver",
-        description: "Like the UMA lookup, for an external account of the platform or its customers. Unknown account → 404 EXTERNAL_ACCOUNT_NOT_FOUND. Needs VIEW.",
+        description:
+          "Like the UMA lookup, for an external account of the platform or its customers. Unknown account → 404 EXTERNAL_ACCOUNT_NOT_FOUND. With customerId the lookup opens the customer's CREATED transaction, as the UMA lookup does. Needs VIEW.",
         tags,
         params: AccountReceiverParams,
         querystring: ReceiverQuery,

@@ -114,6 +114,113 @@ describe("ledger quote-transaction expiry worker", () => {
     await expect(h.ledger.executeQuoteTransaction({ platformId: w.platformId, transactionId: tx.id })).rejects.toThrow(/expired/i);
   });
 
+  /** A receiver lookup of the EUR payee made for the customer: its CREATED transaction. */
+  async function lookupTransaction(w: Awaited<ReturnType<typeof world>>, ttlMs = 5 * 60_000) {
+    const lookupId = newId("Lookup");
+    const res = await h.ledger.createLookupTransaction({
+      platformId: w.platformId,
+      lookupId,
+      customerId: w.customerId,
+      destination: { type: "EXTERNAL_ACCOUNT", accountId: w.eurExt.id },
+      sendingCurrency: "USD",
+      receivingCurrency: "EUR",
+      expiresAt: timestampFromDate(new Date(h.clock.now().getTime() + ttlMs)),
+    });
+    return { lookupId, tx: res.transaction! };
+  }
+
+  it("a customer's lookup opens one CREATED transaction (idempotent per lookup) that a quote from it adopts: CREATED -> PENDING, same id", async () => {
+    const w = await world();
+    const { lookupId, tx } = await lookupTransaction(w);
+    expect(tx).toMatchObject({ status: "CREATED", customerId: w.customerId, amount: 0n });
+    const again = await h.ledger.createLookupTransaction({
+      platformId: w.platformId,
+      lookupId,
+      customerId: w.customerId,
+      destination: { type: "EXTERNAL_ACCOUNT", accountId: w.eurExt.id },
+      sendingCurrency: "USD",
+      receivingCurrency: "EUR",
+      expiresAt: timestampFromDate(new Date(h.clock.now().getTime() + 60_000)),
+    });
+    expect(again.transaction!.id).toBe(tx.id);
+    const listed = await h.ledger.listTransactions({ platformId: w.platformId, status: "CREATED" });
+    expect(listed.transactions.map((t) => t.id)).toEqual([tx.id]);
+    expect(await eventsOf(tx.id)).toEqual([]);
+
+    const quoted = await h.ledger.createQuoteTransaction({
+      platformId: w.platformId,
+      quoteId: newId("Quote"),
+      customerId: w.customerId,
+      source: { type: "INTERNAL_ACCOUNT", accountId: w.usd.id },
+      destination: { type: "EXTERNAL_ACCOUNT", accountId: w.eurExt.id, paymentRail: "SEPA" },
+      sendingCurrency: "USD",
+      totalSendingAmount: 1000n,
+      receivingCurrency: "EUR",
+      totalReceivingAmount: 850n,
+      feesIncluded: 50n,
+      exchangeRate: "1.11764705",
+      description: "from a lookup",
+      counterpartyInformation: {},
+      expiresAt: timestampFromDate(new Date(h.clock.now().getTime() + 5 * 60_000)),
+      lookupId,
+    });
+    expect(quoted.transaction).toMatchObject({ id: tx.id, status: "PENDING", amount: 850n });
+    expect((await h.ledger.listTransactions({ platformId: w.platformId })).transactions.map((t) => t.id)).toEqual([tx.id]);
+    expect(await eventsOf(tx.id)).toEqual(["OUTGOING_PAYMENT_PENDING"]);
+    // Adopted, it is no longer the lookup's to expire: its quote's expiry applies.
+    h.clock.advance(5 * 60_000 + 1);
+    await worker.runOnce();
+    expect(await statusOf(w.platformId, tx.id)).toMatchObject({ status: "EXPIRED", failureReason: "QUOTE_EXPIRED" });
+  });
+
+  it("a lookup never quoted ends EXPIRED when the lookup expires: no failure reason, no event, no money; a later quote from it opens a new transaction", async () => {
+    const w = await world();
+    const { lookupId, tx } = await lookupTransaction(w);
+    h.clock.advance(5 * 60_000);
+    await worker.runOnce();
+    expect((await statusOf(w.platformId, tx.id)).status).toBe("CREATED");
+    h.clock.advance(1);
+    expect(await worker.runOnce()).toBeGreaterThanOrEqual(1);
+    expect(await statusOf(w.platformId, tx.id)).toMatchObject({ status: "EXPIRED", failureReason: "" });
+    expect(await eventsOf(tx.id)).toEqual([]);
+    expect((await h.ledger.getInternalAccount({ platformId: w.platformId, accountId: w.usd.id })).account!.available).toBe(10_000n);
+    const quoted = await h.ledger.createQuoteTransaction({
+      platformId: w.platformId,
+      quoteId: newId("Quote"),
+      customerId: w.customerId,
+      source: { type: "INTERNAL_ACCOUNT", accountId: w.usd.id },
+      destination: { type: "EXTERNAL_ACCOUNT", accountId: w.eurExt.id, paymentRail: "SEPA" },
+      sendingCurrency: "USD",
+      totalSendingAmount: 1000n,
+      receivingCurrency: "EUR",
+      totalReceivingAmount: 850n,
+      feesIncluded: 50n,
+      exchangeRate: "1.11764705",
+      description: "late",
+      counterpartyInformation: {},
+      expiresAt: timestampFromDate(new Date(h.clock.now().getTime() + 5 * 60_000)),
+      lookupId,
+    });
+    expect(quoted.transaction!.id).not.toBe(tx.id);
+    expect(quoted.transaction!.status).toBe("PENDING");
+    expect((await statusOf(w.platformId, tx.id)).status).toBe("EXPIRED");
+  });
+
+  it("refuses a lookup transaction without a customer, and one for an unknown customer", async () => {
+    const w = await world();
+    const base = {
+      platformId: w.platformId,
+      lookupId: newId("Lookup"),
+      destination: { type: "EXTERNAL_ACCOUNT", accountId: w.eurExt.id },
+      sendingCurrency: "USD",
+      receivingCurrency: "EUR",
+      expiresAt: timestampFromDate(new Date(h.clock.now().getTime() + 60_000)),
+    };
+    await expect(h.ledger.createLookupTransaction({ ...base, customerId: "" })).rejects.toThrow(/customerId/);
+    await expect(h.ledger.createLookupTransaction({ ...base, customerId: newId("Customer") })).rejects.toThrow();
+    expect((await h.ledger.listTransactions({ platformId: w.platformId, status: "CREATED" })).transactions).toEqual([]);
+  });
+
   it("does not touch executed quote transactions, nor PENDING ones not yet due", async () => {
     const w = await world();
     const executed = await pendingQuote(w);

@@ -94,7 +94,7 @@ export function buildQuotesFx(
     feeRules: config.CORRIDOR_QUOTE_FEES,
   });
   const idempotent = idempotencyRunner(db, deps.clock);
-  const lookups = createLookups({ clock: deps.clock, fx, platforms: deps.platforms, ledger: deps.ledger, store: lookupStore(db), ttlMs: config.CORRIDOR_QUOTE_TTL_SECONDS * 1000 });
+  const lookups = createLookups({ clock: deps.clock, fx, platforms: deps.platforms, ledger: deps.ledger, transactions: deps.quoteLedger, store: lookupStore(db), ttlMs: config.CORRIDOR_QUOTE_TTL_SECONDS * 1000 });
   const quotes = createQuoteLifecycle({
     clock: deps.clock,
     platformClock: deps.sandboxNow

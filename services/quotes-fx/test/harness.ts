@@ -93,6 +93,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; productionRa
     },
   };
   const transactions = new Map<string, FakeQuoteTransaction>();
+  const lookupTransactions = new Map<string, string>();
   const behaviour: FakeLedgerBehaviour = { executeStatus: "PROCESSING" };
   const challenges = new Map<string, FakeChallenge>();
   const txMsg = (t: FakeQuoteTransaction) => ({ id: t.id, platformId: t.platformId, status: t.status, failureReason: t.failureReason, quoteId: t.quoteId, agentId: t.agentId });
@@ -124,6 +125,11 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; productionRa
           };
           transactions.set(t.id, t);
           return { transaction: { ...txMsg(t), expiresAt: req.expiresAt ?? timestampFromDate(clock.now()) } };
+        },
+        // A customer's lookup: its CREATED transaction, one per lookup (adoption is the ledger's, tested there).
+        async createLookupTransaction(req) {
+          const id = (lookupTransactions.get(req.lookupId) ?? lookupTransactions.set(req.lookupId, newId("Transaction")).get(req.lookupId))!;
+          return { transaction: { id, platformId: req.platformId, status: "CREATED" } };
         },
         async expireQuoteTransaction(req) {
           const t = txOf(req.platformId, req.transactionId);

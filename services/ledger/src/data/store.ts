@@ -43,6 +43,9 @@ function statements(db: Db): LedgerStatements {
     updateTransaction: (p, id, set) => transactions.updateTransaction(db, p, id, set),
     insertQuoteTransaction: (row) => transactions.insertQuoteTransaction(db, row),
     findQuoteTransaction: (p, q) => transactions.findQuoteTransaction(db, p, q),
+    insertLookupTransaction: (row) => transactions.insertLookupTransaction(db, row),
+    findLookupTransaction: (p, l) => transactions.findLookupTransaction(db, p, l),
+    adoptLookupTransaction: (p, id, set) => transactions.adoptLookupTransaction(db, p, id, set),
     listTransactions: (f, page) => transactions.listTransactions(db, f, page),
 
     recordSandboxOffset: (p, offsetMs, at) => sandboxClocks.recordSandboxOffset(db, p, offsetMs, at),

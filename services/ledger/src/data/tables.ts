@@ -123,6 +123,8 @@ export interface TransactionsTable {
   payment_rail: ColumnType<string | null, string | null | undefined, string | null>;
   uma_address: ColumnType<string | null, string | null | undefined, string | null>;
   quote_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The receiver lookup whose CREATED transaction this is (or was, once a quote adopted it); null otherwise. */
+  lookup_id: ColumnType<string | null, string | null | undefined, string | null>;
   sent_amount: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
   sent_currency: ColumnType<string | null, string | null | undefined, string | null>;
   fees: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;

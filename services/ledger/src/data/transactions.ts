@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely, type Selectable } from "kysely";
+import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from "kysely";
 import type { Db } from "./accounts.js";
 import type { LedgerDatabase, TransactionsTable } from "./tables.js";
 
@@ -50,6 +50,32 @@ export async function insertQuoteTransaction(db: Db, row: Insertable<Transaction
     .executeTakeFirst();
 }
 
+/** Inserts a lookup's CREATED transaction unless the platform already has one for the lookup (then undefined). */
+export async function insertLookupTransaction(db: Db, row: Insertable<TransactionsTable>): Promise<TransactionRow | undefined> {
+  return db
+    .insertInto("transactions")
+    .values(row)
+    .onConflict((oc) => oc.columns(["platform_id", "lookup_id"]).where("lookup_id", "is not", null).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function findLookupTransaction(db: Db, platformId: string, lookupId: string): Promise<TransactionRow | undefined> {
+  return db.selectFrom("transactions").selectAll().where("platform_id", "=", platformId).where("lookup_id", "=", lookupId).executeTakeFirst();
+}
+
+/** A quote adopts its lookup's transaction: only while it is still CREATED (else undefined). */
+export async function adoptLookupTransaction(db: Db, platformId: string, id: string, set: Updateable<TransactionsTable>): Promise<TransactionRow | undefined> {
+  return db
+    .updateTable("transactions")
+    .set(set)
+    .where("platform_id", "=", platformId)
+    .where("id", "=", id)
+    .where("status", "=", "CREATED")
+    .returningAll()
+    .executeTakeFirst();
+}
+
 export async function findQuoteTransaction(db: Db, platformId: string, quoteId: string): Promise<TransactionRow | undefined> {
   return db.selectFrom("transactions").selectAll().where("platform_id", "=", platformId).where("quote_id", "=", quoteId).executeTakeFirst();
 }
@@ -89,7 +115,7 @@ export async function listTransactions(
 }
 
 /**
- * PENDING (outgoing) quote transactions whose expires_at has passed on their platform's time (`now`
+ * PENDING (outgoing) quote transactions, and CREATED lookup transactions no quote adopted, whose expires_at has passed on their platform's time (`now`
  * plus the platform's sandbox clock offset, 0 for platforms never advanced), oldest first. The one
  * query that spans platforms (the expiry worker's): each row is then expired through the
  * platform-scoped use case.
@@ -100,8 +126,7 @@ export async function dueQuoteTransactions(db: Kysely<LedgerDatabase>, now: Date
     .leftJoin("sandbox_clocks as c", "c.platform_id", "t.platform_id")
     .select(["t.platform_id", "t.id", "t.expires_at"])
     .where("t.type", "=", "OUTGOING")
-    .where("t.status", "=", "PENDING")
-    .where("t.quote_id", "is not", null)
+    .where((eb) => eb.or([eb.and([eb("t.status", "=", "PENDING"), eb("t.quote_id", "is not", null)]), eb.and([eb("t.status", "=", "CREATED"), eb("t.lookup_id", "is not", null)])]))
     .where(sql<boolean>`t.expires_at < ${now.toISOString()}::timestamptz + (coalesce(c.offset_ms, 0) * interval '1 millisecond')`);
   if (after) q = q.where((eb) => eb.or([eb("t.expires_at", ">", after.expiresAt), eb.and([eb("t.expires_at", "=", after.expiresAt), eb("t.id", ">", after.id)])]));
   return q.orderBy("t.expires_at").orderBy("t.id").limit(limit).execute();

@@ -35,6 +35,7 @@ export function createLedger(deps: {
     ...createSandboxFunding({ store, clock, directory, idempotent, answers: answers.internalAccount }),
     ...createIncoming({ store, clock, directory, idempotent, answers: answers.transaction }),
     createQuoteTransaction: quotes.createQuoteTransaction,
+    createLookupTransaction: quotes.createLookupTransaction,
     expireQuoteTransaction: quotes.expireQuoteTransaction,
     onSandboxClockAdvanced: quotes.onSandboxClockAdvanced,
     executeQuoteTransaction: quotes.executeQuoteTransaction,

@@ -70,6 +70,8 @@ export interface TransactionRow {
   payment_rail: string | null;
   uma_address: string | null;
   quote_id: string | null;
+  /** The receiver lookup whose CREATED transaction this is (or was, before a quote adopted it). */
+  lookup_id: string | null;
   sent_amount: bigint | null;
   sent_currency: string | null;
   fees: bigint | null;
@@ -150,6 +152,7 @@ type OptionalTransactionColumns =
   | "payment_rail"
   | "uma_address"
   | "quote_id"
+  | "lookup_id"
   | "sent_amount"
   | "sent_currency"
   | "fees"

@@ -107,6 +107,11 @@ export interface LedgerStatements {
   /** Inserts a quote transaction unless the platform already has one for the quote (then undefined). */
   insertQuoteTransaction(row: NewTransaction): Promise<TransactionRow | undefined>;
   findQuoteTransaction(platformId: string, quoteId: string): Promise<TransactionRow | undefined>;
+  /** Inserts a lookup's CREATED transaction unless the platform already has one for the lookup (then undefined). */
+  insertLookupTransaction(row: NewTransaction): Promise<TransactionRow | undefined>;
+  findLookupTransaction(platformId: string, lookupId: string): Promise<TransactionRow | undefined>;
+  /** Turns a CREATED lookup transaction into its quote's (the columns in `set`); undefined when it is no longer CREATED. */
+  adoptLookupTransaction(platformId: string, id: string, set: Partial<NewTransaction>): Promise<TransactionRow | undefined>;
   /** Keyset on (created_at, id) in either direction. */
   listTransactions(f: TransactionFilter, page: { limit: number; ascending: boolean; after?: KeysetAfter }): Promise<Listed<TransactionRow>>;
 

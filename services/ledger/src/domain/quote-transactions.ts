@@ -32,6 +32,19 @@ export interface QuoteTransactionInput {
   counterpartyInformation: Record<string, string>;
   expiresAt?: Date;
   agentId: string;
+  /** The receiver lookup the quote was made from; its CREATED transaction is adopted. Optional. */
+  lookupId?: string;
+}
+
+/** A receiver lookup made for a customer: its CREATED transaction (no amount, no money moved). */
+export interface LookupTransactionInput {
+  platformId: string;
+  lookupId: string;
+  customerId: string;
+  destination: { type: string; accountId: string; umaAddress: string };
+  sendingCurrency: string;
+  receivingCurrency: string;
+  expiresAt?: Date;
 }
 
 /** The result of execute / funding: the transaction, and whether it had been executed before. */
@@ -53,6 +66,13 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
   async function quoteTransaction(platformId: string, id: string): Promise<TransactionRow> {
     const tx = await store.getTransaction(platformId, id);
     if (!tx || !tx.quote_id) throw errors.notFound("Transaction", id);
+    return tx;
+  }
+
+  /** A quote transaction, or a lookup's transaction no quote adopted (both expire). */
+  async function expirableTransaction(platformId: string, id: string): Promise<TransactionRow> {
+    const tx = await store.getTransaction(platformId, id);
+    if (!tx || (!tx.quote_id && !tx.lookup_id)) throw errors.notFound("Transaction", id);
     return tx;
   }
 
@@ -116,9 +136,17 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
     return new Date(clock.now().getTime() + Number(await d.sandboxOffsetMs(platformId)));
   }
 
-  /** Moves a PENDING quote transaction to EXPIRED inside `trx` (row locked); anything else is answered as is. */
+  /**
+   * Moves a PENDING quote transaction to EXPIRED inside `trx` (row locked); anything else is answered
+   * as is. A lookup's CREATED transaction no quote adopted expires too, silently: no failure reason
+   * (nothing failed, no quote existed) and no event (no payment was ever announced).
+   */
   async function expireIn(trx: LedgerTx, platformId: string, id: string): Promise<{ tx: TransactionRow; expired: boolean }> {
     const tx = (await trx.getTransaction(platformId, id, true))!;
+    if (tx.status === "CREATED" && tx.lookup_id && !tx.quote_id) {
+      const updated = await trx.updateTransaction(platformId, id, { status: "EXPIRED", updated_at: clock.now() });
+      return { tx: updated, expired: true };
+    }
     if (tx.status !== "PENDING") return { tx, expired: false };
     const now = clock.now();
     const updated = await trx.updateTransaction(platformId, id, { status: "EXPIRED", failure_reason: "QUOTE_EXPIRED", failure_detail: null, updated_at: now });
@@ -197,13 +225,15 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
       if ((await directory.environment(i.platformId)) !== "SANDBOX") throw errors.notImplemented("No rail connector is configured for production platforms yet");
       const customer = i.customerId ? await approvedCustomer(directory, i.platformId, i.customerId) : undefined;
 
+      // The lookup's CREATED transaction, when the quote is for the customer it was made for.
+      const lookupTx = i.lookupId ? await store.findLookupTransaction(i.platformId, i.lookupId) : undefined;
+      const adoptable = lookupTx && lookupTx.status === "CREATED" && !lookupTx.quote_id && (lookupTx.customer_id ?? "") === i.customerId ? lookupTx : undefined;
+
       return store.transaction(async (trx) => {
         const now = clock.now();
         if (i.customerId) await trx.requireOpenCustomer(i.platformId, i.customerId);
-        const row = await trx.insertQuoteTransaction({
-          id: newId("Transaction"),
-          platform_id: i.platformId,
-          type: "OUTGOING",
+        const quoteColumns = {
+          type: "OUTGOING" as const,
           status: "PENDING",
           source_type: source ? "ACCOUNT" : "REALTIME_FUNDING",
           source_account_id: source?.id ?? "",
@@ -225,15 +255,25 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
           counterparty_information: Object.keys(i.counterpartyInformation).length ? JSON.stringify(i.counterpartyInformation) : null,
           quote_id: i.quoteId,
           expires_at: i.expiresAt ?? null,
-          reference: newReference("TXN"),
           description: i.description,
           agent_id: i.agentId || null,
           failure_reason: null,
           failure_detail: null,
           settled_at: null,
-          created_at: now,
           updated_at: now,
-        });
+        };
+        // CREATED -> PENDING: the lookup's transaction becomes the quote's (same id, created_at and
+        // reference). Another quote of the same lookup, or an expiry, got there first: a new one.
+        const adopted = adoptable ? await trx.adoptLookupTransaction(i.platformId, adoptable.id, quoteColumns) : undefined;
+        const row =
+          adopted ??
+          (await trx.insertQuoteTransaction({
+            ...quoteColumns,
+            id: newId("Transaction"),
+            platform_id: i.platformId,
+            reference: newReference("TXN"),
+            created_at: now,
+          }));
         // A concurrent call for the same quote won the insert: answer its transaction.
         if (!row) return (await trx.findQuoteTransaction(i.platformId, i.quoteId))!;
         await trx.emitTransactionChanged("OUTGOING_PAYMENT_PENDING", row, now);
@@ -241,8 +281,75 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
       });
     },
 
+    /**
+     * A receiver lookup made for a customer (issue 10; spec: CREATED = "initial lookup created"):
+     * opens its OUTGOING transaction in status CREATED, amount 0, no reference shown, no money
+     * moved and no event; idempotent per lookup. The customer must exist (USER_NOT_FOUND) but need
+     * not be APPROVED yet: a lookup moves no money (the quote checks KYC).
+     */
+    async createLookupTransaction(i: LookupTransactionInput): Promise<TransactionRow> {
+      const fieldErrors: FieldError[] = [];
+      if (!i.lookupId) fieldErrors.push({ field: "lookupId", reason: "is required" });
+      if (!i.customerId) fieldErrors.push({ field: "customerId", reason: "is required" });
+      if (!i.sendingCurrency) fieldErrors.push({ field: "sendingCurrency", reason: "is required" });
+      if (!i.receivingCurrency) fieldErrors.push({ field: "receivingCurrency", reason: "is required" });
+      if (!i.expiresAt) fieldErrors.push({ field: "expiresAt", reason: "is required" });
+      if (i.destination.type === "EXTERNAL_ACCOUNT") {
+        if (!i.destination.accountId) fieldErrors.push({ field: "destination.accountId", reason: "is required" });
+      } else if (i.destination.type === "UMA_ADDRESS") {
+        if (!isUmaAddress(i.destination.umaAddress)) fieldErrors.push({ field: "destination.umaAddress", reason: "must be a UMA address ($user@domain)" });
+      } else fieldErrors.push({ field: "destination.type", reason: "must be EXTERNAL_ACCOUNT or UMA_ADDRESS" });
+      if (fieldErrors.length) throw errors.invalidInput(fieldErrors);
+
+      const existing = await store.findLookupTransaction(i.platformId, i.lookupId);
+      if (existing) return existing;
+      let externalId: string | null = null;
+      if (i.destination.type === "EXTERNAL_ACCOUNT") {
+        const external = await store.findExternalAccount(i.platformId, i.destination.accountId);
+        if (!external) throw errors.notFound("ExternalAccount", i.destination.accountId);
+        externalId = external.id;
+      }
+      const customer = await directory.customer(i.platformId, i.customerId);
+      if (customer.isDeleted) throw errors.notFound("Customer", i.customerId);
+
+      return store.transaction(async (trx) => {
+        const now = clock.now();
+        await trx.requireOpenCustomer(i.platformId, i.customerId);
+        const row = await trx.insertLookupTransaction({
+          id: newId("Transaction"),
+          platform_id: i.platformId,
+          type: "OUTGOING",
+          status: "CREATED",
+          source_type: "ACCOUNT",
+          source_account_id: "",
+          destination_type: externalId ? "ACCOUNT" : "UMA_ADDRESS",
+          destination_account_id: externalId ?? "",
+          uma_address: externalId ? null : i.destination.umaAddress,
+          internal_account_id: null,
+          external_account_id: externalId,
+          customer_id: i.customerId,
+          platform_customer_id: customer.platformCustomerId || null,
+          amount: 0n,
+          currency: i.receivingCurrency,
+          sent_currency: i.sendingCurrency,
+          lookup_id: i.lookupId,
+          expires_at: i.expiresAt!,
+          // Kept for the quote that adopts it; not shown while CREATED (spec).
+          reference: newReference("TXN"),
+          description: "",
+          agent_id: null,
+          failure_reason: null,
+          failure_detail: null,
+          settled_at: null,
+          created_at: now,
+          updated_at: now,
+        });
+        return row ?? (await trx.findLookupTransaction(i.platformId, i.lookupId))!;
+      });
+    },
+
     async expireQuoteTransaction(platformId: string, id: string): Promise<{ tx: TransactionRow; expired: boolean }> {
-      await quoteTransaction(platformId, id);
+      await expirableTransaction(platformId, id);
       return store.transaction((trx) => expireIn(trx, platformId, id));
     },
 

@@ -150,6 +150,20 @@ export function createLedgerHandler({ ledger }: { ledger: Ledger }): ServiceImpl
         counterpartyInformation: { ...req.counterpartyInformation },
         expiresAt: req.expiresAt ? timestampDate(req.expiresAt) : undefined,
         agentId: req.agentId,
+        lookupId: req.lookupId,
+      });
+      return { transaction: transactionToPb(row) };
+    },
+
+    async createLookupTransaction(req) {
+      const row = await ledger.createLookupTransaction({
+        platformId: req.platformId,
+        lookupId: req.lookupId,
+        customerId: req.customerId,
+        destination: { type: req.destination?.type ?? "", accountId: req.destination?.accountId ?? "", umaAddress: req.destination?.umaAddress ?? "" },
+        sendingCurrency: req.sendingCurrency,
+        receivingCurrency: req.receivingCurrency,
+        expiresAt: req.expiresAt ? timestampDate(req.expiresAt) : undefined,
       });
       return { transaction: transactionToPb(row) };
     },

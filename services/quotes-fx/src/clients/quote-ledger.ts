@@ -30,6 +30,19 @@ export function quoteLedgerPort(transport: () => Transport): QuoteLedgerPort {
         counterpartyInformation: i.counterpartyInformation,
         expiresAt: timestampFromDate(i.expiresAt),
         agentId: i.agentId,
+        lookupId: i.lookupId,
+      });
+      return state(res.transaction);
+    },
+    async createLookupTransaction(i) {
+      const res = await ledger().createLookupTransaction({
+        platformId: i.platformId,
+        lookupId: i.lookupId,
+        customerId: i.customerId,
+        destination: { type: i.destination.kind, accountId: i.destination.accountId, paymentRail: "", umaAddress: i.destination.umaAddress },
+        sendingCurrency: i.sendingCurrency,
+        receivingCurrency: i.receivingCurrency,
+        expiresAt: timestampFromDate(i.expiresAt),
       });
       return state(res.transaction);
     },

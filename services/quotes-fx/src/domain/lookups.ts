@@ -1,7 +1,7 @@
 import { MAX_AMOUNT, errors, newId, type Clock, type FieldError } from "@corridor/kit";
 import { findCurrency } from "./currencies.js";
 import type { Fx } from "./fx.js";
-import type { LedgerPort, LookupStore, PlatformDirectory, PlatformFacts, ReceiverLookup } from "./ports.js";
+import type { LedgerPort, LookupStore, PlatformDirectory, PlatformFacts, QuoteLedgerPort, ReceiverLookup } from "./ports.js";
 import { quotedRate } from "./pricing.js";
 import { SANDBOX_RECEIVER_LIMITS, parseUmaAddress, sandboxReceiver } from "./uma.js";
 
@@ -11,6 +11,8 @@ export interface LookupDeps {
   platforms: PlatformDirectory;
   ledger: LedgerPort;
   store: LookupStore;
+  /** The ledger's lookup transactions (CreateLookupTransaction). */
+  transactions: Pick<QuoteLedgerPort, "createLookupTransaction">;
   /** How long a lookup stays usable by a quote (a quote's lifetime, 5 minutes). */
   ttlMs: number;
 }
@@ -41,9 +43,27 @@ export function createLookups(deps: LookupDeps) {
     return quotedRate(market, findCurrency(sending)!, findCurrency(receiving)!, deps.fx.fees(sending, receiving)).toString();
   }
 
+  /**
+   * Stores the lookup. A lookup made for a customer (customerId given) first opens its ledger
+   * transaction in status CREATED (spec: "initial lookup created"), keyed by the lookup's id: a quote
+   * made from the lookup adopts it (PENDING), else it ends EXPIRED with the lookup. A lookup made
+   * only by senderUmaAddress names no customer and opens none (docs/quotes.md). Should storing the
+   * lookup fail after the ledger call, its CREATED transaction simply expires with the lookup.
+   */
   async function save(base: Omit<ReceiverLookup, "id" | "createdAt" | "expiresAt">): Promise<ReceiverLookup> {
     const now = deps.clock.now();
     const lookup: ReceiverLookup = { ...base, id: newId("Lookup"), createdAt: now, expiresAt: new Date(now.getTime() + deps.ttlMs) };
+    if (lookup.customerId) {
+      await deps.transactions.createLookupTransaction({
+        platformId: lookup.platformId,
+        lookupId: lookup.id,
+        customerId: lookup.customerId,
+        destination: { kind: lookup.kind === "UMA" ? "UMA_ADDRESS" : "EXTERNAL_ACCOUNT", accountId: lookup.accountId, umaAddress: lookup.receiverUmaAddress },
+        sendingCurrency: lookup.sendingCurrency,
+        receivingCurrency: lookup.supportedCurrencies[0]!.currencyCode,
+        expiresAt: lookup.expiresAt,
+      });
+    }
     await deps.store.insert(lookup);
     return lookup;
   }

@@ -175,11 +175,26 @@ export interface CreateQuoteTransactionInput {
   expiresAt: Date;
   /** Agent:<uuidv7> when an agent created the quote; "" otherwise (stamped on the transaction). */
   agentId: string;
+  /** The receiver lookup the quote was made from, "" for none: the ledger adopts its CREATED transaction. */
+  lookupId: string;
+}
+
+/** A customer's receiver lookup, as the ledger records it (a CREATED transaction). */
+export interface CreateLookupTransactionInput {
+  platformId: string;
+  lookupId: string;
+  customerId: string;
+  destination: { kind: "EXTERNAL_ACCOUNT" | "UMA_ADDRESS"; accountId: string; umaAddress: string };
+  sendingCurrency: string;
+  receivingCurrency: string;
+  expiresAt: Date;
 }
 
 /** The ledger's quote transactions (LedgerService.*QuoteTransaction, RecordQuoteFunding). Never called inside a transaction. */
 export interface QuoteLedgerPort {
   createQuoteTransaction(input: CreateQuoteTransactionInput): Promise<QuoteTransactionState>;
+  /** LedgerService.CreateLookupTransaction: the CREATED transaction of a customer's lookup (idempotent per lookup). */
+  createLookupTransaction(input: CreateLookupTransactionInput): Promise<QuoteTransactionState>;
   expireQuoteTransaction(platformId: string, transactionId: string): Promise<QuoteTransactionState>;
   executeQuoteTransaction(platformId: string, transactionId: string): Promise<QuoteTransactionState & { alreadyExecuted: boolean }>;
   /** `snapshot`: the transaction as the ledger answered it, in its JSON form (kept as the first answer of /sandbox/send). */

@@ -245,6 +245,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
           counterpartyInformation: draft.counterpartyInformation,
           expiresAt: draft.expiresAt,
           agentId: draft.agentId,
+          lookupId: p.lookup?.id ?? "",
         });
         draft.transactionId = tx.id;
         if (!req.immediatelyExecute) {
