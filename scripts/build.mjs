@@ -71,6 +71,14 @@ export const RUNTIME_FILES = ["packages/console/public", "gateway/node_modules/r
  */
 export const RUNTIME_PACKAGES = [{ name: "@opentelemetry/sdk-node", from: "packages/kit/src/telemetry/sdk.ts" }];
 
+/**
+ * Pure-JavaScript ES module packages bundled into the output instead of copied: each is hundreds
+ * of small files (typebox ~370, kysely ~260, zod ~70, Connect and protobuf ~140) whose resolving
+ * and loading was a third of start-up. The code is the installed version's, unchanged; no copied
+ * package may depend on one of them (checked), so there is never a second instance.
+ */
+export const BUNDLED_PACKAGES = ["typebox", "kysely", "zod", "@connectrpc/connect", "@connectrpc/connect-node", "@bufbuild/protobuf"];
+
 const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 const packageName = (specifier) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/");
 
@@ -87,6 +95,7 @@ function corridorPlugin(repoRoot, externals, relocated) {
         if (builtins.has(args.path)) return { path: args.path, external: true };
         if (args.path.startsWith("@corridor/")) return undefined; // bundled: resolved through the package's exports
         const name = packageName(args.path);
+        if (BUNDLED_PACKAGES.includes(name)) return undefined; // bundled: resolved as Node would
         const importers = externals.get(name) ?? new Set();
         importers.add(args.importer);
         externals.set(name, importers);
@@ -247,6 +256,8 @@ export async function build({ out = join(root, "dist"), repoRoot = root, log = c
     externals.set(name, new Set([...(externals.get(name) ?? []), join(repoRoot, from)]));
   }
   const deps = copyDependencies(externals, repoRoot, appDir);
+  const twice = listPackages(join(appDir, "node_modules", ".pnpm", "node_modules")).filter((name) => BUNDLED_PACKAGES.includes(name));
+  if (twice.length > 0) throw new Error(`${twice.join(", ")} bundled, but also a dependency of a copied package: two instances would run; remove it from BUNDLED_PACKAGES`);
   for (const path of RUNTIME_FILES) cpSync(join(repoRoot, path), join(appDir, path), { recursive: true });
   const appVersion = /^appVersion:\s*"?([^"\s]+)"?/m.exec(readFileSync(join(repoRoot, "helm/corridor/Chart.yaml"), "utf8"))?.[1] ?? "0.0.0";
   writeFileSync(join(appDir, "package.json"), JSON.stringify({ name: "corridor-app", version: appVersion, private: true, type: "module" }, null, 2) + "\n");
