@@ -236,6 +236,9 @@ export async function build({ out = join(root, "dist"), repoRoot = root, log = c
     platform: "node",
     target: "node20",
     sourcemap: "linked",
+    // Stack traces need only the mappings: without the sources embedded, the maps Node parses and
+    // keeps in memory (corridor.mjs enables source maps) are a fraction of the size.
+    sourcesContent: false,
     metafile: true,
     logLevel: "warning",
     plugins: [corridorPlugin(repoRoot, externals, relocated)],
