@@ -295,9 +295,12 @@ describe.skipIf(skip)(`the console in Chromium${chromiumFound.path ? "" : ` — 
     const bearer = { authorization: `Bearer ${redeemed.body.accessToken}`, "content-type": "application/json" };
     const accounts = (await p.call("GET", `/customers/internal-accounts?customerId=${encodeURIComponent(customerId)}`)).body.data;
     const externals = (await p.call("GET", `/customers/external-accounts?customerId=${encodeURIComponent(customerId)}`)).body.data;
+    const payee = externals.find((e: { accountInfo?: { accountNumber?: string } }) => e.accountInfo?.accountNumber?.endsWith("6789"));
+    expect(payee, JSON.stringify(externals)).toBeDefined();
     const submitted = await system.raw("POST", "/2025-10-13/agents/me/transfer-out", {
       headers: bearer,
-      body: JSON.stringify({ source: { accountId: accounts[0].id }, destination: { accountId: externals[0].id }, amount: 1000 }),
+      // The account ending 6789: a transfer out to it completes (one ending 003 would fail on the rail and give the usage back).
+      body: JSON.stringify({ source: { accountId: accounts[0].id }, destination: { accountId: payee.id }, amount: 1000 }),
     });
     expect(submitted.status, JSON.stringify(submitted.body)).toBe(201);
     expect(submitted.body.status).toBe("PENDING_APPROVAL");
