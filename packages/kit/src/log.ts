@@ -22,7 +22,7 @@ export const REDACTED_PATHS: readonly string[] = [
 /**
  * Secrets recognisable by their shape, scrubbed from every line written (messages, error messages
  * and stacks, URLs): webhook secrets `whsec_…`, agent access tokens `agt_…`, Basic/Bearer
- * credentials, device codes in URL paths, secret-looking query parameters and passwords inside
+ * credentials, device codes and KYC-link tokens in URL paths, secret-looking query parameters and passwords inside
  * connection URLs. Client secrets, OTP codes and keys have no shape; they are never put in a log
  * (and the field names above catch them where they are).
  */
@@ -31,6 +31,8 @@ const SCRUBBERS: [RegExp, string][] = [
   [/agt_[A-Za-z0-9_-]{4,}/g, "agt_[REDACTED]"],
   [/\b(Basic|Bearer)(\s+|%20)[A-Za-z0-9+/=._~-]{16,}/gi, "$1 [REDACTED]"],
   [/(\/device-codes\/)[^/?#"\s\\]+/g, "$1[REDACTED]"],
+  // A hosted KYC link's token is the link's whole credential (gateway /kyc/{token}).
+  [/(\/kyc\/)[^/?#"\s\\]+/g, "$1[REDACTED]"],
   [/([?&](?:token|access_token|client_secret|secret|otp|code|password)=)[^&#"\s\\]+/gi, "$1[REDACTED]"],
   [/(\b[a-z][a-z0-9+.-]*:\/\/[^:/?#@"\s\\]*:)[^@/?#"\s\\]+@/gi, "$1[REDACTED]@"],
 ];

@@ -50,6 +50,14 @@ describe("logs never carry secrets", () => {
     expect(text).toContain("postgres://corridor:[REDACTED]@db:5432/corridor");
   });
 
+  it("scrubs a hosted KYC link's token from the request URL it is logged with", () => {
+    const { lines, destination } = capture();
+    createLogger("gateway", "trace", destination).info({ req: { method: "POST", url: "/kyc/TPKoWHHBUbyWsvhQ-y1WdPFA_qOD2gryGdpzxhr10e4?step=2" } }, "incoming request");
+    const text = lines.join("\n");
+    expect(text).not.toContain("TPKoWHHBUbyWsvhQ-y1WdPFA_qOD2gryGdpzxhr10e4");
+    expect(text).toContain("/kyc/[REDACTED]?step=2");
+  });
+
   it("leaves ordinary text alone", () => {
     const line = '{"msg":"Basic authentication failed for cli_abc; see https://example.com/docs#basic","code":"UNAUTHORIZED"}';
     expect(scrubSecrets(line)).toBe(line);
