@@ -4,7 +4,7 @@ import { availableParallelism, cpus, loadavg } from "node:os";
 import { brokerAnswers, defaultPort, startBroker, stopBroker } from "../infra/kafka/broker.mjs";
 import { measureBareNode, preparePgbench, type PgbenchResult } from "./anchors.js";
 import { API_VERSION, eventually, setUpFixtures, setUpFundedCustomers } from "./http-system.js";
-import { describeFailure, failed, runLoad, type LoadJob, type LoadSummary } from "./load.js";
+import { describeFailure, failed, intFromEnv, runLoad, type LoadJob, type LoadSummary } from "./load.js";
 import { cpuSeconds, rssMiB, startProcessSystem, type Mode, type ProcessSystem } from "./process-system.js";
 import { measureWebhookLatency } from "./webhook-latency.js";
 
@@ -31,14 +31,6 @@ import { measureWebhookLatency } from "./webhook-latency.js";
  *                      each mode then also runs from it, right before this tree's run of the same
  *                      mode, so before and after are measured minutes apart under the same load
  */
-
-function intFromEnv(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
-  return n;
-}
 
 const rounds = intFromEnv("BENCH_ROUNDS", 3, 1);
 const duration = intFromEnv("BENCH_DURATION", 10, 1);

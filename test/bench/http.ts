@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { availableParallelism, cpus } from "node:os";
 import { API_VERSION, eventually, setUpFixtures, startBenchSystem, type BenchSystem, type Fixtures } from "./http-system.js";
-import { describeFailure, failed, runLoad, type LoadJob, type LoadSummary } from "./load.js";
+import { describeFailure, failed, intFromEnv, runLoad, type LoadJob, type LoadSummary } from "./load.js";
 import { measureWebhookLatency, type WebhookLatencyResult } from "./webhook-latency.js";
 
 /**
@@ -20,14 +20,6 @@ import { measureWebhookLatency, type WebhookLatencyResult } from "./webhook-late
  *   DATABASE_URL       Postgres server (a fresh database is made and dropped); PGlite otherwise
  *   REDIS_URL          Redis for the auth cache and rate-limit counters; in-process otherwise
  */
-
-function intFromEnv(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
-  return n;
-}
 
 const durationSeconds = intFromEnv("BENCH_DURATION", 10, 1);
 const connections = intFromEnv("BENCH_CONNECTIONS", 10, 1);

@@ -34,3 +34,12 @@ export function describeFailure(name: string, phase: string, r: LoadSummary): st
     ...r.samples.map((s) => `  e.g. ${s}`),
   ].join("\n");
 }
+
+/** A whole-number benchmark setting from the environment, at least `min`; `fallback` when unset. */
+export function intFromEnv(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
+  return n;
+}
