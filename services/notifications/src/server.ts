@@ -10,6 +10,7 @@ import type { NotificationsDatabase } from "./data/tables.js";
 import { createHttpSender } from "./clients/standard-webhooks.js";
 import { announcingEnqueues } from "./events/wake.js";
 import { createDeliveryWorker } from "./workers/delivery.js";
+import { createEndpointCopy, observedSettingsStore } from "./workers/endpoint.js";
 import { platformEventsConsumer } from "./events/platform-events.js";
 import { agentWebhooksConsumer, customerWebhooksConsumer, ledgerWebhooksConsumer } from "./events/webhook-events.js";
 import { createNotificationsHandler } from "./handlers/notifications-handler.js";
@@ -24,6 +25,9 @@ export const service: ServiceModule = {
     const db = deps.db.forSchema<NotificationsDatabase>("notifications");
     const sender = createHttpSender({ timeoutMs: config.NOTIFICATIONS_WEBHOOK_TIMEOUT_MS });
     const currentEndpoint = currentEndpointReader(() => deps.transportFor("auth-sessions"));
+    // What this process knows of each platform's endpoint, shared by the consumers, the handler's
+    // settings writes and the worker (workers/endpoint.ts).
+    const copy = createEndpointCopy();
     const worker = createDeliveryWorker({
       db,
       sender,
@@ -35,9 +39,10 @@ export const service: ServiceModule = {
       perEndpoint: config.NOTIFICATIONS_DELIVERY_PER_ENDPOINT,
       orderHoldMs: config.NOTIFICATIONS_ORDER_HOLD_MS,
       currentEndpoint,
+      copy,
     });
     const handler = createNotificationsHandler({
-      settings: settingsStore(db),
+      settings: observedSettingsStore(settingsStore(db), copy),
       deliveries: deliveryStore(db),
       clock: deps.clock,
       sender,
@@ -53,10 +58,10 @@ export const service: ServiceModule = {
       // The platforms consumer stays first: tests address it by position. Every consumer tells
       // the delivery worker about the webhooks it enqueued, so they leave at once.
       consumers: [
-        platformEventsConsumer({ clock: deps.clock, log: deps.log }),
-        customerWebhooksConsumer({ clock: deps.clock }),
-        ledgerWebhooksConsumer({ clock: deps.clock }),
-        agentWebhooksConsumer({ clock: deps.clock }),
+        platformEventsConsumer({ clock: deps.clock, log: deps.log, copy }),
+        customerWebhooksConsumer({ clock: deps.clock, copy }),
+        ledgerWebhooksConsumer({ clock: deps.clock, copy }),
+        agentWebhooksConsumer({ clock: deps.clock, copy }),
       ].map((c: ConsumerDefinition) => announcingEnqueues(c, worker)),
       workers: [worker],
     };

@@ -1,5 +1,6 @@
 import { sql, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from "kysely";
 import type { DeliveryAttempt } from "../domain/delivery.js";
+import type { WebhookSettings } from "../domain/ports.js";
 import { deliveryRow } from "./deliveries-repo.js";
 import type { Db, NotificationsDatabase, WebhookQueueTable } from "./tables.js";
 
@@ -26,6 +27,8 @@ export interface EnqueuedWebhook {
   webhookId: string;
   platformId: string;
   resourceKey: string | null;
+  /** When its event occurred (the envelope's timestamp); lets the worker batch a platform without endpoint. */
+  occurredAt?: Date;
 }
 
 /**
@@ -54,10 +57,16 @@ export async function enqueueWebhook(
     occurredAt?: Date;
     /** Defaults to the envelope's data.id; webhooks of one resource are delivered in order. */
     resourceKey?: string | null;
+    /**
+     * The reason it is never to be sent, when that is already known (see EndpointCopy.skipAtEnqueue):
+     * the row is stored SKIPPED at once, as the worker would have settled it, and not announced.
+     */
+    skipped?: string;
   },
 ): Promise<void> {
   const derived = w.occurredAt && w.resourceKey !== undefined ? {} : fromEnvelope(w.payload);
   const resourceKey = w.resourceKey !== undefined ? w.resourceKey : (derived.resourceKey ?? null);
+  const occurredAt = w.occurredAt ?? derived.occurredAt ?? w.at;
   const inserted = await db
     .insertInto("webhook_queue")
     .values({
@@ -66,21 +75,21 @@ export async function enqueueWebhook(
       source_event_id: w.sourceEventId,
       type: w.type,
       payload: w.payload,
-      status: "PENDING",
+      status: w.skipped === undefined ? "PENDING" : "SKIPPED",
       attempts: 0,
       next_attempt_at: w.at,
       leased_until: null,
-      last_error: null,
-      occurred_at: w.occurredAt ?? derived.occurredAt ?? w.at,
+      last_error: w.skipped ?? null,
+      occurred_at: occurredAt,
       resource_key: resourceKey,
       created_at: w.at,
       updated_at: w.at,
     })
     .onConflict((oc) => oc.column("source_event_id").doNothing())
     .executeTakeFirst();
-  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) {
+  if (w.skipped === undefined && Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) {
     const list = enqueuedIn.get(db) ?? [];
-    list.push({ webhookId: w.webhookId, platformId: w.platformId, resourceKey });
+    list.push({ webhookId: w.webhookId, platformId: w.platformId, resourceKey, occurredAt });
     enqueuedIn.set(db, list);
   }
 }
@@ -104,6 +113,27 @@ export interface ClaimOptions {
 /** A claimed row; `has_next`: a later webhook of its resource was pending when it was claimed. */
 export type ClaimedWebhook = QueuedWebhook & { has_next: SqlBool };
 
+/** What a claim answers: the rows, the announced ids now visible, and the settings of each claimed row's platform. */
+export interface Claim {
+  rows: ClaimedWebhook[];
+  seen: string[];
+  /** Platform → its webhook_settings row as the claim read it (undefined: none), for every platform in `rows`. */
+  settings: Map<string, WebhookSettings | undefined>;
+}
+
+/** The settings columns a claim returns beside each row (prefixed, so they cannot clash with the queue's). */
+const SETTINGS_COLUMNS = [
+  "ps.platform_id as s_platform_id",
+  "ps.webhook_endpoint as s_webhook_endpoint",
+  "ps.secret as s_secret",
+  "ps.secret_created_at as s_secret_created_at",
+  "ps.previous_secret as s_previous_secret",
+  "ps.previous_secret_expires_at as s_previous_secret_expires_at",
+  "ps.config_version as s_config_version",
+  "ps.endpoint_set_at as s_endpoint_set_at",
+  "ps.updated_at as s_updated_at",
+] as const;
+
 /** Serialises claims across workers on one database, so the per-endpoint count is exact. */
 const CLAIM_LOCK = sql<unknown>`pg_advisory_xact_lock(hashtext('corridor.notifications.webhook_queue.claim'))`;
 
@@ -117,7 +147,7 @@ const CLAIM_LOCK = sql<unknown>`pg_advisory_xact_lock(hashtext('corridor.notific
  * of its own, so the claiming statement's snapshot sees every earlier claim and the in-flight count
  * cannot race; rows are read `for update skip locked`, so two workers never lease the same row.
  */
-export async function claimDue(db: Kysely<NotificationsDatabase>, o: ClaimOptions): Promise<{ rows: ClaimedWebhook[]; seen: string[] }> {
+export async function claimDue(db: Kysely<NotificationsDatabase>, o: ClaimOptions): Promise<Claim> {
   return db.transaction().execute(async (trx) => {
     // The lock, and which announced rows are visible: anything seen here is visible to the claim
     // that follows (its snapshot is later), so an announced row is never seen yet missed.
@@ -131,7 +161,13 @@ export async function claimDue(db: Kysely<NotificationsDatabase>, o: ClaimOption
       ])
       .executeTakeFirstOrThrow();
     const seen = seenRows.seen ?? [];
-    if (o.limit <= 0) return { rows: [], seen };
+    if (o.limit <= 0) return { rows: [], seen, settings: new Map() };
+    // A look at announced rows none of which is visible yet (their transaction has not
+    // committed): nothing to claim, so no claiming statement.
+    if (o.only !== undefined) {
+      const visible = new Set(seen);
+      if (!o.only.some((id) => visible.has(id))) return { rows: [], seen, settings: new Map() };
+    }
 
     const holdEdge = new Date(o.now.getTime() - o.orderHoldMs);
     const leasedUntil = new Date(o.now.getTime() + o.leaseMs);
@@ -166,21 +202,74 @@ export async function claimDue(db: Kysely<NotificationsDatabase>, o: ClaimOption
         q
           .selectFrom("cand")
           .leftJoin("busy", "busy.platform_id", "cand.platform_id")
-          .select(["cand.webhook_id", "cand.seq", "cand.has_next"])
+          .select(["cand.webhook_id", "cand.platform_id", "cand.seq", "cand.has_next"])
           // This platform's place in the batch after the rows it already has in flight.
           .select(sql<number>`row_number() over (partition by ${sql.ref("cand.platform_id")} order by ${sql.ref("cand.seq")}) + coalesce(${sql.ref("busy.n")}, 0)`.as("slot")),
       )
-      .with("picked", (q) => q.selectFrom("ranked").select(["ranked.webhook_id", "ranked.has_next"]).where("ranked.slot", "<=", o.perEndpoint).orderBy("ranked.seq").limit(o.limit))
+      .with("picked", (q) =>
+        q.selectFrom("ranked").select(["ranked.webhook_id", "ranked.platform_id", "ranked.has_next"]).where("ranked.slot", "<=", o.perEndpoint).orderBy("ranked.seq").limit(o.limit),
+      )
+      // Each row's platform settings come back with it: no read of its own per claim.
+      .with("ps", (q) => q.selectFrom("webhook_settings").selectAll().where("platform_id", "in", (eb) => eb.selectFrom("picked").select("picked.platform_id")))
       .updateTable("webhook_queue")
       .from("picked")
+      .leftJoin("ps", "ps.platform_id", "picked.platform_id")
       .set({ leased_until: leasedUntil })
       .whereRef("webhook_queue.webhook_id", "=", "picked.webhook_id")
       .returningAll("webhook_queue")
       .returning("picked.has_next")
+      .returning(SETTINGS_COLUMNS)
       .execute();
-    rows.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
-    return { rows, seen };
+    const settings = new Map<string, WebhookSettings | undefined>();
+    const claimed: ClaimedWebhook[] = rows.map(({ s_platform_id, s_webhook_endpoint, s_secret, s_secret_created_at, s_previous_secret, s_previous_secret_expires_at, s_config_version, s_endpoint_set_at, s_updated_at, ...row }) => {
+      if (!settings.has(row.platform_id)) {
+        settings.set(
+          row.platform_id,
+          s_platform_id === null
+            ? undefined
+            : {
+                platformId: s_platform_id,
+                webhookEndpoint: s_webhook_endpoint!,
+                secret: s_secret!,
+                secretCreatedAt: s_secret_created_at!,
+                previousSecret: s_previous_secret,
+                previousSecretExpiresAt: s_previous_secret_expires_at,
+                configVersion: s_config_version,
+                endpointSetAt: s_endpoint_set_at,
+                updatedAt: s_updated_at!,
+              },
+        );
+      }
+      return row;
+    });
+    claimed.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
+    return { rows: claimed, seen, settings };
   });
+}
+
+/**
+ * Settles announced webhooks of a platform that has no endpoint in one statement: SKIPPED ("no
+ * webhookEndpoint was set when it occurred"), as the worker settles each of them one by one. Only
+ * rows still PENDING, not leased by a worker, whose event (or redelivery) happened at or before
+ * `asOf` — when auth-sessions said the platform had no endpoint — and only while the settings
+ * still hold none. Answers the ids it settled; the others are left to the worker.
+ */
+export async function skipWithoutEndpoint(db: Db, o: { platformId: string; webhookIds: string[]; asOf: Date; now: Date; reason: string }): Promise<string[]> {
+  if (o.webhookIds.length === 0) return [];
+  const rows = await db
+    .updateTable("webhook_queue")
+    .set({ status: "SKIPPED", last_error: o.reason, leased_until: null, updated_at: o.now })
+    .where("platform_id", "=", o.platformId)
+    .where("webhook_id", "in", o.webhookIds)
+    .where("status", "=", "PENDING")
+    .where((eb) => eb.or([eb("leased_until", "is", null), eb("leased_until", "<=", o.now)]))
+    .where((eb) => eb(eb.fn.coalesce("redelivered_at", "occurred_at"), "<=", o.asOf))
+    .where((eb) =>
+      eb.not(eb.exists(eb.selectFrom("webhook_settings").select(sql.lit(1).as("one")).where("webhook_settings.platform_id", "=", o.platformId).where("webhook_settings.webhook_endpoint", "!=", ""))),
+    )
+    .returning("webhook_id")
+    .execute();
+  return rows.map((r) => r.webhook_id);
 }
 
 /** The queue under the alias `q`, for the shared subqueries below. */

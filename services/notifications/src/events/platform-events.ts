@@ -5,6 +5,7 @@ import { PlatformEventSchema } from "@corridor/proto/corridor/auth_sessions/v1/e
 import type { PlatformConfig } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { settingsStore } from "../data/settings-repo.js";
 import { applyEndpointCopy } from "../domain/settings.js";
+import type { EndpointCopy } from "../workers/endpoint.js";
 
 /** A Timestamp as nanoseconds since the epoch: the full precision, for ordering config versions. */
 export function timestampNanos(ts: Timestamp): bigint {
@@ -15,7 +16,7 @@ export function timestampNanos(ts: Timestamp): bigint {
  * Keeps the copy of each platform's webhook endpoint in step with auth-sessions: PlatformCreated
  * and PlatformConfigUpdated both carry the whole config; TokenRevoked is not ours to act on.
  */
-export function platformEventsConsumer(deps: { clock: Clock; log: Logger }): ConsumerDefinition<typeof PlatformEventSchema> {
+export function platformEventsConsumer(deps: { clock: Clock; log: Logger; copy?: EndpointCopy }): ConsumerDefinition<typeof PlatformEventSchema> {
   const apply = async (platformId: string, config: PlatformConfig | undefined, trx: Parameters<typeof settingsStore>[0]) => {
     if (!config?.updatedAt) {
       deps.log.warn({ platformId }, "platform event without config.updated_at; ignored");
@@ -27,6 +28,8 @@ export function platformEventsConsumer(deps: { clock: Clock; log: Logger }): Con
       configVersion: timestampNanos(config.updatedAt),
       at: deps.clock.now(),
     });
+    // The copy in memory follows (an endpoint appearing releases the webhooks the worker holds back for it).
+    if (applied) deps.copy?.saw(platformId, config.webhookEndpoint !== "");
     if (!applied) {
       deps.log.info(
         { platformId, configUpdatedAt: timestampDate(config.updatedAt).toISOString() },

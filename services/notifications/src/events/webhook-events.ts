@@ -9,6 +9,7 @@ import type { Transaction } from "kysely";
 import { enqueueWebhook } from "../data/queue-repo.js";
 import type { NotificationsDatabase } from "../data/tables.js";
 import type { WebhookEnvelope } from "../domain/delivery.js";
+import type { EndpointCopy } from "../workers/endpoint.js";
 import { customerStatusType, invitationType, isDeliveredAgentType, isDeliveredLedgerType, verificationType } from "../domain/event-webhooks.js";
 
 /** A webhook an event turns into: its public type and the resource as `data`. */
@@ -62,19 +63,26 @@ export function agentWebhook(event: AgentEvent): Derived | undefined {
   }
 }
 
+/** What the webhook consumers need. */
+export interface WebhookConsumerDeps {
+  clock: Clock;
+  /**
+   * What this process knows of each platform's endpoint: a webhook whose event occurred when
+   * auth-sessions had already said the platform had no endpoint is stored SKIPPED at once (what
+   * the worker would make of it), without being announced.
+   */
+  copy?: EndpointCopy;
+}
+
 /** Enqueues the webhook in the consumer's transaction; the delivery worker posts it later. */
-async function enqueue(
-  trx: Transaction<any>,
-  clock: Clock,
-  event: { eventId: string; platformId: string; occurredAt?: Timestamp },
-  derived: Derived,
-): Promise<void> {
-  const now = clock.now();
+async function enqueue(trx: Transaction<any>, deps: WebhookConsumerDeps, event: { eventId: string; platformId: string; occurredAt?: Timestamp }, derived: Derived): Promise<void> {
+  const now = deps.clock.now();
   const webhookId = newId("Webhook");
+  const occurredAt = new Date((event.occurredAt ? timestampDate(event.occurredAt) : now).toISOString());
   const envelope: WebhookEnvelope<unknown> = {
     id: webhookId,
     type: derived.type,
-    timestamp: (event.occurredAt ? timestampDate(event.occurredAt) : now).toISOString(),
+    timestamp: occurredAt.toISOString(),
     data: derived.data,
   };
   await enqueueWebhook(trx as Transaction<NotificationsDatabase>, {
@@ -84,11 +92,12 @@ async function enqueue(
     type: derived.type,
     payload: JSON.stringify(envelope),
     at: now,
+    skipped: deps.copy?.skipAtEnqueue(event.platformId, occurredAt),
   });
 }
 
 /** corridor.customers.v1 → CUSTOMER_{KYC,KYB}_*, VERIFICATION_*, INVITATION_CLAIMED webhooks. */
-export function customerWebhooksConsumer(deps: { clock: Clock }): ConsumerDefinition<typeof CustomerEventSchema> {
+export function customerWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDefinition<typeof CustomerEventSchema> {
   return {
     name: "customer-webhooks",
     topic: topics.customers,
@@ -96,13 +105,13 @@ export function customerWebhooksConsumer(deps: { clock: Clock }): ConsumerDefini
     eventId: (e) => e.eventId,
     async handle(event, trx) {
       const derived = customerWebhook(event);
-      if (derived) await enqueue(trx, deps.clock, event, derived);
+      if (derived) await enqueue(trx, deps, event, derived);
     },
   };
 }
 
 /** corridor.ledger.v1 → OUTGOING_PAYMENT_*, INCOMING_PAYMENT_{COMPLETED,FAILED}, INTERNAL_ACCOUNT_BALANCE_UPDATED webhooks. */
-export function ledgerWebhooksConsumer(deps: { clock: Clock }): ConsumerDefinition<typeof LedgerEventSchema> {
+export function ledgerWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDefinition<typeof LedgerEventSchema> {
   return {
     name: "ledger-webhooks",
     topic: topics.ledger,
@@ -110,13 +119,13 @@ export function ledgerWebhooksConsumer(deps: { clock: Clock }): ConsumerDefiniti
     eventId: (e) => e.eventId,
     async handle(event, trx) {
       const derived = ledgerWebhook(event);
-      if (derived) await enqueue(trx, deps.clock, event, derived);
+      if (derived) await enqueue(trx, deps, event, derived);
     },
   };
 }
 
 /** corridor.agents.v1 → AGENT_ACTION_PENDING_APPROVAL webhooks (the platform approves or rejects the action). */
-export function agentWebhooksConsumer(deps: { clock: Clock }): ConsumerDefinition<typeof AgentEventSchema> {
+export function agentWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDefinition<typeof AgentEventSchema> {
   return {
     name: "agent-webhooks",
     topic: topics.agents,
@@ -124,7 +133,7 @@ export function agentWebhooksConsumer(deps: { clock: Clock }): ConsumerDefinitio
     eventId: (e) => e.eventId,
     async handle(event, trx) {
       const derived = agentWebhook(event);
-      if (derived) await enqueue(trx, deps.clock, event, derived);
+      if (derived) await enqueue(trx, deps, event, derived);
     },
   };
 }

@@ -1,13 +1,13 @@
 import { v7 as uuidv7 } from "uuid";
 import type { BackgroundWorker, Clock, Logger } from "@corridor/kit";
 import type { Kysely } from "kysely";
-import { claimDue, nextDueAt, settleAndTakeNext, settleWebhook, type ClaimedWebhook, type EnqueuedWebhook, type SettleChange } from "../data/queue-repo.js";
+import { claimDue, nextDueAt, settleAndTakeNext, settleWebhook, skipWithoutEndpoint, type Claim, type ClaimedWebhook, type EnqueuedWebhook, type SettleChange } from "../data/queue-repo.js";
 import { findSettings } from "../data/settings-repo.js";
 import type { NotificationsDatabase } from "../data/tables.js";
 import { NO_ENDPOINT_GRACE_MS, outcomeFields, type DeliveryAttempt, type WebhookSender } from "../domain/delivery.js";
 import { judgeAttempt, NO_ENDPOINT_RECHECK_MS } from "../domain/event-webhooks.js";
 import { signingSecrets, type WebhookSettings } from "../domain/settings.js";
-import { createEndpointResolver, type CurrentEndpoint } from "./endpoint.js";
+import { createEndpointCopy, createEndpointResolver, NO_ENDPOINT_REASON, type CurrentEndpoint, type EndpointCopy } from "./endpoint.js";
 
 /** Where the worker sets its timers; tests pass their own so no test waits on real time. */
 export interface Timers {
@@ -41,6 +41,8 @@ export interface DeliveryWorkerDeps {
    * copy up to NO_ENDPOINT_GRACE_MS.
    */
   currentEndpoint?: CurrentEndpoint;
+  /** What this process knows of each platform's endpoint (shared with the consumers); a fresh one otherwise. */
+  copy?: EndpointCopy;
   timers?: Timers;
 }
 
@@ -65,6 +67,13 @@ const EXPECT_FOR_MS = 5_000;
 const EXPECT_RECHECK_MAX_MS = 50;
 /** After a failing pass (database unreachable), the next one waits this long. */
 const PASS_FAILURE_BACKOFF_MS = 1_000;
+/**
+ * Announced webhooks of a platform this process believes has no endpoint wait this long, then are
+ * settled together: one question to auth-sessions and one statement for the batch.
+ */
+export const NO_ENDPOINT_BATCH_MS = 250;
+/** A batch that grows to this many webhooks is settled at once. */
+const NO_ENDPOINT_BATCH_MAX = 500;
 
 /**
  * Delivers event webhooks concurrently. It sleeps until woken:
@@ -99,17 +108,94 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const behind = new Map<string, Set<string>>();
   const resourceOf = (platformId: string, resourceKey: string | null) => (resourceKey === null ? undefined : `${platformId}\u0000${resourceKey}`);
   let expectRecheckMs = 1;
-  const resolve = createEndpointResolver({ db: deps.db, clock: deps.clock, log, currentEndpoint: deps.currentEndpoint });
+  const copy = deps.copy ?? createEndpointCopy();
+  const { resolve, lookUp } = createEndpointResolver({ db: deps.db, clock: deps.clock, log, currentEndpoint: deps.currentEndpoint, copy });
 
-  /** Settings read once per claimed batch and platform. */
-  function settingsCache() {
+  /**
+   * The settings of a claimed batch's platforms, as the claim read them (one read only for a
+   * platform the claim did not answer, which cannot happen for its own rows); each tells the copy
+   * whether the platform has an endpoint.
+   */
+  function settingsFrom(claim: Claim) {
+    for (const [platformId, s] of claim.settings) copy.saw(platformId, Boolean(s?.webhookEndpoint));
     const cache = new Map<string, Promise<WebhookSettings | undefined>>();
     return (platformId: string) => {
       let p = cache.get(platformId);
-      if (!p) cache.set(platformId, (p = findSettings(deps.db, platformId)));
+      if (!p) cache.set(platformId, (p = claim.settings.has(platformId) ? Promise.resolve(claim.settings.get(platformId)) : findSettings(deps.db, platformId)));
       return p;
     };
   }
+
+  /**
+   * Webhooks of platforms believed to have no endpoint, announced and waiting to be settled
+   * together (webhook id → when its event occurred, ms), with the batch's timer and the batch in
+   * progress.
+   */
+  const noEndpoint = new Map<string, { ids: Map<string, number>; timer?: unknown; settling?: Promise<void> }>();
+
+  function holdForBatch(w: EnqueuedWebhook & { occurredAt: Date }) {
+    let b = noEndpoint.get(w.platformId);
+    if (!b) noEndpoint.set(w.platformId, (b = { ids: new Map() }));
+    b.ids.set(w.webhookId, w.occurredAt.getTime());
+    if (b.ids.size >= NO_ENDPOINT_BATCH_MAX) settleBatchSoon(w.platformId, 0);
+    else if (b.timer === undefined && !b.settling) settleBatchSoon(w.platformId, NO_ENDPOINT_BATCH_MS);
+  }
+
+  function settleBatchSoon(platformId: string, ms: number) {
+    const b = noEndpoint.get(platformId);
+    if (!b || b.settling) return;
+    if (b.timer !== undefined) timers.clear(b.timer);
+    b.timer = timers.set(() => {
+      b.timer = undefined;
+      b.settling = settleBatch(platformId, b.ids).finally(() => {
+        b.settling = undefined;
+        if (b.ids.size === 0 || copy.presence(platformId) !== false) {
+          // Those that came in meanwhile go to the worker when the platform turned out to have an endpoint.
+          noEndpoint.delete(platformId);
+          expect([...b.ids.keys()]);
+        } else if (running) settleBatchSoon(platformId, NO_ENDPOINT_BATCH_MS);
+      });
+    }, ms);
+  }
+
+  /**
+   * Settles a platform's batch: auth-sessions is asked once (as the worker asks for one webhook);
+   * with still no endpoint, every webhook whose event occurred by then is SKIPPED in one statement;
+   * those that occurred later wait for the next batch. With an endpoint, or without an answer, or
+   * for a webhook the statement did not settle (its transaction has not committed, a worker holds
+   * it), the worker takes them as any announced webhook: nothing is skipped that it would send.
+   */
+  async function settleBatch(platformId: string, ids: Map<string, number>): Promise<void> {
+    const taken = [...ids];
+    ids.clear();
+    const toWorker: string[] = [];
+    try {
+      const answer = running ? await lookUp(platformId) : undefined;
+      if (!answer || answer.settings?.webhookEndpoint) {
+        toWorker.push(...taken.map(([id]) => id));
+        return;
+      }
+      const asOf = answer.asOf.getTime();
+      const due = taken.filter(([, at]) => at <= asOf).map(([id]) => id);
+      for (const [id, at] of taken) if (at > asOf) ids.set(id, at);
+      const skipped = new Set(await skipWithoutEndpoint(deps.db, { platformId, webhookIds: due, asOf: answer.asOf, now: deps.clock.now(), reason: NO_ENDPOINT_REASON }));
+      toWorker.push(...due.filter((id) => !skipped.has(id)));
+    } catch (err) {
+      log.warn({ err, platformId }, "could not settle the webhooks of a platform without endpoint together; the worker takes them");
+      toWorker.push(...taken.map(([id]) => id).filter((id) => !ids.has(id)));
+    } finally {
+      expect(toWorker);
+    }
+  }
+
+  /** An endpoint appeared on a platform whose webhooks wait in a batch: the worker takes them now. */
+  copy.onEndpointAppeared((platformId) => {
+    const b = noEndpoint.get(platformId);
+    if (!b || b.settling) return;
+    if (b.timer !== undefined) timers.clear(b.timer);
+    noEndpoint.delete(platformId);
+    expect([...b.ids.keys()]);
+  });
 
   /**
    * Posts one row and settles it. When the row leaves PENDING and `chain` holds, the next webhook
@@ -280,9 +366,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       const free = deps.concurrency - inFlight.size;
       if (free <= 0) return; // a settling delivery wakes the worker
       if (!sweep && expected.size === 0) break;
-      const { rows, seen } = await claim(free, sweep ? undefined : [...expected.keys()]);
+      const claimed = await claim(free, sweep ? undefined : [...expected.keys()]);
+      const { rows, seen } = claimed;
       for (const id of seen) expected.delete(id);
-      const settingsOf = settingsCache();
+      const settingsOf = settingsFrom(claimed);
       for (const row of rows) launch(row, settingsOf);
       const stopped = rows.length >= free || [...inFlightOf.values()].some((n) => n >= deps.perEndpoint);
       boundHit = sweep ? stopped : boundHit || stopped;
@@ -354,7 +441,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       const fresh: string[] = [];
       for (const w of webhooks) {
         const resource = resourceOf(w.platformId, w.resourceKey);
-        if (resource && busyResources.has(resource)) {
+        // A platform believed to have no endpoint: its webhooks are settled together, shortly.
+        if (w.occurredAt && copy.presence(w.platformId) === false) holdForBatch(w as EnqueuedWebhook & { occurredAt: Date });
+        else if (resource && busyResources.has(resource)) {
           const set = behind.get(resource) ?? new Set<string>();
           set.add(w.webhookId);
           behind.set(resource, set);
@@ -363,8 +452,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       expect(fresh);
     },
     async runOnce() {
-      const { rows } = await claim(deps.concurrency);
-      const settingsOf = settingsCache();
+      const claimed = await claim(deps.concurrency);
+      const { rows } = claimed;
+      const settingsOf = settingsFrom(claimed);
       const sent = await Promise.all(rows.map((row) => guarded(row, settingsOf, () => true)));
       return sent.reduce((a, b) => a + b, 0);
     },
@@ -378,6 +468,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       running = false;
       if (timer !== undefined) timers.clear(timer);
       timer = undefined;
+      // Webhooks waiting in a batch stay PENDING: the next start's sweep (or another replica's) takes them.
+      for (const b of noEndpoint.values()) if (b.timer !== undefined) timers.clear(b.timer);
+      await Promise.all([...noEndpoint.values()].map((b) => b.settling));
+      noEndpoint.clear();
       await pass;
       await Promise.all([...inFlight]);
       expected.clear();
