@@ -7,7 +7,7 @@ import { createBus, createInProcessBus } from "../src/bus/index.js";
 import type { Bus, BusMessage, SubscribeOptions } from "../src/bus/types.js";
 import { migrateSchema, sql, type DatabaseHandle, type Kysely } from "../src/db/index.js";
 import { createLogger } from "../src/log.js";
-import { createOutboxRelay, enqueueEvent, outboxChannel, subscribeConsumer } from "../src/outbox/index.js";
+import { afterCommit, createOutboxRelay, enqueueEvent, inTransaction, outboxChannel, subscribeConsumer } from "../src/outbox/index.js";
 import type { ConsumerDefinition } from "../src/service.js";
 import { installTestTracing } from "../src/telemetry/index.js";
 import { databaseKinds, openTestDatabase } from "./db-fixture.js";
@@ -167,6 +167,40 @@ describe.each(databaseKinds)("outbox, relay and inbox on $kind", ({ kind, skip }
     await enqueue(producer, event(10));
     expect(await relay.flush()).toBe(1);
     expect(rec.published.map((m) => m.headers["event-id"])).toEqual(["Event:10"]);
+  });
+
+  it("writes a transaction's events in one INSERT at its commit, in the order they were enqueued, and none when it rolls back", async () => {
+    const rec = recordingBus();
+    const relay = createOutboxRelay({ db: producer, bus: rec.bus, log });
+    const emit = (trx: Kysely<any>, n: number) =>
+      enqueueEvent(trx, { topic: TOPIC, key: `k${n % 2}`, eventId: `Event:${n}`, eventType: "TEST", schema: PlatformEventSchema, message: event(n) });
+    const committed: string[] = [];
+    await inTransaction(producer, async (trx) => {
+      for (const n of [3, 1, 2]) await emit(trx, n);
+      // Held for the commit: the transaction itself sees no row yet.
+      expect(await trx.selectFrom("outbox").select("event_id").execute()).toEqual([]);
+      expect(afterCommit(trx, () => committed.push("first"))).toBe(true);
+    });
+    expect(committed).toEqual(["first"]);
+    await expect(
+      inTransaction(producer, async (trx) => {
+        await emit(trx, 4);
+        afterCommit(trx, () => committed.push("rolled back"));
+        throw new Error("change failed");
+      }),
+    ).rejects.toThrow("change failed");
+    expect(committed).toEqual(["first"]);
+    // Outside inTransaction an event is written at once, and afterCommit refuses.
+    await producer.transaction().execute(async (trx) => {
+      await emit(trx, 5);
+      expect((await trx.selectFrom("outbox").select("event_id").execute()).map((r) => r.event_id)).toContain("Event:5");
+      expect(afterCommit(trx, () => committed.push("unmanaged"))).toBe(false);
+    });
+    const rows = await producer.selectFrom("outbox").select(["id", "event_id"]).orderBy("id").execute();
+    expect(rows.map((r) => r.event_id)).toEqual(["Event:3", "Event:1", "Event:2", "Event:5"]);
+    expect(await relay.flush()).toBe(4);
+    expect(rec.published.map((m) => m.headers["event-id"])).toEqual(["Event:3", "Event:1", "Event:2", "Event:5"]);
+    expect(committed).toEqual(["first"]);
   });
 
   it("runs the handler once when the same event is delivered twice", async () => {

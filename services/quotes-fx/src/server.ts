@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import type { BuiltService, ServiceDeps, ServiceModule } from "@corridor/kit";
+import { inTransaction, type BuiltService, type ServiceDeps, type ServiceModule } from "@corridor/kit";
 import { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
 import { feedRateSource } from "./clients/feed-rate-source.js";
 import { ledgerPort } from "./clients/ledger.js";
@@ -134,7 +134,7 @@ export function buildQuotesFx(
     routes(router) {
       router.service(QuotesFxService, {
         ...handler,
-        ...createIncomingHandler(incoming, { idempotent, inTransaction: (fn) => db.transaction().execute((trx) => fn(trx)) }),
+        ...createIncomingHandler(incoming, { idempotent, inTransaction: (fn) => inTransaction(db, (trx) => fn(trx)) }),
       });
     },
     consumers: [ledgerTransactionConsumer(quotes), ...(incoming ? [incomingGuardConsumer(deps.clock)] : [])],

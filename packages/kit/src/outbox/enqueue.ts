@@ -1,6 +1,7 @@
 import { toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { context, propagation } from "@opentelemetry/api";
 import type { Kysely, Transaction } from "kysely";
+import { holdForCommit, type OutboxInsert } from "./batch.js";
 import type { KitTables } from "./tables.js";
 
 export interface EnqueueEventInput<Desc extends DescMessage> {
@@ -20,7 +21,9 @@ export interface EnqueueEventInput<Desc extends DescMessage> {
 /**
  * Records an event in the outbox of the transaction's schema. Call it inside the transaction that
  * makes the change the event describes: both commit or neither does. The relay publishes it later,
- * with the trace context active here, so consumers join this trace.
+ * with the trace context active here, so consumers join this trace. In a transaction opened by
+ * inTransaction the row is written with the transaction's other events just before the commit;
+ * otherwise at once.
  */
 export async function enqueueEvent<Desc extends DescMessage>(
   trx: Transaction<any> | Kysely<any>,
@@ -32,14 +35,13 @@ export async function enqueueEvent<Desc extends DescMessage>(
     "content-type": "application/x-protobuf",
   };
   propagation.inject(context.active(), headers);
-  await (trx as Kysely<KitTables>)
-    .insertInto("outbox")
-    .values({
-      event_id: input.eventId,
-      topic: input.topic,
-      key: input.key,
-      payload: Buffer.from(toBinary(input.schema, input.message)),
-      headers: JSON.stringify(headers),
-    })
-    .execute();
+  const row: OutboxInsert = {
+    event_id: input.eventId,
+    topic: input.topic,
+    key: input.key,
+    payload: Buffer.from(toBinary(input.schema, input.message)),
+    headers: JSON.stringify(headers),
+  };
+  if (holdForCommit(trx, row)) return;
+  await (trx as Kysely<KitTables>).insertInto("outbox").values(row).execute();
 }

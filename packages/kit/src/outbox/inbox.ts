@@ -5,6 +5,7 @@ import type { Bus, Subscription } from "../bus/types.js";
 import type { Logger } from "../log.js";
 import type { ConsumerDefinition } from "../service.js";
 import { TRACER_NAME } from "../telemetry/sdk.js";
+import { inTransaction } from "./batch.js";
 import type { KitTables } from "./tables.js";
 
 export interface SubscribeConsumerOptions {
@@ -58,7 +59,7 @@ export async function subscribeConsumer(opts: SubscribeConsumerOptions): Promise
               span.setAttribute("corridor.inbox.irrelevant", true);
               return;
             }
-            const ran = await db.transaction().execute(async (trx) => {
+            const ran = await inTransaction(db, async (trx) => {
               const fresh = await trx
                 .insertInto("inbox")
                 .values({ consumer: group, event_id: eventId })

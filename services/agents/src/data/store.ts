@@ -1,3 +1,4 @@
+import { inTransaction } from "@corridor/kit";
 import type { Kysely, Transaction } from "kysely";
 import type { Action } from "../domain/model.js";
 import type { Store, StoreTx } from "../domain/ports.js";
@@ -42,7 +43,7 @@ export function createStore(db: Kysely<AgentsDatabase>, writeEvent: ActionEventW
   });
 
   return {
-    transaction: (fn) => db.transaction().execute((trx) => fn(bind(trx))),
+    transaction: (fn) => inTransaction(db, (trx) => fn(bind(trx))),
     within: (trx) => bind(trx as Transaction<AgentsDatabase>),
     agent: (p, id) => agents.findAgent(db, p, id),
     agentByTokenHash: (h) => agents.agentByTokenHash(db, h),

@@ -1,3 +1,4 @@
+import { inTransaction } from "@corridor/kit";
 import type { Kysely, Transaction } from "kysely";
 import type { Read, Store, Transact } from "../domain/ports.js";
 import { getPlatformConfig, insertPlatformConfig, updatePlatformConfig } from "./platform-configs.js";
@@ -44,7 +45,7 @@ export function transactOver(
   db: Kysely<AuthSessionsDatabase>,
   events: (trx: Transaction<AuthSessionsDatabase>) => Store["events"],
 ): Transact {
-  return (work) => db.transaction().execute((trx) => work({ ...repositories(trx), events: events(trx) }));
+  return (work) => inTransaction(db, (trx) => work({ ...repositories(trx), events: events(trx) }));
 }
 
 /** A Read over `db`: the repositories on the pool, outside any transaction. */

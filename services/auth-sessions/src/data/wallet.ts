@@ -1,3 +1,4 @@
+import { inTransaction } from "@corridor/kit";
 import type { Kysely, Selectable, Transaction } from "kysely";
 import type { WalletStore, WalletTransact } from "../domain/wallet/ports.js";
 import type { Credential, CredentialMaterial, PasskeyChallenge, SignedRequest, StoredOtp, WalletSession } from "../domain/wallet/types.js";
@@ -306,5 +307,5 @@ export function walletRepositories(trx: Trx): WalletStore {
 }
 
 export function walletTransactOver(db: Kysely<AuthSessionsDatabase>): WalletTransact {
-  return (work) => db.transaction().execute((trx) => work(walletRepositories(trx)));
+  return (work) => inTransaction(db, (trx) => work(walletRepositories(trx)));
 }

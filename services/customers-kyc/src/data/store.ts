@@ -1,3 +1,4 @@
+import { inTransaction } from "@corridor/kit";
 import type { Kysely, Transaction } from "kysely";
 import type { Store, Transact } from "../domain/ports.js";
 import { countCustomers, findLiveCustomerByUma, getCustomer, insertCustomer, listCustomers, updateCustomer } from "./customers.js";
@@ -48,5 +49,5 @@ export function repositories(trx: Transaction<CustomersKycDatabase>): Omit<Store
 
 /** A Transact over `db`: each unit of work gets repositories and an event sink on one transaction. */
 export function transactOver(db: Kysely<CustomersKycDatabase>, events: (trx: Transaction<CustomersKycDatabase>) => Store["events"]): Transact {
-  return (work) => db.transaction().execute((trx) => work({ ...repositories(trx), events: events(trx) }));
+  return (work) => inTransaction(db, (trx) => work({ ...repositories(trx), events: events(trx) }));
 }

@@ -94,24 +94,24 @@ export async function getAccount(db: Db, platformId: string, id: string): Promis
 }
 
 /**
- * Locks the accounts (FOR UPDATE) one by one in id order. Every money transaction locks all the
- * accounts it touches through here before changing any, so two transactions never wait on each
- * other in opposite orders.
+ * Locks the accounts (FOR UPDATE) in id order, in one statement: the rows are locked as they leave
+ * the sort, so every money transaction, locking all the accounts it touches through here before
+ * changing any, takes its locks in the same order and two never wait on each other in opposite
+ * orders.
  */
 export async function lockAccounts(trx: Transaction<LedgerDatabase>, platformId: string, ids: string[]): Promise<Map<string, AccountRow>> {
-  const out = new Map<string, AccountRow>();
-  for (const id of [...new Set(ids)].sort()) {
-    const row = await trx
-      .selectFrom("accounts")
-      .selectAll()
-      .where("platform_id", "=", platformId)
-      .where("id", "=", id)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!row) throw new Error(`account ${id} vanished`);
-    out.set(id, row);
-  }
-  return out;
+  const wanted = [...new Set(ids)].sort();
+  const rows = await trx
+    .selectFrom("accounts")
+    .selectAll()
+    .where("platform_id", "=", platformId)
+    .where("id", "in", wanted)
+    .orderBy("id")
+    .forUpdate()
+    .execute();
+  const out = new Map(rows.map((r) => [r.id, r]));
+  for (const id of wanted) if (!out.has(id)) throw new Error(`account ${id} vanished`);
+  return new Map(wanted.map((id) => [id, out.get(id)!]));
 }
 
 export const stateOf = (r: AccountRow): AccountState => ({

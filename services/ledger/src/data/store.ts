@@ -1,4 +1,4 @@
-import type { IdempotencyKeyRef } from "@corridor/kit";
+import { afterCommit, inTransaction, type IdempotencyKeyRef } from "@corridor/kit";
 import type { Kysely, Transaction } from "kysely";
 import type { AccountRow, ExternalAccountRow, TransactionRow } from "../domain/model.js";
 import type { LedgerStatements, LedgerStore, LedgerTx } from "../domain/ports.js";
@@ -21,11 +21,30 @@ export interface LedgerEventWriters {
   emitQuotePayout(trx: Transaction<any>, tx: TransactionRow, external: ExternalAccountRow | undefined, at: Date): Promise<void>;
 }
 
+/**
+ * System accounts' ids by (platform, currency, type). A system account is opened once and never
+ * closed or deleted, so its id is remembered for the store's life — but only once the row is
+ * durable: found outside a transaction, or after the commit of the transaction that read or
+ * opened it (a rolled-back opening must not leave an id behind).
+ */
+function systemAccountIds() {
+  const known = new Map<string, string>();
+  return async (db: Db, platformId: string, currency: string, type: string, now: Date): Promise<string> => {
+    const key = `${platformId}\u0000${currency}\u0000${type}`;
+    const cached = known.get(key);
+    if (cached) return cached;
+    const id = await accounts.systemAccountId(db, platformId, currency, type, now);
+    if (!db.isTransaction) known.set(key, id);
+    else afterCommit(db, () => known.set(key, id));
+    return id;
+  };
+}
+
 /** The statements of both handles, bound to the database or to one transaction. */
-function statements(db: Db): LedgerStatements {
+function statements(db: Db, systemAccountId: ReturnType<typeof systemAccountIds>): LedgerStatements {
   return {
     openAccount: (i) => accounts.openAccount(db, i),
-    systemAccountId: (p, currency, type, now) => accounts.systemAccountId(db, p, currency, type, now),
+    systemAccountId: (p, currency, type, now) => systemAccountId(db, p, currency, type, now),
     getAccount: (p, id) => accounts.getAccount(db, p, id),
     listAccounts: (f, page) => accounts.listAccounts(db, f, page),
     customerAccountOf: (p, c, currency, type) => accounts.customerAccountOf(db, p, c, currency, type),
@@ -62,8 +81,9 @@ function statements(db: Db): LedgerStatements {
  * statements bound to one transaction. The repositories do the SQL; this only wires them.
  */
 export function createStore(db: Kysely<LedgerDatabase>, events: LedgerEventWriters): LedgerStore {
+  const systemAccountId = systemAccountIds();
   const bind = (trx: Trx): LedgerTx => ({
-    ...statements(trx),
+    ...statements(trx, systemAccountId),
     lockAccounts: (p, ids) => accounts.lockAccounts(trx, p, ids),
     requireOpenCustomer: (p, c) => customers.requireOpenCustomer(trx, p, c),
     customerClosed: (p, c) => customers.customerClosed(trx, p, c),
@@ -81,8 +101,8 @@ export function createStore(db: Kysely<LedgerDatabase>, events: LedgerEventWrite
   });
 
   return {
-    ...statements(db),
-    transaction: (fn) => db.transaction().execute((trx) => fn(bind(trx))),
+    ...statements(db, systemAccountId),
+    transaction: (fn) => inTransaction(db, (trx) => fn(bind(trx))),
     within: (trx) => bind(trx as Trx),
   };
 }

@@ -148,19 +148,20 @@ export function createTransfers(deps: {
       o: { platformId: string; transactionId: string; status: RailStatus | QuoteOutcomeStatus; reason: string; at: Date; expectedSettlementAt?: Date },
     ) {
       const trx = store.within(inbox);
-      let tx = await trx.getTransaction(o.platformId, o.transactionId, true);
+      const tx = await trx.getTransaction(o.platformId, o.transactionId, true);
       if (!tx) return;
-      // The rail's estimate of the settlement (Transaction.settledAt while in flight), kept while the payment is.
+      // The rail's estimate of the settlement (Transaction.settledAt while in flight), kept while
+      // the payment is; written with the status change when there is one (one statement).
       const estimate = o.expectedSettlementAt;
-      if (estimate && !FINAL_STATUSES.has(tx.status) && tx.expected_settlement_at?.getTime() !== estimate.getTime()) {
-        tx = await trx.updateTransaction(tx.platform_id, tx.id, { expected_settlement_at: estimate });
-      }
-      if (tx.quote_id) return deps.quotes.applyQuoteOutcome(trx, tx, { status: o.status, reason: o.reason, at: o.at });
+      const newEstimate =
+        estimate && !FINAL_STATUSES.has(tx.status) && tx.expected_settlement_at?.getTime() !== estimate.getTime() ? { expected_settlement_at: estimate } : undefined;
+      const keepEstimate = async () => (newEstimate ? trx.updateTransaction(tx.platform_id, tx.id, newEstimate) : tx);
+      if (tx.quote_id) return deps.quotes.applyQuoteOutcome(trx, await keepEstimate(), { status: o.status, reason: o.reason, at: o.at });
       // RETURNED and REFUND_* belong to quote payouts only.
-      if (o.status !== "PROCESSING" && o.status !== "COMPLETED" && o.status !== "FAILED" && o.status !== "REJECTED") return;
+      if (o.status !== "PROCESSING" && o.status !== "COMPLETED" && o.status !== "FAILED" && o.status !== "REJECTED") return void (await keepEstimate());
       const internalId = tx.internal_account_id!;
       const t = transitionFor(tx.type, tx.status, o.status, o.reason);
-      if (!t) return;
+      if (!t) return void (await keepEstimate());
       const now = clock.now();
       if (t.money !== "none") {
         const clearing = await trx.systemAccountId(tx.platform_id, tx.currency, SYSTEM_TYPES.railClearing, now);
@@ -179,6 +180,7 @@ export function createTransfers(deps: {
         }
       }
       const updated = await trx.updateTransaction(tx.platform_id, tx.id, {
+        ...newEstimate,
         status: t.to,
         failure_reason: t.failure?.reason ?? null,
         failure_detail: t.failure?.detail || null,

@@ -1,3 +1,4 @@
+import { inTransaction } from "@corridor/kit";
 import { sql, type Kysely, type Selectable, type Transaction } from "kysely";
 import type { Quote, QuoteStatus, QuoteStore } from "../domain/ports.js";
 import { instructionFromJson, instructionToJson, rateDetailsFromJson, rateDetailsToJson } from "../domain/quote-json.js";
@@ -11,11 +12,11 @@ const RANK: Record<QuoteStatus, number> = { PENDING: 0, PROCESSING: 1, COMPLETED
 /** Quotes over Kysely; every statement is scoped by platform_id. */
 export function quoteStore(db: Kysely<QuotesFxDatabase>): QuoteStore {
   const inTrx = async <T>(trx: unknown, fn: (t: Db) => Promise<T>): Promise<T> =>
-    trx ? fn(trx as Transaction<QuotesFxDatabase>) : db.transaction().execute((t) => fn(t));
+    trx ? fn(trx as Transaction<QuotesFxDatabase>) : inTransaction(db, (t) => fn(t));
 
   return {
     async insert(q, hook) {
-      await db.transaction().execute(async (trx) => {
+      await inTransaction(db, async (trx) => {
         await trx.insertInto("quotes").values(toRow(q)).execute();
         if (hook) await hook(trx);
       });

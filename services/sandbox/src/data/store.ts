@@ -1,3 +1,4 @@
+import { inTransaction } from "@corridor/kit";
 import type { Kysely, Transaction } from "kysely";
 import type { ScheduleStore, ScheduleTx } from "../domain/ports.js";
 import { emitClockAdvanced } from "../events/clock-events.js";
@@ -20,7 +21,7 @@ export function createStore(db: Kysely<SandboxDatabase>): ScheduleStore {
     clockOffsetMs: (p) => clockOffsetMs(db, p),
     dueActions: async (realNow, platformId, limit) =>
       (await dueActions(db, realNow, platformId, limit)).map((a) => ({ id: a.id, platformId: a.platform_id, dueAt: a.due_at, payload: a.payload })),
-    transaction: (fn) => db.transaction().execute((trx) => fn(bind(trx))),
+    transaction: (fn) => inTransaction(db, (trx) => fn(bind(trx))),
     within: (trx) => bind(trx as Transaction<SandboxDatabase>),
   };
 }
