@@ -370,9 +370,32 @@ function nextOfResource(db: Db, settled: QueuedWebhook, now: Date, except?: stri
  * order hold. Rows that wait for a delivery in flight become due when it settles instead.
  */
 export async function nextDueAt(db: Db, now: Date, orderHoldMs: number): Promise<Date | undefined> {
+  return (await lookWhenIdle(db, now, orderHoldMs, false)).next;
+}
+
+/**
+ * What an idle worker needs to know, in one statement: whether a row is due now that a claim
+ * would take (PENDING, due, not leased, not waiting behind an earlier pending row of its resource
+ * within the order hold; the per-endpoint bound aside), and otherwise the next time one may become
+ * due by itself (nextDueAt).
+ */
+export async function lookWhenIdle(db: Db, now: Date, orderHoldMs: number, withDue = true): Promise<{ due: boolean; next?: Date }> {
   const holdEdge = new Date(now.getTime() - orderHoldMs);
   const row = await db
     .selectNoFrom((eb) => [
+      withDue
+        ? eb
+            .exists(
+              eb
+                .selectFrom("webhook_queue as q")
+                .select(sql.lit(1).as("one"))
+                .where("q.status", "=", "PENDING")
+                .where("q.next_attempt_at", "<=", now)
+                .where((e) => e.or([e("q.leased_until", "is", null), e("q.leased_until", "<=", now)]))
+                .where((e) => e.or([e("q.resource_key", "is", null), e("q.created_at", "<=", holdEdge), e.not(earlierPending(e))])),
+            )
+            .as("due")
+        : sql<boolean>`false`.as("due"),
       eb
         .selectFrom("webhook_queue")
         .select((e) => e.fn.min("next_attempt_at").as("t"))
@@ -398,7 +421,7 @@ export async function nextDueAt(db: Db, now: Date, orderHoldMs: number): Promise
   const times = [row?.retry, row?.lease, row?.held ? new Date(new Date(row.held).getTime() + orderHoldMs) : undefined]
     .filter((t): t is Date => t != null)
     .map((t) => new Date(t).getTime());
-  return times.length ? new Date(Math.min(...times)) : undefined;
+  return { due: Boolean(row?.due), next: times.length ? new Date(Math.min(...times)) : undefined };
 }
 
 export interface SettleChange {

@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from "uuid";
 import type { BackgroundWorker, Clock, Logger } from "@corridor/kit";
 import type { Kysely } from "kysely";
-import { claimDue, nextDueAt, settleAndTakeNext, settleWebhook, skipWithoutEndpoint, type Claim, type ClaimedWebhook, type EnqueuedWebhook, type SettleChange } from "../data/queue-repo.js";
+import { claimDue, lookWhenIdle, nextDueAt, settleAndTakeNext, settleWebhook, skipWithoutEndpoint, type Claim, type ClaimedWebhook, type EnqueuedWebhook, type SettleChange } from "../data/queue-repo.js";
 import { findSettings } from "../data/settings-repo.js";
 import type { NotificationsDatabase } from "../data/tables.js";
 import { NO_ENDPOINT_GRACE_MS, outcomeFields, type DeliveryAttempt, type WebhookSender } from "../domain/delivery.js";
@@ -96,6 +96,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   let again = false;
   /** Whether the next pass sweeps the whole queue (else it looks only at announced rows). */
   let sweepPending = true;
+  /** Whether the next pass starts with a look at the queue (lookWhenIdle) and sweeps only if something is due. */
+  let idlePending = false;
   let timer: unknown;
   const inFlight = new Set<Promise<void>>();
   /** Deliveries in flight per platform, in this worker. */
@@ -343,7 +345,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       else inFlightOf.delete(platformId);
       // Another claim can only find more when the last one stopped at a bound (new webhooks
       // announce themselves, the next of a resource is handed this slot, retries have the timer).
-      if (inFlight.size === 0 || (boundHit && deps.perEndpoint - left >= refillPerEndpoint && deps.concurrency - inFlight.size >= refillGlobal)) wake();
+      if (boundHit && (inFlight.size === 0 || (deps.perEndpoint - left >= refillPerEndpoint && deps.concurrency - inFlight.size >= refillGlobal))) wake();
+      // The last delivery settled: one statement tells whether anything is due (a row another
+      // replica enqueued behind this one, say) and else when to look next.
+      else if (inFlight.size === 0) wakeIdle();
     });
     inFlight.add(p);
   }
@@ -361,7 +366,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
    * only looks at the announced rows, which is cheap however long the queue. Then the worker sleeps
    * until the next row is due.
    */
-  async function fill(sweep: boolean): Promise<void> {
+  async function fill(sweep: boolean, idle = false): Promise<void> {
+    let looked: { next?: Date } | undefined;
+    if (idle && !sweep) {
+      const look = await lookWhenIdle(deps.db, deps.clock.now(), deps.orderHoldMs);
+      if (look.due) sweep = true;
+      else looked = { next: look.next };
+    }
     for (;;) {
       const free = deps.concurrency - inFlight.size;
       if (free <= 0) return; // a settling delivery wakes the worker
@@ -386,8 +397,15 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       if (recheck !== undefined) setTimer(recheck, false);
       return;
     }
+    // While the first quick looks for announced webhooks follow (1, 2, 4 … ms, about 60 ms in
+    // all), each ends here again: the time the next row comes due is read once they are seen, or
+    // once the looks have slowed to EXPECT_RECHECK_MAX_MS.
+    if (recheck !== undefined && recheck < EXPECT_RECHECK_MAX_MS && !looked) {
+      setTimer(recheck, false);
+      return;
+    }
     const now = deps.clock.now();
-    const next = await nextDueAt(deps.db, now, deps.orderHoldMs);
+    const next = looked ? looked.next : await nextDueAt(deps.db, now, deps.orderHoldMs);
     let sleep = deps.pollIntervalMs;
     if (next) sleep = Math.min(sleep, Math.max(0, next.getTime() - now.getTime()));
     // After a recheck the pass ends here again and sets the timer for what comes due.
@@ -399,9 +417,11 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     do {
       again = false;
       const sweep = sweepPending;
+      const idle = idlePending;
       sweepPending = false;
+      idlePending = false;
       try {
-        await fill(sweep);
+        await fill(sweep, idle);
       } catch (err) {
         log.error({ err }, "webhook delivery pass failed");
         sweepPending = true;
@@ -417,6 +437,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     expectRecheckMs = 1;
     const until = performance.now() + EXPECT_FOR_MS;
     for (const id of webhookIds) expected.set(id, until);
+    wake(false);
+  }
+
+  /** Runs a pass now (after the one running) that first looks whether anything is due (lookWhenIdle). */
+  function wakeIdle() {
+    if (!running) return;
+    idlePending = true;
     wake(false);
   }
 
