@@ -152,7 +152,12 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
       });
       await patiently({ topics, group: sub.group }, () => consumer.subscribe({ topics, fromBeginning: true }));
       await consumer.run({
+        // Offsets are committed at most once a second (and when the consumer stops), not after
+        // every batch: under load that was a broker round trip per message per group. What a
+        // crash or a rebalance leaves uncommitted is delivered again, and the inbox
+        // (subscribeConsumer) recognises it, so the effect still happens once.
         autoCommit: true,
+        autoCommitInterval: 1_000,
         eachMessage: async ({ topic, message }) => {
           await sub.handle({
             topic: topic.startsWith(prefix) ? topic.slice(prefix.length) : topic,
