@@ -42,6 +42,7 @@ import { internalAccountSchemas } from "./schemas/internal-accounts.js";
 import { sandboxMoneySchemas } from "./schemas/sandbox-money.js";
 import { transactionSchemas } from "./schemas/transactions.js";
 import { BODY_LIMIT_BYTES, installValidators } from "./validation.js";
+import { LazyCompilers } from "./lazy-compile.js";
 import { exchangeRateRoutes } from "./routes/exchange-rates.js";
 import { receiverRoutes } from "./routes/receivers.js";
 import { quoteRoutes } from "./routes/quotes.js";
@@ -97,8 +98,11 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
   const redis = opts.redisUrl ? new Redis(opts.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2_000 }) : undefined;
   redis?.on("error", (err) => opts.log.warn({ err }, "redis error"));
 
+  // Route validators and serializers are compiled on first use, not at ready (lazy-compile.ts).
+  const compilers = new LazyCompilers();
   const app = Fastify({
     loggerInstance: opts.log,
+    schemaController: { compilersFactory: { buildSerializer: compilers.serializerFactory() } },
     trustProxy: opts.trustProxy ?? GATEWAY_DEFAULTS.TRUST_PROXY,
     bodyLimit: BODY_LIMIT_BYTES,
     exposeHeadRoutes: false,
@@ -117,7 +121,8 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
   // First, before any other hook: every request becomes a SERVER span, active for the Connect calls it makes.
   registerFastifyTracing(app);
   installErrorHandling(app, opts.log);
-  installValidators(app, SHARED_SCHEMAS);
+  compilers.attach(app);
+  installValidators(app, SHARED_SCHEMAS, compilers);
 
   const clients = createServiceClients(opts.transportFor);
   const cache: AuthCache = redis ? new RedisAuthCache(redis) : new MemoryAuthCache();

@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { TSchema } from "typebox";
 import { HttpError } from "./http-status.js";
 import { fieldPath } from "./errors.js";
+import type { LazyCompilers } from "./lazy-compile.js";
 
 type FormatsPlugin = ((ajv: Ajv) => Ajv) & { get(name: string, mode?: "full" | "fast"): unknown };
 // ajv-formats is CommonJS: under NodeNext its default import is the module object on some paths.
@@ -96,9 +97,10 @@ function decimalOnly(schema: unknown, validate: Validate): Validate {
  * Two validators: query strings, params and headers arrive as strings and are coerced
  * (`limit=20` -> 20, decimal only), while JSON bodies are checked as sent (`"minAmount": "100"` is
  * an error). Both know the shared `$id` schemas so routes can `$ref` them. Also installs the JSON
- * body parser and the text check of every request (see checkRequestText).
+ * body parser and the text check of every request (see checkRequestText). With `lazy`, each
+ * route's validator is compiled on its first request (lazy-compile.ts), else at registration.
  */
-export function installValidators(app: FastifyInstance, sharedSchemas: readonly TSchema[]): void {
+export function installValidators(app: FastifyInstance, sharedSchemas: readonly TSchema[], lazy?: LazyCompilers): void {
   const bodyAjv = storableFormats(addFormats(new Ajv({ ...common, coerceTypes: false })));
   const stringAjv = storableFormats(addFormats(new Ajv({ ...common, coerceTypes: "array" })));
   for (const schema of sharedSchemas) {
@@ -106,9 +108,9 @@ export function installValidators(app: FastifyInstance, sharedSchemas: readonly 
     stringAjv.addSchema(schema);
     app.addSchema(schema);
   }
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    httpPart === "body" ? bodyAjv.compile(schema) : decimalOnly(schema, stringAjv.compile(schema) as Validate),
-  );
+  const compile = (schema: unknown, httpPart: string | undefined): Validate =>
+    httpPart === "body" ? (bodyAjv.compile(schema as object) as Validate) : decimalOnly(schema, stringAjv.compile(schema as object) as Validate);
+  app.setValidatorCompiler(({ schema, httpPart }) => (lazy ? lazy.validator(() => compile(schema, httpPart)) : compile(schema, httpPart)));
   installJsonParser(app);
   app.addHook("preValidation", async (request) => checkRequestText(request));
 }
