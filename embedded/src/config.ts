@@ -1,5 +1,5 @@
 import { gatewayEnv } from "@corridor/gateway/config";
-import { env, z } from "@corridor/kit";
+import { databasePreparedStatementsSetting, env, z } from "@corridor/kit";
 
 /** Configuration of the embedded process (main.ts): one zod schema over process.env. */
 export const embeddedConfigSchema = z.object({
@@ -13,6 +13,8 @@ export const embeddedConfigSchema = z.object({
   CORRIDOR_DATA_DIR: z.string().default("./.data"),
   /** Use this Postgres instead of the embedded PGlite. */
   DATABASE_URL: z.string().optional(),
+  /** Parameterised queries on DATABASE_URL as named prepared statements (off behind a pooler that cannot keep them). */
+  DATABASE_PREPARED_STATEMENTS: databasePreparedStatementsSetting,
   /** Keep rate-limit counters and the auth cache in Redis instead of in memory. */
   REDIS_URL: z.string().optional(),
   /** Use Kafka instead of the in-process bus. */

@@ -14,6 +14,7 @@ const dataDir = resolve(config.CORRIDOR_DATA_DIR);
 const system = await startEmbedded({
   log,
   databaseUrl: config.DATABASE_URL,
+  preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
   dataDir,
   redisUrl: config.REDIS_URL,
   kafkaBrokers: config.KAFKA_BROKERS,

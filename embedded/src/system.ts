@@ -10,6 +10,8 @@ export interface EmbeddedOptions {
   log: Logger;
   /** Postgres URL; PGlite in `dataDir` (or in memory) otherwise. */
   databaseUrl?: string;
+  /** Parameterised queries on databaseUrl as named prepared statements. */
+  preparedStatements?: boolean;
   dataDir?: string;
   redisUrl?: string;
   kafkaBrokers?: string[];
@@ -44,6 +46,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedSyst
   const db = await openDatabase({
     databaseUrl: opts.databaseUrl,
     dataDir: opts.databaseUrl ? undefined : opts.dataDir,
+    preparedStatements: opts.preparedStatements,
     onIdleError: (err) => opts.log.warn({ err }, "an idle database connection failed; the pool replaces it"),
   });
   const bus = await createBus({

@@ -79,6 +79,8 @@ export async function startTestSystem(): Promise<TestSystem> {
     const system = await startEmbedded({
       log: createProcessLogger("e2e", process.env.LOG_LEVEL ?? "warn"),
       databaseUrl: fresh?.url,
+      // As npm start runs by default (DATABASE_PREPARED_STATEMENTS).
+      preparedStatements: true,
       dataDir: fresh ? undefined : undefined, // PGlite in memory
       httpHost: "127.0.0.1",
       httpPort: 0,

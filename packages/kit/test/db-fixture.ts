@@ -16,7 +16,7 @@ export async function openTestDatabase(kind: "pglite" | "postgres"): Promise<{ h
     return { handle, dispose: () => handle.close() };
   }
   const fresh = await createFreshDatabase(process.env.DATABASE_URL!, "corridor_t_kit");
-  const handle = await openDatabase({ databaseUrl: fresh.url, poolSize: 8 });
+  const handle = await openDatabase({ databaseUrl: fresh.url, poolSize: 8, preparedStatements: true });
   return {
     handle,
     async dispose() {

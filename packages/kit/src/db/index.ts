@@ -7,11 +7,13 @@ import { DEFAULT_MIGRATION_TABLE, Migrator, type Migration, type MigrationProvid
 import { pathToFileURL } from "node:url";
 import pg from "pg";
 import { kitMigrationsFor } from "../outbox/migrations.js";
+import { preparingPool } from "./prepared.js";
 import { createTracingPlugin, kyselyTracingLog } from "../telemetry/kysely.js";
 
 export { sql };
 export type { Kysely, Transaction } from "kysely";
 export { inputErrorFromDatabase, sqlStateOf } from "./input-errors.js";
+export { databasePreparedStatementsSetting } from "./prepared.js";
 
 // int8 columns hold money and counts: read them as bigint, never as float or string.
 const INT8_OID = 20;
@@ -44,6 +46,8 @@ export interface OpenDatabaseOptions {
   poolSize?: number;
   /** Told when an idle pooled connection fails (the pool replaces it). */
   onIdleError?: (err: Error) => void;
+  /** Parameterised queries as named prepared statements (DATABASE_PREPARED_STATEMENTS; see prepared.ts). */
+  preparedStatements?: boolean;
 }
 
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
@@ -58,7 +62,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
     // as an 'error' event; unhandled, it would crash the process. The pool drops that client and
     // the next query opens a new one, so noting it is enough.
     pool.on("error", (err) => opts.onIdleError?.(err));
-    root = new Kysely({ dialect: new PostgresDialect({ pool }), log: kyselyTracingLog });
+    root = new Kysely({ dialect: new PostgresDialect({ pool: opts.preparedStatements ? preparingPool(pool) : pool }), log: kyselyTracingLog });
     const listener = createPgListener(opts.databaseUrl, opts.onIdleError);
     listen = listener.listen;
     closeListener = listener.close;

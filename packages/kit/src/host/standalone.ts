@@ -3,7 +3,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { createBus } from "../bus/index.js";
 import { systemClock } from "../clock.js";
 import { env, loadConfig, z } from "../config.js";
-import { openDatabase } from "../db/index.js";
+import { databasePreparedStatementsSetting, openDatabase } from "../db/index.js";
 import { createLogger } from "../log.js";
 import type { ServiceModule, ServiceName, TransportFor } from "../service.js";
 import { startTelemetry, tracingClientInterceptor, tracingServerInterceptor } from "../telemetry/index.js";
@@ -25,6 +25,8 @@ const standaloneConfig = (service: ServiceName) =>
     CORRIDOR_DATA_DIR: z.string().default(`./.data/${service}`),
     /** Postgres pool size of this process. */
     DATABASE_POOL_SIZE: env.int(10),
+    /** Parameterised queries as named prepared statements (off behind a pooler that cannot keep them). */
+    DATABASE_PREPARED_STATEMENTS: databasePreparedStatementsSetting,
     /** Comma-separated Kafka brokers; without them events stay in this process (only useful alone). */
     KAFKA_BROKERS: env.list(),
     /** Prefix for every topic name, so several stacks can share one broker. */
@@ -55,6 +57,7 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATABASE_URL ? undefined : config.CORRIDOR_DATA_DIR,
     poolSize: config.DATABASE_POOL_SIZE,
+    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
     onIdleError: (err) => log.warn({ err }, "an idle database connection failed; the pool replaces it"),
   });
   const bus = await createBus({

@@ -17,7 +17,8 @@ export async function openTestDatabase(opts: { poolSize?: number } = {}): Promis
   await sql`create database ${sql.id(name)}`.execute(admin.root);
   const url = new URL(base);
   url.pathname = `/${name}`;
-  const db = await openDatabase({ databaseUrl: url.toString(), poolSize: opts.poolSize ?? 4 });
+  // Prepared statements on, as every run mode's config defaults to (DATABASE_PREPARED_STATEMENTS).
+  const db = await openDatabase({ databaseUrl: url.toString(), poolSize: opts.poolSize ?? 4, preparedStatements: true });
   return {
     db,
     async drop() {

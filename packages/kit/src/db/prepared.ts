@@ -1,0 +1,85 @@
+import { createHash } from "node:crypto";
+import type { PostgresPool, PostgresPoolClient } from "kysely";
+import type pg from "pg";
+import { env } from "../config.js";
+
+/**
+ * DATABASE_PREPARED_STATEMENTS (one default for every run mode's config schema): whether queries
+ * with parameters run as named prepared statements. Turn it off behind a connection pooler in
+ * transaction mode that does not track prepared statements (PgBouncer before 1.21, or without
+ * max_prepared_statements).
+ */
+export const databasePreparedStatementsSetting = env.bool(true);
+
+/** At most this many distinct statements are prepared per process; later ones run unnamed. */
+export const MAX_PREPARED_STATEMENTS = 500;
+
+/** PostgreSQL's "cached plan must not change result type": a prepared `select *` whose table changed shape. */
+const isStalePlan = (err: unknown) => (err as { code?: string })?.code === "0A000" && /cached plan must not change result type/.test(String((err as Error)?.message));
+
+/**
+ * The pool Kysely uses, whose clients run each parameterised query as a named prepared statement
+ * (name = a hash of its text). pg then parses a statement once per connection and afterwards only
+ * binds and executes it, and PostgreSQL can keep its plan: on a money movement's dozens of short
+ * statements that is most of the parse and plan work and a third of the bytes sent. Statements
+ * without parameters (BEGIN, COMMIT, DDL) stay unnamed.
+ *
+ * A table whose columns change while a process runs (a migration of a rolling deploy) makes its
+ * prepared `select *` fail once on each connection with "cached plan must not change result
+ * type"; the statement is then renamed (so every connection prepares it afresh) and, outside a
+ * transaction, run again at once. Inside one the error rolls the transaction back like any other
+ * and the caller's retry uses the new name.
+ */
+export function preparingPool(pool: pg.Pool, maxStatements = MAX_PREPARED_STATEMENTS): PostgresPool {
+  const names = new Map<string, string>();
+  let generation = 0;
+  const nameOf = (text: string): string | undefined => {
+    const known = names.get(text);
+    if (known !== undefined || names.size >= maxStatements) return known;
+    const name = `corridor_${generation}_${createHash("sha256").update(text).digest("base64url").slice(0, 24)}`;
+    names.set(text, name);
+    return name;
+  };
+
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
+    // Kysely opens and ends transactions with these statements on the same client.
+    let inTransaction = false;
+    return {
+    get processID() {
+      return (client as unknown as { processID?: number }).processID;
+    },
+    release: (destroy?: boolean) => client.release(destroy),
+    query(textOrCursor: unknown, readonlyValues?: ReadonlyArray<unknown>): any {
+      const values = readonlyValues as unknown[] | undefined;
+      if (typeof textOrCursor !== "string") return client.query(textOrCursor as pg.Submittable);
+      const text = textOrCursor;
+      if (!values || values.length === 0) {
+        if (/^\s*(begin|start transaction)\b/i.test(text)) inTransaction = true;
+        else if (/^\s*(commit|rollback|end|abort)\b/i.test(text)) inTransaction = false;
+        return client.query(text, values);
+      }
+      const name = nameOf(text);
+      if (!name) return client.query(text, values);
+      const run = (n: string) => client.query({ name: n, text, values });
+      return run(name).catch(async (err: unknown) => {
+        if (!isStalePlan(err)) throw err;
+        if (names.get(text) === name) {
+          generation++;
+          names.delete(text);
+        }
+        const renamed = nameOf(text);
+        // Outside a transaction nothing was aborted: run it again under its new name.
+        if (!renamed || inTransaction) throw err;
+        return run(renamed);
+      });
+    },
+    };
+  };
+
+  return {
+    Client: (pool as unknown as PostgresPool).Client,
+    options: pool.options,
+    connect: async () => wrap(await pool.connect()),
+    end: () => pool.end(),
+  };
+}
