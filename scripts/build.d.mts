@@ -7,3 +7,5 @@ export interface Deployable {
 }
 export function deployables(repoRoot?: string): Deployable[];
 export function build(opts?: { out?: string; repoRoot?: string; log?: (line: string) => void }): Promise<{ out: string; appDir: string; appVersion: string }>;
+/** Packages loaded only with import() where a mode uses them; the build fails if a deployable imports one statically. */
+export const LAZY_PACKAGES: string[];

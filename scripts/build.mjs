@@ -79,6 +79,31 @@ export const RUNTIME_PACKAGES = [{ name: "@opentelemetry/sdk-node", from: "packa
  */
 export const BUNDLED_PACKAGES = ["typebox", "kysely", "zod", "@connectrpc/connect", "@connectrpc/connect-node", "@bufbuild/protobuf"];
 
+/**
+ * Packages the code loads with a dynamic import() where a mode uses them (Kafka, Redis, pg, PGlite:
+ * packages/kit/src/bus, packages/kit/src/db, gateway/src/app.ts), so a process that does not use
+ * one never loads it. Checked after the build: no deployable may reach one through static imports.
+ */
+export const LAZY_PACKAGES = ["kafkajs", "ioredis", "pg", "@electric-sql/pglite"];
+
+/** External packages each output reaches through static imports (itself and the chunks it imports). */
+function staticExternals(outputs, start) {
+  const seen = new Set();
+  const found = new Set();
+  const queue = [start];
+  while (queue.length > 0) {
+    const file = queue.pop();
+    if (seen.has(file)) continue;
+    seen.add(file);
+    for (const imp of outputs[file]?.imports ?? []) {
+      if (imp.kind !== "import-statement") continue;
+      if (imp.external) found.add(packageName(imp.path));
+      else queue.push(imp.path);
+    }
+  }
+  return found;
+}
+
 const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 const packageName = (specifier) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/");
 
@@ -252,6 +277,13 @@ export async function build({ out = join(root, "dist"), repoRoot = root, log = c
         throw new Error(`${input} uses import.meta.url but was bundled into ${output}, not into bin/ or chunks/`);
       }
     }
+  }
+
+  for (const d of deployables(repoRoot)) {
+    const output = Object.keys(result.metafile.outputs).find((o) => resolve(repoRoot, o) === join(appDir, "bin", `${d.name}.js`));
+    if (!output) throw new Error(`no output for ${d.name}`);
+    const eager = [...staticExternals(result.metafile.outputs, output)].filter((name) => LAZY_PACKAGES.includes(name));
+    if (eager.length > 0) throw new Error(`${d.name} imports ${eager.join(", ")} statically: load it with import() where its mode needs it (LAZY_PACKAGES)`);
   }
 
   for (const { name, from } of RUNTIME_PACKAGES) {

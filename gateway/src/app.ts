@@ -2,7 +2,7 @@ import type { Transport } from "@connectrpc/connect";
 import { newId, registerFastifyTracing, type Logger, type ServiceName } from "@corridor/kit";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { LogController, type FastifyInstance, type onRequestHookHandler } from "fastify";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import type { TSchema } from "typebox";
 import { MemoryAuthCache, RedisAuthCache, assertRoutePermission, createAuthenticator, type AuthCache } from "./auth.js";
 import { createServiceClients } from "./clients.js";
@@ -95,7 +95,8 @@ export const SHARED_SCHEMAS: TSchema[] = [
 ];
 
 export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstance> {
-  const redis = opts.redisUrl ? new Redis(opts.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2_000 }) : undefined;
+  // ioredis is loaded only when Redis is configured (embedded mode keeps this state in process).
+  const redis: Redis | undefined = opts.redisUrl ? new (await import("ioredis")).Redis(opts.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2_000 }) : undefined;
   redis?.on("error", (err) => opts.log.warn({ err }, "redis error"));
 
   // Route validators and serializers are compiled on first use, not at ready (lazy-compile.ts).

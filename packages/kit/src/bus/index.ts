@@ -1,10 +1,19 @@
 import type { Logger } from "../log.js";
 import { createInProcessBus } from "./in-process.js";
-import { createKafkaBus } from "./kafka.js";
+import type { KafkaBusOptions } from "./kafka.js";
 import type { Bus } from "./types.js";
 
 export { createInProcessBus, type InProcessBusOptions } from "./in-process.js";
-export { createKafkaBus, type KafkaBusOptions } from "./kafka.js";
+export type { KafkaBusOptions } from "./kafka.js";
+
+/**
+ * The Kafka adapter (kafka.ts). kafkajs (~140 CommonJS modules) is loaded here, when a Kafka bus
+ * is made, so a process on the in-process bus never loads it.
+ */
+export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
+  const { createKafkaBus: create } = await import("./kafka.js");
+  return create(opts);
+}
 
 export interface CreateBusOptions {
   /** KAFKA_BROKERS; when absent or empty the in-process bus is used. */

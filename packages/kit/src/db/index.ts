@@ -1,11 +1,11 @@
 import { mkdirSync } from "node:fs";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { PGlite, types as pgliteTypes } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import { Kysely, PGliteDialect, PostgresDialect, sql } from "kysely";
 import { DEFAULT_MIGRATION_TABLE, Migrator, type Migration, type MigrationProvider } from "kysely/migration";
 import { pathToFileURL } from "node:url";
-import pg from "pg";
+import type pg from "pg";
 import { kitMigrationsFor } from "../outbox/migrations.js";
 import { preparingPool } from "./prepared.js";
 import { createTracingPlugin, kyselyTracingLog } from "../telemetry/kysely.js";
@@ -17,7 +17,30 @@ export { databasePreparedStatementsSetting } from "./prepared.js";
 
 // int8 columns hold money and counts: read them as bigint, never as float or string.
 const INT8_OID = 20;
-pg.types.setTypeParser(INT8_OID, (v) => BigInt(v));
+
+// The drivers are loaded when a database of their kind is opened: a process on Postgres never
+// loads PGlite (and its WebAssembly), one on PGlite never loads pg, and one without a database
+// (the split gateway) neither.
+let pgModule: Promise<typeof pg> | undefined;
+/** pg, with int8 read as bigint (set once, on pg's shared type parsers, as before it was lazy). */
+export function loadPg(): Promise<typeof pg> {
+  pgModule ??= import("pg").then((m) => {
+    const driver = (m.default ?? m) as typeof pg;
+    driver.types.setTypeParser(INT8_OID, (v) => BigInt(v));
+    return driver;
+  });
+  return pgModule;
+}
+
+/**
+ * PGlite's buffer pool. initdb writes 128MB into postgresql.conf, which PGlite's WebAssembly memory
+ * then holds for good: two thirds of an idle embedded process. Corridor's embedded data is small
+ * and the pages also stay in the operating system's file cache, so 16MB keeps the working set;
+ * given on the command line (-c), it applies to new and existing data folders alike, and it does
+ * not touch durability (WAL, fsync and commit settings are PGlite's). Measured in
+ * docs/benchmarks.md, "Start-up and memory".
+ */
+export const PGLITE_SHARED_BUFFERS = "16MB";
 
 /**
  * One open database. In embedded mode every service shares one PGlite instance (it is a single
@@ -57,20 +80,25 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
   let closeListener = async () => {};
   if (opts.databaseUrl) {
     kind = "postgres";
+    const pg = await loadPg();
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
     // An idle connection the server closes (restart, failover, pg_terminate_backend) is reported
     // as an 'error' event; unhandled, it would crash the process. The pool drops that client and
     // the next query opens a new one, so noting it is enough.
     pool.on("error", (err) => opts.onIdleError?.(err));
     root = new Kysely({ dialect: new PostgresDialect({ pool: opts.preparedStatements ? preparingPool(pool) : pool }), log: kyselyTracingLog });
-    const listener = createPgListener(opts.databaseUrl, opts.onIdleError);
+    const listener = createPgListener(pg, opts.databaseUrl, opts.onIdleError);
     listen = listener.listen;
     closeListener = listener.close;
   } else {
     kind = "pglite";
     if (opts.dataDir) mkdirSync(opts.dataDir, { recursive: true });
-    const pglite = await PGlite.create(opts.dataDir ?? "memory://", {
+    const { PGlite, types: pgliteTypes } = await import("@electric-sql/pglite");
+    const pglite: PGlite = await PGlite.create(opts.dataDir ?? "memory://", {
       parsers: { [pgliteTypes.INT8]: (v: string) => BigInt(v) },
+      // PGlite's own start parameters (single-user mode, its fsync setting, …) plus a smaller
+      // buffer pool: startParams replaces the defaults, so they are spelled out again.
+      startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
     });
     root = new Kysely({ dialect: new PGliteDialect({ pglite }), log: kyselyTracingLog });
     listen = async (channel, onNotify) => {
@@ -97,7 +125,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
  * listening connection cannot go back to a pool). When it fails it is opened again, with backoff,
  * and every listener is called once, since notifications sent meanwhile are lost.
  */
-function createPgListener(connectionString: string, onError?: (err: Error) => void) {
+function createPgListener(pg: typeof import("pg").default, connectionString: string, onError?: (err: Error) => void) {
   const listeners = new Map<string, Set<() => void>>();
   let client: pg.Client | undefined;
   let connecting: Promise<pg.Client> | undefined;
