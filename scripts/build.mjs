@@ -12,14 +12,19 @@
 //   dist/app/chunks/*.js                  code shared between them (esbuild code splitting)
 //   dist/app/services/<s>/migrations/*.js each service's migrations, compiled; the kit's migrator
 //                                         loads .js as it loads .ts under tsx
+//   dist/app/pglite-template.tar.gz       a PGlite data folder with every migration applied, made by
+//                                         bin/prepare-data.js (embedded/src/prepare-data.ts): a new
+//                                         CORRIDOR_DATA_DIR starts from it instead of running initdb
 //   dist/app/node_modules/                the third-party packages the code imports, and theirs:
 //                                         pnpm's own layout, copied from this install (no network)
 //   dist/data/                            empty: becomes /data, the image's writable data folder
 //
 // Workspace code (@corridor/*) is bundled; third-party packages stay external and are copied as
 // installed, so what runs in production is exactly what the lockfile installed and tests ran.
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { builtinModules } from "node:module";
-import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
@@ -142,6 +147,42 @@ function corridorPlugin(repoRoot, externals, relocated) {
   };
 }
 
+/**
+ * Writes dist/app/pglite-template.tar.gz by running bin/prepare-data.js (initdb and every migration:
+ * seconds of CPU). The result is kept in node_modules/.cache under a hash of everything that makes
+ * it, so `npm start`, which builds first, pays for it only when a migration, the code running them,
+ * or PGlite changed: the compiled prepare-data bundle with every chunk it loads, the compiled
+ * migrations, and PGlite's version.
+ */
+function preparePgliteTemplate(outputs, appDir, repoRoot, log) {
+  const start = Object.keys(outputs).find((o) => resolve(repoRoot, o) === join(appDir, "bin", "prepare-data.js"));
+  const files = new Set();
+  const queue = [start];
+  while (queue.length > 0) {
+    const file = queue.pop();
+    if (files.has(file)) continue;
+    files.add(file);
+    for (const imp of outputs[file]?.imports ?? []) if (!imp.external) queue.push(imp.path);
+  }
+  for (const o of Object.keys(outputs)) if (/[\\/]services[\\/][^\\/]+[\\/]migrations[\\/][^\\/]+\.js$/.test(o)) files.add(o);
+  const hash = createHash("sha256");
+  hash.update(readFileSync(join(appDir, "node_modules", "@electric-sql", "pglite", "package.json")));
+  for (const file of [...files].sort()) hash.update(relative(appDir, resolve(repoRoot, file))).update(readFileSync(resolve(repoRoot, file)));
+  const key = hash.digest("hex").slice(0, 16);
+  const cacheDir = join(repoRoot, "node_modules", ".cache", "corridor-pglite-template");
+  const cached = join(cacheDir, `${key}.tar.gz`);
+  if (!existsSync(cached)) {
+    mkdirSync(cacheDir, { recursive: true });
+    const partial = `${cached}.${process.pid}.partial`;
+    const run = spawnSync(process.execPath, [join(appDir, "bin", "prepare-data.js"), partial], { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, LOG_LEVEL: "error" } });
+    if (run.status !== 0) throw new Error(`bin/prepare-data.js failed (${run.signal ?? run.status}): the PGlite data template was not made`);
+    for (const old of readdirSync(cacheDir)) if (old.endsWith(".tar.gz")) rmSync(join(cacheDir, old), { force: true });
+    renameSync(partial, cached);
+    log(`[build] PGlite data template ${key} made`);
+  }
+  cpSync(cached, join(appDir, "pglite-template.tar.gz"));
+}
+
 /** The folder of the workspace package (or the repository root) a source file belongs to. */
 function packageDirOf(file, repoRoot) {
   let dir = dirname(file);
@@ -249,7 +290,12 @@ export async function build({ out = join(root, "dist"), repoRoot = root, log = c
 
   const externals = new Map();
   const relocated = new Set();
-  const entryPoints = [...deployables(repoRoot).map((d) => ({ in: d.entry, out: `bin/${d.name}` })), ...migrationEntries(repoRoot)];
+  const entryPoints = [
+    ...deployables(repoRoot).map((d) => ({ in: d.entry, out: `bin/${d.name}` })),
+    // Not a deployable: the build runs it to make the PGlite data template (below).
+    { in: "embedded/src/prepare-data.ts", out: "bin/prepare-data" },
+    ...migrationEntries(repoRoot),
+  ];
   const result = await esbuild.build({
     absWorkingDir: repoRoot,
     entryPoints,
@@ -297,6 +343,7 @@ export async function build({ out = join(root, "dist"), repoRoot = root, log = c
   const appVersion = /^appVersion:\s*"?([^"\s]+)"?/m.exec(readFileSync(join(repoRoot, "helm/corridor/Chart.yaml"), "utf8"))?.[1] ?? "0.0.0";
   writeFileSync(join(appDir, "package.json"), JSON.stringify({ name: "corridor-app", version: appVersion, private: true, type: "module" }, null, 2) + "\n");
   cpSync(join(repoRoot, "deploy", "corridor.mjs"), join(appDir, "corridor.mjs"));
+  preparePgliteTemplate(result.metafile.outputs, appDir, repoRoot, log);
   writeFileSync(join(appDir, "deployables.json"), JSON.stringify(deployables(repoRoot).map((d) => d.name)) + "\n");
 
   log(`[build] ${entryPoints.length} entries → ${relative(repoRoot, appDir)} with ${deps.direct.length} direct and ${deps.entries} installed packages in ${((Date.now() - started) / 1000).toFixed(1)} s`);

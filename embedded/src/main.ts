@@ -1,4 +1,5 @@
 import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { gatewayTuning } from "@corridor/gateway/config";
 import { createProcessLogger, loadConfig, startTelemetry } from "@corridor/kit";
 import { banner, ensureSandboxPlatform } from "./bootstrap.js";
@@ -10,12 +11,16 @@ const config = loadConfig(embeddedConfigSchema);
 const telemetry = startTelemetry({ serviceName: "corridor" });
 const log = createProcessLogger("corridor");
 const dataDir = resolve(config.CORRIDOR_DATA_DIR);
+// The build's PGlite data folder with every migration applied (prepare-data.ts): a new data dir
+// starts from it instead of running initdb. Beside corridor.mjs in dist/app; absent under tsx.
+const pgliteTemplate = fileURLToPath(new URL("../../pglite-template.tar.gz", import.meta.url));
 
 const system = await startEmbedded({
   log,
   databaseUrl: config.DATABASE_URL,
   preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
   dataDir,
+  pgliteTemplate,
   redisUrl: config.REDIS_URL,
   kafkaBrokers: config.KAFKA_BROKERS,
   kafkaTopicPrefix: config.KAFKA_TOPIC_PREFIX,

@@ -13,6 +13,8 @@ export interface EmbeddedOptions {
   /** Parameterised queries on databaseUrl as named prepared statements. */
   preparedStatements?: boolean;
   dataDir?: string;
+  /** A PGlite data folder tarball a new `dataDir` starts from (openDatabase's pgliteTemplate). */
+  pgliteTemplate?: string;
   redisUrl?: string;
   kafkaBrokers?: string[];
   kafkaTopicPrefix?: string;
@@ -46,6 +48,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedSyst
   const db = await openDatabase({
     databaseUrl: opts.databaseUrl,
     dataDir: opts.databaseUrl ? undefined : opts.dataDir,
+    pgliteTemplate: opts.pgliteTemplate,
     preparedStatements: opts.preparedStatements,
     onIdleError: (err) => opts.log.warn({ err }, "an idle database connection failed; the pool replaces it"),
   });

@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { PGLITE_SHARED_BUFFERS, openDatabase, sql, type DatabaseHandle } from "../src/db/index.js";
 
 // PGlite starts with a smaller buffer pool than initdb's 128MB (memory), given as an extra start
@@ -45,6 +46,56 @@ describe("PGlite start parameters", () => {
     } finally {
       await plain.close();
       await ours.close();
+    }
+  });
+});
+
+// A new data folder starts from the build's template (embedded/src/prepare-data.ts) instead of initdb.
+describe("PGlite data template", () => {
+  const dir = mkdtempSync(join(tmpdir(), "kit-pglite-template-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const template = join(dir, "template.tar.gz");
+
+  it("starts a new data folder from the template, and an existing one from its own data", async () => {
+    const source = await openDatabase({});
+    try {
+      await sql`create table from_template (n int8)`.execute(source.root);
+      await sql`insert into from_template values (1)`.execute(source.root);
+      writeFileSync(template, Buffer.from(await (await source.dumpDataDir!()).arrayBuffer()));
+    } finally {
+      await source.close();
+    }
+
+    const data = join(dir, "data");
+    const first = await openDatabase({ dataDir: data, pgliteTemplate: template });
+    try {
+      expect((await sql<{ n: bigint }>`select n from from_template`.execute(first.root)).rows).toEqual([{ n: 1n }]);
+      await sql`insert into from_template values (2)`.execute(first.root);
+    } finally {
+      await first.close();
+    }
+    // Reopened: the folder holds a database, so the template is not unpacked over it.
+    const again = await openDatabase({ dataDir: data, pgliteTemplate: template });
+    try {
+      expect((await sql<{ n: bigint }>`select n from from_template order by n`.execute(again.root)).rows).toEqual([{ n: 1n }, { n: 2n }]);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it("leaves no database behind when the template is cut short, so the next start unpacks it again", async () => {
+    const whole = gunzipSync(readFileSync(template));
+    const cut = join(dir, "cut.tar.gz");
+    writeFileSync(cut, gzipSync(whole.subarray(0, Math.floor(whole.length / 2))));
+    const data = join(dir, "data-cut");
+    await expect(openDatabase({ dataDir: data, pgliteTemplate: cut })).rejects.toThrow(/ends early/);
+    expect(existsSync(join(data, "PG_VERSION"))).toBe(false);
+
+    const retried = await openDatabase({ dataDir: data, pgliteTemplate: template });
+    try {
+      expect((await sql<{ n: bigint }>`select n from from_template`.execute(retried.root)).rows).toEqual([{ n: 1n }]);
+    } finally {
+      await retried.close();
     }
   });
 });

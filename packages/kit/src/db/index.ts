@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
@@ -7,6 +7,7 @@ import { DEFAULT_MIGRATION_TABLE, Migrator, type Migration, type MigrationProvid
 import { pathToFileURL } from "node:url";
 import type pg from "pg";
 import { kitMigrationsFor } from "../outbox/migrations.js";
+import { unpackPgliteTemplate } from "./pglite-template.js";
 import { preparingPool } from "./prepared.js";
 import { createTracingPlugin, kyselyTracingLog } from "../telemetry/kysely.js";
 
@@ -57,6 +58,8 @@ export interface DatabaseHandle {
    * missed meanwhile). Resolves once listening; the answer stops it.
    */
   listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  /** PGlite only: the whole data folder as a gzip tarball (see pgliteTemplate). */
+  dumpDataDir?(): Promise<Blob>;
   close(): Promise<void>;
 }
 
@@ -71,6 +74,13 @@ export interface OpenDatabaseOptions {
   onIdleError?: (err: Error) => void;
   /** Parameterised queries as named prepared statements (DATABASE_PREPARED_STATEMENTS; see prepared.ts). */
   preparedStatements?: boolean;
+  /**
+   * PGlite: a data folder tarball (`dumpDataDir`) that a `dataDir` holding no database yet starts
+   * from, instead of running initdb. The build makes one with every migration applied
+   * (embedded/src/prepare-data.ts); the migrations still run, and find nothing to do. Ignored when
+   * the file does not exist or the folder already holds a database.
+   */
+  pgliteTemplate?: string;
 }
 
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
@@ -78,6 +88,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
   let kind: DatabaseHandle["kind"];
   let listen: DatabaseHandle["listen"];
   let closeListener = async () => {};
+  let dumpDataDir: DatabaseHandle["dumpDataDir"];
   if (opts.databaseUrl) {
     kind = "postgres";
     const pg = await loadPg();
@@ -94,6 +105,9 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
     kind = "pglite";
     if (opts.dataDir) mkdirSync(opts.dataDir, { recursive: true });
     const { PGlite, types: pgliteTypes } = await import("@electric-sql/pglite");
+    if (opts.dataDir && opts.pgliteTemplate && !existsSync(path.join(opts.dataDir, "PG_VERSION")) && existsSync(opts.pgliteTemplate)) {
+      await unpackPgliteTemplate(opts.pgliteTemplate, opts.dataDir);
+    }
     const pglite: PGlite = await PGlite.create(opts.dataDir ?? "memory://", {
       parsers: { [pgliteTypes.INT8]: (v: string) => BigInt(v) },
       // PGlite's own start parameters (single-user mode, its fsync setting, …) plus a smaller
@@ -105,6 +119,10 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
       const unlisten = await pglite.listen(channel, () => onNotify());
       return () => unlisten();
     };
+    dumpDataDir = async () => {
+      await pglite.exec("checkpoint");
+      return pglite.dumpDataDir("gzip");
+    };
   }
   // Every query becomes a span under the active one (a handler's server span, a consumer span).
   root = root.withPlugin(createTracingPlugin());
@@ -113,6 +131,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
     root,
     forSchema: <DB>(schema: string) => root.withSchema(schema) as unknown as Kysely<DB>,
     listen,
+    ...(dumpDataDir ? { dumpDataDir } : {}),
     async close() {
       await closeListener();
       await root.destroy();
