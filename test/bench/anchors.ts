@@ -22,10 +22,11 @@ export interface PgbenchResult {
 }
 
 /** A scratch database initialised at scale 10, for the pgbench runs of one benchmark; dropped by `drop`. */
-export async function preparePgbench(databaseUrl: string): Promise<{ run(clients: number, seconds: number): Promise<PgbenchResult>; drop(): Promise<void> }> {
+export async function preparePgbench(databaseUrl: string): Promise<{ url: string; run(clients: number, seconds: number): Promise<PgbenchResult>; drop(): Promise<void> }> {
   const db = await createFreshDatabase(databaseUrl, "corridor_pgbench");
   await exec("pgbench", ["-i", "-q", "-s", "10", db.url], { maxBuffer: 16 << 20 });
   return {
+    url: db.url,
     async run(clients, seconds) {
       const { stdout } = await exec("pgbench", ["-n", "-c", String(clients), "-j", String(Math.min(clients, 2)), "-T", String(seconds), db.url], { maxBuffer: 16 << 20 });
       const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(stdout)?.[1]);
@@ -39,7 +40,8 @@ export async function preparePgbench(databaseUrl: string): Promise<{ run(clients
   };
 }
 
-const HELLO_SERVER = `
+/** The bare node:http hello-world (also run by test/bench/floor.ts). */
+export const HELLO_SERVER = `
 const http = require("node:http");
 const server = http.createServer((req, res) => { res.setHeader("content-type", "text/plain"); res.end("hello"); });
 server.keepAliveTimeout = 60000;

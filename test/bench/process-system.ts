@@ -45,8 +45,11 @@ export async function startProcessSystem(
   port: number,
   /** The checkout to run (default this one); a baseline checkout must have run its own build. */
   root = here,
+  /** Called with the fresh database's URL before any process starts (test/bench/floor-hops.ts sets logging on it). */
+  hooks: { onDatabase?: (url: string) => Promise<void> } = {},
 ): Promise<ProcessSystem> {
   const fresh = mode === "embedded-pglite" ? undefined : await createFreshDatabase(infra.databaseUrl, "corridor_cmp");
+  if (fresh) await hooks.onDatabase?.(fresh.url);
   const dataDir = mkdtempSync(join(tmpdir(), "corridor-bench-"));
   const clientId = `cli_bench${randomBytes(6).toString("hex")}`;
   const clientSecret = randomBytes(24).toString("base64url");
