@@ -24,7 +24,7 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { builtinModules } from "node:module";
-import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
@@ -176,8 +176,14 @@ function preparePgliteTemplate(outputs, appDir, repoRoot, log) {
     const partial = `${cached}.${process.pid}.partial`;
     const run = spawnSync(process.execPath, [join(appDir, "bin", "prepare-data.js"), partial], { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, LOG_LEVEL: "error" } });
     if (run.status !== 0) throw new Error(`bin/prepare-data.js failed (${run.signal ?? run.status}): the PGlite data template was not made`);
-    for (const old of readdirSync(cacheDir)) if (old.endsWith(".tar.gz")) rmSync(join(cacheDir, old), { force: true });
     renameSync(partial, cached);
+    // Older templates go, but not recent ones: another build (another working tree state) may be
+    // about to copy its own.
+    for (const old of readdirSync(cacheDir)) {
+      const file = join(cacheDir, old);
+      const modified = statSync(file, { throwIfNoEntry: false })?.mtimeMs;
+      if (file !== cached && modified !== undefined && Date.now() - modified > 3_600_000) rmSync(file, { force: true });
+    }
     log(`[build] PGlite data template ${key} made`);
   }
   cpSync(cached, join(appDir, "pglite-template.tar.gz"));
