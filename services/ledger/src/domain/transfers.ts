@@ -9,6 +9,12 @@ import type { QuoteOutcomeStatus } from "./quotes.js";
 import type { Quotes } from "./quote-transactions.js";
 import { FINAL_STATUSES, createdEventType, transitionFor, type RailStatus } from "./transactions.js";
 
+/** The value of a settled promise, or its error thrown. */
+function settled<T>(r: PromiseSettledResult<T>): T {
+  if (r.status === "rejected") throw r.reason;
+  return r.value;
+}
+
 export interface TransferInput {
   platformId: string;
   sourceAccountId: string;
@@ -45,8 +51,15 @@ export function createTransfers(deps: {
     if (missing.length) throw errors.invalidInput(missing);
     const internalId = direction === "OUT" ? input.sourceAccountId : input.destinationAccountId;
     const externalId = direction === "OUT" ? input.destinationAccountId : input.sourceAccountId;
-    const internal = await internalAccount(store, input.platformId, internalId);
-    const external = await store.findExternalAccount(input.platformId, externalId);
+    // Independent reads run together (the answer waits for the slowest, not their sum); their
+    // failures are reported in the order the checks are written.
+    const [internalRead, externalRead, environmentRead] = await Promise.allSettled([
+      internalAccount(store, input.platformId, internalId),
+      store.findExternalAccount(input.platformId, externalId),
+      directory.environment(input.platformId),
+    ]);
+    const internal = settled(internalRead);
+    const external = settled(externalRead);
     if (!external) throw errors.notFound("ExternalAccount", externalId);
     if (input.customerId && (internal.customer_id !== input.customerId || external.customer_id !== input.customerId)) {
       throw errors.notFound(internal.customer_id !== input.customerId ? "InternalAccount" : "ExternalAccount", internal.customer_id !== input.customerId ? internalId : externalId);
@@ -73,11 +86,15 @@ export function createTransfers(deps: {
     if (direction === "OUT" && internal.type === "EMBEDDED_WALLET") {
       throw errors.badRequest("EMBEDDED_WALLET_TRANSFER_NOT_SUPPORTED", "Transfers out of an embedded wallet need a wallet signature and are made through quotes");
     }
-    await requireTransactionType(directory, input.platformId, internal.currency, direction === "OUT" ? "OUTGOING" : "INCOMING");
-    if ((await directory.environment(input.platformId)) !== "SANDBOX") {
+    const [typeCheck, customerRead] = await Promise.allSettled([
+      requireTransactionType(directory, input.platformId, internal.currency, direction === "OUT" ? "OUTGOING" : "INCOMING"),
+      internal.customer_id ? approvedCustomer(directory, input.platformId, internal.customer_id) : undefined,
+    ]);
+    settled(typeCheck);
+    if (settled(environmentRead) !== "SANDBOX") {
       throw errors.notImplemented("No rail connector is configured for production platforms yet");
     }
-    const customer = internal.customer_id ? await approvedCustomer(directory, input.platformId, internal.customer_id) : undefined;
+    const customer = settled(customerRead);
     return { internal, external, platformCustomerId: customer?.platformCustomerId ?? null };
   }
 
