@@ -165,6 +165,12 @@ async function measureMode(run: (typeof runs)[number], kafkaBrokers: string | un
       if (w.stale > 0) failures.push(`${mode} webhooks: ${w.stale} webhooks of events from before the endpoint was set were delivered`);
       note(who, "webhook-p50", { value: w.all.p50 });
       note(who, "webhook-p99", { value: w.all.p99 });
+      // Latency under a burst also depends on how fast the burst went in: a faster money path
+      // queues more webhooks at once behind the same delivery rate.
+      const stages = w.split ? `; event → enqueued p50/p99 ${w.split.enqueued.p50}/${w.split.enqueued.p99} ms, enqueued → POST ${w.split.posted.p50}/${w.split.posted.p99} ms` : "";
+      console.error(
+        `[${who}] webhooks: ${w.webhooks} in ${w.totalSeconds.toFixed(1)} s (${(w.webhooks / w.totalSeconds).toFixed(0)}/s); the ${w.payments} transfers went in within ${w.sendSeconds.toFixed(1)} s${stages}`,
+      );
     }
   } finally {
     await sys.stop();
