@@ -53,6 +53,13 @@ export interface ExecutionResult {
   alreadyExecuted: boolean;
 }
 
+/** A quote's destination: an external account, or a UMA address. */
+function destinationErrors(d: { type: string; accountId: string; umaAddress: string }): FieldError[] {
+  if (d.type === "EXTERNAL_ACCOUNT") return d.accountId ? [] : [{ field: "destination.accountId", reason: "is required" }];
+  if (d.type === "UMA_ADDRESS") return isUmaAddress(d.umaAddress) ? [] : [{ field: "destination.umaAddress", reason: "must be a UMA address ($user@domain)" }];
+  return [{ field: "destination.type", reason: "must be EXTERNAL_ACCOUNT or UMA_ADDRESS" }];
+}
+
 const expired = (id: string) => errors.conflict("QUOTE_EXPIRED", "The quote has expired", { transactionId: id });
 
 /**
@@ -185,11 +192,7 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
       } else if (i.source.type === "REALTIME_FUNDING") {
         if (i.source.accountId) fieldErrors.push({ field: "source.accountId", reason: "must be empty for REALTIME_FUNDING" });
       } else fieldErrors.push({ field: "source.type", reason: "must be INTERNAL_ACCOUNT or REALTIME_FUNDING" });
-      if (i.destination.type === "EXTERNAL_ACCOUNT") {
-        if (!i.destination.accountId) fieldErrors.push({ field: "destination.accountId", reason: "is required" });
-      } else if (i.destination.type === "UMA_ADDRESS") {
-        if (!isUmaAddress(i.destination.umaAddress)) fieldErrors.push({ field: "destination.umaAddress", reason: "must be a UMA address ($user@domain)" });
-      } else fieldErrors.push({ field: "destination.type", reason: "must be EXTERNAL_ACCOUNT or UMA_ADDRESS" });
+      fieldErrors.push(...destinationErrors(i.destination));
       if (fieldErrors.length) throw errors.invalidInput(fieldErrors);
 
       const existing = await store.findQuoteTransaction(i.platformId, i.quoteId);
@@ -294,11 +297,7 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
       if (!i.sendingCurrency) fieldErrors.push({ field: "sendingCurrency", reason: "is required" });
       if (!i.receivingCurrency) fieldErrors.push({ field: "receivingCurrency", reason: "is required" });
       if (!i.expiresAt) fieldErrors.push({ field: "expiresAt", reason: "is required" });
-      if (i.destination.type === "EXTERNAL_ACCOUNT") {
-        if (!i.destination.accountId) fieldErrors.push({ field: "destination.accountId", reason: "is required" });
-      } else if (i.destination.type === "UMA_ADDRESS") {
-        if (!isUmaAddress(i.destination.umaAddress)) fieldErrors.push({ field: "destination.umaAddress", reason: "must be a UMA address ($user@domain)" });
-      } else fieldErrors.push({ field: "destination.type", reason: "must be EXTERNAL_ACCOUNT or UMA_ADDRESS" });
+      fieldErrors.push(...destinationErrors(i.destination));
       if (fieldErrors.length) throw errors.invalidInput(fieldErrors);
 
       const existing = await store.findLookupTransaction(i.platformId, i.lookupId);
