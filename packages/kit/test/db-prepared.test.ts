@@ -70,4 +70,24 @@ describe.skipIf(!process.env.DATABASE_URL)("prepared statements (DATABASE_PREPAR
       await c.dispose();
     }
   });
+
+  it("knows a transaction is still open after ROLLBACK TO SAVEPOINT: the stale statement's own error is reported, not a retry's", async () => {
+    const c = await oneConnection();
+    try {
+      await sql`create table t (id int primary key, v text)`.execute(c.db);
+      await c.db.insertInto("t").values({ id: 1, v: "a" }).execute();
+      const read = (db: Kysely<any>) => db.selectFrom("t").selectAll().where("id", "=", 1).executeTakeFirst();
+      await read(c.db);
+      await sql`alter table t add column w text`.execute(c.db);
+      await expect(
+        c.db.transaction().execute(async (trx) => {
+          await sql`savepoint s`.execute(trx);
+          await sql`rollback to savepoint s`.execute(trx);
+          return read(trx);
+        }),
+      ).rejects.toThrow(/cached plan must not change result type/);
+    } finally {
+      await c.dispose();
+    }
+  });
 });

@@ -45,34 +45,34 @@ export function preparingPool(pool: pg.Pool, maxStatements = MAX_PREPARED_STATEM
     // Kysely opens and ends transactions with these statements on the same client.
     let inTransaction = false;
     return {
-    get processID() {
-      return (client as unknown as { processID?: number }).processID;
-    },
-    release: (destroy?: boolean) => client.release(destroy),
-    query(textOrCursor: unknown, readonlyValues?: ReadonlyArray<unknown>): any {
-      const values = readonlyValues as unknown[] | undefined;
-      if (typeof textOrCursor !== "string") return client.query(textOrCursor as pg.Submittable);
-      const text = textOrCursor;
-      if (!values || values.length === 0) {
-        if (/^\s*(begin|start transaction)\b/i.test(text)) inTransaction = true;
-        else if (/^\s*(commit|rollback|end|abort)\b/i.test(text)) inTransaction = false;
-        return client.query(text, values);
-      }
-      const name = nameOf(text);
-      if (!name) return client.query(text, values);
-      const run = (n: string) => client.query({ name: n, text, values });
-      return run(name).catch(async (err: unknown) => {
-        if (!isStalePlan(err)) throw err;
-        if (names.get(text) === name) {
-          generation++;
-          names.delete(text);
+      get processID() {
+        return (client as unknown as { processID?: number }).processID;
+      },
+      release: (destroy?: boolean) => client.release(destroy),
+      query(textOrCursor: unknown, readonlyValues?: ReadonlyArray<unknown>): any {
+        const values = readonlyValues as unknown[] | undefined;
+        if (typeof textOrCursor !== "string") return client.query(textOrCursor as pg.Submittable);
+        const text = textOrCursor;
+        if (!values || values.length === 0) {
+          if (/^\s*(begin|start transaction)\b/i.test(text)) inTransaction = true;
+          else if (/^\s*(commit|rollback(?!\s+to\b)|end|abort)\b/i.test(text)) inTransaction = false; // not ROLLBACK TO SAVEPOINT
+          return client.query(text, values);
         }
-        const renamed = nameOf(text);
-        // Outside a transaction nothing was aborted: run it again under its new name.
-        if (!renamed || inTransaction) throw err;
-        return run(renamed);
-      });
-    },
+        const name = nameOf(text);
+        if (!name) return client.query(text, values);
+        const run = (n: string) => client.query({ name: n, text, values });
+        return run(name).catch(async (err: unknown) => {
+          if (!isStalePlan(err)) throw err;
+          if (names.get(text) === name) {
+            generation++;
+            names.delete(text);
+          }
+          const renamed = nameOf(text);
+          // Outside a transaction nothing was aborted: run it again under its new name.
+          if (!renamed || inTransaction) throw err;
+          return run(renamed);
+        });
+      },
     };
   };
 
