@@ -1,5 +1,5 @@
 import type { AddressInfo } from "node:net";
-import { createBus, openDatabase, serveConnect, serviceLogger, startInProcess, systemClock, type Clock, type Logger } from "@corridor/kit";
+import { createBus, memoryConfigBoard, openDatabase, openRedisConfigBoard, serveConnect, serviceLogger, startInProcess, systemClock, type Clock, type ConfigBoard, type Logger } from "@corridor/kit";
 import { tracingServerInterceptor } from "@corridor/kit";
 import { appErrorInterceptor } from "@corridor/kit";
 import { buildGateway } from "@corridor/gateway";
@@ -59,12 +59,17 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedSyst
     log: opts.log,
     onConsumerStopped: opts.onConsumerStopped,
   });
-  const system = await startInProcess({ modules: allServices, db, bus, clock: opts.clock ?? systemClock, log: opts.log });
+  // The platform-config board (kit clients/config-board.ts): in Redis when there is one, since other
+  // processes may share this database; in memory otherwise, where this process is the only reader.
+  const redisBoard = opts.redisUrl ? await openRedisConfigBoard(opts.redisUrl, (err) => opts.log.warn({ err }, "redis error")) : undefined;
+  const configBoard: ConfigBoard = redisBoard ?? memoryConfigBoard();
+  const system = await startInProcess({ modules: allServices, db, bus, clock: opts.clock ?? systemClock, log: opts.log, configBoard });
 
   const gateway = await buildGateway({
     transportFor: system.transportFor,
     log: serviceLogger(opts.log, "gateway"),
     redisUrl: opts.redisUrl,
+    configBoard,
     ...opts.gateway,
     ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}),
   });
@@ -92,6 +97,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedSyst
       await internal?.close();
       await system.stop();
       await bus.close();
+      await redisBoard?.close();
       await db.close();
     },
   };

@@ -1,5 +1,6 @@
 import type { Transport } from "@connectrpc/connect";
-import { newId, registerFastifyTracing, type Logger, type ServiceName } from "@corridor/kit";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { boardedCopies, configVersion, newId, redisConfigBoard, registerFastifyTracing, type ConfigBoard, type Logger, type ServiceName } from "@corridor/kit";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { LogController, type FastifyInstance, type onRequestHookHandler } from "fastify";
 import type { Redis } from "ioredis";
@@ -72,6 +73,12 @@ export interface GatewayOptions {
   authCacheTtlMs?: number;
   /** Trust X-Forwarded-* from a proxy in front (for client IPs). Default: config.ts. */
   trustProxy?: boolean;
+  /**
+   * The platform-config board (kit clients/config-board.ts) GET /config trusts its copies against;
+   * default: one over the gateway's Redis when redisUrl is set, none otherwise (every GET asks
+   * auth-sessions). Embedded mode passes the one its services share.
+   */
+  configBoard?: ConfigBoard;
   /** True once the process is draining: /readyz answers 503 so the load balancer stops sending. */
   isDraining?: () => boolean;
 }
@@ -130,7 +137,12 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
   const auth = createAuthenticator({ authClient: clients.authSessions, agentsClient: clients.agents, cache, ttlMs: opts.authCacheTtlMs ?? GATEWAY_DEFAULTS.AUTH_CACHE_TTL_MS, log: opts.log });
   const failureCounter = redis ? new RedisFailureCounter(redis) : new MemoryFailureCounter();
   const authFailureLimit = opts.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT;
-  const deps: RouteDeps = { clients, auth, guesses: new GuessThrottle(failureCounter, authFailureLimit, opts.log) };
+  const platformConfig = boardedCopies({
+    board: opts.configBoard ?? (redis ? redisConfigBoard(redis) : undefined),
+    fetch: async (platformId: string) => (await clients.authSessions.getPlatformConfig({ platformId })).config,
+    versionOf: (c) => (c?.updatedAt ? configVersion(timestampDate(c.updatedAt)) : undefined),
+  });
+  const deps: RouteDeps = { clients, auth, guesses: new GuessThrottle(failureCounter, authFailureLimit, opts.log), platformConfig };
 
   app.addHook("onRoute", assertRoutePermission);
   // Authentication (a route-level onRequest hook; it reads the route's final config at request

@@ -5,7 +5,9 @@ import { fund, iban, platformAccount, platformExternal } from "./ledger-helpers.
 
 // supportedCurrencies[].enabledTransactionTypes is enforced where money moves: transfer-out and
 // quotes need OUTGOING in their currency, transfer-in and incoming UMA payments INCOMING. A PATCH
-// applies at once (the services read the config per request).
+// applies at once: the services and the gateway keep copies of the config, trusted only while the
+// config board shows them current (kit clients/config-board.ts), and each step below follows a
+// PATCH with reads whose copies are one version old.
 describe.skipIf(skipReason())(`enabled transaction types (${mode})`, () => {
   let system: TestSystem;
   let p: Caller;
@@ -19,6 +21,9 @@ describe.skipIf(skipReason())(`enabled transaction types (${mode})`, () => {
     const current = (await p.call("GET", "/config")).body.supportedCurrencies;
     const next = current.map((c: { currencyCode: string }) => (c.currencyCode === "USD" ? { ...c, enabledTransactionTypes: types } : c));
     expect((await p.call("PATCH", "/config", { supportedCurrencies: next })).status).toBe(200);
+    // Read-your-writes through the gateway's copy of the config (the config board).
+    const after = (await p.call("GET", "/config")).body.supportedCurrencies.find((c: { currencyCode: string }) => c.currencyCode === "USD");
+    expect(after.enabledTransactionTypes).toEqual(types);
   };
   const transferOut = () => p.call("POST", "/transfer-out", { source: { accountId: usd.id }, destination: { accountId: bank.id }, amount: 100 });
   const transferIn = () => p.call("POST", "/transfer-in", { source: { accountId: bank.id }, destination: { accountId: usd.id }, amount: 100 });

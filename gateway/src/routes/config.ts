@@ -45,7 +45,7 @@ export function configBodyProblems(body: Static<typeof UpdateConfigBody>): Field
   return problems;
 }
 
-export function configRoutes(app: Api, { clients }: RouteDeps): void {
+export function configRoutes(app: Api, { clients, platformConfig }: RouteDeps): void {
   app.get(
     "/config",
     {
@@ -58,8 +58,7 @@ export function configRoutes(app: Api, { clients }: RouteDeps): void {
     },
     async (request) => {
       const { platformId } = principalOf(request);
-      const res = await clients.authSessions.getPlatformConfig({ platformId });
-      return platformConfigToJson(res.config);
+      return platformConfigToJson(await platformConfig(platformId));
     },
   );
 

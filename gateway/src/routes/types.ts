@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from "fastify";
+import type { PlatformConfig } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import type { Authenticator } from "../auth.js";
 import type { ServiceClients } from "../clients.js";
 import type { GuessThrottle } from "../rate-limit.js";
@@ -13,4 +14,6 @@ export interface RouteDeps {
   auth: Authenticator;
   /** Throttles guessing of codes that need no credentials (device codes). */
   guesses: GuessThrottle;
+  /** The platform's config as of now (a copy the config board vouches for, else auth-sessions'). */
+  platformConfig(platformId: string): Promise<PlatformConfig | undefined>;
 }

@@ -23,3 +23,4 @@ export * from "./quote-request.js";
 export * from "./sandbox-addresses.js";
 export * from "./clients/platform-facts.js";
 export * from "./host/index.js";
+export * from "./clients/config-board.js";

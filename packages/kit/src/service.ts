@@ -2,6 +2,7 @@ import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import type { ConnectRouter, Transport } from "@connectrpc/connect";
 import type { Transaction } from "kysely";
 import type { Bus } from "./bus/types.js";
+import type { ConfigBoard } from "./clients/config-board.js";
 import type { Clock } from "./clock.js";
 import type { DatabaseHandle } from "./db/index.js";
 import type { Logger } from "./log.js";
@@ -28,6 +29,12 @@ export interface ServiceDeps {
   log: Logger;
   transportFor: TransportFor;
   env: NodeJS.ProcessEnv;
+  /**
+   * The platform-config board every process of the deployment shares (Redis in split mode, this
+   * process's memory when embedded without Redis): auth-sessions writes it, the platform-facts
+   * client reads it. Absent: configs are read from auth-sessions every time.
+   */
+  configBoard?: ConfigBoard;
 }
 
 /**

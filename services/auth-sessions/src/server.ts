@@ -39,12 +39,19 @@ export const service: ServiceModule = {
  * and `env` for wallet-auth settings); without transportFor and accounts, account checks fail.
  */
 export function buildAuthSessions(
-  deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pick<ServiceDeps, "log" | "env" | "transportFor">> & { accounts?: AccountDirectory; mailer?: Mailer },
+  deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pick<ServiceDeps, "log" | "env" | "transportFor" | "configBoard">> & { accounts?: AccountDirectory; mailer?: Mailer },
 ): BuiltService {
   const db = deps.db.forSchema<AuthSessionsDatabase>(SCHEMA);
   const log: { warn(obj: object | string, msg?: string): void } = deps.log ?? { warn: () => {} };
   const config = loadWalletAuthConfig(deps.env ?? {});
-  const auth = createAuthSessions({ transact: transactOver(db, platformEvents), read: readOver(db), clock: deps.clock, deploymentName: config.CORRIDOR_DEPLOYMENT_NAME });
+  const auth = createAuthSessions({
+    transact: transactOver(db, platformEvents),
+    read: readOver(db),
+    clock: deps.clock,
+    deploymentName: config.CORRIDOR_DEPLOYMENT_NAME,
+    board: deps.configBoard,
+    onBoardError: (err, platformId) => log.warn({ err, platformId }, "the config board did not take a committed config change; readers ask auth-sessions until its mark expires"),
+  });
   const walletKey = walletEncryptionKey(config.CORRIDOR_WALLET_ENCRYPTION_KEY);
   if (walletKey.insecureDefault) {
     log.warn("CORRIDOR_WALLET_ENCRYPTION_KEY is not set: wallet keys are encrypted at rest with an INSECURE built-in development key. Set it (32 bytes, hex or base64) for any real deployment; production platforms cannot export wallets without it.");

@@ -2,7 +2,7 @@ export { expectRefusal as expectPublicError, fieldsOf } from "@corridor/kit/test
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
-import { ManualClock, appErrorInterceptor, sql, type DatabaseHandle, type Logger } from "@corridor/kit";
+import { ManualClock, appErrorInterceptor, sql, type ConfigBoard, type DatabaseHandle, type Logger } from "@corridor/kit";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { PlatformEventSchema, type PlatformEvent } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
@@ -27,10 +27,10 @@ export interface Harness {
 }
 
 
-export async function startHarness(opts: { env?: NodeJS.ProcessEnv; accounts?: AccountDirectory; mailer?: Mailer; log?: Logger } = {}): Promise<Harness> {
+export async function startHarness(opts: { env?: NodeJS.ProcessEnv; accounts?: AccountDirectory; mailer?: Mailer; log?: Logger; configBoard?: ConfigBoard } = {}): Promise<Harness> {
   const { db, drop } = await openServiceTestDatabase(service);
   const clock = new ManualClock("2025-10-13T12:00:00.000Z");
-  const built = buildAuthSessions({ db, clock, env: opts.env, accounts: opts.accounts, mailer: opts.mailer, log: opts.log });
+  const built = buildAuthSessions({ db, clock, env: opts.env, accounts: opts.accounts, mailer: opts.mailer, log: opts.log, configBoard: opts.configBoard });
   const transport = createRouterTransport(built.routes, { router: { interceptors: [appErrorInterceptor] } });
   const auth = createClient(AuthSessionsService, transport);
   const admin = createClient(PlatformAdminService, transport);

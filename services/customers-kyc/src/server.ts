@@ -29,7 +29,7 @@ export const service: ServiceModule = {
   build: (deps) =>
     buildCustomersKyc({
       ...deps,
-      platforms: platformDirectory(() => deps.transportFor("auth-sessions")),
+      platforms: platformDirectory(() => deps.transportFor("auth-sessions"), deps.configBoard),
       ledger: customerLedger(() => deps.transportFor("ledger")),
     }),
 };

@@ -37,7 +37,7 @@ export const service: ServiceModule = {
   build: (deps) =>
     buildLedger({
       ...deps,
-      directory: connectDirectory({ authSessions: deps.transportFor("auth-sessions"), customersKyc: deps.transportFor("customers-kyc") }),
+      directory: connectDirectory({ authSessions: deps.transportFor("auth-sessions"), customersKyc: deps.transportFor("customers-kyc"), configBoard: deps.configBoard }),
     }),
 };
 

@@ -24,7 +24,7 @@ export const service: ServiceModule = {
     const config = loadNotificationsConfig(deps.env);
     const db = deps.db.forSchema<NotificationsDatabase>("notifications");
     const sender = createHttpSender({ timeoutMs: config.NOTIFICATIONS_WEBHOOK_TIMEOUT_MS });
-    const currentEndpoint = currentEndpointReader(() => deps.transportFor("auth-sessions"));
+    const currentEndpoint = currentEndpointReader(() => deps.transportFor("auth-sessions"), deps.configBoard);
     // What this process knows of each platform's endpoint, shared by the consumers, the handler's
     // settings writes and the worker (workers/endpoint.ts).
     const copy = createEndpointCopy();

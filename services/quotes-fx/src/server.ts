@@ -49,7 +49,7 @@ export const service: ServiceModule = {
     return buildQuotesFx({
       ...deps,
       log: deps.log,
-      platforms: platformDirectory(() => deps.transportFor("auth-sessions")),
+      platforms: platformDirectory(() => deps.transportFor("auth-sessions"), deps.configBoard),
       ledger: ledgerPort(() => deps.transportFor("ledger")),
       quoteLedger: quoteLedgerPort(() => deps.transportFor("ledger")),
       signer: walletSignaturePort(() => deps.transportFor("auth-sessions")),

@@ -2,6 +2,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
+import { boardedCopies, configVersion, type ConfigBoard } from "./config-board.js";
 
 export type PlatformEnvironment = "SANDBOX" | "PRODUCTION";
 
@@ -35,7 +36,10 @@ export interface PlatformFacts extends PlatformConfigFacts {
 export interface PlatformFactsClient {
   /** The environment a platform runs in; it never changes, so it is remembered. */
   environment(platformId: string): Promise<PlatformEnvironment>;
-  /** The platform's config, read fresh (configuration changes apply at once). */
+  /**
+   * The platform's config as of now: a change is seen as soon as the request that made it has
+   * answered (from a copy the config board vouches for, else from auth-sessions).
+   */
   config(platformId: string): Promise<PlatformConfigFacts>;
   /** Environment and config together. */
   facts(platformId: string): Promise<PlatformFacts>;
@@ -45,8 +49,10 @@ export interface PlatformFactsClient {
  * The platform-facts client over auth-sessions' Connect API. `transport` is resolved on first use:
  * a service may call another only at request time, never while starting. Refusals propagate as the
  * ConnectError they are (wrap with `appErrorFromConnect` where a service answers them as its own).
+ * With a config board (ServiceDeps.configBoard) configs are kept and served while the board says
+ * they are current; without one each config() asks auth-sessions.
  */
-export function platformFactsClient(transport: () => Transport): PlatformFactsClient {
+export function platformFactsClient(transport: () => Transport, opts: { board?: ConfigBoard } = {}): PlatformFactsClient {
   let client: Client<typeof AuthSessionsService> | undefined;
   const auth = () => (client ??= createClient(AuthSessionsService, transport()));
   const environments = new Map<string, PlatformEnvironment>();
@@ -58,15 +64,16 @@ export function platformFactsClient(transport: () => Transport): PlatformFactsCl
     if (res.platform) environments.set(platformId, env);
     return env;
   };
-  const config = async (platformId: string): Promise<PlatformConfigFacts> => {
+  const fetchConfig = async (platformId: string): Promise<PlatformConfigFacts> => {
     const { config: c } = await auth().getPlatformConfig({ platformId });
     const updatedAt = c?.updatedAt;
-    return {
+    // Frozen: one copy may answer many callers (boardedCopies).
+    return deepFreeze({
       umaDomain: c?.umaDomain ?? "",
       isRegulated: c?.isRegulatedFinancialInstitution ?? false,
       webhookEndpoint: c?.webhookEndpoint ?? "",
       updatedAt: updatedAt ? timestampDate(updatedAt) : undefined,
-      version: updatedAt ? updatedAt.seconds * 1_000_000_000n + BigInt(updatedAt.nanos) : undefined,
+      version: updatedAt ? configVersion(timestampDate(updatedAt)) : undefined,
       supportedCurrencies: (c?.supportedCurrencies ?? []).map((s) => ({
         currencyCode: s.currencyCode,
         minAmount: s.minAmount,
@@ -75,8 +82,9 @@ export function platformFactsClient(transport: () => Transport): PlatformFactsCl
         providerRequiredCustomerFields: [...s.providerRequiredCustomerFields],
         enabledTransactionTypes: [...s.enabledTransactionTypes],
       })),
-    };
+    });
   };
+  const config = boardedCopies({ board: opts.board, fetch: fetchConfig, versionOf: (c) => c.version });
   return {
     environment,
     config,
@@ -85,4 +93,12 @@ export function platformFactsClient(transport: () => Transport): PlatformFactsCl
       return { environment: env, ...cfg };
     },
   };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object" && !(value instanceof Date) && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
 }

@@ -1,5 +1,6 @@
 import { createRouterTransport, type ConnectRouter, type Transport } from "@connectrpc/connect";
 import type { Bus } from "../bus/types.js";
+import type { ConfigBoard } from "../clients/config-board.js";
 import type { Clock } from "../clock.js";
 import type { DatabaseHandle } from "../db/index.js";
 import type { Logger } from "../log.js";
@@ -30,6 +31,8 @@ export async function startInProcess(opts: {
   clock: Clock;
   log: Logger;
   env?: NodeJS.ProcessEnv;
+  /** Shared with the gateway of the same process (ServiceDeps.configBoard). */
+  configBoard?: ConfigBoard;
 }): Promise<InProcessSystem> {
   const health = new HealthState();
   const running = new Map<ServiceName, RunningService>();
@@ -76,6 +79,7 @@ export async function startInProcess(opts: {
         log: opts.log,
         transportFor,
         env: opts.env ?? process.env,
+        configBoard: opts.configBoard,
       }),
     );
   }

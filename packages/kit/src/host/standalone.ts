@@ -1,6 +1,7 @@
 import type { Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { createBus } from "../bus/index.js";
+import { openRedisConfigBoard } from "../clients/config-board.js";
 import { systemClock } from "../clock.js";
 import { env, loadConfig, z } from "../config.js";
 import { databasePreparedStatementsSetting, openDatabase } from "../db/index.js";
@@ -27,6 +28,12 @@ const standaloneConfig = (service: ServiceName) =>
     DATABASE_POOL_SIZE: env.int(10),
     /** Parameterised queries as named prepared statements (off behind a pooler that cannot keep them). */
     DATABASE_PREPARED_STATEMENTS: databasePreparedStatementsSetting,
+    /**
+     * Redis for the platform-config board (ServiceDeps.configBoard), the same one the gateway uses;
+     * without it every config read asks auth-sessions. Set it on every process or on none: a
+     * reader trusts the board only while auth-sessions writes it.
+     */
+    REDIS_URL: z.string().optional(),
     /** Comma-separated Kafka brokers; without them events stay in this process (only useful alone). */
     KAFKA_BROKERS: env.list(),
     /** Prefix for every topic name, so several stacks can share one broker. */
@@ -72,6 +79,8 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
     },
   });
 
+  const configBoard = config.REDIS_URL ? await openRedisConfigBoard(config.REDIS_URL, (err) => log.warn({ err }, "redis error")) : undefined;
+
   const transports = new Map<ServiceName, Transport>();
   const transportFor: TransportFor = (service) => {
     let t = transports.get(service);
@@ -82,7 +91,7 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
     return t;
   };
 
-  const running = await startService(module, { db, bus, clock: systemClock, log, transportFor, env: process.env });
+  const running = await startService(module, { db, bus, clock: systemClock, log, transportFor, env: process.env, configBoard });
   const health = new HealthState();
   const server = await serveConnect({
     routes: (router) => {
@@ -111,6 +120,7 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
     await server.close();
     await running.stop();
     await bus.close();
+    await configBoard?.close();
     await db.close();
     await telemetry.shutdown();
     process.exit(0);

@@ -1,4 +1,4 @@
-import { decodeKeysetCursor, errors, newId, pageSize, toPage, type Clock } from "@corridor/kit";
+import { AppError, configVersion, decodeKeysetCursor, errors, newId, pageSize, toPage, type Clock, type ConfigBoard } from "@corridor/kit";
 import { hashSecret, newClientId, newClientSecret, secretMatches } from "./credentials.js";
 import { defaultSupportedCurrencies, defaultUmaDomain } from "./defaults.js";
 import { ClientIdTaken, type Read, type Store, type Transact } from "./ports.js";
@@ -12,6 +12,10 @@ export interface AuthSessionsDeps {
   clock: Clock;
   /** The operator's name for this deployment (CORRIDOR_DEPLOYMENT_NAME), shown by the operator CLI. */
   deploymentName?: string;
+  /** The platform-config board, told of every config change (kit clients/config-board.ts). */
+  board?: Pick<ConfigBoard, "markChanging" | "publish">;
+  /** Where a board write that failed after a commit is reported. */
+  onBoardError?: (err: unknown, platformId: string) => void;
 }
 
 export interface TokenPage {
@@ -44,12 +48,37 @@ async function requirePlatform(store: Pick<Store, "platforms">, platformId: stri
   return platform;
 }
 
+/** The config after a validated patch with at least one field, stored with its event. */
+async function applyConfigPatch(store: Store, current: PlatformConfig, valid: ConfigPatch, clock: Clock): Promise<PlatformConfig> {
+    // The relying party is checked as a whole as it will be: a patch may change either half.
+    const passkeyChanged = valid.passkeyRelyingPartyId !== undefined || valid.passkeyOrigins !== undefined;
+    const passkeyRelyingPartyId = valid.passkeyRelyingPartyId ?? current.passkeyRelyingPartyId;
+    // Clearing the RP id alone clears its origins too (they would not fit the default RP).
+    const originsAfter = valid.passkeyOrigins ?? (valid.passkeyRelyingPartyId === "" ? [] : current.passkeyOrigins);
+    const passkeyOrigins = passkeyChanged ? validatePasskeyRelyingParty(passkeyRelyingPartyId, originsAfter) : current.passkeyOrigins;
+    // updatedAt is the config's version: consumers (notifications) apply an update only when
+    // it is newer than what they hold, so two changes within one millisecond must still differ.
+    const now = new Date(Math.max(clock.now().getTime(), current.updatedAt.getTime() + 1));
+    const next: PlatformConfig = {
+      ...current,
+      umaDomain: valid.umaDomain ?? current.umaDomain,
+      webhookEndpoint: valid.webhookEndpoint ?? current.webhookEndpoint,
+      supportedCurrencies: valid.supportedCurrencies ?? current.supportedCurrencies,
+      passkeyRelyingPartyId,
+      passkeyOrigins,
+      updatedAt: now,
+    };
+    await store.configs.update(next);
+    await store.events.configUpdated(next, now);
+    return next;
+}
+
 /**
  * The use cases of auth-sessions: platforms, API tokens and platform configuration. Plain
  * TypeScript over the Store port; every token and config operation is scoped by platform id, so
  * another platform's records answer 404 exactly like missing ones.
  */
-export function createAuthSessions({ transact, read = transact, clock, deploymentName }: AuthSessionsDeps) {
+export function createAuthSessions({ transact, read = transact, clock, deploymentName, board, onBoardError = () => {} }: AuthSessionsDeps) {
   const unauthorized = () => errors.unauthorized("Invalid client id or secret");
 
   return {
@@ -140,32 +169,34 @@ export function createAuthSessions({ transact, read = transact, clock, deploymen
     /** Changes only the fields present; a patch with none answers the config untouched. */
     async updateConfig(platformId: string, patch: ConfigPatch): Promise<PlatformConfig> {
       const valid = validateConfigPatch(patch);
-      return transact(async (store) => {
-        const current = await store.configs.getByPlatform(platformId, { forUpdate: true });
-        if (!current) throw errors.notFound("PlatformConfig");
-        if (Object.values(valid).every((v) => v === undefined)) return current;
-        // The relying party is checked as a whole as it will be: a patch may change either half.
-        const passkeyChanged = valid.passkeyRelyingPartyId !== undefined || valid.passkeyOrigins !== undefined;
-        const passkeyRelyingPartyId = valid.passkeyRelyingPartyId ?? current.passkeyRelyingPartyId;
-        // Clearing the RP id alone clears its origins too (they would not fit the default RP).
-        const originsAfter = valid.passkeyOrigins ?? (valid.passkeyRelyingPartyId === "" ? [] : current.passkeyOrigins);
-        const passkeyOrigins = passkeyChanged ? validatePasskeyRelyingParty(passkeyRelyingPartyId, originsAfter) : current.passkeyOrigins;
-        // updatedAt is the config's version: consumers (notifications) apply an update only when
-        // it is newer than what they hold, so two changes within one millisecond must still differ.
-        const now = new Date(Math.max(clock.now().getTime(), current.updatedAt.getTime() + 1));
-        const next: PlatformConfig = {
-          ...current,
-          umaDomain: valid.umaDomain ?? current.umaDomain,
-          webhookEndpoint: valid.webhookEndpoint ?? current.webhookEndpoint,
-          supportedCurrencies: valid.supportedCurrencies ?? current.supportedCurrencies,
-          passkeyRelyingPartyId,
-          passkeyOrigins,
-          updatedAt: now,
-        };
-        await store.configs.update(next);
-        await store.events.configUpdated(next, now);
-        return next;
-      });
+      const changes = Object.values(valid).some((v) => v !== undefined);
+      // The board first: from here until the publish below no reader trusts its copy, so the
+      // change is seen by everyone once this answers. A change the board cannot hear of is not made.
+      if (changes && board) {
+        try {
+          await board.markChanging(platformId);
+        } catch {
+          throw new AppError("UNAVAILABLE", "SERVICE_UNAVAILABLE", "The configuration cannot be changed right now; retry later");
+        }
+      }
+      let version: bigint | undefined;
+      try {
+        const updated = await transact(async (store) => {
+          const current = await store.configs.getByPlatform(platformId, { forUpdate: true });
+          if (!current) throw errors.notFound("PlatformConfig");
+          // A change that fails below leaves the config as it was: the board shows that version again.
+          version = configVersion(current.updatedAt);
+          if (!changes) return current;
+          return await applyConfigPatch(store, current, valid, clock);
+        });
+        version = configVersion(updated.updatedAt);
+        return updated;
+      } finally {
+        if (changes && board && version !== undefined) {
+          // Failing here leaves the mark, and readers ask auth-sessions until it expires.
+          await board.publish(platformId, version).catch((err: unknown) => onBoardError(err, platformId));
+        }
+      }
     },
 
     /**

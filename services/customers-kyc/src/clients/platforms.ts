@@ -1,15 +1,15 @@
 import type { Transport } from "@connectrpc/connect";
-import { platformFactsClient } from "@corridor/kit";
+import { platformFactsClient, type ConfigBoard } from "@corridor/kit";
 import type { PlatformDirectory } from "../domain/ports.js";
 
 /**
  * Platform facts from auth-sessions through the kit's platform-facts client: the config (UMA
- * domain, supported currencies, regulated flag) read fresh on every write, so configuration
- * changes apply at once (the calls are cheap next to the write they guard); the environment is
- * remembered (it never changes).
+ * domain, supported currencies, regulated flag) as of every write, so configuration changes apply
+ * at once (a copy is used while the config board vouches for it); the environment is remembered
+ * (it never changes).
  */
-export function platformDirectory(transport: () => Transport): PlatformDirectory {
-  const platforms = platformFactsClient(transport);
+export function platformDirectory(transport: () => Transport, board?: ConfigBoard): PlatformDirectory {
+  const platforms = platformFactsClient(transport, { board });
   return {
     async settings(platformId) {
       const f = await platforms.facts(platformId);

@@ -1,5 +1,5 @@
 import { createClient, type Transport } from "@connectrpc/connect";
-import { platformFactsClient } from "@corridor/kit";
+import { platformFactsClient, type ConfigBoard } from "@corridor/kit";
 import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
 import type { Directory } from "../domain/ports.js";
 
@@ -9,8 +9,8 @@ import type { Directory } from "../domain/ports.js";
  * customers-kyc who a customer is and whether it is verified. The domain asks its event-fed copies
  * first (domain/facts.ts) and this only as the fallback, never inside a database transaction.
  */
-export function connectDirectory(opts: { authSessions: Transport; customersKyc: Transport }): Directory {
-  const platforms = platformFactsClient(() => opts.authSessions);
+export function connectDirectory(opts: { authSessions: Transport; customersKyc: Transport; configBoard?: ConfigBoard }): Directory {
+  const platforms = platformFactsClient(() => opts.authSessions, { board: opts.configBoard });
   const kyc = createClient(CustomersKycService, opts.customersKyc);
   return {
     environment: (platformId) => platforms.environment(platformId),

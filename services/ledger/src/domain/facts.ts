@@ -10,8 +10,9 @@ import type { CustomerFacts, Directory, Environment, FactCopies } from "./ports.
  * - customer: the copy when it is final for a money movement, i.e. the customer is deleted/closed or
  *   APPROVED; a missing copy, or one that is not APPROVED (an approval may be on its way), is
  *   confirmed with customers-kyc, which also answers NOT_FOUND for unknown or foreign customers.
- * - transactionTypes: always asked (auth-sessions GetPlatformConfig): the copy does not hold the
- *   enabled transaction types, and a configuration change must apply at once.
+ * - transactionTypes: asked of the directory every time, since a configuration change must apply
+ *   at once; its platform-facts client answers from a copy of the config while the config board
+ *   vouches for it (kit clients/config-board.ts), from auth-sessions GetPlatformConfig otherwise.
  */
 export function withEventCopies(copies: FactCopies, remote: Directory): Directory {
   const environments = new Map<string, Environment>();

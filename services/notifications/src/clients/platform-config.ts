@@ -1,5 +1,5 @@
 import type { Transport } from "@connectrpc/connect";
-import { platformFactsClient } from "@corridor/kit";
+import { platformFactsClient, type ConfigBoard } from "@corridor/kit";
 import type { CurrentEndpoint } from "../domain/ports.js";
 
 /**
@@ -7,8 +7,8 @@ import type { CurrentEndpoint } from "../domain/ports.js";
  * versioned by the config's updated_at in nanoseconds exactly as the platform events are, so both
  * kinds of update order the same way. Undefined when the platform has no config.
  */
-export function currentEndpointReader(transport: () => Transport): CurrentEndpoint {
-  const platforms = platformFactsClient(transport);
+export function currentEndpointReader(transport: () => Transport, board?: ConfigBoard): CurrentEndpoint {
+  const platforms = platformFactsClient(transport, { board });
   return async (platformId) => {
     const config = await platforms.config(platformId);
     if (config.version === undefined) return undefined;
