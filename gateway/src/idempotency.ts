@@ -296,7 +296,13 @@ export function installIdempotency(app: FastifyInstance, registry: IdempotencyRe
 
     add("onSend", async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
       const claim = request.idempotency?.claim;
-      if (claim && !claim.settled) await settle(request, reply.statusCode < 400 || claim.effectDone ? "committed" : "failed");
+      if (!claim || claim.settled) return payload;
+      const outcome: Settlement = reply.statusCode < 400 || claim.effectDone ? "committed" : "failed";
+      // A failure is settled before the answer, so a corrected retry finds the key released. A
+      // success is not waited for: its settle releases nothing, and until it lands this request
+      // still counts as running, which keeps the claim just as "committed" does.
+      if (outcome === "failed") await settle(request, outcome);
+      else void settle(request, outcome);
       return payload;
     });
   });
