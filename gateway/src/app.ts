@@ -103,7 +103,7 @@ export const SHARED_SCHEMAS: TSchema[] = [
 
 export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstance> {
   // ioredis is loaded only when Redis is configured (embedded mode keeps this state in process).
-  const redis: Redis | undefined = opts.redisUrl ? new (await import("ioredis")).Redis(opts.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2_000 }) : undefined;
+  const redis: Redis | undefined = opts.redisUrl ? new (await import("ioredis")).Redis(opts.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2_000, enableAutoPipelining: true }) : undefined;
   redis?.on("error", (err) => opts.log.warn({ err }, "redis error"));
 
   // Route validators and serializers are compiled on first use, not at ready (lazy-compile.ts).
