@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type IHeaders, type LogEntry, type Producer } from "kafkajs";
 import type { Logger } from "../log.js";
 import type { Bus, BusMessage, SubscribeOptions, Subscription } from "./types.js";
@@ -35,6 +36,7 @@ export interface KafkaBusOptions {
  * Topics are created on demand, since the brokers are expected to refuse auto-creation.
  */
 export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
+  fixIdleRequestQueue();
   const prefix = opts.topicPrefix ?? "";
   const log = opts.log.child({ component: "kafka" });
   const kafka = new Kafka({
@@ -192,6 +194,137 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
       await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
     },
   };
+}
+
+/** The kafkajs release whose request queue fixIdleRequestQueue corrects (packages/kit/package.json pins it). */
+export const KAFKAJS_REQUEST_QUEUE_FIXED_FOR = "2.2.4";
+
+/** A request of kafkajs' request queue (its SocketRequest), as far as the fix needs it. */
+export interface KafkajsSocketRequest {
+  correlationId: number;
+  requestTimeout: number;
+  timeoutRequest(): void;
+}
+
+/** kafkajs' per-connection request queue (not exported by the package), as far as the fix needs it. */
+export interface KafkajsRequestQueue {
+  pending: KafkajsSocketRequest[];
+  inflight: Map<number, KafkajsSocketRequest>;
+  throttledUntil: number;
+  throttleCheckTimeoutId: NodeJS.Timeout | null;
+  enforceRequestTimeout: boolean;
+  destroy(): void;
+  checkPendingRequests(): void;
+  scheduleCheckPendingRequests(): void;
+  scheduleRequestTimeoutCheck(): void;
+  sendSocketRequest(request: KafkajsSocketRequest): void;
+  fulfillRequest(response: { correlationId: number; payload: unknown; size: number }): void;
+  rejectAll(error: Error): void;
+}
+
+/** kafkajs' RequestQueue class, loaded the way kafkajs loads it itself (one module instance). */
+export function kafkajsRequestQueue(): { version: string; RequestQueue: { prototype: KafkajsRequestQueue } } {
+  const require = createRequire(import.meta.url);
+  const { version } = require("kafkajs/package.json") as { version: string };
+  const RequestQueue = require("kafkajs/src/network/requestQueue/index.js") as { prototype: KafkajsRequestQueue };
+  return { version, RequestQueue };
+}
+
+const FIXED = Symbol.for("corridor.kafkajs.requestQueueFixed");
+const DEADLINES = Symbol("corridor.kafkajs.deadlines");
+type Queue = KafkajsRequestQueue & { [DEADLINES]?: Map<number, NodeJS.Timeout> };
+
+/**
+ * Makes kafkajs' request queue quiet while idle. As released, 2.2.4 wakes every broker connection
+ * (the admin's, the producer's, each consumer's) over and over, where on this kind of machine
+ * each wake-up of a process costs about 0.2 ms of CPU whatever it does (docs/benchmarks.md,
+ * "Idle CPU"):
+ *
+ * - after each response, scheduleCheckPendingRequests arms a timer even when no request is
+ *   waiting and the queue is not throttled, with a negative delay (`throttledUntil` is -1): Node
+ *   fires it after 1 ms and it arms the next, a 1 ms loop for as long as the connection lives
+ *   (upstream issues #1556 and #1704). The replacement arms what the original does whenever there
+ *   is something to do (a check when the broker's throttle ends, or in 10 ms when requests wait
+ *   for an in-flight slot) and nothing otherwise: push() calls it again with the request pending,
+ *   and a response or a timeout runs checkPendingRequests directly.
+ * - request timeouts are enforced by a 100 ms interval per connection that looks at the requests
+ *   in flight. Instead, each request sent gets a timer of its own at its timeout, cleared when
+ *   its response (or the connection's failure) settles it: a request that is answered in time
+ *   never wakes the process, and one that is not times out when due rather than up to 100 ms
+ *   later. As before, only requests sent (not those waiting in the queue) time out, and a
+ *   queue's destroy() (when its connection disconnects) drops its timers.
+ *
+ * Applied once per process, only to the release it was written for: another kafkajs version is
+ * left as it is (see whether it still needs this, and KAFKAJS_REQUEST_QUEUE_FIXED_FOR).
+ */
+export function fixIdleRequestQueue(): boolean {
+  const { version, RequestQueue } = kafkajsRequestQueue();
+  const proto = RequestQueue.prototype as Queue & { [FIXED]?: true };
+  if (proto[FIXED]) return true;
+  if (version !== KAFKAJS_REQUEST_QUEUE_FIXED_FOR) return false;
+  const original = { sendSocketRequest: proto.sendSocketRequest, fulfillRequest: proto.fulfillRequest, rejectAll: proto.rejectAll, destroy: proto.destroy };
+
+  proto.scheduleCheckPendingRequests = function scheduleCheckPendingRequests(this: Queue) {
+    if (this.throttleCheckTimeoutId) return;
+    const untilUnthrottled = this.throttledUntil - Date.now();
+    let delay: number;
+    if (this.pending.length > 0) delay = untilUnthrottled > 0 ? untilUnthrottled : 10;
+    else if (untilUnthrottled > 0) delay = untilUnthrottled;
+    else return;
+    this.throttleCheckTimeoutId = setTimeout(() => {
+      this.throttleCheckTimeoutId = null;
+      this.checkPendingRequests();
+    }, delay);
+  };
+
+  // Called when the connection is established: the original started its interval here.
+  proto.scheduleRequestTimeoutCheck = function scheduleRequestTimeoutCheck(this: Queue) {
+    if (this.enforceRequestTimeout) this.destroy();
+  };
+
+  proto.sendSocketRequest = function sendSocketRequest(this: Queue, request: KafkajsSocketRequest) {
+    original.sendSocketRequest.call(this, request);
+    // A request that expects no response has already left the in-flight map.
+    if (!this.enforceRequestTimeout || this.inflight.get(request.correlationId) !== request) return;
+    const deadlines = (this[DEADLINES] ??= new Map());
+    clearTimeout(deadlines.get(request.correlationId));
+    deadlines.set(
+      request.correlationId,
+      setTimeout(() => {
+        deadlines.delete(request.correlationId);
+        if (this.inflight.get(request.correlationId) === request) request.timeoutRequest();
+      }, request.requestTimeout),
+    );
+  };
+
+  proto.fulfillRequest = function fulfillRequest(this: Queue, response) {
+    const deadlines = this[DEADLINES];
+    if (deadlines) {
+      clearTimeout(deadlines.get(response.correlationId));
+      deadlines.delete(response.correlationId);
+    }
+    original.fulfillRequest.call(this, response);
+  };
+
+  const dropDeadlines = (queue: Queue) => {
+    const deadlines = queue[DEADLINES];
+    if (!deadlines) return;
+    for (const timer of deadlines.values()) clearTimeout(timer);
+    deadlines.clear();
+  };
+
+  proto.rejectAll = function rejectAll(this: Queue, error: Error) {
+    dropDeadlines(this);
+    original.rejectAll.call(this, error);
+  };
+
+  proto.destroy = function destroy(this: Queue) {
+    dropDeadlines(this);
+    original.destroy.call(this);
+  };
+
+  proto[FIXED] = true;
+  return true;
 }
 
 /**
