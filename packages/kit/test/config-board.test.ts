@@ -89,9 +89,13 @@ describe.each(boards)("the $kind config board", ({ skip, make }) => {
           boardedCopies({
             board,
             versionOf: (v: bigint) => v,
+            // auth-sessions reads the committed config and offers its version before answering.
             fetch: async () => {
               await turns(1);
-              return committed;
+              const v = committed;
+              await turns(1);
+              await real.offer("p1", v);
+              return v;
             },
           }),
         );
@@ -129,6 +133,7 @@ describe.each(boards)("the $kind config board", ({ skip, make }) => {
 });
 
 describe("boardedCopies", () => {
+  // The fetch stands for auth-sessions' GetPlatformConfig, which offers its answer to the board.
   const counting = (board: ConfigBoard | undefined, now: () => number = Date.now) => {
     let version = 10n;
     let fetches = 0;
@@ -138,6 +143,7 @@ describe("boardedCopies", () => {
       versionOf: (v: bigint) => v,
       fetch: async () => {
         fetches++;
+        await board?.offer("p1", version).catch(() => {});
         return version;
       },
     });
@@ -151,7 +157,7 @@ describe("boardedCopies", () => {
     expect(c.fetches()).toBe(2);
   });
 
-  it("offers what it fetched to an empty board, then answers from its copy while the board shows that version", async () => {
+  it("fetches while the board is empty, then answers from its copy while the board shows that version", async () => {
     const board = memoryConfigBoard();
     const c = counting(board);
     expect(await c.get("p1")).toBe(10n);
@@ -215,6 +221,25 @@ describe("boardedCopies", () => {
     expect(await board.read("p1")).toEqual({ kind: "changing" });
     now += CHANGING_TTL_MS;
     expect(await board.read("p1")).toEqual({ kind: "unknown" });
+  });
+
+  it("never writes the board itself: a board nobody else writes stays empty and every read asks", async () => {
+    const board = memoryConfigBoard();
+    const get = boardedCopies({ board, versionOf: (v: bigint) => v, fetch: async () => 10n });
+    let fetches = 0;
+    const counted = boardedCopies({
+      board,
+      versionOf: (v: bigint) => v,
+      fetch: async () => {
+        fetches++;
+        return 10n;
+      },
+    });
+    await get("p1");
+    await counted("p1");
+    await counted("p1");
+    expect(await board.read("p1")).toEqual({ kind: "unknown" });
+    expect(fetches).toBe(2);
   });
 
   it("a board that cannot be read means asking auth-sessions, and its errors do not fail the read", async () => {

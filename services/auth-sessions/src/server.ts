@@ -42,7 +42,7 @@ export function buildAuthSessions(
   deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pick<ServiceDeps, "log" | "env" | "transportFor" | "configBoard">> & { accounts?: AccountDirectory; mailer?: Mailer },
 ): BuiltService {
   const db = deps.db.forSchema<AuthSessionsDatabase>(SCHEMA);
-  const log: { warn(obj: object | string, msg?: string): void } = deps.log ?? { warn: () => {} };
+  const log: { warn(obj: object | string, msg?: string): void; debug(obj: object | string, msg?: string): void } = deps.log ?? { warn: () => {}, debug: () => {} };
   const config = loadWalletAuthConfig(deps.env ?? {});
   const auth = createAuthSessions({
     transact: transactOver(db, platformEvents),
@@ -50,7 +50,10 @@ export function buildAuthSessions(
     clock: deps.clock,
     deploymentName: config.CORRIDOR_DEPLOYMENT_NAME,
     board: deps.configBoard,
-    onBoardError: (err, platformId) => log.warn({ err, platformId }, "the config board did not take a committed config change; readers ask auth-sessions until its mark expires"),
+    onBoardError: (err, platformId, step) =>
+      step === "publish"
+        ? log.warn({ err, platformId }, "the config board did not take a committed config change; readers ask auth-sessions until its mark expires")
+        : log.debug({ err, platformId }, "the config board did not take a read's version; readers keep asking auth-sessions"),
   });
   const walletKey = walletEncryptionKey(config.CORRIDOR_WALLET_ENCRYPTION_KEY);
   if (walletKey.insecureDefault) {

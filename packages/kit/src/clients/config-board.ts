@@ -15,8 +15,10 @@ import type { Redis } from "ioredis";
  *   (and younger than COPY_MAX_AGE_MS); otherwise it asks auth-sessions. A version seen on the board
  *   after the PATCH answered is at least the PATCH's, so a reader after the PATCH fetches it.
  * - when the board knows nothing (a new platform, a key that expired or was evicted, a flushed
- *   Redis), a reader that fetched the config offers its version, set only if the key is still absent:
- *   any change marks or publishes first, so an offer never hides one.
+ *   Redis), auth-sessions offers the version it answers GetPlatformConfig with, set only if the key
+ *   is still absent: any change marks or publishes first, so an offer never hides one. Only
+ *   auth-sessions writes the board, so a reader on a board auth-sessions does not write (REDIS_URL
+ *   set on the reader only) finds it empty and always asks.
  * - a failed publish leaves its mark pending, so the platform's entry shows `changing` until it
  *   expires CHANGING_TTL_MS after the latest mark (a version another change publishes meanwhile does
  *   not clear it); readers ask auth-sessions until then, and afterwards the board is empty again.
@@ -28,7 +30,7 @@ export interface ConfigBoard {
   markChanging(platformId: string): Promise<void>;
   /** After the change committed: `version` unless the board already shows a newer one. */
   publish(platformId: string, version: bigint): Promise<void>;
-  /** A reader's fetched version, kept only where the board shows nothing. */
+  /** auth-sessions' answer to a read, kept only where the board shows nothing. */
   offer(platformId: string, version: bigint): Promise<void>;
 }
 
@@ -156,8 +158,8 @@ export function memoryConfigBoard(now: () => number = Date.now, maxEntries = 100
 
 /**
  * Copies of a per-platform value (a platform's config, in whatever form the caller keeps it),
- * served while the board says they are current and fetched from auth-sessions otherwise. Without a
- * board every call fetches.
+ * served while the board says they are current and fetched from auth-sessions otherwise (which
+ * fills an empty board). Without a board every call fetches.
  */
 export function boardedCopies<T>(opts: {
   board: ConfigBoard | undefined;
@@ -188,7 +190,6 @@ export function boardedCopies<T>(opts: {
       if (copies.size >= maxEntries) copies.delete(copies.keys().next().value!);
       copies.set(platformId, { value, version, fetchedAt });
     }
-    if (reading.kind === "unknown") await board.offer(platformId, version).catch(() => {});
     return value;
   };
 }

@@ -30,8 +30,8 @@ const standaloneConfig = (service: ServiceName) =>
     DATABASE_PREPARED_STATEMENTS: databasePreparedStatementsSetting,
     /**
      * Redis for the platform-config board (ServiceDeps.configBoard), the same one the gateway uses;
-     * without it every config read asks auth-sessions. Set it on every process or on none: a
-     * reader trusts the board only while auth-sessions writes it.
+     * without it every config read asks auth-sessions (and so does every reader while
+     * auth-sessions has none: only auth-sessions writes the board).
      */
     REDIS_URL: z.string().optional(),
     /** Comma-separated Kafka brokers; without them events stay in this process (only useful alone). */

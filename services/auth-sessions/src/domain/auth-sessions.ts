@@ -13,9 +13,9 @@ export interface AuthSessionsDeps {
   /** The operator's name for this deployment (CORRIDOR_DEPLOYMENT_NAME), shown by the operator CLI. */
   deploymentName?: string;
   /** The platform-config board, told of every config change (kit clients/config-board.ts). */
-  board?: Pick<ConfigBoard, "markChanging" | "publish">;
-  /** Where a board write that failed after a commit is reported. */
-  onBoardError?: (err: unknown, platformId: string) => void;
+  board?: Pick<ConfigBoard, "markChanging" | "publish" | "offer">;
+  /** Where a failed board write is reported: a change's publish after its commit, or a read's offer. */
+  onBoardError?: (err: unknown, platformId: string, step: "publish" | "offer") => void;
 }
 
 export interface TokenPage {
@@ -158,12 +158,16 @@ export function createAuthSessions({ transact, read = transact, clock, deploymen
       });
     },
 
-    getConfig(platformId: string): Promise<PlatformConfig> {
-      return read(async (store) => {
-        const config = await store.configs.getByPlatform(platformId);
-        if (!config) throw errors.notFound("PlatformConfig");
-        return config;
+    async getConfig(platformId: string): Promise<PlatformConfig> {
+      const config = await read(async (store) => {
+        const found = await store.configs.getByPlatform(platformId);
+        if (!found) throw errors.notFound("PlatformConfig");
+        return found;
       });
+      // Fills an empty board (never over a change in progress or a version on it), so the
+      // asker's copy is trusted from its next read on.
+      await board?.offer(platformId, configVersion(config.updatedAt)).catch((err: unknown) => onBoardError(err, platformId, "offer"));
+      return config;
     },
 
     /** Changes only the fields present; a patch with none answers the config untouched. */
@@ -194,7 +198,7 @@ export function createAuthSessions({ transact, read = transact, clock, deploymen
       } finally {
         if (changes && board && version !== undefined) {
           // Failing here leaves the mark, and readers ask auth-sessions until it expires.
-          await board.publish(platformId, version).catch((err: unknown) => onBoardError(err, platformId));
+          await board.publish(platformId, version).catch((err: unknown) => onBoardError(err, platformId, "publish"));
         }
       }
     },
