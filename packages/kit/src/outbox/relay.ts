@@ -13,14 +13,24 @@ export interface OutboxRelayOptions {
   log: Logger;
   /**
    * Wakes the relay when its schema's outbox gets rows (DatabaseHandle.listen on outboxChannel,
-   * notified by the outbox's commit trigger). Without it the relay polls every 200 ms.
+   * notified by the outbox's commit trigger). Without it (or when listening cannot start) the
+   * relay polls every 200 ms.
    */
   wakeups?: (wake: () => void) => Promise<() => Promise<void>>;
   /**
-   * How often to look for new rows when nobody wakes it: default 200 ms, or 2 s with `wakeups`
-   * (then only a safety net for a lost notification or a lease that ran out).
+   * How often to look for new rows when nobody wakes it: default 200 ms, or 10 s with `wakeups`,
+   * where it is only a safety net for a lease that ran out (another relay died mid-publish: its
+   * rows wait 30 s for the lease anyway) or a notification that never came. Each look is a query
+   * and a wake-up of the process: an idle system makes seven of them (docs/benchmarks.md, "Idle CPU").
    */
   pollIntervalMs?: number;
+  /**
+   * With `wakeups`: how often to look once a look nobody woke it for has found rows, i.e.
+   * notifications are getting lost (a listening connection that died unnoticed), until a
+   * notification arrives again. Default 2 s (or pollIntervalMs when shorter). It is also the base
+   * of the back-off after a failed pass (doubling up to 10 s).
+   */
+  missedPollMs?: number;
   /** Rows leased and published at once (default 100). */
   batchSize?: number;
   /** Published rows older than this are deleted (default 24 h). */
@@ -69,7 +79,10 @@ interface LeasedRow {
  */
 export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const db = opts.db as Kysely<KitTables>;
-  const pollIntervalMs = opts.pollIntervalMs ?? (opts.wakeups ? 2_000 : 200);
+  const pollIntervalMs = opts.pollIntervalMs ?? (opts.wakeups ? 10_000 : 200);
+  const missedPollMs = Math.min(opts.missedPollMs ?? 2_000, pollIntervalMs);
+  // Without notifications (listening could not start) the relay polls as if it had none.
+  const unnotifiedPollMs = opts.pollIntervalMs ?? 200;
   const batchSize = opts.batchSize ?? 100;
   const retentionMs = opts.retentionMs ?? 24 * 60 * 60 * 1000;
   const leaseMs = opts.leaseMs ?? 30_000;
@@ -82,6 +95,9 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   let loop: Promise<void> | undefined;
   let wake: (() => void) | undefined;
   let nudged = false;
+  // Whether notifications wake the relay, and whether one seems to have been lost since the last.
+  let listening = false;
+  let missing = false;
   let lastPrune = 0;
   let failures = 0;
   let unlisten: (() => Promise<void>) | undefined;
@@ -233,20 +249,21 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       .execute();
   }
 
-  function pause(ms: number): Promise<void> {
+  /** Resolves true when nudged (or stopped), false when the pause ran out. */
+  function pause(ms: number): Promise<boolean> {
     if (nudged || !running) {
       nudged = false;
-      return Promise.resolve();
+      return Promise.resolve(true);
     }
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => done(false), ms);
+      function done(woken: boolean) {
         clearTimeout(timer);
         wake = undefined;
         nudged = false;
-        resolve();
+        resolve(woken);
       }
-      wake = done;
+      wake = () => done(true);
     });
   }
 
@@ -255,17 +272,30 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     wake?.();
   }
 
+  /** A notification: the listening connection works, so the safety net can go back to its pace. */
+  function notified(): void {
+    missing = false;
+    nudge();
+  }
+
   async function run(): Promise<void> {
     if (opts.wakeups) {
       try {
-        unlisten = await opts.wakeups(nudge);
+        unlisten = await opts.wakeups(notified);
+        listening = true;
       } catch (err) {
         log.warn({ err }, "cannot listen for outbox notifications; polling only");
       }
     }
+    // Whether the pass about to run is a look nobody woke the relay for (not the first, at start).
+    let unwoken = false;
     while (running) {
       try {
-        await drain();
+        const published = await drain();
+        if (published > 0 && unwoken && listening && !missing) {
+          missing = true;
+          log.info({ rows: published }, "the outbox safety net found rows no notification announced; looking more often until one arrives");
+        }
         await prune();
         failures = 0;
       } catch (err) {
@@ -274,7 +304,9 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       }
       if (!running) break;
       // Back off while the bus or database is failing; poll normally otherwise.
-      await pause(failures === 0 ? pollIntervalMs : Math.min(10_000, pollIntervalMs * 2 ** failures));
+      const ms =
+        failures > 0 ? Math.min(10_000, missedPollMs * 2 ** failures) : !listening ? unnotifiedPollMs : missing ? missedPollMs : pollIntervalMs;
+      unwoken = !(await pause(ms));
     }
   }
 
