@@ -18,10 +18,12 @@ export interface OutboxRelayOptions {
    */
   wakeups?: (wake: () => void) => Promise<() => Promise<void>>;
   /**
-   * How often to look for new rows when nobody wakes it: default 200 ms, or 10 s with `wakeups`,
+   * How often to look for new rows when nobody wakes it: default 200 ms, or 8 s with `wakeups`,
    * where it is only a safety net for a lease that ran out (another relay died mid-publish: its
    * rows wait 30 s for the lease anyway) or a notification that never came. Each look is a query
-   * and a wake-up of the process: an idle system makes seven of them (docs/benchmarks.md, "Idle CPU").
+   * and a wake-up of the process: an idle system makes seven of them (docs/benchmarks.md, "Idle
+   * CPU"). 8 s stays under pg-pool's 10 s idle timeout, so a look finds the pool's connection
+   * still open instead of opening one (a backend start for Postgres) every time.
    */
   pollIntervalMs?: number;
   /**
@@ -79,7 +81,7 @@ interface LeasedRow {
  */
 export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const db = opts.db as Kysely<KitTables>;
-  const pollIntervalMs = opts.pollIntervalMs ?? (opts.wakeups ? 10_000 : 200);
+  const pollIntervalMs = opts.pollIntervalMs ?? (opts.wakeups ? 8_000 : 200);
   const missedPollMs = Math.min(opts.missedPollMs ?? 2_000, pollIntervalMs);
   // Without notifications (listening could not start) the relay polls as if it had none.
   const unnotifiedPollMs = opts.pollIntervalMs ?? 200;
