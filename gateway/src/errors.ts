@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import { ConnectError } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { AppError, type FieldError, type Logger } from "@corridor/kit";
@@ -204,8 +205,11 @@ export function notFoundBody(url: string): PublicErrorBody {
 
 /** Installs the error handler and the 404 handler (the JSON body parser is in validation.ts). */
 export function installErrorHandling(app: FastifyInstance, log: Logger): void {
-  app.setErrorHandler((err, request, reply) => {
+  app.setErrorHandler(async (err, request, reply) => {
     const { body, shouldNotRetry, basicChallenge } = toPublicError(err, request, log);
+    // An oversized body is refused before it is read: the rest is read and dropped first, or the
+    // connection's close would reach a client still sending as a reset instead of this 413.
+    if ((err as { code?: string }).code === "FST_ERR_CTP_BODY_TOO_LARGE") await discardRequestBody(request.raw);
     return sendError(reply, body, { shouldNotRetry, basicChallenge });
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, notFoundBody(request.url)));
@@ -271,4 +275,35 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Duple
   socket.end(
     `HTTP/1.1 ${body.status} ${httpReasons[body.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`,
   );
+}
+
+/** How much of a refused body is read and dropped before answering (beyond it the client may see a reset). */
+export const DISCARD_LIMIT_BYTES = 16 * 1024 * 1024;
+/** How long a refused body is read and dropped before answering anyway. */
+export const DISCARD_MS = 5_000;
+
+/** Reads and drops what is left of a request body, up to `limitBytes` or `ms`, whichever comes first. */
+export function discardRequestBody(raw: IncomingMessage, limitBytes = DISCARD_LIMIT_BYTES, ms = DISCARD_MS): Promise<void> {
+  if (raw.readableEnded || raw.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    let seen = 0;
+    const onData = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > limitBytes) done();
+    };
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      raw.off("data", onData);
+      raw.off("end", done);
+      raw.off("error", done);
+      raw.off("close", done);
+      resolve();
+    }
+    raw.on("data", onData);
+    raw.once("end", done);
+    raw.once("error", done);
+    raw.once("close", done);
+    raw.resume();
+  });
 }
