@@ -171,6 +171,8 @@ async function measureMode(run: (typeof runs)[number], kafkaBrokers: string | un
       console.error(
         `[${who}] webhooks: ${w.webhooks} in ${w.totalSeconds.toFixed(1)} s (${(w.webhooks / w.totalSeconds).toFixed(0)}/s); the ${w.payments} transfers went in within ${w.sendSeconds.toFixed(1)} s${stages}`,
       );
+      const types = Object.entries(w.latencyByType).map(([t, p]) => `${t} ${w.byType[t]}× p50/p99 ${p.p50}/${p.p99} ms`);
+      console.error(`[${who}] webhooks by type: ${types.join("; ")}`);
     }
   } finally {
     await sys.stop();

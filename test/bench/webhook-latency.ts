@@ -33,6 +33,8 @@ export interface WebhookLatencyResult {
   totalSeconds: number;
   webhooks: number;
   byType: Record<string, number>;
+  /** Latency per webhook type (the one hot account's balance updates form one ordered chain). */
+  latencyByType: Record<string, Percentiles>;
   /** Webhooks of events that occurred before the endpoint was set (should be 0). */
   stale: number;
   all: Percentiles;
@@ -181,6 +183,7 @@ export async function measureWebhookLatency(sys: BenchSystem, f: Fixtures, opts:
     const latency = (a: Arrival) => a.receivedAt - Date.parse(a.timestamp);
     const byType: Record<string, number> = {};
     for (const a of fresh) byType[a.type] = (byType[a.type] ?? 0) + 1;
+    const latencyByType = Object.fromEntries(Object.keys(byType).map((t) => [t, percentiles(fresh.filter((a) => a.type === t).map(latency))]));
     const last = Math.max(...fresh.map((a) => a.receivedAt));
     return {
       payments: opts.payments,
@@ -189,6 +192,7 @@ export async function measureWebhookLatency(sys: BenchSystem, f: Fixtures, opts:
       totalSeconds: (last - started) / 1000,
       webhooks: fresh.length,
       byType,
+      latencyByType,
       stale: events.length - fresh.length,
       all: percentiles(fresh.map(latency)),
       completed: percentiles(fresh.filter((a) => a.type === "OUTGOING_PAYMENT_COMPLETED" && wanted.has(a.resource)).map(latency)),

@@ -22,11 +22,14 @@ export interface LedgerTransactionChange {
  */
 export function ledgerTransactionConsumer(opts: {
   name: string;
+  /** ConsumerDefinition.batch: changes that arrive together are handled in one transaction. */
+  batch?: boolean;
   accepts(transaction: LedgerTransaction): boolean;
   handle(trx: Transaction<any>, change: LedgerTransactionChange): Promise<void>;
 }): ConsumerDefinition<typeof LedgerEventSchema> {
   return {
     name: opts.name,
+    batch: opts.batch,
     topic: topics.ledger,
     schema: LedgerEventSchema,
     eventId: (e) => e.eventId,

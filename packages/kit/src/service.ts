@@ -54,6 +54,12 @@ export interface ConsumerDefinition<Desc extends DescMessage = DescMessage> {
    * topic does not cost a commit per event a consumer ignores. Default: every event.
    */
   relevant?(event: MessageShape<Desc>): boolean;
+  /**
+   * Messages that arrive together are handled in one transaction (one inbox INSERT, one commit;
+   * see subscribeConsumer). Only for handlers that take no locks another transaction could take
+   * in another order (no money movements): a batch holds what its handlers lock until its commit.
+   */
+  batch?: boolean;
   handle(event: MessageShape<Desc>, trx: Transaction<any>): Promise<void>;
 }
 

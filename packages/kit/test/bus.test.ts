@@ -102,3 +102,36 @@ describe.skipIf(brokers.length === 0)("kafka bus: a consumer kafkajs gives up on
     }
   });
 });
+
+describe.skipIf(brokers.length === 0)("kafka bus: batches and offsets", () => {
+  const msg = (body: string): BusMessage => ({ topic: "batched", key: "k", value: new TextEncoder().encode(body), headers: {} });
+  const text = (m: BusMessage) => new TextDecoder().decode(m.value);
+
+  it("hands messages that arrive together to handleBatch in order, and a member taking over after a close gets none of them again", async () => {
+    const bus = await createBus({ kafkaBrokers: brokers, clientId: "bus-batch", topicPrefix: `t${randomBytes(4).toString("hex")}.`, log });
+    try {
+      const calls: string[][] = [];
+      const single: string[] = [];
+      const first = await bus.subscribe({
+        group: "batcher",
+        topics: ["batched"],
+        handle: async (m) => void single.push(text(m)),
+        handleBatch: async (ms) => void calls.push(ms.map(text)),
+      });
+      const bodies = ["1", "2", "3", "4", "5"];
+      await bus.publish(bodies.map(msg));
+      await expect.poll(() => [...calls.flat(), ...single].length, { timeout: 20_000, interval: 50 }).toBe(5);
+      // Published in one request, fetched in one batch: one call, not five.
+      expect(calls).toEqual([bodies]);
+      expect(single).toEqual([]);
+      // Closing commits what was processed (the periodic commit has not come due yet).
+      await first.close();
+      const after: string[] = [];
+      await bus.subscribe({ group: "batcher", topics: ["batched"], handle: async (m) => void after.push(text(m)) });
+      await bus.publish([msg("end")]);
+      await expect.poll(() => after, { timeout: 20_000, interval: 50 }).toEqual(["end"]);
+    } finally {
+      await bus.close();
+    }
+  });
+});

@@ -41,6 +41,7 @@ async function enqueue(db: Kysely<any>, e: PlatformEvent): Promise<void> {
 function recordingBus() {
   const published: BusMessage[] = [];
   let handler: SubscribeOptions["handle"] | undefined;
+  let batchHandler: SubscribeOptions["handleBatch"] | undefined;
   const bus: Bus = {
     kind: "in-process",
     async publish(messages) {
@@ -48,11 +49,19 @@ function recordingBus() {
     },
     async subscribe(opts) {
       handler = opts.handle;
+      batchHandler = opts.handleBatch;
       return { close: async () => {} };
     },
     async close() {},
   };
-  return { bus, published, deliver: (m: BusMessage) => handler!(m) };
+  return {
+    bus,
+    published,
+    deliver: (m: BusMessage) => handler!(m),
+    /** What the consumer subscribed to take several messages at once with (undefined: one at a time only). */
+    batchHandler: () => batchHandler,
+    deliverBatch: (ms: BusMessage[]) => batchHandler!(ms),
+  };
 }
 
 /** A bus whose publishes wait until the test settles them, one call at a time. */
@@ -249,6 +258,77 @@ describe.each(databaseKinds)("outbox, relay and inbox on $kind", ({ kind, skip }
     expect(handled).toEqual(["Event:2"]);
     expect(await applied()).toEqual(["Event:2"]);
     expect((await inbox()).map((r) => r.event_id)).toEqual(["Event:2"]);
+  });
+
+  it("takes messages that arrive together only when the consumer is batched", async () => {
+    const plain = recordingBus();
+    await subscribeConsumer({ db: consumer, bus: plain.bus, service: "svc", def: consumerDef(applyEvent), log });
+    expect(plain.batchHandler()).toBeUndefined();
+    const batched = recordingBus();
+    await subscribeConsumer({ db: consumer, bus: batched.bus, service: "svc", def: { ...consumerDef(applyEvent), batch: true }, log });
+    expect(batched.batchHandler()).toBeTypeOf("function");
+  });
+
+  it("handles a batch in one transaction: each fresh event once and in order, duplicates (in the batch or the inbox) and irrelevant events skipped", async () => {
+    const rec = recordingBus();
+    const handled: string[] = [];
+    const transactions = new Set<unknown>();
+    await subscribeConsumer({
+      db: consumer,
+      bus: rec.bus,
+      service: "svc",
+      def: {
+        ...consumerDef(async (e, trx) => {
+          handled.push(e.eventId);
+          transactions.add(trx);
+          await applyEvent(e, trx);
+        }),
+        relevant: (e: PlatformEvent) => e.platformId !== "Platform:other",
+        batch: true,
+      },
+      log,
+    });
+    for (const n of [1, 2, 3, 4, 5]) await enqueue(producer, event(n, n === 4 ? "Platform:other" : "Platform:1"));
+    await createOutboxRelay({ db: producer, bus: rec.bus, log }).flush();
+    const [m1, m2, m3, m4, m5] = rec.published as [BusMessage, BusMessage, BusMessage, BusMessage, BusMessage];
+    await rec.deliver(m2);
+    handled.length = 0;
+    transactions.clear();
+    await rec.deliverBatch([m3, m1, m2, m3, m4, m5]);
+    expect(handled).toEqual(["Event:3", "Event:1", "Event:5"]);
+    expect(transactions.size).toBe(1);
+    expect(await applied()).toEqual(["Event:2", "Event:3", "Event:1", "Event:5"]);
+    expect((await inbox()).map((r) => r.event_id).sort()).toEqual(["Event:1", "Event:2", "Event:3", "Event:5"]);
+    // The whole batch again changes nothing.
+    await rec.deliverBatch([m1, m2, m3, m4, m5]);
+    expect(handled).toHaveLength(3);
+  });
+
+  it("when a batch's transaction fails, handles its messages one by one: the bad one fails alone and rolls back alone", async () => {
+    const rec = recordingBus();
+    const attempts = new Map<string, number>();
+    await subscribeConsumer({
+      db: consumer,
+      bus: rec.bus,
+      service: "svc",
+      def: {
+        ...consumerDef(async (e, trx) => {
+          attempts.set(e.eventId, (attempts.get(e.eventId) ?? 0) + 1);
+          await applyEvent(e, trx);
+          if (e.eventId === "Event:3") throw new Error("poison");
+        }),
+        batch: true,
+      },
+      log,
+    });
+    for (const n of [1, 2, 3, 4]) await enqueue(producer, event(n));
+    await createOutboxRelay({ db: producer, bus: rec.bus, log }).flush();
+    await expect(rec.deliverBatch(rec.published)).rejects.toThrow("poison");
+    // The batch (1, 2, 3 tried) rolled back, then 1 and 2 went through alone and 3 failed alone;
+    // 4 waits behind it, as it would behind a failed message of an unbatched consumer.
+    expect(await applied()).toEqual(["Event:1", "Event:2"]);
+    expect((await inbox()).map((r) => r.event_id).sort()).toEqual(["Event:1", "Event:2"]);
+    expect(Object.fromEntries(attempts)).toEqual({ "Event:1": 2, "Event:2": 2, "Event:3": 2 });
   });
 
   it("rolls back a failing handler's effect and inbox row, and commits them once on redelivery", async () => {

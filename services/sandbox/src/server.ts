@@ -31,6 +31,8 @@ export function buildSandbox(deps: Pick<ServiceDeps, "db" | "clock" | "log" | "e
 
   const instructions: ConsumerDefinition<typeof RailInstructionSchema> = {
     name: "rail-instructions",
+    // Schedules and outcome events of the sandbox's own schema: batches are safe.
+    batch: true,
     topic: topics.rails,
     schema: RailInstructionSchema,
     eventId: (e) => e.eventId,

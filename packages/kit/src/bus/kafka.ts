@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type IHeaders, type LogEntry, type Producer } from "kafkajs";
+import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type IHeaders, type KafkaMessage, type LogEntry, type Producer } from "kafkajs";
 import type { Logger } from "../log.js";
 import type { Bus, BusMessage, SubscribeOptions, Subscription } from "./types.js";
 
@@ -158,20 +158,37 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
         });
       });
       await patiently({ topics, group: sub.group }, () => consumer.subscribe({ topics, fromBeginning: true }));
+      const offsets = offsetCommitter(consumer, log.child({ group: sub.group }));
       await consumer.run({
-        // Offsets are committed at most once a second (and when the consumer stops), not after
-        // every batch: under load that was a broker round trip per message per group. What a
-        // crash or a rebalance leaves uncommitted is delivered again, and the inbox
-        // (subscribeConsumer) recognises it, so the effect still happens once.
-        autoCommit: true,
-        autoCommitInterval: 1_000,
-        eachMessage: async ({ topic, message }) => {
-          await sub.handle({
-            topic: topic.startsWith(prefix) ? topic.slice(prefix.length) : topic,
-            key: message.key?.toString("utf8") ?? "",
-            value: message.value ? new Uint8Array(message.value) : new Uint8Array(),
-            headers: headersToStrings(message.headers),
-          });
+        // kafkajs 2.2.4 commits after every fetched batch whenever autoCommit is on, whatever
+        // autoCommitInterval says (its runner calls commitOffsets, not commitOffsetsIfNecessary):
+        // under load that was an OffsetCommit round trip, and a write to __consumer_offsets, per
+        // message per group. Offsets are committed by offsetCommitter instead, at most once a
+        // second. What a crash or a rebalance leaves uncommitted is delivered again, and the
+        // inbox (subscribeConsumer) recognises it, so the effect still happens once.
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+          const topic = batch.topic.startsWith(prefix) ? batch.topic.slice(prefix.length) : batch.topic;
+          const messages = batch.messages;
+          try {
+            for (let i = 0; i < messages.length && isRunning() && !isStale(); ) {
+              const chunk = sub.handleBatch ? messages.slice(i, i + MAX_HANDLED_BATCH) : [messages[i]!];
+              const converted = chunk.map((m) => toBusMessage(topic, m));
+              if (sub.handleBatch && converted.length > 1) await sub.handleBatch(converted);
+              else await sub.handle(converted[0]!);
+              const last = chunk[chunk.length - 1]!.offset;
+              resolveOffset(last);
+              offsets.processed(batch.topic, batch.partition, last);
+              i += chunk.length;
+              await heartbeat();
+            }
+          } catch (err) {
+            // Keep what did go through: kafkajs fetches again from the failed message, and a
+            // restarted consumer from the last committed offset.
+            await offsets.flush();
+            throw err;
+          }
         },
       });
       const joinTimeoutMs = opts.joinTimeoutMs ?? 30_000;
@@ -186,6 +203,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
       return {
         async close() {
           if (!consumers.delete(consumer)) return;
+          await offsets.flush();
           await consumer.disconnect();
         },
       };
@@ -194,7 +212,10 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      await Promise.allSettled([...consumers].map((c) => c.disconnect()));
+      await Promise.allSettled([...consumers].map(async (c) => {
+        await committers.get(c)?.flush();
+        await c.disconnect();
+      }));
       consumers.clear();
       await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
     },
@@ -358,6 +379,57 @@ function isRetriable(err: unknown): boolean {
   const e = err as { retriable?: unknown; name?: unknown; errors?: unknown };
   if (Array.isArray(e.errors) && e.errors.length > 0) return e.errors.every(isRetriable);
   return e.retriable === true || e.name === "KafkaJSTimeout" || e.name === "KafkaJSConnectionError";
+}
+
+/** The most messages handed to a SubscribeOptions.handleBatch at once (one transaction of the inbox). */
+const MAX_HANDLED_BATCH = 100;
+
+/** How long processed offsets may wait before they are committed (what a crash delivers again). */
+const OFFSET_COMMIT_INTERVAL_MS = 1_000;
+
+/** The committers of live consumers, so closing the bus commits what each has processed. */
+const committers = new WeakMap<Consumer, { flush(): Promise<void> }>();
+
+/**
+ * Commits a consumer's processed offsets at most once per OFFSET_COMMIT_INTERVAL_MS, and only
+ * while there is something to commit (an idle consumer arms no timer). flush() commits at once
+ * (a failed handler, a consumer stopping). A failed commit is dropped, not retried: the messages
+ * it covered are delivered again after a restart or a rebalance, and the inbox skips them.
+ */
+function offsetCommitter(consumer: Consumer, log: Logger) {
+  const pending = new Map<string, { topic: string; partition: number; offset: string }>();
+  let timer: NodeJS.Timeout | undefined;
+  const flush = async (): Promise<void> => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (pending.size === 0) return;
+    const offsets = [...pending.values()];
+    pending.clear();
+    try {
+      await consumer.commitOffsets(offsets);
+    } catch (err) {
+      log.debug({ err: String(err) }, "offset commit failed; those messages may be delivered again");
+    }
+  };
+  const committer = {
+    /** `offset` of `topic`/`partition` has been handled: the next one to read is offset + 1. */
+    processed(topic: string, partition: number, offset: string): void {
+      pending.set(`${topic}/${partition}`, { topic, partition, offset: (BigInt(offset) + 1n).toString() });
+      timer ??= setTimeout(() => void flush(), OFFSET_COMMIT_INTERVAL_MS);
+    },
+    flush,
+  };
+  committers.set(consumer, committer);
+  return committer;
+}
+
+function toBusMessage(topic: string, message: KafkaMessage): BusMessage {
+  return {
+    topic,
+    key: message.key?.toString("utf8") ?? "",
+    value: message.value ? new Uint8Array(message.value) : new Uint8Array(),
+    headers: headersToStrings(message.headers),
+  };
 }
 
 function headersToStrings(headers: IHeaders | undefined): Record<string, string> {

@@ -24,6 +24,13 @@ export interface SubscribeOptions {
   group: string;
   topics: string[];
   handle(message: BusMessage): Promise<void>;
+  /**
+   * Several messages of one partition, in order, that arrived together (Kafka only; the
+   * in-process bus calls `handle`). Same contract as `handle` for the lot: resolving means all of
+   * them are processed, throwing means all of them are delivered again (the inbox recognises the
+   * ones that did go through). Without it every message goes to `handle`.
+   */
+  handleBatch?(messages: BusMessage[]): Promise<void>;
 }
 
 export interface Bus {

@@ -9,6 +9,8 @@ import type { LedgerOutcomes } from "../domain/ledger-outcomes.js";
 export function ledgerOutcomesConsumer(outcomes: LedgerOutcomes) {
   return ledgerTransactionConsumer({
     name: "agent-transactions",
+    // Only the agents' own rows (spend and action state): no money locks, so batches are safe.
+    batch: true,
     accepts: (t) => t.agentId !== "",
     handle: (trx, change) => outcomes.onTransactionChanged(trx, change.platformId, transactionFacts(change.transaction)),
   });

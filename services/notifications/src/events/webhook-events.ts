@@ -74,7 +74,11 @@ export interface WebhookConsumerDeps {
   copy?: EndpointCopy;
 }
 
-/** Enqueues the webhook in the consumer's transaction; the delivery worker posts it later. */
+/**
+ * Enqueues the webhook in the consumer's transaction; the delivery worker posts it later. The
+ * webhook consumers are batched (ConsumerDefinition.batch): an enqueue only inserts, so a burst
+ * of events costs one transaction per batch, not one per event.
+ */
 async function enqueue(trx: Transaction<any>, deps: WebhookConsumerDeps, event: { eventId: string; platformId: string; occurredAt?: Timestamp }, derived: Derived): Promise<void> {
   const now = deps.clock.now();
   const webhookId = newId("Webhook");
@@ -100,6 +104,7 @@ async function enqueue(trx: Transaction<any>, deps: WebhookConsumerDeps, event: 
 export function customerWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDefinition<typeof CustomerEventSchema> {
   return {
     name: "customer-webhooks",
+    batch: true,
     topic: topics.customers,
     schema: CustomerEventSchema,
     eventId: (e) => e.eventId,
@@ -114,6 +119,7 @@ export function customerWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDef
 export function ledgerWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDefinition<typeof LedgerEventSchema> {
   return {
     name: "ledger-webhooks",
+    batch: true,
     topic: topics.ledger,
     schema: LedgerEventSchema,
     eventId: (e) => e.eventId,
@@ -128,6 +134,7 @@ export function ledgerWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDefin
 export function agentWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDefinition<typeof AgentEventSchema> {
   return {
     name: "agent-webhooks",
+    batch: true,
     topic: topics.agents,
     schema: AgentEventSchema,
     eventId: (e) => e.eventId,

@@ -10,6 +10,8 @@ import type { QuoteLifecycle } from "../domain/quote-lifecycle.js";
 export function ledgerTransactionConsumer(quotes: QuoteLifecycle): ConsumerDefinition<typeof LedgerEventSchema> {
   return kitLedgerTransactionConsumer({
     name: "quote-transactions",
+    // Only quote rows of this schema, one per event: batches are safe.
+    batch: true,
     accepts: (t) => t.quoteId !== "",
     handle: (trx, { platformId, transaction: t, occurredAt }) =>
       quotes.onTransactionChanged(trx, { platformId, transactionId: t.id, status: t.status, failureReason: t.failureReason, at: occurredAt ?? new Date() }),
