@@ -173,6 +173,7 @@ async function measureMode(run: (typeof runs)[number], kafkaBrokers: string | un
       );
       const types = Object.entries(w.latencyByType).map(([t, p]) => `${t} ${w.byType[t]}× p50/p99 ${p.p50}/${p.p99} ms`);
       console.error(`[${who}] webhooks by type: ${types.join("; ")}`);
+      if (w.split?.failedAttempts.count) console.error(`[${who}] webhooks: ${w.split.failedAttempts.count} failed attempts (${w.split.failedAttempts.errors.join("; ")})`);
     }
   } finally {
     await sys.stop();

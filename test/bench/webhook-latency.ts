@@ -45,7 +45,7 @@ export interface WebhookLatencyResult {
    * producer's outbox relay, the bus, the notifications consumer) and enqueued → first POST
    * (the delivery worker). PGlite lives inside the process and is not read from outside.
    */
-  split?: { enqueued: Percentiles; posted: Percentiles };
+  split?: { enqueued: Percentiles; posted: Percentiles; failedAttempts: { count: number; errors: string[] } };
 }
 
 export interface Percentiles {
@@ -205,7 +205,7 @@ export async function measureWebhookLatency(sys: BenchSystem, f: Fixtures, opts:
 }
 
 /** Enqueue lag and delivery wait per webhook, from notifications' queue and attempts (ms). */
-async function splitFromTables(databaseUrl: string, since: Date): Promise<{ enqueued: Percentiles; posted: Percentiles }> {
+async function splitFromTables(databaseUrl: string, since: Date): Promise<NonNullable<WebhookLatencyResult["split"]>> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -216,7 +216,20 @@ async function splitFromTables(databaseUrl: string, since: Date): Promise<{ enqu
         where q.status = 'DELIVERED' and q.occurred_at >= $1`,
       [since],
     );
-    return { enqueued: percentiles(rows.map((r) => Number(r.enqueued))), posted: percentiles(rows.map((r) => Number(r.posted))) };
+    // A failed attempt holds the webhooks of its resource behind it until its retry.
+    const failed = await client.query<{ n: string; error: string | null; response_status: number | null }>(
+      `select count(*) as n, error, response_status from notifications.webhook_deliveries
+        where not delivered and attempted_at >= $1 group by error, response_status order by count(*) desc limit 3`,
+      [since],
+    );
+    return {
+      enqueued: percentiles(rows.map((r) => Number(r.enqueued))),
+      posted: percentiles(rows.map((r) => Number(r.posted))),
+      failedAttempts: {
+        count: failed.rows.reduce((sum, r) => sum + Number(r.n), 0),
+        errors: failed.rows.map((r) => `${r.n}× ${r.error ?? `status ${r.response_status}`}`),
+      },
+    };
   } finally {
     await client.end();
   }

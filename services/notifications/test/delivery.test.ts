@@ -7,7 +7,7 @@ import { createLogger, ManualClock, type DatabaseHandle } from "@corridor/kit";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { PlatformConfigSchema } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { LedgerEventSchema, type LedgerEvent } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { listDeliveries } from "../src/data/deliveries-repo.js";
 import { enqueueWebhook, listQueued } from "../src/data/queue-repo.js";
 import { createHttpSender } from "../src/clients/standard-webhooks.js";
@@ -292,6 +292,144 @@ describe("webhook delivery worker", () => {
       "Transaction:o1 OUTGOING_PAYMENT_PENDING 204",
       "Transaction:o1 OUTGOING_PAYMENT_COMPLETED 204",
     ]);
+  });
+
+  it("sends a resource's next webhook as the one in flight settles, even when it was announced before that one was claimed and committed after", async () => {
+    const n = await notifications();
+    const r = await receiver();
+    const platformId = await platformWith(n, r.url);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let releaseOther!: () => void;
+    const heldOther = new Promise<void>((resolve) => (releaseOther = resolve));
+    r.state.answer = async (hit) => {
+      if (hit.resource === "Transaction:other") await heldOther;
+      else if (hit.type === "OUTGOING_PAYMENT_PENDING") await held;
+      return 204;
+    };
+    // The worker's quick looks for announced rows (timers of at most 50 ms) run until the test
+    // turns timers off; no longer timer ever fires: no sweep comes to the rescue, as under a burst
+    // where the worker never goes idle.
+    let timersOn = true;
+    const live = new Set<NodeJS.Timeout>();
+    const worker = createDeliveryWorker({
+      db: n.db,
+      // The POST held throughout must not time out either (the worker would go idle).
+      sender: createHttpSender({ timeoutMs: 60_000 }),
+      clock,
+      log: createLogger("delivery-test", "silent"),
+      pollIntervalMs: HOUR,
+      leaseMs: 35_000,
+      concurrency: 8,
+      perEndpoint: 8,
+      orderHoldMs: HOUR,
+      timers: {
+        set: (fn, ms) => {
+          if (!timersOn || ms > 100) return undefined;
+          const h = setTimeout(() => {
+            live.delete(h);
+            fn();
+          }, ms);
+          live.add(h);
+          return h;
+        },
+        clear: (h) => {
+          clearTimeout(h as NodeJS.Timeout);
+          live.delete(h as NodeJS.Timeout);
+        },
+      },
+    });
+    worker.start();
+    const row = (type: string, resource: string) => {
+      const webhookId = `Webhook:${crypto.randomUUID()}`;
+      const envelope = { id: webhookId, type, timestamp: clock.now().toISOString(), data: { id: resource } };
+      return {
+        webhookId,
+        announce: { webhookId, platformId, resourceKey: resource },
+        enqueue: () => enqueueWebhook(n.db, { webhookId, platformId, sourceEventId: `Event:${crypto.randomUUID()}`, type, payload: JSON.stringify(envelope), at: clock.now() }),
+      };
+    };
+    try {
+      // Another delivery stays in flight throughout, as under a burst: the worker never goes idle.
+      const other = row("OUTGOING_PAYMENT_PENDING", "Transaction:other");
+      await other.enqueue();
+      worker.notify([other.announce]);
+      await vi.waitFor(() => expect(r.state.inFlight).toBe(1), { timeout: 5_000, interval: 5 });
+
+      const first = row("OUTGOING_PAYMENT_PENDING", "Transaction:r1");
+      const second = row("OUTGOING_PAYMENT_COMPLETED", "Transaction:r1");
+      await first.enqueue();
+      // Both announced together (one consumer batch); the second's transaction commits only once
+      // the first is claimed and in flight: the worker's looks for it then find it held back.
+      worker.notify([first.announce, second.announce]);
+      await vi.waitFor(() => expect(r.state.inFlight).toBe(2), { timeout: 5_000, interval: 5 });
+      await second.enqueue();
+      // Time for the worker's looks for the announced row (every few ms, at most 50 apart).
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // From here no timer fires: only the first's settle can hand its slot to the second.
+      timersOn = false;
+      for (const h of live) clearTimeout(h);
+      release();
+      await r.until(2);
+      expect(r.hits.map((h) => h.webhookId)).toEqual([first.webhookId, second.webhookId]);
+    } finally {
+      releaseOther();
+      await worker.stop();
+    }
+  });
+
+  it("claims for a slot that frees while an endpoint's bound holds an announced webhook back, without waiting for a quarter of the slots or a poll", async () => {
+    const n = await notifications();
+    const r = await receiver();
+    const platformId = await platformWith(n, r.url);
+    const releases = new Map<string, () => void>();
+    const holds = new Map<string, Promise<void>>();
+    const hold = (resource: string) => holds.set(resource, new Promise<void>((resolve) => releases.set(resource, resolve)));
+    r.state.answer = async (hit) => {
+      await holds.get(hit.resource);
+      return 204;
+    };
+    // Only the worker's short timers fire (its looks for announced rows, its refill): never the
+    // safety poll, as under a burst where the worker never goes idle.
+    const worker = createDeliveryWorker({
+      db: n.db,
+      sender: createHttpSender({ timeoutMs: 60_000 }),
+      clock,
+      log: createLogger("delivery-test", "silent"),
+      pollIntervalMs: HOUR,
+      leaseMs: 120_000,
+      concurrency: 16,
+      perEndpoint: 8,
+      orderHoldMs: HOUR,
+      timers: { set: (fn, ms) => (ms <= 100 ? setTimeout(fn, ms) : undefined), clear: (h) => clearTimeout(h as NodeJS.Timeout) },
+    });
+    worker.start();
+    const announce = async (resource: string) => {
+      const webhookId = `Webhook:${crypto.randomUUID()}`;
+      const envelope = { id: webhookId, type: "OUTGOING_PAYMENT_PENDING", timestamp: clock.now().toISOString(), data: { id: resource } };
+      await enqueueWebhook(n.db, { webhookId, platformId, sourceEventId: `Event:${crypto.randomUUID()}`, type: envelope.type, payload: JSON.stringify(envelope), at: clock.now() });
+      worker.notify([{ webhookId, platformId, resourceKey: resource }]);
+      return webhookId;
+    };
+    const busy = Array.from({ length: 8 }, (_, i) => `Transaction:busy${i}`);
+    try {
+      for (const resource of busy) {
+        hold(resource);
+        await announce(resource);
+      }
+      await vi.waitFor(() => expect(r.state.inFlight).toBe(8), { timeout: 5_000, interval: 5 });
+      // The endpoint's eight slots are taken: this one is seen by the next claim and held back.
+      const waiting = await announce("Transaction:waiting");
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(r.state.inFlight).toBe(8);
+      // One slot frees (7 of 8 still busy: less than the quarter a claim waits for).
+      releases.get(busy[0]!)!();
+      await r.until(2);
+      expect(r.hits.map((h) => h.webhookId)).toContain(waiting);
+    } finally {
+      for (const release of releases.values()) release();
+      await worker.stop();
+    }
   });
 
   it("holds a webhook behind an earlier one that keeps failing for at most NOTIFICATIONS_ORDER_HOLD_MS, then sends it", async () => {

@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from "kysely";
+import { sql, type ExpressionBuilder, type Kysely, type Selectable } from "kysely";
 import type { DeliveryAttempt } from "../domain/delivery.js";
 import type { WebhookSettings } from "../domain/ports.js";
 import { deliveryRow } from "./deliveries-repo.js";
@@ -110,8 +110,8 @@ export interface ClaimOptions {
   only?: string[];
 }
 
-/** A claimed row; `has_next`: a later webhook of its resource was pending when it was claimed. */
-export type ClaimedWebhook = QueuedWebhook & { has_next: SqlBool };
+/** A claimed row (leased to the worker that claimed it). */
+export type ClaimedWebhook = QueuedWebhook;
 
 /** What a claim answers: the rows, the announced ids now visible, and the settings of each claimed row's platform. */
 export interface Claim {
@@ -185,7 +185,6 @@ export async function claimDue(db: Kysely<NotificationsDatabase>, o: ClaimOption
         q
           .selectFrom("webhook_queue as q")
           .select(["q.webhook_id", "q.platform_id", "q.seq"])
-          .select((eb) => hasNext(eb).as("has_next"))
           .$if(o.only !== undefined, (qb) => qb.where("q.webhook_id", "in", o.only!.length ? o.only! : [""]))
           .where("q.status", "=", "PENDING")
           .where("q.next_attempt_at", "<=", o.now)
@@ -202,12 +201,12 @@ export async function claimDue(db: Kysely<NotificationsDatabase>, o: ClaimOption
         q
           .selectFrom("cand")
           .leftJoin("busy", "busy.platform_id", "cand.platform_id")
-          .select(["cand.webhook_id", "cand.platform_id", "cand.seq", "cand.has_next"])
+          .select(["cand.webhook_id", "cand.platform_id", "cand.seq"])
           // This platform's place in the batch after the rows it already has in flight.
           .select(sql<number>`row_number() over (partition by ${sql.ref("cand.platform_id")} order by ${sql.ref("cand.seq")}) + coalesce(${sql.ref("busy.n")}, 0)`.as("slot")),
       )
       .with("picked", (q) =>
-        q.selectFrom("ranked").select(["ranked.webhook_id", "ranked.platform_id", "ranked.has_next"]).where("ranked.slot", "<=", o.perEndpoint).orderBy("ranked.seq").limit(o.limit),
+        q.selectFrom("ranked").select(["ranked.webhook_id", "ranked.platform_id"]).where("ranked.slot", "<=", o.perEndpoint).orderBy("ranked.seq").limit(o.limit),
       )
       // Each row's platform settings come back with it: no read of its own per claim.
       .with("ps", (q) => q.selectFrom("webhook_settings").selectAll().where("platform_id", "in", (eb) => eb.selectFrom("picked").select("picked.platform_id")))
@@ -217,7 +216,6 @@ export async function claimDue(db: Kysely<NotificationsDatabase>, o: ClaimOption
       .set({ leased_until: leasedUntil })
       .whereRef("webhook_queue.webhook_id", "=", "picked.webhook_id")
       .returningAll("webhook_queue")
-      .returning("picked.has_next")
       .returning(SETTINGS_COLUMNS)
       .execute();
     const settings = new Map<string, WebhookSettings | undefined>();
@@ -289,19 +287,6 @@ function earlierPending(eb: ExpressionBuilder<WithQ, "q">, except?: string) {
   );
 }
 
-/** Whether a later row (by seq) of q's resource is PENDING. */
-function hasNext(eb: ExpressionBuilder<WithQ, "q">) {
-  return eb.exists(
-    eb
-      .selectFrom("webhook_queue as s")
-      .select(sql.lit(1).as("one"))
-      .whereRef("s.platform_id", "=", "q.platform_id")
-      .whereRef("s.resource_key", "=", "q.resource_key")
-      .whereRef("s.seq", ">", "q.seq")
-      .where("s.status", "=", "PENDING"),
-  );
-}
-
 /**
  * Settles a row that leaves PENDING (as settleWebhook) and hands its slot to the next webhook of
  * the same resource when that one is due, free and then the earliest pending of its resource: it
@@ -327,7 +312,6 @@ export async function settleAndTakeNext(
       .set({ leased_until: new Date(lease.now.getTime() + lease.leaseMs) })
       .whereRef("webhook_queue.webhook_id", "=", "nxt.webhook_id")
       .returningAll("webhook_queue")
-      .returning("nxt.has_next")
       .executeTakeFirst();
   }
   return db
@@ -341,7 +325,6 @@ export async function settleAndTakeNext(
     .set({ leased_until: new Date(lease.now.getTime() + lease.leaseMs) })
     .whereRef("webhook_queue.webhook_id", "=", "nxt.webhook_id")
     .returningAll("webhook_queue")
-    .returning("nxt.has_next")
     .executeTakeFirst();
 }
 
@@ -350,7 +333,6 @@ function nextOfResource(db: Db, settled: QueuedWebhook, now: Date, except?: stri
   return db
     .selectFrom("webhook_queue as q")
     .select("q.webhook_id")
-    .select((eb) => hasNext(eb).as("has_next"))
     .where("q.platform_id", "=", settled.platform_id)
     .where("q.resource_key", "=", settled.resource_key!)
     .where("q.status", "=", "PENDING")

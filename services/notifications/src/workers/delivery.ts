@@ -65,6 +65,11 @@ export interface DeliveryWorker extends BackgroundWorker {
 /** How long an announced webhook is looked for before the worker assumes its transaction rolled back. */
 const EXPECT_FOR_MS = 5_000;
 const EXPECT_RECHECK_MAX_MS = 50;
+/**
+ * When a claim stopped at a bound and fewer than a quarter of the slots have come free, a sweep
+ * claims for them after this long (more slots may free meanwhile: one claim fills several).
+ */
+const REFILL_WAIT_MS = 50;
 /** After a failing pass (database unreachable), the next one waits this long. */
 const PASS_FAILURE_BACKOFF_MS = 1_000;
 /**
@@ -212,12 +217,15 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     const now = deps.clock.now();
     const { verdict, settings } = await resolve(row, await settingsOf(row.platform_id));
     /**
-     * Settles a row that leaves PENDING; hands its slot on when a later webhook of the resource
-     * was pending at the claim or was announced behind it since (others are claimed as usual).
+     * Settles a row that leaves PENDING and, in the same statement, hands its slot to the next
+     * webhook of its resource when one is due. Always looked for, not only when the claim saw a
+     * later one (`has_next`) or one was announced behind it: a webhook announced before this row
+     * was claimed but committed after that claim is held back by every later claim while this
+     * row is in flight, and is in neither list; under a burst the worker never goes idle, so
+     * nothing else would look for it until a sweep (seconds later).
      */
     const settleLeaving = async (change: SettleChange, attempt?: DeliveryAttempt) => {
-      const waiting = behind.get(resourceOf(row.platform_id, row.resource_key) ?? "")?.size ?? 0;
-      if ((row.has_next || waiting > 0) && chain()) return settleAndTakeNext(deps.db, row, change, attempt, { now: deps.clock.now(), leaseMs: deps.leaseMs });
+      if (row.resource_key !== null && chain()) return settleAndTakeNext(deps.db, row, change, attempt, { now: deps.clock.now(), leaseMs: deps.leaseMs });
       await settleWebhook(deps.db, row.platform_id, row.webhook_id, change, attempt);
       return undefined;
     };
@@ -346,12 +354,26 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       // Another claim can only find more when the last one stopped at a bound (new webhooks
       // announce themselves, the next of a resource is handed this slot, retries have the timer).
       if (boundHit && (inFlight.size === 0 || (deps.perEndpoint - left >= refillPerEndpoint && deps.concurrency - inFlight.size >= refillGlobal))) wake();
+      // Fewer than a quarter free: claim for them shortly all the same. Chains hand their slots
+      // on, so under a burst the quarter may not come free for long, and a webhook the bound held
+      // back (announced, seen, not claimed) would wait for the safety poll.
+      else if (boundHit) refillSoon();
       // The last delivery settled: one statement tells whether anything is due (a row another
       // replica enqueued behind this one, say) and else when to look next.
       else if (inFlight.size === 0) wakeIdle();
     });
     inFlight.add(p);
   }
+  /** A sweep REFILL_WAIT_MS after the first slot freed since the last claim stopped at a bound. */
+  let refillTimer: unknown;
+  function refillSoon() {
+    if (refillTimer !== undefined || !running) return;
+    refillTimer = timers.set(() => {
+      refillTimer = undefined;
+      wake();
+    }, REFILL_WAIT_MS);
+  }
+
   /** One timer: a sweep when something comes due, or a look at announced rows only. */
   function setTimer(ms: number, sweep: boolean) {
     if (timer !== undefined) timers.clear(timer);
@@ -495,6 +517,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       running = false;
       if (timer !== undefined) timers.clear(timer);
       timer = undefined;
+      if (refillTimer !== undefined) timers.clear(refillTimer);
+      refillTimer = undefined;
       // Webhooks waiting in a batch stay PENDING: the next start's sweep (or another replica's) takes them.
       for (const b of noEndpoint.values()) if (b.timer !== undefined) timers.clear(b.timer);
       await Promise.all([...noEndpoint.values()].map((b) => b.settling));
