@@ -173,6 +173,13 @@ async function measureMode(run: (typeof runs)[number], kafkaBrokers: string | un
       );
       const types = Object.entries(w.latencyByType).map(([t, p]) => `${t} ${w.byType[t]}× p50/p99 ${p.p50}/${p.p99} ms`);
       console.error(`[${who}] webhooks by type: ${types.join("; ")}`);
+      if (w.split) {
+        const h = w.split.hottest;
+        console.error(
+          `[${who}] webhooks: endpoint answered in p50/p99 ${w.split.answer.p50}/${w.split.answer.p99} ms` +
+            (h ? `; the busiest resource (${h.deliveries} deliveries, in order) had p50/p99/max ${h.gap.p50}/${h.gap.p99}/${h.gap.max} ms between two` : ""),
+        );
+      }
       if (w.split?.failedAttempts.count) console.error(`[${who}] webhooks: ${w.split.failedAttempts.count} failed attempts (${w.split.failedAttempts.errors.join("; ")})`);
     }
   } finally {

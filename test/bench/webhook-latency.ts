@@ -45,7 +45,15 @@ export interface WebhookLatencyResult {
    * producer's outbox relay, the bus, the notifications consumer) and enqueued → first POST
    * (the delivery worker). PGlite lives inside the process and is not read from outside.
    */
-  split?: { enqueued: Percentiles; posted: Percentiles; failedAttempts: { count: number; errors: string[] } };
+  split?: {
+    enqueued: Percentiles;
+    posted: Percentiles;
+    failedAttempts: { count: number; errors: string[] };
+    /** How long the endpoint took to answer (webhook_deliveries.latency_ms), ms. */
+    answer: Percentiles;
+    /** The resource with the most webhooks (the hot account): its deliveries and the time between two of them (its ordered chain), ms. */
+    hottest?: { resource: string; deliveries: number; gap: Percentiles };
+  };
 }
 
 export interface Percentiles {
@@ -222,7 +230,22 @@ async function splitFromTables(databaseUrl: string, since: Date): Promise<NonNul
         where not delivered and attempted_at >= $1 group by error, response_status order by count(*) desc limit 3`,
       [since],
     );
+    const answers = await client.query<{ ms: number }>(`select latency_ms as ms from notifications.webhook_deliveries where attempted_at >= $1 and latency_ms is not null`, [since]);
+    const chain = await client.query<{ resource_key: string; gap: number }>(
+      `with hot as (select resource_key from notifications.webhook_queue where occurred_at >= $1 and resource_key is not null
+                     group by resource_key order by count(*) desc limit 1),
+            d as (select q.resource_key, d.attempted_at,
+                         lag(d.attempted_at) over (order by d.attempted_at) as prev
+                    from notifications.webhook_deliveries d join notifications.webhook_queue q on q.webhook_id = d.webhook_id
+                   where q.resource_key = (select resource_key from hot) and d.attempted_at >= $1)
+       select resource_key, extract(epoch from attempted_at - prev) * 1000 as gap from d where prev is not null`,
+      [since],
+    );
     return {
+      answer: percentiles(answers.rows.map((r) => Number(r.ms))),
+      hottest: chain.rows.length
+        ? { resource: chain.rows[0]!.resource_key, deliveries: chain.rows.length + 1, gap: percentiles(chain.rows.map((r) => Number(r.gap))) }
+        : undefined,
       enqueued: percentiles(rows.map((r) => Number(r.enqueued))),
       posted: percentiles(rows.map((r) => Number(r.posted))),
       failedAttempts: {

@@ -39,6 +39,24 @@ describe.skipIf(!process.env.DATABASE_URL)("prepared statements (DATABASE_PREPAR
     }
   });
 
+  it("plans every execution with its values, never with a generic plan (which cannot use a partial index a parameter must match)", async () => {
+    const c = await oneConnection();
+    try {
+      await sql`create table q (id int primary key, status text not null)`.execute(c.db);
+      await sql`insert into q select g, 'DONE' from generate_series(1, 1000) g`.execute(c.db);
+      await sql`analyze q`.execute(c.db);
+      // A primary-key lookup: after five custom plans PostgreSQL would keep the generic one (it
+      // costs the same); for the webhook queue's statements it kept one that scanned the table.
+      for (let i = 0; i < 12; i++) await c.db.selectFrom("q").select("status").where("id", "=", i).execute();
+      const plans = await sql<{ generic_plans: string; custom_plans: string }>`select generic_plans, custom_plans from pg_prepared_statements where statement like 'select "status" from "q"%'`.execute(c.db);
+      expect(plans.rows).toHaveLength(1);
+      expect(Number(plans.rows[0]!.generic_plans)).toBe(0);
+      expect(Number(plans.rows[0]!.custom_plans)).toBe(12);
+    } finally {
+      await c.dispose();
+    }
+  });
+
   it("runs statements past the cap unnamed", async () => {
     const c = await oneConnection(2);
     try {

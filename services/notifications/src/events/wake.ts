@@ -13,8 +13,10 @@ export function announcingEnqueues<D extends DescMessage>(consumer: ConsumerDefi
   return {
     ...consumer,
     async handle(event, trx) {
+      // A batched consumer handles several events in one transaction: announce only this one's.
+      const before = webhooksEnqueuedIn(trx).length;
       await consumer.handle(event, trx);
-      worker.notify(webhooksEnqueuedIn(trx));
+      worker.notify(webhooksEnqueuedIn(trx).slice(before));
     },
   };
 }
