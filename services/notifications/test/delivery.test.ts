@@ -161,6 +161,51 @@ function manualTimers() {
   };
 }
 
+/**
+ * A delivery worker whose short timers (its looks for announced rows, at most 50 ms apart; its
+ * refill) fire until `timersOff()`, and whose longer ones (the safety poll, retries) never do: no
+ * sweep comes to the rescue, as under a burst where the worker never goes idle. Its POSTs time
+ * out after a minute, so a POST a test holds does not end (and idle the worker) by itself.
+ */
+function workerWithShortTimers(db: NotificationsUnderTest["db"], clock: ManualClock, bounds: { concurrency: number; perEndpoint: number }) {
+  let on = true;
+  const live = new Set<NodeJS.Timeout>();
+  const worker = createDeliveryWorker({
+    db,
+    sender: createHttpSender({ timeoutMs: 60_000 }),
+    clock,
+    log: createLogger("delivery-test", "silent"),
+    pollIntervalMs: 3_600_000,
+    leaseMs: 120_000,
+    ...bounds,
+    orderHoldMs: 3_600_000,
+    timers: {
+      set: (fn, ms) => {
+        if (!on || ms > 100) return undefined;
+        const h = setTimeout(() => {
+          live.delete(h);
+          fn();
+        }, ms);
+        live.add(h);
+        return h;
+      },
+      clear: (h) => {
+        clearTimeout(h as NodeJS.Timeout);
+        live.delete(h as NodeJS.Timeout);
+      },
+    },
+  });
+  return {
+    worker,
+    /** From now on no timer fires, those already set included. */
+    timersOff() {
+      on = false;
+      for (const h of live) clearTimeout(h);
+      live.clear();
+    },
+  };
+}
+
 describe("webhook delivery worker", () => {
   const clock = new ManualClock(new Date());
   let handle: DatabaseHandle;
@@ -307,38 +352,7 @@ describe("webhook delivery worker", () => {
       else if (hit.type === "OUTGOING_PAYMENT_PENDING") await held;
       return 204;
     };
-    // The worker's quick looks for announced rows (timers of at most 50 ms) run until the test
-    // turns timers off; no longer timer ever fires: no sweep comes to the rescue, as under a burst
-    // where the worker never goes idle.
-    let timersOn = true;
-    const live = new Set<NodeJS.Timeout>();
-    const worker = createDeliveryWorker({
-      db: n.db,
-      // The POST held throughout must not time out either (the worker would go idle).
-      sender: createHttpSender({ timeoutMs: 60_000 }),
-      clock,
-      log: createLogger("delivery-test", "silent"),
-      pollIntervalMs: HOUR,
-      leaseMs: 35_000,
-      concurrency: 8,
-      perEndpoint: 8,
-      orderHoldMs: HOUR,
-      timers: {
-        set: (fn, ms) => {
-          if (!timersOn || ms > 100) return undefined;
-          const h = setTimeout(() => {
-            live.delete(h);
-            fn();
-          }, ms);
-          live.add(h);
-          return h;
-        },
-        clear: (h) => {
-          clearTimeout(h as NodeJS.Timeout);
-          live.delete(h as NodeJS.Timeout);
-        },
-      },
-    });
+    const { worker, timersOff } = workerWithShortTimers(n.db, clock, { concurrency: 8, perEndpoint: 8 });
     worker.start();
     const row = (type: string, resource: string) => {
       const webhookId = `Webhook:${crypto.randomUUID()}`;
@@ -367,8 +381,7 @@ describe("webhook delivery worker", () => {
       // Time for the worker's looks for the announced row (every few ms, at most 50 apart).
       await new Promise((resolve) => setTimeout(resolve, 300));
       // From here no timer fires: only the first's settle can hand its slot to the second.
-      timersOn = false;
-      for (const h of live) clearTimeout(h);
+      timersOff();
       release();
       await r.until(2);
       expect(r.hits.map((h) => h.webhookId)).toEqual([first.webhookId, second.webhookId]);
@@ -389,20 +402,7 @@ describe("webhook delivery worker", () => {
       await holds.get(hit.resource);
       return 204;
     };
-    // Only the worker's short timers fire (its looks for announced rows, its refill): never the
-    // safety poll, as under a burst where the worker never goes idle.
-    const worker = createDeliveryWorker({
-      db: n.db,
-      sender: createHttpSender({ timeoutMs: 60_000 }),
-      clock,
-      log: createLogger("delivery-test", "silent"),
-      pollIntervalMs: HOUR,
-      leaseMs: 120_000,
-      concurrency: 16,
-      perEndpoint: 8,
-      orderHoldMs: HOUR,
-      timers: { set: (fn, ms) => (ms <= 100 ? setTimeout(fn, ms) : undefined), clear: (h) => clearTimeout(h as NodeJS.Timeout) },
-    });
+    const { worker } = workerWithShortTimers(n.db, clock, { concurrency: 16, perEndpoint: 8 });
     worker.start();
     const announce = async (resource: string) => {
       const webhookId = `Webhook:${crypto.randomUUID()}`;
