@@ -20,7 +20,10 @@ if (!known.includes(name)) {
 // The deployable sees its own arguments at process.argv.slice(2), as when run directly.
 if (fromArgs) process.argv.splice(2, 1);
 if (name !== "embedded" && name !== "admin") process.env.OTEL_SERVICE_NAME ||= name;
-// Stack traces name the TypeScript sources (the build writes linked source maps).
-process.setSourceMapsEnabled(true);
+// Source maps stay off by default, although the build writes linked ones: with them on, the first
+// stack trace formatted (a stream destroyed with an error, a span recording an exception) makes
+// Node parse the map of every chunk on the stack and keep it, ~25 MiB of arrays per process for
+// its life, and every later stack is mapped frame by frame. Operators who want stack traces that
+// name the TypeScript sources start Node with NODE_OPTIONS=--enable-source-maps.
 
 await import(`./bin/${name}.js`);

@@ -314,7 +314,7 @@ export async function build({ out = join(root, "dist"), repoRoot = root, log = c
     target: "node20",
     sourcemap: "linked",
     // Stack traces need only the mappings: without the sources embedded, the maps Node parses and
-    // keeps in memory (corridor.mjs enables source maps) are a fraction of the size.
+    // keeps in memory (with NODE_OPTIONS=--enable-source-maps) are a fraction of the size.
     sourcesContent: false,
     metafile: true,
     logLevel: "warning",
