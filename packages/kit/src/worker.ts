@@ -16,6 +16,12 @@ export interface PollingWorkerOptions<T> {
   log: Pick<Logger, "warn">;
   /** Called with each pass's result (for example to log how much it moved). */
   onPass?: (result: T) => void;
+  /**
+   * The pause after a pass that returned `result`, when it is not `pollMs` (for example a longer
+   * one while nothing is pending, with `wake()` called when something new is). A failed pass
+   * always waits `pollMs`.
+   */
+  nextPollMs?: (result: T) => number;
 }
 
 /**
@@ -28,6 +34,7 @@ export function pollingWorker<T>(opts: PollingWorkerOptions<T>): PollingWorker {
   let running: Promise<void> | undefined;
   let stopped = true;
   let again = false;
+  let pauseMs = opts.pollMs;
   const schedule = (ms: number) => {
     if (timer) clearTimeout(timer);
     timer = setTimeout(tick, ms);
@@ -37,11 +44,17 @@ export function pollingWorker<T>(opts: PollingWorkerOptions<T>): PollingWorker {
     again = false;
     running = opts
       .pass()
-      .then((result) => opts.onPass?.(result))
-      .catch((err) => opts.log.warn({ err, worker: opts.name }, "worker pass failed; the next pass retries"))
+      .then((result) => {
+        pauseMs = opts.nextPollMs ? opts.nextPollMs(result) : opts.pollMs;
+        opts.onPass?.(result);
+      })
+      .catch((err) => {
+        pauseMs = opts.pollMs;
+        opts.log.warn({ err, worker: opts.name }, "worker pass failed; the next pass retries");
+      })
       .finally(() => {
         running = undefined;
-        if (!stopped) schedule(again ? 0 : opts.pollMs);
+        if (!stopped) schedule(again ? 0 : pauseMs);
       });
   };
   return {

@@ -40,6 +40,37 @@ describe("pollingWorker", () => {
     await w.stop();
   });
 
+  it("waits what nextPollMs says after a pass, and pollMs after a failed one", async () => {
+    const pending = [1, 0, 0];
+    let passes = 0;
+    const w = pollingWorker({
+      name: "adaptive",
+      pass: async () => {
+        passes++;
+        if (passes === 4) throw new Error("boom");
+        return pending.shift() ?? 0;
+      },
+      pollMs: 100,
+      nextPollMs: (left) => (left > 0 ? 100 : 5_000),
+      log,
+    });
+    w.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(passes).toBe(1); // something left: the next pass 100 ms later
+    await vi.advanceTimersByTimeAsync(100);
+    expect(passes).toBe(2); // nothing left: 5 s
+    await vi.advanceTimersByTimeAsync(4_999);
+    expect(passes).toBe(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(passes).toBe(3);
+    w.wake(); // something new: at once, whatever the pause
+    await vi.advanceTimersByTimeAsync(0);
+    expect(passes).toBe(4); // this one failed: pollMs, not the idle pause
+    await vi.advanceTimersByTimeAsync(100);
+    expect(passes).toBe(5);
+    await w.stop();
+  });
+
   it("wake brings the next pass forward, after a pass in progress, without overlapping passes", async () => {
     let passes = 0;
     let active = 0;

@@ -41,6 +41,11 @@ const schema = z.object({
   CORRIDOR_INCOMING_WEBHOOK_TIMEOUT_SECONDS: env.int(10).pipe(z.number().int().min(1).max(600)),
   /** How often the approval-timeout worker looks for acknowledged incoming payments past their window. */
   CORRIDOR_INCOMING_APPROVAL_POLL_MS: env.int(500).pipe(z.number().int().min(50).max(60_000)),
+  /**
+   * How long the approval-timeout worker rests while no incoming payment awaits its platform (a
+   * payment this process records wakes it at once); never shorter than the poll above.
+   */
+  CORRIDOR_INCOMING_APPROVAL_IDLE_POLL_MS: env.int(10_000).pipe(z.number().int().min(50).max(600_000)),
 });
 
 export type QuotesFxConfig = z.infer<typeof schema>;

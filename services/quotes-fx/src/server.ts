@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { inTransaction, type BuiltService, type ServiceDeps, type ServiceModule } from "@corridor/kit";
+import { inTransaction, type BuiltService, type PollingWorker, type ServiceDeps, type ServiceModule } from "@corridor/kit";
 import { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
 import { feedRateSource } from "./clients/feed-rate-source.js";
 import { ledgerPort } from "./clients/ledger.js";
@@ -127,7 +127,11 @@ export function buildQuotesFx(
         windowMs: config.CORRIDOR_INCOMING_APPROVAL_WINDOW_SECONDS * 1000,
         webhookTimeoutMs: config.CORRIDOR_INCOMING_WEBHOOK_TIMEOUT_SECONDS * 1000,
         log,
+        onAwaiting: (): void => approvalTimeout?.wake(),
       })
+    : undefined;
+  const approvalTimeout: PollingWorker | undefined = incoming
+    ? approvalTimeoutWorker(incoming, log, { pollMs: config.CORRIDOR_INCOMING_APPROVAL_POLL_MS, idlePollMs: config.CORRIDOR_INCOMING_APPROVAL_IDLE_POLL_MS })
     : undefined;
   return {
     // No per-service options here: they would replace the host's interceptors (docs/architecture.md).
@@ -140,7 +144,7 @@ export function buildQuotesFx(
     consumers: [ledgerTransactionConsumer(quotes), ...(incoming ? [incomingGuardConsumer(deps.clock)] : [])],
     workers: [
       expiryWorker(quotes, log, config.CORRIDOR_QUOTE_EXPIRY_POLL_MS),
-      ...(incoming ? [approvalTimeoutWorker(incoming, log, config.CORRIDOR_INCOMING_APPROVAL_POLL_MS)] : []),
+      ...(approvalTimeout ? [approvalTimeout] : []),
     ],
   };
 }

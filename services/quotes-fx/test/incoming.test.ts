@@ -1,11 +1,13 @@
 import { AppError, ManualClock } from "@corridor/kit";
-import { beforeEach, describe, expect, it } from "vitest";
+import type { PollingWorker } from "@corridor/kit";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { approvalTimeoutWorker } from "../src/workers/approval-timeout.js";
 import { createIncomingPayments, type ApprovalReply, type ApprovalStore, type AwaitingApproval, type Decision, type IncomingPorts } from "../src/domain/incoming.js";
 
 type Tx = { id: string; status: string; failureReason?: string };
 
 /** Fakes of the ledger, customers-kyc, notifications and the sandbox clock; an in-memory approval store. */
-function world() {
+function world(opts: { onAwaiting?: () => void } = {}) {
   const txs = new Map<string, Tx>();
   const decisions: { id: string; d: Decision }[] = [];
   const state = { reply: "APPROVED" as ApprovalReply | "THROW" | "CRASH", sandboxOffsetMs: 0, asked: 0, n: 0 };
@@ -73,7 +75,14 @@ function world() {
     },
   };
   const requested = { fields: [] as string[], incoming: true };
-  const incoming = createIncomingPayments({ ports, store, clock, windowMs: 5_000, receivingCurrency: async () => ({ requestedFields: requested.fields, incomingEnabled: requested.incoming }) });
+  const incoming = createIncomingPayments({
+    ports,
+    store,
+    clock,
+    windowMs: 5_000,
+    receivingCurrency: async () => ({ requestedFields: requested.fields, incomingEnabled: requested.incoming }),
+    onAwaiting: opts.onAwaiting,
+  });
   return { incoming, txs, decisions, state, clock, rows, ports, store, requested, asked, created };
 }
 
@@ -135,12 +144,12 @@ describe("incoming UMA payments: the approval exchange", () => {
     w.state.reply = "ACKNOWLEDGED";
     const { tx } = await receive(w);
     w.clock.advance(4_999);
-    expect(await w.incoming.expireDue()).toEqual({ expired: 0, failed: 0 });
+    expect(await w.incoming.expireDue()).toEqual({ expired: 0, failed: 0, waiting: 1 });
     expect(w.txs.get(tx.id)!.status).toBe("PENDING");
     w.state.sandboxOffsetMs = 1; // a sandbox clock advance counts
-    expect(await w.incoming.expireDue()).toEqual({ expired: 1, failed: 0 });
+    expect(await w.incoming.expireDue()).toEqual({ expired: 1, failed: 0, waiting: 0 });
     expect(w.txs.get(tx.id)).toMatchObject({ status: "FAILED", failureReason: "PAYMENT_APPROVAL_TIMED_OUT" });
-    expect(await w.incoming.expireDue()).toEqual({ expired: 0, failed: 0 });
+    expect(await w.incoming.expireDue()).toEqual({ expired: 0, failed: 0, waiting: 0 });
   });
 
   it("an approval arriving after the deadline but before the worker times the payment out and answers 409", async () => {
@@ -212,10 +221,10 @@ describe("incoming UMA payments: the approval exchange", () => {
       expect(row).toMatchObject({ acknowledged: false, done: false });
       expect(row!.deadline!.getTime()).toBe(w.clock.now().getTime() + 10_000 + 5_000);
       w.clock.advance(14_999);
-      expect(await w.incoming.expireDue()).toEqual({ expired: 0, failed: 0 });
+      expect(await w.incoming.expireDue()).toEqual({ expired: 0, failed: 0, waiting: 1 });
       expect(w.txs.get(row!.transactionId)!.status).toBe("PENDING");
       w.clock.advance(1);
-      expect(await w.incoming.expireDue()).toEqual({ expired: 1, failed: 0 });
+      expect(await w.incoming.expireDue()).toEqual({ expired: 1, failed: 0, waiting: 0 });
       expect(w.txs.get(row!.transactionId)).toMatchObject({ status: "FAILED", failureReason: "PAYMENT_APPROVAL_WEBHOOK_ERROR" });
     });
 
@@ -224,12 +233,12 @@ describe("incoming UMA payments: the approval exchange", () => {
       // The request died right after createIncoming: only the consumer of INCOMING_PAYMENT_PENDING recorded a row.
       const created = await w.ports.createIncoming({ platformId: "Platform:p", customerId: "Customer:alice", senderUmaAddress: "$bob@x.example", receiverUmaAddress: "$alice@sandbox.uma.money", currency: "USD", amount: 100n, idempotencyKey: "" });
       await w.store.add({ platformId: "Platform:p", transactionId: created.tx.id, deadline: null, acknowledged: false, requestedFields: [] }, w.clock.now());
-      expect(await w.incoming.expireDue()).toEqual({ expired: 0, failed: 0 });
+      expect(await w.incoming.expireDue()).toEqual({ expired: 0, failed: 0, waiting: 1 });
       expect(w.rows.get(created.tx.id)!.deadline!.getTime()).toBe(w.clock.now().getTime() + 60_000 + 10_000 + 5_000);
       w.clock.advance(14_999);
-      expect(await w.incoming.expireDue()).toEqual({ expired: 0, failed: 0 });
+      expect(await w.incoming.expireDue()).toEqual({ expired: 0, failed: 0, waiting: 1 });
       w.clock.advance(1);
-      expect(await w.incoming.expireDue()).toEqual({ expired: 1, failed: 0 });
+      expect(await w.incoming.expireDue()).toEqual({ expired: 1, failed: 0, waiting: 0 });
       expect(w.txs.get(created.tx.id)).toMatchObject({ status: "FAILED", failureReason: "PAYMENT_APPROVAL_WEBHOOK_ERROR" });
       expect(w.state.asked).toBe(0);
     });
@@ -242,7 +251,7 @@ describe("incoming UMA payments: the approval exchange", () => {
       const b = (await receive(w)).tx;
       expect(w.rows.get(b.id)).toMatchObject({ acknowledged: false, done: true });
       w.clock.advance(5_000);
-      expect(await w.incoming.expireDue()).toEqual({ expired: 1, failed: 0 });
+      expect(await w.incoming.expireDue()).toEqual({ expired: 1, failed: 0, waiting: 0 });
       expect(w.txs.get(a.id)!.failureReason).toBe("PAYMENT_APPROVAL_TIMED_OUT");
       expect(w.txs.get(b.id)!.status).toBe("COMPLETED");
     });
@@ -285,5 +294,43 @@ describe("sandbox UMA receive addressed by customerId (issue 10)", () => {
     const neither = await appError(w.incoming.receive({ ...base, receiverUmaAddress: "" }));
     expect(neither.code).toBe("INVALID_INPUT");
     expect(w.created).toEqual([]);
+  });
+});
+
+describe("the approval-timeout worker", () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it("rests while nothing awaits, is woken by a payment this process records, and watches it every pollMs until it is decided", async () => {
+    let worker: PollingWorker | undefined;
+    const w = world({ onAwaiting: () => worker?.wake() });
+    let passes = 0;
+    const counted = {
+      expireDue: async (limit?: number) => {
+        passes++;
+        return w.incoming.expireDue(limit);
+      },
+    };
+    worker = approvalTimeoutWorker(counted, { warn() {}, debug() {} }, { pollMs: 500, idlePollMs: 10_000 });
+    worker.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(passes).toBe(1);
+    await vi.advanceTimersByTimeAsync(9_000);
+    expect(passes).toBe(1); // nothing awaits: no pass every 500 ms
+    w.state.reply = "ACKNOWLEDGED";
+    const { tx } = await receive(w);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(passes).toBe(2); // the row it recorded woke the worker
+    await vi.advanceTimersByTimeAsync(500);
+    expect(passes).toBe(3); // and it looks every 500 ms while the payment awaits
+    w.clock.advance(5_000);
+    await vi.advanceTimersByTimeAsync(500);
+    expect(w.txs.get(tx.id)).toMatchObject({ status: "FAILED", failureReason: "PAYMENT_APPROVAL_TIMED_OUT" });
+    const settled = passes;
+    await vi.advanceTimersByTimeAsync(9_000);
+    expect(passes).toBe(settled); // decided: resting again
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(passes).toBe(settled + 1); // the rest ends after idlePollMs even when nothing wakes it
+    await worker.stop();
   });
 });

@@ -85,6 +85,8 @@ export function createIncomingPayments<T extends TxLike>(deps: {
    * created when not). Absent currency: nothing asked, nothing refused.
    */
   receivingCurrency?: (platformId: string, currency: string) => Promise<{ requestedFields: string[]; incomingEnabled: boolean }>;
+  /** Called once a payment's approval row (with its deadline) is committed: wakes the timeout worker. */
+  onAwaiting?: () => void;
 }) {
   const { ports, store, clock } = deps;
   const webhookTimeoutMs = deps.webhookTimeoutMs ?? 10_000;
@@ -96,6 +98,8 @@ export function createIncomingPayments<T extends TxLike>(deps: {
   async function guard(platformId: string, transactionId: string, requestedFields: string[]) {
     const deadline = new Date((await ports.sandboxNow(platformId)).getTime() + webhookTimeoutMs + deps.windowMs);
     await store.add({ transactionId, platformId, deadline, acknowledged: false, requestedFields }, clock.now());
+    // Committed: the approval-timeout worker, resting while nothing awaited, starts watching it.
+    deps.onAwaiting?.();
   }
 
   /** The requested fields an approval's receiverCustomerInfo lacks (absent, null or empty). */
@@ -232,11 +236,12 @@ export function createIncomingPayments<T extends TxLike>(deps: {
      * The approval-timeout worker's pass: payments whose deadline passed → FAILED (TIMED_OUT after a
      * 202, WEBHOOK_ERROR when no reply was recorded); rows still without a deadline get one.
      */
-    async expireDue(limit = 100): Promise<{ expired: number; failed: number }> {
+    async expireDue(limit = 100): Promise<{ expired: number; failed: number; waiting: number }> {
       const nowByPlatform = new Map<string, Date>();
       let expired = 0;
       let failed = 0;
-      for (const a of await store.allAwaiting(limit)) {
+      const awaiting = await store.allAwaiting(limit);
+      for (const a of awaiting) {
         try {
           // Recorded from the ledger's event with no request to finish the exchange (this service
           // died between the ledger's answer and its own row): the deadline starts now.
@@ -254,7 +259,8 @@ export function createIncomingPayments<T extends TxLike>(deps: {
           deps.log?.warn({ err, transactionId: a.transactionId }, "could not time out an incoming payment (retried next tick)");
         }
       }
-      return { expired, failed };
+      // Still awaiting after this pass (a guard row given its deadline just now included).
+      return { expired, failed, waiting: awaiting.length - expired };
     },
   };
 }
