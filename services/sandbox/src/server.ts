@@ -1,6 +1,6 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { fileURLToPath } from "node:url";
-import { topics, type BuiltService, type ConsumerDefinition, type ServiceDeps, type ServiceModule } from "@corridor/kit";
+import { topics, type BuiltService, type ConsumerDefinition, type PollingWorker, type ServiceDeps, type ServiceModule } from "@corridor/kit";
 import { RailInstructionSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
 import { SandboxService } from "@corridor/proto/corridor/sandbox/v1/sandbox_service_pb.js";
 import { loadSandboxConfig } from "./config.js";
@@ -27,7 +27,10 @@ export const service: ServiceModule = {
 export function buildSandbox(deps: Pick<ServiceDeps, "db" | "clock" | "log" | "env">): BuiltService {
   const config = loadSandboxConfig(deps.env);
   const db = deps.db.forSchema<SandboxDatabase>(SCHEMA);
-  const simulator = createSimulator({ store: createStore(db), clock: deps.clock });
+  // The worker is built after the store that wakes it; the hook only runs once a commit happened.
+  let schedule: PollingWorker | undefined = undefined;
+  const simulator = createSimulator({ store: createStore(db, { onScheduled: () => schedule?.wake() }), clock: deps.clock });
+  schedule = scheduleWorker(simulator, { pollMs: config.SANDBOX_SCHEDULE_POLL_MS, idlePollMs: config.SANDBOX_SCHEDULE_IDLE_POLL_MS, log: deps.log });
 
   const instructions: ConsumerDefinition<typeof RailInstructionSchema> = {
     name: "rail-instructions",
@@ -51,7 +54,7 @@ export function buildSandbox(deps: Pick<ServiceDeps, "db" | "clock" | "log" | "e
     // No per-service router options: they would replace the host's interceptors.
     routes: (router) => router.service(SandboxService, createSandboxHandler({ simulator })),
     consumers: [instructions],
-    workers: [scheduleWorker(simulator, { pollMs: config.SANDBOX_SCHEDULE_POLL_MS, log: deps.log })],
+    workers: [schedule],
   };
 }
 

@@ -1,12 +1,13 @@
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { createClient, createRouterTransport } from "@connectrpc/connect";
-import { ManualClock, appErrorInterceptor, createLogger, newId, topics, type DatabaseHandle } from "@corridor/kit";
+import { ManualClock, appErrorInterceptor, createLogger, inTransaction, newId, topics, type DatabaseHandle } from "@corridor/kit";
 import { RailInstructionSchema, RailOutcomeSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
 import { SandboxEventSchema } from "@corridor/proto/corridor/sandbox/v1/events_pb.js";
 import { SandboxService } from "@corridor/proto/corridor/sandbox/v1/sandbox_service_pb.js";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createStore } from "../src/data/store.js";
 import { buildSandbox, service } from "../src/server.js";
 import { openServiceTestDatabase } from "@corridor/kit/testing";
 
@@ -143,6 +144,29 @@ describe("sandbox rail simulator", () => {
     worker.start();
     await expect.poll(() => outcomes(tx), { timeout: 5_000 }).toEqual(["PROCESSING", "FAILED:TIMED_OUT"]);
     await worker.stop();
+  });
+
+  it("tells the schedule worker about an action once its transaction commits, never before and never after a rollback", async () => {
+    const schema = db.forSchema<any>(service.schema);
+    const signals: string[] = [];
+    let stage = "";
+    const store = createStore(schema, { onScheduled: () => signals.push(stage) });
+    const platformId = newId("Platform");
+    const action = { platformId, dueAt: new Date(clock.now().getTime() + 60_000), payload: { transactionId: newId("Transaction"), status: "COMPLETED", reason: "" }, now: clock.now() };
+    await inTransaction(schema, async (trx) => {
+      stage = "inside";
+      await store.within(trx).scheduleOutcome(action);
+      stage = "committed";
+    });
+    expect(signals).toEqual(["committed"]);
+    await expect(
+      inTransaction(schema, async (trx) => {
+        await store.within(trx).scheduleOutcome(action);
+        throw new Error("rolled back");
+      }),
+    ).rejects.toThrow("rolled back");
+    expect(signals).toEqual(["committed"]);
+    expect(await store.anyPending()).toBe(true);
   });
 
   it("refuses to move the clock by less than 1 second or more than 30 days", async () => {

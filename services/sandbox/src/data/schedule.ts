@@ -45,6 +45,12 @@ export async function scheduleOutcome(db: Db, a: { platformId: string; dueAt: Da
     .execute();
 }
 
+/** Whether any action is still pending, due or not (the partial index answers it). */
+export async function anyPending(db: Db): Promise<boolean> {
+  const row = await db.selectFrom("scheduled_actions").select("id").where("status", "=", "PENDING").limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Pending actions whose due time has come on their platform's sandbox clock (real now + offset). */
 export async function dueActions(db: Db, realNow: Date, platformId?: string, limit = 100): Promise<ScheduledAction[]> {
   let q = db

@@ -1,24 +1,29 @@
-import { inTransaction } from "@corridor/kit";
+import { afterCommit, inTransaction } from "@corridor/kit";
 import type { Kysely, Transaction } from "kysely";
 import type { ScheduleStore, ScheduleTx } from "../domain/ports.js";
 import { emitClockAdvanced } from "../events/clock-events.js";
 import { emitRailOutcome } from "../events/rail-outcomes.js";
-import { addClockOffset, claimAction, clockOffsetAt, clockOffsetMs, dueActions, scheduleOutcome } from "./schedule.js";
+import { addClockOffset, anyPending, claimAction, clockOffsetAt, clockOffsetMs, dueActions, scheduleOutcome } from "./schedule.js";
 import type { SandboxDatabase } from "./tables.js";
 
 /** The domain's ScheduleStore over Kysely: the repository (schedule.ts) does the SQL; this only wires it. */
-export function createStore(db: Kysely<SandboxDatabase>): ScheduleStore {
+export function createStore(db: Kysely<SandboxDatabase>, hooks: { onScheduled?: () => void } = {}): ScheduleStore {
   const bind = (trx: Transaction<SandboxDatabase>): ScheduleTx => ({
     clockOffsetMs: (p) => clockOffsetMs(trx, p),
     clockOffsetAt: (p, at) => clockOffsetAt(trx, p, at),
     addClockOffset: (p, ms, at) => addClockOffset(trx, p, ms, at),
-    scheduleOutcome: (a) => scheduleOutcome(trx, a),
+    scheduleOutcome: async (a) => {
+      await scheduleOutcome(trx, a);
+      // Once the action is durable the schedule worker, resting while nothing was pending, looks.
+      if (hooks.onScheduled) afterCommit(trx, hooks.onScheduled);
+    },
     claimAction: (id, now) => claimAction(trx, id, now),
     railOutcome: (o) => emitRailOutcome(trx, o),
     clockAdvanced: (c) => emitClockAdvanced(trx, c),
   });
   return {
     clockOffsetMs: (p) => clockOffsetMs(db, p),
+    anyPending: () => anyPending(db),
     dueActions: async (realNow, platformId, limit) =>
       (await dueActions(db, realNow, platformId, limit)).map((a) => ({ id: a.id, platformId: a.platform_id, dueAt: a.due_at, payload: a.payload })),
     transaction: (fn) => inTransaction(db, (trx) => fn(bind(trx))),

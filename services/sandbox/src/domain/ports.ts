@@ -39,6 +39,8 @@ export interface ScheduleTx {
 
 export interface ScheduleStore {
   clockOffsetMs(platformId: string): Promise<bigint>;
+  /** Whether any action is still pending, due or not. */
+  anyPending(): Promise<boolean>;
   /** Pending actions due by real `realNow` plus their platform's offset, oldest first. */
   dueActions(realNow: Date, platformId: string | undefined, limit: number): Promise<DueAction[]>;
   transaction<T>(fn: (tx: ScheduleTx) => Promise<T>): Promise<T>;

@@ -90,6 +90,9 @@ export function createSimulator(deps: { store: ScheduleStore; clock: Clock }) {
 
     /** Publishes every scheduled outcome now due (of one platform, or of all); returns how many fired. */
     fireDue,
+
+    /** Whether any scheduled outcome is still to fire, now or later. */
+    anyPending: () => store.anyPending(),
   };
 }
 

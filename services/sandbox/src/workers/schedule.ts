@@ -1,15 +1,28 @@
-import { pollingWorker, type BackgroundWorker, type Logger } from "@corridor/kit";
+import { pollingWorker, type Logger, type PollingWorker } from "@corridor/kit";
 import type { Simulator } from "../domain/simulator.js";
 
-/** `sandbox-schedule`: polls the durable schedule and fires what is due; after a restart it picks up whatever was pending. */
-export function scheduleWorker(simulator: Pick<Simulator, "fireDue">, opts: { pollMs: number; log: Pick<Logger, "debug" | "warn"> }): BackgroundWorker {
+/**
+ * `sandbox-schedule`: fires the durable schedule's outcomes as they come due; after a restart it
+ * picks up whatever was pending. While anything is pending it looks every `pollMs`; while nothing
+ * is it rests for `idlePollMs`, and `wake()` (an action this process scheduled, once committed)
+ * ends the rest at once. The rest only delays actions another replica scheduled and did not live
+ * to fire: that replica's own worker was awake for them.
+ */
+export function scheduleWorker(
+  simulator: Pick<Simulator, "fireDue" | "anyPending">,
+  opts: { pollMs: number; idlePollMs: number; log: Pick<Logger, "debug" | "warn"> },
+): PollingWorker {
   return pollingWorker({
     name: "sandbox-schedule",
-    pass: () => simulator.fireDue(),
+    pass: async () => {
+      const fired = await simulator.fireDue();
+      return { fired, pending: await simulator.anyPending() };
+    },
     pollMs: opts.pollMs,
+    nextPollMs: (r) => (r.pending ? opts.pollMs : Math.max(opts.pollMs, opts.idlePollMs)),
     log: opts.log,
-    onPass: (fired) => {
-      if (fired > 0) opts.log.debug({ fired }, "sandbox schedule fired");
+    onPass: (r) => {
+      if (r.fired > 0) opts.log.debug({ fired: r.fired }, "sandbox schedule fired");
     },
   });
 }
