@@ -579,6 +579,25 @@ describe.each(databaseKinds)("outbox, relay and inbox on $kind", ({ kind, skip }
     expect(rec.published.map((m) => m.headers["event-id"])).toEqual(["Event:1"]);
   });
 
+  it("opens no span for an event its consumer declares irrelevant", async () => {
+    const exporter = installTestTracing();
+    exporter.reset();
+    const rec = recordingBus();
+    await subscribeConsumer({
+      db: consumer,
+      bus: rec.bus,
+      service: "svc",
+      def: { ...consumerDef(applyEvent), relevant: (e: PlatformEvent) => e.platformId === "Platform:wanted" },
+      log,
+    });
+    await enqueue(producer, event(1, "Platform:other"));
+    await enqueue(producer, event(2, "Platform:wanted"));
+    await createOutboxRelay({ db: producer, bus: rec.bus, log }).flush();
+    for (const m of rec.published) await rec.deliver(m);
+    const consumed = exporter.getFinishedSpans().filter((s) => s.name === `${TOPIC} process`);
+    expect(consumed.map((s) => s.attributes["messaging.message.id"])).toEqual(["Event:2"]);
+  });
+
   it("runs the consumer in a CONSUMER span that continues the producer's trace", async () => {
     const exporter = installTestTracing();
     exporter.reset();

@@ -68,10 +68,19 @@ export async function subscribeConsumer(opts: SubscribeConsumerOptions): Promise
   };
 
   const handle = async (message: BusMessage) => {
+    // An event this consumer ignores costs its decoding and nothing more: no span, no transaction
+    // (consumers of the ledger's topic skip most of its events). One that cannot be decoded fails
+    // inside the span below, so the failure is traced.
+    let early: ReturnType<typeof decode> | null = null;
+    try {
+      early = decode(message);
+      if (!early) return;
+    } catch {
+      early = null;
+    }
     try {
       await inSpan(message, async (span) => {
-        const decoded = decode(message);
-        if (!decoded) return void span.setAttribute("corridor.inbox.irrelevant", true);
+        const decoded = early ?? decode(message)!;
         const ran = await inTransaction(db, async (trx) => {
           const fresh = await trx
             .insertInto("inbox")
