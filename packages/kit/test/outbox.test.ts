@@ -128,6 +128,21 @@ describe.each(databaseKinds)("outbox, relay and inbox on $kind", ({ kind, skip }
   const applyEvent = async (e: PlatformEvent, trx: Kysely<any>) => {
     await trx.insertInto("applied").values({ event_id: e.eventId }).execute();
   };
+  /** A consumer that acts only on Platform:wanted, handed Event:1 (Platform:other) then Event:2 (Platform:wanted). */
+  async function deliverIgnoredThenWanted(handle: (e: PlatformEvent, trx: Kysely<any>) => Promise<void>) {
+    const rec = recordingBus();
+    await subscribeConsumer({
+      db: consumer,
+      bus: rec.bus,
+      service: "svc",
+      def: { ...consumerDef(handle), relevant: (e: PlatformEvent) => e.platformId === "Platform:wanted" },
+      log,
+    });
+    await enqueue(producer, event(1, "Platform:other"));
+    await enqueue(producer, event(2, "Platform:wanted"));
+    await createOutboxRelay({ db: producer, bus: rec.bus, log }).flush();
+    for (const m of rec.published) await rec.deliver(m);
+  }
 
   it("migrateSchema creates the kit's outbox, inbox and idempotency_keys tables in the service schema", async () => {
     const tables = await sql<{ table_name: string }>`
@@ -236,25 +251,11 @@ describe.each(databaseKinds)("outbox, relay and inbox on $kind", ({ kind, skip }
   });
 
   it("acknowledges an event its consumer declares irrelevant without a transaction or an inbox row, and still handles the relevant ones", async () => {
-    const rec = recordingBus();
     const handled: string[] = [];
-    await subscribeConsumer({
-      db: consumer,
-      bus: rec.bus,
-      service: "svc",
-      def: {
-        ...consumerDef(async (e, trx) => {
-          handled.push(e.eventId);
-          await applyEvent(e, trx);
-        }),
-        relevant: (e: PlatformEvent) => e.platformId === "Platform:wanted",
-      },
-      log,
+    await deliverIgnoredThenWanted(async (e, trx) => {
+      handled.push(e.eventId);
+      await applyEvent(e, trx);
     });
-    await enqueue(producer, event(1, "Platform:other"));
-    await enqueue(producer, event(2, "Platform:wanted"));
-    await createOutboxRelay({ db: producer, bus: rec.bus, log }).flush();
-    for (const m of rec.published) await rec.deliver(m);
     expect(handled).toEqual(["Event:2"]);
     expect(await applied()).toEqual(["Event:2"]);
     expect((await inbox()).map((r) => r.event_id)).toEqual(["Event:2"]);
@@ -582,18 +583,7 @@ describe.each(databaseKinds)("outbox, relay and inbox on $kind", ({ kind, skip }
   it("opens no span for an event its consumer declares irrelevant", async () => {
     const exporter = installTestTracing();
     exporter.reset();
-    const rec = recordingBus();
-    await subscribeConsumer({
-      db: consumer,
-      bus: rec.bus,
-      service: "svc",
-      def: { ...consumerDef(applyEvent), relevant: (e: PlatformEvent) => e.platformId === "Platform:wanted" },
-      log,
-    });
-    await enqueue(producer, event(1, "Platform:other"));
-    await enqueue(producer, event(2, "Platform:wanted"));
-    await createOutboxRelay({ db: producer, bus: rec.bus, log }).flush();
-    for (const m of rec.published) await rec.deliver(m);
+    await deliverIgnoredThenWanted(applyEvent);
     const consumed = exporter.getFinishedSpans().filter((s) => s.name === `${TOPIC} process`);
     expect(consumed.map((s) => s.attributes["messaging.message.id"])).toEqual(["Event:2"]);
   });
