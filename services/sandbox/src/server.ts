@@ -28,9 +28,8 @@ export function buildSandbox(deps: Pick<ServiceDeps, "db" | "clock" | "log" | "e
   const config = loadSandboxConfig(deps.env);
   const db = deps.db.forSchema<SandboxDatabase>(SCHEMA);
   // The worker is built after the store that wakes it; the hook only runs once a commit happened.
-  let schedule: PollingWorker | undefined = undefined;
-  const simulator = createSimulator({ store: createStore(db, { onScheduled: () => schedule?.wake() }), clock: deps.clock });
-  schedule = scheduleWorker(simulator, { pollMs: config.SANDBOX_SCHEDULE_POLL_MS, idlePollMs: config.SANDBOX_SCHEDULE_IDLE_POLL_MS, log: deps.log });
+  const simulator = createSimulator({ store: createStore(db, { onScheduled: () => schedule.wake() }), clock: deps.clock });
+  const schedule: PollingWorker = scheduleWorker(simulator, { pollMs: config.SANDBOX_SCHEDULE_POLL_MS, idlePollMs: config.SANDBOX_SCHEDULE_IDLE_POLL_MS, log: deps.log });
 
   const instructions: ConsumerDefinition<typeof RailInstructionSchema> = {
     name: "rail-instructions",
