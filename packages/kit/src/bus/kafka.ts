@@ -96,7 +96,8 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     return Promise.all(pending).then(() => undefined);
   }
 
-  const consumers = new Set<Consumer>();
+  /** Live consumers, each with the committer of what it has processed (flushed when it closes). */
+  const consumers = new Map<Consumer, OffsetCommitter>();
   let closed = false;
 
   return {
@@ -143,7 +144,8 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
         heartbeatInterval: 3_000,
         retry: { initialRetryTime: 200, maxRetryTime: 10_000, retries: 10 },
       });
-      consumers.add(consumer);
+      const offsets = offsetCommitter(consumer, log.child({ group: sub.group }));
+      consumers.set(consumer, offsets);
       consumer.on(consumer.events.CRASH, ({ payload }) => {
         // A retriable crash is restarted by kafkajs itself; closing the bus is not a failure.
         if (payload.restart || closed || !consumers.has(consumer)) return;
@@ -158,7 +160,6 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
         });
       });
       await patiently({ topics, group: sub.group }, () => consumer.subscribe({ topics, fromBeginning: true }));
-      const offsets = offsetCommitter(consumer, log.child({ group: sub.group }));
       await consumer.run({
         // kafkajs 2.2.4 commits after every fetched batch whenever autoCommit is on, whatever
         // autoCommitInterval says (its runner calls commitOffsets, not commitOffsetsIfNecessary):
@@ -212,10 +213,12 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      await Promise.allSettled([...consumers].map(async (c) => {
-        await committers.get(c)?.flush();
-        await c.disconnect();
-      }));
+      await Promise.allSettled(
+        [...consumers].map(async ([c, offsets]) => {
+          await offsets.flush();
+          await c.disconnect();
+        }),
+      );
       consumers.clear();
       await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
     },
@@ -387,15 +390,14 @@ const MAX_HANDLED_BATCH = 100;
 /** How long processed offsets may wait before they are committed (what a crash delivers again). */
 const OFFSET_COMMIT_INTERVAL_MS = 1_000;
 
-/** The committers of live consumers, so closing the bus commits what each has processed. */
-const committers = new WeakMap<Consumer, { flush(): Promise<void> }>();
-
 /**
  * Commits a consumer's processed offsets at most once per OFFSET_COMMIT_INTERVAL_MS, and only
  * while there is something to commit (an idle consumer arms no timer). flush() commits at once
  * (a failed handler, a consumer stopping). A failed commit is dropped, not retried: the messages
  * it covered are delivered again after a restart or a rebalance, and the inbox skips them.
  */
+type OffsetCommitter = ReturnType<typeof offsetCommitter>;
+
 function offsetCommitter(consumer: Consumer, log: Logger) {
   const pending = new Map<string, { topic: string; partition: number; offset: string }>();
   let timer: NodeJS.Timeout | undefined;
@@ -411,7 +413,7 @@ function offsetCommitter(consumer: Consumer, log: Logger) {
       log.debug({ err: String(err) }, "offset commit failed; those messages may be delivered again");
     }
   };
-  const committer = {
+  return {
     /** `offset` of `topic`/`partition` has been handled: the next one to read is offset + 1. */
     processed(topic: string, partition: number, offset: string): void {
       pending.set(`${topic}/${partition}`, { topic, partition, offset: (BigInt(offset) + 1n).toString() });
@@ -419,8 +421,6 @@ function offsetCommitter(consumer: Consumer, log: Logger) {
     },
     flush,
   };
-  committers.set(consumer, committer);
-  return committer;
 }
 
 function toBusMessage(topic: string, message: KafkaMessage): BusMessage {
