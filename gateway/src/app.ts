@@ -7,7 +7,7 @@ import type { Redis } from "ioredis";
 import type { TSchema } from "typebox";
 import { MemoryAuthCache, RedisAuthCache, assertRoutePermission, createAuthenticator, type AuthCache } from "./auth.js";
 import { createServiceClients } from "./clients.js";
-import { API_VERSION, clientErrorHandler, frameworkErrorHandler, installErrorHandling } from "./errors.js";
+import { API_VERSION, clientErrorHandler, frameworkErrorHandler, installErrorHandling, requireHost } from "./errors.js";
 import { MemoryIdempotencyRegistry, RedisIdempotencyRegistry, installIdempotency, type IdempotencyRegistry } from "./idempotency.js";
 import { registerOpenApi } from "./openapi.js";
 import { registerConsole } from "./console.js";
@@ -73,6 +73,8 @@ export interface GatewayOptions {
   authCacheTtlMs?: number;
   /** Trust X-Forwarded-* from a proxy in front (for client IPs). Default: config.ts. */
   trustProxy?: boolean;
+  /** How long a client may take to send a request's headers, and the whole request (ms). Defaults: config.ts. */
+  httpTimeouts?: { headersMs: number; requestMs: number };
   /**
    * The platform-config board (kit clients/config-board.ts) GET /config trusts its copies against;
    * default: one over the gateway's Redis when redisUrl is set, none otherwise (every GET asks
@@ -112,6 +114,13 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
     loggerInstance: opts.log,
     schemaController: { compilersFactory: { buildSerializer: compilers.serializerFactory() } },
     trustProxy: opts.trustProxy ?? GATEWAY_DEFAULTS.TRUST_PROXY,
+    // Slow clients are cut off on purpose (docs/architecture.md, "Bounded work per request"): the
+    // headers within HTTP_HEADERS_TIMEOUT_MS, the whole request within HTTP_REQUEST_TIMEOUT_MS
+    // (Fastify's own default is no limit), each answered 408 in the error shape (clientErrorHandler).
+    requestTimeout: opts.httpTimeouts?.requestMs ?? GATEWAY_DEFAULTS.HTTP_REQUEST_TIMEOUT_MS,
+    // Node answers a request without Host with a bare 400 and no body; the gateway answers it
+    // itself, in the error shape (requireHost below).
+    http: { headersTimeout: opts.httpTimeouts?.headersMs ?? GATEWAY_DEFAULTS.HTTP_HEADERS_TIMEOUT_MS, requireHostHeader: false },
     bodyLimit: BODY_LIMIT_BYTES,
     exposeHeadRoutes: false,
     // Every request gets an id of ours, on each of its log lines (request_id) and answered in the
@@ -124,6 +133,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
   }) as unknown as FastifyInstance;
   app.addHook("onRequest", async (request, reply) => {
     reply.header("request-id", request.id);
+    requireHost(request);
   });
 
   // First, before any other hook: every request becomes a SERVER span, active for the Connect calls it makes.

@@ -19,6 +19,10 @@ export const gatewayEnv = {
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30_000),
   /** Trust X-Forwarded-For from the proxy in front, for client IPs (per-IP limits, the failure throttle). */
   TRUST_PROXY: env.bool(false),
+  /** A client must send a request's complete headers within this many ms of connecting, or gets 408 and a closed connection (slowloris). */
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).default(15_000),
+  /** A client must send a whole request (headers and body) within this many ms, or gets 408 and a closed connection (slow bodies). */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30_000),
 };
 
 export const gatewayConfigSchema = z.object(gatewayEnv);
@@ -53,6 +57,7 @@ export interface GatewayTuning {
   authFailureLimit: { max: number; timeWindowMs: number };
   authCacheTtlMs: number;
   trustProxy: boolean;
+  httpTimeouts: { headersMs: number; requestMs: number };
 }
 
 export function gatewayTuning(config: GatewayConfig): GatewayTuning {
@@ -61,5 +66,6 @@ export function gatewayTuning(config: GatewayConfig): GatewayTuning {
     authFailureLimit: { max: config.AUTH_FAILURE_LIMIT_MAX, timeWindowMs: config.AUTH_FAILURE_WINDOW_MS },
     authCacheTtlMs: config.AUTH_CACHE_TTL_MS,
     trustProxy: config.TRUST_PROXY,
+    httpTimeouts: { headersMs: config.HTTP_HEADERS_TIMEOUT_MS, requestMs: config.HTTP_REQUEST_TIMEOUT_MS },
   };
 }

@@ -1,8 +1,8 @@
 import type { IncomingMessage } from "node:http";
 import { ConnectError } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
-import { AppError, type FieldError, type Logger } from "@corridor/kit";
-import { publicBodyOf, publicErrorFromConnect, type PublicErrorBody } from "./http-status.js";
+import { AppError, errors, type FieldError, type Logger } from "@corridor/kit";
+import { HttpError, publicBodyOf, publicErrorFromConnect, type PublicErrorBody } from "./http-status.js";
 import { PublicErrorSchema } from "@corridor/proto/corridor/common/v1/error_pb.js";
 import type { ErrorObject } from "ajv";
 import type { Duplex } from "node:stream";
@@ -110,7 +110,8 @@ function prefixServiceFields(body: PublicErrorBody, location: Location): PublicE
       return { ...e, field: prefix(e.field) };
     });
     // A message the service built from the field list (kit's default) names the fields the same way.
-    if (message === before) message = asListed(details.errors as unknown[]);
+    // (also when it ends with "; and N more": a list the service capped).
+    if (message.startsWith(before)) message = asListed(details.errors as unknown[]) + message.slice(before.length);
   }
   if (typeof details.field === "string" && details.field) {
     details.field = prefix(details.field);
@@ -181,12 +182,18 @@ function genericServerMessage(status: number): string {
 }
 
 function errorsInvalid(errs: FieldError[]): PublicErrorBody {
-  return {
-    status: 400,
-    code: "INVALID_INPUT",
-    message: errs.map((e) => `${e.field}: ${e.reason}`).join("; ") || "invalid input",
-    details: { errors: errs.map((e) => ({ field: e.field, reason: e.reason })) },
-  };
+  return publicBodyOf(errors.invalidInput(errs));
+}
+
+/**
+ * RFC 9112 §3.2: an HTTP/1.1 request without Host is refused with 400. Node would answer it with a
+ * bare 400 and no body; the gateway turns Node's check off and refuses it here, in the error shape.
+ */
+export function requireHost(request: FastifyRequest): void {
+  const raw = request.raw;
+  if (raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1 && raw.headers.host === undefined) {
+    throw new HttpError(400, "INVALID_REQUEST", "An HTTP/1.1 request must carry a Host header", { errors: [{ field: "headers.host", reason: "is required" }] });
+  }
 }
 
 /** 404 for unknown paths: VERSION_NOT_FOUND when the first segment is another date version. */

@@ -7,8 +7,8 @@ import { Type, type TSchema } from "typebox";
  */
 export const ERROR_CODES = {
   // 400
-  INVALID_INPUT: [400, "A field is missing or invalid; details.errors lists every one as {field, reason}."],
-  INVALID_REQUEST: [400, "The HTTP request itself is malformed (request line, headers or framing)."],
+  INVALID_INPUT: [400, "A field is missing or invalid; details.errors lists them as {field, reason} (the first 50; details.errorCount gives the total when there were more). A JSON body nesting deeper than 32 levels or holding more than 10,000 values is refused whole, on body."],
+  INVALID_REQUEST: [400, "The HTTP request itself is malformed (request line, headers or framing), or an HTTP/1.1 request has no Host header."],
   AMOUNT_OUT_OF_RANGE: [400, "The amount is outside the currency's or the receiver's minimum and maximum."],
   INVALID_CURRENCY: [400, "The currency is not supported here (not configured for the platform, no rate, or no account of the receiver in it)."],
   INVALID_BANK_ACCOUNT: [400, "The receiving institution reports the external account as invalid (sandbox: identifier suffix 105)."],

@@ -121,29 +121,55 @@ export function installValidators(app: FastifyInstance, sharedSchemas: readonly 
 const invalidBody = (reason: string) => errors.invalidInput([{ field: "body", reason }]);
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-/** The nesting depth of JSON text, brackets inside strings not counted; stops early past `limit`. */
-export function jsonDepth(text: string, limit = Infinity): number {
+/**
+ * How many values one JSON body may hold (object members and array items, at every depth). The
+ * largest body the API defines holds a few hundred; 10,000 leaves room. More is refused before the
+ * body is parsed: a body of 100,000 unknown keys would otherwise cost the parser, the validator and
+ * the error list each a walk of all of them (issue 23, finding 5).
+ */
+export const MAX_JSON_MEMBERS = 10_000;
+
+/**
+ * The nesting depth and the number of separated values (commas outside strings, + 1 per non-empty
+ * container) of JSON text, in one pass; stops as soon as either passes its limit.
+ */
+export function jsonShape(text: string, maxDepth = Infinity, maxMembers = Infinity): { depth: number; members: number } {
   let depth = 0;
   let max = 0;
+  let members = 0;
   let inString = false;
+  let opened = false; // the last structural character was [ or { (an empty container holds nothing)
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
       if (c === 0x5c) i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
+      continue;
+    }
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
+    if (opened && c !== 0x5d && c !== 0x7d) members++;
+    opened = false;
+    if (c === 0x22) inString = true;
     else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max && (max = depth) > limit) return max;
+      opened = true;
+      if (++depth > max && (max = depth) > maxDepth) break;
     } else if (c === 0x5d || c === 0x7d) depth--;
+    else if (c === 0x2c && ++members > maxMembers) break;
   }
-  return max;
+  return { depth: max, members };
+}
+
+/** The nesting depth of JSON text, brackets inside strings not counted; stops early past `limit`. */
+export function jsonDepth(text: string, limit = Infinity): number {
+  return jsonShape(text, limit).depth;
 }
 
 /**
  * The only JSON parser: UTF-8 only (invalid bytes, or another declared charset, are refused, not
  * replaced by U+FFFD), an empty body is no body (clients send `content-type: application/json` on
  * POSTs that take none), at most MAX_JSON_DEPTH levels, then Fastify's own prototype-poisoning-safe
- * parser. Every refusal is a 400 INVALID_INPUT on `body` (415 for another charset).
+ * parser. Every refusal is a 400 INVALID_INPUT on `body` (415 for another charset). At most
+ * MAX_JSON_MEMBERS values.
  */
 function installJsonParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser("error", "error");
@@ -160,7 +186,9 @@ function installJsonParser(app: FastifyInstance): void {
       return done(invalidBody("is not valid UTF-8"), undefined);
     }
     if (text.trim() === "") return done(null, undefined);
-    if (jsonDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return done(invalidBody(`nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    const shape = jsonShape(text, MAX_JSON_DEPTH, MAX_JSON_MEMBERS);
+    if (shape.depth > MAX_JSON_DEPTH) return done(invalidBody(`nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    if (shape.members > MAX_JSON_MEMBERS) return done(invalidBody(`holds more than ${MAX_JSON_MEMBERS} values (object members and array items)`), undefined);
     parseJson(request, text, done);
   });
 }

@@ -98,6 +98,30 @@ describe("gateway: no 500 and no change for bad input", () => {
       expect(fakes.ledgerCalls).toBe(0);
     });
 
+    it("refuses a body of 100,000 unknown keys in one short error, before parsing or validating it (issue 23, finding 5)", async () => {
+      const huge = JSON.stringify(Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [i.toString(36), 1])));
+      const res = await json("POST", "/tokens", huge);
+      expectError(res, 400, "INVALID_INPUT");
+      expect(res.json().details.errors).toEqual([{ field: "body", reason: "holds more than 10000 values (object members and array items)" }]);
+      expect(res.body.length).toBeLessThan(1_000);
+      expect(fakes.tokens.size).toBe(1);
+    });
+
+    it("counts values at every depth, commas inside strings not counted, and accepts 10,000", async () => {
+      const items = (n: number) => JSON.stringify({ name: ",,,,[{", permissions: ["VIEW"], x: Array.from({ length: n }, () => 0) });
+      // 10,000 values in all (name, permissions, its item, x, and x's items) parse; the schema then refuses x.
+      expect(fieldsOf(await json("POST", "/tokens", items(9_996)))).toEqual(["body.x"]);
+      expect(fieldsOf(await json("POST", "/tokens", items(9_997)))).toEqual(["body"]);
+    });
+
+    it("lists at most 50 field errors and says how many there were", async () => {
+      const res = await json("POST", "/tokens", JSON.stringify({ name: "n", permissions: ["VIEW"], ...Object.fromEntries(Array.from({ length: 70 }, (_, i) => [`k${i}`, 1])) }));
+      expectError(res, 400, "INVALID_INPUT");
+      expect(res.json().details.errors).toHaveLength(50);
+      expect(res.json().details.errorCount).toBe(70);
+      expect(res.json().message).toMatch(/; and 20 more$/);
+    });
+
     it("refuses 33 levels and accepts 32 (brackets inside strings do not count)", async () => {
       const deep = (n: number) => JSON.stringify({ name: "[[[[{{{{", permissions: ["VIEW"], x: JSON.parse("[".repeat(n - 1) + "]".repeat(n - 1)) });
       expect(fieldsOf(await json("POST", "/tokens", deep(33)))).toEqual(["body"]);
@@ -229,6 +253,25 @@ describe("gateway: no 500 and no change for bad input", () => {
       const res = await exchange(`GET ${V}/config HTTP/1.1\r\nHost: x\r\nX-Big: ${"h".repeat(40_000)}\r\n\r\n`);
       expect(res.status).toBe(431);
       expect(res.body).toMatchObject({ status: 431, code: "HEADERS_TOO_LARGE", message: expect.any(String), details: {} });
+    });
+
+    it("answers an HTTP/1.1 request without Host with 400 in the error shape, not Node's empty 400 (issue 23, finding 6)", async () => {
+      const res = await exchange(`GET ${V}/config HTTP/1.1\r\nConnection: close\r\n\r\n`);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ status: 400, code: "INVALID_REQUEST", message: expect.stringContaining("Host"), details: { errors: [{ field: "headers.host", reason: "is required" }] } });
+    });
+
+    it("lets an HTTP/1.0 request without Host through (Host is an HTTP/1.1 requirement)", async () => {
+      const res = await exchange(`GET ${V}/config HTTP/1.0\r\n\r\n`);
+      expect(res.body).toMatchObject({ status: 401, code: "UNAUTHORIZED" });
+    });
+
+    it("cuts off slow clients on purpose: the headers and the whole request each have a deadline", async () => {
+      expect(app.server.headersTimeout).toBe(15_000);
+      expect(app.server.requestTimeout).toBe(30_000);
+      const tuned = await buildGateway({ transportFor: fakes.transportFor, log, httpTimeouts: { headersMs: 2_000, requestMs: 4_000 } });
+      expect([tuned.server.headersTimeout, tuned.server.requestTimeout]).toEqual([2_000, 4_000]);
+      await tuned.close();
     });
 
     it("answers a NUL byte in a header value with 400 in the error shape", async () => {

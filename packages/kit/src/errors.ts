@@ -75,12 +75,19 @@ export function notFoundCode(kind: string): string {
   return GRID_NOT_FOUND[kind] ?? `${kind.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase()}_NOT_FOUND`;
 }
 
+/** An INVALID_INPUT error lists at most this many field errors (`details.errorCount` gives the total). */
+export const MAX_LISTED_FIELD_ERRORS = 50;
+
 /** Shorthands for the common public errors. */
 export const errors = {
-  invalidInput: (errs: FieldError[], message?: string) =>
-    new AppError("INVALID", "INVALID_INPUT", message ?? errs.map((e) => `${e.field}: ${e.reason}`).join("; "), {
-      errors: errs.map((e) => ({ field: e.field, reason: e.reason })),
-    }),
+  invalidInput: (errs: FieldError[], message?: string) => {
+    // Bounded whatever the request did (issue 23, finding 5): the first MAX_LISTED_FIELD_ERRORS
+    // are listed, `errorCount` says how many there were.
+    const listed = errs.slice(0, MAX_LISTED_FIELD_ERRORS).map((e) => ({ field: e.field, reason: e.reason }));
+    const more = errs.length - listed.length;
+    const text = listed.map((e) => `${e.field}: ${e.reason}`).join("; ") + (more > 0 ? `; and ${more} more` : "");
+    return new AppError("INVALID", "INVALID_INPUT", message ?? text, more > 0 ? { errors: listed, errorCount: errs.length } : { errors: listed });
+  },
   badRequest: (code: string, message: string, details: JsonObject = {}) => new AppError("INVALID", code, message, details),
   unauthorized: (message = "Missing or invalid credentials", details: JsonObject = {}) =>
     new AppError("UNAUTHENTICATED", "UNAUTHORIZED", message, details),
