@@ -37,10 +37,11 @@ interface GenPolicy {
   threshold: bigint | null;
 }
 
-type Op =
-  | { kind: "OUT" | "IN"; internal: number; external: number; amount: bigint }
-  | { kind: "QUOTE"; internal: number; amount: bigint }
-  | { kind: "APPROVE" | "REJECT"; pick: number };
+type Submit = { kind: "OUT" | "IN"; internal: number; external: number; amount: bigint } | { kind: "QUOTE"; internal: number; amount: bigint };
+type Op = Submit | { kind: "APPROVE" | "REJECT"; pick: number };
+const isSubmit = (o: Op): o is Submit => o.kind !== "APPROVE" && o.kind !== "REJECT";
+/** What the tests read of an answered action. */
+type Answer = Promise<{ action?: { id: string; status: string; failureReason: string; failureMessage: string } }>;
 
 interface PWorld {
   platformId: string;
@@ -71,7 +72,7 @@ const genPolicy = (defaultExecutionMode: fc.Arbitrary<Mode> = mode): fc.Arbitrar
 
 const amount = fc.bigInt({ min: 1n, max: 5_000n });
 const side = fc.integer({ min: 0, max: 1 });
-const submission: fc.Arbitrary<Op> = fc.oneof(
+const submission: fc.Arbitrary<Submit> = fc.oneof(
   fc.record({ kind: fc.constantFrom<"OUT" | "IN">("OUT", "IN"), internal: side, external: side, amount }),
   fc.record({ kind: fc.constant<"QUOTE">("QUOTE"), internal: side, amount }),
 );
@@ -123,13 +124,13 @@ async function policyWorld(p: GenPolicy): Promise<PWorld> {
 }
 
 /** The accounts a submission uses, as docs/agents.md lists them (internal first). */
-function accountsOf(w: PWorld, o: Extract<Op, { amount: bigint }>): { internal: string; all: string[] } {
+function accountsOf(w: PWorld, o: Submit): { internal: string; all: string[] } {
   const internal = w.accounts[o.internal]!;
   if (o.kind === "QUOTE") return { internal, all: [internal, w.accounts[4]!] };
   return { internal, all: [internal, w.accounts[2 + o.external]!] };
 }
 
-function submit(w: PWorld, o: Extract<Op, { amount: bigint }>) {
+function submit(w: PWorld, o: Submit): Answer {
   const { internal } = accountsOf(w, o);
   if (o.kind === "QUOTE") {
     const quote = h.newQuote(w.platformId, w.agentId, w.customerId, { sourceAccountId: internal, destinationAccountId: w.accounts[4]!, totalSendingAmount: o.amount });
@@ -212,7 +213,7 @@ async function expectDatabaseWithin(w: PWorld, p: GenPolicy, amounts: Map<string
 }
 
 /** Checks one submission's answer against the policy; answers the action when one was recorded. */
-function expectSubmissionObeys(p: GenPolicy, w: PWorld, o: Extract<Op, { amount: bigint }>, r: Result<{ action?: { id: string; status: string } }>) {
+function expectSubmissionObeys(p: GenPolicy, w: PWorld, o: Submit, r: Result<{ action?: { id: string; status: string } }>) {
   const { internal, all } = accountsOf(w, o);
   const what = `${o.kind} ${o.amount} via ${all.join(",")}`;
   if (!isAllowed(p, w, internal)) {
@@ -259,10 +260,10 @@ describe("every limit of a policy binds on its own", () => {
             const pending = (await usageLedger(h, w)).live.filter((a) => a.status === "PENDING_APPROVAL").map((a) => a.id);
             const results = await Promise.all(
               batch.ops.map(async (o) => {
-                if (o.kind === "APPROVE" || o.kind === "REJECT") {
+                if (!isSubmit(o)) {
                   if (pending.length === 0) return;
                   const actionId = pending[o.pick % pending.length]!;
-                  const call = o.kind === "APPROVE" ? h.client.approveAction({ platformId: w.platformId, agentId: w.agentId, actionId }) : h.client.rejectAction({ platformId: w.platformId, agentId: w.agentId, actionId });
+                  const call: Answer = o.kind === "APPROVE" ? h.client.approveAction({ platformId: w.platformId, agentId: w.agentId, actionId }) : h.client.rejectAction({ platformId: w.platformId, agentId: w.agentId, actionId });
                   const r = await outcome(call);
                   if ("refused" in r) {
                     // Two ops of a batch may pick the same action: the second finds it decided.
