@@ -64,6 +64,8 @@ export interface Behaviour {
   transferStatus: string;
   /** Runs after the fake ledger created a transfer's transaction and before it answers. */
   beforeAnswer?: (t: FakeTransaction) => Promise<void>;
+  /** Runs once, at the next read of a platform's clock (a submission reads it after the agent and before its transaction). */
+  beforePlatformTime?: () => Promise<void>;
 }
 
 export interface Harness {
@@ -261,7 +263,14 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; poolSize?: n
         return r;
       },
     },
-    time: { now: async (platformId) => platformNow(platformId) },
+    time: {
+      async now(platformId) {
+        const hook = behaviour.beforePlatformTime;
+        behaviour.beforePlatformTime = undefined;
+        await hook?.();
+        return platformNow(platformId);
+      },
+    },
   });
 
   function makeQuote(platformId: string, agentId: string, customerId: string, o: Partial<FakeQuote>): FakeQuote {

@@ -96,6 +96,23 @@ describe("an account rule's perTransactionLimit binds on its own", () => {
   });
 });
 
+describe("a policy changed while a submission is evaluated", () => {
+  it("a rule limit added between the submission's first read of the policy and its lock still refuses", async () => {
+    const w = await world(h, { permissions: ALL_PERMISSIONS, defaultExecutionMode: "AUTO" });
+    // The first read saw no limit (nothing to count); the patch lands before the row lock.
+    h.behaviour.beforePlatformTime = async () => {
+      await h.client.updateAgentPolicy({
+        platformId: w.platformId,
+        agentId: w.agentId,
+        patch: { accountRules: { values: [{ accountId: w.internal, executionMode: "AUTO", perTransactionLimit: 5_000n }] } },
+      });
+    };
+    const err = await expectPublicError(transferOut(h, w, 6_000n), "FORBIDDEN", "SPENDING_LIMIT_EXCEEDED");
+    expect(err.details).toMatchObject({ limit: "perTransactionLimit", limitAmount: 5_000, requested: 6_000, accountId: w.internal });
+    expect(await actionCount(w)).toBe(0n);
+  });
+});
+
 describe("approval evaluates the action again under the policy as it is then", () => {
   const CAREFUL = { permissions: ALL_PERMISSIONS, defaultExecutionMode: "APPROVAL_REQUIRED" };
 
