@@ -259,7 +259,7 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "DELETE /agents/{agentId}": ["AGENT_NOT_FOUND"],
   "PATCH /agents/{agentId}/policy": ["AGENT_NOT_FOUND"],
   "POST /agents/{agentId}/device-codes": ["AGENT_NOT_FOUND", "AGENT_ALREADY_CONNECTED"],
-  "POST /agents/{agentId}/actions/{actionId}/approve": ["AGENT_NOT_FOUND", "AGENT_ACTION_NOT_FOUND", "INVALID_STATE_TRANSITION", "POLICY_CHANGED"],
+  "POST /agents/{agentId}/actions/{actionId}/approve": ["AGENT_NOT_FOUND", "AGENT_ACTION_NOT_FOUND", "INVALID_STATE_TRANSITION", "POLICY_CHANGED", "CURRENCY_NOT_CONVERTIBLE"],
   "POST /agents/{agentId}/actions/{actionId}/reject": ["AGENT_NOT_FOUND", "AGENT_ACTION_NOT_FOUND", "INVALID_STATE_TRANSITION"],
   "GET /agents/me": [],
   "GET /agents/me/actions": [],

@@ -297,6 +297,68 @@ describe.skipIf(skipReason())(`agents through the gateway (${mode})`, () => {
     expect((await p.call("GET", `/agents/${capped.agent.id}`)).body.usage).toMatchObject({ dailyTransactionCount: 1, dailySpend: 1_000 });
   });
 
+  // Issue 29: an account rule's perTransactionLimit binds on its own, whatever else the policy sets.
+  describe("an account rule's perTransactionLimit of 5000 on the sending account refuses a quote of 6000", () => {
+    const rule = (executionMode: string) => ({ accountRestrictions: { accountRules: [{ accountId: usd.id, executionMode, perTransactionLimit: 5_000 }] } });
+
+    /** Executes a fresh 6000 quote from the ruled account: 403 SPENDING_LIMIT_EXCEEDED naming the rule, and nothing recorded, reserved or moved. */
+    async function expectRefused(agent: Awaited<ReturnType<typeof connectedAgent>>) {
+      const before = await customerBalance(p, customerId, usd.id);
+      const quote = (await agent.call("POST", "/agents/me/quotes", quoteBody(6_000))).body;
+      expect(quote.totalSendingAmount).toBeGreaterThan(5_000);
+      const executed = await agent.call("POST", `/agents/me/quotes/${quote.id}/execute`, undefined, { "idempotency-key": `x-${quote.id}` });
+      expect(executed.status, JSON.stringify(executed.body)).toBe(403);
+      expect(executed.body).toMatchObject({
+        code: "SPENDING_LIMIT_EXCEEDED",
+        details: { limit: "perTransactionLimit", limitAmount: 5_000, used: 0, requested: quote.totalSendingAmount, currency: "USD", accountId: usd.id },
+      });
+      // The same through immediatelyExecute, and for a transfer out of the account.
+      const immediate = await agent.call("POST", "/agents/me/quotes", { ...quoteBody(6_000), immediatelyExecute: true });
+      expect(immediate.status, JSON.stringify(immediate.body)).toBe(403);
+      expect(immediate.body.code).toBe("SPENDING_LIMIT_EXCEEDED");
+      const transfer = await agent.call("POST", "/agents/me/transfer-out", { source: { accountId: usd.id }, destination: { accountId: usdExternal.id }, amount: 6_000 });
+      expect(transfer.status, JSON.stringify(transfer.body)).toBe(403);
+      expect(transfer.body.details).toMatchObject({ limit: "perTransactionLimit", limitAmount: 5_000, accountId: usd.id });
+
+      expect((await agent.call("GET", "/agents/me/actions")).body.data).toEqual([]);
+      expect((await p.call("GET", `/agents/approvals?agentId=${agent.agent.id}`)).body.data).toEqual([]);
+      expect((await p.call("GET", `/agents/${agent.agent.id}`)).body.usage).toMatchObject({ dailyTransactionCount: 0, dailySpend: 0 });
+      expect(await customerBalance(p, customerId, usd.id)).toBe(before);
+    }
+
+    it("rule AUTO, no spendingLimits: 403 SPENDING_LIMIT_EXCEEDED (it used to execute APPROVED)", async () => {
+      await expectRefused(await connectedAgent({ permissions: ALL_PERMISSIONS, defaultExecutionMode: "AUTO", ...rule("AUTO") }, "rule-only"));
+    });
+
+    it("rule AUTO with spendingLimits: 403 SPENDING_LIMIT_EXCEEDED", async () => {
+      await expectRefused(
+        await connectedAgent({ permissions: ALL_PERMISSIONS, defaultExecutionMode: "AUTO", spendingLimits: { currency: "USD", dailyLimit: 1_000_000 }, ...rule("AUTO") }, "rule-and-limits"),
+      );
+    });
+
+    it("rule APPROVAL_REQUIRED: 403 SPENDING_LIMIT_EXCEEDED, not PENDING_APPROVAL", async () => {
+      await expectRefused(await connectedAgent({ permissions: ALL_PERMISSIONS, defaultExecutionMode: "AUTO", ...rule("APPROVAL_REQUIRED") }, "rule-approval"));
+    });
+
+    it("a pending action over a rule limit added since it was submitted: approve answers FAILED POLICY_DENIED and moves no money", async () => {
+      const agent = await connectedAgent({ permissions: ALL_PERMISSIONS, defaultExecutionMode: "APPROVAL_REQUIRED" }, "tightened");
+      const quote = (await agent.call("POST", "/agents/me/quotes", quoteBody(6_000))).body;
+      const pending = await agent.call("POST", `/agents/me/quotes/${quote.id}/execute`);
+      expect(pending.body.status, JSON.stringify(pending.body)).toBe("PENDING_APPROVAL");
+      const patched = await p.call("PATCH", `/agents/${agent.agent.id}/policy`, rule("APPROVAL_REQUIRED"));
+      expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+      const before = await customerBalance(p, customerId, usd.id);
+
+      const approved = await p.call("POST", `/agents/${agent.agent.id}/actions/${pending.body.id}/approve`);
+      expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+      expect(approved.body).toMatchObject({ status: "FAILED", failureReason: "POLICY_DENIED" });
+      expect(approved.body.failureMessage).toContain("perTransactionLimit");
+      expect(approved.body.transaction).toBeUndefined();
+      expect(await customerBalance(p, customerId, usd.id)).toBe(before);
+      expect((await p.call("GET", `/agents/${agent.agent.id}`)).body.usage.dailyTransactionCount).toBe(0);
+    });
+  });
+
   it("a paused agent gets 403 AGENT_PAUSED; a deleted agent's token is 401 at once", async () => {
     const agent = await connectedAgent({ permissions: ALL_PERMISSIONS, defaultExecutionMode: "AUTO" }, "pausable");
     expect((await p.call("PATCH", `/agents/${agent.agent.id}`, { isPaused: true })).body.isPaused).toBe(true);

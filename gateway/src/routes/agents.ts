@@ -257,7 +257,7 @@ export function agentRoutes(app: Api, { clients, guesses }: RouteDeps): void {
       schema: {
         summary: "Approve an agent action",
         description:
-          "Approves a PENDING_APPROVAL action and executes it: 200 the AgentAction, APPROVED with its transaction, or FAILED with failureReason (QUOTE_EXPIRED once the quote expired, INSUFFICIENT_BALANCE, EXECUTION_FAILED). No body. 409 INVALID_STATE_TRANSITION when the action is not pending (x-should-retry: false); 404 AGENT_NOT_FOUND or AGENT_ACTION_NOT_FOUND. Needs TRANSACT.",
+          "Approves a PENDING_APPROVAL action and executes it if the agent's policy as it is now still allows it: 200 the AgentAction, APPROVED with its transaction, or FAILED with failureReason (POLICY_DENIED when the policy no longer allows it: a permission, an allowed account, a per-transaction limit, or the daily count, daily or monthly sum of the action's windows, named in failureMessage; QUOTE_EXPIRED once the quote expired, INSUFFICIENT_BALANCE, EXECUTION_FAILED). No body. 409 INVALID_STATE_TRANSITION when the action is not pending (x-should-retry: false); 404 AGENT_NOT_FOUND or AGENT_ACTION_NOT_FOUND. Needs TRANSACT.",
         tags,
         params: AgentActionParams,
         response: { 200: Ref("AgentAction", "The action after execution."), ...errorResponses },

@@ -29,7 +29,7 @@ const AccountRuleSchema = Type.Object(
   {
     accountId: AccountId("InternalAccount:… or ExternalAccount:… of the agent's customer."),
     executionMode: Type.Optional(ExecutionModeSchema),
-    perTransactionLimit: Type.Optional(Limit("Largest amount of one action touching this account.")),
+    perTransactionLimit: Type.Optional(Limit("Largest amount of one action touching this account, in every execution mode, with or without spendingLimits (counted in USD when the policy has no spendingLimits).")),
   },
   { additionalProperties: false, description: "Overrides the policy for one account." },
 );
@@ -121,7 +121,7 @@ export const AgentPolicySchema = Type.Object(
             {
               accountId: Type.String({ description: "The account." }),
               executionMode: Type.Optional(ExecutionModeSchema),
-              perTransactionLimit: Type.Integer({ description: "Largest amount of one action touching this account; 0 for none." }),
+              perTransactionLimit: Type.Integer({ description: "Largest amount of one action touching this account, in every execution mode, in the spendingLimits' currency (USD without spendingLimits); 0 for none." }),
             },
             { description: "Overrides the policy for one account." },
           ),

@@ -64,6 +64,8 @@ export interface Behaviour {
   transferStatus: string;
   /** Runs after the fake ledger created a transfer's transaction and before it answers. */
   beforeAnswer?: (t: FakeTransaction) => Promise<void>;
+  /** Runs once, at the next read of a platform's clock (a submission reads it after the agent and before its transaction). */
+  beforePlatformTime?: () => Promise<void>;
 }
 
 export interface Harness {
@@ -261,7 +263,14 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; poolSize?: n
         return r;
       },
     },
-    time: { now: async (platformId) => platformNow(platformId) },
+    time: {
+      async now(platformId) {
+        const hook = behaviour.beforePlatformTime;
+        behaviour.beforePlatformTime = undefined;
+        await hook?.();
+        return platformNow(platformId);
+      },
+    },
   });
 
   function makeQuote(platformId: string, agentId: string, customerId: string, o: Partial<FakeQuote>): FakeQuote {
@@ -371,4 +380,52 @@ export async function world(h: Harness, policy: Record<string, unknown> = {}, op
 /** A transfer out of the world's accounts. */
 export function transferOut(h: Harness, w: World, amount: bigint, idempotencyKey = "") {
   return h.client.submitTransfer({ platformId: w.platformId, agentId: w.agentId, direction: "OUT", sourceAccountId: w.internal, destinationAccountId: w.external, amount, idempotencyKey });
+}
+
+export interface UsageWindowRow {
+  window_kind: string;
+  window_key: string;
+  count: bigint;
+  amount: bigint;
+}
+
+export interface LiveReservation {
+  id: string;
+  counted_amount: bigint;
+  day_key: string;
+  month_key: string;
+  status: string;
+}
+
+/** What the database says: the agent's usage rows and its live (PENDING_APPROVAL, APPROVED) actions. */
+export async function usageLedger(h: Harness, w: Pick<World, "platformId" | "agentId">): Promise<{ usage: UsageWindowRow[]; live: LiveReservation[] }> {
+  const db = h.db.forSchema<any>("agents");
+  const usage = (await db.selectFrom("usage").selectAll().where("platform_id", "=", w.platformId).where("agent_id", "=", w.agentId).execute()) as UsageWindowRow[];
+  const live = (await db
+    .selectFrom("actions")
+    .select(["id", "counted_amount", "day_key", "month_key", "status"])
+    .where("platform_id", "=", w.platformId)
+    .where("agent_id", "=", w.agentId)
+    .where("status", "in", ["PENDING_APPROVAL", "APPROVED"])
+    .execute()) as LiveReservation[];
+  return { usage, live };
+}
+
+/** Usage equals what live actions reserved, window by window. */
+export function expectUsageMatchesLiveActions(usage: UsageWindowRow[], live: Pick<LiveReservation, "counted_amount" | "day_key" | "month_key">[]): void {
+  const expected = new Map<string, { count: bigint; amount: bigint }>();
+  for (const a of live) {
+    for (const k of [`DAY/${a.day_key}`, `MONTH/${a.month_key}`]) {
+      const e = expected.get(k) ?? { count: 0n, amount: 0n };
+      e.count += 1n;
+      e.amount += a.counted_amount;
+      expected.set(k, e);
+    }
+  }
+  for (const u of usage) {
+    const e = expected.get(`${u.window_kind}/${u.window_key}`) ?? { count: 0n, amount: 0n };
+    expect({ window: `${u.window_kind}/${u.window_key}`, count: u.count, amount: u.amount }).toEqual({ window: `${u.window_kind}/${u.window_key}`, ...e });
+    expected.delete(`${u.window_kind}/${u.window_key}`);
+  }
+  expect([...expected.keys()]).toEqual([]);
 }

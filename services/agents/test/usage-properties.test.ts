@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ALL_PERMISSIONS, startHarness, transferOut, world, type Harness, type World } from "./harness.js";
+import { ALL_PERMISSIONS, expectUsageMatchesLiveActions, startHarness, transferOut, usageLedger, world, type Harness } from "./harness.js";
 
 // Limits under races, against a real database: Postgres (a fresh database on DATABASE_URL, as CI
 // runs it) with a pool wide enough for the submissions to really overlap; PGlite otherwise.
@@ -13,46 +13,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-interface Row {
-  window_kind: string;
-  window_key: string;
-  count: bigint;
-  amount: bigint;
-}
-
-/** What the database says: the usage rows and the live actions of the agent. */
-async function ledgerOf(w: World) {
-  const db = h.db.forSchema<any>("agents");
-  const usage = (await db.selectFrom("usage").selectAll().where("platform_id", "=", w.platformId).where("agent_id", "=", w.agentId).execute()) as Row[];
-  const live = (await db
-    .selectFrom("actions")
-    .select(["counted_amount", "day_key", "month_key", "status"])
-    .where("platform_id", "=", w.platformId)
-    .where("agent_id", "=", w.agentId)
-    .where("status", "in", ["PENDING_APPROVAL", "APPROVED"])
-    .execute()) as { counted_amount: bigint; day_key: string; month_key: string }[];
-  return { usage, live };
-}
-
-/** Usage equals what live actions reserved, window by window. */
-function expectUsageMatchesLiveActions(usage: Row[], live: { counted_amount: bigint; day_key: string; month_key: string }[]) {
-  const expected = new Map<string, { count: bigint; amount: bigint }>();
-  for (const a of live) {
-    for (const k of [`DAY/${a.day_key}`, `MONTH/${a.month_key}`]) {
-      const e = expected.get(k) ?? { count: 0n, amount: 0n };
-      e.count += 1n;
-      e.amount += a.counted_amount;
-      expected.set(k, e);
-    }
-  }
-  for (const u of usage) {
-    const e = expected.get(`${u.window_kind}/${u.window_key}`) ?? { count: 0n, amount: 0n };
-    expect({ window: `${u.window_kind}/${u.window_key}`, count: u.count, amount: u.amount }).toEqual({ window: `${u.window_kind}/${u.window_key}`, ...e });
-    expected.delete(`${u.window_kind}/${u.window_key}`);
-  }
-  expect([...expected.keys()]).toEqual([]);
-}
-
 describe("usage under concurrent submissions", () => {
   it("50 concurrent transfer submissions with dailyTransactionLimit 10 accept exactly 10", async () => {
     const w = await world(h, { permissions: ALL_PERMISSIONS, defaultExecutionMode: "AUTO", spendingLimits: { currency: "USD", dailyTransactionLimit: 10n } });
@@ -62,7 +22,7 @@ describe("usage under concurrent submissions", () => {
     for (const r of results) {
       if (r.status === "rejected") expect(String(r.reason)).toContain("dailyTransactionLimit");
     }
-    const { usage, live } = await ledgerOf(w);
+    const { usage, live } = await usageLedger(h, w);
     expect(live).toHaveLength(10);
     expect(usage.find((u) => u.window_kind === "DAY")?.count).toBe(10n);
     expectUsageMatchesLiveActions(usage, live);
@@ -95,7 +55,7 @@ describe("usage under concurrent submissions", () => {
           for (const r of [...first, ...second]) {
             if (r.status === "rejected") expect(String(r.reason)).toMatch(/exceed the agent's (perTransactionLimit|dailyTransactionLimit|dailyLimit|monthlyLimit)/);
           }
-          const { usage, live } = await ledgerOf(w);
+          const { usage, live } = await usageLedger(h, w);
           expectUsageMatchesLiveActions(usage, live);
           const day = usage.find((u) => u.window_kind === "DAY") ?? { count: 0n, amount: 0n };
           const month = usage.find((u) => u.window_kind === "MONTH") ?? { count: 0n, amount: 0n };

@@ -43,6 +43,8 @@ function toAction(r: Selectable<ActionsTable>): Action {
 /** The columns that change after insert. */
 const mutable = (a: Action) => ({
   status: a.status,
+  // An approval under another policy than the submission's moves the reservation (docs/agents.md "Approval").
+  counted_amount: a.countedAmount,
   transaction_id: a.transactionId,
   execution_state: a.executionState,
   execution_claimed_at: a.executionClaimedAt,
@@ -70,7 +72,6 @@ export async function insertAction(db: Db, a: Action): Promise<void> {
       source_account_id: a.sourceAccountId,
       destination_account_id: a.destinationAccountId,
       description: a.description,
-      counted_amount: a.countedAmount,
       day_key: a.dayKey,
       month_key: a.monthKey,
       expires_at: a.expiresAt,

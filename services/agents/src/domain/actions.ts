@@ -1,12 +1,11 @@
 import { AppError, MAX_AMOUNT, decodeKeysetCursor, errors, isId, newId, pageSize, toPage, type Clock, type FieldError } from "@corridor/kit";
 import { convertAmount } from "./conversion.js";
-import { checkLimits, executionMode, type Submission } from "./evaluation.js";
+import { checkLimits, countingCurrency, executionMode, reservedAmount, type Submission } from "./evaluation.js";
 import type { Executor } from "./execution.js";
 import type { Hydrator } from "./hydration.js";
 import type { Complete, Idempotent } from "./idempotency.js";
 import { ACTION_STATUSES, type Action, type ActionStatus, type ActionType, type Agent, type Page, type PageRequest, type Permission, type Policy, type QuoteFacts, type QuoteRequest } from "./model.js";
-import { countsAmounts } from "./policy.js";
-import type { AccountDirectory, ActionFilter, PlatformTime, QuotesPort, RatesPort, Store } from "./ports.js";
+import type { AccountDirectory, ActionFilter, PlatformTime, QuotesPort, RatesPort, Store, UsageRow } from "./ports.js";
 import { textError } from "./text.js";
 import { changeAction, failAction } from "./transitions.js";
 import { dayKey, monthKey } from "./windows.js";
@@ -81,8 +80,24 @@ function assertAllowed(policy: Policy, internalAccountIds: string[]): void {
   if (refused) throw new AppError("FORBIDDEN", "ACCOUNT_NOT_ALLOWED", `This agent's policy does not allow account ${refused}`, { accountId: refused });
 }
 
-const sameCurrencies = (a: Policy, b: Policy) =>
-  a.spendingLimits?.currency === b.spendingLimits?.currency && a.approvalThresholds?.currency === b.approvalThresholds?.currency;
+/**
+ * Whether amounts counted for policy `a` serve policy `b` too: the same counting currency for the
+ * action's accounts (a rule limit added in between changes it from none to USD) and the same
+ * thresholds currency.
+ */
+const sameCurrencies = (a: Policy, b: Policy, accountIds: readonly string[]) =>
+  countingCurrency(a, accountIds) === countingCurrency(b, accountIds) && a.approvalThresholds?.currency === b.approvalThresholds?.currency;
+
+/** What an action moves, as far as counting it in another currency needs (a quote carries its own rate). */
+interface Moved {
+  amount: bigint;
+  currency: string;
+  quote?: Pick<QuoteFacts, "sendingCurrency" | "receivingCurrency" | "totalSendingAmount" | "totalReceivingAmount">;
+}
+
+/** The accounts a recorded action uses (as its submission listed them), and those allowedAccountIds restricts. */
+const accountsOf = (a: Action) => [a.sourceAccountId, a.destinationAccountId].filter((id) => id !== "");
+const internalOf = (ids: string[]) => ids.filter((id) => id.startsWith("InternalAccount:"));
 
 export function createActions(deps: ActionsDeps) {
   const { store, clock, time } = deps;
@@ -101,7 +116,7 @@ export function createActions(deps: ActionsDeps) {
   }
 
   /** Step 3: the action's amount in `currency` (the quote's own rate where it has one, else the current rate, rounded up). */
-  async function amountIn(platformId: string, p: Prepared, currency: string): Promise<bigint> {
+  async function amountIn(platformId: string, p: Moved, currency: string): Promise<bigint> {
     if (p.quote) {
       const q = p.quote;
       if (currency === q.sendingCurrency) return q.totalSendingAmount;
@@ -112,13 +127,40 @@ export function createActions(deps: ActionsDeps) {
     return convertAmount(p.amount, p.currency, currency, await deps.rates.rate(platformId, p.currency, currency));
   }
 
-  async function amountsFor(platformId: string, policy: Policy, p: Prepared): Promise<Pick<Submission, "countedAmount" | "thresholdAmount">> {
-    if (!countsAmounts(policy)) return { countedAmount: 0n, thresholdAmount: 0n };
+  /** The amounts evaluating `p` under `policy` needs: in the counting currency and in the thresholds' currency (0 where none). */
+  async function amountsFor(platformId: string, policy: Policy, p: Moved, accountIds: readonly string[]): Promise<Pick<Submission, "countedAmount" | "thresholdAmount">> {
+    const counting = countingCurrency(policy, accountIds);
     const [countedAmount, thresholdAmount] = await Promise.all([
-      policy.spendingLimits ? amountIn(platformId, p, policy.spendingLimits.currency) : 0n,
+      counting ? amountIn(platformId, p, counting) : 0n,
       policy.approvalThresholds ? amountIn(platformId, p, policy.approvalThresholds.currency) : 0n,
     ]);
     return { countedAmount, thresholdAmount };
+  }
+
+  /** What a recorded action moves; a quote execution counted in another currency than its sending one reads its quote (its own rate). */
+  async function movedBy(a: Action, counting: string): Promise<Moved> {
+    if (a.type !== "EXECUTE_QUOTE" || counting === a.currency) return { amount: a.amount, currency: a.currency };
+    return { amount: a.amount, currency: a.currency, quote: await loadQuote(a.platformId, a.agentId, a.quoteId!) };
+  }
+
+  /**
+   * Why the policy as it is now refuses to let a pending action run (undefined: it allows it).
+   * `usage` is of the action's own windows, its reservation included: the limits are checked
+   * against what the OTHER live actions reserved there, plus the action's amount counted now.
+   */
+  function approvalRefusal(policy: Policy, a: Action, usage: UsageRow, countedAmount: bigint): AppError | undefined {
+    const accountIds = accountsOf(a);
+    const others: UsageRow = { dayCount: usage.dayCount - 1n, dayAmount: usage.dayAmount - a.countedAmount, monthAmount: usage.monthAmount - a.countedAmount };
+    const permission: Permission = a.type === "EXECUTE_QUOTE" ? "EXECUTE_QUOTES" : "CREATE_TRANSFERS";
+    try {
+      if (!policy.permissions.includes(permission)) throw errors.forbidden(`This agent's policy lacks the ${permission} permission`, { requiredPermission: permission });
+      assertAllowed(policy, internalOf(accountIds));
+      checkLimits(policy, others, { countedAmount, thresholdAmount: 0n, accountIds });
+      return undefined;
+    } catch (err) {
+      if (err instanceof AppError) return err;
+      throw err;
+    }
   }
 
   /**
@@ -129,12 +171,12 @@ export function createActions(deps: ActionsDeps) {
     const { platformId, id: agentId } = agent;
     let policy = agent.policy;
     for (let attempt = 1; ; attempt++) {
-      const amounts = await amountsFor(platformId, policy, p);
+      const amounts = await amountsFor(platformId, policy, p, p.accountIds);
       const outcome = await store.transaction(async (tx): Promise<{ action: Action } | { changed: Policy }> => {
         const locked = await tx.lockAgent(platformId, agentId);
         if (!locked || locked.deletedAt) throw errors.notFound("Agent", agentId);
         assertMayAct(locked, permission);
-        if (!sameCurrencies(locked.policy, policy)) return { changed: locked.policy };
+        if (!sameCurrencies(locked.policy, policy, p.accountIds)) return { changed: locked.policy };
         assertAllowed(locked.policy, p.internalAccountIds);
         if (p.quote && (await tx.liveActionForQuote(platformId, p.quote.id))) {
           throw errors.conflict("QUOTE_ALREADY_EXECUTED", `Quote ${p.quote.id} was already submitted for execution`, { id: p.quote.id });
@@ -160,7 +202,7 @@ export function createActions(deps: ActionsDeps) {
           sourceAccountId: p.sourceAccountId,
           destinationAccountId: p.destinationAccountId,
           description: p.description,
-          countedAmount: locked.policy.spendingLimits ? amounts.countedAmount : 0n,
+          countedAmount: reservedAmount(locked.policy, amounts.countedAmount),
           dayKey: day,
           monthKey: month,
           executionState: auto ? "EXECUTING" : "NOT_STARTED",
@@ -368,22 +410,54 @@ export function createActions(deps: ActionsDeps) {
       return loadQuote(platformId, agentId, quoteId);
     },
 
-    /** POST /agents/{id}/actions/{id}/approve: executes it; FAILED QUOTE_EXPIRED past the quote's expiry. */
+    /**
+     * POST /agents/{id}/actions/{id}/approve: executes it, if the policy as it is NOW still allows
+     * it. Under the agent's row lock the action is evaluated again (docs/agents.md "Approval"): the
+     * permission, allowedAccountIds, every perTransactionLimit that binds it, and the daily count,
+     * daily and monthly sums of the windows it was submitted in (what the other live actions
+     * reserved there, plus its own amount). A policy that no longer allows it ends it FAILED
+     * POLICY_DENIED with its reservation back; past the quote's expiry, FAILED QUOTE_EXPIRED.
+     */
     async approve(platformId: string, agentId: string, actionId: string): Promise<Action> {
       const seen = await pendingWithQuote(platformId, agentId, actionId);
       const platformNow = await time.now(platformId);
-      const decided = await store.transaction(async (tx) => {
-        await tx.lockAgent(platformId, agentId);
-        const a = await tx.lockAction(platformId, actionId);
-        if (!a) throw actionNotFound(actionId);
-        if (a.status !== "PENDING_APPROVAL") throw notPending(a);
-        const at = clock.now();
-        if (a.expiresAt && platformNow >= a.expiresAt) {
-          return failAction(tx, a, "QUOTE_EXPIRED", `The quote expired at ${a.expiresAt.toISOString()}, before the approval`, at, { quoteSnapshot: seen.quoteSnapshot });
+      const accountIds = accountsOf(seen);
+      let policy = (await requireAgent(platformId, agentId)).policy;
+      for (let attempt = 1; ; attempt++) {
+        const counting = countingCurrency(policy, accountIds);
+        const countedAmount = counting ? await amountIn(platformId, await movedBy(seen, counting), counting) : 0n;
+        const outcome = await store.transaction(async (tx): Promise<{ action: Action } | { changed: Policy }> => {
+          const locked = await tx.lockAgent(platformId, agentId);
+          const a = await tx.lockAction(platformId, actionId);
+          if (!locked || !a) throw actionNotFound(actionId);
+          if (a.status !== "PENDING_APPROVAL") throw notPending(a);
+          const at = clock.now();
+          if (a.expiresAt && platformNow >= a.expiresAt) {
+            return { action: await failAction(tx, a, "QUOTE_EXPIRED", `The quote expired at ${a.expiresAt.toISOString()}, before the approval`, at, { quoteSnapshot: seen.quoteSnapshot }) };
+          }
+          if (countingCurrency(locked.policy, accountIds) !== counting) return { changed: locked.policy };
+          const usage = await tx.usage(platformId, agentId, a.dayKey, a.monthKey);
+          const denied = approvalRefusal(locked.policy, a, usage, countedAmount);
+          if (denied) {
+            return { action: await failAction(tx, a, "POLICY_DENIED", `${denied.code}: ${denied.message}`, at, { quoteSnapshot: seen.quoteSnapshot }) };
+          }
+          // The reservation follows the policy it is approved under (spendingLimits added, or their currency changed, since submission).
+          const reserved = reservedAmount(locked.policy, countedAmount);
+          let current = a;
+          if (reserved !== a.countedAmount) {
+            await tx.release(a);
+            current = { ...a, countedAmount: reserved };
+            await tx.reserve(current);
+          }
+          return { action: await changeAction(tx, current, { status: "APPROVED", executionState: "EXECUTING", executionClaimedAt: at, quoteSnapshot: seen.quoteSnapshot }, at) };
+        });
+        if ("action" in outcome) {
+          const decided = outcome.action;
+          return deps.hydrator.full(decided.status === "APPROVED" ? await deps.executor.execute(decided) : decided);
         }
-        return changeAction(tx, a, { status: "APPROVED", executionState: "EXECUTING", executionClaimedAt: at, quoteSnapshot: seen.quoteSnapshot }, at);
-      });
-      return deps.hydrator.full(decided.status === "APPROVED" ? await deps.executor.execute(decided) : decided);
+        if (attempt >= POLICY_RETRIES) throw errors.conflict("POLICY_CHANGED", "The agent's policy changed while this approval was evaluated; retry", {});
+        policy = outcome.changed;
+      }
     },
 
     /** POST /agents/{id}/actions/{id}/reject: nothing moves; the reservation comes back. */

@@ -25,7 +25,7 @@ export interface AccountRule {
   accountId: string;
   /** Empty keeps the policy's default mode for this account. */
   executionMode: ExecutionMode | "";
-  /** Policy currency; 0 for none. */
+  /** In the spending limits' currency (USD without spendingLimits); binds in every execution mode; 0 for none. */
   perTransactionLimit: bigint;
 }
 
@@ -131,7 +131,7 @@ export interface Action {
   sourceAccountId: string;
   destinationAccountId: string;
   description: string;
-  /** Reserved against the limits (policy currency); 0 without limits. */
+  /** Reserved against the window limits (spendingLimits' currency); 0 without spendingLimits. */
   countedAmount: bigint;
   dayKey: string;
   monthKey: string;

@@ -23,11 +23,6 @@ export function defaultPolicy(): Policy {
   };
 }
 
-/** Whether any amount needs converting into a policy currency to evaluate an action. */
-export function countsAmounts(p: Policy): boolean {
-  return p.spendingLimits !== null || p.approvalThresholds !== null;
-}
-
 const isMode = (v: string): v is ExecutionMode => (EXECUTION_MODES as readonly string[]).includes(v);
 const isPermission = (v: string): v is Permission => (PERMISSIONS as readonly string[]).includes(v);
 
