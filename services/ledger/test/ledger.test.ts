@@ -39,7 +39,7 @@ describe("ledger service", () => {
       expect(usd.fundingPaymentInstructions[0]?.accountOrWalletInfo).toMatchObject({ accountType: "USD_ACCOUNT", routingNumber: expect.any(String), reference: expect.any(String) });
       expect(usd.fundingPaymentInstructions[0]?.isPlatformAccount).toBe(true);
       const usdc = accounts.find((a) => a.currency?.code === "USDC")!;
-      expect(usdc.fundingPaymentInstructions[0]?.accountOrWalletInfo).toMatchObject({ accountType: "SPARK_WALLET", address: expect.stringMatching(/^sparkrt1/) });
+      expect(usdc.fundingPaymentInstructions[0]?.accountOrWalletInfo).toMatchObject({ accountType: "SPARK_WALLET", address: expect.stringMatching(/^sparkrt1/), invoice: expect.stringMatching(/^sparkrt1pgss/) });
 
       const update = create(PlatformEventSchema, {
         eventId: newId("Event"),
