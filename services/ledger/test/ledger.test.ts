@@ -213,62 +213,62 @@ describe("ledger service", () => {
       h.transactionTypes.delete(platformId);
     });
 
-    describe("sandbox suffixes the rail refuses immediately (002 insufficient funds, 003 account closed or invalid)", () => {
-      const eventsOf = async (id: string) =>
-        (await h.ledgerEvents()).filter((e) => e.payload.case === "transactionChanged" && e.payload.value.transaction?.id === id).map((e) => e.eventType);
-
-      it.each([
-        ["002", "INSUFFICIENT_FUNDS"],
-        ["003", "ACCOUNT_CLOSED_OR_INVALID"],
-      ])("a transfer-out to %s is answered FAILED OFFRAMP_FAILED (%s): no hold, no rail instruction, one FAILED event, replayed as is", async (suffix, detail) => {
-        const { platformId, account } = await setup();
-        const ext = (await h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo(`123456789${suffix}`) })).account!;
-        await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 1000n });
-        const key = `refused-out-${suffix}`;
-        const tx = (await out(platformId, account.id, ext.id, 400n, key)).result!.transaction!;
-        expect(tx).toMatchObject({ type: "OUTGOING", status: "FAILED", failureReason: "OFFRAMP_FAILED", failureDetail: detail, amount: 400n });
-        const acct = (await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!;
-        expect([acct.balance, acct.held, acct.available]).toEqual([1000n, 0n, 1000n]);
-        expect(await h.db.forSchema<any>(service.schema).selectFrom("holds").select("status").where("transaction_id", "=", tx.id).execute()).toEqual([]);
-        expect((await h.railInstructions()).some((i) => i.transactionId === tx.id)).toBe(false);
-        expect(await eventsOf(tx.id)).toEqual(["OUTGOING_PAYMENT_FAILED"]);
-        const replay = (await out(platformId, account.id, ext.id, 400n, key)).result!.transaction!;
-        expect(replay).toEqual(tx);
-        expect(await eventsOf(tx.id)).toEqual(["OUTGOING_PAYMENT_FAILED"]);
-        expect((await balanceSums(h.db, platformId)).get("USD")).toBe(0n);
-      });
-
-      it.each([
-        ["002", "INSUFFICIENT_FUNDS"],
-        ["003", "ACCOUNT_CLOSED_OR_INVALID"],
-      ])("a transfer-in from %s is answered FAILED COLLECTION_FAILED (%s), credits nothing and sends one INCOMING_PAYMENT_FAILED", async (suffix, detail) => {
-        const { platformId, account } = await setup();
-        const ext = (await h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo(`123456789${suffix}`) })).account!;
-        const tx = (await h.ledger.transferIn({ transfer: { platformId, sourceAccountId: ext.id, destinationAccountId: account.id, amount: 700n } })).result!.transaction!;
-        expect(tx).toMatchObject({ type: "INCOMING", status: "FAILED", failureReason: "COLLECTION_FAILED", failureDetail: detail });
-        // A late report of the rail changes nothing.
-        await h.outcome(platformId, tx.id, "COMPLETED");
-        expect((await h.ledger.getTransaction({ platformId, transactionId: tx.id })).transaction!.status).toBe("FAILED");
-        expect((await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!.balance).toBe(0n);
-        expect((await h.railInstructions()).some((i) => i.transactionId === tx.id)).toBe(false);
-        expect(await eventsOf(tx.id)).toEqual(["INCOMING_PAYMENT_FAILED"]);
-        expect((await balanceSums(h.db, platformId)).get("USD")).toBe(0n);
-      });
-
-      it("still answers 400 INSUFFICIENT_BALANCE first when the account lacks the money, recording nothing", async () => {
-        const { platformId, account } = await setup();
-        const ext = (await h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo("123456789002") })).account!;
-        await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 10n });
-        expect(await publicError(out(platformId, account.id, ext.id, 11n))).toMatchObject({ outcome: "INVALID", code: "INSUFFICIENT_BALANCE" });
-        expect((await h.ledger.listTransactions({ platformId })).transactions).toEqual([]);
-      });
-    });
-
     it("answers 501 NOT_IMPLEMENTED on production platforms (no rail connector)", async () => {
       const platformId = await h.newPlatform({ environment: Environment.PRODUCTION });
       const [acct] = await platformAccounts(platformId);
       const ext = (await h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo() })).account!;
       expect((await publicError(out(platformId, acct!.id, ext.id, 1n))).outcome).toBe("NOT_IMPLEMENTED");
+    });
+  });
+
+  describe("sandbox transfers the rail refuses immediately (suffixes 002 insufficient funds, 003 account closed or invalid)", () => {
+    const eventsOf = async (id: string) =>
+      (await h.ledgerEvents()).filter((e) => e.payload.case === "transactionChanged" && e.payload.value.transaction?.id === id).map((e) => e.eventType);
+
+    it.each([
+      ["002", "INSUFFICIENT_FUNDS"],
+      ["003", "ACCOUNT_CLOSED_OR_INVALID"],
+    ])("a transfer-out to %s is answered FAILED OFFRAMP_FAILED (%s): no hold, no rail instruction, one FAILED event, replayed as is", async (suffix, detail) => {
+      const { platformId, account } = await setup();
+      const ext = (await h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo(`123456789${suffix}`) })).account!;
+      await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 1000n });
+      const key = `refused-out-${suffix}`;
+      const tx = (await out(platformId, account.id, ext.id, 400n, key)).result!.transaction!;
+      expect(tx).toMatchObject({ type: "OUTGOING", status: "FAILED", failureReason: "OFFRAMP_FAILED", failureDetail: detail, amount: 400n });
+      const acct = (await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!;
+      expect([acct.balance, acct.held, acct.available]).toEqual([1000n, 0n, 1000n]);
+      expect(await h.db.forSchema<any>(service.schema).selectFrom("holds").select("status").where("transaction_id", "=", tx.id).execute()).toEqual([]);
+      expect((await h.railInstructions()).some((i) => i.transactionId === tx.id)).toBe(false);
+      expect(await eventsOf(tx.id)).toEqual(["OUTGOING_PAYMENT_FAILED"]);
+      const replay = (await out(platformId, account.id, ext.id, 400n, key)).result!.transaction!;
+      expect(replay).toEqual(tx);
+      expect(await eventsOf(tx.id)).toEqual(["OUTGOING_PAYMENT_FAILED"]);
+      expect((await balanceSums(h.db, platformId)).get("USD")).toBe(0n);
+    });
+
+    it.each([
+      ["002", "INSUFFICIENT_FUNDS"],
+      ["003", "ACCOUNT_CLOSED_OR_INVALID"],
+    ])("a transfer-in from %s is answered FAILED COLLECTION_FAILED (%s), credits nothing and sends one INCOMING_PAYMENT_FAILED", async (suffix, detail) => {
+      const { platformId, account } = await setup();
+      const ext = (await h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo(`123456789${suffix}`) })).account!;
+      const tx = (await h.ledger.transferIn({ transfer: { platformId, sourceAccountId: ext.id, destinationAccountId: account.id, amount: 700n } })).result!.transaction!;
+      expect(tx).toMatchObject({ type: "INCOMING", status: "FAILED", failureReason: "COLLECTION_FAILED", failureDetail: detail });
+      // A late report of the rail changes nothing.
+      await h.outcome(platformId, tx.id, "COMPLETED");
+      expect((await h.ledger.getTransaction({ platformId, transactionId: tx.id })).transaction!.status).toBe("FAILED");
+      expect((await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!.balance).toBe(0n);
+      expect((await h.railInstructions()).some((i) => i.transactionId === tx.id)).toBe(false);
+      expect(await eventsOf(tx.id)).toEqual(["INCOMING_PAYMENT_FAILED"]);
+      expect((await balanceSums(h.db, platformId)).get("USD")).toBe(0n);
+    });
+
+    it("still answers 400 INSUFFICIENT_BALANCE first when the account lacks the money, recording nothing", async () => {
+      const { platformId, account } = await setup();
+      const ext = (await h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo("123456789002") })).account!;
+      await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 10n });
+      expect(await publicError(out(platformId, account.id, ext.id, 11n))).toMatchObject({ outcome: "INVALID", code: "INSUFFICIENT_BALANCE" });
+      expect((await h.ledger.listTransactions({ platformId })).transactions).toEqual([]);
     });
   });
 
