@@ -397,6 +397,17 @@ describe.skipIf(skipReason())(`agents through the gateway (${mode})`, () => {
     expect((await p.call("GET", `/agents/${agent.agent.id}`)).body.isPaused).toBe(false);
   });
 
+  it("an AUTO agent's transfer-out to an account ending 002 fails immediately: the action is FAILED with its FAILED transaction, no money moved (issue 29)", async () => {
+    const auto = await connectedAgent({ permissions: ALL_PERMISSIONS, defaultExecutionMode: "AUTO" }, "refused");
+    const refusing = await p.call("POST", "/customers/external-accounts", { customerId, currency: "USD", accountInfo: usdAccountInfo("002") });
+    expect(refusing.status, JSON.stringify(refusing.body)).toBe(201);
+    const before = await customerBalance(p, customerId, usd.id);
+    const res = await auto.call("POST", "/agents/me/transfer-out", { source: { accountId: usd.id }, destination: { accountId: refusing.body.id }, amount: 250 });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body).toMatchObject({ type: "TRANSFER_OUT", status: "FAILED", transaction: { status: "FAILED", failureReason: "OFFRAMP_FAILED", failureDetail: "INSUFFICIENT_FUNDS", agentId: auto.agent.id } });
+    expect(await customerBalance(p, customerId, usd.id)).toBe(before);
+  });
+
   it("an agent manages its customer's external accounts with MANAGE_EXTERNAL_ACCOUNTS (customerId inferred)", async () => {
     const agent = await connectedAgent({ permissions: ["MANAGE_EXTERNAL_ACCOUNTS"] }, "banker");
     const created = await agent.call("POST", "/agents/me/external-accounts", { currency: "USD", accountInfo: usdAccountInfo("000") });

@@ -210,12 +210,8 @@ describe.skipIf(skipReason())(`ledger (${mode})`, () => {
     });
 
     // decisions §5: OUTGOING has no REJECTED status, so a bank's rejection (004) is FAILED too, the
-    // rejection kept in failureDetail.
-    it.each([
-      ["002", "INSUFFICIENT_FUNDS"],
-      ["003", "ACCOUNT_CLOSED"],
-      ["004", "BANK_REJECTED"],
-    ])("%s ends FAILED OFFRAMP_FAILED (%s) and the hold goes back", async (suffix, detail) => {
+    // rejection kept in failureDetail. 002 and 003 fail immediately (test/e2e/transfer-outcomes.test.ts).
+    it.each([["004", "BANK_REJECTED"]])("%s ends FAILED OFFRAMP_FAILED (%s) and the hold goes back", async (suffix, detail) => {
       const ext = await platformExternal(p, suffix);
       const before = await balanceOf(p);
       const res = await out(usd.id, ext.id, 700);
@@ -282,18 +278,15 @@ describe.skipIf(skipReason())(`ledger (${mode})`, () => {
       await eventually(async () => ((await balanceOf(p)) === before + 4200 ? true : undefined));
     });
 
-    // A failed pull carries the spec's only rail-failure reason, OFFRAMP_FAILED (the enum is closed), and a bank's
-    // rejection is FAILED as well (REJECTED is left to incoming payments their receiver declines).
-    it.each([
-      ["002", "INSUFFICIENT_FUNDS"],
-      ["003", "ACCOUNT_CLOSED"],
-      ["004", "BANK_REJECTED"],
-    ])("%s ends FAILED OFFRAMP_FAILED (%s) and credits nothing", async (suffix, detail) => {
+    // A failed pull is a failed collection (COLLECTION_FAILED, not an off-ramp), and a bank's rejection is
+    // FAILED as well (REJECTED is left to incoming payments their receiver declines). 002 and 003 fail
+    // immediately (test/e2e/transfer-outcomes.test.ts).
+    it.each([["004", "BANK_REJECTED"]])("%s ends FAILED COLLECTION_FAILED (%s) and credits nothing", async (suffix, detail) => {
       const ext = await platformExternal(p, suffix);
       const before = await balanceOf(p);
       const res = await pull(ext.id, usd.id, 100);
       const t = await txStatus(p, res.body.id, "FAILED");
-      expect(t).toMatchObject({ type: "INCOMING", failureReason: "OFFRAMP_FAILED", failureDetail: detail });
+      expect(t).toMatchObject({ type: "INCOMING", failureReason: "COLLECTION_FAILED", failureDetail: detail });
       expect(t.settledAt).toBeUndefined();
       expect(await balanceOf(p)).toBe(before);
     });
@@ -304,7 +297,7 @@ describe.skipIf(skipReason())(`ledger (${mode})`, () => {
       await txStatus(p, res.body.id, "PROCESSING");
       await p.call("POST", "/sandbox/clock/advance", { seconds: 30 });
       const t = await txStatus(p, res.body.id, "FAILED");
-      expect(t).toMatchObject({ failureReason: "OFFRAMP_FAILED", failureDetail: "TIMED_OUT" });
+      expect(t).toMatchObject({ failureReason: "COLLECTION_FAILED", failureDetail: "TIMED_OUT" });
     });
 
     it("refuses sources that cannot be pulled from", async () => {

@@ -58,7 +58,20 @@ const IndividualBeneficiary = Type.Object(
 const BusinessBeneficiary = Type.Object(
   {
     beneficiaryType: Type.Literal("BUSINESS", { description: "A company (for example the platform's own payout account)." }),
-    legalName: Type.String({ minLength: 1, maxLength: 255, description: "Registered legal name (checked by beneficiary name verification)." }),
+    legalName: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description: "Registered legal name (checked by beneficiary name verification). Required unless fullName is given; if both are given they must be equal (else 400 INVALID_INPUT on fullName).",
+      }),
+    ),
+    fullName: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description: "The spec's name for the business's name (its Beneficiary object names fullName): accepted in place of legalName, stored and answered as given.",
+      }),
+    ),
     registrationNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "Company registration number." })),
     taxId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "Tax identification number." })),
     ...beneficiaryContact,
@@ -81,7 +94,7 @@ export const AccountInfoSchema = Type.Object(
     $id: "AccountInfo",
     additionalProperties: true,
     description:
-      "Account details by accountType. USD_ACCOUNT: accountNumber (4-17 digits), routingNumber (9 digits, ABA checksum), bankAccountType (CHECKING|SAVINGS), bankName, beneficiary. BRL_ACCOUNT: pixKey, pixKeyType (CPF|CNPJ|EMAIL|PHONE|RANDOM), taxId, beneficiary. AED_ACCOUNT: iban (AE, mod-97), swiftCode, beneficiary. EUR_ACCOUNT: iban, swiftCode?, beneficiary. MXN_ACCOUNT: clabe (18 digits with check digit), beneficiary. SPARK_WALLET: address, assetType?. LIGHTNING: invoice or lightningAddress. beneficiary, discriminated on beneficiaryType: INDIVIDUAL {fullName, birthDate?, nationality?, email?, phoneNumber?, countryOfResidence?, address?} or BUSINESS {legalName, registrationNumber?, taxId?, email?, phoneNumber?, countryOfResidence?, address?} (a variant's own fields only; phoneNumber E.164; beneficiary name verification checks fullName or legalName).",
+      "Account details by accountType. USD_ACCOUNT: accountNumber (4-17 digits), routingNumber (9 digits, ABA checksum), bankAccountType (CHECKING|SAVINGS), bankName, beneficiary. BRL_ACCOUNT: pixKey, pixKeyType (CPF|CNPJ|EMAIL|PHONE|RANDOM), taxId, beneficiary. AED_ACCOUNT: iban (AE, mod-97), swiftCode, beneficiary. EUR_ACCOUNT: iban, swiftCode?, beneficiary. MXN_ACCOUNT: clabe (18 digits with check digit), beneficiary. SPARK_WALLET: address, assetType?. LIGHTNING: invoice or lightningAddress. beneficiary, discriminated on beneficiaryType: INDIVIDUAL {fullName, birthDate?, nationality?, email?, phoneNumber?, countryOfResidence?, address?} or BUSINESS {legalName and/or fullName (one required, equal if both), registrationNumber?, taxId?, email?, phoneNumber?, countryOfResidence?, address?} (a variant's own fields only; phoneNumber E.164; beneficiary name verification checks an individual's fullName, a business's legalName, else its fullName).",
   },
 );
 

@@ -20,7 +20,7 @@ export const PaymentInstructionSchema = Type.Object(
     accountOrWalletInfo: Type.Object({ accountType: Type.String({ description: "USD_ACCOUNT or SPARK_WALLET." }) }, {
       additionalProperties: true,
       description:
-        "Where to pay: USD_ACCOUNT {paymentRails, accountNumber, routingNumber, bankName, reference} or SPARK_WALLET {assetType, address}. A SPARK_WALLET address is the account's own Spark address (bech32m, prefix sparkrt in the sandbox) derived from its reference: well-formed, but nobody holds its key, so it is never spendable; sandbox deposits are simulated with POST /sandbox/internal-accounts/{id}/fund. Standing account instructions carry no invoice (an invoice is for one payment of one amount; quote instructions carry one).",
+        "Where to pay: USD_ACCOUNT {paymentRails, accountNumber, routingNumber, bankName, reference} or SPARK_WALLET {assetType, address, invoice}. A SPARK_WALLET address is the account's own Spark address (bech32m, prefix sparkrt in the sandbox) derived from its reference; its invoice is the account's own Spark invoice (Spark's SparkAddress encoding, bech32m sparkrt1…, to the same key): no amount (the payer chooses it), no expiry, the account's reference as memo, the same on every read. Both are well-formed, but nobody holds their key (the invoice is unsigned), so they are never payable; sandbox deposits are simulated with POST /sandbox/internal-accounts/{id}/fund. A quote's SPARK_WALLET instruction carries a BOLT 11 invoice for its exact amount instead.",
     }),
     instructionsNotes: Type.String({ description: "Notes for the payer." }),
     isPlatformAccount: Type.Boolean({ description: "Whether the account belongs to the platform." }),

@@ -52,7 +52,10 @@ export const TransactionSchema = Type.Object(
           serviceApiVariableFeeRate: Type.Number({ description: "Service variable fee rate." }),
           serviceApiVariableFeeAmount: Type.Integer({ description: "Service variable fee, sending minor units." }),
         },
-        { description: "Quotes: the service's four rate-detail fields (the Quote also shows the counterparty's)." },
+        {
+          description:
+            "The service's four rate-detail fields (the Quote also shows the counterparty's). A quote's transaction: what the quote fixed. Every other transaction (transfer-in, transfer-out, incoming UMA payment, its onward payout), in any status: same currency, no service fee: serviceApiMultiplier 1 and the fees charged, 0. Absent only on a receiver lookup's CREATED transaction (no rate yet).",
+        },
       ),
     ),
     counterpartyInformation: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "Quotes: counterparty information (FULL_NAME, ...)." })),
@@ -86,14 +89,14 @@ export const TransactionSchema = Type.Object(
     failureReason: Type.Optional(
       Type.String({
         description:
-          "Why it failed or was refunded (spec enum: rail failures are OFFRAMP_FAILED, quote execution failures QUOTE_EXECUTION_FAILED, UMA compliance PAY_REQUEST_FAILED, a receiver whose LNURLP step failed LNURLP_FAILED, a receiver refusing for missing payee data MISSING_MANDATORY_PAYEE_DATA, expiry QUOTE_EXPIRED; incoming UMA payments PAYMENT_APPROVAL_WEBHOOK_ERROR when the approval webhook failed or was never answered, PAYMENT_APPROVAL_TIMED_OUT when a 202 was not followed by approve/reject within the window). Sandbox values reaching each: services/sandbox/README.md.",
+          "Why it failed or was refunded (spec enum: a failed payout (transfer-out, quote payout) is OFFRAMP_FAILED; a failed pull (transfer-in) is COLLECTION_FAILED, Grid's value, as the spec's enum has none for a collection; quote execution failures QUOTE_EXECUTION_FAILED, UMA compliance PAY_REQUEST_FAILED, a receiver whose LNURLP step failed LNURLP_FAILED, a receiver refusing for missing payee data MISSING_MANDATORY_PAYEE_DATA, expiry QUOTE_EXPIRED; incoming UMA payments PAYMENT_APPROVAL_WEBHOOK_ERROR when the approval webhook failed or was never answered, PAYMENT_APPROVAL_TIMED_OUT when a 202 was not followed by approve/reject within the window). Sandbox values reaching each: services/sandbox/README.md.",
         examples: ["OFFRAMP_FAILED"],
       }),
     ),
     failureDetail: Type.Optional(
       Type.String({
         description:
-          "The rail's own cause: INSUFFICIENT_FUNDS, ACCOUNT_CLOSED, BANK_REJECTED, TIMED_OUT; for quotes EXECUTION_FAILED, COUNTERPARTY_DELIVERY_FAILED, RETURNED_BY_RECEIVING_BANK, USER_CANCELLED, PAYOUT_FAILED, COMPLIANCE_FAILED.",
+          "The rail's own cause: for transfers INSUFFICIENT_FUNDS and ACCOUNT_CLOSED_OR_INVALID (sandbox suffixes 002, 003: the transfer fails immediately, the POST's own answer is the FAILED transaction, nothing held), BANK_REJECTED, TIMED_OUT; for quotes EXECUTION_FAILED, COUNTERPARTY_DELIVERY_FAILED, RETURNED_BY_RECEIVING_BANK, USER_CANCELLED, PAYOUT_FAILED, COMPLIANCE_FAILED.",
       }),
     ),
   },

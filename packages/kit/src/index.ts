@@ -21,6 +21,7 @@ export * from "./worker.js";
 export * from "./ledger-consumer.js";
 export * from "./quote-request.js";
 export * from "./sandbox-addresses.js";
+export * from "./sandbox-rail.js";
 export * from "./clients/platform-facts.js";
 export * from "./host/index.js";
 export * from "./clients/config-board.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sandboxSuffix, validateAccountInfo } from "../src/domain/account-info.js";
+import { beneficiaryName, sandboxSuffix, validateAccountInfo } from "../src/domain/account-info.js";
 import { verifyBeneficiary } from "../src/domain/beneficiary.js";
 import { isValidClabe, isValidCnpj, isValidCpf, isValidIban, isValidRoutingNumber } from "../src/domain/checksums.js";
 
@@ -90,6 +90,26 @@ describe("accountInfo validation", () => {
       "accountInfo.beneficiary.email",
       "accountInfo.beneficiary.phoneNumber",
     ]);
+  });
+});
+
+describe("BUSINESS beneficiary named with the spec's fullName (issue 29)", () => {
+  const usd = (beneficiary: Record<string, unknown>) =>
+    validateAccountInfo("USD", { accountType: "USD_ACCOUNT", accountNumber: "123456789", routingNumber: "021000021", beneficiary });
+
+  it("takes fullName in place of legalName, stores it as given and verifies that name", () => {
+    const business = { beneficiaryType: "BUSINESS", fullName: "Acme Payouts LLC", registrationNumber: "REG-1" };
+    const ok = usd(business);
+    expect(fields(ok)).toEqual([]);
+    expect("ok" in ok && ok.ok.info.beneficiary).toEqual(business);
+    expect(beneficiaryName(business)).toBe("Acme Payouts LLC");
+  });
+
+  it("takes both when they are equal and refuses them on fullName when they differ", () => {
+    expect(fields(usd({ beneficiaryType: "BUSINESS", legalName: "Acme", fullName: "Acme" }))).toEqual([]);
+    expect(beneficiaryName({ beneficiaryType: "BUSINESS", legalName: "Acme", fullName: "Acme" })).toBe("Acme");
+    const differ = usd({ beneficiaryType: "BUSINESS", legalName: "Acme", fullName: "Acme Inc" });
+    expect("errors" in differ && differ.errors).toEqual([{ field: "accountInfo.beneficiary.fullName", reason: "must equal legalName when both are given (they name the same business)" }]);
   });
 });
 

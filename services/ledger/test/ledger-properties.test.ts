@@ -118,7 +118,8 @@ describe("ledger properties", () => {
       expect(entries.length, `entries of ${t.id} (${t.type} ${t.status})`).toBe(t.status === "COMPLETED" ? 1 : 0);
       // A bank's rejection ends a transfer FAILED (decisions §5: OUTGOING has no REJECTED).
       expect(t.status, `status of transfer ${t.id}`).not.toBe("REJECTED");
-      if (t.status === "FAILED") expect(t.failure_reason).toBe("OFFRAMP_FAILED");
+      // A failed payout is an off-ramp failure; a failed pull a collection failure.
+      if (t.status === "FAILED") expect(t.failure_reason).toBe(t.type === "OUTGOING" ? "OFFRAMP_FAILED" : "COLLECTION_FAILED");
       if (t.type === "OUTGOING") {
         const hold = await db.selectFrom("holds").select("status").where("transaction_id", "=", t.id).executeTakeFirst();
         const expected = t.status === "COMPLETED" ? "CAPTURED" : t.status === "FAILED" ? "RELEASED" : "ACTIVE";

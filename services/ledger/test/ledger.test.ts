@@ -4,6 +4,7 @@ import { newId } from "@corridor/kit";
 import { PlatformEventSchema } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { service } from "../src/server.js";
 import { balanceSums, publicError, startLedgerHarness, usdInfo, type LedgerHarness } from "./harness.js";
 
 describe("ledger service", () => {
@@ -38,7 +39,7 @@ describe("ledger service", () => {
       expect(usd.fundingPaymentInstructions[0]?.accountOrWalletInfo).toMatchObject({ accountType: "USD_ACCOUNT", routingNumber: expect.any(String), reference: expect.any(String) });
       expect(usd.fundingPaymentInstructions[0]?.isPlatformAccount).toBe(true);
       const usdc = accounts.find((a) => a.currency?.code === "USDC")!;
-      expect(usdc.fundingPaymentInstructions[0]?.accountOrWalletInfo).toMatchObject({ accountType: "SPARK_WALLET", address: expect.stringMatching(/^sparkrt1/) });
+      expect(usdc.fundingPaymentInstructions[0]?.accountOrWalletInfo).toMatchObject({ accountType: "SPARK_WALLET", address: expect.stringMatching(/^sparkrt1/), invoice: expect.stringMatching(/^sparkrt1pgss/) });
 
       const update = create(PlatformEventSchema, {
         eventId: newId("Event"),
@@ -220,6 +221,57 @@ describe("ledger service", () => {
     });
   });
 
+  describe("sandbox transfers the rail refuses immediately (suffixes 002 insufficient funds, 003 account closed or invalid)", () => {
+    const eventsOf = async (id: string) =>
+      (await h.ledgerEvents()).filter((e) => e.payload.case === "transactionChanged" && e.payload.value.transaction?.id === id).map((e) => e.eventType);
+
+    it.each([
+      ["002", "INSUFFICIENT_FUNDS"],
+      ["003", "ACCOUNT_CLOSED_OR_INVALID"],
+    ])("a transfer-out to %s is answered FAILED OFFRAMP_FAILED (%s): no hold, no rail instruction, one FAILED event, replayed as is", async (suffix, detail) => {
+      const { platformId, account } = await setup();
+      const ext = (await h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo(`123456789${suffix}`) })).account!;
+      await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 1000n });
+      const key = `refused-out-${suffix}`;
+      const tx = (await out(platformId, account.id, ext.id, 400n, key)).result!.transaction!;
+      expect(tx).toMatchObject({ type: "OUTGOING", status: "FAILED", failureReason: "OFFRAMP_FAILED", failureDetail: detail, amount: 400n });
+      const acct = (await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!;
+      expect([acct.balance, acct.held, acct.available]).toEqual([1000n, 0n, 1000n]);
+      expect(await h.db.forSchema<any>(service.schema).selectFrom("holds").select("status").where("transaction_id", "=", tx.id).execute()).toEqual([]);
+      expect((await h.railInstructions()).some((i) => i.transactionId === tx.id)).toBe(false);
+      expect(await eventsOf(tx.id)).toEqual(["OUTGOING_PAYMENT_FAILED"]);
+      const replay = (await out(platformId, account.id, ext.id, 400n, key)).result!.transaction!;
+      expect(replay).toEqual(tx);
+      expect(await eventsOf(tx.id)).toEqual(["OUTGOING_PAYMENT_FAILED"]);
+      expect((await balanceSums(h.db, platformId)).get("USD")).toBe(0n);
+    });
+
+    it.each([
+      ["002", "INSUFFICIENT_FUNDS"],
+      ["003", "ACCOUNT_CLOSED_OR_INVALID"],
+    ])("a transfer-in from %s is answered FAILED COLLECTION_FAILED (%s), credits nothing and sends one INCOMING_PAYMENT_FAILED", async (suffix, detail) => {
+      const { platformId, account } = await setup();
+      const ext = (await h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo(`123456789${suffix}`) })).account!;
+      const tx = (await h.ledger.transferIn({ transfer: { platformId, sourceAccountId: ext.id, destinationAccountId: account.id, amount: 700n } })).result!.transaction!;
+      expect(tx).toMatchObject({ type: "INCOMING", status: "FAILED", failureReason: "COLLECTION_FAILED", failureDetail: detail });
+      // A late report of the rail changes nothing.
+      await h.outcome(platformId, tx.id, "COMPLETED");
+      expect((await h.ledger.getTransaction({ platformId, transactionId: tx.id })).transaction!.status).toBe("FAILED");
+      expect((await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!.balance).toBe(0n);
+      expect((await h.railInstructions()).some((i) => i.transactionId === tx.id)).toBe(false);
+      expect(await eventsOf(tx.id)).toEqual(["INCOMING_PAYMENT_FAILED"]);
+      expect((await balanceSums(h.db, platformId)).get("USD")).toBe(0n);
+    });
+
+    it("still answers 400 INSUFFICIENT_BALANCE first when the account lacks the money, recording nothing", async () => {
+      const { platformId, account } = await setup();
+      const ext = (await h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo("123456789002") })).account!;
+      await h.ledger.fundInternalAccount({ platformId, accountId: account.id, amount: 10n });
+      expect(await publicError(out(platformId, account.id, ext.id, 11n))).toMatchObject({ outcome: "INVALID", code: "INSUFFICIENT_BALANCE" });
+      expect((await h.ledger.listTransactions({ platformId })).transactions).toEqual([]);
+    });
+  });
+
   describe("transfer-in", () => {
     it("credits the internal account only when the pull completes", async () => {
       const { platformId, account, ext } = await setup();
@@ -235,13 +287,13 @@ describe("ledger service", () => {
       ["FAILED", "INSUFFICIENT_FUNDS", "INSUFFICIENT_FUNDS"],
       ["REJECTED", "BANK_REJECTED", "BANK_REJECTED"],
       ["REJECTED", "", "BANK_REJECTED"],
-    ])("a pull the rail reports %s (%s) ends FAILED OFFRAMP_FAILED and credits nothing", async (status, reason, detail) => {
+    ])("a pull the rail reports %s (%s) ends FAILED COLLECTION_FAILED and credits nothing", async (status, reason, detail) => {
       const { platformId, account, ext } = await setup();
       const tx = (await h.ledger.transferIn({ transfer: { platformId, sourceAccountId: ext.id, destinationAccountId: account.id, amount: 700n } })).result!.transaction!;
       await h.outcome(platformId, tx.id, status, reason);
       await h.outcome(platformId, tx.id, "COMPLETED");
       const t = (await h.ledger.getTransaction({ platformId, transactionId: tx.id })).transaction!;
-      expect(t).toMatchObject({ status: "FAILED", failureReason: "OFFRAMP_FAILED", failureDetail: detail });
+      expect(t).toMatchObject({ status: "FAILED", failureReason: "COLLECTION_FAILED", failureDetail: detail });
       expect((await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!.balance).toBe(0n);
       const types = (await h.ledgerEvents()).filter((e) => e.payload.case === "transactionChanged" && e.payload.value.transaction?.id === tx.id).map((e) => e.eventType);
       expect(types).toEqual(["INCOMING_PAYMENT_PENDING", "INCOMING_PAYMENT_FAILED"]);

@@ -61,7 +61,7 @@ describe("sandbox rail simulator", () => {
 
   it.each([
     ["002", ["FAILED:INSUFFICIENT_FUNDS"]],
-    ["003", ["FAILED:ACCOUNT_CLOSED"]],
+    ["003", ["FAILED:ACCOUNT_CLOSED_OR_INVALID"]],
     ["004", ["PROCESSING", "REJECTED:BANK_REJECTED"]],
     ["000", ["PROCESSING", "COMPLETED"]],
     ["999", ["PROCESSING", "COMPLETED"]],

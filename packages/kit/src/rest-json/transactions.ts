@@ -14,9 +14,10 @@ function currencyToJson(c: Currency | undefined) {
 
 /**
  * Ledger proto -> the public Transaction (spec + decisions §5). OUTGOING adds sentAmount,
- * exchangeRate, fees, and for quote transactions quoteId, rateDetails, counterpartyInformation and
- * refund. Transfers are same-currency and fee-free (the ledger answers sentAmount = amount, rate
- * "1", fees 0).
+ * exchangeRate, fees, and for quote transactions quoteId, counterpartyInformation and refund.
+ * rateDetails as the ledger answers them: a quote's as fixed, every other transaction's
+ * same-currency and fee-free (multiplier 1, fees 0; the ledger also answers sentAmount = amount,
+ * rate "1", fees 0 for transfers); none for a lookup's CREATED transaction.
  */
 export function transactionToJson(t: Transaction | undefined) {
   if (!t) throw new Error("service answered without a transaction");

@@ -138,7 +138,7 @@ const maxLen = (n: number) => (s: string) => (s.length <= n ? undefined : `must 
 
 /**
  * The beneficiary, discriminated on beneficiaryType: INDIVIDUAL (fullName required, birthDate,
- * nationality) or BUSINESS (legalName required, registrationNumber, taxId); both may carry email,
+ * nationality) or BUSINESS (legalName or fullName required, equal if both, registrationNumber, taxId); both may carry email,
  * phoneNumber, countryOfResidence and address. Only the fields of its variant are accepted.
  */
 function checkBeneficiary(v: unknown, prefix: string, errors: FieldError[]): Obj | undefined {
@@ -151,10 +151,17 @@ function checkBeneficiary(v: unknown, prefix: string, errors: FieldError[]): Obj
   const type = c.oneOf("beneficiaryType", ["INDIVIDUAL", "BUSINESS"]);
   const known = ["beneficiaryType", "email", "phoneNumber", "countryOfResidence", "address"];
   if (type === "BUSINESS") {
-    c.str("legalName", { test: maxLen(255) });
+    // The name: Grid's legalName or the spec's fullName (the Beneficiary object names only fullName).
+    // Either is enough; both must then say the same. Stored and answered as given.
+    const legalName = c.str("legalName", { required: false, test: maxLen(255) });
+    const fullName = c.str("fullName", { required: false, test: maxLen(255) });
+    if (v.legalName == null && v.fullName == null) c.errors.push({ field: `${prefix}.legalName`, reason: "is required for a BUSINESS beneficiary (legalName, or the spec's fullName)" });
+    else if (legalName !== undefined && fullName !== undefined && legalName !== fullName) {
+      c.errors.push({ field: `${prefix}.fullName`, reason: "must equal legalName when both are given (they name the same business)" });
+    }
     c.str("registrationNumber", { required: false, test: maxLen(64) });
     c.str("taxId", { required: false, test: maxLen(64) });
-    known.push("legalName", "registrationNumber", "taxId");
+    known.push("legalName", "fullName", "registrationNumber", "taxId");
   } else if (type === "INDIVIDUAL") {
     c.str("fullName", { test: maxLen(255) });
     c.str("birthDate", { required: false, test: (s) => (/^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s)) ? undefined : "must be a date YYYY-MM-DD") });
@@ -189,10 +196,10 @@ function checkBeneficiary(v: unknown, prefix: string, errors: FieldError[]): Obj
   return c.out;
 }
 
-/** The name a rail verifies: an individual's fullName, a business's legalName. */
+/** The name a rail verifies: an individual's fullName, a business's legalName (or its fullName, the same name when both are given). */
 export function beneficiaryName(beneficiary: unknown): string | undefined {
   if (!isObj(beneficiary)) return undefined;
-  const name = beneficiary.beneficiaryType === "BUSINESS" ? beneficiary.legalName : beneficiary.fullName;
+  const name = beneficiary.beneficiaryType === "BUSINESS" ? (beneficiary.legalName ?? beneficiary.fullName) : beneficiary.fullName;
   return typeof name === "string" ? name : undefined;
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { sandboxSparkAddress } from "@corridor/kit";
+import { sandboxSparkAddress, sandboxSparkInvoice } from "@corridor/kit";
 import { isCrypto } from "./currencies.js";
 
 // Base32 without look-alikes: references are read aloud and typed into bank memo fields.
@@ -18,25 +18,14 @@ export const SANDBOX_BANK = { bankName: "Corridor Sandbox Bank", accountNumber: 
 
 /**
  * How to pay into an internal account: fiat through the pooled bank account with the account's
- * reference in the memo, crypto to a per-account Spark address derived from the reference. A
- * standing account instruction carries no `invoice`: a Lightning invoice is for one payment of one
- * amount and expires (quote instructions carry one).
+ * reference in the memo, crypto to a per-account Spark address derived from the reference, or by
+ * paying the account's Spark invoice (spec: a SPARK_WALLET item carries `invoice`): an amountless,
+ * non-expiring Spark invoice to the same identity key with the reference as its memo (kit
+ * sandboxSparkInvoice; docs/ledger "Funding instructions").
  */
 export function fundingInstructions(opts: { currency: string; reference: string; isPlatformAccount: boolean }): Record<string, unknown>[] {
   if (isCrypto(opts.currency)) {
-    return [
-      {
-        accountOrWalletInfo: {
-          accountType: "SPARK_WALLET",
-          assetType: opts.currency === "BTC" ? "BTC" : opts.currency,
-          // A well-formed Spark (regtest) address of this account, derived from its reference;
-          // nobody holds its key (sandbox deposits are simulated: POST /sandbox/internal-accounts/{id}/fund).
-          address: sandboxSparkAddress(opts.reference),
-        },
-        instructionsNotes: `Send ${opts.currency} on Spark to this address; it is this account's own address (sandbox: not spendable, simulate deposits with the sandbox fund endpoint).`,
-        isPlatformAccount: opts.isPlatformAccount,
-      },
-    ];
+    return [sparkFundingInstruction(opts)];
   }
   return [
     {
@@ -52,4 +41,22 @@ export function fundingInstructions(opts: { currency: string; reference: string;
       isPlatformAccount: opts.isPlatformAccount,
     },
   ];
+}
+
+/** The SPARK_WALLET funding instruction of a crypto internal account (also what the backfill migrations write). */
+export function sparkFundingInstruction(opts: { currency: string; reference: string; isPlatformAccount: boolean }): Record<string, unknown> {
+  const assetType = opts.currency === "BTC" ? "BTC" : opts.currency;
+  return {
+    accountOrWalletInfo: {
+      accountType: "SPARK_WALLET",
+      assetType,
+      // A well-formed Spark (regtest) address of this account, derived from its reference;
+      // nobody holds its key (sandbox deposits are simulated: POST /sandbox/internal-accounts/{id}/fund).
+      address: sandboxSparkAddress(opts.reference),
+      // The account's Spark invoice: same key, no amount (the payer chooses it), the reference as memo.
+      invoice: sandboxSparkInvoice(opts.reference, { assetType, memo: opts.reference }),
+    },
+    instructionsNotes: `Send ${opts.currency} on Spark to this address, or pay the invoice (any amount); both are this account's own (sandbox: not spendable, simulate deposits with the sandbox fund endpoint).`,
+    isPlatformAccount: opts.isPlatformAccount,
+  };
 }

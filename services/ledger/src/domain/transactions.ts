@@ -7,12 +7,17 @@ export type RailStatus = "PROCESSING" | "COMPLETED" | "FAILED" | "REJECTED";
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(["COMPLETED", "REJECTED", "FAILED", "REFUNDED", "EXPIRED"]);
 
 /**
- * failureReason of a failed transfer. The spec's enum is closed and OFFRAMP_FAILED is its only
- * rail-failure value, so a failed pull (an on-ramp) carries it too rather than a value clients
- * generated from the contract would not know; failureDetail says what the bank reported (see
- * README, "Transaction lifecycle").
+ * failureReason of a failed transfer, by direction. A transfer-out is a payout to a bank (an
+ * off-ramp): OFFRAMP_FAILED, from the spec's enum. A transfer-in is a pull from one (a collection,
+ * not an off-ramp), for which the spec's enum has no value: it carries COLLECTION_FAILED, the
+ * public Grid API's incoming failure reason for an inbound bank collection that failed (decisions:
+ * Grid's name where the spec has none); Grid's generated clients know it. failureDetail says what
+ * the bank reported (see README, "Transaction lifecycle").
  */
-export const TRANSFER_FAILURE_REASON: Record<TransactionType, string> = { OUTGOING: "OFFRAMP_FAILED", INCOMING: "OFFRAMP_FAILED" };
+export const TRANSFER_FAILURE_REASON: Record<TransactionType, string> = { OUTGOING: "OFFRAMP_FAILED", INCOMING: "COLLECTION_FAILED" };
+
+/** The webhook a transfer's failure sends, once. */
+export const failedEventType = (type: TransactionType) => (type === "OUTGOING" ? "OUTGOING_PAYMENT_FAILED" : "INCOMING_PAYMENT_FAILED");
 
 /** failureDetail when the rail reports a bank rejection without a cause of its own. */
 export const BANK_REJECTED = "BANK_REJECTED";
@@ -47,8 +52,8 @@ export function transitionFor(type: TransactionType, current: string, outcome: R
   // declines it (incoming UMA approval), never for a rail failure. The bank's rejection is kept as
   // the failureDetail. An outgoing payment's hold goes back to the sender; nothing moved yet for a pull.
   const failure = { reason: TRANSFER_FAILURE_REASON[type], detail: cause || (outcome === "REJECTED" ? BANK_REJECTED : "") };
-  if (type === "OUTGOING") return { to: "FAILED", money: "release-hold", eventType: "OUTGOING_PAYMENT_FAILED", failure };
-  return { to: "FAILED", money: "none", eventType: "INCOMING_PAYMENT_FAILED", failure };
+  if (type === "OUTGOING") return { to: "FAILED", money: "release-hold", eventType: failedEventType(type), failure };
+  return { to: "FAILED", money: "none", eventType: failedEventType(type), failure };
 }
 
 export const createdEventType = (type: TransactionType) => (type === "OUTGOING" ? "OUTGOING_PAYMENT_PENDING" : "INCOMING_PAYMENT_PENDING");
@@ -77,4 +82,26 @@ export function settledAtOf(tx: { status: string; settled_at: Date | null; expec
   if (tx.settled_at) return tx.settled_at;
   if (tx.status === "PENDING" || tx.status === "PROCESSING") return tx.expected_settlement_at ?? null;
   return null;
+}
+
+/**
+ * Transaction.rateDetails (the spec's four service fields). A quote's transaction keeps what the
+ * quote fixed. Every other movement the ledger makes (transfer-in, transfer-out, an incoming UMA
+ * payment in its receiving currency, the onward payout of one) is same-currency and charges no
+ * service fee today (fees 0, exchangeRate 1): its rate details are that fact, multiplier 1 and the
+ * fees actually charged, zero; a fee on these would be recorded with the transaction and answered
+ * from there. A receiver lookup's CREATED transaction has no rate yet (its quote brings one).
+ * Decimal strings, as quotes-fx records them.
+ */
+export const SAME_CURRENCY_NO_FEE: Readonly<Record<string, string>> = Object.freeze({
+  serviceApiMultiplier: "1",
+  serviceApiFixedFee: "0",
+  serviceApiVariableFeeRate: "0",
+  serviceApiVariableFeeAmount: "0",
+});
+
+export function rateDetailsOf(tx: { rate_details: Record<string, unknown> | null; quote_id: string | null; lookup_id: string | null }): Record<string, unknown> | null {
+  if (tx.rate_details) return tx.rate_details;
+  if (tx.quote_id || tx.lookup_id) return null;
+  return { ...SAME_CURRENCY_NO_FEE };
 }

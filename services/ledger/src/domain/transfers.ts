@@ -7,7 +7,9 @@ import { SYSTEM_TYPES, type TransactionFilter, type TransactionRow } from "./mod
 import type { AnswerCodec, Directory, LedgerStore } from "./ports.js";
 import type { QuoteOutcomeStatus } from "./quotes.js";
 import type { Quotes } from "./quote-transactions.js";
-import { FINAL_STATUSES, createdEventType, transitionFor, type RailStatus } from "./transactions.js";
+import { checkHold } from "./journal.js";
+import { immediateRailFailure } from "./sandbox-admission.js";
+import { FINAL_STATUSES, createdEventType, failedEventType, transitionFor, type RailStatus } from "./transactions.js";
 
 /** The value of a settled promise, or its error thrown. */
 function settled<T>(r: PromiseSettledResult<T>): T {
@@ -108,6 +110,9 @@ export function createTransfers(deps: {
       },
       async (complete) => {
         const { internal, external, platformCustomerId } = await prepareTransfer(input, direction);
+        const type = direction === "OUT" ? "OUTGOING" : "INCOMING";
+        // Sandbox suffixes 002/003: the rail refuses at once, so this answer is the FAILED transaction.
+        const refused = immediateRailFailure(await directory.environment(input.platformId), type, external);
         return store.transaction(async (trx) => {
           const now = clock.now();
           // A customer closed (being deleted) since the checks: no money to or from it any more.
@@ -115,17 +120,22 @@ export function createTransfers(deps: {
           // Deleted while we were checking: nothing may go to (or come from) it any more.
           if (!(await trx.findExternalAccount(input.platformId, external.id))) throw errors.notFound("ExternalAccount", external.id);
           const id = newId("Transaction");
-          const type = direction === "OUT" ? "OUTGOING" : "INCOMING";
           if (direction === "OUT") {
             const locked = await trx.lockAccounts(input.platformId, [internal.id]);
-            const held = await trx.placeHold(locked.get(internal.id)!, id, input.amount, now);
-            await trx.emitBalanceUpdated(held, now);
+            const source = locked.get(internal.id)!;
+            if (refused) {
+              // Money the account does not have is still refused first (400); a refused transfer holds nothing.
+              checkHold({ id: source.id, currency: source.currency, system: false, balance: source.balance, held: source.held }, input.amount);
+            } else {
+              const held = await trx.placeHold(source, id, input.amount, now);
+              await trx.emitBalanceUpdated(held, now);
+            }
           }
           const tx = await trx.insertTransaction({
             id,
             platform_id: input.platformId,
             type,
-            status: "PENDING",
+            status: refused ? "FAILED" : "PENDING",
             source_account_id: input.sourceAccountId,
             destination_account_id: input.destinationAccountId,
             internal_account_id: internal.id,
@@ -137,14 +147,19 @@ export function createTransfers(deps: {
             reference: newReference("TXN"),
             description: input.description,
             agent_id: input.agentId || null,
-            failure_reason: null,
-            failure_detail: null,
+            failure_reason: refused?.reason ?? null,
+            failure_detail: refused?.detail ?? null,
             settled_at: null,
             created_at: now,
             updated_at: now,
           });
-          await trx.emitTransactionChanged(createdEventType(type), tx, now);
-          await trx.emitRailInstruction(tx, external, now);
+          if (refused) {
+            // Never pending, never sent to a rail: its one event is the failure.
+            await trx.emitTransactionChanged(failedEventType(type), tx, now);
+          } else {
+            await trx.emitTransactionChanged(createdEventType(type), tx, now);
+            await trx.emitRailInstruction(tx, external, now);
+          }
           await complete(trx, tx);
           return tx;
         });

@@ -13,7 +13,7 @@ import { TransactionSchema, type Transaction } from "@corridor/proto/corridor/le
 import type { AccountRow, ExternalAccountRow, TransactionRow } from "../domain/model.js";
 import { currencyInfo } from "../domain/currencies.js";
 import { accountInfoForRead } from "../domain/account-info.js";
-import { directionOf, settledAtOf } from "../domain/transactions.js";
+import { directionOf, rateDetailsOf, settledAtOf } from "../domain/transactions.js";
 
 /** Rows -> proto. Nothing here decides anything. */
 
@@ -105,7 +105,7 @@ export function transactionToPb(r: TransactionRow): Transaction {
           reason: r.refund_reason ?? "",
         }
       : undefined,
-    rateDetails: (r.rate_details ?? undefined) as JsonObject | undefined,
+    rateDetails: (rateDetailsOf(r) ?? undefined) as JsonObject | undefined,
     counterpartyInformation: r.counterparty_information ?? {},
     receiverCustomerInfo: r.receiver_customer_info ?? {},
     expiresAt: r.expires_at ? timestampFromDate(r.expires_at) : undefined,

@@ -1,8 +1,13 @@
+import { SANDBOX_PENDING_THEN_FAIL_SECONDS, sandboxIdentifierOf, sandboxSuffixOf, sandboxTransferOutcome } from "@corridor/kit";
+
 /**
  * The sandbox rail: the outcome of a transfer by the last three characters of the external
- * account's identifier (spec "Transfer in (and transfer out, same patterns)"):
- *   002 insufficient funds, fails at once; 003 account closed or invalid, fails at once;
- *   004 the bank rejects it; 005 stays in flight (PROCESSING) ~30 s, then fails; anything else succeeds.
+ * account's identifier (spec "Transfer in (and transfer out, same patterns)"; the table is the
+ * kit's sandboxTransferOutcome, which the ledger's admission reads too):
+ *   002 insufficient funds and 003 account closed or invalid fail immediately (the ledger answers
+ *   the request with the transaction FAILED and sends no instruction; should one arrive anyway it
+ *   fails at once here too); 004 the bank rejects it; 005 stays in flight (PROCESSING) ~30 s, then
+ *   fails; anything else succeeds.
  */
 
 export interface SimulatedStep {
@@ -12,26 +17,25 @@ export interface SimulatedStep {
   reason: string;
 }
 
-export const PENDING_THEN_FAIL_SECONDS = 30;
+export const PENDING_THEN_FAIL_SECONDS = SANDBOX_PENDING_THEN_FAIL_SECONDS;
 
 export function simulateTransfer(identifier: string): SimulatedStep[] {
-  switch (suffixOf(identifier)) {
-    case "002":
-      return [{ afterSeconds: 0, status: "FAILED", reason: "INSUFFICIENT_FUNDS" }];
-    case "003":
-      return [{ afterSeconds: 0, status: "FAILED", reason: "ACCOUNT_CLOSED" }];
-    case "004":
+  const outcome = sandboxTransferOutcome(identifier);
+  switch (outcome.kind) {
+    case "FAILS_IMMEDIATELY":
+      return [{ afterSeconds: 0, status: "FAILED", reason: outcome.cause }];
+    case "BANK_REJECTS":
       return [
         { afterSeconds: 0, status: "PROCESSING", reason: "" },
-        { afterSeconds: 0, status: "REJECTED", reason: "BANK_REJECTED" },
+        { afterSeconds: 0, status: "REJECTED", reason: outcome.cause },
       ];
-    case "005":
+    case "PENDING_THEN_FAILS":
       // Accepted by the rail (PROCESSING, so clients can see it is in flight), then it fails.
       return [
         { afterSeconds: 0, status: "PROCESSING", reason: "" },
-        { afterSeconds: PENDING_THEN_FAIL_SECONDS, status: "FAILED", reason: "TIMED_OUT" },
+        { afterSeconds: outcome.afterSeconds, status: "FAILED", reason: outcome.cause },
       ];
-    default:
+    case "SUCCEEDS":
       return [
         { afterSeconds: 0, status: "PROCESSING", reason: "" },
         { afterSeconds: 0, status: "COMPLETED", reason: "" },
@@ -122,17 +126,7 @@ export function simulateInstruction(i: { kind: string; umaAddress: string; accou
 }
 
 /** For identifiers with a domain part (PIX email key, lightning address): the part before it. */
-export function suffixOf(identifier: string): string {
-  const at = identifier.lastIndexOf("@");
-  return (at >= 0 ? identifier.slice(0, at) : identifier).slice(-3);
-}
+export const suffixOf = sandboxSuffixOf;
 
 /** The identifier of an accountInfo whose suffix selects the outcome. */
-export function identifierOf(info: Record<string, unknown> | undefined): string {
-  if (!info) return "";
-  for (const field of ["accountNumber", "iban", "clabe", "pixKey", "address", "lightningAddress", "invoice"]) {
-    const v = info[field];
-    if (typeof v === "string" && v) return v;
-  }
-  return "";
-}
+export const identifierOf = sandboxIdentifierOf;
