@@ -24,3 +24,5 @@ export * from "./sandbox-addresses.js";
 export * from "./clients/platform-facts.js";
 export * from "./host/index.js";
 export * from "./clients/config-board.js";
+export * from "./net/address-safety.js";
+export * from "./net/guarded-http.js";
