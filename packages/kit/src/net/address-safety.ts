@@ -175,12 +175,16 @@ export interface TargetProblem {
 const problem = (rule: TargetRule, text: string): TargetProblem => ({ rule, reason: `${text} (rule ${rule})` });
 
 /**
- * Names that never lead to a public receiver: single labels (a search-domain or cluster name such
- * as `metadata` or `redis`), and the special-use or private-use suffixes of RFC 6761, 6762, 8375
- * and ICANN's `.internal` (which covers `metadata.google.internal`). `localhost` and `*.localhost`
- * are loopback names (RFC 6761), allowed where loopback is.
+ * Names that lead to a private network's hosts, never a public receiver: single labels (a
+ * search-domain or cluster name such as `metadata` or `redis`), ICANN's private-use `.internal`
+ * (which covers `metadata.google.internal`), mDNS `.local` (RFC 6762, and Kubernetes'
+ * `cluster.local`), `.home.arpa` (RFC 8375) and the rest of `.arpa`, Kubernetes' short `.svc`, and
+ * the customary private suffixes `.localdomain`, `.lan`, `.intranet`, `.corp`. `localhost` and
+ * `*.localhost` are loopback names (RFC 6761), allowed where loopback is. Names that merely do not
+ * exist publicly (`.test`, `.example`, `.invalid`) are not refused here: they resolve to nothing,
+ * or, on a resolver that makes them resolve, to addresses the connection-time check judges.
  */
-const INTERNAL_SUFFIXES = ["internal", "local", "localdomain", "home.arpa", "arpa", "test", "invalid", "example", "onion", "svc", "lan", "intranet", "corp"];
+const INTERNAL_SUFFIXES = ["internal", "local", "localdomain", "home.arpa", "arpa", "svc", "lan", "intranet", "corp"];
 
 function isLoopbackName(host: string): boolean {
   return host === "localhost" || host.endsWith(".localhost");
