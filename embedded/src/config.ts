@@ -1,5 +1,5 @@
 import { gatewayEnv } from "@corridor/gateway/config";
-import { databaseConnectTimeoutSetting, databasePreparedStatementsSetting, env, z } from "@corridor/kit";
+import { databaseConnectTimeoutSetting, databasePreparedStatementsSetting, env, webhookTargetEnv, z } from "@corridor/kit";
 
 /** Configuration of the embedded process (main.ts): one zod schema over process.env. */
 export const embeddedConfigSchema = z.object({
@@ -28,6 +28,8 @@ export const embeddedConfigSchema = z.object({
   CORRIDOR_BOOTSTRAP_CLIENT_SECRET: z.string().min(16).optional(),
   /** The gateway's knobs (rate limits, failed-auth throttle, auth cache, proxy): the same schema entries, and defaults, as the split gateway. */
   ...gatewayEnv,
+  /** What a platform's webhookEndpoint may be (the gateway's PATCH /config check; the services read the same keys): the kit's one definition. */
+  ...webhookTargetEnv,
 }).refine((c) => !!c.CORRIDOR_BOOTSTRAP_CLIENT_ID === !!c.CORRIDOR_BOOTSTRAP_CLIENT_SECRET, {
   message: "set both CORRIDOR_BOOTSTRAP_CLIENT_ID and CORRIDOR_BOOTSTRAP_CLIENT_SECRET, or neither",
   path: ["CORRIDOR_BOOTSTRAP_CLIENT_ID"],

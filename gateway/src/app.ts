@@ -1,6 +1,6 @@
 import type { Transport } from "@connectrpc/connect";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { boardedCopies, configVersion, newId, redisConfigBoard, registerFastifyTracing, type ConfigBoard, type Logger, type ServiceName } from "@corridor/kit";
+import { boardedCopies, configVersion, newId, redisConfigBoard, registerFastifyTracing, WEBHOOK_TARGET_DEFAULTS, type ConfigBoard, type Logger, type ServiceName, type WebhookTargetSettings } from "@corridor/kit";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { LogController, type FastifyInstance, type onRequestHookHandler } from "fastify";
 import type { Redis } from "ioredis";
@@ -75,6 +75,8 @@ export interface GatewayOptions {
   trustProxy?: boolean;
   /** How long a client may take to send a request's headers, and the whole request (ms). Defaults: config.ts. */
   httpTimeouts?: { headersMs: number; requestMs: number };
+  /** The operator's webhook-target settings (PATCH /config's webhookEndpoint check). Default: the kit's webhookTargetEnv. */
+  webhookTargets?: WebhookTargetSettings;
   /**
    * The platform-config board (kit clients/config-board.ts) GET /config trusts its copies against;
    * default: one over the gateway's Redis when redisUrl is set, none otherwise (every GET asks
@@ -152,7 +154,13 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
     fetch: async (platformId: string) => (await clients.authSessions.getPlatformConfig({ platformId })).config,
     versionOf: (c) => (c?.updatedAt ? configVersion(timestampDate(c.updatedAt)) : undefined),
   });
-  const deps: RouteDeps = { clients, auth, guesses: new GuessThrottle(failureCounter, authFailureLimit, opts.log), platformConfig };
+  const deps: RouteDeps = {
+    clients,
+    auth,
+    guesses: new GuessThrottle(failureCounter, authFailureLimit, opts.log),
+    platformConfig,
+    webhookTargets: opts.webhookTargets ?? WEBHOOK_TARGET_DEFAULTS,
+  };
 
   app.addHook("onRoute", assertRoutePermission);
   // Authentication (a route-level onRequest hook; it reads the route's final config at request

@@ -1,4 +1,4 @@
-import { DEFAULT_SERVICE_PORTS, SERVICE_NAMES, env, serviceUrlEnvKey, z } from "@corridor/kit";
+import { DEFAULT_SERVICE_PORTS, SERVICE_NAMES, WEBHOOK_TARGET_DEFAULTS, env, serviceUrlEnvKey, webhookTargetEnv, z, type WebhookTargetSettings } from "@corridor/kit";
 
 /**
  * The gateway's knobs, wherever a gateway runs: the split gateway (main.ts) and the embedded system
@@ -37,6 +37,8 @@ export const splitGatewayConfigSchema = z.object({
   /** Redis for shared rate-limit counters, the auth cache and Idempotency-Key claims; in-process when unset (single replica only). */
   REDIS_URL: z.string().optional(),
   ...gatewayEnv,
+  /** What a platform's webhookEndpoint may be (PATCH /config): the kit's one definition, shared with auth-sessions and notifications. */
+  ...webhookTargetEnv,
   /**
    * After SIGTERM, how long to keep serving (with /readyz failing) before closing, so the load
    * balancer stops routing here first. 0 locally; the Helm chart sets a few seconds.
@@ -58,10 +60,15 @@ export interface GatewayTuning {
   authCacheTtlMs: number;
   trustProxy: boolean;
   httpTimeouts: { headersMs: number; requestMs: number };
+  webhookTargets: WebhookTargetSettings;
 }
 
-export function gatewayTuning(config: GatewayConfig): GatewayTuning {
+export function gatewayTuning(config: GatewayConfig & Partial<WebhookTargetSettings>): GatewayTuning {
   return {
+    webhookTargets: {
+      CORRIDOR_WEBHOOK_ALLOW_LOOPBACK: config.CORRIDOR_WEBHOOK_ALLOW_LOOPBACK ?? WEBHOOK_TARGET_DEFAULTS.CORRIDOR_WEBHOOK_ALLOW_LOOPBACK,
+      CORRIDOR_WEBHOOK_ALLOWED_RANGES: config.CORRIDOR_WEBHOOK_ALLOWED_RANGES ?? WEBHOOK_TARGET_DEFAULTS.CORRIDOR_WEBHOOK_ALLOWED_RANGES,
+    },
     rateLimit: { max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
     authFailureLimit: { max: config.AUTH_FAILURE_LIMIT_MAX, timeWindowMs: config.AUTH_FAILURE_WINDOW_MS },
     authCacheTtlMs: config.AUTH_CACHE_TTL_MS,

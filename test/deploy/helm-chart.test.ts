@@ -266,6 +266,15 @@ describeHelm("unavailable" in lookup ? `helm chart — skipped: ${lookup.unavail
     }
   });
 
+  it("turns loopback webhook endpoints off for the gateway, auth-sessions and notifications (issue 23: no platform reaches a pod's own ports)", async () => {
+    const r = await render();
+    for (const name of ["gateway", "auth-sessions", "notifications"]) {
+      const env = plainEnv(containerOf(r, name));
+      expect(env.CORRIDOR_WEBHOOK_ALLOW_LOOPBACK, name).toBe("false");
+      expect(env.CORRIDOR_WEBHOOK_ALLOWED_RANGES ?? "", name).toBe("");
+    }
+  });
+
   it("probes the endpoints the code serves", async () => {
     const r = await render();
     const gw = containerOf(r, "gateway");

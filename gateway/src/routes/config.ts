@@ -1,4 +1,4 @@
-import { errors, type FieldError } from "@corridor/kit";
+import { checkUrlTarget, errors, targetPolicy, type FieldError, type TargetPolicy } from "@corridor/kit";
 import type { Static } from "typebox";
 import { principalOf } from "../auth.js";
 import { platformConfigToJson, updateConfigToProto } from "../mappers/config.js";
@@ -8,28 +8,22 @@ import { UpdateConfigBody } from "../schemas/config.js";
 import type { Api, RouteDeps } from "./types.js";
 
 const tags = ["Platform"];
-const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
-
-/** https anywhere; plain http only to this machine (local development receivers). */
-export function webhookEndpointProblem(value: string): string | undefined {
+/**
+ * The webhookEndpoint rules of the platform's policy (kit net/address-safety.ts; docs/events.md
+ * "Webhook endpoint rules (SSRF)"): production, https to a public address or name; sandbox,
+ * loopback too (plain http there only) while the operator allows it. The reason names the rule.
+ */
+export function webhookEndpointProblem(value: string, policy: TargetPolicy): string | undefined {
   if (value === "") return undefined; // clears the endpoint
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return "must be an absolute URL";
-  }
-  if (url.username || url.password) return "must not carry credentials";
-  if (url.protocol === "https:") return undefined;
-  if (url.protocol === "http:" && LOCAL_HOSTS.has(url.hostname)) return undefined;
-  return "must use https (plain http only for localhost, 127.0.0.1 or [::1])";
+  const checked = checkUrlTarget(value, policy);
+  return "problem" in checked ? checked.problem.reason : undefined;
 }
 
 /** Checks JSON Schema cannot express: URL rules, min <= max, unique currency codes. */
-export function configBodyProblems(body: Static<typeof UpdateConfigBody>): FieldError[] {
+export function configBodyProblems(body: Static<typeof UpdateConfigBody>, webhookPolicy: TargetPolicy): FieldError[] {
   const problems: FieldError[] = [];
   if (body.webhookEndpoint !== undefined) {
-    const reason = webhookEndpointProblem(body.webhookEndpoint);
+    const reason = webhookEndpointProblem(body.webhookEndpoint, webhookPolicy);
     if (reason) problems.push({ field: "body.webhookEndpoint", reason });
   }
   const seen = new Set<string>();
@@ -45,7 +39,7 @@ export function configBodyProblems(body: Static<typeof UpdateConfigBody>): Field
   return problems;
 }
 
-export function configRoutes(app: Api, { clients, platformConfig }: RouteDeps): void {
+export function configRoutes(app: Api, { clients, platformConfig, webhookTargets }: RouteDeps): void {
   app.get(
     "/config",
     {
@@ -69,16 +63,16 @@ export function configRoutes(app: Api, { clients, platformConfig }: RouteDeps): 
       schema: {
         summary: "Update the platform configuration",
         description:
-          "Changes the fields present; supportedCurrencies replaces the whole list. webhookEndpoint must be https (http only on localhost). Needs MANAGE.",
+          "Changes the fields present; supportedCurrencies replaces the whole list. webhookEndpoint must be https to a public address or DNS name (private, loopback, link-local, CGNAT, multicast, reserved and IPv4-embedding IPv6 addresses in any spelling, and internal names such as localhost or *.internal, are refused with 400 INVALID_INPUT naming the rule); sandbox platforms may use loopback, over http too, where the operator allows it. Needs MANAGE.",
         tags,
         body: UpdateConfigBody,
         response: { 200: Ref("PlatformConfig", "The configuration after the change."), ...errorResponses },
       },
     },
     async (request) => {
-      const { platformId } = principalOf(request);
+      const { platformId, environment } = principalOf(request);
       const body = request.body ?? {};
-      const problems = configBodyProblems(body);
+      const problems = configBodyProblems(body, targetPolicy(environment, webhookTargets));
       if (problems.length) throw errors.invalidInput(problems);
       const res = await clients.authSessions.updatePlatformConfig(updateConfigToProto(platformId, body));
       return platformConfigToJson(res.config);

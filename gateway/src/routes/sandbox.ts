@@ -11,7 +11,7 @@ export function sandboxRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Send a test webhook",
         description:
-          "Posts a signed TEST event to the configured webhookEndpoint and answers the attempt. Sandbox platforms only (production: 403). Needs MANAGE.",
+          "Posts a signed TEST event to the configured webhookEndpoint and answers the attempt. The endpoint is checked again when sent (every address its name resolves to; the connection goes to a checked one); redirects are answered, never followed; at most the first 1024 characters of the answer are shown; a failure is a category (connection failed, target refused: … (rule …), …), never a socket error. Sandbox platforms only (production: 403). Needs MANAGE.",
         tags: ["Sandbox"],
         response: { 200: Ref("TestWebhookResult", "The delivery attempt."), ...errorResponses },
       },

@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from "fastify";
+import type { WebhookTargetSettings } from "@corridor/kit";
 import type { PlatformConfig } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import type { Authenticator } from "../auth.js";
 import type { ServiceClients } from "../clients.js";
@@ -16,4 +17,6 @@ export interface RouteDeps {
   guesses: GuessThrottle;
   /** The platform's config as of now (a copy the config board vouches for, else auth-sessions'). */
   platformConfig(platformId: string): Promise<PlatformConfig | undefined>;
+  /** The operator's webhook-target settings (kit net/address-safety.ts). */
+  webhookTargets: WebhookTargetSettings;
 }

@@ -99,7 +99,8 @@ export const UpdateConfigBody = Type.Object(
     webhookEndpoint: Type.Optional(
       Type.String({
         maxLength: 2048,
-        description: "New webhook URL: https, or http only on localhost, 127.0.0.1 or [::1]. An empty string clears it.",
+        description:
+          "New webhook URL: https to a public address or DNS name (rules: docs/events.md, Webhook endpoint rules); sandbox platforms may also use localhost, 127.0.0.1 or [::1], over http too, where the operator allows it. An empty string clears it.",
       }),
     ),
     supportedCurrencies: Type.Optional(

@@ -8,7 +8,13 @@ export const TestWebhookResultSchema = Type.Object(
     url: Type.String({ description: "URL posted to." }),
     responseStatus: Type.Integer({ description: "HTTP status the endpoint answered; 0 when no answer came." }),
     delivered: Type.Boolean({ description: "Whether the endpoint answered 2xx." }),
-    error: Type.Optional(Type.String({ description: "Transport error when no answer came." })),
+    error: Type.Optional(
+      Type.String({
+        description:
+          "Why no answer came, as a category: connection failed, DNS lookup failed, TLS handshake failed, no answer within N ms, or target refused: <reason> (rule …) when the endpoint breaks the webhook endpoint rules. Never a socket error's details.",
+        examples: ["connection failed"],
+      }),
+    ),
     attemptedAt: Iso8601("When the attempt was made."),
     response_status: Type.Integer({ description: "Grid's name for responseStatus: the HTTP status the endpoint answered; 0 when no answer came.", examples: [200] }),
     response_body: Type.String({

@@ -25,3 +25,5 @@ export * from "./sandbox-rail.js";
 export * from "./clients/platform-facts.js";
 export * from "./host/index.js";
 export * from "./clients/config-board.js";
+export * from "./net/address-safety.js";
+export * from "./net/guarded-http.js";

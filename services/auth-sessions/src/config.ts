@@ -1,4 +1,4 @@
-import { env, loadConfig, z } from "@corridor/kit";
+import { env, loadConfig, webhookTargetEnv, z } from "@corridor/kit";
 
 /** One trusted OIDC issuer: tokens must carry this iss and aud and be signed by a key of its JWKS. */
 const IssuerSchema = z
@@ -38,6 +38,8 @@ export const WalletAuthConfigSchema = z.object({
   CORRIDOR_SMTP_FROM: z.string().min(1).default("Corridor <no-reply@localhost>"),
   /** The operator's name for this deployment, printed by the operator CLI before it acts. */
   CORRIDOR_DEPLOYMENT_NAME: z.string().default(""),
+  /** What a platform's webhookEndpoint may be (loopback for sandbox platforms; operator-allowed ranges): the kit's one definition. */
+  ...webhookTargetEnv,
 });
 
 export type WalletAuthConfig = z.infer<typeof WalletAuthConfigSchema> & { passkeyOrigins: string[] };

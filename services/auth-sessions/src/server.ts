@@ -49,6 +49,7 @@ export function buildAuthSessions(
     read: readOver(db),
     clock: deps.clock,
     deploymentName: config.CORRIDOR_DEPLOYMENT_NAME,
+    webhookTargets: config,
     board: deps.configBoard,
     onBoardError: (err, platformId, step) =>
       step === "publish"

@@ -86,6 +86,43 @@ describe("UpdatePlatformConfig", () => {
     },
   );
 
+  it.each([
+    ["https://169.254.169.254/latest/meta-data/", "NON_PUBLIC_ADDRESS"],
+    ["https://[::ffff:169.254.169.254]/", "NON_PUBLIC_ADDRESS"],
+    ["https://2130706433/", "NON_PUBLIC_ADDRESS"],
+    ["https://0x7f000001/", "NON_PUBLIC_ADDRESS"],
+    ["https://0177.0.0.1/", "NON_PUBLIC_ADDRESS"],
+    ["https://127.1/", "NON_PUBLIC_ADDRESS"],
+    ["https://10.0.0.1/", "NON_PUBLIC_ADDRESS"],
+    ["https://192.168.1.1/", "NON_PUBLIC_ADDRESS"],
+    ["https://metadata.google.internal/", "INTERNAL_HOSTNAME"],
+    ["https://localhost./", "INTERNAL_HOSTNAME"],
+    ["http://127.0.0.1:5432", "NON_PUBLIC_ADDRESS"],
+    ["http://localhost:3000/hooks", "INTERNAL_HOSTNAME"],
+    ["10.0.0.1", "URL_INVALID"],
+  ])("refuses a production platform the webhook endpoint %s, naming rule %s, and changes nothing", async (url, rule) => {
+    const p = await h.newPlatform({ environment: Environment.PRODUCTION });
+    const before = (await h.auth.getPlatformConfig({ platformId: p.platformId })).config!;
+    const err = await expectPublicError(h.auth.updatePlatformConfig({ platformId: p.platformId, webhookEndpoint: url }), "INVALID", "INVALID_INPUT");
+    expect(fieldsOf(err)).toEqual(["webhookEndpoint"]);
+    expect(err.message).toContain(`rule ${rule}`);
+    expect((await h.auth.getPlatformConfig({ platformId: p.platformId })).config).toEqual(before);
+  });
+
+  it("accepts a production platform's public https endpoint", async () => {
+    const p = await h.newPlatform({ environment: Environment.PRODUCTION });
+    const { config } = await h.auth.updatePlatformConfig({ platformId: p.platformId, webhookEndpoint: "https://hooks.example.com/corridor" });
+    expect(config!.webhookEndpoint).toBe("https://hooks.example.com/corridor");
+  });
+
+  it("refuses a sandbox platform's metadata and private endpoints although loopback is allowed", async () => {
+    const p = await h.newPlatform();
+    for (const url of ["https://169.254.169.254/latest/meta-data/", "http://10.0.0.1/", "https://[::ffff:127.0.0.1]/"]) {
+      const err = await expectPublicError(h.auth.updatePlatformConfig({ platformId: p.platformId, webhookEndpoint: url }), "INVALID", "INVALID_INPUT");
+      expect(err.message, url).toContain("rule NON_PUBLIC_ADDRESS");
+    }
+  });
+
   it("gives every change a strictly later updatedAt, even within one millisecond", async () => {
     const p = await h.newPlatform();
     // The harness clock does not move between these calls.
@@ -241,5 +278,31 @@ describe("the platform's passkey relying party", () => {
     await h.auth.updatePlatformConfig({ platformId: p.platformId, passkeyRelyingPartyId: "a.example", passkeyOrigins: { origins: ["https://a.example"] } });
     const err = await expectPublicError(h.auth.updatePlatformConfig({ platformId: p.platformId, passkeyRelyingPartyId: "b.example" }), "INVALID", "INVALID_INPUT");
     expect(fieldsOf(err)).toEqual(["passkeyOrigins[0]"]);
+  });
+});
+
+describe("UpdatePlatformConfig where the operator turned loopback webhooks off", () => {
+  let strict: Harness;
+  beforeAll(async () => {
+    strict = await startHarness({ env: { CORRIDOR_WEBHOOK_ALLOW_LOOPBACK: "false", CORRIDOR_WEBHOOK_ALLOWED_RANGES: "10.20.0.0/16" } });
+  });
+  afterAll(async () => {
+    await strict?.close();
+  });
+
+  it("refuses a sandbox platform's loopback endpoint", async () => {
+    const p = await strict.newPlatform();
+    for (const url of ["http://127.0.0.1:3000/hooks", "http://localhost:3000/hooks", "https://[::1]/hooks"]) {
+      const err = await expectPublicError(strict.auth.updatePlatformConfig({ platformId: p.platformId, webhookEndpoint: url }), "INVALID", "INVALID_INPUT");
+      expect(fieldsOf(err), url).toEqual(["webhookEndpoint"]);
+    }
+  });
+
+  it("accepts a production platform's https endpoint in a range the operator allowlists, not http", async () => {
+    const p = await strict.newPlatform({ environment: Environment.PRODUCTION });
+    const { config } = await strict.auth.updatePlatformConfig({ platformId: p.platformId, webhookEndpoint: "https://10.20.0.9/hooks" });
+    expect(config!.webhookEndpoint).toBe("https://10.20.0.9/hooks");
+    const err = await expectPublicError(strict.auth.updatePlatformConfig({ platformId: p.platformId, webhookEndpoint: "http://10.20.0.9/hooks" }), "INVALID", "INVALID_INPUT");
+    expect(err.message).toContain("rule HTTPS_REQUIRED");
   });
 });

@@ -1,4 +1,4 @@
-import { env, loadConfig, z } from "@corridor/kit";
+import { env, loadConfig, webhookTargetEnv, z } from "@corridor/kit";
 
 /** An integer ≥ `min` with a default (env values arrive as strings). */
 const atLeast = (min: number, fallback: number) => z.coerce.number().int().min(min).default(fallback);
@@ -14,6 +14,8 @@ const schema = z.object({
   NOTIFICATIONS_DELIVERY_PER_ENDPOINT: atLeast(1, 16),
   /** How long a webhook waits behind an undelivered earlier webhook of the same resource. */
   NOTIFICATIONS_ORDER_HOLD_MS: atLeast(0, 3_600_000),
+  /** What a webhook endpoint may be (loopback for sandbox platforms; operator-allowed ranges): the kit's one definition. */
+  ...webhookTargetEnv,
 });
 
 export type NotificationsConfig = z.infer<typeof schema>;

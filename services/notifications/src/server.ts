@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { createIdempotencyRunner, idempotencyKeyStore, type ConsumerDefinition, type ServiceModule } from "@corridor/kit";
 import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
-import { currentEndpointReader } from "./clients/platform-config.js";
+import { currentEndpointReader, platformFacts } from "./clients/platform-config.js";
 import { loadNotificationsConfig } from "./config.js";
 import { deliveryStore } from "./data/deliveries-repo.js";
 import { eventStore } from "./data/events-repo.js";
@@ -23,8 +23,15 @@ export const service: ServiceModule = {
   build(deps) {
     const config = loadNotificationsConfig(deps.env);
     const db = deps.db.forSchema<NotificationsDatabase>("notifications");
-    const sender = createHttpSender({ timeoutMs: config.NOTIFICATIONS_WEBHOOK_TIMEOUT_MS });
-    const currentEndpoint = currentEndpointReader(() => deps.transportFor("auth-sessions"), deps.configBoard);
+    const platforms = platformFacts(() => deps.transportFor("auth-sessions"), deps.configBoard);
+    // Every POST is checked against its platform's environment (a production platform's endpoint
+    // is public https only, whatever the operator allows sandbox platforms).
+    const sender = createHttpSender({
+      timeoutMs: config.NOTIFICATIONS_WEBHOOK_TIMEOUT_MS,
+      environmentOf: (platformId) => platforms.environment(platformId),
+      settings: config,
+    });
+    const currentEndpoint = currentEndpointReader(platforms);
     // What this process knows of each platform's endpoint, shared by the consumers, the handler's
     // settings writes and the worker (workers/endpoint.ts).
     const copy = createEndpointCopy();

@@ -21,6 +21,8 @@ import { configUpdated, newPlatformId, openTestDatabase, platformCreated, startN
 // is on the receiver seeing a request.
 
 const HOUR = 3_600_000;
+/** Every platform here is a sandbox one: its receiver on 127.0.0.1 is allowed (the default operator switch). */
+const sandboxPlatform = async () => "SANDBOX" as const;
 
 interface Hit {
   webhookId: string;
@@ -172,7 +174,7 @@ function workerWithShortTimers(db: NotificationsUnderTest["db"], clock: ManualCl
   const live = new Set<NodeJS.Timeout>();
   const worker = createDeliveryWorker({
     db,
-    sender: createHttpSender({ timeoutMs: 60_000 }),
+    sender: createHttpSender({ timeoutMs: 60_000, environmentOf: sandboxPlatform }),
     clock,
     log: createLogger("delivery-test", "silent"),
     pollIntervalMs: 3_600_000,
@@ -594,7 +596,7 @@ describe("webhook delivery worker", () => {
     const t = manualTimers();
     const worker = createDeliveryWorker({
       db: n.db,
-      sender: createHttpSender({ timeoutMs: 5000 }),
+      sender: createHttpSender({ timeoutMs: 5000, environmentOf: sandboxPlatform }),
       clock,
       log: createLogger("delivery-test", "silent"),
       pollIntervalMs: HOUR,

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { create, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
-import { createClient, createRouterTransport, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, createRouterTransport, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import {
   createLogger,
   migrateSchema,
@@ -14,7 +14,8 @@ import {
   type ServiceName,
 } from "@corridor/kit";
 import { PlatformEventSchema, type PlatformEvent } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
-import { PlatformConfigSchema } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
+import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
+import { Environment, PlatformConfigSchema } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
 import pg from "pg";
 import type { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
@@ -87,15 +88,38 @@ export interface NotificationsUnderTest {
 }
 
 /**
+ * auth-sessions as notifications sees it in these tests: GetPlatform answers each platform's
+ * environment (`environmentOf`, SANDBOX unless it says otherwise: the webhook-target policy
+ * depends on it); GetPlatformConfig is the test's own transport's answer, or Unavailable without one.
+ */
+function authSessionsFake(given: Transport | undefined, environmentOf: (platformId: string) => "SANDBOX" | "PRODUCTION"): Transport {
+  const real = given && createClient(AuthSessionsService, given);
+  return createRouterTransport((router) =>
+    router.service(AuthSessionsService, {
+      getPlatform: (req) => ({
+        platform: { id: req.platformId, environment: environmentOf(req.platformId) === "PRODUCTION" ? Environment.PRODUCTION : Environment.SANDBOX },
+      }),
+      async getPlatformConfig(req) {
+        if (!real) throw new ConnectError("no auth-sessions in this test", Code.Unavailable);
+        return real.getPlatformConfig(req);
+      },
+    }),
+  );
+}
+
+/**
  * `transports` stands in for the services notifications calls (auth-sessions' GetPlatformConfig);
- * without one, such a call fails and the service falls back to what it holds itself.
+ * without one, such a call fails and the service falls back to what it holds itself. Platforms are
+ * sandbox platforms unless `environmentOf` says otherwise.
  */
 export async function startNotifications(
   handle: DatabaseHandle,
   clock: ManualClock,
   env: NodeJS.ProcessEnv = {},
   transports: Partial<Record<ServiceName, Transport>> = {},
+  environmentOf: (platformId: string) => "SANDBOX" | "PRODUCTION" = () => "SANDBOX",
 ): Promise<NotificationsUnderTest> {
+  transports = { ...transports, "auth-sessions": authSessionsFake(transports["auth-sessions"], environmentOf) };
   await migrateSchema(handle, service.schema, service.migrationsDir);
   const built = await service.build({
     db: handle,

@@ -1,4 +1,4 @@
-import { AppError, configVersion, decodeKeysetCursor, errors, newId, pageSize, toPage, type Clock, type ConfigBoard } from "@corridor/kit";
+import { AppError, configVersion, decodeKeysetCursor, errors, newId, pageSize, targetPolicy, toPage, type Clock, type ConfigBoard, type WebhookTargetSettings } from "@corridor/kit";
 import { hashSecret, newClientId, newClientSecret, secretMatches } from "./credentials.js";
 import { defaultSupportedCurrencies, defaultUmaDomain } from "./defaults.js";
 import { ClientIdTaken, type Read, type Store, type Transact } from "./ports.js";
@@ -16,6 +16,8 @@ export interface AuthSessionsDeps {
   board?: Pick<ConfigBoard, "markChanging" | "publish" | "offer">;
   /** Where a failed board write is reported: a change's publish after its commit, or a read's offer. */
   onBoardError?: (err: unknown, platformId: string, step: "publish" | "offer") => void;
+  /** The operator's webhook-target settings (kit webhookTargetEnv); the defaults without. */
+  webhookTargets?: WebhookTargetSettings;
 }
 
 export interface TokenPage {
@@ -78,7 +80,7 @@ async function applyConfigPatch(store: Store, current: PlatformConfig, valid: Co
  * TypeScript over the Store port; every token and config operation is scoped by platform id, so
  * another platform's records answer 404 exactly like missing ones.
  */
-export function createAuthSessions({ transact, read = transact, clock, deploymentName, board, onBoardError = () => {} }: AuthSessionsDeps) {
+export function createAuthSessions({ transact, read = transact, clock, deploymentName, board, onBoardError = () => {}, webhookTargets }: AuthSessionsDeps) {
   const unauthorized = () => errors.unauthorized("Invalid client id or secret");
 
   return {
@@ -172,7 +174,10 @@ export function createAuthSessions({ transact, read = transact, clock, deploymen
 
     /** Changes only the fields present; a patch with none answers the config untouched. */
     async updateConfig(platformId: string, patch: ConfigPatch): Promise<PlatformConfig> {
-      const valid = validateConfigPatch(patch);
+      // A webhook endpoint is judged by the platform's environment (an unknown platform by the
+      // strictest policy; it is refused as not found below anyway).
+      const environment = patch.webhookEndpoint ? ((await read((store) => store.platforms.get(platformId)))?.environment ?? "PRODUCTION") : "PRODUCTION";
+      const valid = validateConfigPatch(patch, targetPolicy(environment, webhookTargets));
       const changes = Object.values(valid).some((v) => v !== undefined);
       // The board first: from here until the publish below no reader trusts its copy, so the
       // change is seen by everyone once this answers. A change the board cannot hear of is not made.

@@ -1,4 +1,4 @@
-import { allCurrencies, errors, findCurrency, MAX_AMOUNT, type FieldError } from "@corridor/kit";
+import { allCurrencies, checkUrlTarget, errors, findCurrency, MAX_AMOUNT, type FieldError, type TargetPolicy } from "@corridor/kit";
 import {
   ENVIRONMENTS,
   PERMISSIONS,
@@ -93,7 +93,6 @@ export interface ConfigPatch {
   passkeyOrigins?: string[];
 }
 
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 const HOST_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 const CURRENCY_CODE = /^[A-Z][A-Z0-9]{2,9}$/;
 const FIELD_NAME = /^[A-Za-z][A-Za-z0-9_.]{0,63}$/;
@@ -106,24 +105,21 @@ export function isHostname(value: string): boolean {
   return labels.length >= 2 && labels.every((l) => HOST_LABEL.test(l)) && !/^[0-9]+$/.test(labels[labels.length - 1]!);
 }
 
-function checkWebhookEndpoint(value: string, errs: FieldError[]): void {
+/**
+ * The platform's policy decides (kit net/address-safety.ts, docs/events.md "Webhook endpoint rules
+ * (SSRF)"): production, https to a public address or name; sandbox, loopback too while the operator
+ * allows it. Each refusal names its rule. Names are not resolved here: notifications checks every
+ * address a name resolves to when it sends.
+ */
+function checkWebhookEndpoint(value: string, policy: TargetPolicy, errs: FieldError[]): void {
   const field = "webhookEndpoint";
   if (value === "") return; // clears it
   if (value.length > URL_MAX) {
     errs.push({ field, reason: `must be at most ${URL_MAX} characters` });
     return;
   }
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    errs.push({ field, reason: "must be an absolute URL" });
-    return;
-  }
-  if (url.username || url.password) errs.push({ field, reason: "must not carry credentials" });
-  if (url.protocol === "https:") return;
-  if (url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname)) return;
-  errs.push({ field, reason: "must use https (plain http is allowed only for localhost, 127.0.0.1 and [::1])" });
+  const checked = checkUrlTarget(value, policy);
+  if ("problem" in checked) errs.push({ field, reason: checked.problem.reason });
 }
 
 function checkCurrencies(list: SupportedCurrency[], errs: FieldError[]): void {
@@ -225,15 +221,15 @@ export function validatePasskeyRelyingParty(rpId: string, origins: string[]): st
   return normalised;
 }
 
-/** Checks a config patch and answers it normalised (domains in lower case). */
-export function validateConfigPatch(patch: ConfigPatch): ConfigPatch {
+/** Checks a config patch and answers it normalised (domains in lower case); `webhookPolicy` is the platform's. */
+export function validateConfigPatch(patch: ConfigPatch, webhookPolicy: TargetPolicy): ConfigPatch {
   const errs: FieldError[] = [];
   let umaDomain = patch.umaDomain;
   if (umaDomain !== undefined && umaDomain !== "") {
     if (!isHostname(umaDomain)) errs.push({ field: "umaDomain", reason: "must be a hostname such as pay.example.com" });
     umaDomain = umaDomain.toLowerCase();
   }
-  if (patch.webhookEndpoint !== undefined) checkWebhookEndpoint(patch.webhookEndpoint, errs);
+  if (patch.webhookEndpoint !== undefined) checkWebhookEndpoint(patch.webhookEndpoint, webhookPolicy, errs);
   if (patch.supportedCurrencies !== undefined) checkCurrencies(patch.supportedCurrencies, errs);
   let passkeyRelyingPartyId = patch.passkeyRelyingPartyId;
   if (passkeyRelyingPartyId !== undefined && passkeyRelyingPartyId !== "") {

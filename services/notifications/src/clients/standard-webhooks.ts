@@ -1,3 +1,4 @@
+import { createGuardedHttpClient, type HostResolver, type TargetEnvironment, type WebhookTargetSettings } from "@corridor/kit";
 import { Webhook } from "standardwebhooks";
 import type { OutgoingWebhook, SendOutcome, WebhookSender } from "../domain/delivery.js";
 import { RESPONSE_EXCERPT_CHARS } from "../domain/ports.js";
@@ -16,78 +17,49 @@ export function signatureHeaders(webhook: Pick<OutgoingWebhook, "webhookId" | "t
   };
 }
 
-function describe(err: unknown, timeoutMs: number): string {
-  if (err instanceof Error) {
-    if (err.name === "TimeoutError") return `no answer within ${timeoutMs} ms`;
-    // fetch wraps socket errors: the cause names what happened (ECONNREFUSED, ENOTFOUND, ...).
-    const cause = (err as Error & { cause?: unknown }).cause;
-    if (cause instanceof Error) {
-      const code = (cause as Error & { code?: string }).code;
-      return `${err.message}: ${code ? `${code} ` : ""}${cause.message}`.trim();
-    }
-    return err.message;
-  }
-  return String(err);
-}
+/** A platform's environment, which decides what its endpoint may be (kit address-safety). */
+export type EnvironmentOf = (platformId: string) => Promise<TargetEnvironment>;
+
+/** Bytes of an answer read for its excerpt: enough for RESPONSE_EXCERPT_CHARS characters of UTF-8. */
+export const EXCERPT_READ_BYTES = RESPONSE_EXCERPT_CHARS * 4;
+/** Bytes of an answer read when the caller needs the body (the incoming-payment approval's receiverCustomerInfo). */
+export const BODY_READ_BYTES = 64 * 1024;
 
 /**
- * The start of a body, at most `chars` characters: reads only as many bytes as that can take, then
- * cancels the rest (an endpoint answering megabytes costs nothing more).
+ * Posts through the kit's guarded client: the endpoint is checked against its platform's policy
+ * (production: https to public addresses only; sandbox: loopback too while the operator allows
+ * it) before connecting and again for every address its name resolves to, and the connection goes
+ * to an address that was checked. Redirects are not followed (a 3xx is not a delivery); at most
+ * EXCERPT_READ_BYTES of an answer are read (BODY_READ_BYTES when the body is asked for), within
+ * the deadline. A failure is recorded as its category's message (connection failed, DNS lookup
+ * failed, target refused: <rule>, …), never a socket error's details. When the platform's
+ * environment cannot be learnt the strictest policy (production's) applies.
  */
-async function readExcerpt(body: ReadableStream<Uint8Array> | null, chars: number): Promise<string> {
-  if (!body) return "";
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  let bytes = 0;
-  try {
-    // A UTF-8 character is at most 4 bytes.
-    while (bytes < chars * 4) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      bytes += value.byteLength;
-      text += decoder.decode(value, { stream: true });
-      if (text.length >= chars) break;
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-  return text.slice(0, chars);
-}
-
-/**
- * Posts with fetch and a deadline; redirects are not followed (a 3xx is not a delivery). Each
- * outcome carries the latency (to the answer's headers, or to the failure) and the start of the
- * answer's body.
- */
-export function createHttpSender(opts: { timeoutMs: number; userAgent?: string }): WebhookSender {
+export function createHttpSender(opts: {
+  timeoutMs: number;
+  environmentOf: EnvironmentOf;
+  settings?: WebhookTargetSettings;
+  resolve?: HostResolver;
+  userAgent?: string;
+}): WebhookSender & { close(): void } {
+  const client = createGuardedHttpClient({ settings: opts.settings, resolve: opts.resolve, userAgent: opts.userAgent ?? "Corridor-Webhooks/1" });
   return {
     async send(webhook: OutgoingWebhook, sendOpts?: { readBody?: boolean }): Promise<SendOutcome> {
-      const started = performance.now();
-      const latency = () => Math.round(performance.now() - started);
-      try {
-        const res = await fetch(webhook.url, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            "user-agent": opts.userAgent ?? "Corridor-Webhooks/1",
-            ...signatureHeaders(webhook),
-          },
-          body: webhook.body,
-          redirect: "manual",
-          signal: AbortSignal.timeout(opts.timeoutMs),
-        });
-        const latencyMs = latency();
-        if (sendOpts?.readBody) {
-          const text = await res.text();
-          return { status: res.status, body: text.slice(0, 65_536), excerpt: text.slice(0, RESPONSE_EXCERPT_CHARS), latencyMs };
-        }
-        // Only the start of the answer is kept; the rest is dropped so the connection is released.
-        const excerpt = await readExcerpt(res.body, RESPONSE_EXCERPT_CHARS).catch(() => "");
-        return { status: res.status, excerpt, latencyMs };
-      } catch (err) {
-        return { error: describe(err, opts.timeoutMs), latencyMs: latency() };
-      }
+      const environment = await opts.environmentOf(webhook.platformId).catch((): TargetEnvironment => "PRODUCTION");
+      const res = await client.request({
+        url: webhook.url,
+        environment,
+        method: "POST",
+        headers: { "content-type": "application/json", ...signatureHeaders(webhook) },
+        body: webhook.body,
+        timeoutMs: opts.timeoutMs,
+        maxBodyBytes: sendOpts?.readBody ? BODY_READ_BYTES : EXCERPT_READ_BYTES,
+      });
+      if (!res.ok) return { error: res.message, latencyMs: res.latencyMs };
+      const text = new TextDecoder().decode(res.body);
+      const excerpt = text.slice(0, RESPONSE_EXCERPT_CHARS);
+      return sendOpts?.readBody ? { status: res.status, body: text, excerpt, latencyMs: res.latencyMs } : { status: res.status, excerpt, latencyMs: res.latencyMs };
     },
+    close: () => client.close(),
   };
 }

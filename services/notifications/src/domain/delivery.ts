@@ -47,6 +47,7 @@ export async function sendTestWebhook(
   const webhookId = newId("Webhook");
   const body = JSON.stringify(testEnvelope(platformId, webhookId, now));
   const outcome = await deps.sender.send({
+    platformId,
     url: settings.webhookEndpoint,
     webhookId,
     timestamp: now,

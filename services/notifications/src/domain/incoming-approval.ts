@@ -48,7 +48,7 @@ export async function requestIncomingPaymentApproval(
   const webhookId = newId("Webhook");
   const body = JSON.stringify({ id: webhookId, type: INCOMING_PAYMENT_PENDING, timestamp: now.toISOString(), data });
   const outcome = await deps.sender.send(
-    { url: settings.webhookEndpoint, webhookId, timestamp: now, body, secrets: signingSecrets(settings, now) },
+    { platformId, url: settings.webhookEndpoint, webhookId, timestamp: now, body, secrets: signingSecrets(settings, now) },
     { readBody: true },
   );
   const reply = classifyReply(outcome);

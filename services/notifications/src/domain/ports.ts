@@ -75,6 +75,8 @@ export interface DeliveryStore {
 
 /** A signed webhook ready to post. */
 export interface OutgoingWebhook {
+  /** Whose webhook it is: the platform's environment decides what its endpoint may be. */
+  platformId: string;
   url: string;
   webhookId: string;
   timestamp: Date;
@@ -87,8 +89,8 @@ export interface OutgoingWebhook {
 export const RESPONSE_EXCERPT_CHARS = 1024;
 
 /**
- * `body` is the reply's text (at most 64 KiB), read only when the caller asks for it; `excerpt`
- * its start (at most RESPONSE_EXCERPT_CHARS), always read. `latencyMs`: from sending to the
+ * `body` is the reply's text (at most 64 KiB are read), read only when the caller asks for it;
+ * `excerpt` its start (at most RESPONSE_EXCERPT_CHARS; at most 4 KiB are read), always read. `latencyMs`: from sending to the
  * answer's headers, or to the failure.
  */
 export type SendOutcome = ({ status: number; body?: string; excerpt?: string } | { error: string }) & { latencyMs?: number };

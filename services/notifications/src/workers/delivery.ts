@@ -250,6 +250,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
 
     // Outside any transaction: the row is ours by its lease.
     const outcome = await deps.sender.send({
+      platformId: row.platform_id,
       url: verdict.url,
       webhookId: row.webhook_id,
       timestamp: now,
