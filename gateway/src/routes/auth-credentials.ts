@@ -37,7 +37,7 @@ export function authCredentialRoutes(app: Api, { clients }: RouteDeps): void {
       config: { permission: "MANAGE" },
       schema: {
         summary: "Register a credential",
-        description: `Registers an EMAIL_OTP, OAUTH or PASSKEY credential on an EMBEDDED_WALLET account. The first credential answers 201; when the account has one, the first call answers 202 with a signed-retry challenge. ${signedHeaders} EMAIL_OTP on a production platform of a deployment without a mail server → 501 EMAIL_DELIVERY_NOT_CONFIGURED (codes are never logged). Needs MANAGE.`,
+        description: `Registers an EMAIL_OTP, OAUTH or PASSKEY credential on an EMBEDDED_WALLET account. The first credential answers 201; when the account has one, the first call answers 202 with a signed-retry challenge. ${signedHeaders} EMAIL_OTP on a production platform of a deployment without a mail server → 400 EMAIL_DELIVERY_NOT_CONFIGURED (codes are never logged); a code the mail server will not take → 503 EMAIL_DELIVERY_FAILED or 400 EMAIL_UNDELIVERABLE, with nothing stored. Needs MANAGE.`,
         tags,
         body: CreateCredentialBody,
         response: { 201: AuthMethodSchema, 202: SignedChallengeSchema, ...errorResponses },
@@ -107,7 +107,7 @@ export function authCredentialRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Challenge a credential",
         description:
-          "EMAIL_OTP: sends a fresh code and answers the AuthMethod (a production platform of a deployment without a mail server → 501 EMAIL_DELIVERY_NOT_CONFIGURED). PASSKEY: needs clientPublicKey and answers a PasskeyAuthChallenge. One challenge per credential per 30 s, else 429 with Retry-After. Needs TRANSACT.",
+          "EMAIL_OTP: sends a fresh code and answers the AuthMethod (a production platform of a deployment without a mail server → 400 EMAIL_DELIVERY_NOT_CONFIGURED; a code the mail server will not take → 503 EMAIL_DELIVERY_FAILED or 400 EMAIL_UNDELIVERABLE). PASSKEY: needs clientPublicKey and answers a PasskeyAuthChallenge. One challenge per credential per 30 s, else 429 with Retry-After. Needs TRANSACT.",
         tags,
         params: CredentialIdParams,
         body: Type.Optional(ChallengeBody),

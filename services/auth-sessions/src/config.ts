@@ -34,8 +34,17 @@ export const WalletAuthConfigSchema = z.object({
   CORRIDOR_PASSKEY_RP_ID: z.string().min(1).default("localhost"),
   CORRIDOR_PASSKEY_ORIGINS: env.list(),
   CORRIDOR_WALLET_ENCRYPTION_KEY: z.string().optional(),
+  /** The mail server EMAIL_OTP codes go through (smtp://user:pass@host:587, smtps://…:465); unset: sandbox codes to the log, production refused. */
   CORRIDOR_SMTP_URL: z.string().url().optional(),
   CORRIDOR_SMTP_FROM: z.string().min(1).default("Corridor <no-reply@localhost>"),
+  /** Refuse to send a code unless the server upgrades the connection with STARTTLS (or it is smtps://). */
+  CORRIDOR_SMTP_REQUIRE_TLS: env.bool(false),
+  /** PEM file of the CA that signed the mail server's certificate, when it is not a public one. */
+  CORRIDOR_SMTP_CA_FILE: z.string().optional(),
+  /** Attempts to hand a code to the mail server before the request answers 503 EMAIL_DELIVERY_FAILED. */
+  CORRIDOR_SMTP_ATTEMPTS: env.int(3).pipe(z.number().int().min(1).max(10)),
+  /** Pause before the first retry, ms; doubled before each next one. */
+  CORRIDOR_SMTP_RETRY_MS: env.int(250).pipe(z.number().int().min(0).max(10_000)),
   /** The operator's name for this deployment, printed by the operator CLI before it acts. */
   CORRIDOR_DEPLOYMENT_NAME: z.string().default(""),
   /** What a platform's webhookEndpoint may be (loopback for sandbox platforms; operator-allowed ranges): the kit's one definition. */

@@ -4,7 +4,7 @@ import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/a
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
 import { ledgerAccounts } from "./clients/ledger-accounts.js";
-import { createMailer } from "./clients/mailer.js";
+import { createMailer, readSmtpCa } from "./clients/mailer.js";
 import { createOidcVerifier } from "./clients/oidc.js";
 import { createPasskeyVerifier } from "./clients/passkeys.js";
 import { loadWalletAuthConfig } from "./config.js";
@@ -62,7 +62,7 @@ export function buildAuthSessions(
   }
   if (!config.CORRIDOR_SMTP_URL) {
     log.warn(
-      "CORRIDOR_SMTP_URL is not set: EMAIL_OTP credentials of PRODUCTION platforms are refused (501 EMAIL_DELIVERY_NOT_CONFIGURED); sandbox platforms' codes are written to this log by the development mailer. Set CORRIDOR_SMTP_URL for any real deployment.",
+      "CORRIDOR_SMTP_URL is not set: EMAIL_OTP credentials of PRODUCTION platforms are refused (400 EMAIL_DELIVERY_NOT_CONFIGURED); sandbox platforms' codes are written to this log by the development mailer. Set CORRIDOR_SMTP_URL for any real deployment.",
     );
   }
   const accounts: AccountDirectory = deps.accounts ?? (deps.transportFor ? ledgerAccounts(() => deps.transportFor!("ledger")) : missingLedger);
@@ -70,7 +70,17 @@ export function buildAuthSessions(
     transact: walletTransactOver(db),
     clock: deps.clock,
     accounts,
-    mailer: deps.mailer ?? createMailer({ smtpUrl: config.CORRIDOR_SMTP_URL, from: config.CORRIDOR_SMTP_FROM, log }),
+    mailer:
+      deps.mailer ??
+      createMailer({
+        smtpUrl: config.CORRIDOR_SMTP_URL,
+        from: config.CORRIDOR_SMTP_FROM,
+        requireTls: config.CORRIDOR_SMTP_REQUIRE_TLS,
+        caPem: readSmtpCa(config.CORRIDOR_SMTP_CA_FILE),
+        attempts: config.CORRIDOR_SMTP_ATTEMPTS,
+        retryMs: config.CORRIDOR_SMTP_RETRY_MS,
+        log,
+      }),
     oidc: createOidcVerifier(config.CORRIDOR_OIDC_ISSUERS, config.CORRIDOR_SANDBOX_OIDC_ISSUER),
     passkeys: createPasskeyVerifier(),
     // Platforms without a relying party of their own (PATCH /config) use the deployment's.

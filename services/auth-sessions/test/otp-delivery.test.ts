@@ -12,7 +12,7 @@ import { ledgerAccounts } from "../src/clients/ledger-accounts.js";
 import { expectPublicError, startHarness, type Harness } from "./harness.js";
 
 // Issue 14, defect 2: without a mail server, EMAIL_OTP codes of PRODUCTION platforms are never
-// written to the log: creating or re-challenging such a credential answers 501
+// written to the log: creating or re-challenging such a credential answers 400
 // EMAIL_DELIVERY_NOT_CONFIGURED; the process warns at start. Sandbox platforms get the development
 // mailer, which shows their codes in the log, marked as such.
 
@@ -62,10 +62,10 @@ describe("EMAIL_OTP without a mail server", () => {
     expect(warning?.msg).toContain("EMAIL_DELIVERY_NOT_CONFIGURED");
   });
 
-  it("refuses an EMAIL_OTP credential on a production platform with 501 EMAIL_DELIVERY_NOT_CONFIGURED, stores nothing and logs no code", async () => {
+  it("refuses an EMAIL_OTP credential on a production platform with 400 EMAIL_DELIVERY_NOT_CONFIGURED, stores nothing and logs no code", async () => {
     const { platformId, accountId } = await walletAccount(Environment.PRODUCTION);
     const before = lines.length;
-    await expectPublicError(h.wallet.createCredential({ platformId, accountId, type: "EMAIL_OTP", email: "user@example.com" }), "NOT_IMPLEMENTED", "EMAIL_DELIVERY_NOT_CONFIGURED");
+    await expectPublicError(h.wallet.createCredential({ platformId, accountId, type: "EMAIL_OTP", email: "user@example.com" }), "INVALID", "EMAIL_DELIVERY_NOT_CONFIGURED");
     expect((await h.wallet.listCredentials({ platformId, accountId })).authMethods ?? []).toEqual([]);
     const logged = lines.slice(before).join("\n");
     expect(logged).not.toMatch(/developmentOtpCode|\b\d{6}\b/);

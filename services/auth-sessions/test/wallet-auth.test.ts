@@ -98,9 +98,9 @@ describe("EMAIL_OTP on a production platform", () => {
     const mailed = mail.length;
     delivering = false;
     try {
-      await expectPublicError(h.wallet.challengeCredential({ platformId, credentialId }), "NOT_IMPLEMENTED", "EMAIL_DELIVERY_NOT_CONFIGURED");
+      await expectPublicError(h.wallet.challengeCredential({ platformId, credentialId }), "INVALID", "EMAIL_DELIVERY_NOT_CONFIGURED");
       const other = await walletAccount(Environment.PRODUCTION);
-      await expectPublicError(h.wallet.createCredential({ ...other, type: "EMAIL_OTP", email: "nomail2@example.com" }), "NOT_IMPLEMENTED", "EMAIL_DELIVERY_NOT_CONFIGURED");
+      await expectPublicError(h.wallet.createCredential({ ...other, type: "EMAIL_OTP", email: "nomail2@example.com" }), "INVALID", "EMAIL_DELIVERY_NOT_CONFIGURED");
     } finally {
       delivering = true;
     }

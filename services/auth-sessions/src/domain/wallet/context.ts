@@ -116,14 +116,15 @@ export function walletContext(deps: WalletAuthDeps) {
   }
 
   /**
-   * EMAIL_OTP needs a way to reach the user: without a mail server a production platform gets 501
-   * EMAIL_DELIVERY_NOT_CONFIGURED (checked before any code is drawn or anything is stored). Sandbox
-   * platforms always may: the development mailer shows their codes in the log, marked as such.
+   * EMAIL_OTP needs a way to reach the user: without a mail server a production platform gets 400
+   * EMAIL_DELIVERY_NOT_CONFIGURED naming what is missing (checked before any code is drawn or
+   * anything is stored). Sandbox platforms always may: the development mailer shows their codes in
+   * the log, marked as such.
    */
   function requireEmailDelivery(environment: "SANDBOX" | "PRODUCTION") {
     if (mailer.deliversTo(environment)) return;
     throw new AppError(
-      "NOT_IMPLEMENTED",
+      "INVALID",
       "EMAIL_DELIVERY_NOT_CONFIGURED",
       "This deployment has no mail server (CORRIDOR_SMTP_URL), so EMAIL_OTP codes cannot reach the users of production platforms; use PASSKEY or OAUTH credentials, or ask the operator to configure SMTP",
       { credentialType: "EMAIL_OTP" },

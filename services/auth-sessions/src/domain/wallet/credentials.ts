@@ -130,10 +130,12 @@ export function createCredentials(deps: WalletAuthDeps, ctx: WalletContext) {
           };
           await store.credentials.insert(credential);
           const code = type === "EMAIL_OTP" ? await newOtp(store, credential, now) : undefined;
-          return { credential, code };
+          // Mailed before the commit: a code the mail server would not take leaves no credential
+          // behind (the request answers 503 EMAIL_DELIVERY_FAILED and may be retried as it is).
+          await sendOtp(credential, code, env);
+          return { credential };
         });
         if ("challenge" in outcome) return { challenge: outcome.challenge };
-        await sendOtp(outcome.credential, outcome.code, env);
         return { authMethod: toAuthMethod(outcome.credential) };
       } catch (err) {
         if (!(err instanceof AppError) && isOnePerTypeViolation(err)) throw alreadyExists(type);
@@ -188,7 +190,10 @@ export function createCredentials(deps: WalletAuthDeps, ctx: WalletContext) {
           const env = await environment(store, platformId);
           requireEmailDelivery(env);
           await store.credentials.setLastChallengeAt(platformId, c.id, now);
-          return { credential: c, code: await newOtp(store, c, now), env };
+          // Mailed before the commit: if the mail server does not take it, neither the new code nor
+          // the 30-second re-issue limit is recorded, so the caller may retry at once.
+          await sendOtp(c, await newOtp(store, c, now), env);
+          return { credential: c };
         }
         await store.credentials.setLastChallengeAt(platformId, c.id, now);
 
@@ -202,7 +207,6 @@ export function createCredentials(deps: WalletAuthDeps, ctx: WalletContext) {
         return { passkeyChallenge: { challenge, requestId, expiresAt } };
       });
       if ("passkeyChallenge" in outcome) return { passkeyChallenge: outcome.passkeyChallenge };
-      await sendOtp(outcome.credential, outcome.code, outcome.env);
       return { authMethod: toAuthMethod(outcome.credential) };
     },
 
