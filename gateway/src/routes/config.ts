@@ -1,7 +1,6 @@
 import { errors, type FieldError } from "@corridor/kit";
-import type { Static } from "typebox";
 import { principalOf } from "../auth.js";
-import { platformConfigToJson, updateConfigToProto } from "../mappers/config.js";
+import { configPatchOf, platformConfigToJson, updateConfigToProto, type UpdateConfigJson } from "../mappers/config.js";
 import { webhookSecretToJson } from "../mappers/webhooks.js";
 import { Ref, errorResponses } from "../schemas/common.js";
 import { UpdateConfigBody } from "../schemas/config.js";
@@ -26,7 +25,7 @@ export function webhookEndpointProblem(value: string): string | undefined {
 }
 
 /** Checks JSON Schema cannot express: URL rules, min <= max, unique currency codes. */
-export function configBodyProblems(body: Static<typeof UpdateConfigBody>): FieldError[] {
+export function configBodyProblems(body: UpdateConfigJson): FieldError[] {
   const problems: FieldError[] = [];
   if (body.webhookEndpoint !== undefined) {
     const reason = webhookEndpointProblem(body.webhookEndpoint);
@@ -69,7 +68,7 @@ export function configRoutes(app: Api, { clients, platformConfig }: RouteDeps): 
       schema: {
         summary: "Update the platform configuration",
         description:
-          "Changes the fields present; supportedCurrencies replaces the whole list. webhookEndpoint must be https (http only on localhost). Needs MANAGE.",
+          "Changes the fields present (JSON merge-patch: null clears umaDomain, webhookEndpoint, passkeyRelyingPartyId, passkeyOrigins, and GET then shows them cleared); supportedCurrencies replaces the whole list. webhookEndpoint must be https (http only on localhost). Needs MANAGE.",
         tags,
         body: UpdateConfigBody,
         response: { 200: Ref("PlatformConfig", "The configuration after the change."), ...errorResponses },
@@ -77,7 +76,7 @@ export function configRoutes(app: Api, { clients, platformConfig }: RouteDeps): 
     },
     async (request) => {
       const { platformId } = principalOf(request);
-      const body = request.body ?? {};
+      const body = configPatchOf(request.body ?? {});
       const problems = configBodyProblems(body);
       if (problems.length) throw errors.invalidInput(problems);
       const res = await clients.authSessions.updatePlatformConfig(updateConfigToProto(platformId, body));
