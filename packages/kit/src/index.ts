@@ -22,5 +22,6 @@ export * from "./ledger-consumer.js";
 export * from "./quote-request.js";
 export * from "./sandbox-addresses.js";
 export * from "./clients/platform-facts.js";
+export * from "./clients/platform-time.js";
 export * from "./host/index.js";
 export * from "./clients/config-board.js";

@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import type { BuiltService, ServiceDeps, ServiceModule } from "@corridor/kit";
+import { sandboxClockClient, type BuiltService, type ServiceDeps, type ServiceModule } from "@corridor/kit";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
@@ -39,7 +39,12 @@ export const service: ServiceModule = {
  * and `env` for wallet-auth settings); without transportFor and accounts, account checks fail.
  */
 export function buildAuthSessions(
-  deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pick<ServiceDeps, "log" | "env" | "transportFor" | "configBoard">> & { accounts?: AccountDirectory; mailer?: Mailer },
+  deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pick<ServiceDeps, "log" | "env" | "transportFor" | "configBoard">> & {
+    accounts?: AccountDirectory;
+    mailer?: Mailer;
+    /** A sandbox platform's clock; default SandboxService.GetClock over transportFor (none without it). */
+    sandboxNow?: (platformId: string) => Promise<Date>;
+  },
 ): BuiltService {
   const db = deps.db.forSchema<AuthSessionsDatabase>(SCHEMA);
   const log: { warn(obj: object | string, msg?: string): void; debug(obj: object | string, msg?: string): void } = deps.log ?? { warn: () => {}, debug: () => {} };
@@ -68,6 +73,8 @@ export function buildAuthSessions(
   const wallet = createWalletAuth({
     transact: walletTransactOver(db),
     clock: deps.clock,
+    // Sandbox platforms' expiries follow their sandbox clock (POST /sandbox/clock/advance).
+    sandboxNow: deps.sandboxNow ?? (deps.transportFor ? sandboxClockClient(() => deps.transportFor!("sandbox")) : undefined),
     accounts,
     mailer: deps.mailer ?? createMailer({ smtpUrl: config.CORRIDOR_SMTP_URL, from: config.CORRIDOR_SMTP_FROM, log }),
     oidc: createOidcVerifier(config.CORRIDOR_OIDC_ISSUERS, config.CORRIDOR_SANDBOX_OIDC_ISSUER),

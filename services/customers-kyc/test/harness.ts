@@ -15,6 +15,8 @@ export type TestPlatform = PlatformSettings & { environment: "SANDBOX" | "PRODUC
 
 export interface Harness {
   clock: ManualClock;
+  /** Each sandbox platform's sandbox clock offset (ms), as SandboxService.GetClock would add it to `clock`. */
+  sandboxOffsets: Map<string, number>;
   /** What the fake ledger answers per customer id (default: holds nothing); `closed` records the customers it closed. */
   ledger: { holdings: Map<string, Omit<CustomerHoldings, "closed">>; closed: Set<string>; unavailable: boolean };
   client: Client<typeof CustomersKycService>;
@@ -40,6 +42,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; codes?: stri
     },
   };
   const codes = [...(opts.codes ?? [])];
+  const sandboxOffsets = new Map<string, number>();
   const ledgerState = { holdings: new Map<string, Omit<CustomerHoldings, "closed">>(), closed: new Set<string>(), unavailable: false };
   const ledger: CustomerLedger = {
     async closeIfEmpty(_platformId, customerId) {
@@ -57,10 +60,12 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; codes?: stri
     platforms: directory,
     ledger,
     newInvitationCode: codes.length ? () => codes.shift() ?? randomBytes(12).toString("base64url") : undefined,
+    sandboxNow: async (platformId) => new Date(clock.now().getTime() + (sandboxOffsets.get(platformId) ?? 0)),
   });
   const transport = createRouterTransport(built.routes, { router: { interceptors: [appErrorInterceptor] } });
   return {
     clock,
+    sandboxOffsets,
     ledger: ledgerState,
     client: createClient(CustomersKycService, transport),
     platform(settings = {}) {
