@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { sandboxClockClient, type BuiltService, type ServiceDeps, type ServiceModule } from "@corridor/kit";
+import { pollingWorker, sandboxClockClient, type BuiltService, type ServiceDeps, type ServiceModule } from "@corridor/kit";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
@@ -7,7 +7,7 @@ import { ledgerAccounts } from "./clients/ledger-accounts.js";
 import { createMailer } from "./clients/mailer.js";
 import { createOidcVerifier } from "./clients/oidc.js";
 import { createPasskeyVerifier } from "./clients/passkeys.js";
-import { loadWalletAuthConfig } from "./config.js";
+import { DEFAULT_OPERATOR_UMA_DOMAIN, loadWalletAuthConfig } from "./config.js";
 import { atRestCipher, walletEncryptionKey } from "./domain/wallet/at-rest.js";
 import { readOver, transactOver } from "./data/store.js";
 import { walletTransactOver } from "./data/wallet.js";
@@ -54,6 +54,7 @@ export function buildAuthSessions(
     read: readOver(db),
     clock: deps.clock,
     deploymentName: config.CORRIDOR_DEPLOYMENT_NAME,
+    operatorUmaDomain: config.CORRIDOR_UMA_DOMAIN,
     board: deps.configBoard,
     onBoardError: (err, platformId, step) =>
       step === "publish"
@@ -63,6 +64,11 @@ export function buildAuthSessions(
   const walletKey = walletEncryptionKey(config.CORRIDOR_WALLET_ENCRYPTION_KEY);
   if (walletKey.insecureDefault) {
     log.warn("CORRIDOR_WALLET_ENCRYPTION_KEY is not set: wallet keys are encrypted at rest with an INSECURE built-in development key. Set it (32 bytes, hex or base64) for any real deployment; production platforms cannot export wallets without it.");
+  }
+  if (config.CORRIDOR_UMA_DOMAIN === DEFAULT_OPERATOR_UMA_DOMAIN) {
+    log.warn(
+      `CORRIDOR_UMA_DOMAIN is not set: production platforms get UMA domains under ${DEFAULT_OPERATOR_UMA_DOMAIN}, which resolves nowhere, so their customers' UMA addresses cannot be paid from outside. Set it to a domain you serve UMA on (with wildcard DNS and TLS for its subdomains).`,
+    );
   }
   if (!config.CORRIDOR_SMTP_URL) {
     log.warn(
@@ -93,7 +99,17 @@ export function buildAuthSessions(
       router.service(WalletAuthService, createWalletAuthHandler({ wallet }));
     },
     consumers: [],
-    workers: [],
+    workers: [
+      pollingWorker({
+        name: "uma-domain-backfill",
+        pass: () => auth.backfillUmaDomains(),
+        pollMs: config.CORRIDOR_UMA_BACKFILL_POLL_MS,
+        log,
+        onPass: (n) => {
+          if (n > 0) log.warn({ platforms: n, operatorUmaDomain: config.CORRIDOR_UMA_DOMAIN }, "gave production platforms created before CORRIDOR_UMA_DOMAIN their default UMA domain");
+        },
+      }),
+    ],
   };
 }
 

@@ -12,6 +12,7 @@ import { createKycLinks } from "./domain/kyc-links.js";
 import { createOwners } from "./domain/owners.js";
 import type { CustomerLedger, PlatformDirectory } from "./domain/ports.js";
 import { createVerifications } from "./domain/verifications.js";
+import { platformUmaConsumer } from "./events/platform-consumer.js";
 import { customerEvents } from "./events/customer-events.js";
 import { createCustomersKycHandler } from "./handlers/customers-kyc.js";
 
@@ -20,7 +21,8 @@ export const SCHEMA = "customers_kyc";
 /**
  * customers-kyc: customers, KYC/KYB verifications, beneficial owners and invitations. Serves
  * CustomersKycService (the gateway; the ledger and quotes ask GetCustomerSummary). Produces
- * corridor.customers.v1; consumes nothing; calls auth-sessions for platform settings and the
+ * corridor.customers.v1; consumes corridor.platforms.v1 (default UMA addresses once a platform has a
+ * UMA domain); calls auth-sessions for platform settings and the
  * sandbox for a sandbox platform's clock.
  */
 export const service: ServiceModule = {
@@ -67,7 +69,7 @@ export function buildCustomersKyc(
     // No per-service router options: they would replace the host's interceptors (tracing, and the
     // AppError -> ConnectError mapping that this service once registered itself).
     routes: (router) => router.service(CustomersKycService, handler),
-    consumers: [],
+    consumers: [platformUmaConsumer({ clock: deps.clock, events: customerEvents })],
     workers: [],
   };
 }

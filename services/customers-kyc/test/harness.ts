@@ -2,7 +2,7 @@ export { expectRefusal as expectPublicError, fieldsOf } from "@corridor/kit/test
 import { randomBytes } from "node:crypto";
 import { fromBinary } from "@bufbuild/protobuf";
 import { ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
-import { ManualClock, appErrorInterceptor, sql } from "@corridor/kit";
+import { ManualClock, appErrorInterceptor, sql, type DatabaseHandle } from "@corridor/kit";
 import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
 import { CustomerEventSchema, type CustomerEvent } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { expect } from "vitest";
@@ -14,6 +14,7 @@ import { openServiceTestDatabase } from "@corridor/kit/testing";
 export type TestPlatform = PlatformSettings & { environment: "SANDBOX" | "PRODUCTION" };
 
 export interface Harness {
+  db: DatabaseHandle;
   clock: ManualClock;
   /** Each sandbox platform's sandbox clock offset (ms), as SandboxService.GetClock would add it to `clock`. */
   sandboxOffsets: Map<string, number>;
@@ -64,6 +65,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; codes?: stri
   });
   const transport = createRouterTransport(built.routes, { router: { interceptors: [appErrorInterceptor] } });
   return {
+    db,
     clock,
     sandboxOffsets,
     ledger: ledgerState,
