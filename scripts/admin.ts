@@ -6,6 +6,7 @@
 import { parseArgs } from "node:util";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
+import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { PlatformAdminService, type GetDeploymentResponse } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { Environment, type Platform } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { PublicErrorSchema } from "@corridor/proto/corridor/common/v1/error_pb.js";
@@ -182,7 +183,8 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   const target = resolveTarget(values.url, process.env);
-  const admin = createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url }));
+  const transport = createGrpcTransport({ baseUrl: target.url });
+  const admin = createClient(PlatformAdminService, transport);
   const deployment = await probe(admin, target);
   console.error(describeDeployment(deployment, target));
 
@@ -208,7 +210,13 @@ async function main(argv: string[]): Promise<number> {
     clientId: values["client-id"] ?? "",
     clientSecret: values["client-secret"] ?? "",
   });
-  const out = { deployment: deploymentJson(deployment, target), platform: platformJson(res.platform!), clientId: res.token!.clientId, clientSecret: res.clientSecret };
+  // The platform's UMA domain (sandbox.uma.money or CORRIDOR_UMA_DOMAIN subdomain), for the
+  // operator's DNS. Best effort: the platform exists and its secret must be printed whatever this answers.
+  const umaDomain = await createClient(AuthSessionsService, transport)
+    .getPlatformConfig({ platformId: res.platform!.id })
+    .then((r) => r.config?.umaDomain || undefined)
+    .catch(() => undefined);
+  const out = { deployment: deploymentJson(deployment, target), platform: platformJson(res.platform!), umaDomain, clientId: res.token!.clientId, clientSecret: res.clientSecret };
   if (values.json) {
     console.log(JSON.stringify(out, null, 2));
   } else {
@@ -219,6 +227,7 @@ async function main(argv: string[]): Promise<number> {
         `Name          ${out.platform.name}`,
         `Environment   ${out.platform.environment}`,
         `Regulated     ${out.platform.isRegulatedFinancialInstitution ? "yes" : "no"}`,
+        `UMA domain    ${out.umaDomain ?? "(unknown)"}`,
         `clientId      ${out.clientId}`,
         `clientSecret  ${out.clientSecret}`,
         "",

@@ -27,11 +27,22 @@ export function fieldPath(location: Location, segments: readonly (string | numbe
   return out;
 }
 
+/**
+ * A nullable field (`anyOf [T, null]`, PATCH's "null clears") that fails reports each branch and
+ * the anyOf itself; the value was not null, so only T's errors say what is wrong with it.
+ */
+function withoutNullBranches(errs: readonly ErrorObject[]): readonly ErrorObject[] {
+  const nullBranch = (e: ErrorObject) => e.keyword === "type" && e.params.type === "null";
+  const nullable = errs.filter((a) => a.keyword === "anyOf" && errs.some((e) => nullBranch(e) && e.schemaPath.startsWith(`${a.schemaPath}/`)));
+  if (nullable.length === 0) return errs;
+  return errs.filter((e) => !nullable.some((a) => e === a || (nullBranch(e) && e.schemaPath.startsWith(`${a.schemaPath}/`))));
+}
+
 /** Ajv errors -> field errors, one per distinct field and reason. */
 export function fieldErrorsFromAjv(location: Location, errs: readonly ErrorObject[]): FieldError[] {
   const out: FieldError[] = [];
   const seen = new Set<string>();
-  for (const e of errs) {
+  for (const e of withoutNullBranches(errs)) {
     const segments = e.instancePath
       .split("/")
       .slice(1)

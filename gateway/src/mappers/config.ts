@@ -38,6 +38,26 @@ export interface UpdateConfigJson {
   passkeyOrigins?: string[];
 }
 
+/** PATCH /config as sent: null removes a field (JSON merge-patch), as "" (or [] for passkeyOrigins) always did. */
+export type UpdateConfigPatchJson = {
+  [K in keyof UpdateConfigJson]?: K extends "supportedCurrencies" ? UpdateConfigJson[K] : UpdateConfigJson[K] | null;
+};
+
+/**
+ * The patch with each null turned into the empty value that clears the field, so one path (the
+ * service's "" / [] = cleared) serves both spellings and GET then shows the field cleared.
+ */
+export function configPatchOf(body: UpdateConfigPatchJson): UpdateConfigJson {
+  const { umaDomain, webhookEndpoint, passkeyRelyingPartyId, passkeyOrigins, supportedCurrencies } = body;
+  const patch: UpdateConfigJson = {};
+  if (umaDomain !== undefined) patch.umaDomain = umaDomain ?? "";
+  if (webhookEndpoint !== undefined) patch.webhookEndpoint = webhookEndpoint ?? "";
+  if (passkeyRelyingPartyId !== undefined) patch.passkeyRelyingPartyId = passkeyRelyingPartyId ?? "";
+  if (passkeyOrigins !== undefined) patch.passkeyOrigins = passkeyOrigins ?? [];
+  if (supportedCurrencies !== undefined) patch.supportedCurrencies = supportedCurrencies;
+  return patch;
+}
+
 export function supportedCurrencyToJson(c: SupportedCurrency): SupportedCurrencyJson {
   return {
     currencyCode: c.currencyCode,

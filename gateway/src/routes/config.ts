@@ -1,7 +1,6 @@
 import { checkUrlTarget, errors, targetPolicy, type FieldError, type TargetPolicy } from "@corridor/kit";
-import type { Static } from "typebox";
 import { principalOf } from "../auth.js";
-import { platformConfigToJson, updateConfigToProto } from "../mappers/config.js";
+import { configPatchOf, platformConfigToJson, updateConfigToProto, type UpdateConfigJson } from "../mappers/config.js";
 import { webhookSecretToJson } from "../mappers/webhooks.js";
 import { Ref, errorResponses } from "../schemas/common.js";
 import { UpdateConfigBody } from "../schemas/config.js";
@@ -20,7 +19,7 @@ export function webhookEndpointProblem(value: string, policy: TargetPolicy): str
 }
 
 /** Checks JSON Schema cannot express: URL rules, min <= max, unique currency codes. */
-export function configBodyProblems(body: Static<typeof UpdateConfigBody>, webhookPolicy: TargetPolicy): FieldError[] {
+export function configBodyProblems(body: UpdateConfigJson, webhookPolicy: TargetPolicy): FieldError[] {
   const problems: FieldError[] = [];
   if (body.webhookEndpoint !== undefined) {
     const reason = webhookEndpointProblem(body.webhookEndpoint, webhookPolicy);
@@ -63,7 +62,7 @@ export function configRoutes(app: Api, { clients, platformConfig, webhookTargets
       schema: {
         summary: "Update the platform configuration",
         description:
-          "Changes the fields present; supportedCurrencies replaces the whole list. webhookEndpoint must be https to a public address or DNS name (private, loopback, link-local, CGNAT, multicast, reserved and IPv4-embedding IPv6 addresses in any spelling, and internal names such as localhost or *.internal, are refused with 400 INVALID_INPUT naming the rule); sandbox platforms may use loopback, over http too, where the operator allows it. Needs MANAGE.",
+          "Changes the fields present (JSON merge-patch: null clears umaDomain, webhookEndpoint, passkeyRelyingPartyId, passkeyOrigins, and GET then shows them cleared); supportedCurrencies replaces the whole list. webhookEndpoint must be https to a public address or DNS name (private, loopback, link-local, CGNAT, multicast, reserved and IPv4-embedding IPv6 addresses in any spelling, and internal names such as localhost or *.internal, are refused with 400 INVALID_INPUT naming the rule); sandbox platforms may use loopback, over http too, where the operator allows it. Needs MANAGE.",
         tags,
         body: UpdateConfigBody,
         response: { 200: Ref("PlatformConfig", "The configuration after the change."), ...errorResponses },
@@ -71,7 +70,7 @@ export function configRoutes(app: Api, { clients, platformConfig, webhookTargets
     },
     async (request) => {
       const { platformId, environment } = principalOf(request);
-      const body = request.body ?? {};
+      const body = configPatchOf(request.body ?? {});
       const problems = configBodyProblems(body, targetPolicy(environment, webhookTargets));
       if (problems.length) throw errors.invalidInput(problems);
       const res = await clients.authSessions.updatePlatformConfig(updateConfigToProto(platformId, body));

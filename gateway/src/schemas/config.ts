@@ -1,4 +1,4 @@
-import { Type, type Static } from "typebox";
+import { Type, type Static, type TSchema } from "typebox";
 import { Iso8601 } from "./common.js";
 
 /** Largest amount the API accepts, in minor units (decisions §3). */
@@ -93,15 +93,21 @@ export const PlatformConfigSchema = Type.Object(
   { $id: "PlatformConfig", description: "The platform's own settings." },
 );
 
+/** A PATCH field null removes (JSON merge-patch, RFC 7396): the value, or null. */
+const Clearable = <T extends TSchema>(value: T, description: string) => Type.Union([value, Type.Null()], { description });
+
 export const UpdateConfigBody = Type.Object(
   {
-    umaDomain: Type.Optional(Type.String({ maxLength: 253, description: "New UMA domain; an empty string clears it." })),
+    umaDomain: Type.Optional(Clearable(Type.String({ maxLength: 253, description: "New UMA domain." }), "New UMA domain; null (or an empty string) clears it.")),
     webhookEndpoint: Type.Optional(
-      Type.String({
-        maxLength: 2048,
-        description:
-          "New webhook URL: https to a public address or DNS name (rules: docs/events.md, Webhook endpoint rules); sandbox platforms may also use localhost, 127.0.0.1 or [::1], over http too, where the operator allows it. An empty string clears it.",
-      }),
+      Clearable(
+        Type.String({
+          maxLength: 2048,
+          description:
+            "New webhook URL: https to a public address or DNS name (rules: docs/events.md, Webhook endpoint rules); sandbox platforms may also use localhost, 127.0.0.1 or [::1], over http too, where the operator allows it.",
+        }),
+        "New webhook URL: https to a public address or DNS name (rules: docs/events.md, Webhook endpoint rules); sandbox platforms may also use localhost, 127.0.0.1 or [::1], over http too, where the operator allows it. null (or an empty string) clears it.",
+      ),
     ),
     supportedCurrencies: Type.Optional(
       Type.Array(SupportedCurrencyInputRef(), {
@@ -110,21 +116,26 @@ export const UpdateConfigBody = Type.Object(
       }),
     ),
     passkeyRelyingPartyId: Type.Optional(
-      Type.String({
-        maxLength: 253,
-        description:
-          "WebAuthn relying-party id for the platform's passkeys: a hostname (localhost or 127.0.0.1 for development). An empty string clears it, and its origins, so the deployment's default relying party applies.",
-      }),
+      Clearable(
+        Type.String({ maxLength: 253, description: "A hostname (localhost or 127.0.0.1 for development)." }),
+        "WebAuthn relying-party id for the platform's passkeys: a hostname (localhost or 127.0.0.1 for development). null (or an empty string) clears it, and its origins, so the deployment's default relying party applies.",
+      ),
     ),
     passkeyOrigins: Type.Optional(
-      Type.Array(Type.String({ maxLength: 300, description: "https://host[:port], or http://localhost[:port] / http://127.0.0.1[:port]." }), {
-        maxItems: 20,
-        description:
-          "The new full list of WebAuthn origins (replaces the old list). Each origin's host must be passkeyRelyingPartyId or a subdomain of it; at least one is needed while passkeyRelyingPartyId is set.",
-      }),
+      Clearable(
+        Type.Array(Type.String({ maxLength: 300, description: "https://host[:port], or http://localhost[:port] / http://127.0.0.1[:port]." }), {
+          maxItems: 20,
+          description: "The new full list of WebAuthn origins.",
+        }),
+        "The new full list of WebAuthn origins (replaces the old list; null is the empty list). Each origin's host must be passkeyRelyingPartyId or a subdomain of it; at least one is needed while passkeyRelyingPartyId is set.",
+      ),
     ),
   },
-  { additionalProperties: false, description: "Fields to change; absent fields stay as they are." },
+  {
+    additionalProperties: false,
+    description:
+      "Fields to change, as JSON merge-patch: absent fields stay as they are, null removes a field the configuration can be without (umaDomain, webhookEndpoint, passkeyRelyingPartyId, passkeyOrigins). supportedCurrencies is always present: null is refused (send [] for none).",
+  },
 );
 
 export const WebhookSecretSchema = Type.Object(

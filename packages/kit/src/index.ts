@@ -23,6 +23,7 @@ export * from "./quote-request.js";
 export * from "./sandbox-addresses.js";
 export * from "./sandbox-rail.js";
 export * from "./clients/platform-facts.js";
+export * from "./clients/platform-time.js";
 export * from "./host/index.js";
 export * from "./clients/config-board.js";
 export * from "./net/address-safety.js";

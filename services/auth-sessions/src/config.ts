@@ -27,6 +27,19 @@ const jsonOf = <T extends z.ZodType>(schema: T) =>
     })
     .pipe(schema);
 
+/**
+ * What CORRIDOR_UMA_DOMAIN is until the operator sets it: under `.localhost` (RFC 6761), so it never
+ * resolves on the internet and addresses under it are plainly not live; the service warns at start.
+ */
+export const DEFAULT_OPERATOR_UMA_DOMAIN = "uma.localhost";
+
+const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+/** A hostname of at least two labels, short enough that `<slug 40>-<8 hex>.` fits in front (253 in all). */
+function isOperatorUmaDomain(s: string): boolean {
+  const labels = s.split(".");
+  return s.length <= 190 && labels.length >= 2 && labels.every((l) => LABEL.test(l));
+}
+
 /** auth-sessions' own settings (the host reads PORT, DATABASE_URL and the rest). */
 export const WalletAuthConfigSchema = z.object({
   CORRIDOR_OIDC_ISSUERS: jsonOf(z.array(IssuerSchema)),
@@ -49,6 +62,14 @@ export const WalletAuthConfigSchema = z.object({
   CORRIDOR_DEPLOYMENT_NAME: z.string().default(""),
   /** What a platform's webhookEndpoint may be (loopback for sandbox platforms; operator-allowed ranges): the kit's one definition. */
   ...webhookTargetEnv,
+  /** The operator's UMA domain: each production platform gets `<slug>-<8 hex>.<this>` (wildcard DNS and TLS needed). */
+  CORRIDOR_UMA_DOMAIN: z
+    .string()
+    .default(DEFAULT_OPERATOR_UMA_DOMAIN)
+    .transform((s) => s.trim().toLowerCase())
+    .refine(isOperatorUmaDomain, { message: "must be a DNS hostname with at least two labels, at most 190 characters (platform subdomains go in front)" }),
+  /** How often the uma-domain-backfill worker looks for production platforms still without a UMA domain (ms). */
+  CORRIDOR_UMA_BACKFILL_POLL_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
 });
 
 export type WalletAuthConfig = z.infer<typeof WalletAuthConfigSchema> & { passkeyOrigins: string[] };

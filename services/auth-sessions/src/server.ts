@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import type { BuiltService, ServiceDeps, ServiceModule } from "@corridor/kit";
+import { pollingWorker, sandboxClockClient, type BuiltService, type ServiceDeps, type ServiceModule } from "@corridor/kit";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
@@ -7,7 +7,7 @@ import { ledgerAccounts } from "./clients/ledger-accounts.js";
 import { createMailer, readSmtpCa } from "./clients/mailer.js";
 import { createOidcVerifier } from "./clients/oidc.js";
 import { createPasskeyVerifier } from "./clients/passkeys.js";
-import { loadWalletAuthConfig } from "./config.js";
+import { DEFAULT_OPERATOR_UMA_DOMAIN, loadWalletAuthConfig } from "./config.js";
 import { atRestCipher, walletEncryptionKey } from "./domain/wallet/at-rest.js";
 import { readOver, transactOver } from "./data/store.js";
 import { walletTransactOver } from "./data/wallet.js";
@@ -39,7 +39,12 @@ export const service: ServiceModule = {
  * and `env` for wallet-auth settings); without transportFor and accounts, account checks fail.
  */
 export function buildAuthSessions(
-  deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pick<ServiceDeps, "log" | "env" | "transportFor" | "configBoard">> & { accounts?: AccountDirectory; mailer?: Mailer },
+  deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pick<ServiceDeps, "log" | "env" | "transportFor" | "configBoard">> & {
+    accounts?: AccountDirectory;
+    mailer?: Mailer;
+    /** A sandbox platform's clock; default SandboxService.GetClock over transportFor (none without it). */
+    sandboxNow?: (platformId: string) => Promise<Date>;
+  },
 ): BuiltService {
   const db = deps.db.forSchema<AuthSessionsDatabase>(SCHEMA);
   const log: { warn(obj: object | string, msg?: string): void; debug(obj: object | string, msg?: string): void } = deps.log ?? { warn: () => {}, debug: () => {} };
@@ -50,6 +55,7 @@ export function buildAuthSessions(
     clock: deps.clock,
     deploymentName: config.CORRIDOR_DEPLOYMENT_NAME,
     webhookTargets: config,
+    operatorUmaDomain: config.CORRIDOR_UMA_DOMAIN,
     board: deps.configBoard,
     onBoardError: (err, platformId, step) =>
       step === "publish"
@@ -60,6 +66,11 @@ export function buildAuthSessions(
   if (walletKey.insecureDefault) {
     log.warn("CORRIDOR_WALLET_ENCRYPTION_KEY is not set: wallet keys are encrypted at rest with an INSECURE built-in development key. Set it (32 bytes, hex or base64) for any real deployment; production platforms cannot export wallets without it.");
   }
+  if (config.CORRIDOR_UMA_DOMAIN === DEFAULT_OPERATOR_UMA_DOMAIN) {
+    log.warn(
+      `CORRIDOR_UMA_DOMAIN is not set: production platforms get UMA domains under ${DEFAULT_OPERATOR_UMA_DOMAIN}, which resolves nowhere, so their customers' UMA addresses cannot be paid from outside. Set it to a domain you serve UMA on (with wildcard DNS and TLS for its subdomains).`,
+    );
+  }
   if (!config.CORRIDOR_SMTP_URL) {
     log.warn(
       "CORRIDOR_SMTP_URL is not set: EMAIL_OTP credentials of PRODUCTION platforms are refused (400 EMAIL_DELIVERY_NOT_CONFIGURED); sandbox platforms' codes are written to this log by the development mailer. Set CORRIDOR_SMTP_URL for any real deployment.",
@@ -69,6 +80,8 @@ export function buildAuthSessions(
   const wallet = createWalletAuth({
     transact: walletTransactOver(db),
     clock: deps.clock,
+    // Sandbox platforms' expiries follow their sandbox clock (POST /sandbox/clock/advance).
+    sandboxNow: deps.sandboxNow ?? (deps.transportFor ? sandboxClockClient(() => deps.transportFor!("sandbox")) : undefined),
     accounts,
     mailer:
       deps.mailer ??
@@ -97,7 +110,17 @@ export function buildAuthSessions(
       router.service(WalletAuthService, createWalletAuthHandler({ wallet }));
     },
     consumers: [],
-    workers: [],
+    workers: [
+      pollingWorker({
+        name: "uma-domain-backfill",
+        pass: () => auth.backfillUmaDomains(),
+        pollMs: config.CORRIDOR_UMA_BACKFILL_POLL_MS,
+        log,
+        onPass: (n) => {
+          if (n > 0) log.warn({ platforms: n, operatorUmaDomain: config.CORRIDOR_UMA_DOMAIN }, "gave production platforms created before CORRIDOR_UMA_DOMAIN their default UMA domain");
+        },
+      }),
+    ],
   };
 }
 

@@ -66,12 +66,23 @@ afterAll(async () => {
 });
 
 describe("operator CLI target", () => {
+  it("platform create --environment PRODUCTION prints the platform's UMA domain under the operator's (CORRIDOR_UMA_DOMAIN, default uma.localhost)", async () => {
+    const res = await admin(["--url", a.url, "platform", "create", "--name", "Acme Bank", "--environment", "PRODUCTION", "--json"]);
+    expect(res.code, res.stderr).toBe(0);
+    const out = JSON.parse(res.stdout);
+    expect(out.platform.environment).toBe("PRODUCTION");
+    expect(out.umaDomain).toBe(`acme-bank-${out.platform.id.replace(/[^0-9a-f]/gi, "").slice(-8).toLowerCase()}.uma.localhost`);
+    const text = await admin(["--url", a.url, "platform", "create", "--name", "Acme Bank", "--environment", "PRODUCTION"]);
+    expect(text.stdout).toMatch(/UMA domain {4}acme-bank-[0-9a-f]{8}\.uma\.localhost/);
+  });
+
   it("acts on the deployment CORRIDOR_INTERNAL_PORT names, and prints which deployment that is", async () => {
     const res = await admin(["platform", "create", "--name", "Acme", "--environment", "SANDBOX", "--json"], { CORRIDOR_INTERNAL_PORT: String(b.server.port) });
     expect(res.code, res.stderr).toBe(0);
     const out = JSON.parse(res.stdout);
     expect(out.deployment).toMatchObject({ name: "deployment B", url: b.url, target: "CORRIDOR_INTERNAL_PORT" });
     expect(out.deployment.deploymentId).toMatch(/^Deployment:/);
+    expect(out.umaDomain).toMatch(/^acme-[0-9a-f]{8}\.sandbox\.uma\.money$/);
     expect(res.stderr).toContain(`Deployment ${out.deployment.deploymentId} "deployment B" at ${b.url}`);
 
     // The platform is on B, not on A.

@@ -41,11 +41,11 @@ describe("the configuration a platform starts with", () => {
     });
   });
 
-  it("copies the regulated flag from the platform and leaves a production UMA domain unset", async () => {
-    const p = await h.newPlatform({ environment: Environment.PRODUCTION, regulated: true });
+  it("copies the regulated flag from the platform and gives a production platform its own UMA domain under the operator's (default uma.localhost)", async () => {
+    const p = await h.newPlatform({ name: "Acme Bank", environment: Environment.PRODUCTION, regulated: true });
     const { config } = await h.auth.getPlatformConfig({ platformId: p.platformId });
     expect(config!.isRegulatedFinancialInstitution).toBe(true);
-    expect(config!.umaDomain).toBe("");
+    expect(config!.umaDomain).toBe(`acme-bank-${p.platformId.replace(/[^0-9a-f]/gi, "").slice(-8).toLowerCase()}.uma.localhost`);
   });
 
   it("answers 404 for a platform that does not exist", async () => {

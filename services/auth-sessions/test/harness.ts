@@ -27,10 +27,12 @@ export interface Harness {
 }
 
 
-export async function startHarness(opts: { env?: NodeJS.ProcessEnv; accounts?: AccountDirectory; mailer?: Mailer; log?: Logger; configBoard?: ConfigBoard } = {}): Promise<Harness> {
+export async function startHarness(
+  opts: { env?: NodeJS.ProcessEnv; accounts?: AccountDirectory; mailer?: Mailer; log?: Logger; configBoard?: ConfigBoard; sandboxNow?: (platformId: string) => Promise<Date> } = {},
+): Promise<Harness> {
   const { db, drop } = await openServiceTestDatabase(service);
   const clock = new ManualClock("2025-10-13T12:00:00.000Z");
-  const built = buildAuthSessions({ db, clock, env: opts.env, accounts: opts.accounts, mailer: opts.mailer, log: opts.log, configBoard: opts.configBoard });
+  const built = buildAuthSessions({ db, clock, env: opts.env, accounts: opts.accounts, mailer: opts.mailer, log: opts.log, configBoard: opts.configBoard, sandboxNow: opts.sandboxNow });
   const transport = createRouterTransport(built.routes, { router: { interceptors: [appErrorInterceptor] } });
   const auth = createClient(AuthSessionsService, transport);
   const admin = createClient(PlatformAdminService, transport);

@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import type { BuiltService, ServiceDeps, ServiceModule } from "@corridor/kit";
+import { platformTime, sandboxClockClient, type BuiltService, type ServiceDeps, type ServiceModule } from "@corridor/kit";
 import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
 import { customerLedger } from "./clients/ledger.js";
 import { platformDirectory } from "./clients/platforms.js";
@@ -12,6 +12,7 @@ import { createKycLinks } from "./domain/kyc-links.js";
 import { createOwners } from "./domain/owners.js";
 import type { CustomerLedger, PlatformDirectory } from "./domain/ports.js";
 import { createVerifications } from "./domain/verifications.js";
+import { platformUmaConsumer } from "./events/platform-consumer.js";
 import { customerEvents } from "./events/customer-events.js";
 import { createCustomersKycHandler } from "./handlers/customers-kyc.js";
 
@@ -20,7 +21,9 @@ export const SCHEMA = "customers_kyc";
 /**
  * customers-kyc: customers, KYC/KYB verifications, beneficial owners and invitations. Serves
  * CustomersKycService (the gateway; the ledger and quotes ask GetCustomerSummary). Produces
- * corridor.customers.v1; consumes nothing; calls auth-sessions for platform settings.
+ * corridor.customers.v1; consumes corridor.platforms.v1 (default UMA addresses once a platform has a
+ * UMA domain); calls auth-sessions for platform settings and the
+ * sandbox for a sandbox platform's clock.
  */
 export const service: ServiceModule = {
   name: "customers-kyc",
@@ -31,29 +34,42 @@ export const service: ServiceModule = {
       ...deps,
       platforms: platformDirectory(() => deps.transportFor("auth-sessions"), deps.configBoard),
       ledger: customerLedger(() => deps.transportFor("ledger")),
+      sandboxNow: sandboxClockClient(() => deps.transportFor("sandbox")),
     }),
 };
 
 /** The service from the deps it uses; tests pass a fake PlatformDirectory, a fake ledger and a fixed code source. */
 export function buildCustomersKyc(
-  deps: Pick<ServiceDeps, "db" | "clock" | "env"> & { platforms: PlatformDirectory; ledger: CustomerLedger; newInvitationCode?: () => string },
+  deps: Pick<ServiceDeps, "db" | "clock" | "env"> & {
+    platforms: PlatformDirectory;
+    ledger: CustomerLedger;
+    newInvitationCode?: () => string;
+    /** A sandbox platform's clock (SandboxService.GetClock); absent: sandbox platforms are on the service clock. */
+    sandboxNow?: (platformId: string) => Promise<Date>;
+  },
 ): BuiltService {
   const config = loadCustomersKycConfig(deps.env);
   const db = deps.db.forSchema<CustomersKycDatabase>(SCHEMA);
   const transact = transactOver(db, customerEvents);
   const common = { transact, clock: deps.clock, platforms: deps.platforms };
+  // Invitation and KYC link expiry follow a sandbox platform's sandbox clock (POST /sandbox/clock/advance).
+  const time = platformTime({
+    clock: deps.clock,
+    environment: async (platformId) => (await deps.platforms.settings(platformId)).environment,
+    sandboxNow: deps.sandboxNow ?? (async () => deps.clock.now()),
+  });
   const handler = createCustomersKycHandler({
     customers: createCustomers({ ...common, ledger: deps.ledger }),
     verifications: createVerifications(common),
     owners: createOwners(common),
-    invitations: createInvitations({ transact, clock: deps.clock, baseUrl: config.CORRIDOR_INVITATION_BASE_URL, newCode: deps.newInvitationCode }),
-    kycLinks: createKycLinks({ ...common, ttlMs: config.CORRIDOR_KYC_LINK_TTL_SECONDS * 1000 }),
+    invitations: createInvitations({ transact, clock: deps.clock, time, baseUrl: config.CORRIDOR_INVITATION_BASE_URL, newCode: deps.newInvitationCode }),
+    kycLinks: createKycLinks({ ...common, time, ttlMs: config.CORRIDOR_KYC_LINK_TTL_SECONDS * 1000 }),
   });
   return {
     // No per-service router options: they would replace the host's interceptors (tracing, and the
     // AppError -> ConnectError mapping that this service once registered itself).
     routes: (router) => router.service(CustomersKycService, handler),
-    consumers: [],
+    consumers: [platformUmaConsumer({ clock: deps.clock, events: customerEvents })],
     workers: [],
   };
 }

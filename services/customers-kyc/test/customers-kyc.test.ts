@@ -277,6 +277,29 @@ describe("invitations", () => {
     await expectPublicError(h.client.cancelInvitation({ platformId, code: invitation!.code }), "INVALID", "INVITATION_EXPIRED");
   });
 
+  it("expires by a sandbox platform's sandbox clock: advancing it past expiresAt reads EXPIRED with the service clock unmoved, and expiresAt must be ahead of the sandbox time", async () => {
+    const platformId = h.platform({ environment: "SANDBOX" });
+    const { customer } = await h.client.createCustomer({ platformId, customer: individual() });
+    const expiresAt = new Date(h.clock.now().getTime() + 60_000);
+    const { invitation } = await h.client.createInvitation({ platformId, inviterUma: customer!.umaAddress, expiresAt: timestampFromDate(expiresAt) });
+    h.sandboxOffsets.set(platformId, 59_999);
+    expect((await h.client.getInvitation({ platformId, code: invitation!.code })).invitation!.status).toBe("PENDING");
+    h.sandboxOffsets.set(platformId, 60_000);
+    expect((await h.client.getInvitation({ platformId, code: invitation!.code })).invitation!.status).toBe("EXPIRED");
+    await expectPublicError(h.client.claimInvitation({ platformId, code: invitation!.code, inviteeUma: "$bob@x.example" }), "INVALID", "INVITATION_EXPIRED");
+    await expectPublicError(h.client.cancelInvitation({ platformId, code: invitation!.code }), "INVALID", "INVITATION_EXPIRED");
+    const stale = await expectPublicError(h.client.createInvitation({ platformId, inviterUma: customer!.umaAddress, expiresAt: timestampFromDate(expiresAt) }), "INVALID", "INVALID_INPUT");
+    expect(JSON.stringify(stale.details)).toContain("expiresAt");
+  });
+
+  it("a production platform's invitations ignore any sandbox offset", async () => {
+    const platformId = h.platform({ environment: "PRODUCTION" });
+    const { customer } = await h.client.createCustomer({ platformId, customer: individual() });
+    const { invitation } = await h.client.createInvitation({ platformId, inviterUma: customer!.umaAddress, expiresAt: timestampFromDate(new Date(h.clock.now().getTime() + 60_000)) });
+    h.sandboxOffsets.set(platformId, 3_600_000);
+    expect((await h.client.getInvitation({ platformId, code: invitation!.code })).invitation!.status).toBe("PENDING");
+  });
+
   it("emits INVITATION_CLAIMED keyed by the inviter when claimed", async () => {
     const platformId = h.platform();
     const { customer } = await h.client.createCustomer({ platformId, customer: individual() });

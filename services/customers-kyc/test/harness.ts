@@ -2,7 +2,7 @@ export { expectRefusal as expectPublicError, fieldsOf } from "@corridor/kit/test
 import { randomBytes } from "node:crypto";
 import { fromBinary } from "@bufbuild/protobuf";
 import { ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
-import { ManualClock, appErrorInterceptor, sql } from "@corridor/kit";
+import { ManualClock, appErrorInterceptor, sql, type DatabaseHandle } from "@corridor/kit";
 import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
 import { CustomerEventSchema, type CustomerEvent } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { expect } from "vitest";
@@ -14,7 +14,10 @@ import { openServiceTestDatabase } from "@corridor/kit/testing";
 export type TestPlatform = PlatformSettings & { environment: "SANDBOX" | "PRODUCTION" };
 
 export interface Harness {
+  db: DatabaseHandle;
   clock: ManualClock;
+  /** Each sandbox platform's sandbox clock offset (ms), as SandboxService.GetClock would add it to `clock`. */
+  sandboxOffsets: Map<string, number>;
   /** What the fake ledger answers per customer id (default: holds nothing); `closed` records the customers it closed. */
   ledger: { holdings: Map<string, Omit<CustomerHoldings, "closed">>; closed: Set<string>; unavailable: boolean };
   client: Client<typeof CustomersKycService>;
@@ -40,6 +43,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; codes?: stri
     },
   };
   const codes = [...(opts.codes ?? [])];
+  const sandboxOffsets = new Map<string, number>();
   const ledgerState = { holdings: new Map<string, Omit<CustomerHoldings, "closed">>(), closed: new Set<string>(), unavailable: false };
   const ledger: CustomerLedger = {
     async closeIfEmpty(_platformId, customerId) {
@@ -57,10 +61,13 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; codes?: stri
     platforms: directory,
     ledger,
     newInvitationCode: codes.length ? () => codes.shift() ?? randomBytes(12).toString("base64url") : undefined,
+    sandboxNow: async (platformId) => new Date(clock.now().getTime() + (sandboxOffsets.get(platformId) ?? 0)),
   });
   const transport = createRouterTransport(built.routes, { router: { interceptors: [appErrorInterceptor] } });
   return {
+    db,
     clock,
+    sandboxOffsets,
     ledger: ledgerState,
     client: createClient(CustomersKycService, transport),
     platform(settings = {}) {

@@ -37,6 +37,19 @@ describe("hosted KYC links", () => {
     expect((await h.client.getCustomer({ platformId, customerId: customer!.id })).customer!.verificationStatus).toBe("UNVERIFIED");
   });
 
+  it("expire on a sandbox platform's sandbox clock: expiresAt is the TTL after the sandbox time, and advancing it past expiresAt answers 410 with the service clock unmoved", async () => {
+    const platformId = h.platform({ environment: "SANDBOX" });
+    const { customer } = await h.client.createCustomer({ platformId, customer: individual() });
+    h.sandboxOffsets.set(platformId, 86_400_000);
+    const link = await h.client.createKycLink({ platformId, customerId: customer!.id, redirectUrl: "" });
+    expect(timestampDate(link.expiresAt!).getTime()).toBe(h.clock.now().getTime() + 86_400_000 + 3_600_000);
+    h.sandboxOffsets.set(platformId, 86_400_000 + 3_599_999);
+    expect((await h.client.getKycLinkPage({ token: link.token })).page!.verificationStatus).toBe("UNVERIFIED");
+    h.sandboxOffsets.set(platformId, 86_400_000 + 3_600_000);
+    await expectPublicError(h.client.getKycLinkPage({ token: link.token }), "GONE", "KYC_LINK_EXPIRED");
+    await expectPublicError(h.client.completeKycLink({ token: link.token }), "GONE", "KYC_LINK_EXPIRED");
+  });
+
   it("stores only the token's hash: a token differing in one character is unknown", async () => {
     const platformId = h.platform();
     const { customer } = await h.client.createCustomer({ platformId, customer: individual() });

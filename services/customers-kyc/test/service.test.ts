@@ -31,7 +31,7 @@ describe("customers-kyc service module", () => {
     expect(rows.map((r) => r.table_name)).toEqual(expect.arrayContaining(["beneficial_owners", "customers", "invitations", "outbox", "verifications"]));
   });
 
-  it("builds with no consumers and no workers, and rejects a bad invitation base URL at start", async () => {
+  it("builds with its one consumer (corridor.platforms.v1: default UMA addresses) and no workers, and rejects a bad invitation base URL at start", async () => {
     const deps = {
       db,
       bus: noBus,
@@ -43,7 +43,7 @@ describe("customers-kyc service module", () => {
     };
     const built = await service.build({ ...deps, env: {} });
     expect(service).toMatchObject({ name: "customers-kyc", schema: "customers_kyc" });
-    expect(built.consumers).toEqual([]);
+    expect(built.consumers.map((c) => [c.name, c.topic])).toEqual([["customer-uma-addresses", "corridor.platforms.v1"]]);
     expect(built.workers).toEqual([]);
     expect(() => service.build({ ...deps, env: { CORRIDOR_INVITATION_BASE_URL: "not a url" } })).toThrow(/CORRIDOR_INVITATION_BASE_URL/);
   });

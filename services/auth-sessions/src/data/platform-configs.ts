@@ -81,3 +81,13 @@ export async function updatePlatformConfig(db: Db, c: PlatformConfig): Promise<v
     .where("id", "=", c.id)
     .execute();
 }
+
+/** Production platforms queued for their default UMA domain (migration 20261227000000_production_uma_domains), oldest first. */
+export async function queuedUmaBackfill(db: Db, limit: number): Promise<string[]> {
+  const rows = await db.selectFrom("uma_domain_backfill").select("platform_id").orderBy("queued_at").orderBy("platform_id").limit(limit).execute();
+  return rows.map((r) => r.platform_id);
+}
+
+export async function removeUmaBackfill(db: Db, platformId: string): Promise<void> {
+  await db.deleteFrom("uma_domain_backfill").where("platform_id", "=", platformId).execute();
+}

@@ -1,7 +1,7 @@
 import { inTransaction } from "@corridor/kit";
 import type { Kysely, Transaction } from "kysely";
 import type { Read, Store, Transact } from "../domain/ports.js";
-import { getPlatformConfig, insertPlatformConfig, updatePlatformConfig } from "./platform-configs.js";
+import { getPlatformConfig, insertPlatformConfig, queuedUmaBackfill, removeUmaBackfill, updatePlatformConfig } from "./platform-configs.js";
 import { getDeployment, getPlatform, insertPlatform, listPlatforms } from "./platforms.js";
 import type { AuthSessionsDatabase } from "./tables.js";
 import {
@@ -36,6 +36,10 @@ export function repositories(trx: Kysely<AuthSessionsDatabase>): Omit<Store, "ev
       insert: (c) => insertPlatformConfig(trx, c),
       getByPlatform: (platformId, opts) => getPlatformConfig(trx, platformId, opts),
       update: (c) => updatePlatformConfig(trx, c),
+    },
+    umaBackfill: {
+      queued: (limit) => queuedUmaBackfill(trx, limit),
+      remove: (platformId) => removeUmaBackfill(trx, platformId),
     },
   };
 }

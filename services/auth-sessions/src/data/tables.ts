@@ -129,8 +129,15 @@ export interface DeploymentTable {
   created_at: Timestamp;
 }
 
+/** Production platforms still to get their default UMA domain (issue 29, item 6); the worker empties it. */
+export interface UmaDomainBackfillTable {
+  platform_id: string;
+  queued_at: Timestamp;
+}
+
 export interface AuthSessionsDatabase {
   deployment: DeploymentTable;
+  uma_domain_backfill: UmaDomainBackfillTable;
   platforms: PlatformsTable;
   tokens: TokensTable;
   platform_configs: PlatformConfigsTable;

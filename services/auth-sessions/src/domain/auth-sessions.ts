@@ -12,6 +12,8 @@ export interface AuthSessionsDeps {
   clock: Clock;
   /** The operator's name for this deployment (CORRIDOR_DEPLOYMENT_NAME), shown by the operator CLI. */
   deploymentName?: string;
+  /** The operator's UMA domain (CORRIDOR_UMA_DOMAIN): production platforms' domains are subdomains of it. */
+  operatorUmaDomain: string;
   /** The platform-config board, told of every config change (kit clients/config-board.ts). */
   board?: Pick<ConfigBoard, "markChanging" | "publish" | "offer">;
   /** Where a failed board write is reported: a change's publish after its commit, or a read's offer. */
@@ -80,8 +82,46 @@ async function applyConfigPatch(store: Store, current: PlatformConfig, valid: Co
  * TypeScript over the Store port; every token and config operation is scoped by platform id, so
  * another platform's records answer 404 exactly like missing ones.
  */
-export function createAuthSessions({ transact, read = transact, clock, deploymentName, board, onBoardError = () => {}, webhookTargets }: AuthSessionsDeps) {
+export function createAuthSessions({ transact, read = transact, clock, deploymentName, operatorUmaDomain, board, onBoardError = () => {}, webhookTargets }: AuthSessionsDeps) {
   const unauthorized = () => errors.unauthorized("Invalid client id or secret");
+
+  /**
+   * One config change under the platform-config board's protocol: mark the platform changing, run
+   * `change` on the locked config in one transaction, publish the version that committed. With
+   * `changes` false the config is only read (no mark, no publish).
+   */
+  async function changeConfig(
+    platformId: string,
+    changes: boolean,
+    change: (store: Store, current: PlatformConfig) => Promise<PlatformConfig>,
+  ): Promise<PlatformConfig> {
+    // The board first: from here until the publish below no reader trusts its copy, so the
+    // change is seen by everyone once this answers. A change the board cannot hear of is not made.
+    if (changes && board) {
+      try {
+        await board.markChanging(platformId);
+      } catch {
+        throw new AppError("UNAVAILABLE", "SERVICE_UNAVAILABLE", "The configuration cannot be changed right now; retry later");
+      }
+    }
+    let version: bigint | undefined;
+    try {
+      const updated = await transact(async (store) => {
+        const current = await store.configs.getByPlatform(platformId, { forUpdate: true });
+        if (!current) throw errors.notFound("PlatformConfig");
+        // A change that fails below leaves the config as it was: the board shows that version again.
+        version = configVersion(current.updatedAt);
+        return await change(store, current);
+      });
+      version = configVersion(updated.updatedAt);
+      return updated;
+    } finally {
+      if (changes && board && version !== undefined) {
+        // Failing here leaves the mark, and readers ask auth-sessions until it expires.
+        await board.publish(platformId, version).catch((err: unknown) => onBoardError(err, platformId, "publish"));
+      }
+    }
+  }
 
   return {
     async authenticate(clientId: string, clientSecret: string): Promise<Principal> {
@@ -179,33 +219,26 @@ export function createAuthSessions({ transact, read = transact, clock, deploymen
       const environment = patch.webhookEndpoint ? ((await read((store) => store.platforms.get(platformId)))?.environment ?? "PRODUCTION") : "PRODUCTION";
       const valid = validateConfigPatch(patch, targetPolicy(environment, webhookTargets));
       const changes = Object.values(valid).some((v) => v !== undefined);
-      // The board first: from here until the publish below no reader trusts its copy, so the
-      // change is seen by everyone once this answers. A change the board cannot hear of is not made.
-      if (changes && board) {
-        try {
-          await board.markChanging(platformId);
-        } catch {
-          throw new AppError("UNAVAILABLE", "SERVICE_UNAVAILABLE", "The configuration cannot be changed right now; retry later");
-        }
-      }
-      let version: bigint | undefined;
-      try {
-        const updated = await transact(async (store) => {
-          const current = await store.configs.getByPlatform(platformId, { forUpdate: true });
-          if (!current) throw errors.notFound("PlatformConfig");
-          // A change that fails below leaves the config as it was: the board shows that version again.
-          version = configVersion(current.updatedAt);
-          if (!changes) return current;
-          return await applyConfigPatch(store, current, valid, clock);
+      return changeConfig(platformId, changes, (store, current) => (changes ? applyConfigPatch(store, current, valid, clock) : Promise.resolve(current)));
+    },
+
+    /**
+     * The uma-domain-backfill worker's pass (issue 29, item 6): each production platform queued by
+     * the migration 20261227000000_production_uma_domains gets its default domain under the
+     * operator's, if its domain is still empty, through the config-change path (board, event). The
+     * row goes in the same transaction. Answers how many platforms it handled.
+     */
+    async backfillUmaDomains(limit = 50): Promise<number> {
+      const queued = await transact((store) => store.umaBackfill.queued(limit));
+      for (const platformId of queued) {
+        await changeConfig(platformId, true, async (store, current) => {
+          await store.umaBackfill.remove(platformId);
+          const platform = await store.platforms.get(platformId);
+          if (!platform || current.umaDomain !== "") return current;
+          return applyConfigPatch(store, current, { umaDomain: defaultUmaDomain(platform, operatorUmaDomain) }, clock);
         });
-        version = configVersion(updated.updatedAt);
-        return updated;
-      } finally {
-        if (changes && board && version !== undefined) {
-          // Failing here leaves the mark, and readers ask auth-sessions until it expires.
-          await board.publish(platformId, version).catch((err: unknown) => onBoardError(err, platformId, "publish"));
-        }
       }
+      return queued.length;
     },
 
     /**
@@ -229,7 +262,7 @@ export function createAuthSessions({ transact, read = transact, clock, deploymen
           const config: PlatformConfig = {
             id: newId("PlatformConfig"),
             platformId: platform.id,
-            umaDomain: defaultUmaDomain(platform),
+            umaDomain: defaultUmaDomain(platform, operatorUmaDomain),
             proxyUmaSubdomain: "",
             webhookEndpoint: "",
             supportedCurrencies: defaultSupportedCurrencies(),

@@ -2,9 +2,10 @@ import type { Platform, SupportedCurrency } from "./types.js";
 
 /**
  * What a new platform starts with. Every platform can transact in USD at once (both directions,
- * 1 cent to 1,000,000,000.00 USD per payment), and a sandbox platform gets a UMA domain of its own
- * under the sandbox UMA domain so its customers have addresses without any set-up. Production
- * platforms start without a UMA domain: theirs must be a domain they control.
+ * 1 cent to 1,000,000,000.00 USD per payment), and gets a UMA domain of its own so its customers
+ * have addresses without any set-up: a sandbox platform under the sandbox UMA domain, a production
+ * platform under the operator's (CORRIDOR_UMA_DOMAIN). A platform may set a domain it controls
+ * instead (PATCH /config umaDomain).
  */
 export const SANDBOX_UMA_PARENT_DOMAIN = "sandbox.uma.money";
 
@@ -22,9 +23,14 @@ export function defaultSupportedCurrencies(): SupportedCurrency[] {
   ];
 }
 
-/** "<slug of name>-<last 8 hex digits of the platform id>.sandbox.uma.money"; unique per platform. */
-export function defaultUmaDomain(platform: Platform): string {
-  if (platform.environment !== "SANDBOX") return "";
+/**
+ * "<slug of name>-<last 8 hex digits of the platform id>.<parent>", unique per platform: the parent
+ * is sandbox.uma.money for sandbox platforms and the operator's domain (CORRIDOR_UMA_DOMAIN) for
+ * production ones. One subdomain per platform, because a customer's handle is unique only within
+ * its platform: two platforms' `$alice` must not be one address.
+ */
+export function defaultUmaDomain(platform: Pick<Platform, "id" | "name" | "environment">, operatorUmaDomain: string): string {
+  const parent = platform.environment === "SANDBOX" ? SANDBOX_UMA_PARENT_DOMAIN : operatorUmaDomain;
   const slug =
     platform.name
       .toLowerCase()
@@ -33,5 +39,5 @@ export function defaultUmaDomain(platform: Platform): string {
       .slice(0, 40)
       .replace(/-+$/, "") || "platform";
   const suffix = platform.id.replace(/[^0-9a-f]/gi, "").slice(-8).toLowerCase();
-  return `${slug}-${suffix}.${SANDBOX_UMA_PARENT_DOMAIN}`;
+  return `${slug}-${suffix}.${parent}`;
 }

@@ -33,6 +33,12 @@ export interface Store {
     getByPlatform(platformId: string, opts?: { forUpdate?: boolean }): Promise<PlatformConfig | undefined>;
     update(c: PlatformConfig): Promise<void>;
   };
+  /** Production platforms queued for their default UMA domain (issue 29, item 6). */
+  umaBackfill: {
+    /** Up to `limit` queued platform ids, oldest first. */
+    queued(limit: number): Promise<string[]>;
+    remove(platformId: string): Promise<void>;
+  };
   events: {
     platformCreated(platform: Platform, config: PlatformConfig, at: Date): Promise<void>;
     configUpdated(config: PlatformConfig, at: Date): Promise<void>;

@@ -92,6 +92,22 @@ export async function findLiveCustomerByUma(db: Db, platformId: string, uma: str
   return row && toCustomer(row);
 }
 
+/** Up to `limit` live customers of the platform without a UMA address, oldest first, locked until the transaction ends. */
+export async function liveCustomersWithoutUma(db: Db, platformId: string, limit: number): Promise<Customer[]> {
+  const rows = await db
+    .selectFrom("customers")
+    .selectAll()
+    .where("platform_id", "=", platformId)
+    .where("uma_address", "=", "")
+    .where("deleted_at", "is", null)
+    .orderBy("created_at")
+    .orderBy("id")
+    .limit(limit)
+    .forUpdate()
+    .execute();
+  return rows.map(toCustomer);
+}
+
 /** The filters shared by the page query and its count, so totalCount matches what paging walks. */
 function filtered<O>(q: SelectQueryBuilder<CustomersKycDatabase, "customers", O>, f: CustomerFilter) {
   let out = q.where("platform_id", "=", f.platformId);

@@ -1,7 +1,7 @@
 import { inTransaction } from "@corridor/kit";
 import type { Kysely, Transaction } from "kysely";
 import type { Store, Transact } from "../domain/ports.js";
-import { countCustomers, findLiveCustomerByUma, getCustomer, insertCustomer, listCustomers, updateCustomer } from "./customers.js";
+import { countCustomers, findLiveCustomerByUma, getCustomer, insertCustomer, listCustomers, liveCustomersWithoutUma, updateCustomer } from "./customers.js";
 import { getInvitation, insertInvitation, updateInvitation } from "./invitations.js";
 import { completeKycLink, expireOpenKycLinks, getKycLinkByToken, insertKycLink } from "./kyc-links.js";
 import { allOwnersOf, countOwners, getOwner, insertOwner, listOwners, updateOwner } from "./owners.js";
@@ -16,6 +16,7 @@ export function repositories(trx: Transaction<CustomersKycDatabase>): Omit<Store
       get: (platformId, id, opts) => getCustomer(trx, platformId, id, opts),
       update: (c) => updateCustomer(trx, c),
       findLiveByUma: (platformId, uma) => findLiveCustomerByUma(trx, platformId, uma),
+      liveWithoutUma: (platformId, limit) => liveCustomersWithoutUma(trx, platformId, limit),
       list: (f, page) => listCustomers(trx, f, page),
       count: (f) => countCustomers(trx, f),
     },

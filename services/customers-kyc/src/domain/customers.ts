@@ -136,6 +136,37 @@ function mergeBusinessInfo(current: BusinessInfo | null, patch: Partial<Business
   return out;
 }
 
+/**
+ * A customer's default UMA address: `$<handle>@<domain>`, or with a short suffix of its id when a
+ * live customer already holds that address.
+ */
+async function defaultUmaAddress(store: Store, c: Pick<Customer, "platformId" | "id" | "platformCustomerId">, umaDomain: string): Promise<string> {
+  const handle = defaultHandle(c.platformCustomerId);
+  const uma = `$${handle}@${umaDomain}`;
+  return (await store.customers.findLiveByUma(c.platformId, uma)) ? `$${handle}-${c.id.slice(-6)}@${umaDomain}` : uma;
+}
+
+/** How many customers one pass of assignDefaultUmaAddresses gives an address (the rest: the next batch). */
+const UMA_ASSIGN_BATCH = 500;
+
+/**
+ * Gives the platform's live customers without a UMA address their default one under `umaDomain`,
+ * as a new customer would get it (issue 29, item 6: production platforms' customers created before
+ * their platform had a domain). Runs inside the caller's transaction (the platform-config consumer's
+ * inbox transaction) and emits CUSTOMER_UPDATED for each. Answers how many it changed; a full batch
+ * means more may be left, and the caller runs it again.
+ */
+export async function assignDefaultUmaAddresses(store: Store, clock: Clock, platformId: string, umaDomain: string): Promise<number> {
+  const customers = await store.customers.liveWithoutUma(platformId, UMA_ASSIGN_BATCH);
+  for (const current of customers) {
+    const now = changeTime(clock, current.updatedAt);
+    const next: Customer = { ...current, umaAddress: await defaultUmaAddress(store, current, umaDomain), updatedAt: now };
+    await store.customers.update(next);
+    await store.events.customerUpdated(next, now);
+  }
+  return customers.length;
+}
+
 /** A handle for the default UMA address: the platform customer id, lower-cased, restricted to UMA's characters. */
 function defaultHandle(platformCustomerId: string): string {
   const h = platformCustomerId
@@ -193,13 +224,7 @@ export function createCustomers({ transact, clock, platforms, ledger }: Customer
         deletedAt: null,
       };
       return transact(async (store) => {
-        if (input.umaAddress === undefined && platform.umaDomain) {
-          // The default address must not take one a customer already holds: add a short suffix then.
-          const handle = defaultHandle(customer.platformCustomerId);
-          let uma = `$${handle}@${platform.umaDomain}`;
-          if (await store.customers.findLiveByUma(platformId, uma)) uma = `$${handle}-${customer.id.slice(-6)}@${platform.umaDomain}`;
-          customer.umaAddress = uma;
-        }
+        if (input.umaAddress === undefined && platform.umaDomain) customer.umaAddress = await defaultUmaAddress(store, customer, platform.umaDomain);
         try {
           await store.customers.insert(customer);
         } catch (err) {

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { AppError, MAX_AMOUNT, errors, type Clock } from "@corridor/kit";
+import { AppError, MAX_AMOUNT, errors, type Clock, type PlatformTime } from "@corridor/kit";
 import { changeTime } from "./customers.js";
 import type { Transact } from "./ports.js";
 import type { Invitation, InvitationStatus, InvitationView } from "./types.js";
@@ -9,7 +9,10 @@ import { Problems, isUmaAddress, normalizeUma } from "./validation.js";
 
 export interface InvitationsDeps {
   transact: Transact;
+  /** Stamps records (createdAt, updatedAt, claimedAt). */
   clock: Clock;
+  /** What an invitation expires by: a sandbox platform's sandbox clock, else the service clock. */
+  time: PlatformTime;
   /** Links are this prefix followed by the code. */
   baseUrl: string;
   /** Random, URL-safe codes; tests may fix them. */
@@ -42,11 +45,13 @@ function notPending(i: Invitation, status: InvitationStatus): AppError {
  * UMA invitations: PENDING → CLAIMED | CANCELLED, and EXPIRED once past expiresAt (derived when
  * read or claimed, so no sweeper is needed). Claiming emits INVITATION_CLAIMED to the platform.
  */
-export function createInvitations({ transact, clock, baseUrl, newCode = randomCode }: InvitationsDeps) {
+export function createInvitations({ transact, clock, time, baseUrl, newCode = randomCode }: InvitationsDeps) {
   const view = (i: Invitation, now: Date): InvitationView => ({ ...i, status: effectiveStatus(i, now), url: `${baseUrl}${i.code}` });
 
   return {
     async create(platformId: string, input: NewInvitation): Promise<InvitationView> {
+      // expiresAt is on the platform's time (its sandbox clock in the sandbox), like every expiry it sees.
+      const platformNow = await time.now(platformId);
       const now = clock.now();
       const p = new Problems();
       const inviterUma = normalizeUma(input.inviterUma);
@@ -55,7 +60,7 @@ export function createInvitations({ transact, clock, baseUrl, newCode = randomCo
       if (input.amountToSend !== undefined && (input.amountToSend < 1n || input.amountToSend > MAX_AMOUNT)) {
         p.add("amountToSend", `must be an integer from 1 to ${MAX_AMOUNT}`);
       }
-      if (input.expiresAt && input.expiresAt.getTime() <= now.getTime()) p.add("expiresAt", "must be in the future");
+      if (input.expiresAt && input.expiresAt.getTime() <= platformNow.getTime()) p.add("expiresAt", "must be in the future");
       if (!p.empty) throw errors.invalidInput(p.list);
       return transact(async (store) => {
         const inviter = await store.customers.findLiveByUma(platformId, inviterUma);
@@ -84,7 +89,7 @@ export function createInvitations({ transact, clock, baseUrl, newCode = randomCo
         for (let attempt = 0; attempt < 5; attempt++) {
           const invitation: Invitation = { ...base, code: newCode() };
           if (await store.invitations.insert(invitation)) {
-            const shown = view(invitation, now);
+            const shown = view(invitation, platformNow);
             await store.events.invitationChanged(shown, now);
             return shown;
           }
@@ -93,41 +98,44 @@ export function createInvitations({ transact, clock, baseUrl, newCode = randomCo
       });
     },
 
-    get(platformId: string, code: string): Promise<InvitationView> {
+    async get(platformId: string, code: string): Promise<InvitationView> {
+      const platformNow = await time.now(platformId);
       return transact(async (store) => {
         const i = await store.invitations.get(platformId, code);
         if (!i) throw errors.notFound("Invitation", code);
-        return view(i, clock.now());
+        return view(i, platformNow);
       });
     },
 
     async claim(platformId: string, code: string, inviteeUmaRaw: string): Promise<InvitationView> {
       const inviteeUma = normalizeUma(inviteeUmaRaw);
       if (!isUmaAddress(inviteeUma)) throw errors.invalidInput([{ field: "inviteeUma", reason: "must be an UMA address like $bob@example.com" }]);
+      const platformNow = await time.now(platformId);
       return transact(async (store) => {
         const i = await store.invitations.get(platformId, code, { forUpdate: true });
         if (!i) throw errors.notFound("Invitation", code);
-        const status = effectiveStatus(i, clock.now());
+        const status = effectiveStatus(i, platformNow);
         if (status !== "PENDING") throw notPending(i, status);
         const now = changeTime(clock, i.updatedAt);
         const next: Invitation = { ...i, status: "CLAIMED", inviteeUma, claimedAt: now, updatedAt: now };
         await store.invitations.update(next);
-        const shown = view(next, now);
+        const shown = view(next, platformNow);
         await store.events.invitationChanged(shown, now);
         return shown;
       });
     },
 
-    cancel(platformId: string, code: string): Promise<InvitationView> {
+    async cancel(platformId: string, code: string): Promise<InvitationView> {
+      const platformNow = await time.now(platformId);
       return transact(async (store) => {
         const i = await store.invitations.get(platformId, code, { forUpdate: true });
         if (!i) throw errors.notFound("Invitation", code);
-        const status = effectiveStatus(i, clock.now());
+        const status = effectiveStatus(i, platformNow);
         if (status !== "PENDING") throw notPending(i, status);
         const now = changeTime(clock, i.updatedAt);
         const next: Invitation = { ...i, status: "CANCELLED", updatedAt: now };
         await store.invitations.update(next);
-        const shown = view(next, now);
+        const shown = view(next, platformNow);
         await store.events.invitationChanged(shown, now);
         return shown;
       });

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { AppError, errors, newId, type Clock } from "@corridor/kit";
+import { AppError, errors, newId, type Clock, type PlatformTime } from "@corridor/kit";
 import { liveCustomer } from "./customers.js";
 import type { PlatformDirectory, Store, Transact } from "./ports.js";
 import type { Customer, KycLink, KycStatus, Verification } from "./types.js";
@@ -8,6 +8,8 @@ import { runVerification } from "./verifications.js";
 export interface KycLinksDeps {
   transact: Transact;
   clock: Clock;
+  /** What a link expires by: a sandbox platform's sandbox clock, else the service clock. */
+  time: PlatformTime;
   platforms: PlatformDirectory;
   /** How long a link stays open (ms). */
   ttlMs: number;
@@ -48,13 +50,22 @@ const displayName = (c: Customer) => (c.customerType === "BUSINESS" ? (c.busines
  * POST /verifications) and uses the link up. A link whose customer still lacks data stays open
  * (the page lists what is missing). A new link voids the customer's older open ones.
  */
-export function createKycLinks({ transact, clock, platforms, ttlMs }: KycLinksDeps) {
-  /** The open link of a token, or the page's refusal: 404 unknown, 410 used or expired. */
-  async function openLink(store: Store, token: string, forUpdate: boolean): Promise<KycLink> {
+export function createKycLinks({ transact, clock, time, platforms, ttlMs }: KycLinksDeps) {
+  /**
+   * The time the link of `token` expires by (its platform's), asked before a transaction opens;
+   * an unknown token gets the service clock (openLink then answers 404).
+   */
+  async function linkNow(token: string): Promise<Date> {
+    const link = TOKEN_PATTERN.test(token) ? await transact((store) => store.kycLinks.getByToken(hashOf(token), { forUpdate: false })) : undefined;
+    return link ? time.now(link.platformId) : clock.now();
+  }
+
+  /** The open link of a token at `now` (its platform's time), or the page's refusal: 404 unknown, 410 used or expired. */
+  async function openLink(store: Store, token: string, forUpdate: boolean, now: Date): Promise<KycLink> {
     const link = TOKEN_PATTERN.test(token) ? await store.kycLinks.getByToken(hashOf(token), { forUpdate }) : undefined;
     if (!link) throw new AppError("NOT_FOUND", "KYC_LINK_NOT_FOUND", "This verification link does not exist");
     if (link.completedAt) throw new AppError("GONE", "KYC_LINK_USED", "This verification link was already used", { customerId: link.customerId });
-    if (link.expiresAt.getTime() <= clock.now().getTime()) {
+    if (link.expiresAt.getTime() <= now.getTime()) {
       throw new AppError("GONE", "KYC_LINK_EXPIRED", "This verification link has expired; ask for a new one", { customerId: link.customerId });
     }
     return link;
@@ -76,6 +87,7 @@ export function createKycLinks({ transact, clock, platforms, ttlMs }: KycLinksDe
         if (reason) throw errors.invalidInput([{ field: "redirectUrl", reason }]);
       }
       const platform = await platforms.settings(platformId);
+      const now = await time.now(platformId);
       return transact(async (store) => {
         const customer = await liveCustomer(store, platformId, customerId, { forUpdate: true });
         if (customer.verificationStatus === "APPROVED" || customer.verificationStatus === "REJECTED") {
@@ -89,7 +101,6 @@ export function createKycLinks({ transact, clock, platforms, ttlMs }: KycLinksDe
         if (platform.environment !== "SANDBOX") {
           throw new AppError("NOT_IMPLEMENTED", "NOT_IMPLEMENTED", "No KYC provider connector is configured for production platforms; regulated platforms set kycStatus themselves", { customerId });
         }
-        const now = clock.now();
         await store.kycLinks.expireOpen(platformId, customerId, now);
         const token = randomBytes(32).toString("base64url");
         const expiresAt = new Date(now.getTime() + ttlMs);
@@ -99,9 +110,10 @@ export function createKycLinks({ transact, clock, platforms, ttlMs }: KycLinksDe
     },
 
     /** The page of an open link (reading it uses nothing up). */
-    page(token: string): Promise<KycLinkPage> {
+    async page(token: string): Promise<KycLinkPage> {
+      const now = await linkNow(token);
       return transact(async (store) => {
-        const link = await openLink(store, token, false);
+        const link = await openLink(store, token, false, now);
         return pageOf(link, await liveCustomer(store, link.platformId, link.customerId));
       });
     },
@@ -111,10 +123,11 @@ export function createKycLinks({ transact, clock, platforms, ttlMs }: KycLinksDe
      * change. The link is used up unless the verification found data missing (RESOLVE_ERRORS).
      */
     async complete(token: string): Promise<{ page: KycLinkPage; verification: Verification }> {
-      const first = await transact((store) => openLink(store, token, false));
+      const now = await linkNow(token);
+      const first = await transact((store) => openLink(store, token, false, now));
       const platform = await platforms.settings(first.platformId);
       return transact(async (store) => {
-        const link = await openLink(store, token, true);
+        const link = await openLink(store, token, true, now);
         const verification = await runVerification(store, clock, platform.environment, link.platformId, link.customerId);
         if (verification.verificationStatus !== "RESOLVE_ERRORS") await store.kycLinks.complete(link.id, clock.now());
         return { page: pageOf(link, await liveCustomer(store, link.platformId, link.customerId)), verification };

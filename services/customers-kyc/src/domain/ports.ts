@@ -26,6 +26,8 @@ export interface Store {
     /** Throws Conflict like insert. */
     update(c: Customer): Promise<void>;
     findLiveByUma(platformId: string, umaAddress: string): Promise<Customer | undefined>;
+    /** Up to `limit` live customers without a UMA address, oldest first, locked. */
+    liveWithoutUma(platformId: string, limit: number): Promise<Customer[]>;
     /** `limit` rows newest first, strictly after `after`. */
     list(filter: CustomerFilter, page: { limit: number; after?: After }): Promise<Customer[]>;
     count(filter: CustomerFilter): Promise<number>;

@@ -1,4 +1,4 @@
-import { AppError, errors, newId, type Clock } from "@corridor/kit";
+import { AppError, errors, newId, platformTime, type Clock } from "@corridor/kit";
 import { newSessionKeyPair, sealToPublicKey } from "./keys.js";
 import { hashOtp, newOtpCode } from "./otp.js";
 import type { AccountDirectory, Mailer, OidcVerifier, PasskeyVerifier, RelyingParty, WalletStore, WalletTransact } from "./ports.js";
@@ -7,7 +7,14 @@ import { LIMITS, type AuthMethod, type Credential, type IssuedSession, type Wall
 
 export interface WalletAuthDeps {
   transact: WalletTransact;
+  /** The service clock: rate limits (challenge re-issue) and outside parties' clocks (OIDC `iat`) run on it. */
   clock: Clock;
+  /**
+   * A sandbox platform's sandbox clock (SandboxService.GetClock): every expiry a sandbox platform
+   * sees (sessions, OTPs, passkey and signed-retry challenges) runs on it. Absent (tests without a
+   * sandbox): sandbox platforms are on the service clock too.
+   */
+  sandboxNow?: (platformId: string) => Promise<Date>;
   accounts: AccountDirectory;
   mailer: Mailer;
   oidc: OidcVerifier;
@@ -45,6 +52,18 @@ export function isOnePerTypeViolation(err: unknown): boolean {
  */
 export function walletContext(deps: WalletAuthDeps) {
   const { clock, mailer } = deps;
+  const time = platformTime({
+    clock,
+    environment: (platformId) => deps.transact((store) => store.environmentOf(platformId)),
+    sandboxNow: deps.sandboxNow ?? (async () => clock.now()),
+  });
+
+  /**
+   * The time the platform's wallet records are stamped and expire by: its sandbox clock for a
+   * sandbox platform (so POST /sandbox/clock/advance moves every expiry it sees), the service clock
+   * for production. Asks the sandbox service: call it before a transaction opens, never inside.
+   */
+  const platformNow = (platformId: string): Promise<Date> => time.now(platformId);
 
   async function environment(store: WalletStore, platformId: string) {
     const env = await store.environmentOf(platformId);
@@ -64,8 +83,8 @@ export function walletContext(deps: WalletAuthDeps) {
   }
 
   /** The challenge type of operations without a credential of their own: the latest session's, else the first credential's. */
-  async function accountType(store: WalletStore, platformId: string, accountId: string): Promise<string> {
-    const [session] = await store.sessions.listActive(platformId, accountId, clock.now());
+  async function accountType(store: WalletStore, platformId: string, accountId: string, now: Date): Promise<string> {
+    const [session] = await store.sessions.listActive(platformId, accountId, now);
     if (session) return session.type;
     const [first] = await store.credentials.listByAccount(platformId, accountId);
     return first?.type ?? "EMBEDDED_WALLET";
@@ -131,7 +150,7 @@ export function walletContext(deps: WalletAuthDeps) {
     );
   }
 
-  return { environment, relyingParty, requireCredential, accountType, newOtp, sealedSessionKey, insertSession, sendOtp, requireEmailDelivery };
+  return { platformNow, environment, relyingParty, requireCredential, accountType, newOtp, sealedSessionKey, insertSession, sendOtp, requireEmailDelivery };
 }
 
 export type WalletContext = ReturnType<typeof walletContext>;

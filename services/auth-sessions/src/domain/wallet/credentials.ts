@@ -37,7 +37,7 @@ export type CreateCredentialInput = {
 /** Credentials of an embedded wallet: add (signed by an existing one), list, revoke, challenge. */
 export function createCredentials(deps: WalletAuthDeps, ctx: WalletContext) {
   const { transact, clock, accounts, oidc, passkeys } = deps;
-  const { environment, relyingParty, requireCredential, newOtp, sendOtp, requireEmailDelivery } = ctx;
+  const { environment, relyingParty, requireCredential, newOtp, sendOtp, requireEmailDelivery, platformNow } = ctx;
   return {
     async createCredential(input: CreateCredentialInput): Promise<{ authMethod?: AuthMethod; challenge?: SignedChallenge }> {
       const type = v.credentialType(input.type);
@@ -69,7 +69,7 @@ export function createCredentials(deps: WalletAuthDeps, ctx: WalletContext) {
       const { env, rp } = await transact(async (s) => ({ env: await environment(s, input.platformId), rp: await relyingParty(s, input.platformId) }));
       if (type === "EMAIL_OTP") requireEmailDelivery(env);
       const sandbox = env === "SANDBOX";
-      const now = clock.now();
+      const now = await platformNow(input.platformId);
 
       // The proof of the new credential, checked on every call (first and signed retry).
       let nickname: string;
@@ -79,7 +79,8 @@ export function createCredentials(deps: WalletAuthDeps, ctx: WalletContext) {
         material = { type, email: nickname };
       } else if (type === "OAUTH") {
         try {
-          const who = sandbox ? oidc.inspect(input.oidcToken!, now) : await oidc.verify(input.oidcToken!, now);
+          // The token's iat is the issuer's real time: checked against the service clock.
+          const who = sandbox ? oidc.inspect(input.oidcToken!, clock.now()) : await oidc.verify(input.oidcToken!, clock.now());
           nickname = who.email ?? who.subject;
           material = { type, issuer: who.issuer, subject: who.subject };
         } catch (err) {
@@ -150,9 +151,9 @@ export function createCredentials(deps: WalletAuthDeps, ctx: WalletContext) {
     },
 
     async revokeCredential(platformId: string, credentialId: string, retry?: SignedRetry): Promise<{ challenge?: SignedChallenge }> {
+      const now = await platformNow(platformId);
       return transact(async (store) => {
         const sandbox = (await environment(store, platformId)) === "SANDBOX";
-        const now = clock.now();
         const body = canonicalJson({ credentialId });
         // A replayed, stale or foreign Request-Id is a 401 whatever became of the credential.
         if (retry) await checkSignedRequest(store, { platformId, operation: "REVOKE_CREDENTIAL", body, retry, now });
@@ -172,15 +173,18 @@ export function createCredentials(deps: WalletAuthDeps, ctx: WalletContext) {
     },
 
     async challengeCredential(platformId: string, credentialId: string, clientPublicKeyHex: string) {
+      const now = await platformNow(platformId);
       const outcome = await transact(async (store) => {
         const c = await requireCredential(store, platformId, credentialId, true);
         if (c.type === "OAUTH") {
           throw errors.badRequest("CHALLENGE_NOT_SUPPORTED", "OAUTH credentials need no challenge: verify it with a fresh identity token");
         }
         const clientKey = c.type === "PASSKEY" ? v.clientPublicKey(clientPublicKeyHex) : undefined;
-        const now = clock.now();
+        // The re-issue limit is abuse protection (mail, challenges), not an expiry the platform
+        // sees: it runs on the service clock, so advancing a sandbox clock does not lift it.
+        const real = clock.now();
         if (c.lastChallengeAt) {
-          const waitMs = c.lastChallengeAt.getTime() + LIMITS.challengeReissueMs - now.getTime();
+          const waitMs = c.lastChallengeAt.getTime() + LIMITS.challengeReissueMs - real.getTime();
           if (waitMs > 0) {
             const retryAfterSeconds = Math.ceil(waitMs / 1000);
             throw new AppError("RATE_LIMITED", "RATE_LIMITED", `One challenge per credential every 30 seconds; retry in ${retryAfterSeconds} s`, { retryAfterSeconds });
@@ -189,13 +193,13 @@ export function createCredentials(deps: WalletAuthDeps, ctx: WalletContext) {
         if (c.type === "EMAIL_OTP") {
           const env = await environment(store, platformId);
           requireEmailDelivery(env);
-          await store.credentials.setLastChallengeAt(platformId, c.id, now);
+          await store.credentials.setLastChallengeAt(platformId, c.id, real);
           // Mailed before the commit: if the mail server does not take it, neither the new code nor
           // the 30-second re-issue limit is recorded, so the caller may retry at once.
           await sendOtp(c, await newOtp(store, c, now), env);
           return { credential: c };
         }
-        await store.credentials.setLastChallengeAt(platformId, c.id, now);
+        await store.credentials.setLastChallengeAt(platformId, c.id, real);
 
         const requestId = newId("Request");
         const expiresAt = new Date(now.getTime() + LIMITS.passkeyChallengeMs);

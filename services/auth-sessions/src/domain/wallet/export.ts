@@ -9,22 +9,22 @@ import * as v from "./validation.js";
 
 /** Wallet export: the wallet key (made on first use, stored encrypted) sealed to the client's key, after a signed retry. */
 export function createWalletExport(deps: WalletAuthDeps, ctx: WalletContext) {
-  const { transact, clock, accounts } = deps;
-  const { environment, accountType } = ctx;
+  const { transact, accounts } = deps;
+  const { environment, accountType, platformNow } = ctx;
   return {
     async exportWallet(platformId: string, accountId: string, clientPublicKeyHex: string, retry?: SignedRetry) {
       const clientKey = v.clientPublicKey(clientPublicKeyHex);
       await accounts.requireEmbeddedWallet(platformId, accountId);
+      const now = await platformNow(platformId);
       const outcome = await transact(async (store) => {
         const sandbox = (await environment(store, platformId)) === "SANDBOX";
         if (!sandbox && deps.walletKeysInsecure) {
           // A production wallet key must never be protected by a key that ships in the source.
           throw new AppError("UNAVAILABLE", "WALLET_ENCRYPTION_NOT_CONFIGURED", "Wallet export for production platforms needs CORRIDOR_WALLET_ENCRYPTION_KEY to be configured by the operator");
         }
-        const now = clock.now();
         const body = canonicalJson({ accountId, clientPublicKey: Buffer.from(clientKey).toString("hex") });
         const base = { platformId, accountId, operation: "EXPORT_WALLET", body, now };
-        if (!retry) return { challenge: await issueSignedChallenge(store, { ...base, type: await accountType(store, platformId, accountId) }) };
+        if (!retry) return { challenge: await issueSignedChallenge(store, { ...base, type: await accountType(store, platformId, accountId, now) }) };
         await consumeSignedRetry(store, { ...base, retry, sandbox });
         let sealedAtRest = await store.walletKeys.get(platformId, accountId);
         if (!sealedAtRest) {

@@ -22,7 +22,7 @@ export type VerifyInput = {
 /** Sessions: a verified credential becomes a session (its signing key sealed to the client); list, revoke. */
 export function createSessions(deps: WalletAuthDeps, ctx: WalletContext) {
   const { transact, clock, accounts, oidc, passkeys } = deps;
-  const { environment, relyingParty, requireCredential, sealedSessionKey, insertSession } = ctx;
+  const { environment, relyingParty, requireCredential, sealedSessionKey, insertSession, platformNow } = ctx;
   return {
     async verifyCredential(input: VerifyInput): Promise<IssuedSession> {
       const type = v.credentialType(input.type);
@@ -34,12 +34,12 @@ export function createSessions(deps: WalletAuthDeps, ctx: WalletContext) {
       }));
       if (credential.type !== type) throw errors.invalidInput([{ field: "type", reason: `must be the credential's type, ${credential.type}` }]);
       const sandbox = env === "SANDBOX";
+      const now = await platformNow(platformId);
 
       if (type === "EMAIL_OTP") {
         v.required({ otp: input.otp });
         const key = await sealedSessionKey(v.clientPublicKey(input.clientPublicKey ?? ""));
         const outcome = await transact(async (store) => {
-          const now = clock.now();
           const c = await requireCredential(store, platformId, credentialId, true);
           const otp = await store.otps.get(platformId, c.id);
           const magic = sandbox && input.otp === SANDBOX_MAGIC.otp;
@@ -66,6 +66,7 @@ export function createSessions(deps: WalletAuthDeps, ctx: WalletContext) {
         if (!(sandbox && input.oidcToken === SANDBOX_MAGIC.oidcToken)) {
           let who;
           try {
+            // The token's iat is the issuer's real time: checked against the service clock.
             who = await oidc.verify(input.oidcToken!, clock.now());
           } catch (err) {
             if (err instanceof OidcRejected) throw unauthorized(REASONS.oidc, err.message);
@@ -77,7 +78,7 @@ export function createSessions(deps: WalletAuthDeps, ctx: WalletContext) {
           }
         }
         const key = await sealedSessionKey(clientKey);
-        return transact(async (store) => insertSession(store, await requireCredential(store, platformId, credentialId), key, clock.now()));
+        return transact(async (store) => insertSession(store, await requireCredential(store, platformId, credentialId), key, now));
       }
 
       // PASSKEY
@@ -90,7 +91,6 @@ export function createSessions(deps: WalletAuthDeps, ctx: WalletContext) {
         "assertion.signature": a?.signature,
       });
       const challenge = await transact((store) => store.passkeyChallenges.get(platformId, input.requestId!));
-      const now = clock.now();
       if (!challenge || challenge.credentialId !== credentialId) throw unauthorized("Unknown Request-Id", "challenge the credential and send its requestId");
       if (challenge.usedAt) throw unauthorized("Request-Id already used", "challenge the credential again");
       if (now.getTime() >= challenge.expiresAt.getTime()) throw unauthorized("Passkey challenge expired", "challenge the credential again");
@@ -126,13 +126,14 @@ export function createSessions(deps: WalletAuthDeps, ctx: WalletContext) {
     async listSessions(platformId: string, accountId: string): Promise<WalletSession[]> {
       v.required({ accountId });
       await accounts.requireEmbeddedWallet(platformId, accountId);
-      return transact((store) => store.sessions.listActive(platformId, accountId, clock.now()));
+      const now = await platformNow(platformId);
+      return transact((store) => store.sessions.listActive(platformId, accountId, now));
     },
 
     async revokeSession(platformId: string, sessionId: string, retry?: SignedRetry): Promise<{ challenge?: SignedChallenge }> {
+      const now = await platformNow(platformId);
       return transact(async (store) => {
         const sandbox = (await environment(store, platformId)) === "SANDBOX";
-        const now = clock.now();
         const body = canonicalJson({ sessionId });
         // A replayed, stale or foreign Request-Id is a 401 whatever became of the session.
         if (retry) await checkSignedRequest(store, { platformId, operation: "REVOKE_SESSION", body, retry, now });

@@ -5,16 +5,17 @@ import type { SignedChallenge, SignedRetry } from "./types.js";
 
 /** Signed challenges and retries for other services' operations (quotes-fx's embedded-wallet execute). */
 export function createSignedOperations(deps: WalletAuthDeps, ctx: WalletContext) {
-  const { transact, clock, accounts } = deps;
-  const { environment, accountType } = ctx;
+  const { transact, accounts } = deps;
+  const { environment, accountType, platformNow } = ctx;
   return {
     /** For other services (quotes-fx's embedded-wallet execute): a challenge over their canonical body. */
     async createSignedChallenge(platformId: string, accountId: string, operation: string, body: string): Promise<SignedChallenge> {
       if (!/^[A-Z][A-Z0-9_]{0,63}$/.test(operation)) throw errors.invalidInput([{ field: "operation", reason: "must be UPPER_SNAKE" }]);
       await accounts.requireEmbeddedWallet(platformId, accountId);
+      const now = await platformNow(platformId);
       return transact(async (store) => {
         await environment(store, platformId);
-        return issueSignedChallenge(store, { platformId, accountId, operation, body, type: await accountType(store, platformId, accountId), now: clock.now() });
+        return issueSignedChallenge(store, { platformId, accountId, operation, body, type: await accountType(store, platformId, accountId, now), now });
       });
     },
 
@@ -23,9 +24,10 @@ export function createSignedOperations(deps: WalletAuthDeps, ctx: WalletContext)
       // Grid's codes for the missing halves of a signed retry.
       if (!retry.requestId) throw new AppError("UNAUTHENTICATED", "REQUEST_ID_MISSING", "Send Request-Id and Service-Wallet-Signature", { reason: "Missing signed-retry headers" });
       if (!retry.signature) throw new AppError("UNAUTHENTICATED", "WALLET_SIGNATURE_MISSING", "Send Request-Id and Service-Wallet-Signature", { reason: "Missing signed-retry headers" });
+      const now = await platformNow(platformId);
       return transact(async (store) => {
         const sandbox = (await environment(store, platformId)) === "SANDBOX";
-        return consumeSignedRetry(store, { platformId, accountId, operation, body, retry, sandbox, now: clock.now() });
+        return consumeSignedRetry(store, { platformId, accountId, operation, body, retry, sandbox, now });
       });
     },
   };
