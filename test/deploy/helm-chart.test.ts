@@ -289,9 +289,13 @@ describeHelm("unavailable" in lookup ? `helm chart — skipped: ${lookup.unavail
       for (const probe of [c.readinessProbe, c.livenessProbe, c.startupProbe]) {
         expect(probe?.grpc, `${name} probes grpc.health.v1`).toBeDefined();
         expect(probe!.grpc!.port, name).toBe(defaultPort[name]);
-        // HealthState answers for the server as a whole: the empty service name.
-        expect(probe!.grpc!.service ?? "", name).toBe("");
       }
+      // Readiness (and start-up) ask for the server as a whole, the empty service name, which
+      // includes its database; liveness asks for "liveness", the process alone, so a database
+      // outage makes pods unready but restarts none (kit host/health.ts).
+      expect(c.readinessProbe!.grpc!.service ?? "", name).toBe("");
+      expect(c.startupProbe!.grpc!.service ?? "", name).toBe("");
+      expect(c.livenessProbe!.grpc!.service, name).toBe("liveness");
     }
   });
 
