@@ -1,12 +1,15 @@
 import { fileURLToPath } from "node:url";
 import type { BuiltService, ServiceDeps, ServiceModule } from "@corridor/kit";
 import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
+import { KycAdminService } from "@corridor/proto/corridor/customers_kyc/v1/kyc_admin_service_pb.js";
 import { customerLedger } from "./clients/ledger.js";
 import { platformDirectory } from "./clients/platforms.js";
 import { loadCustomersKycConfig } from "./config.js";
 import { transactOver } from "./data/store.js";
 import type { CustomersKycDatabase } from "./data/tables.js";
 import { createCustomers } from "./domain/customers.js";
+import { createDocuments } from "./domain/documents.js";
+import { createReviewQueue } from "./domain/review-queue.js";
 import { createInvitations } from "./domain/invitations.js";
 import { createKycLinks } from "./domain/kyc-links.js";
 import { createOwners } from "./domain/owners.js";
@@ -14,12 +17,14 @@ import type { CustomerLedger, PlatformDirectory } from "./domain/ports.js";
 import { createVerifications } from "./domain/verifications.js";
 import { customerEvents } from "./events/customer-events.js";
 import { createCustomersKycHandler } from "./handlers/customers-kyc.js";
+import { createKycAdminHandler } from "./handlers/kyc-admin.js";
 
 export const SCHEMA = "customers_kyc";
 
 /**
- * customers-kyc: customers, KYC/KYB verifications, beneficial owners and invitations. Serves
- * CustomersKycService (the gateway; the ledger and quotes ask GetCustomerSummary). Produces
+ * customers-kyc: customers, KYC/KYB verifications, beneficial owners, invitations, KYC documents
+ * and the operator's KYC review queue. Serves CustomersKycService (the gateway; the ledger and
+ * quotes ask GetCustomerSummary) and KycAdminService (the operator CLI; never routed). Produces
  * corridor.customers.v1; consumes nothing; calls auth-sessions for platform settings.
  */
 export const service: ServiceModule = {
@@ -42,17 +47,21 @@ export function buildCustomersKyc(
   const db = deps.db.forSchema<CustomersKycDatabase>(SCHEMA);
   const transact = transactOver(db, customerEvents);
   const common = { transact, clock: deps.clock, platforms: deps.platforms };
+  // The KYC provider connector that ships: the operator's review queue.
+  const queue = createReviewQueue({ transact, clock: deps.clock });
   const handler = createCustomersKycHandler({
     customers: createCustomers({ ...common, ledger: deps.ledger }),
-    verifications: createVerifications(common),
+    verifications: createVerifications({ ...common, provider: queue.provider }),
     owners: createOwners(common),
     invitations: createInvitations({ transact, clock: deps.clock, baseUrl: config.CORRIDOR_INVITATION_BASE_URL, newCode: deps.newInvitationCode }),
-    kycLinks: createKycLinks({ ...common, ttlMs: config.CORRIDOR_KYC_LINK_TTL_SECONDS * 1000 }),
+    kycLinks: createKycLinks({ ...common, provider: queue.provider, ttlMs: config.CORRIDOR_KYC_LINK_TTL_SECONDS * 1000 }),
+    documents: createDocuments({ transact, clock: deps.clock, maxBytes: config.CORRIDOR_KYC_DOCUMENT_MAX_BYTES, contentTypes: config.CORRIDOR_KYC_DOCUMENT_CONTENT_TYPES }),
   });
+  const admin = createKycAdminHandler({ queue });
   return {
     // No per-service router options: they would replace the host's interceptors (tracing, and the
     // AppError -> ConnectError mapping that this service once registered itself).
-    routes: (router) => router.service(CustomersKycService, handler),
+    routes: (router) => router.service(CustomersKycService, handler).service(KycAdminService, admin),
     consumers: [],
     workers: [],
   };

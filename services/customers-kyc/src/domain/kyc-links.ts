@@ -3,12 +3,15 @@ import { AppError, errors, newId, type Clock } from "@corridor/kit";
 import { liveCustomer } from "./customers.js";
 import type { PlatformDirectory, Store, Transact } from "./ports.js";
 import type { Customer, KycLink, KycStatus, Verification } from "./types.js";
-import { runVerification } from "./verifications.js";
+import type { KycProvider } from "./kyc-provider.js";
+import { kycManagedByPlatform, runVerification } from "./verifications.js";
 
 export interface KycLinksDeps {
   transact: Transact;
   clock: Clock;
   platforms: PlatformDirectory;
+  /** Where production pages go (the operator's review queue ships). */
+  provider: KycProvider;
   /** How long a link stays open (ms). */
   ttlMs: number;
 }
@@ -48,7 +51,7 @@ const displayName = (c: Customer) => (c.customerType === "BUSINESS" ? (c.busines
  * POST /verifications) and uses the link up. A link whose customer still lacks data stays open
  * (the page lists what is missing). A new link voids the customer's older open ones.
  */
-export function createKycLinks({ transact, clock, platforms, ttlMs }: KycLinksDeps) {
+export function createKycLinks({ transact, clock, platforms, provider, ttlMs }: KycLinksDeps) {
   /** The open link of a token, or the page's refusal: 404 unknown, 410 used or expired. */
   async function openLink(store: Store, token: string, forUpdate: boolean): Promise<KycLink> {
     const link = TOKEN_PATTERN.test(token) ? await store.kycLinks.getByToken(hashOf(token), { forUpdate }) : undefined;
@@ -85,10 +88,8 @@ export function createKycLinks({ transact, clock, platforms, ttlMs }: KycLinksDe
             { customerId, verificationStatus: customer.verificationStatus },
           );
         }
-        // As POST /verifications: production has no KYC provider connector to run the page's checks.
-        if (platform.environment !== "SANDBOX") {
-          throw new AppError("NOT_IMPLEMENTED", "NOT_IMPLEMENTED", "No KYC provider connector is configured for production platforms; regulated platforms set kycStatus themselves", { customerId });
-        }
+        // As POST /verifications: a regulated production platform runs its own KYC.
+        if (platform.environment !== "SANDBOX" && platform.isRegulated) throw kycManagedByPlatform(customerId);
         const now = clock.now();
         await store.kycLinks.expireOpen(platformId, customerId, now);
         const token = randomBytes(32).toString("base64url");
@@ -115,7 +116,7 @@ export function createKycLinks({ transact, clock, platforms, ttlMs }: KycLinksDe
       const platform = await platforms.settings(first.platformId);
       return transact(async (store) => {
         const link = await openLink(store, token, true);
-        const verification = await runVerification(store, clock, platform.environment, link.platformId, link.customerId);
+        const verification = await runVerification(store, clock, platform.environment, link.platformId, link.customerId, { provider, regulated: platform.isRegulated });
         if (verification.verificationStatus !== "RESOLVE_ERRORS") await store.kycLinks.complete(link.id, clock.now());
         return { page: pageOf(link, await liveCustomer(store, link.platformId, link.customerId)), verification };
       });
