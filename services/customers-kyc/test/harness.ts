@@ -1,7 +1,7 @@
 export { expectRefusal as expectPublicError, fieldsOf } from "@corridor/kit/testing";
 import { randomBytes } from "node:crypto";
 import { fromBinary } from "@bufbuild/protobuf";
-import { ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
+import { ConnectError, createClient, createRouterTransport, type Client, type ConnectRouter } from "@connectrpc/connect";
 import { ManualClock, appErrorInterceptor, sql } from "@corridor/kit";
 import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
 import { KycAdminService } from "@corridor/proto/corridor/customers_kyc/v1/kyc_admin_service_pb.js";
@@ -21,6 +21,8 @@ export interface Harness {
   client: Client<typeof CustomersKycService>;
   /** The operator's review queue (KycAdminService). */
   admin: Client<typeof KycAdminService>;
+  /** The service's Connect routes (to serve them on a port). */
+  routes: (router: ConnectRouter) => void;
   /** Registers a platform the fake auth-sessions knows; answers its id. */
   platform(settings?: Partial<TestPlatform>): string;
   /** Events in the outbox, oldest first. */
@@ -67,6 +69,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; codes?: stri
     ledger: ledgerState,
     client: createClient(CustomersKycService, transport),
     admin: createClient(KycAdminService, transport),
+    routes: built.routes,
     platform(settings = {}) {
       const id = `Platform:test-${++platformSeq}`;
       platforms.set(id, { umaDomain: "acme.sandbox.uma.money", supportedCurrencies: ["USD", "EUR"], isRegulated: false, environment: "SANDBOX", ...settings });
