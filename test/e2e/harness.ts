@@ -39,7 +39,7 @@ export interface TestSystem {
   createPlatform(opts?: { environment?: "SANDBOX" | "PRODUCTION"; regulated?: boolean; name?: string }): Promise<Caller>;
   /** A caller with arbitrary credentials (for auth failure tests). */
   as(clientId: string, clientSecret: string): Caller;
-  raw(method: string, path: string, init?: { body?: string; headers?: Record<string, string> }): Promise<ApiResponse>;
+  raw(method: string, path: string, init?: { body?: string | FormData; headers?: Record<string, string> }): Promise<ApiResponse>;
   /** A service's Connect transport, behind the gateway: for observing state no public route shows. */
   transportFor(service: ServiceName): Transport;
   stop(): Promise<void>;

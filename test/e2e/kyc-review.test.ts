@@ -56,6 +56,19 @@ describe.skipIf(skipReason())(`production KYC review and documents (${mode})`, (
 
     const link = await p.call("POST", `/customers/${c.id}/kyc-link`);
     expect(link.status, JSON.stringify(link.body)).toBe(200);
+    // The customer adds a document on the hosted page: stored as the customer's, the page lists it.
+    const pagePath = new URL(link.body.kycUrl).pathname;
+    const pageUpload = await system.raw("POST", `${pagePath}/documents`, {
+      body: form({ documentType: "PROOF_OF_ADDRESS", country: "US" }, { bytes: JPEG, type: "image/jpeg", name: "bill.jpg" }),
+    });
+    // 303 back to the page (fetch follows it), which now lists the document.
+    expect(pageUpload.status).toBe(200);
+    expect(pageUpload.body).toContain("PROOF_OF_ADDRESS: bill.jpg");
+    const fakeOnPage = await system.raw("POST", `${pagePath}/documents`, {
+      body: form({ documentType: "PASSPORT", country: "US" }, { bytes: Buffer.from("not an image"), type: "image/png", name: "x.png" }),
+    });
+    expect(fakeOnPage.status).toBe(400);
+    expect(fakeOnPage.body).toContain("This document was not accepted");
     const page = await complete(link.body.kycUrl);
     expect(page.status).toBe(200);
     expect(page.body).toContain(">PENDING<");
@@ -65,7 +78,12 @@ describe.skipIf(skipReason())(`production KYC review and documents (${mode})`, (
     const r = await reviewOf(c.id);
     expect(r).toMatchObject({ status: "SUBMITTED", subjectType: "INDIVIDUAL", displayName: "Alice Smith" });
     const shown = await admin.getReview({ reviewId: r.id });
-    expect(shown.documents.map((d) => [d.id, d.sha256, Number(d.sizeBytes)])).toEqual([[doc.body.id, doc.body.sha256, PDF.length]]);
+    expect(shown.documents.map((d) => [d.documentType, d.sha256, Number(d.sizeBytes)]).sort()).toEqual(
+      [
+        ["PASSPORT", doc.body.sha256, PDF.length],
+        ["PROOF_OF_ADDRESS", createHash("sha256").update(JPEG).digest("hex"), JPEG.length],
+      ].sort(),
+    );
     expect(Buffer.from((await admin.getDocumentContent({ documentId: doc.body.id })).content).equals(PDF)).toBe(true);
 
     await admin.decideReview({ reviewId: r.id, decision: "APPROVE" });

@@ -17,7 +17,7 @@ import type { Api, RouteDeps } from "./types.js";
  */
 export const DOCUMENT_UPLOAD_CEILING_BYTES = 64 * 1024 * 1024;
 
-const DOCUMENT_TYPES = [
+export const DOCUMENT_TYPES = [
   "PASSPORT", "DRIVERS_LICENSE", "NATIONAL_ID", "PROOF_OF_ADDRESS", "BANK_STATEMENT", "TAX_RETURN", "CERTIFICATE_OF_INCORPORATION",
   "ARTICLES_OF_INCORPORATION", "ARTICLES_OF_ASSOCIATION", "STATE_REGISTRY_EXCERPT", "GOOD_STANDING_CERTIFICATE", "INFORMATION_STATEMENT",
   "INCUMBENCY_CERTIFICATE", "BUSINESS_LICENSE", "SHAREHOLDER_REGISTER", "POWER_OF_ATTORNEY", "UTILITY_BILL", "ELECTRICITY_BILL",
@@ -97,7 +97,7 @@ function multipartRefusal(err: unknown): never {
 }
 
 /** Reads the multipart body: one `file` part and the metadata fields. */
-async function readUpload(request: FastifyRequest) {
+export async function readUpload(request: FastifyRequest) {
   if (!request.isMultipart()) throw new HttpError(415, "UNSUPPORTED_MEDIA_TYPE", "Send documents as multipart/form-data (the file in `file`, metadata in the other fields)", {});
   const fields: Partial<Record<TextField, string>> = {};
   let file: { content: Buffer; fileName: string; contentType: string } | undefined;
@@ -141,12 +141,15 @@ const tags = ["Customers"];
 const MULTIPART = { consumes: ["multipart/form-data"], body: DocumentUpload };
 
 /** Grid's /documents: KYC documents of customers and beneficial owners (multipart uploads). */
+/** @fastify/multipart's options for document uploads (the API and the hosted KYC page). */
+export const MULTIPART_OPTIONS = {
+  limits: { fileSize: DOCUMENT_UPLOAD_CEILING_BYTES, files: 1, fields: 10, fieldSize: 1024, parts: 12, headerPairs: 100 },
+  throwFileSizeLimit: true,
+};
+
 export function documentRoutes(app: Api, { clients }: RouteDeps): void {
   app.register(async (scope) => {
-    await scope.register(multipart, {
-      limits: { fileSize: DOCUMENT_UPLOAD_CEILING_BYTES, files: 1, fields: 10, fieldSize: 1024, parts: 12, headerPairs: 100 },
-      throwFileSizeLimit: true,
-    });
+    await scope.register(multipart, MULTIPART_OPTIONS);
     // The multipart body is read in the handler; the body schema only documents it (no validator).
     const api = scope as unknown as Api;
 

@@ -49,13 +49,14 @@ export function buildCustomersKyc(
   const common = { transact, clock: deps.clock, platforms: deps.platforms };
   // The KYC provider connector that ships: the operator's review queue.
   const queue = createReviewQueue({ transact, clock: deps.clock });
+  const documents = createDocuments({ transact, clock: deps.clock, maxBytes: config.CORRIDOR_KYC_DOCUMENT_MAX_BYTES, contentTypes: config.CORRIDOR_KYC_DOCUMENT_CONTENT_TYPES });
   const handler = createCustomersKycHandler({
     customers: createCustomers({ ...common, ledger: deps.ledger }),
     verifications: createVerifications({ ...common, provider: queue.provider }),
     owners: createOwners(common),
     invitations: createInvitations({ transact, clock: deps.clock, baseUrl: config.CORRIDOR_INVITATION_BASE_URL, newCode: deps.newInvitationCode }),
-    kycLinks: createKycLinks({ ...common, provider: queue.provider, ttlMs: config.CORRIDOR_KYC_LINK_TTL_SECONDS * 1000 }),
-    documents: createDocuments({ transact, clock: deps.clock, maxBytes: config.CORRIDOR_KYC_DOCUMENT_MAX_BYTES, contentTypes: config.CORRIDOR_KYC_DOCUMENT_CONTENT_TYPES }),
+    kycLinks: createKycLinks({ ...common, provider: queue.provider, documents, ttlMs: config.CORRIDOR_KYC_LINK_TTL_SECONDS * 1000 }),
+    documents,
   });
   const admin = createKycAdminHandler({ queue });
   return {

@@ -2,7 +2,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { AppError, errors, newId, type Clock } from "@corridor/kit";
 import { liveCustomer } from "./customers.js";
 import type { PlatformDirectory, Store, Transact } from "./ports.js";
-import type { Customer, KycLink, KycStatus, Verification } from "./types.js";
+import type { DocumentInput, Documents } from "./documents.js";
+import type { Customer, KycDocument, KycLink, KycStatus, Verification } from "./types.js";
 import type { KycProvider } from "./kyc-provider.js";
 import { kycManagedByPlatform, runVerification } from "./verifications.js";
 
@@ -12,6 +13,8 @@ export interface KycLinksDeps {
   platforms: PlatformDirectory;
   /** Where production pages go (the operator's review queue ships). */
   provider: KycProvider;
+  /** Where the page's uploads go. */
+  documents: Documents;
   /** How long a link stays open (ms). */
   ttlMs: number;
 }
@@ -24,6 +27,8 @@ export interface KycLinkPage {
   verificationStatus: KycStatus;
   expiresAt: Date;
   redirectUrl: string;
+  /** The customer's documents uploaded so far. */
+  documents: KycDocument[];
 }
 
 /** The token its URL carries: 256 random bits, base64url. Only its SHA-256 is stored. */
@@ -51,7 +56,7 @@ const displayName = (c: Customer) => (c.customerType === "BUSINESS" ? (c.busines
  * POST /verifications) and uses the link up. A link whose customer still lacks data stays open
  * (the page lists what is missing). A new link voids the customer's older open ones.
  */
-export function createKycLinks({ transact, clock, platforms, provider, ttlMs }: KycLinksDeps) {
+export function createKycLinks({ transact, clock, platforms, provider, documents, ttlMs }: KycLinksDeps) {
   /** The open link of a token, or the page's refusal: 404 unknown, 410 used or expired. */
   async function openLink(store: Store, token: string, forUpdate: boolean): Promise<KycLink> {
     const link = TOKEN_PATTERN.test(token) ? await store.kycLinks.getByToken(hashOf(token), { forUpdate }) : undefined;
@@ -63,13 +68,14 @@ export function createKycLinks({ transact, clock, platforms, provider, ttlMs }: 
     return link;
   }
 
-  const pageOf = (link: KycLink, c: Customer): KycLinkPage => ({
+  const pageOf = async (store: Store, link: KycLink, c: Customer): Promise<KycLinkPage> => ({
     customerId: c.id,
     customerType: c.customerType,
     displayName: displayName(c),
     verificationStatus: c.verificationStatus,
     expiresAt: link.expiresAt,
     redirectUrl: link.redirectUrl,
+    documents: await store.documents.list({ platformId: link.platformId, holder: c.id }, { limit: 50 }),
   });
 
   return {
@@ -103,8 +109,14 @@ export function createKycLinks({ transact, clock, platforms, provider, ttlMs }: 
     page(token: string): Promise<KycLinkPage> {
       return transact(async (store) => {
         const link = await openLink(store, token, false);
-        return pageOf(link, await liveCustomer(store, link.platformId, link.customerId));
+        return pageOf(store, link, await liveCustomer(store, link.platformId, link.customerId));
       });
+    },
+
+    /** A document the customer uploads on the open page (the link's customer is the holder; nothing is used up). */
+    async uploadDocument(token: string, input: DocumentInput): Promise<KycDocument> {
+      const link = await transact((store) => openLink(store, token, false));
+      return documents.upload(link.platformId, { ...input, documentHolder: link.customerId });
     },
 
     /**
@@ -118,7 +130,7 @@ export function createKycLinks({ transact, clock, platforms, provider, ttlMs }: 
         const link = await openLink(store, token, true);
         const verification = await runVerification(store, clock, platform.environment, link.platformId, link.customerId, { provider, regulated: platform.isRegulated });
         if (verification.verificationStatus !== "RESOLVE_ERRORS") await store.kycLinks.complete(link.id, clock.now());
-        return { page: pageOf(link, await liveCustomer(store, link.platformId, link.customerId)), verification };
+        return { page: await pageOf(store, link, await liveCustomer(store, link.platformId, link.customerId)), verification };
       });
     },
   };

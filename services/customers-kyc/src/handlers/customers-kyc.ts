@@ -26,6 +26,7 @@ import {
   UpdateBeneficialOwnerResponseSchema,
   UpdateCustomerResponseSchema,
   UploadDocumentResponseSchema,
+  UploadKycLinkDocumentResponseSchema,
   GetDocumentResponseSchema,
   ListDocumentsResponseSchema,
   ReplaceDocumentResponseSchema,
@@ -184,6 +185,9 @@ export function createCustomersKycHandler({ customers, verifications, owners, in
       return create(CompleteKycLinkResponseSchema, { page: kycLinkPageToPb(done.page), verification: verificationToPb(done.verification) });
     },
   
+    async uploadKycLinkDocument(req) {
+      return create(UploadKycLinkDocumentResponseSchema, { document: documentToPb(await kycLinks.uploadDocument(req.token, documentInputFromPb(req.document))) });
+    },
     async uploadDocument(req) {
       return create(UploadDocumentResponseSchema, { document: documentToPb(await documents.upload(req.platformId, documentInputFromPb(req.document))) });
     },
