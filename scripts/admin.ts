@@ -3,6 +3,8 @@
 // (split/cluster: auth-sessions, e.g. http://127.0.0.1:8101), or CORRIDOR_INTERNAL_PORT (embedded:
 // the loopback port serving every Connect service, http://127.0.0.1:<port>). Before acting it asks
 // the target which deployment it is (GetDeployment) and prints it; when nothing answers it refuses.
+import { createHash } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -10,6 +12,8 @@ import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/a
 import { PlatformAdminService, type GetDeploymentResponse } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { Environment, type Platform } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { PublicErrorSchema } from "@corridor/proto/corridor/common/v1/error_pb.js";
+import { KycAdminService, type Review } from "@corridor/proto/corridor/customers_kyc/v1/kyc_admin_service_pb.js";
+import type { Document } from "@corridor/proto/corridor/customers_kyc/v1/document_pb.js";
 
 /** Exit codes: 0 done, 1 the call failed or nothing answers, 2 the command line was wrong. */
 const EXIT_FAILED = 1;
@@ -143,6 +147,7 @@ function platformJson(p: Platform) {
 }
 
 async function main(argv: string[]): Promise<number> {
+  if (isKycCommand(argv)) return kycMain(argv);
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -159,7 +164,7 @@ async function main(argv: string[]): Promise<number> {
     },
   });
   if (values.help) {
-    console.log(USAGE);
+    console.log(`${USAGE}\n\n${KYC_USAGE}`);
     return 0;
   }
   const [resource, command, ...extra] = positionals;
@@ -235,6 +240,167 @@ async function main(argv: string[]): Promise<number> {
       ].join("\n"),
     );
   }
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// kyc: the operator's KYC review queue (KycAdminService on customers-kyc; the gateway routes none of it).
+
+const KYC_USAGE = `KYC review queue (production platforms' customers and beneficial owners, docs/kyc.md):
+  kyc list [--status SUBMITTED|APPROVED|REJECTED|MORE_INFO_REQUESTED] [--platform <id>] [--limit <n>]
+      Lists reviews, oldest first (default: every status, at most 100).
+  kyc show <reviewId>
+      Shows the review, the subject's data and its documents (type, size, SHA-256).
+  kyc approve <reviewId>
+  kyc reject <reviewId> --reason <text>
+  kyc request-info <reviewId> --reason <text>
+      Decides a SUBMITTED review. A business is approved only after its beneficial owners; the
+      reason is shown to the platform in the verification's errors.
+  kyc export <documentId> --out <file>
+      Writes a document's bytes to a new file (never overwrites) and checks their SHA-256.
+
+  Target (exactly one): --url <customers-kyc's Connect endpoint>, CORRIDOR_CUSTOMERS_KYC_URL
+  (split mode: http://127.0.0.1:8105), or CORRIDOR_INTERNAL_PORT (embedded mode).`;
+
+const KYC_COMMANDS = ["list", "show", "approve", "reject", "request-info", "export"] as const;
+const KYC_OPTIONS = {
+  url: { type: "string" },
+  status: { type: "string" },
+  platform: { type: "string" },
+  limit: { type: "string" },
+  reason: { type: "string" },
+  out: { type: "string" },
+  json: { type: "boolean", default: false },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
+/** True when the command line's first word is `kyc` (options may come before it). */
+function isKycCommand(argv: string[]): boolean {
+  const { positionals } = parseArgs({ args: argv, allowPositionals: true, strict: false, options: KYC_OPTIONS });
+  return positionals[0] === "kyc";
+}
+
+/** customers-kyc's Connect endpoint, from exactly one of --url, CORRIDOR_CUSTOMERS_KYC_URL, CORRIDOR_INTERNAL_PORT. */
+function resolveKycTarget(flag: string | undefined, env: NodeJS.ProcessEnv): Target {
+  if (flag !== undefined) return { url: checkUrl(flag, "--url"), source: "--url" };
+  const found: Target[] = [];
+  if (env.CORRIDOR_CUSTOMERS_KYC_URL) found.push({ url: checkUrl(env.CORRIDOR_CUSTOMERS_KYC_URL, "CORRIDOR_CUSTOMERS_KYC_URL"), source: "CORRIDOR_CUSTOMERS_KYC_URL" });
+  if (env.CORRIDOR_INTERNAL_PORT) {
+    const port = env.CORRIDOR_INTERNAL_PORT;
+    if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) throw new UsageError(`CORRIDOR_INTERNAL_PORT must be a port from 1 to 65535, not ${JSON.stringify(port)}`);
+    found.push({ url: `http://127.0.0.1:${Number(port)}`, source: "CORRIDOR_INTERNAL_PORT" });
+  }
+  if (found.length === 0) {
+    throw new UsageError("say which deployment to act on: --url <url>, or set CORRIDOR_CUSTOMERS_KYC_URL (split: http://127.0.0.1:8105) or CORRIDOR_INTERNAL_PORT (embedded)");
+  }
+  if (found.length === 2 && !sameOrigin(found[0]!.url, found[1]!.url)) {
+    throw new UsageError(`CORRIDOR_CUSTOMERS_KYC_URL (${found[0]!.url}) and CORRIDOR_INTERNAL_PORT (${found[1]!.url}) name two different targets; unset one or pass --url`);
+  }
+  return found[0]!;
+}
+
+const tsIso = (t: { seconds: bigint; nanos: number } | undefined) => (t ? new Date(Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6)).toISOString() : "");
+
+function reviewJson(r: Review) {
+  return {
+    id: r.id,
+    platformId: r.platformId,
+    customerId: r.customerId,
+    subjectKind: r.subjectKind,
+    subjectId: r.subjectId,
+    subjectType: r.subjectType,
+    displayName: r.displayName,
+    verificationId: r.verificationId || undefined,
+    status: r.status,
+    reason: r.reason || undefined,
+    submissions: r.submissions,
+    createdAt: tsIso(r.createdAt),
+    updatedAt: tsIso(r.updatedAt),
+  };
+}
+
+function documentJson(d: Document) {
+  return {
+    id: d.id,
+    documentHolder: d.documentHolder,
+    documentType: d.documentType,
+    side: d.side || undefined,
+    country: d.country,
+    fileName: d.fileName,
+    contentType: d.contentType,
+    sizeBytes: Number(d.sizeBytes),
+    sha256: d.sha256,
+    usedByReviewId: d.usedByReviewId || undefined,
+    createdAt: tsIso(d.createdAt),
+  };
+}
+
+const reviewLine = (r: ReturnType<typeof reviewJson>) =>
+  `${r.id}  ${r.status.padEnd(19)}  ${r.subjectType.padEnd(10)}  ${r.createdAt}  ${r.platformId}  ${r.displayName}${r.reason ? `  (${r.reason})` : ""}`;
+
+/** `kyc ...`: the operator's review queue over KycAdminService. */
+async function kycMain(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true, options: KYC_OPTIONS });
+  if (values.help) {
+    console.log(KYC_USAGE);
+    return 0;
+  }
+  const [, command, id, ...extra] = positionals;
+  if (!command || !(KYC_COMMANDS as readonly string[]).includes(command)) throw new UsageError(command ? `unknown command: kyc ${command}` : "kyc needs a command");
+  if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra.join(" ")}`);
+  const needsId = command !== "list";
+  if (needsId && !id) throw new UsageError(`kyc ${command} needs ${command === "export" ? "a document id" : "a review id"}`);
+  if (!needsId && id) throw new UsageError(`unexpected argument: ${id}`);
+  const reason = values.reason?.trim();
+  if ((command === "reject" || command === "request-info") && !reason) throw new UsageError(`kyc ${command} needs --reason <text>`);
+  if (values.reason !== undefined && command !== "reject" && command !== "request-info") throw new UsageError(`kyc ${command} takes no --reason`);
+  if (command === "export" && !values.out) throw new UsageError("kyc export needs --out <file>");
+  if (values.out !== undefined && command !== "export") throw new UsageError(`kyc ${command} takes no --out`);
+  for (const opt of ["status", "platform", "limit"] as const) {
+    if (values[opt] !== undefined && command !== "list") throw new UsageError(`kyc ${command} takes no --${opt}`);
+  }
+  const limit = values.limit === undefined ? 0 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 0 || limit > 500) throw new UsageError("--limit must be a whole number from 1 to 500");
+
+  const target = resolveKycTarget(values.url, process.env);
+  const kyc = createClient(KycAdminService, createGrpcTransport({ baseUrl: target.url }));
+  try {
+    await kyc.listReviews({ limit: 1 }, { timeoutMs: PROBE_TIMEOUT_MS });
+  } catch (err) {
+    const ce = ConnectError.from(err);
+    throw new NoDeployment(`no Corridor KYC review queue answers at ${target.url} (from ${target.source}): ${ce.rawMessage || Code[ce.code]}. Nothing was done.`);
+  }
+  const print = (json: unknown, text: string) => console.log(values.json ? JSON.stringify(json, null, 2) : text);
+
+  if (command === "list") {
+    const { reviews } = await kyc.listReviews({ status: values.status?.toUpperCase() ?? "", platformId: values.platform ?? "", limit });
+    const rows = reviews.map(reviewJson);
+    print(rows, rows.length ? rows.map(reviewLine).join("\n") : "No reviews.");
+    return 0;
+  }
+  if (command === "show") {
+    const res = await kyc.getReview({ reviewId: id! });
+    const review = reviewJson(res.review!);
+    const documents = res.documents.map(documentJson);
+    const docLines = documents.map((d) => `  ${d.id}  ${d.documentType}${d.side ? `/${d.side}` : ""}  ${d.contentType}  ${d.sizeBytes} bytes  sha256 ${d.sha256}  ${d.documentHolder}${d.usedByReviewId ? `  used by ${d.usedByReviewId}` : ""}`);
+    print(
+      { review, subject: JSON.parse(res.subjectJson), documents },
+      [reviewLine(review), "", "Subject:", res.subjectJson, "", `Documents (${documents.length}):`, ...(docLines.length ? docLines : ["  none"])].join("\n"),
+    );
+    return 0;
+  }
+  if (command === "export") {
+    const { document, content } = await kyc.getDocumentContent({ documentId: id! });
+    const sha256 = createHash("sha256").update(content).digest("hex");
+    if (sha256 !== document!.sha256) throw new Error(`document ${id}: stored SHA-256 ${document!.sha256} but the bytes hash to ${sha256}; nothing written`);
+    writeFileSync(values.out!, content, { flag: "wx" });
+    print({ ...documentJson(document!), file: values.out }, `Wrote ${content.length} bytes (${document!.contentType}, sha256 ${sha256}) to ${values.out}`);
+    return 0;
+  }
+  const decision = command === "approve" ? "APPROVE" : command === "reject" ? "REJECT" : "REQUEST_INFO";
+  const { review } = await kyc.decideReview({ reviewId: id!, decision, reason: reason ?? "" });
+  const r = reviewJson(review!);
+  print(r, `${r.id} is now ${r.status}: ${r.subjectType} ${r.displayName} (${r.subjectId})`);
   return 0;
 }
 

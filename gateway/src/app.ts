@@ -18,6 +18,7 @@ import { configRoutes } from "./routes/config.js";
 import { customerRoutes } from "./routes/customers.js";
 import { healthRoutes } from "./routes/health.js";
 import { kycLinkRoutes, kycPageRoutes } from "./routes/kyc-links.js";
+import { documentRoutes } from "./routes/documents.js";
 import { invitationRoutes } from "./routes/invitations.js";
 import { sandboxRoutes } from "./routes/sandbox.js";
 import { tokenRoutes } from "./routes/tokens.js";
@@ -195,6 +196,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
       customerRoutes(typed, deps);
       kycLinkRoutes(typed, deps);
       verificationRoutes(typed, deps);
+      documentRoutes(typed, deps);
       beneficialOwnerRoutes(typed, deps);
       invitationRoutes(typed, deps);
       authCredentialRoutes(typed, deps);

@@ -33,6 +33,7 @@ export const ERROR_CODES = {
   INVALID_DEVICE_CODE: [400, "The device code was used, expired or replaced."],
   CUSTOMER_ALREADY_APPROVED: [400, "The customer is already APPROVED; it cannot be verified again."],
   CUSTOMER_ALREADY_REJECTED: [400, "The customer is already REJECTED; it cannot be verified again."],
+  KYC_MANAGED_BY_PLATFORM: [400, "A regulated production platform runs its own KYC: it sets kycStatus / kybStatus with PATCH /customers/{customerId}; Corridor's KYC review does not verify its customers."],
   INVITATION_ALREADY_CLAIMED: [400, "The invitation was already claimed."],
   INVITATION_EXPIRED: [400, "The invitation has expired."],
   INVITATION_CANCELLED: [400, "The invitation was cancelled."],
@@ -68,6 +69,7 @@ export const ERROR_CODES = {
   AGENT_ACTION_NOT_FOUND: [404, "No such agent action."],
   DEVICE_CODE_NOT_FOUND: [404, "No such device code."],
   EVENT_NOT_FOUND: [404, "No such event."],
+  DOCUMENT_NOT_FOUND: [404, "No such document of this platform."],
   // 409
   CONFLICT: [409, "A unique value is taken (for example platformCustomerId) or the state forbids the change."],
   UMA_ADDRESS_EXISTS: [409, "Another live customer has this UMA address."],
@@ -77,6 +79,7 @@ export const ERROR_CODES = {
   QUOTE_ALREADY_EXECUTED: [409, "The quote was already executed."],
   QUOTE_NOT_FUNDED: [409, "The quote's funding has not arrived."],
   IDEMPOTENCY_KEY_IN_USE: [409, "A request with this Idempotency-Key is still running."],
+  DOCUMENT_IN_USE: [409, "A KYC decision (approval or rejection) used the document; it can no longer be replaced or deleted."],
   CUSTOMER_HAS_FUNDS: [409, "The customer holds money (a balance, a hold or a transaction in flight); details lists it."],
   AGENT_ALREADY_CONNECTED: [409, "The agent is already connected."],
   POLICY_CHANGED: [409, "The agent's policy changed since the action was submitted."],
@@ -92,7 +95,7 @@ export const ERROR_CODES = {
   HEADERS_TOO_LARGE: [431, "The request headers are too large."],
   // 5xx
   INTERNAL_ERROR: [500, "An internal error (logged under the Request-Id)."],
-  NOT_IMPLEMENTED: [501, "Not available in this deployment (for example production KYC without a provider connector)."],
+  NOT_IMPLEMENTED: [501, "Not available in this deployment."],
   EMAIL_DELIVERY_NOT_CONFIGURED: [400, "EMAIL_OTP codes of production platforms need a mail server this deployment lacks (the operator sets CORRIDOR_SMTP_URL); use PASSKEY or OAUTH meanwhile."],
   EMAIL_UNDELIVERABLE: [400, "The mail server refused the verification code's address for good (details.responseCode); nothing was stored."],
   EMAIL_DELIVERY_FAILED: [503, "The verification code could not be handed to the mail server after retries; nothing was stored: retry after Retry-After."],
@@ -169,7 +172,7 @@ const EXECUTE_QUOTE: readonly ErrorCode[] = [
 ];
 const AGENT_SPEND: readonly ErrorCode[] = ["ACCOUNT_NOT_ALLOWED", "SPENDING_LIMIT_EXCEEDED", "CURRENCY_NOT_CONVERTIBLE"];
 const SIGNED_RETRY: readonly ErrorCode[] = ["WALLET_SIGNATURE_BODY_MISMATCH", "WALLET_SIGNATURE_MISSING", "REQUEST_ID_MISSING"];
-const VERIFY: readonly ErrorCode[] = ["USER_NOT_FOUND", "CUSTOMER_DELETED", "CUSTOMER_ALREADY_APPROVED", "CUSTOMER_ALREADY_REJECTED", "NOT_IMPLEMENTED"];
+const VERIFY: readonly ErrorCode[] = ["USER_NOT_FOUND", "CUSTOMER_DELETED", "CUSTOMER_ALREADY_APPROVED", "CUSTOMER_ALREADY_REJECTED", "KYC_MANAGED_BY_PLATFORM"];
 const INVITATION_STATE: readonly ErrorCode[] = ["INVITATION_NOT_FOUND", "INVITATION_ALREADY_CLAIMED", "INVITATION_EXPIRED", "INVITATION_CANCELLED"];
 
 /**
@@ -215,6 +218,11 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "POST /verifications": VERIFY,
   "GET /verifications": [],
   "GET /verifications/{verificationId}": ["VERIFICATION_NOT_FOUND"],
+  "POST /documents": ["USER_NOT_FOUND", "BENEFICIAL_OWNER_NOT_FOUND", "CUSTOMER_DELETED"],
+  "GET /documents": [],
+  "GET /documents/{documentId}": ["DOCUMENT_NOT_FOUND"],
+  "PUT /documents/{documentId}": ["DOCUMENT_NOT_FOUND", "DOCUMENT_IN_USE"],
+  "DELETE /documents/{documentId}": ["DOCUMENT_NOT_FOUND", "DOCUMENT_IN_USE"],
   "POST /beneficial-owners": ["USER_NOT_FOUND", "CUSTOMER_DELETED"],
   "GET /beneficial-owners": ["USER_NOT_FOUND"],
   "GET /beneficial-owners/{beneficialOwnerId}": ["BENEFICIAL_OWNER_NOT_FOUND"],

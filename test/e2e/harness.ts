@@ -22,7 +22,7 @@ export interface Caller {
   platformId: string;
   clientId: string;
   clientSecret: string;
-  /** fetch against the versioned API with this caller's Basic credentials. */
+  /** fetch against the versioned API with this caller's Basic credentials (a FormData body is sent as multipart/form-data). */
   call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse>;
 }
 
@@ -39,13 +39,13 @@ export interface TestSystem {
   createPlatform(opts?: { environment?: "SANDBOX" | "PRODUCTION"; regulated?: boolean; name?: string }): Promise<Caller>;
   /** A caller with arbitrary credentials (for auth failure tests). */
   as(clientId: string, clientSecret: string): Caller;
-  raw(method: string, path: string, init?: { body?: string; headers?: Record<string, string> }): Promise<ApiResponse>;
+  raw(method: string, path: string, init?: { body?: string | FormData; headers?: Record<string, string> }): Promise<ApiResponse>;
   /** A service's Connect transport, behind the gateway: for observing state no public route shows. */
   transportFor(service: ServiceName): Transport;
   stop(): Promise<void>;
 }
 
-async function sendRequest(url: string, method: string, init: { body?: string; headers?: Record<string, string> }): Promise<ApiResponse> {
+async function sendRequest(url: string, method: string, init: { body?: string | FormData; headers?: Record<string, string> }): Promise<ApiResponse> {
   const res = await fetch(url, { method, body: init.body, headers: init.headers });
   const text = await res.text();
   let body: unknown = text;
@@ -97,7 +97,7 @@ export async function startTestSystem(): Promise<TestSystem> {
   const admin = createClient(PlatformAdminService, transportFor("auth-sessions"));
   // Every answer of the versioned API is checked against the served OpenAPI when the system stops.
   const observed: Observed[] = [];
-  const send = async (target: string, method: string, init: { body?: string; headers?: Record<string, string> }) => {
+  const send = async (target: string, method: string, init: { body?: string | FormData; headers?: Record<string, string> }) => {
     const res = await sendRequest(target, method, init);
     if (target.startsWith(`${api}/`)) {
       const code = res.body && typeof res.body === "object" && typeof res.body.code === "string" ? res.body.code : undefined;
@@ -111,6 +111,7 @@ export async function startTestSystem(): Promise<TestSystem> {
     clientSecret,
     call(method, path, body, headers = {}) {
       const auth = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString("base64")}`;
+      if (body instanceof FormData) return send(`${api}${path}`, method, { body, headers: { authorization: auth, ...headers } });
       return send(`${api}${path}`, method, {
         body: body === undefined ? undefined : JSON.stringify(body),
         headers: { authorization: auth, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },

@@ -106,7 +106,7 @@ describe.skipIf(skipReason())(`hosted KYC link (${mode})`, () => {
     expect((await system.raw("POST", "/kyc/not-a-token", { body: "", headers: { "content-type": "application/x-www-form-urlencoded" } })).status).toBe(404);
   });
 
-  it("refuses unknown, deleted and production customers and a bad redirectUrl, in the error shape", async () => {
+  it("refuses unknown, deleted and regulated production platforms' customers and a bad redirectUrl, in the error shape", async () => {
     const unknown = await p.call("POST", "/customers/Customer:0190aaaa-0000-7000-8000-000000000000/kyc-link");
     expect(unknown.status).toBe(404);
     expect(unknown.body.code).toBe("USER_NOT_FOUND");
@@ -119,11 +119,12 @@ describe.skipIf(skipReason())(`hosted KYC link (${mode})`, () => {
     expect((await p.call("DELETE", `/customers/${c.id}`)).status).toBe(200);
     expect((await open(l.kycUrl)).status).toBe(410);
     expect((await p.call("POST", `/customers/${c.id}/kyc-link`)).status).toBe(410);
-    const prod = await system.createPlatform({ name: "KYC link prod", environment: "PRODUCTION" });
+    // A regulated production platform runs its own KYC: no link (production links: kyc-review.test.ts).
+    const prod = await system.createPlatform({ name: "KYC link prod", environment: "PRODUCTION", regulated: true });
     const pc = await prod.call("POST", "/customers", individual({ platformCustomerId: uniq("kyc-prod") }));
     const refused = await prod.call("POST", `/customers/${pc.body.id}/kyc-link`);
-    expect(refused.status).toBe(501);
-    expect(refused.body.code).toBe("NOT_IMPLEMENTED");
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe("KYC_MANAGED_BY_PLATFORM");
     expect(await (async () => (await prod.call("GET", `/customers/${pc.body.id}`)).body.kycStatus)()).toBe("UNVERIFIED");
   });
 });

@@ -1,4 +1,5 @@
-import { appErrorFromConnect } from "@corridor/kit";
+import multipart from "@fastify/multipart";
+import { AppError, appErrorFromConnect } from "@corridor/kit";
 import { isoFromTimestamp } from "@corridor/kit/rest-json";
 import type { KycLinkPage } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -9,6 +10,7 @@ import type { ServiceClients } from "../clients.js";
 import { errorResponses } from "../schemas/common.js";
 import { CustomerIdParams } from "../schemas/customers.js";
 import type { Api, RouteDeps } from "./types.js";
+import { DOCUMENT_TYPES, MULTIPART_OPTIONS, readUpload } from "./documents.js";
 
 /** Where the hosted verification page lives: outside the versioned, Basic-auth API. */
 export const KYC_PAGE_PREFIX = "/kyc";
@@ -51,7 +53,7 @@ export function kycLinkRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Create a hosted verification link",
         description:
-          "Issues a single-use hosted KYC/KYB page for the customer (the operator's KYC link flow), served by this Corridor at kycUrl without credentials; the token in the URL is the credential. It expires after CORRIDOR_KYC_LINK_TTL_SECONDS (default 24 h) and a new link voids the customer's older open ones. Creating it changes nothing; the customer's status changes only when the page is completed, which runs the verification (sandbox: the suffix rule of POST /verifications). A customer still missing data keeps its link open and the page lists what is missing. APPROVED or REJECTED customers → 400 CUSTOMER_ALREADY_APPROVED / CUSTOMER_ALREADY_REJECTED; deleted → 410 CUSTOMER_DELETED; production platforms → 501 NOT_IMPLEMENTED (no KYC provider connector, as for POST /verifications). Needs MANAGE.",
+          "Issues a single-use hosted KYC/KYB page for the customer (the operator's KYC link flow), served by this Corridor at kycUrl without credentials; the token in the URL is the credential. It expires after CORRIDOR_KYC_LINK_TTL_SECONDS (default 24 h) and a new link voids the customer's older open ones. Creating it changes nothing; the customer's status changes only when the page is completed, which runs the verification (sandbox: the suffix rule of POST /verifications). A customer still missing data keeps its link open and the page lists what is missing. APPROVED or REJECTED customers → 400 CUSTOMER_ALREADY_APPROVED / CUSTOMER_ALREADY_REJECTED; deleted → 410 CUSTOMER_DELETED. Production platforms: completing the page submits the customer (and a business's owners) to the operator's KYC review and the status becomes PENDING until the operator decides (docs/kyc.md); a regulated production platform → 400 KYC_MANAGED_BY_PLATFORM (it sets kycStatus itself). Needs MANAGE.",
         tags: ["Customers"],
         params: CustomerIdParams,
         body: KycLinkBody,
@@ -93,11 +95,25 @@ function send(reply: FastifyReply, status: number, html: string) {
     .send(html);
 }
 
+/** The page's documents: those uploaded so far and a form to add one. */
+function documentsSection(p: KycLinkPage, token: string): string {
+  const items = p.documents.map((d) => `<li>${escapeHtml(d.documentType)}${d.side ? ` (${escapeHtml(d.side)})` : ""}: ${escapeHtml(d.fileName)}</li>`).join("");
+  const options = DOCUMENT_TYPES.map((t) => `<option value="${t}">${t.replace(/_/g, " ").toLowerCase()}</option>`).join("");
+  return (
+    `<h2>Documents</h2>${items ? `<ul id="documents">${items}</ul>` : `<p class="muted">No documents yet.</p>`}` +
+    `<form method="post" enctype="multipart/form-data" action="${KYC_PAGE_PREFIX}/${encodeURIComponent(token)}/documents">` +
+    `<p><label>Type <select name="documentType">${options}</select></label> <label>Side <select name="side"><option value="">—</option><option value="FRONT">front</option><option value="BACK">back</option></select></label></p>` +
+    `<p><label>Issuing country <input name="country" maxlength="2" size="3" required></label></p>` +
+    `<p><input type="file" name="file" accept="application/pdf,image/jpeg,image/png" required> <button type="submit">Upload</button></p>` +
+    `<p class="muted">PDF, JPEG or PNG.</p></form>`
+  );
+}
+
 const kindOf = (p: KycLinkPage) => (p.customerType === "BUSINESS" ? "business verification (KYB)" : "identity verification (KYC)");
 
 /** A refusal of the page's service call as an HTML page at its status; anything else is rethrown. */
 function refusalPage(reply: FastifyReply, err: unknown) {
-  const refusal = appErrorFromConnect(err);
+  const refusal = err instanceof AppError ? err : appErrorFromConnect(err);
   if (!refusal) throw err;
   const status = httpStatusOf(refusal);
   if (status >= 500 && status !== 501) throw err;
@@ -109,6 +125,10 @@ function refusalPage(reply: FastifyReply, err: unknown) {
     CUSTOMER_ALREADY_APPROVED: "Your verification is already complete",
     CUSTOMER_ALREADY_REJECTED: "Your verification was already decided",
   };
+  if (refusal.code === "INVALID_INPUT" || refusal.code === "UNSUPPORTED_MEDIA_TYPE") {
+    const reasons = ((refusal.details.errors ?? []) as { reason?: string }[]).map((e) => `<li>${escapeHtml(String(e.reason))}</li>`).join("");
+    return send(reply, status, htmlPage("This document was not accepted", `<p>${escapeHtml(refusal.message)}</p>${reasons ? `<ul>${reasons}</ul>` : ""}<p class="muted">Go back and choose another file.</p>`));
+  }
   const title = titles[refusal.code] ?? "Verification is not possible right now";
   return send(reply, status, htmlPage(title, `<p>${escapeHtml(refusal.message)}</p><p class="muted">Ask the service that sent you this link for a new one.</p>`));
 }
@@ -119,6 +139,8 @@ function refusalPage(reply: FastifyReply, err: unknown) {
  */
 export async function kycPageRoutes(app: FastifyInstance, clients: ServiceClients): Promise<void> {
   await app.register(async (page) => {
+    // The page's upload form posts multipart/form-data (a document); its submit button, urlencoded.
+    await page.register(multipart, MULTIPART_OPTIONS);
     // The page's own form posts application/x-www-form-urlencoded; its fields are not read.
     page.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: 1024 }, (_request, _body, done) => done(null, {}));
     const config = { auth: "none" as const };
@@ -135,8 +157,20 @@ export async function kycPageRoutes(app: FastifyInstance, clients: ServiceClient
       const body =
         `<p>Hello ${escapeHtml(p.displayName || "there")}, please complete your ${kindOf(p)}.</p>` +
         `<p class="muted">Current status: ${escapeHtml(p.verificationStatus)}. This link works once and expires at ${escapeHtml(isoFromTimestamp(p.expiresAt))}.</p>` +
+        documentsSection(p, request.params.token) +
         `<form method="post" action="${KYC_PAGE_PREFIX}/${encodeURIComponent(request.params.token)}"><button type="submit">Submit for verification</button></form>`;
       return send(reply, 200, htmlPage("Verify your identity", body));
+    });
+
+    // An upload from the page's form: stored as the customer's document, then back to the page.
+    page.post<{ Params: { token: string } }>(`${KYC_PAGE_PREFIX}/:token/documents`, { config, schema }, async (request, reply) => {
+      try {
+        const document = await readUpload(request);
+        await clients.customersKyc.uploadKycLinkDocument({ token: request.params.token, document });
+      } catch (err) {
+        return refusalPage(reply, err);
+      }
+      return reply.code(303).header("location", `${KYC_PAGE_PREFIX}/${encodeURIComponent(request.params.token)}`).header("cache-control", "no-store").send();
     });
 
     page.post<{ Params: { token: string } }>(`${KYC_PAGE_PREFIX}/:token`, { config, schema }, async (request, reply) => {

@@ -15,7 +15,7 @@ export function verificationRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Verify a customer",
         description:
-          "Runs KYC (individual) or KYB (business). Missing data → verificationStatus RESOLVE_ERRORS with errors[] (the customer stays as it was); otherwise the outcome becomes the customer's kycStatus/kybStatus. Sandbox: the suffix of fullName (individuals) or businessInfo.registrationNumber (businesses) decides — 001 PENDING, 002 REJECTED, else APPROVED. An APPROVED or REJECTED customer → 400. Needs MANAGE.",
+          "Runs KYC (individual) or KYB (business). Missing data → verificationStatus RESOLVE_ERRORS with errors[] (the customer stays as it was); otherwise the outcome becomes the customer's kycStatus/kybStatus. Sandbox: the suffix of fullName (individuals) or businessInfo.registrationNumber (businesses) decides — 001 PENDING, 002 REJECTED, else APPROVED. Production: complete data goes to the operator's KYC review queue (a business's open owners too) and the verification answers PENDING, the customer PENDING, until the operator approves (APPROVED), rejects (REJECTED, the reason in errors) or asks for more information (RESOLVE_ERRORS with the reason; verify again to resubmit). Asking again while a review waits answers the same PENDING verification. A regulated production platform → 400 KYC_MANAGED_BY_PLATFORM (it sets kycStatus itself). An APPROVED or REJECTED customer → 400. Needs MANAGE.",
         tags,
         body: CreateVerificationBody,
         response: { 200: Ref("Verification", "The verification."), ...errorResponses },

@@ -1,12 +1,15 @@
 import { fileURLToPath } from "node:url";
 import { platformTime, sandboxClockClient, type BuiltService, type ServiceDeps, type ServiceModule } from "@corridor/kit";
 import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
+import { KycAdminService } from "@corridor/proto/corridor/customers_kyc/v1/kyc_admin_service_pb.js";
 import { customerLedger } from "./clients/ledger.js";
 import { platformDirectory } from "./clients/platforms.js";
 import { loadCustomersKycConfig } from "./config.js";
 import { transactOver } from "./data/store.js";
 import type { CustomersKycDatabase } from "./data/tables.js";
 import { createCustomers } from "./domain/customers.js";
+import { createDocuments } from "./domain/documents.js";
+import { createReviewQueue } from "./domain/review-queue.js";
 import { createInvitations } from "./domain/invitations.js";
 import { createKycLinks } from "./domain/kyc-links.js";
 import { createOwners } from "./domain/owners.js";
@@ -15,15 +18,16 @@ import { createVerifications } from "./domain/verifications.js";
 import { platformUmaConsumer } from "./events/platform-consumer.js";
 import { customerEvents } from "./events/customer-events.js";
 import { createCustomersKycHandler } from "./handlers/customers-kyc.js";
+import { createKycAdminHandler } from "./handlers/kyc-admin.js";
 
 export const SCHEMA = "customers_kyc";
 
 /**
- * customers-kyc: customers, KYC/KYB verifications, beneficial owners and invitations. Serves
- * CustomersKycService (the gateway; the ledger and quotes ask GetCustomerSummary). Produces
+ * customers-kyc: customers, KYC/KYB verifications, beneficial owners, invitations, KYC documents
+ * and the operator's KYC review queue. Serves CustomersKycService (the gateway; the ledger and
+ * quotes ask GetCustomerSummary) and KycAdminService (the operator CLI; never routed). Produces
  * corridor.customers.v1; consumes corridor.platforms.v1 (default UMA addresses once a platform has a
- * UMA domain); calls auth-sessions for platform settings and the
- * sandbox for a sandbox platform's clock.
+ * UMA domain); calls auth-sessions for platform settings and the sandbox for a sandbox platform's clock.
  */
 export const service: ServiceModule = {
   name: "customers-kyc",
@@ -58,17 +62,22 @@ export function buildCustomersKyc(
     environment: async (platformId) => (await deps.platforms.settings(platformId)).environment,
     sandboxNow: deps.sandboxNow ?? (async () => deps.clock.now()),
   });
+  // The KYC provider connector that ships: the operator's review queue.
+  const queue = createReviewQueue({ transact, clock: deps.clock });
+  const documents = createDocuments({ transact, clock: deps.clock, maxBytes: config.CORRIDOR_KYC_DOCUMENT_MAX_BYTES, contentTypes: config.CORRIDOR_KYC_DOCUMENT_CONTENT_TYPES });
   const handler = createCustomersKycHandler({
     customers: createCustomers({ ...common, ledger: deps.ledger }),
-    verifications: createVerifications(common),
+    verifications: createVerifications({ ...common, provider: queue.provider }),
     owners: createOwners(common),
     invitations: createInvitations({ transact, clock: deps.clock, time, baseUrl: config.CORRIDOR_INVITATION_BASE_URL, newCode: deps.newInvitationCode }),
-    kycLinks: createKycLinks({ ...common, time, ttlMs: config.CORRIDOR_KYC_LINK_TTL_SECONDS * 1000 }),
+    kycLinks: createKycLinks({ ...common, time, provider: queue.provider, documents, ttlMs: config.CORRIDOR_KYC_LINK_TTL_SECONDS * 1000 }),
+    documents,
   });
+  const admin = createKycAdminHandler({ queue });
   return {
     // No per-service router options: they would replace the host's interceptors (tracing, and the
     // AppError -> ConnectError mapping that this service once registered itself).
-    routes: (router) => router.service(CustomersKycService, handler),
+    routes: (router) => router.service(CustomersKycService, handler).service(KycAdminService, admin),
     consumers: [platformUmaConsumer({ clock: deps.clock, events: customerEvents })],
     workers: [],
   };

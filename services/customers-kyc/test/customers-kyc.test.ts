@@ -242,15 +242,25 @@ describe("beneficial owner KYC on a lastName change", () => {
 });
 
 describe("production platforms", () => {
-  it("answer verifications 501 NOT_IMPLEMENTED (no KYC connector), storing nothing; owner KYC stays PENDING whatever the names say", async () => {
+  it("answer a complete verification PENDING and queue it for the operator's review (names decide nothing); owner KYC stays PENDING whatever the names say", async () => {
     const platformId = h.platform({ environment: "PRODUCTION" });
     const { customer } = await h.client.createCustomer({ platformId, customer: individual({ fullName: "Magic Approve" }) });
-    await expectPublicError(h.client.createVerification({ platformId, customerId: customer!.id }), "NOT_IMPLEMENTED", "NOT_IMPLEMENTED");
-    expect((await h.client.listVerifications({ platformId, customerId: customer!.id })).verifications).toHaveLength(0);
-    expect((await h.client.getCustomer({ platformId, customerId: customer!.id })).customer!.verificationStatus).toBe("UNVERIFIED");
+    const { verification } = await h.client.createVerification({ platformId, customerId: customer!.id });
+    expect(verification!.verificationStatus).toBe("PENDING");
+    expect((await h.client.getCustomer({ platformId, customerId: customer!.id })).customer!.verificationStatus).toBe("PENDING");
+    const { reviews } = await h.admin.listReviews({ platformId, status: "SUBMITTED" });
+    expect(reviews.map((r) => [r.subjectId, r.verificationId])).toEqual([[customer!.id, verification!.id]]);
     const biz = await h.client.createCustomer({ platformId, customer: business("X-999") });
     const o = await h.client.createBeneficialOwner({ platformId, customerId: biz.customer!.id, roles: ["DIRECTOR"], personalInfo: personalInfo("Doe") });
     expect(o.beneficialOwner!.kycStatus).toBe("PENDING");
+  });
+
+  it("refuse a regulated production platform's verification with 400 KYC_MANAGED_BY_PLATFORM, storing nothing", async () => {
+    const platformId = h.platform({ environment: "PRODUCTION", isRegulated: true });
+    const { customer } = await h.client.createCustomer({ platformId, customer: individual() });
+    await expectPublicError(h.client.createVerification({ platformId, customerId: customer!.id }), "INVALID", "KYC_MANAGED_BY_PLATFORM");
+    expect((await h.client.listVerifications({ platformId, customerId: customer!.id })).verifications).toHaveLength(0);
+    expect((await h.admin.listReviews({ platformId })).reviews).toHaveLength(0);
   });
 });
 

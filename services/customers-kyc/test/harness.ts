@@ -1,9 +1,10 @@
 export { expectRefusal as expectPublicError, fieldsOf } from "@corridor/kit/testing";
 import { randomBytes } from "node:crypto";
 import { fromBinary } from "@bufbuild/protobuf";
-import { ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
+import { ConnectError, createClient, createRouterTransport, type Client, type ConnectRouter } from "@connectrpc/connect";
 import { ManualClock, appErrorInterceptor, sql, type DatabaseHandle } from "@corridor/kit";
 import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
+import { KycAdminService } from "@corridor/proto/corridor/customers_kyc/v1/kyc_admin_service_pb.js";
 import { CustomerEventSchema, type CustomerEvent } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { expect } from "vitest";
 import type { CustomerHoldings, CustomerLedger, PlatformDirectory } from "../src/domain/ports.js";
@@ -21,6 +22,10 @@ export interface Harness {
   /** What the fake ledger answers per customer id (default: holds nothing); `closed` records the customers it closed. */
   ledger: { holdings: Map<string, Omit<CustomerHoldings, "closed">>; closed: Set<string>; unavailable: boolean };
   client: Client<typeof CustomersKycService>;
+  /** The operator's review queue (KycAdminService). */
+  admin: Client<typeof KycAdminService>;
+  /** The service's Connect routes (to serve them on a port). */
+  routes: (router: ConnectRouter) => void;
   /** Registers a platform the fake auth-sessions knows; answers its id. */
   platform(settings?: Partial<TestPlatform>): string;
   /** Events in the outbox, oldest first. */
@@ -70,6 +75,8 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; codes?: stri
     sandboxOffsets,
     ledger: ledgerState,
     client: createClient(CustomersKycService, transport),
+    admin: createClient(KycAdminService, transport),
+    routes: built.routes,
     platform(settings = {}) {
       const id = `Platform:test-${++platformSeq}`;
       platforms.set(id, { umaDomain: "acme.sandbox.uma.money", supportedCurrencies: ["USD", "EUR"], isRegulated: false, environment: "SANDBOX", ...settings });

@@ -5,8 +5,24 @@ import { countCustomers, findLiveCustomerByUma, getCustomer, insertCustomer, lis
 import { getInvitation, insertInvitation, updateInvitation } from "./invitations.js";
 import { completeKycLink, expireOpenKycLinks, getKycLinkByToken, insertKycLink } from "./kyc-links.js";
 import { allOwnersOf, countOwners, getOwner, insertOwner, listOwners, updateOwner } from "./owners.js";
+import {
+  countDocuments,
+  deleteDocument,
+  getDocument,
+  getDocumentContent,
+  getReview,
+  insertDocument,
+  insertReview,
+  listDocuments,
+  listReviews,
+  markDocumentsUsed,
+  openReviewOf,
+  replaceDocument,
+  reviewsOfCustomer,
+  updateReview,
+} from "./reviews.js";
 import type { CustomersKycDatabase } from "./tables.js";
-import { countVerifications, getVerification, insertVerification, listVerifications } from "./verifications.js";
+import { countVerifications, getVerification, insertVerification, listVerifications, updateVerification } from "./verifications.js";
 
 /** The repositories bound to one transaction, in the shape the domain's Store port asks for. */
 export function repositories(trx: Transaction<CustomersKycDatabase>): Omit<Store, "events"> {
@@ -22,6 +38,7 @@ export function repositories(trx: Transaction<CustomersKycDatabase>): Omit<Store
     },
     verifications: {
       insert: (v) => insertVerification(trx, v),
+      update: (v) => updateVerification(trx, v),
       get: (platformId, id) => getVerification(trx, platformId, id),
       list: (f, page) => listVerifications(trx, f, page),
       count: (f) => countVerifications(trx, f),
@@ -44,6 +61,24 @@ export function repositories(trx: Transaction<CustomersKycDatabase>): Omit<Store
       getByToken: (tokenSha256, opts) => getKycLinkByToken(trx, tokenSha256, opts),
       expireOpen: (platformId, customerId, now) => expireOpenKycLinks(trx, platformId, customerId, now),
       complete: (id, now) => completeKycLink(trx, id, now),
+    },
+    reviews: {
+      insert: (r) => insertReview(trx, r),
+      update: (r) => updateReview(trx, r),
+      get: (id, opts) => getReview(trx, id, opts),
+      openOf: (platformId, subjectId, opts) => openReviewOf(trx, platformId, subjectId, opts),
+      ofCustomer: (platformId, customerId) => reviewsOfCustomer(trx, platformId, customerId),
+      list: (f) => listReviews(trx, f),
+    },
+    documents: {
+      insert: (d, content) => insertDocument(trx, d, content),
+      replace: (d, content) => replaceDocument(trx, d, content),
+      delete: (id) => deleteDocument(trx, id),
+      get: (platformId, id, opts) => getDocument(trx, platformId, id, opts),
+      content: (id) => getDocumentContent(trx, id),
+      list: (f, page) => listDocuments(trx, f, page),
+      count: (f) => countDocuments(trx, f),
+      markUsed: (platformId, holders, reviewId) => markDocumentsUsed(trx, platformId, holders, reviewId),
     },
   };
 }

@@ -83,6 +83,8 @@ export interface CustomersKycDatabase {
   beneficial_owners: BeneficialOwnersTable;
   invitations: InvitationsTable;
   kyc_links: KycLinksTable;
+  kyc_reviews: KycReviewsTable;
+  kyc_documents: KycDocumentsTable;
 }
 
 export type CustomerRow = Selectable<CustomersTable>;
@@ -90,3 +92,40 @@ export type VerificationRow = Selectable<VerificationsTable>;
 export type BeneficialOwnerRow = Selectable<BeneficialOwnersTable>;
 export type InvitationRow = Selectable<InvitationsTable>;
 export type KycLinkRow = Selectable<KycLinksTable>;
+
+export interface KycReviewsTable {
+  id: string;
+  platform_id: string;
+  customer_id: string;
+  subject_kind: string;
+  subject_id: string;
+  verification_id: string | null;
+  status: string;
+  reason: string;
+  submissions: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface KycDocumentsTable {
+  id: string;
+  platform_id: string;
+  customer_id: string;
+  document_holder: string;
+  document_type: string;
+  side: string;
+  country: string;
+  document_number: string;
+  issuing_authority: string;
+  file_name: string;
+  content_type: string;
+  size_bytes: number;
+  sha256: string;
+  content: Uint8Array;
+  used_by_review_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type KycReviewRow = Selectable<KycReviewsTable>;
+export type KycDocumentRow = Selectable<KycDocumentsTable>;

@@ -31,6 +31,15 @@ export async function insertVerification(db: Db, v: Verification): Promise<void>
     .execute();
 }
 
+export async function updateVerification(db: Db, v: Verification): Promise<void> {
+  await db
+    .updateTable("verifications")
+    .set({ verification_status: v.verificationStatus, errors: JSON.stringify(v.errors), updated_at: v.updatedAt })
+    .where("platform_id", "=", v.platformId)
+    .where("id", "=", v.id)
+    .execute();
+}
+
 export async function getVerification(db: Db, platformId: string, id: string): Promise<Verification | undefined> {
   const row = await db.selectFrom("verifications").selectAll().where("platform_id", "=", platformId).where("id", "=", id).executeTakeFirst();
   return row && toVerification(row);

@@ -2,8 +2,10 @@ import { createHash, randomBytes } from "node:crypto";
 import { AppError, errors, newId, type Clock, type PlatformTime } from "@corridor/kit";
 import { liveCustomer } from "./customers.js";
 import type { PlatformDirectory, Store, Transact } from "./ports.js";
-import type { Customer, KycLink, KycStatus, Verification } from "./types.js";
-import { runVerification } from "./verifications.js";
+import type { DocumentInput, Documents } from "./documents.js";
+import type { Customer, KycDocument, KycLink, KycStatus, Verification } from "./types.js";
+import type { KycProvider } from "./kyc-provider.js";
+import { kycManagedByPlatform, runVerification } from "./verifications.js";
 
 export interface KycLinksDeps {
   transact: Transact;
@@ -11,6 +13,10 @@ export interface KycLinksDeps {
   /** What a link expires by: a sandbox platform's sandbox clock, else the service clock. */
   time: PlatformTime;
   platforms: PlatformDirectory;
+  /** Where production pages go (the operator's review queue ships). */
+  provider: KycProvider;
+  /** Where the page's uploads go. */
+  documents: Documents;
   /** How long a link stays open (ms). */
   ttlMs: number;
 }
@@ -23,6 +29,8 @@ export interface KycLinkPage {
   verificationStatus: KycStatus;
   expiresAt: Date;
   redirectUrl: string;
+  /** The customer's documents uploaded so far. */
+  documents: KycDocument[];
 }
 
 /** The token its URL carries: 256 random bits, base64url. Only its SHA-256 is stored. */
@@ -50,7 +58,7 @@ const displayName = (c: Customer) => (c.customerType === "BUSINESS" ? (c.busines
  * POST /verifications) and uses the link up. A link whose customer still lacks data stays open
  * (the page lists what is missing). A new link voids the customer's older open ones.
  */
-export function createKycLinks({ transact, clock, time, platforms, ttlMs }: KycLinksDeps) {
+export function createKycLinks({ transact, clock, time, platforms, provider, documents, ttlMs }: KycLinksDeps) {
   /**
    * The time the link of `token` expires by (its platform's), asked before a transaction opens;
    * an unknown token gets the service clock (openLink then answers 404).
@@ -71,13 +79,14 @@ export function createKycLinks({ transact, clock, time, platforms, ttlMs }: KycL
     return link;
   }
 
-  const pageOf = (link: KycLink, c: Customer): KycLinkPage => ({
+  const pageOf = async (store: Store, link: KycLink, c: Customer): Promise<KycLinkPage> => ({
     customerId: c.id,
     customerType: c.customerType,
     displayName: displayName(c),
     verificationStatus: c.verificationStatus,
     expiresAt: link.expiresAt,
     redirectUrl: link.redirectUrl,
+    documents: await store.documents.list({ platformId: link.platformId, holder: c.id }, { limit: 50 }),
   });
 
   return {
@@ -97,10 +106,8 @@ export function createKycLinks({ transact, clock, time, platforms, ttlMs }: KycL
             { customerId, verificationStatus: customer.verificationStatus },
           );
         }
-        // As POST /verifications: production has no KYC provider connector to run the page's checks.
-        if (platform.environment !== "SANDBOX") {
-          throw new AppError("NOT_IMPLEMENTED", "NOT_IMPLEMENTED", "No KYC provider connector is configured for production platforms; regulated platforms set kycStatus themselves", { customerId });
-        }
+        // As POST /verifications: a regulated production platform runs its own KYC.
+        if (platform.environment !== "SANDBOX" && platform.isRegulated) throw kycManagedByPlatform(customerId);
         await store.kycLinks.expireOpen(platformId, customerId, now);
         const token = randomBytes(32).toString("base64url");
         const expiresAt = new Date(now.getTime() + ttlMs);
@@ -114,8 +121,15 @@ export function createKycLinks({ transact, clock, time, platforms, ttlMs }: KycL
       const now = await linkNow(token);
       return transact(async (store) => {
         const link = await openLink(store, token, false, now);
-        return pageOf(link, await liveCustomer(store, link.platformId, link.customerId));
+        return pageOf(store, link, await liveCustomer(store, link.platformId, link.customerId));
       });
+    },
+
+    /** A document the customer uploads on the open page (the link's customer is the holder; nothing is used up). */
+    async uploadDocument(token: string, input: DocumentInput): Promise<KycDocument> {
+      const now = await linkNow(token);
+      const link = await transact((store) => openLink(store, token, false, now));
+      return documents.upload(link.platformId, { ...input, documentHolder: link.customerId });
     },
 
     /**
@@ -128,9 +142,9 @@ export function createKycLinks({ transact, clock, time, platforms, ttlMs }: KycL
       const platform = await platforms.settings(first.platformId);
       return transact(async (store) => {
         const link = await openLink(store, token, true, now);
-        const verification = await runVerification(store, clock, platform.environment, link.platformId, link.customerId);
+        const verification = await runVerification(store, clock, platform.environment, link.platformId, link.customerId, { provider, regulated: platform.isRegulated });
         if (verification.verificationStatus !== "RESOLVE_ERRORS") await store.kycLinks.complete(link.id, clock.now());
-        return { page: pageOf(link, await liveCustomer(store, link.platformId, link.customerId)), verification };
+        return { page: await pageOf(store, link, await liveCustomer(store, link.platformId, link.customerId)), verification };
       });
     },
   };

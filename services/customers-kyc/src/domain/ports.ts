@@ -5,8 +5,11 @@ import type {
   CustomerFilter,
   Invitation,
   InvitationView,
+  KycDocument,
   KycLink,
+  KycReview,
   KycStatus,
+  ReviewStatus,
   PlatformSettings,
   Verification,
   VerificationFilter,
@@ -34,6 +37,8 @@ export interface Store {
   };
   verifications: {
     insert(v: Verification): Promise<void>;
+    /** Status, errors and updatedAt. */
+    update(v: Verification): Promise<void>;
     get(platformId: string, id: string): Promise<Verification | undefined>;
     list(filter: VerificationFilter, page: { limit: number; after?: After }): Promise<Verification[]>;
     count(filter: VerificationFilter): Promise<number>;
@@ -60,6 +65,30 @@ export interface Store {
     /** Ends the customer's open links at `now`. */
     expireOpen(platformId: string, customerId: string, now: Date): Promise<void>;
     complete(id: string, now: Date): Promise<void>;
+  };
+  reviews: {
+    insert(r: KycReview): Promise<void>;
+    update(r: KycReview): Promise<void>;
+    /** Any platform's review (the queue is the operator's). */
+    get(id: string, opts?: { forUpdate?: boolean }): Promise<KycReview | undefined>;
+    /** The subject's open (SUBMITTED or MORE_INFO_REQUESTED) review. */
+    openOf(platformId: string, subjectId: string, opts?: { forUpdate?: boolean }): Promise<KycReview | undefined>;
+    /** Every review of a customer and its owners, oldest first. */
+    ofCustomer(platformId: string, customerId: string): Promise<KycReview[]>;
+    /** Oldest first. */
+    list(filter: { status?: ReviewStatus; platformId?: string; limit: number }): Promise<KycReview[]>;
+  };
+  documents: {
+    insert(d: KycDocument, content: Uint8Array): Promise<void>;
+    replace(d: KycDocument, content: Uint8Array): Promise<void>;
+    delete(id: string): Promise<void>;
+    /** `platformId` undefined only for the operator. */
+    get(platformId: string | undefined, id: string, opts?: { forUpdate?: boolean }): Promise<KycDocument | undefined>;
+    content(id: string): Promise<Uint8Array | undefined>;
+    list(filter: { platformId: string; holder?: string; customerId?: string }, page: { limit: number; after?: After }): Promise<KycDocument[]>;
+    count(filter: { platformId: string; holder?: string }): Promise<number>;
+    /** The holders' documents not yet used by a final decision become used by `reviewId`. */
+    markUsed(platformId: string, holders: string[], reviewId: string): Promise<void>;
   };
   events: {
     customerCreated(c: Customer, at: Date): Promise<void>;

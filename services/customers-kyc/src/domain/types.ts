@@ -193,3 +193,77 @@ export interface KycLink {
   expiresAt: Date;
   completedAt: Date | null;
 }
+
+/** The review queue's states: SUBMITTED → APPROVED | REJECTED | MORE_INFO_REQUESTED → (resubmitted) SUBMITTED. */
+export type ReviewStatus = "SUBMITTED" | "APPROVED" | "REJECTED" | "MORE_INFO_REQUESTED";
+export const REVIEW_STATUSES: readonly ReviewStatus[] = ["SUBMITTED", "APPROVED", "REJECTED", "MORE_INFO_REQUESTED"];
+export type ReviewDecision = "APPROVE" | "REJECT" | "REQUEST_INFO";
+
+/** One subject's (a customer's or a beneficial owner's) verification request to the KYC provider. */
+export interface KycReview {
+  id: string;
+  platformId: string;
+  customerId: string;
+  subjectKind: "CUSTOMER" | "BENEFICIAL_OWNER";
+  /** Customer:... or BeneficialOwner:... */
+  subjectId: string;
+  /** The verification the decision answers (for an owner: its business's verification). */
+  verificationId: string | null;
+  status: ReviewStatus;
+  reason: string;
+  submissions: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const DOCUMENT_TYPES = [
+  "PASSPORT",
+  "DRIVERS_LICENSE",
+  "NATIONAL_ID",
+  "PROOF_OF_ADDRESS",
+  "BANK_STATEMENT",
+  "TAX_RETURN",
+  "CERTIFICATE_OF_INCORPORATION",
+  "ARTICLES_OF_INCORPORATION",
+  "ARTICLES_OF_ASSOCIATION",
+  "STATE_REGISTRY_EXCERPT",
+  "GOOD_STANDING_CERTIFICATE",
+  "INFORMATION_STATEMENT",
+  "INCUMBENCY_CERTIFICATE",
+  "BUSINESS_LICENSE",
+  "SHAREHOLDER_REGISTER",
+  "POWER_OF_ATTORNEY",
+  "UTILITY_BILL",
+  "ELECTRICITY_BILL",
+  "RENT_OR_LEASE_AGREEMENT",
+  "DIRECTOR_REGISTRY",
+  "TRUST_AGREEMENT",
+  "STATE_COMPANY_REGISTRY",
+  "PARTNERSHIP_CONTROL_AGREEMENT",
+  "PARTNERSHIP_AGREEMENT",
+  "SELFIE",
+  "OTHER",
+] as const;
+export type DocumentType = (typeof DOCUMENT_TYPES)[number];
+
+/** A KYC document's metadata (its bytes are read only by the operator's review). */
+export interface KycDocument {
+  id: string;
+  platformId: string;
+  customerId: string;
+  /** Customer:... or BeneficialOwner:... */
+  documentHolder: string;
+  documentType: DocumentType;
+  side: "" | "FRONT" | "BACK";
+  country: string;
+  documentNumber: string;
+  issuingAuthority: string;
+  fileName: string;
+  contentType: string;
+  sizeBytes: number;
+  sha256: string;
+  /** The final review decision that used it; it can no longer be replaced or deleted. */
+  usedByReviewId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}

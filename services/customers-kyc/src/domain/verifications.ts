@@ -1,5 +1,6 @@
-import { AppError, errors, newId, type Clock } from "@corridor/kit";
+import { errors, newId, type Clock } from "@corridor/kit";
 import { changeTime, liveCustomer } from "./customers.js";
+import type { KycProvider } from "./kyc-provider.js";
 import { pageOf, pageStart } from "./paging.js";
 import type { PlatformDirectory, Store, Transact } from "./ports.js";
 import { sandboxOutcome } from "./sandbox.js";
@@ -9,6 +10,14 @@ export interface VerificationsDeps {
   transact: Transact;
   clock: Clock;
   platforms: PlatformDirectory;
+  /** Where production verifications go (the operator's review queue ships). */
+  provider: KycProvider;
+}
+
+/** How production verifications are decided: by the KYC provider, unless the platform is a regulated institution. */
+export interface ProductionKyc {
+  provider: KycProvider;
+  regulated: boolean;
 }
 
 const missing = (field: string): VerificationError => ({ type: "MISSING_FIELD", field, reason: `${field} is required for verification` });
@@ -41,17 +50,37 @@ export function verificationErrors(c: Customer, owners: BeneficialOwner[]): Veri
   return out;
 }
 
+const openKyc = (o: BeneficialOwner) => o.kycStatus === "UNVERIFIED" || o.kycStatus === "PENDING";
+
 /** The identifier whose suffix decides the sandbox outcome. */
 function sandboxIdentifier(c: Customer): string {
   return c.customerType === "BUSINESS" ? (c.businessInfo?.registrationNumber ?? "") : c.fullName;
 }
 
+/** 400 KYC_MANAGED_BY_PLATFORM: a regulated production platform runs its own KYC. */
+export const kycManagedByPlatform = (customerId: string) =>
+  errors.badRequest(
+    "KYC_MANAGED_BY_PLATFORM",
+    "This platform is a regulated financial institution: it runs its own KYC and sets kycStatus / kybStatus with PATCH /customers/{customerId}; Corridor's KYC provider does not verify its customers",
+    { customerId },
+  );
+
 /**
  * One verification of a live customer, inside the caller's transaction (POST /verifications, and
  * the hosted KYC link page when completed): records it and, when the data is complete, applies the
  * outcome to the customer. APPROVED or REJECTED customers are 400 CUSTOMER_ALREADY_<status>.
+ * Production: complete data goes to the KYC provider (the operator's review queue) and the
+ * verification answers PENDING until it decides; a customer already waiting for a decision gets
+ * its pending verification back (owners added since are sent along).
  */
-export async function runVerification(store: Store, clock: Clock, environment: "SANDBOX" | "PRODUCTION", platformId: string, customerId: string): Promise<Verification> {
+export async function runVerification(
+  store: Store,
+  clock: Clock,
+  environment: "SANDBOX" | "PRODUCTION",
+  platformId: string,
+  customerId: string,
+  production?: ProductionKyc,
+): Promise<Verification> {
   const customer = await liveCustomer(store, platformId, customerId, { forUpdate: true });
   if (customer.verificationStatus === "APPROVED" || customer.verificationStatus === "REJECTED") {
     throw errors.badRequest(
@@ -62,11 +91,17 @@ export async function runVerification(store: Store, clock: Clock, environment: "
   }
   const owners = customer.customerType === "BUSINESS" ? await store.owners.allOf(platformId, customerId) : [];
   const problems = verificationErrors(customer, owners);
-  // Production needs a KYC provider connector and none ships (decisions §1 treats a missing
-  // connector as 501): answering PENDING would leave the customer waiting for a decision
-  // nothing will ever make. Data problems are still reported first, as a sandbox would.
-  if (environment !== "SANDBOX" && !problems.length) {
-    throw new AppError("NOT_IMPLEMENTED", "NOT_IMPLEMENTED", "No KYC provider connector is configured for production platforms; regulated platforms set kycStatus themselves", { customerId });
+  // Data problems are reported first, in every environment.
+  const toProvider = environment !== "SANDBOX" && !problems.length;
+  if (toProvider) {
+    if (!production) throw new Error("runVerification: a production verification needs the KYC provider");
+    if (production.regulated) throw kycManagedByPlatform(customerId);
+    const waiting = await store.reviews.openOf(platformId, customerId);
+    const pending = waiting?.status === "SUBMITTED" && waiting.verificationId ? await store.verifications.get(platformId, waiting.verificationId) : undefined;
+    if (pending?.verificationStatus === "PENDING") {
+      await production.provider.submit(store, { platformId, customer, owners: owners.filter(openKyc), verification: pending }, changeTime(clock, pending.updatedAt));
+      return pending;
+    }
   }
   const now = changeTime(clock, customer.updatedAt);
   const outcome = environment === "SANDBOX" ? sandboxOutcome(sandboxIdentifier(customer)) : "PENDING";
@@ -81,6 +116,7 @@ export async function runVerification(store: Store, clock: Clock, environment: "
   };
   await store.verifications.insert(verification);
   await store.events.verificationUpdated(verification, now);
+  if (toProvider) await production!.provider.submit(store, { platformId, customer, owners: owners.filter(openKyc), verification }, now);
   if (!problems.length && outcome !== customer.verificationStatus) {
     const next: Customer = { ...customer, verificationStatus: outcome, updatedAt: now };
     await store.customers.update(next);
@@ -92,14 +128,14 @@ export async function runVerification(store: Store, clock: Clock, environment: "
 
 /**
  * KYC (individual) / KYB (business) verification. Sandbox platforms get the suffix rule; a
- * production platform's verification stays PENDING until a KYC provider connector decides (none
- * is shipped), so production customers never approve themselves by their names.
+ * production platform's verification stays PENDING until the KYC provider (the operator's review
+ * queue) decides, so production customers never approve themselves by their names.
  */
-export function createVerifications({ transact, clock, platforms }: VerificationsDeps) {
+export function createVerifications({ transact, clock, platforms, provider }: VerificationsDeps) {
   return {
     async create(platformId: string, customerId: string): Promise<Verification> {
       const platform = await platforms.settings(platformId);
-      return transact((store) => runVerification(store, clock, platform.environment, platformId, customerId));
+      return transact((store) => runVerification(store, clock, platform.environment, platformId, customerId, { provider, regulated: platform.isRegulated }));
     },
 
     get(platformId: string, id: string): Promise<Verification> {

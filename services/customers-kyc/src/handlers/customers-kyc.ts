@@ -25,8 +25,16 @@ import {
   ListVerificationsResponseSchema,
   UpdateBeneficialOwnerResponseSchema,
   UpdateCustomerResponseSchema,
+  UploadDocumentResponseSchema,
+  UploadKycLinkDocumentResponseSchema,
+  GetDocumentResponseSchema,
+  ListDocumentsResponseSchema,
+  ReplaceDocumentResponseSchema,
+  DeleteDocumentResponseSchema,
 } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
 import type { Customers } from "../domain/customers.js";
+import type { Documents } from "../domain/documents.js";
+import { documentInputFromPb, documentToPb } from "./documents.js";
 import type { Invitations } from "../domain/invitations.js";
 import type { KycLinks } from "../domain/kyc-links.js";
 import type { Owners } from "../domain/owners.js";
@@ -52,13 +60,14 @@ export interface UseCases {
   owners: Owners;
   invitations: Invitations;
   kycLinks: KycLinks;
+  documents: Documents;
 }
 
 const pageInfo = (p: Page<unknown>) => create(PageInfoSchema, { hasMore: p.hasMore, nextCursor: p.nextCursor ?? "", totalCount: BigInt(p.totalCount) });
 const pageReq = (page: { limit: number; cursor: string } | undefined) => ({ limit: page?.limit, cursor: page?.cursor || undefined });
 
 /** CustomersKycService: maps each RPC onto the use cases and back. */
-export function createCustomersKycHandler({ customers, verifications, owners, invitations, kycLinks }: UseCases): ServiceImpl<typeof CustomersKycService> {
+export function createCustomersKycHandler({ customers, verifications, owners, invitations, kycLinks, documents }: UseCases): ServiceImpl<typeof CustomersKycService> {
   return {
     async getCustomerSummary(req) {
       return create(GetCustomerSummaryResponseSchema, { customer: summaryToPb(await customers.get(req.platformId, req.customerId)) });
@@ -174,6 +183,27 @@ export function createCustomersKycHandler({ customers, verifications, owners, in
     async completeKycLink(req) {
       const done = await kycLinks.complete(req.token);
       return create(CompleteKycLinkResponseSchema, { page: kycLinkPageToPb(done.page), verification: verificationToPb(done.verification) });
+    },
+  
+    async uploadKycLinkDocument(req) {
+      return create(UploadKycLinkDocumentResponseSchema, { document: documentToPb(await kycLinks.uploadDocument(req.token, documentInputFromPb(req.document))) });
+    },
+    async uploadDocument(req) {
+      return create(UploadDocumentResponseSchema, { document: documentToPb(await documents.upload(req.platformId, documentInputFromPb(req.document))) });
+    },
+    async getDocument(req) {
+      return create(GetDocumentResponseSchema, { document: documentToPb(await documents.get(req.platformId, req.documentId)) });
+    },
+    async listDocuments(req) {
+      const page = await documents.list(req.platformId, opt(req.documentHolder), pageReq(req.page));
+      return create(ListDocumentsResponseSchema, { documents: page.items.map(documentToPb), pageInfo: pageInfo(page) });
+    },
+    async replaceDocument(req) {
+      const input = { ...documentInputFromPb(req.document), documentHolder: undefined };
+      return create(ReplaceDocumentResponseSchema, { document: documentToPb(await documents.replace(req.platformId, req.documentId, input)) });
+    },
+    async deleteDocument(req) {
+      return create(DeleteDocumentResponseSchema, { document: documentToPb(await documents.delete(req.platformId, req.documentId)) });
     },
   };
 }

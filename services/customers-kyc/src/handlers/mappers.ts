@@ -22,6 +22,7 @@ import { CustomerSummarySchema, type CustomerSummary } from "@corridor/proto/cor
 import type { TimeRange } from "@corridor/proto/corridor/common/v1/paging_pb.js";
 import { KycLinkPageSchema, type KycLinkPage as KycLinkPagePb } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
 import type { InvitationView } from "../domain/invitations.js";
+import { documentToPb } from "./documents.js";
 import type { KycLinkPage } from "../domain/kyc-links.js";
 import type { Address, BeneficialOwner, BusinessInfo, Customer, CustomerInput, PersonalInfo, TimeWindow, Verification } from "../domain/types.js";
 
@@ -227,5 +228,6 @@ export function kycLinkPageToPb(p: KycLinkPage): KycLinkPagePb {
     verificationStatus: p.verificationStatus,
     expiresAt: ts(p.expiresAt),
     redirectUrl: p.redirectUrl,
+    documents: p.documents.map(documentToPb),
   });
 }

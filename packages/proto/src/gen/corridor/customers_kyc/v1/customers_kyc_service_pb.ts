@@ -10,6 +10,8 @@ import type { BeneficialOwner, Customer, CustomerInput, Invitation, PersonalInfo
 import { file_corridor_customers_kyc_v1_customer } from "./customer_pb.js";
 import type { CustomerSummary } from "./customer_summary_pb.js";
 import { file_corridor_customers_kyc_v1_customer_summary } from "./customer_summary_pb.js";
+import type { Document, DocumentInput } from "./document_pb.js";
+import { file_corridor_customers_kyc_v1_document } from "./document_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -18,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file corridor/customers_kyc/v1/customers_kyc_service.proto.
  */
 export const file_corridor_customers_kyc_v1_customers_kyc_service: GenFile = /*@__PURE__*/
-  fileDesc("CjVjb3JyaWRvci9jdXN0b21lcnNfa3ljL3YxL2N1c3RvbWVyc19reWNfc2VydmljZS5wcm90bxIZY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MSJFChlHZXRDdXN0b21lclN1bW1hcnlSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJIloKGkdldEN1c3RvbWVyU3VtbWFyeVJlc3BvbnNlEjwKCGN1c3RvbWVyGAEgASgLMiouY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DdXN0b21lclN1bW1hcnkiaAoVQ3JlYXRlQ3VzdG9tZXJSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEjoKCGN1c3RvbWVyGAIgASgLMiguY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DdXN0b21lcklucHV0Ik8KFkNyZWF0ZUN1c3RvbWVyUmVzcG9uc2USNQoIY3VzdG9tZXIYASABKAsyIy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkN1c3RvbWVyIj4KEkdldEN1c3RvbWVyUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRITCgtjdXN0b21lcl9pZBgCIAEoCSJMChNHZXRDdXN0b21lclJlc3BvbnNlEjUKCGN1c3RvbWVyGAEgASgLMiMuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DdXN0b21lciJ6ChVVcGRhdGVDdXN0b21lclJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSNwoFcGF0Y2gYAyABKAsyKC5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkN1c3RvbWVySW5wdXQiTwoWVXBkYXRlQ3VzdG9tZXJSZXNwb25zZRI1CghjdXN0b21lchgBIAEoCzIjLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3VzdG9tZXIiQQoVRGVsZXRlQ3VzdG9tZXJSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJIk8KFkRlbGV0ZUN1c3RvbWVyUmVzcG9uc2USNQoIY3VzdG9tZXIYASABKAsyIy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkN1c3RvbWVyIsQCChRMaXN0Q3VzdG9tZXJzUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRItCgRwYWdlGAIgASgLMh8uY29ycmlkb3IuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0EhwKFHBsYXRmb3JtX2N1c3RvbWVyX2lkGAMgASgJEhUKDWN1c3RvbWVyX3R5cGUYBCABKAkSLgoHY3JlYXRlZBgFIAEoCzIdLmNvcnJpZG9yLmNvbW1vbi52MS5UaW1lUmFuZ2USLgoHdXBkYXRlZBgGIAEoCzIdLmNvcnJpZG9yLmNvbW1vbi52MS5UaW1lUmFuZ2USDgoGcmVnaW9uGAcgASgJEhAKCGN1cnJlbmN5GAggASgJEhMKC3VtYV9hZGRyZXNzGAkgASgJEhwKFGlzX2luY2x1ZGluZ19kZWxldGVkGAogASgIIoABChVMaXN0Q3VzdG9tZXJzUmVzcG9uc2USNgoJY3VzdG9tZXJzGAEgAygLMiMuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DdXN0b21lchIvCglwYWdlX2luZm8YAiABKAsyHC5jb3JyaWRvci5jb21tb24udjEuUGFnZUluZm8iRQoZQ3JlYXRlVmVyaWZpY2F0aW9uUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRITCgtjdXN0b21lcl9pZBgCIAEoCSJbChpDcmVhdGVWZXJpZmljYXRpb25SZXNwb25zZRI9Cgx2ZXJpZmljYXRpb24YASABKAsyJy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLlZlcmlmaWNhdGlvbiJGChZHZXRWZXJpZmljYXRpb25SZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhcKD3ZlcmlmaWNhdGlvbl9pZBgCIAEoCSJYChdHZXRWZXJpZmljYXRpb25SZXNwb25zZRI9Cgx2ZXJpZmljYXRpb24YASABKAsyJy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLlZlcmlmaWNhdGlvbiKQAQoYTGlzdFZlcmlmaWNhdGlvbnNSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEi0KBHBhZ2UYAiABKAsyHy5jb3JyaWRvci5jb21tb24udjEuUGFnZVJlcXVlc3QSEwoLY3VzdG9tZXJfaWQYAyABKAkSGwoTdmVyaWZpY2F0aW9uX3N0YXR1cxgEIAEoCSKMAQoZTGlzdFZlcmlmaWNhdGlvbnNSZXNwb25zZRI+Cg12ZXJpZmljYXRpb25zGAEgAygLMicuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5WZXJpZmljYXRpb24SLwoJcGFnZV9pbmZvGAIgASgLMhwuY29ycmlkb3IuY29tbW9uLnYxLlBhZ2VJbmZvIrsBChxDcmVhdGVCZW5lZmljaWFsT3duZXJSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJEg0KBXJvbGVzGAMgAygJEhwKFG93bmVyc2hpcF9wZXJjZW50YWdlGAYgASgBEj4KDXBlcnNvbmFsX2luZm8YBSABKAsyJy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLlBlcnNvbmFsSW5mb0oECAQQBSJlCh1DcmVhdGVCZW5lZmljaWFsT3duZXJSZXNwb25zZRJEChBiZW5lZmljaWFsX293bmVyGAEgASgLMiouY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5CZW5lZmljaWFsT3duZXIiTQoZR2V0QmVuZWZpY2lhbE93bmVyUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIbChNiZW5lZmljaWFsX293bmVyX2lkGAIgASgJImIKGkdldEJlbmVmaWNpYWxPd25lclJlc3BvbnNlEkQKEGJlbmVmaWNpYWxfb3duZXIYASABKAsyKi5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkJlbmVmaWNpYWxPd25lciIZCghSb2xlTGlzdBINCgVyb2xlcxgBIAMoCSKGAgocVXBkYXRlQmVuZWZpY2lhbE93bmVyUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIbChNiZW5lZmljaWFsX293bmVyX2lkGAIgASgJEjIKBXJvbGVzGAMgASgLMiMuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5Sb2xlTGlzdBIhChRvd25lcnNoaXBfcGVyY2VudGFnZRgGIAEoAUgAiAEBEj4KDXBlcnNvbmFsX2luZm8YBSABKAsyJy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLlBlcnNvbmFsSW5mb0IXChVfb3duZXJzaGlwX3BlcmNlbnRhZ2VKBAgEEAUiZQodVXBkYXRlQmVuZWZpY2lhbE93bmVyUmVzcG9uc2USRAoQYmVuZWZpY2lhbF9vd25lchgBIAEoCzIqLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQmVuZWZpY2lhbE93bmVyInYKG0xpc3RCZW5lZmljaWFsT3duZXJzUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRItCgRwYWdlGAIgASgLMh8uY29ycmlkb3IuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0EhMKC2N1c3RvbWVyX2lkGAMgASgJIpYBChxMaXN0QmVuZWZpY2lhbE93bmVyc1Jlc3BvbnNlEkUKEWJlbmVmaWNpYWxfb3duZXJzGAEgAygLMiouY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5CZW5lZmljaWFsT3duZXISLwoJcGFnZV9pbmZvGAIgASgLMhwuY29ycmlkb3IuY29tbW9uLnYxLlBhZ2VJbmZvItABChdDcmVhdGVJbnZpdGF0aW9uUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRITCgtpbnZpdGVyX3VtYRgCIAEoCRISCgpmaXJzdF9uYW1lGAMgASgJEhsKDmFtb3VudF90b19zZW5kGAQgASgDSACIAQESFwoPYW1vdW50X2N1cnJlbmN5GAUgASgJEi4KCmV4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhEKD19hbW91bnRfdG9fc2VuZCJVChhDcmVhdGVJbnZpdGF0aW9uUmVzcG9uc2USOQoKaW52aXRhdGlvbhgBIAEoCzIlLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuSW52aXRhdGlvbiI5ChRHZXRJbnZpdGF0aW9uUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIMCgRjb2RlGAIgASgJIlIKFUdldEludml0YXRpb25SZXNwb25zZRI5CgppbnZpdGF0aW9uGAEgASgLMiUuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5JbnZpdGF0aW9uIlAKFkNsYWltSW52aXRhdGlvblJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSDAoEY29kZRgCIAEoCRITCgtpbnZpdGVlX3VtYRgDIAEoCSJUChdDbGFpbUludml0YXRpb25SZXNwb25zZRI5CgppbnZpdGF0aW9uGAEgASgLMiUuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5JbnZpdGF0aW9uIjwKF0NhbmNlbEludml0YXRpb25SZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEgwKBGNvZGUYAiABKAkiVQoYQ2FuY2VsSW52aXRhdGlvblJlc3BvbnNlEjkKCmludml0YXRpb24YASABKAsyJS5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkludml0YXRpb24iVgoUQ3JlYXRlS3ljTGlua1JlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSFAoMcmVkaXJlY3RfdXJsGAMgASgJImsKFUNyZWF0ZUt5Y0xpbmtSZXNwb25zZRINCgV0b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtjdXN0b21lcl9pZBgDIAEoCSImChVHZXRLeWNMaW5rUGFnZVJlcXVlc3QSDQoFdG9rZW4YASABKAkisgEKC0t5Y0xpbmtQYWdlEhMKC2N1c3RvbWVyX2lkGAEgASgJEhUKDWN1c3RvbWVyX3R5cGUYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEhsKE3ZlcmlmaWNhdGlvbl9zdGF0dXMYBCABKAkSLgoKZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMcmVkaXJlY3RfdXJsGAYgASgJIk4KFkdldEt5Y0xpbmtQYWdlUmVzcG9uc2USNAoEcGFnZRgBIAEoCzImLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuS3ljTGlua1BhZ2UiJwoWQ29tcGxldGVLeWNMaW5rUmVxdWVzdBINCgV0b2tlbhgBIAEoCSKOAQoXQ29tcGxldGVLeWNMaW5rUmVzcG9uc2USNAoEcGFnZRgBIAEoCzImLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuS3ljTGlua1BhZ2USPQoMdmVyaWZpY2F0aW9uGAIgASgLMicuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5WZXJpZmljYXRpb24y0xMKE0N1c3RvbWVyc0t5Y1NlcnZpY2USgQEKEkdldEN1c3RvbWVyU3VtbWFyeRI0LmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuR2V0Q3VzdG9tZXJTdW1tYXJ5UmVxdWVzdBo1LmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuR2V0Q3VzdG9tZXJTdW1tYXJ5UmVzcG9uc2USdQoOQ3JlYXRlQ3VzdG9tZXISMC5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkNyZWF0ZUN1c3RvbWVyUmVxdWVzdBoxLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3JlYXRlQ3VzdG9tZXJSZXNwb25zZRJsCgtHZXRDdXN0b21lchItLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuR2V0Q3VzdG9tZXJSZXF1ZXN0Gi4uY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5HZXRDdXN0b21lclJlc3BvbnNlEnUKDlVwZGF0ZUN1c3RvbWVyEjAuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5VcGRhdGVDdXN0b21lclJlcXVlc3QaMS5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLlVwZGF0ZUN1c3RvbWVyUmVzcG9uc2USdQoORGVsZXRlQ3VzdG9tZXISMC5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkRlbGV0ZUN1c3RvbWVyUmVxdWVzdBoxLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuRGVsZXRlQ3VzdG9tZXJSZXNwb25zZRJyCg1MaXN0Q3VzdG9tZXJzEi8uY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5MaXN0Q3VzdG9tZXJzUmVxdWVzdBowLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuTGlzdEN1c3RvbWVyc1Jlc3BvbnNlEoEBChJDcmVhdGVWZXJpZmljYXRpb24SNC5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkNyZWF0ZVZlcmlmaWNhdGlvblJlcXVlc3QaNS5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkNyZWF0ZVZlcmlmaWNhdGlvblJlc3BvbnNlEngKD0dldFZlcmlmaWNhdGlvbhIxLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuR2V0VmVyaWZpY2F0aW9uUmVxdWVzdBoyLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuR2V0VmVyaWZpY2F0aW9uUmVzcG9uc2USfgoRTGlzdFZlcmlmaWNhdGlvbnMSMy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkxpc3RWZXJpZmljYXRpb25zUmVxdWVzdBo0LmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuTGlzdFZlcmlmaWNhdGlvbnNSZXNwb25zZRKKAQoVQ3JlYXRlQmVuZWZpY2lhbE93bmVyEjcuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DcmVhdGVCZW5lZmljaWFsT3duZXJSZXF1ZXN0GjguY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DcmVhdGVCZW5lZmljaWFsT3duZXJSZXNwb25zZRKBAQoSR2V0QmVuZWZpY2lhbE93bmVyEjQuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5HZXRCZW5lZmljaWFsT3duZXJSZXF1ZXN0GjUuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5HZXRCZW5lZmljaWFsT3duZXJSZXNwb25zZRKKAQoVVXBkYXRlQmVuZWZpY2lhbE93bmVyEjcuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5VcGRhdGVCZW5lZmljaWFsT3duZXJSZXF1ZXN0GjguY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5VcGRhdGVCZW5lZmljaWFsT3duZXJSZXNwb25zZRKHAQoUTGlzdEJlbmVmaWNpYWxPd25lcnMSNi5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkxpc3RCZW5lZmljaWFsT3duZXJzUmVxdWVzdBo3LmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuTGlzdEJlbmVmaWNpYWxPd25lcnNSZXNwb25zZRJ7ChBDcmVhdGVJbnZpdGF0aW9uEjIuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DcmVhdGVJbnZpdGF0aW9uUmVxdWVzdBozLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3JlYXRlSW52aXRhdGlvblJlc3BvbnNlEnIKDUdldEludml0YXRpb24SLy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkdldEludml0YXRpb25SZXF1ZXN0GjAuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5HZXRJbnZpdGF0aW9uUmVzcG9uc2USeAoPQ2xhaW1JbnZpdGF0aW9uEjEuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DbGFpbUludml0YXRpb25SZXF1ZXN0GjIuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DbGFpbUludml0YXRpb25SZXNwb25zZRJ7ChBDYW5jZWxJbnZpdGF0aW9uEjIuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DYW5jZWxJbnZpdGF0aW9uUmVxdWVzdBozLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ2FuY2VsSW52aXRhdGlvblJlc3BvbnNlEnIKDUNyZWF0ZUt5Y0xpbmsSLy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkNyZWF0ZUt5Y0xpbmtSZXF1ZXN0GjAuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DcmVhdGVLeWNMaW5rUmVzcG9uc2USdQoOR2V0S3ljTGlua1BhZ2USMC5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkdldEt5Y0xpbmtQYWdlUmVxdWVzdBoxLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuR2V0S3ljTGlua1BhZ2VSZXNwb25zZRJ4Cg9Db21wbGV0ZUt5Y0xpbmsSMS5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkNvbXBsZXRlS3ljTGlua1JlcXVlc3QaMi5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkNvbXBsZXRlS3ljTGlua1Jlc3BvbnNlYgZwcm90bzM", [file_corridor_common_v1_paging, file_corridor_customers_kyc_v1_customer, file_corridor_customers_kyc_v1_customer_summary, file_google_protobuf_timestamp]);
+  fileDesc("CjVjb3JyaWRvci9jdXN0b21lcnNfa3ljL3YxL2N1c3RvbWVyc19reWNfc2VydmljZS5wcm90bxIZY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MSJFChlHZXRDdXN0b21lclN1bW1hcnlSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJIloKGkdldEN1c3RvbWVyU3VtbWFyeVJlc3BvbnNlEjwKCGN1c3RvbWVyGAEgASgLMiouY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DdXN0b21lclN1bW1hcnkiaAoVQ3JlYXRlQ3VzdG9tZXJSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEjoKCGN1c3RvbWVyGAIgASgLMiguY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DdXN0b21lcklucHV0Ik8KFkNyZWF0ZUN1c3RvbWVyUmVzcG9uc2USNQoIY3VzdG9tZXIYASABKAsyIy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkN1c3RvbWVyIj4KEkdldEN1c3RvbWVyUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRITCgtjdXN0b21lcl9pZBgCIAEoCSJMChNHZXRDdXN0b21lclJlc3BvbnNlEjUKCGN1c3RvbWVyGAEgASgLMiMuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DdXN0b21lciJ6ChVVcGRhdGVDdXN0b21lclJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSNwoFcGF0Y2gYAyABKAsyKC5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkN1c3RvbWVySW5wdXQiTwoWVXBkYXRlQ3VzdG9tZXJSZXNwb25zZRI1CghjdXN0b21lchgBIAEoCzIjLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3VzdG9tZXIiQQoVRGVsZXRlQ3VzdG9tZXJSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJIk8KFkRlbGV0ZUN1c3RvbWVyUmVzcG9uc2USNQoIY3VzdG9tZXIYASABKAsyIy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkN1c3RvbWVyIsQCChRMaXN0Q3VzdG9tZXJzUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRItCgRwYWdlGAIgASgLMh8uY29ycmlkb3IuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0EhwKFHBsYXRmb3JtX2N1c3RvbWVyX2lkGAMgASgJEhUKDWN1c3RvbWVyX3R5cGUYBCABKAkSLgoHY3JlYXRlZBgFIAEoCzIdLmNvcnJpZG9yLmNvbW1vbi52MS5UaW1lUmFuZ2USLgoHdXBkYXRlZBgGIAEoCzIdLmNvcnJpZG9yLmNvbW1vbi52MS5UaW1lUmFuZ2USDgoGcmVnaW9uGAcgASgJEhAKCGN1cnJlbmN5GAggASgJEhMKC3VtYV9hZGRyZXNzGAkgASgJEhwKFGlzX2luY2x1ZGluZ19kZWxldGVkGAogASgIIoABChVMaXN0Q3VzdG9tZXJzUmVzcG9uc2USNgoJY3VzdG9tZXJzGAEgAygLMiMuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DdXN0b21lchIvCglwYWdlX2luZm8YAiABKAsyHC5jb3JyaWRvci5jb21tb24udjEuUGFnZUluZm8iRQoZQ3JlYXRlVmVyaWZpY2F0aW9uUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRITCgtjdXN0b21lcl9pZBgCIAEoCSJbChpDcmVhdGVWZXJpZmljYXRpb25SZXNwb25zZRI9Cgx2ZXJpZmljYXRpb24YASABKAsyJy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLlZlcmlmaWNhdGlvbiJGChZHZXRWZXJpZmljYXRpb25SZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhcKD3ZlcmlmaWNhdGlvbl9pZBgCIAEoCSJYChdHZXRWZXJpZmljYXRpb25SZXNwb25zZRI9Cgx2ZXJpZmljYXRpb24YASABKAsyJy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLlZlcmlmaWNhdGlvbiKQAQoYTGlzdFZlcmlmaWNhdGlvbnNSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEi0KBHBhZ2UYAiABKAsyHy5jb3JyaWRvci5jb21tb24udjEuUGFnZVJlcXVlc3QSEwoLY3VzdG9tZXJfaWQYAyABKAkSGwoTdmVyaWZpY2F0aW9uX3N0YXR1cxgEIAEoCSKMAQoZTGlzdFZlcmlmaWNhdGlvbnNSZXNwb25zZRI+Cg12ZXJpZmljYXRpb25zGAEgAygLMicuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5WZXJpZmljYXRpb24SLwoJcGFnZV9pbmZvGAIgASgLMhwuY29ycmlkb3IuY29tbW9uLnYxLlBhZ2VJbmZvIrsBChxDcmVhdGVCZW5lZmljaWFsT3duZXJSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJEg0KBXJvbGVzGAMgAygJEhwKFG93bmVyc2hpcF9wZXJjZW50YWdlGAYgASgBEj4KDXBlcnNvbmFsX2luZm8YBSABKAsyJy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLlBlcnNvbmFsSW5mb0oECAQQBSJlCh1DcmVhdGVCZW5lZmljaWFsT3duZXJSZXNwb25zZRJEChBiZW5lZmljaWFsX293bmVyGAEgASgLMiouY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5CZW5lZmljaWFsT3duZXIiTQoZR2V0QmVuZWZpY2lhbE93bmVyUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIbChNiZW5lZmljaWFsX293bmVyX2lkGAIgASgJImIKGkdldEJlbmVmaWNpYWxPd25lclJlc3BvbnNlEkQKEGJlbmVmaWNpYWxfb3duZXIYASABKAsyKi5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkJlbmVmaWNpYWxPd25lciIZCghSb2xlTGlzdBINCgVyb2xlcxgBIAMoCSKGAgocVXBkYXRlQmVuZWZpY2lhbE93bmVyUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIbChNiZW5lZmljaWFsX293bmVyX2lkGAIgASgJEjIKBXJvbGVzGAMgASgLMiMuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5Sb2xlTGlzdBIhChRvd25lcnNoaXBfcGVyY2VudGFnZRgGIAEoAUgAiAEBEj4KDXBlcnNvbmFsX2luZm8YBSABKAsyJy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLlBlcnNvbmFsSW5mb0IXChVfb3duZXJzaGlwX3BlcmNlbnRhZ2VKBAgEEAUiZQodVXBkYXRlQmVuZWZpY2lhbE93bmVyUmVzcG9uc2USRAoQYmVuZWZpY2lhbF9vd25lchgBIAEoCzIqLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQmVuZWZpY2lhbE93bmVyInYKG0xpc3RCZW5lZmljaWFsT3duZXJzUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRItCgRwYWdlGAIgASgLMh8uY29ycmlkb3IuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0EhMKC2N1c3RvbWVyX2lkGAMgASgJIpYBChxMaXN0QmVuZWZpY2lhbE93bmVyc1Jlc3BvbnNlEkUKEWJlbmVmaWNpYWxfb3duZXJzGAEgAygLMiouY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5CZW5lZmljaWFsT3duZXISLwoJcGFnZV9pbmZvGAIgASgLMhwuY29ycmlkb3IuY29tbW9uLnYxLlBhZ2VJbmZvItABChdDcmVhdGVJbnZpdGF0aW9uUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRITCgtpbnZpdGVyX3VtYRgCIAEoCRISCgpmaXJzdF9uYW1lGAMgASgJEhsKDmFtb3VudF90b19zZW5kGAQgASgDSACIAQESFwoPYW1vdW50X2N1cnJlbmN5GAUgASgJEi4KCmV4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhEKD19hbW91bnRfdG9fc2VuZCJVChhDcmVhdGVJbnZpdGF0aW9uUmVzcG9uc2USOQoKaW52aXRhdGlvbhgBIAEoCzIlLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuSW52aXRhdGlvbiI5ChRHZXRJbnZpdGF0aW9uUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIMCgRjb2RlGAIgASgJIlIKFUdldEludml0YXRpb25SZXNwb25zZRI5CgppbnZpdGF0aW9uGAEgASgLMiUuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5JbnZpdGF0aW9uIlAKFkNsYWltSW52aXRhdGlvblJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSDAoEY29kZRgCIAEoCRITCgtpbnZpdGVlX3VtYRgDIAEoCSJUChdDbGFpbUludml0YXRpb25SZXNwb25zZRI5CgppbnZpdGF0aW9uGAEgASgLMiUuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5JbnZpdGF0aW9uIjwKF0NhbmNlbEludml0YXRpb25SZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEgwKBGNvZGUYAiABKAkiVQoYQ2FuY2VsSW52aXRhdGlvblJlc3BvbnNlEjkKCmludml0YXRpb24YASABKAsyJS5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkludml0YXRpb24iVgoUQ3JlYXRlS3ljTGlua1JlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSFAoMcmVkaXJlY3RfdXJsGAMgASgJImsKFUNyZWF0ZUt5Y0xpbmtSZXNwb25zZRINCgV0b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtjdXN0b21lcl9pZBgDIAEoCSImChVHZXRLeWNMaW5rUGFnZVJlcXVlc3QSDQoFdG9rZW4YASABKAki6gEKC0t5Y0xpbmtQYWdlEhMKC2N1c3RvbWVyX2lkGAEgASgJEhUKDWN1c3RvbWVyX3R5cGUYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEhsKE3ZlcmlmaWNhdGlvbl9zdGF0dXMYBCABKAkSLgoKZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMcmVkaXJlY3RfdXJsGAYgASgJEjYKCWRvY3VtZW50cxgHIAMoCzIjLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuRG9jdW1lbnQiTgoWR2V0S3ljTGlua1BhZ2VSZXNwb25zZRI0CgRwYWdlGAEgASgLMiYuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5LeWNMaW5rUGFnZSInChZDb21wbGV0ZUt5Y0xpbmtSZXF1ZXN0Eg0KBXRva2VuGAEgASgJIo4BChdDb21wbGV0ZUt5Y0xpbmtSZXNwb25zZRI0CgRwYWdlGAEgASgLMiYuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5LeWNMaW5rUGFnZRI9Cgx2ZXJpZmljYXRpb24YAiABKAsyJy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLlZlcmlmaWNhdGlvbiJoChVVcGxvYWREb2N1bWVudFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSOgoIZG9jdW1lbnQYAiABKAsyKC5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkRvY3VtZW50SW5wdXQiTwoWVXBsb2FkRG9jdW1lbnRSZXNwb25zZRI1Cghkb2N1bWVudBgBIAEoCzIjLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuRG9jdW1lbnQiPgoSR2V0RG9jdW1lbnRSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhMKC2RvY3VtZW50X2lkGAIgASgJIkwKE0dldERvY3VtZW50UmVzcG9uc2USNQoIZG9jdW1lbnQYASABKAsyIy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkRvY3VtZW50InMKFExpc3REb2N1bWVudHNSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEi0KBHBhZ2UYAiABKAsyHy5jb3JyaWRvci5jb21tb24udjEuUGFnZVJlcXVlc3QSFwoPZG9jdW1lbnRfaG9sZGVyGAMgASgJIoABChVMaXN0RG9jdW1lbnRzUmVzcG9uc2USNgoJZG9jdW1lbnRzGAEgAygLMiMuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5Eb2N1bWVudBIvCglwYWdlX2luZm8YAiABKAsyHC5jb3JyaWRvci5jb21tb24udjEuUGFnZUluZm8ifgoWUmVwbGFjZURvY3VtZW50UmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRITCgtkb2N1bWVudF9pZBgCIAEoCRI6Cghkb2N1bWVudBgDIAEoCzIoLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuRG9jdW1lbnRJbnB1dCJQChdSZXBsYWNlRG9jdW1lbnRSZXNwb25zZRI1Cghkb2N1bWVudBgBIAEoCzIjLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuRG9jdW1lbnQiQQoVRGVsZXRlRG9jdW1lbnRSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhMKC2RvY3VtZW50X2lkGAIgASgJIk8KFkRlbGV0ZURvY3VtZW50UmVzcG9uc2USNQoIZG9jdW1lbnQYASABKAsyIy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkRvY3VtZW50ImkKHFVwbG9hZEt5Y0xpbmtEb2N1bWVudFJlcXVlc3QSDQoFdG9rZW4YASABKAkSOgoIZG9jdW1lbnQYAiABKAsyKC5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkRvY3VtZW50SW5wdXQiVgodVXBsb2FkS3ljTGlua0RvY3VtZW50UmVzcG9uc2USNQoIZG9jdW1lbnQYASABKAsyIy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkRvY3VtZW50MqoZChNDdXN0b21lcnNLeWNTZXJ2aWNlEoEBChJHZXRDdXN0b21lclN1bW1hcnkSNC5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkdldEN1c3RvbWVyU3VtbWFyeVJlcXVlc3QaNS5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkdldEN1c3RvbWVyU3VtbWFyeVJlc3BvbnNlEnUKDkNyZWF0ZUN1c3RvbWVyEjAuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DcmVhdGVDdXN0b21lclJlcXVlc3QaMS5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkNyZWF0ZUN1c3RvbWVyUmVzcG9uc2USbAoLR2V0Q3VzdG9tZXISLS5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkdldEN1c3RvbWVyUmVxdWVzdBouLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuR2V0Q3VzdG9tZXJSZXNwb25zZRJ1Cg5VcGRhdGVDdXN0b21lchIwLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuVXBkYXRlQ3VzdG9tZXJSZXF1ZXN0GjEuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5VcGRhdGVDdXN0b21lclJlc3BvbnNlEnUKDkRlbGV0ZUN1c3RvbWVyEjAuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5EZWxldGVDdXN0b21lclJlcXVlc3QaMS5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkRlbGV0ZUN1c3RvbWVyUmVzcG9uc2UScgoNTGlzdEN1c3RvbWVycxIvLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuTGlzdEN1c3RvbWVyc1JlcXVlc3QaMC5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkxpc3RDdXN0b21lcnNSZXNwb25zZRKBAQoSQ3JlYXRlVmVyaWZpY2F0aW9uEjQuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DcmVhdGVWZXJpZmljYXRpb25SZXF1ZXN0GjUuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DcmVhdGVWZXJpZmljYXRpb25SZXNwb25zZRJ4Cg9HZXRWZXJpZmljYXRpb24SMS5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkdldFZlcmlmaWNhdGlvblJlcXVlc3QaMi5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkdldFZlcmlmaWNhdGlvblJlc3BvbnNlEn4KEUxpc3RWZXJpZmljYXRpb25zEjMuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5MaXN0VmVyaWZpY2F0aW9uc1JlcXVlc3QaNC5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkxpc3RWZXJpZmljYXRpb25zUmVzcG9uc2USigEKFUNyZWF0ZUJlbmVmaWNpYWxPd25lchI3LmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3JlYXRlQmVuZWZpY2lhbE93bmVyUmVxdWVzdBo4LmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3JlYXRlQmVuZWZpY2lhbE93bmVyUmVzcG9uc2USgQEKEkdldEJlbmVmaWNpYWxPd25lchI0LmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuR2V0QmVuZWZpY2lhbE93bmVyUmVxdWVzdBo1LmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuR2V0QmVuZWZpY2lhbE93bmVyUmVzcG9uc2USigEKFVVwZGF0ZUJlbmVmaWNpYWxPd25lchI3LmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuVXBkYXRlQmVuZWZpY2lhbE93bmVyUmVxdWVzdBo4LmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuVXBkYXRlQmVuZWZpY2lhbE93bmVyUmVzcG9uc2UShwEKFExpc3RCZW5lZmljaWFsT3duZXJzEjYuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5MaXN0QmVuZWZpY2lhbE93bmVyc1JlcXVlc3QaNy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkxpc3RCZW5lZmljaWFsT3duZXJzUmVzcG9uc2USewoQQ3JlYXRlSW52aXRhdGlvbhIyLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3JlYXRlSW52aXRhdGlvblJlcXVlc3QaMy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkNyZWF0ZUludml0YXRpb25SZXNwb25zZRJyCg1HZXRJbnZpdGF0aW9uEi8uY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5HZXRJbnZpdGF0aW9uUmVxdWVzdBowLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuR2V0SW52aXRhdGlvblJlc3BvbnNlEngKD0NsYWltSW52aXRhdGlvbhIxLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ2xhaW1JbnZpdGF0aW9uUmVxdWVzdBoyLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ2xhaW1JbnZpdGF0aW9uUmVzcG9uc2USewoQQ2FuY2VsSW52aXRhdGlvbhIyLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ2FuY2VsSW52aXRhdGlvblJlcXVlc3QaMy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkNhbmNlbEludml0YXRpb25SZXNwb25zZRJyCg1DcmVhdGVLeWNMaW5rEi8uY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DcmVhdGVLeWNMaW5rUmVxdWVzdBowLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3JlYXRlS3ljTGlua1Jlc3BvbnNlEnUKDkdldEt5Y0xpbmtQYWdlEjAuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5HZXRLeWNMaW5rUGFnZVJlcXVlc3QaMS5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkdldEt5Y0xpbmtQYWdlUmVzcG9uc2USeAoPQ29tcGxldGVLeWNMaW5rEjEuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5Db21wbGV0ZUt5Y0xpbmtSZXF1ZXN0GjIuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5Db21wbGV0ZUt5Y0xpbmtSZXNwb25zZRKKAQoVVXBsb2FkS3ljTGlua0RvY3VtZW50EjcuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5VcGxvYWRLeWNMaW5rRG9jdW1lbnRSZXF1ZXN0GjguY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5VcGxvYWRLeWNMaW5rRG9jdW1lbnRSZXNwb25zZRJ1Cg5VcGxvYWREb2N1bWVudBIwLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuVXBsb2FkRG9jdW1lbnRSZXF1ZXN0GjEuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5VcGxvYWREb2N1bWVudFJlc3BvbnNlEmwKC0dldERvY3VtZW50Ei0uY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5HZXREb2N1bWVudFJlcXVlc3QaLi5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkdldERvY3VtZW50UmVzcG9uc2UScgoNTGlzdERvY3VtZW50cxIvLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuTGlzdERvY3VtZW50c1JlcXVlc3QaMC5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkxpc3REb2N1bWVudHNSZXNwb25zZRJ4Cg9SZXBsYWNlRG9jdW1lbnQSMS5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLlJlcGxhY2VEb2N1bWVudFJlcXVlc3QaMi5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLlJlcGxhY2VEb2N1bWVudFJlc3BvbnNlEnUKDkRlbGV0ZURvY3VtZW50EjAuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5EZWxldGVEb2N1bWVudFJlcXVlc3QaMS5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkRlbGV0ZURvY3VtZW50UmVzcG9uc2ViBnByb3RvMw", [file_corridor_common_v1_paging, file_corridor_customers_kyc_v1_customer, file_corridor_customers_kyc_v1_customer_summary, file_corridor_customers_kyc_v1_document, file_google_protobuf_timestamp]);
 
 /**
  * GetCustomerSummaryRequest names the customer.
@@ -1194,6 +1196,13 @@ export type KycLinkPage = Message<"corridor.customers_kyc.v1.KycLinkPage"> & {
    * @generated from field: string redirect_url = 6;
    */
   redirectUrl: string;
+
+  /**
+   * The customer's documents uploaded so far (metadata only).
+   *
+   * @generated from field: repeated corridor.customers_kyc.v1.Document documents = 7;
+   */
+  documents: Document[];
 };
 
 /**
@@ -1272,6 +1281,321 @@ export type CompleteKycLinkResponse = Message<"corridor.customers_kyc.v1.Complet
  */
 export const CompleteKycLinkResponseSchema: GenMessage<CompleteKycLinkResponse> = /*@__PURE__*/
   messageDesc(file_corridor_customers_kyc_v1_customers_kyc_service, 41);
+
+/**
+ * UploadDocumentRequest carries the file and its metadata.
+ *
+ * @generated from message corridor.customers_kyc.v1.UploadDocumentRequest
+ */
+export type UploadDocumentRequest = Message<"corridor.customers_kyc.v1.UploadDocumentRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * The file and metadata.
+   *
+   * @generated from field: corridor.customers_kyc.v1.DocumentInput document = 2;
+   */
+  document?: DocumentInput | undefined;
+};
+
+/**
+ * Describes the message corridor.customers_kyc.v1.UploadDocumentRequest.
+ * Use `create(UploadDocumentRequestSchema)` to create a new message.
+ */
+export const UploadDocumentRequestSchema: GenMessage<UploadDocumentRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_customers_kyc_v1_customers_kyc_service, 42);
+
+/**
+ * UploadDocumentResponse holds the stored document.
+ *
+ * @generated from message corridor.customers_kyc.v1.UploadDocumentResponse
+ */
+export type UploadDocumentResponse = Message<"corridor.customers_kyc.v1.UploadDocumentResponse"> & {
+  /**
+   * The stored document.
+   *
+   * @generated from field: corridor.customers_kyc.v1.Document document = 1;
+   */
+  document?: Document | undefined;
+};
+
+/**
+ * Describes the message corridor.customers_kyc.v1.UploadDocumentResponse.
+ * Use `create(UploadDocumentResponseSchema)` to create a new message.
+ */
+export const UploadDocumentResponseSchema: GenMessage<UploadDocumentResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_customers_kyc_v1_customers_kyc_service, 43);
+
+/**
+ * GetDocumentRequest names the document.
+ *
+ * @generated from message corridor.customers_kyc.v1.GetDocumentRequest
+ */
+export type GetDocumentRequest = Message<"corridor.customers_kyc.v1.GetDocumentRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Document:<uuidv7>.
+   *
+   * @generated from field: string document_id = 2;
+   */
+  documentId: string;
+};
+
+/**
+ * Describes the message corridor.customers_kyc.v1.GetDocumentRequest.
+ * Use `create(GetDocumentRequestSchema)` to create a new message.
+ */
+export const GetDocumentRequestSchema: GenMessage<GetDocumentRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_customers_kyc_v1_customers_kyc_service, 44);
+
+/**
+ * GetDocumentResponse holds the document.
+ *
+ * @generated from message corridor.customers_kyc.v1.GetDocumentResponse
+ */
+export type GetDocumentResponse = Message<"corridor.customers_kyc.v1.GetDocumentResponse"> & {
+  /**
+   * The document.
+   *
+   * @generated from field: corridor.customers_kyc.v1.Document document = 1;
+   */
+  document?: Document | undefined;
+};
+
+/**
+ * Describes the message corridor.customers_kyc.v1.GetDocumentResponse.
+ * Use `create(GetDocumentResponseSchema)` to create a new message.
+ */
+export const GetDocumentResponseSchema: GenMessage<GetDocumentResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_customers_kyc_v1_customers_kyc_service, 45);
+
+/**
+ * ListDocumentsRequest carries the filter and paging.
+ *
+ * @generated from message corridor.customers_kyc.v1.ListDocumentsRequest
+ */
+export type ListDocumentsRequest = Message<"corridor.customers_kyc.v1.ListDocumentsRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Paging.
+   *
+   * @generated from field: corridor.common.v1.PageRequest page = 2;
+   */
+  page?: PageRequest | undefined;
+
+  /**
+   * Only this holder's documents (Customer:... or BeneficialOwner:...); empty for all.
+   *
+   * @generated from field: string document_holder = 3;
+   */
+  documentHolder: string;
+};
+
+/**
+ * Describes the message corridor.customers_kyc.v1.ListDocumentsRequest.
+ * Use `create(ListDocumentsRequestSchema)` to create a new message.
+ */
+export const ListDocumentsRequestSchema: GenMessage<ListDocumentsRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_customers_kyc_v1_customers_kyc_service, 46);
+
+/**
+ * ListDocumentsResponse holds one page.
+ *
+ * @generated from message corridor.customers_kyc.v1.ListDocumentsResponse
+ */
+export type ListDocumentsResponse = Message<"corridor.customers_kyc.v1.ListDocumentsResponse"> & {
+  /**
+   * The page's documents.
+   *
+   * @generated from field: repeated corridor.customers_kyc.v1.Document documents = 1;
+   */
+  documents: Document[];
+
+  /**
+   * Paging state and total count.
+   *
+   * @generated from field: corridor.common.v1.PageInfo page_info = 2;
+   */
+  pageInfo?: PageInfo | undefined;
+};
+
+/**
+ * Describes the message corridor.customers_kyc.v1.ListDocumentsResponse.
+ * Use `create(ListDocumentsResponseSchema)` to create a new message.
+ */
+export const ListDocumentsResponseSchema: GenMessage<ListDocumentsResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_customers_kyc_v1_customers_kyc_service, 47);
+
+/**
+ * ReplaceDocumentRequest carries the new file and metadata.
+ *
+ * @generated from message corridor.customers_kyc.v1.ReplaceDocumentRequest
+ */
+export type ReplaceDocumentRequest = Message<"corridor.customers_kyc.v1.ReplaceDocumentRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Document:<uuidv7>.
+   *
+   * @generated from field: string document_id = 2;
+   */
+  documentId: string;
+
+  /**
+   * The new file and metadata (document_holder is ignored: a document keeps its holder).
+   *
+   * @generated from field: corridor.customers_kyc.v1.DocumentInput document = 3;
+   */
+  document?: DocumentInput | undefined;
+};
+
+/**
+ * Describes the message corridor.customers_kyc.v1.ReplaceDocumentRequest.
+ * Use `create(ReplaceDocumentRequestSchema)` to create a new message.
+ */
+export const ReplaceDocumentRequestSchema: GenMessage<ReplaceDocumentRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_customers_kyc_v1_customers_kyc_service, 48);
+
+/**
+ * ReplaceDocumentResponse holds the replaced document.
+ *
+ * @generated from message corridor.customers_kyc.v1.ReplaceDocumentResponse
+ */
+export type ReplaceDocumentResponse = Message<"corridor.customers_kyc.v1.ReplaceDocumentResponse"> & {
+  /**
+   * The document as it now is.
+   *
+   * @generated from field: corridor.customers_kyc.v1.Document document = 1;
+   */
+  document?: Document | undefined;
+};
+
+/**
+ * Describes the message corridor.customers_kyc.v1.ReplaceDocumentResponse.
+ * Use `create(ReplaceDocumentResponseSchema)` to create a new message.
+ */
+export const ReplaceDocumentResponseSchema: GenMessage<ReplaceDocumentResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_customers_kyc_v1_customers_kyc_service, 49);
+
+/**
+ * DeleteDocumentRequest names the document.
+ *
+ * @generated from message corridor.customers_kyc.v1.DeleteDocumentRequest
+ */
+export type DeleteDocumentRequest = Message<"corridor.customers_kyc.v1.DeleteDocumentRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Document:<uuidv7>.
+   *
+   * @generated from field: string document_id = 2;
+   */
+  documentId: string;
+};
+
+/**
+ * Describes the message corridor.customers_kyc.v1.DeleteDocumentRequest.
+ * Use `create(DeleteDocumentRequestSchema)` to create a new message.
+ */
+export const DeleteDocumentRequestSchema: GenMessage<DeleteDocumentRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_customers_kyc_v1_customers_kyc_service, 50);
+
+/**
+ * DeleteDocumentResponse confirms the delete.
+ *
+ * @generated from message corridor.customers_kyc.v1.DeleteDocumentResponse
+ */
+export type DeleteDocumentResponse = Message<"corridor.customers_kyc.v1.DeleteDocumentResponse"> & {
+  /**
+   * The deleted document as it was.
+   *
+   * @generated from field: corridor.customers_kyc.v1.Document document = 1;
+   */
+  document?: Document | undefined;
+};
+
+/**
+ * Describes the message corridor.customers_kyc.v1.DeleteDocumentResponse.
+ * Use `create(DeleteDocumentResponseSchema)` to create a new message.
+ */
+export const DeleteDocumentResponseSchema: GenMessage<DeleteDocumentResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_customers_kyc_v1_customers_kyc_service, 51);
+
+/**
+ * UploadKycLinkDocumentRequest carries the hosted page's upload.
+ *
+ * @generated from message corridor.customers_kyc.v1.UploadKycLinkDocumentRequest
+ */
+export type UploadKycLinkDocumentRequest = Message<"corridor.customers_kyc.v1.UploadKycLinkDocumentRequest"> & {
+  /**
+   * The link token.
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+
+  /**
+   * The file and metadata (the holder is the link's customer).
+   *
+   * @generated from field: corridor.customers_kyc.v1.DocumentInput document = 2;
+   */
+  document?: DocumentInput | undefined;
+};
+
+/**
+ * Describes the message corridor.customers_kyc.v1.UploadKycLinkDocumentRequest.
+ * Use `create(UploadKycLinkDocumentRequestSchema)` to create a new message.
+ */
+export const UploadKycLinkDocumentRequestSchema: GenMessage<UploadKycLinkDocumentRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_customers_kyc_v1_customers_kyc_service, 52);
+
+/**
+ * UploadKycLinkDocumentResponse holds the stored document.
+ *
+ * @generated from message corridor.customers_kyc.v1.UploadKycLinkDocumentResponse
+ */
+export type UploadKycLinkDocumentResponse = Message<"corridor.customers_kyc.v1.UploadKycLinkDocumentResponse"> & {
+  /**
+   * The stored document.
+   *
+   * @generated from field: corridor.customers_kyc.v1.Document document = 1;
+   */
+  document?: Document | undefined;
+};
+
+/**
+ * Describes the message corridor.customers_kyc.v1.UploadKycLinkDocumentResponse.
+ * Use `create(UploadKycLinkDocumentResponseSchema)` to create a new message.
+ */
+export const UploadKycLinkDocumentResponseSchema: GenMessage<UploadKycLinkDocumentResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_customers_kyc_v1_customers_kyc_service, 53);
 
 /**
  * CustomersKycService owns customers, their KYC/KYB verification, beneficial owners and
@@ -1480,6 +1804,66 @@ export const CustomersKycService: GenService<{
     methodKind: "unary";
     input: typeof CompleteKycLinkRequestSchema;
     output: typeof CompleteKycLinkResponseSchema;
+  },
+  /**
+   * UploadKycLinkDocument stores a document the customer uploads on the hosted page (the token is the credential).
+   *
+   * @generated from rpc corridor.customers_kyc.v1.CustomersKycService.UploadKycLinkDocument
+   */
+  uploadKycLinkDocument: {
+    methodKind: "unary";
+    input: typeof UploadKycLinkDocumentRequestSchema;
+    output: typeof UploadKycLinkDocumentResponseSchema;
+  },
+  /**
+   * UploadDocument stores a verification document of a customer or beneficial owner.
+   *
+   * @generated from rpc corridor.customers_kyc.v1.CustomersKycService.UploadDocument
+   */
+  uploadDocument: {
+    methodKind: "unary";
+    input: typeof UploadDocumentRequestSchema;
+    output: typeof UploadDocumentResponseSchema;
+  },
+  /**
+   * GetDocument reads one document's metadata.
+   *
+   * @generated from rpc corridor.customers_kyc.v1.CustomersKycService.GetDocument
+   */
+  getDocument: {
+    methodKind: "unary";
+    input: typeof GetDocumentRequestSchema;
+    output: typeof GetDocumentResponseSchema;
+  },
+  /**
+   * ListDocuments pages through documents, newest first.
+   *
+   * @generated from rpc corridor.customers_kyc.v1.CustomersKycService.ListDocuments
+   */
+  listDocuments: {
+    methodKind: "unary";
+    input: typeof ListDocumentsRequestSchema;
+    output: typeof ListDocumentsResponseSchema;
+  },
+  /**
+   * ReplaceDocument replaces a document's file and metadata (refused once a decision used it).
+   *
+   * @generated from rpc corridor.customers_kyc.v1.CustomersKycService.ReplaceDocument
+   */
+  replaceDocument: {
+    methodKind: "unary";
+    input: typeof ReplaceDocumentRequestSchema;
+    output: typeof ReplaceDocumentResponseSchema;
+  },
+  /**
+   * DeleteDocument deletes a document (refused once a decision used it).
+   *
+   * @generated from rpc corridor.customers_kyc.v1.CustomersKycService.DeleteDocument
+   */
+  deleteDocument: {
+    methodKind: "unary";
+    input: typeof DeleteDocumentRequestSchema;
+    output: typeof DeleteDocumentResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_corridor_customers_kyc_v1_customers_kyc_service, 0);
