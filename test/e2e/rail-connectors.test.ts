@@ -3,7 +3,7 @@ import { LedgerAdminService } from "@corridor/proto/corridor/ledger/v1/ledger_ad
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testConnector } from "../support/test-connector.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
-import { balanceOf, platformAccount, txStatus, usdAccountInfo } from "./ledger-helpers.js";
+import { advanceClock, balanceOf, fund, platformAccount, platformExternal, txStatus, usdAccountInfo } from "./ledger-helpers.js";
 
 /**
  * Issue 24 items 1-2 end to end (docs/connectors.md): a production platform's rail with no
@@ -70,5 +70,26 @@ describe.skipIf(skipReason())(`rail connectors (${mode})`, () => {
     ]);
     expect(bank.received.map((i) => i.direction)).toEqual(["PULL", "PAYOUT"]);
     expect(bystander.received).toEqual([]);
+  });
+
+  it("reverses a sandbox transfer-out the receiving bank returns after it completed (suffix 006): FAILED with the return's reason, money back, OUTGOING_PAYMENT_FAILED", async () => {
+    const p = await system.createPlatform();
+    const account = await platformAccount(p);
+    await fund(p, account.id, 10_000);
+    const payee = await platformExternal(p, "006");
+    const res = await p.call("POST", "/transfer-out", { source: { accountId: account.id }, destination: { accountId: payee.id }, amount: 2_500 });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    await txStatus(p, res.body.id, "COMPLETED");
+    expect(await balanceOf(p)).toBe(7_500);
+    expect((await advanceClock(p, 60)).fired).toBeGreaterThanOrEqual(1);
+    const failed = await txStatus(p, res.body.id, "FAILED");
+    expect(failed).toMatchObject({ failureReason: "OFFRAMP_FAILED", failureDetail: "RETURNED_BY_RECEIVING_BANK" });
+    await eventually(async () => ((await balanceOf(p)) === 10_000 ? true : undefined));
+    const types = await eventually(async () => {
+      const events = (await p.call("GET", "/events?limit=100")).body.data as { type: string; payload: { data?: { id?: string } } }[];
+      const mine = events.filter((e) => e.payload?.data?.id === res.body.id).map((e) => e.type);
+      return mine.includes("OUTGOING_PAYMENT_FAILED") ? mine : undefined;
+    });
+    expect(types).toEqual(expect.arrayContaining(["OUTGOING_PAYMENT_COMPLETED", "OUTGOING_PAYMENT_FAILED"]));
   });
 });
