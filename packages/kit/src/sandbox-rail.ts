@@ -7,6 +7,8 @@
  *
  *   002 insufficient funds, fails immediately; 003 account closed or invalid, fails immediately;
  *   004 the bank rejects the transfer; 005 stays pending about 30 s, then fails; any other succeeds.
+ * Ours (the rail contract's return, docs/connectors.md): 006 completes, then the receiving bank
+ * returns it SANDBOX_TRANSFER_RETURN_SECONDS later.
  */
 export type SandboxTransferOutcome =
   /** The rail refuses the transfer before accepting it: the request is answered with it FAILED. */
@@ -15,10 +17,14 @@ export type SandboxTransferOutcome =
   | { kind: "BANK_REJECTS"; cause: "BANK_REJECTED" }
   /** Accepted (PROCESSING), then it fails after `afterSeconds` of sandbox time. */
   | { kind: "PENDING_THEN_FAILS"; afterSeconds: number; cause: "TIMED_OUT" }
+  /** Completes, then comes back `afterSeconds` later (RETURNED after COMPLETED). */
+  | { kind: "COMPLETES_THEN_RETURNED"; afterSeconds: number; cause: "RETURNED_BY_RECEIVING_BANK" }
   | { kind: "SUCCEEDS" };
 
 /** Suffix 005: how long the transfer stays in flight before it fails. */
 export const SANDBOX_PENDING_THEN_FAIL_SECONDS = 30;
+/** Suffix 006: how long after completing the receiving bank returns the money. */
+export const SANDBOX_TRANSFER_RETURN_SECONDS = 60;
 
 export function sandboxTransferOutcome(identifier: string): SandboxTransferOutcome {
   switch (sandboxSuffixOf(identifier)) {
@@ -30,6 +36,8 @@ export function sandboxTransferOutcome(identifier: string): SandboxTransferOutco
       return { kind: "BANK_REJECTS", cause: "BANK_REJECTED" };
     case "005":
       return { kind: "PENDING_THEN_FAILS", afterSeconds: SANDBOX_PENDING_THEN_FAIL_SECONDS, cause: "TIMED_OUT" };
+    case "006":
+      return { kind: "COMPLETES_THEN_RETURNED", afterSeconds: SANDBOX_TRANSFER_RETURN_SECONDS, cause: "RETURNED_BY_RECEIVING_BANK" };
     default:
       return { kind: "SUCCEEDS" };
   }

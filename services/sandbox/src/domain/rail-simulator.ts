@@ -1,4 +1,4 @@
-import { SANDBOX_PENDING_THEN_FAIL_SECONDS, sandboxIdentifierOf, sandboxSuffixOf, sandboxTransferOutcome } from "@corridor/kit";
+import { SANDBOX_PENDING_THEN_FAIL_SECONDS, SANDBOX_TRANSFER_RETURN_SECONDS, sandboxIdentifierOf, sandboxSuffixOf, sandboxTransferOutcome } from "@corridor/kit";
 
 /**
  * The sandbox rail: the outcome of a transfer by the last three characters of the external
@@ -8,6 +8,8 @@ import { SANDBOX_PENDING_THEN_FAIL_SECONDS, sandboxIdentifierOf, sandboxSuffixOf
  *   the request with the transaction FAILED and sends no instruction; should one arrive anyway it
  *   fails at once here too); 004 the bank rejects it; 005 stays in flight (PROCESSING) ~30 s, then
  *   fails; anything else succeeds.
+ * Ours (the rail contract's return, docs/connectors.md): 006 completes, then the receiving bank
+ * returns it TRANSFER_RETURN_SECONDS later (RETURNED, reason RETURNED_BY_RECEIVING_BANK).
  */
 
 export interface SimulatedStep {
@@ -18,6 +20,8 @@ export interface SimulatedStep {
 }
 
 export const PENDING_THEN_FAIL_SECONDS = SANDBOX_PENDING_THEN_FAIL_SECONDS;
+/** Transfer suffix 006: how long after completing the receiving bank returns the money. */
+export const TRANSFER_RETURN_SECONDS = SANDBOX_TRANSFER_RETURN_SECONDS;
 
 export function simulateTransfer(identifier: string): SimulatedStep[] {
   const outcome = sandboxTransferOutcome(identifier);
@@ -34,6 +38,12 @@ export function simulateTransfer(identifier: string): SimulatedStep[] {
       return [
         { afterSeconds: 0, status: "PROCESSING", reason: "" },
         { afterSeconds: outcome.afterSeconds, status: "FAILED", reason: outcome.cause },
+      ];
+    case "COMPLETES_THEN_RETURNED":
+      return [
+        { afterSeconds: 0, status: "PROCESSING", reason: "" },
+        { afterSeconds: 0, status: "COMPLETED", reason: "" },
+        { afterSeconds: outcome.afterSeconds, status: "RETURNED", reason: outcome.cause },
       ];
     case "SUCCEEDS":
       return [
