@@ -222,3 +222,24 @@ describe("NACHA reader: structure checks", () => {
     expect(traces).toEqual(["091000017611242", "021000029461242"]);
   });
 });
+
+describe("NACHA reader: the 100,000-entry file (fixtures ach/large), streamed from gzip", () => {
+  it("reads all 200 batches and every entry, their sums agreeing with the file control", async () => {
+    const { createReadStream } = await import("node:fs");
+    const { createGunzip } = await import("node:zlib");
+    let entries = 0;
+    let credit = 0n;
+    let batches = 0;
+    let control: { entryAddendaCount: number; totalCredit: bigint; batchCount: number } | undefined;
+    for await (const ev of readNacha(createReadStream(achFixture("large", "PPD-200-batches-100000-entries.ach.gz")).pipe(createGunzip()))) {
+      if (ev.type === "entry") {
+        entries += 1;
+        if (ev.entry.transaction.direction === "credit") credit += ev.entry.amount;
+      } else if (ev.type === "batchControl") batches += 1;
+      else if (ev.type === "fileControl") control = ev.control;
+    }
+    expect(batches).toBe(200);
+    expect(control).toMatchObject({ batchCount: 200, entryAddendaCount: entries, totalCredit: credit });
+    expect(entries).toBeGreaterThanOrEqual(100_000);
+  });
+});

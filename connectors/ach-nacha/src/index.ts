@@ -1,0 +1,1 @@
+export * from "./nacha/index.js";
