@@ -119,13 +119,16 @@ export function bankingDayAfter(d: LocalDate, n: number, extra: ReadonlySet<Loca
   return day;
 }
 
-/** The window an instruction arriving at `at` is filed in: the first cut-off at or after it on a banking day. */
-export function windowFor(at: Date, s: WindowSchedule): FileWindow {
+/** The window an instruction arriving at `at` is filed in: the first cut-off at or after it on a
+ * banking day (skipping same-day windows when `sameDayAllowed` is false: an entry over the
+ * same-day limit). */
+export function windowFor(at: Date, s: WindowSchedule, sameDayAllowed = true): FileWindow {
   if (s.cutoffs.length === 0) throw new Error("no cut-off windows configured");
   let day = zonedParts(at, s.timeZone).date;
   for (let guard = 0; guard < 30; guard++) {
     if (isBankingDay(day, s.extraHolidays)) {
       for (const [i, c] of s.cutoffs.entries()) {
+        if (c.sameDay && !sameDayAllowed) continue;
         const cutoffAt = zonedInstant(day, c.time, s.timeZone);
         if (cutoffAt.getTime() >= at.getTime()) {
           return {
