@@ -93,6 +93,15 @@ export interface TransactionRow {
   connector: string | null;
 }
 
+/** Where a transaction's rail instruction goes (domain/rails.ts decides it). */
+export interface RailRoute {
+  environment: "SANDBOX" | "PRODUCTION";
+  /** The connector's name: `sandbox` for every sandbox platform, the operator's binding for a production one. */
+  connector: string;
+  /** The payment rail ("" when a sandbox payment names none). */
+  paymentRail: string;
+}
+
 /** The operator's routing of a production platform's (currency, payment rail) to a connector. */
 export interface RailBindingRow {
   platform_id: string;

@@ -10,7 +10,6 @@
 
 import type { IdempotencyKeyRef } from "@corridor/kit";
 import type { Posting } from "./journal.js";
-import type { RailRoute } from "./rails.js";
 import type {
   AccountRow,
   CustomerHoldings,
@@ -21,6 +20,7 @@ import type {
   NewTransaction,
   OpenAccountInput,
   RailBindingRow,
+  RailRoute,
   TransactionChange,
   TransactionFilter,
   TransactionRow,

@@ -1,17 +1,10 @@
-import { CONNECTOR_NAME, SANDBOX_CONNECTOR, type RailEnvironment } from "@corridor/connector";
+import { CONNECTOR_NAME, SANDBOX_CONNECTOR } from "@corridor/connector";
 import { errors, findCurrency, type Clock, type FieldError } from "@corridor/kit";
 import { PAYMENT_RAILS, type AccountType } from "./account-info.js";
-import type { RailBindingRow } from "./model.js";
+import type { RailBindingRow, RailRoute } from "./model.js";
 import type { Directory, LedgerStatements } from "./ports.js";
 
-/** Where a transaction's rail instruction goes. */
-export interface RailRoute {
-  environment: RailEnvironment;
-  /** The connector's name: `sandbox` for every sandbox platform, the operator's binding for a production one. */
-  connector: string;
-  /** The payment rail ("" when a sandbox payment names none). */
-  paymentRail: string;
-}
+export type { RailRoute };
 
 /** The rail a UMA payout travels by (quotes to a UMA address). */
 export const UMA_RAIL = "UMA";
