@@ -5,8 +5,8 @@ import { achConfigSchema } from "./config.js";
 import { acceptInstruction, buildDueFiles, completeSettled, readBankFiles, uploadFiles, type EngineDeps } from "./engine.js";
 import { SftpTransport } from "./sftp/transport.js";
 
-export const ACH_CONNECTOR = "ach";
-export const SCHEMA = "connector_ach";
+export const ACH_CONNECTOR = "ach-nacha";
+export const SCHEMA = "connector_ach_nacha";
 export const MIGRATIONS_DIR = fileURLToPath(new URL("../migrations", import.meta.url));
 
 /** Makes the transport from the settings (tests may pass another). */
@@ -27,7 +27,7 @@ const sftpFromConfig: TransportFactory = (c) =>
     timeoutMs: c.ACH_SFTP_TIMEOUT_MS,
   });
 
-/** The ACH connector (docs/connectors.md, "ACH (NACHA over SFTP)"): named `ach`, PRODUCTION only. */
+/** The ACH connector (docs/connectors.md, "ACH (NACHA over SFTP)"): named `ach-nacha`, PRODUCTION only. */
 export function achConnectorDefinition(opts: { transport?: TransportFactory } = {}) {
   return defineConnector({
     name: ACH_CONNECTOR,

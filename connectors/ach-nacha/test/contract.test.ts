@@ -14,7 +14,7 @@ vi.setConfig({ testTimeout: 90_000 });
 const unavailable = sftpServerUnavailableReason();
 
 if (unavailable && !sftpServerRequired) {
-  describe(`rail contract v1: connector ach — skipped: ${unavailable}`, () => {
+  describe(`rail contract v1: connector ach-nacha — skipped: ${unavailable}`, () => {
     it.skip("needs OpenSSH's sshd", () => {});
   });
 } else {

@@ -80,7 +80,7 @@ describe.skipIf(unavailable !== null && !sftpServerRequired)(`ACH files: exactly
       host: server.host, port: server.port, username: server.username, privateKey: server.privateKey, hostKey: server.hostPublicKey,
       inboxDir: server.remotePath("inbox"), outboxDir: server.remotePath("outbox"), archiveDir: server.remotePath("archive"), timeoutMs: 10_000,
     });
-    deps = { db, clock, log: createLogger("ach-engine-test", "silent"), config, outcomes: createOutcomePublisher({ connector: "ach", clock }), transport };
+    deps = { db, clock, log: createLogger("ach-engine-test", "silent"), config, outcomes: createOutcomePublisher({ connector: "ach-nacha", clock }), transport };
   });
   afterAll(async () => {
     await drop?.();
@@ -89,7 +89,7 @@ describe.skipIf(unavailable !== null && !sftpServerRequired)(`ACH files: exactly
 
   const instruct = async (over: Partial<RailInstruction> & { accountNumber?: string } = {}) => {
     const i: RailInstruction = {
-      instructionId: newId("Event"), occurredAt: clock.now(), platformId: "Platform:p1", environment: "PRODUCTION", connector: "ach",
+      instructionId: newId("Event"), occurredAt: clock.now(), platformId: "Platform:p1", environment: "PRODUCTION", connector: "ach-nacha",
       transactionId: newId("Transaction"), direction: "PAYOUT", kind: "TRANSFER", amount: 10_000n, currency: "USD", paymentRail: "ACH",
       externalAccountId: newId("ExternalAccount"), reference: "TXN-1", umaAddress: "",
       accountInfo: { accountNumber: over.accountNumber ?? "55550000", routingNumber: "231380104", bankAccountType: "CHECKING", beneficiary: { beneficiaryType: "INDIVIDUAL", fullName: "Jane Doe" } },
