@@ -13,7 +13,7 @@
 // Not as root, sshd can only serve the user it runs as and cannot chroot: the folders are then
 // absolute paths under the scratch root.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, chmodSync } from "node:fs";
 import { createServer, connect } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
@@ -27,7 +27,34 @@ const SFTP_SERVER_CANDIDATES = ["/usr/lib/openssh/sftp-server", "/usr/libexec/op
 const isRoot = () => typeof process.getuid === "function" && process.getuid() === 0;
 const sshdPath = () => SSHD_CANDIDATES.find((p) => existsSync(p));
 
+/** Holds a machine-wide lock (an atomic mkdir) while `fn` runs: test files in parallel workers all
+ * find sshd missing on a fresh machine, and only one apt-get may run at a time. */
+function withInstallLock<T>(fn: () => T): T {
+  const lock = join(tmpdir(), "corridor-sshd-install.lock");
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      // A lock older than any install is a leftover of a killed run.
+      if (Date.now() - statSync(lock, { throwIfNoEntry: false })?.mtimeMs! > 900_000) rmSync(lock, { recursive: true, force: true });
+      if (Date.now() > deadline) throw new Error(`waited 10 minutes for ${lock} (another openssh-server install); remove it if no install runs`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500); // a synchronous pause between looks
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
 function aptInstall(): string | null {
+  return withInstallLock(() => (sshdPath() ? null : aptInstallLocked()));
+}
+
+function aptInstallLocked(): string | null {
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
   const install = () => spawnSync("apt-get", ["install", "-y", "--no-install-recommends", "openssh-server"], { env, encoding: "utf8", timeout: 300_000 });
   let r = install();
