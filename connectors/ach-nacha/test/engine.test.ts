@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sftpServerRequired, sftpServerUnavailableReason, startSftpServer, type SftpTestServer } from "../../../test/infra/sftp/sshd.js";
 import { achConfigSchema, type AchConfig } from "../src/config.js";
 import { achConnector, MIGRATIONS_DIR, SCHEMA } from "../src/connector.js";
-import { acceptInstruction, buildDueFiles, completionTime, uploadFiles, type EngineDeps } from "../src/engine.js";
+import { acceptInstruction, buildDueFiles, completeSettled, completionTime, readBankFiles, uploadFiles, type EngineDeps } from "../src/engine.js";
 import { SftpTransport } from "../src/sftp/transport.js";
-import { bankReadsUpload } from "./bank/simulator.js";
+import { bankReadsUpload, bankWritesReturnFile } from "./bank/simulator.js";
 
 const baseEnv = {
   ACH_ODFI_ROUTING: "121042882",
@@ -148,5 +148,49 @@ describe.skipIf(unavailable !== null && !sftpServerRequired)(`ACH files: exactly
     const rows = await db.selectFrom("connector_outcomes").select(["transaction_id", "status", "reason"]).where("transaction_id", "in", [bad.transactionId, eur.transactionId]).execute();
     expect(rows.map((r: { reason: string; status: string }) => [r.status, r.reason]).sort()).toEqual([["REJECTED", "CURRENCY_NOT_SUPPORTED"], ["REJECTED", "INVALID_ROUTING_NUMBER"]]);
     expect(await db.selectFrom("ach_entries").select("transaction_id").where("transaction_id", "in", [bad.transactionId, eur.transactionId]).execute()).toEqual([]);
+  });
+
+  it("reads the bank's returns once: before completion a FAILED outcome, after it RETURNED; a NOC is kept with its corrections; a return repeated in a later file changes nothing; a file it cannot read is left for the operator", async () => {
+    clock.set("2026-01-07T14:00:00.000Z"); // Wednesday 09:00 New York
+    const early = await instruct({ direction: "PULL", amount: 4_000n, accountNumber: "40000003" });
+    const late = await instruct({ amount: 3_000n, accountNumber: "30000001" });
+    const noc = await instruct({ amount: 2_000n, accountNumber: "20000009" });
+    clock.set("2026-01-07T15:00:01.000Z");
+    const [name] = await buildDueFiles(deps);
+    await uploadFiles(deps);
+    const seen = bankReadsUpload(readFileSync(join(server.localRoot, "inbox", name!), "latin1"));
+    const byAccount = (n: string) => seen.find((e) => e.accountNumber === n)!;
+    const outbox = (file: string, text: string) => writeFileSync(join(server.localRoot, "outbox", file), text);
+    const statuses = async (id: string) => ((await db.selectFrom("connector_outcomes").select(["status", "reason"]).where("transaction_id", "=", id).orderBy("sequence").execute()) as Array<{ status: string; reason: string }>).map((o) => `${o.status}${o.reason ? ` ${o.reason}` : ""}`);
+
+    // The payout settles at 17:00; the pull is still waiting for its availability days when R01 and the NOC arrive.
+    clock.set("2026-01-07T22:00:00.000Z");
+    await completeSettled(deps);
+    expect(await statuses(late.transactionId)).toEqual(["PROCESSING", "COMPLETED"]);
+    expect(await statuses(early.transactionId)).toEqual(["PROCESSING"]);
+    outbox("RET-1.ach", bankWritesReturnFile({ bankRouting: "231380104", odfiRouting: "121042882", date: "260108", items: [
+      { entry: byAccount("40000003"), code: "R01" },
+      { entry: byAccount("20000009"), code: "C03", correctedData: "021200025   99887766" },
+    ] }));
+    outbox("GARBAGE.ach", "this is not a NACHA file\n");
+    expect(await readBankFiles(deps)).toEqual(["RET-1.ach"]);
+    expect(await statuses(early.transactionId)).toEqual(["PROCESSING", "FAILED R01"]);
+    const kept = await db.selectFrom("ach_bank_items").select(["kind", "code", "transaction_id", "detail"]).where("kind", "=", "NOC").execute();
+    expect(kept).toEqual([{ kind: "NOC", code: "C03", transaction_id: noc.transactionId, detail: { corrections: { routingNumber: "021200025", accountNumber: "99887766" }, refused: false } }]);
+    expect(await statuses(noc.transactionId)).toEqual(["PROCESSING", "COMPLETED"]);
+    expect(await db.selectFrom("ach_bank_files").select(["file_name", "status"]).orderBy("file_name").execute()).toEqual([
+      { file_name: "GARBAGE.ach", status: "REFUSED" },
+      { file_name: "RET-1.ach", status: "PROCESSED" },
+    ]);
+    expect(readdirSync(join(server.localRoot, "outbox")).sort()).toEqual(["GARBAGE.ach"]);
+    expect(readdirSync(join(server.localRoot, "archive"))).toContain("RET-1.ach");
+
+    // After completion the payout is returned; the same return again in another file is not a second outcome.
+    const r01 = bankWritesReturnFile({ bankRouting: "231380104", odfiRouting: "121042882", date: "260112", items: [{ entry: byAccount("30000001"), code: "R01" }] });
+    outbox("RET-2.ach", r01);
+    outbox("RET-3.ach", r01);
+    expect(await readBankFiles(deps)).toEqual(["RET-2.ach", "RET-3.ach"]);
+    expect(await statuses(late.transactionId)).toEqual(["PROCESSING", "COMPLETED", "RETURNED R01"]);
+    expect(await readBankFiles(deps)).toEqual([]);
   });
 });
