@@ -193,4 +193,28 @@ describe.skipIf(unavailable !== null && !sftpServerRequired)(`ACH files: exactly
     expect(await statuses(late.transactionId)).toEqual(["PROCESSING", "COMPLETED", "RETURNED R01"]);
     expect(await readBankFiles(deps)).toEqual([]);
   });
+
+  it("when the bank collects uploads from its inbox, an upload interrupted at an unknown point is held for the operator, never sent again; one found in the inbox is recorded", async () => {
+    clock.set("2026-01-08T14:00:00.000Z");
+    await instruct({ amount: 1_111n, accountNumber: "11112222" });
+    clock.set("2026-01-08T15:00:01.000Z");
+    const [held] = await buildDueFiles(deps);
+    const collecting = { ...deps, config: { ...config, ACH_SFTP_BANK_COLLECTS_UPLOADS: true } };
+    // The process died mid-upload (status UPLOADING) and the file is not in the inbox: collected, or never sent?
+    await db.updateTable("ach_files").set({ status: "UPLOADING" }).where("file_name", "=", held!).execute();
+    expect(await uploadFiles(collecting)).toEqual([]);
+    expect(await db.selectFrom("ach_files").select(["status", "detail"]).where("file_name", "=", held!).executeTakeFirstOrThrow()).toMatchObject({ status: "HELD", detail: expect.stringMatching(/ask the bank/) });
+    expect(readdirSync(join(server.localRoot, "inbox"))).not.toContain(held);
+
+    clock.set("2026-01-08T18:00:01.000Z");
+    await instruct({ amount: 2_222n, accountNumber: "22223333" });
+    clock.set("2026-01-08T19:00:01.000Z");
+    await instruct({ amount: 2_223n, accountNumber: "22223334" });
+    clock.set("2026-01-08T20:30:01.000Z"); // past the 15:30 cut-off
+    const [found] = await buildDueFiles(deps);
+    await db.updateTable("ach_files").set({ status: "UPLOADING" }).where("file_name", "=", found!).execute();
+    const content = (await db.selectFrom("ach_files").select("content").where("file_name", "=", found!).executeTakeFirstOrThrow()).content as string;
+    await transport.upload(found!, Buffer.from(content, "latin1")); // it did arrive before the process died
+    expect(await uploadFiles(collecting)).toEqual([found]);
+  });
 });
