@@ -33,12 +33,19 @@ describe.skipIf(skipReason())(`rail connectors (${mode})`, () => {
 
   const admin = () => createClient(LedgerAdminService, system.transportFor("ledger"));
 
-  it("answers 400 PAYMENT_RAIL_NOT_AVAILABLE naming currency and rail to a production transfer-out and transfer-in whose rail nobody bound, holding nothing", async () => {
+  it("answers 400 PAYMENT_RAIL_NOT_AVAILABLE naming currency and rail to a production transfer-out, transfer-in and quote whose rail nobody bound, holding nothing", async () => {
     const payout = await prod.call("POST", "/transfer-out", { source: { accountId: usd.id }, destination: { accountId: ext.id }, amount: 100 }, { "idempotency-key": "rail-none-out" });
     expect(payout.status).toBe(400);
     expect(payout.body).toMatchObject({ status: 400, code: "PAYMENT_RAIL_NOT_AVAILABLE", details: { currency: "USD", paymentRail: "ACH", paymentRails: ["ACH", "WIRE"] } });
     const pull = await prod.call("POST", "/transfer-in", { source: { accountId: ext.id }, destination: { accountId: usd.id }, amount: 100 });
     expect(pull.body).toMatchObject({ status: 400, code: "PAYMENT_RAIL_NOT_AVAILABLE", details: { currency: "USD", paymentRail: "ACH" } });
+    const quote = await prod.call(
+      "POST",
+      "/quotes",
+      { source: { sourceType: "ACCOUNT", accountId: usd.id }, destination: { destinationType: "ACCOUNT", accountId: ext.id, paymentRail: "WIRE" }, lockedCurrencySide: "SENDING", lockedCurrencyAmount: 100 },
+      { "idempotency-key": "rail-none-quote" },
+    );
+    expect(quote.body).toMatchObject({ status: 400, code: "PAYMENT_RAIL_NOT_AVAILABLE", details: { currency: "USD", paymentRail: "WIRE" } });
     expect((await prod.call("GET", "/transactions")).body.data).toEqual([]);
     expect(await balanceOf(prod)).toBe(0);
     expect(bank.received).toEqual([]);

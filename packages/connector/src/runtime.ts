@@ -15,6 +15,7 @@ import {
   type DatabaseHandle,
   type Logger,
   type Subscription,
+  sql,
   type z,
 } from "@corridor/kit";
 import { RailInstructionSchema, RailOutcomeSchema, type RailInstruction as RailInstructionPb } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
@@ -150,8 +151,9 @@ export function createOutcomePublisher(opts: { connector: string; clock: Clock }
       if (!o.platformId || !o.transactionId) throw new Error("a rail outcome names its platform and transaction");
       const outcomeId = newId("Event");
       const reason = o.reason ?? "";
-      // The transaction's next place; two reports of one transaction racing collide on the unique
-      // (transaction_id, sequence) and the loser's transaction is retried by its caller (the bus).
+      // One reporter per transaction at a time (a consumer and a worker, or two workers, may report
+      // on one transaction at once): the next place is then the last one + 1, never a collision.
+      await sql`select pg_advisory_xact_lock(hashtextextended(${`connector-outcome:${o.transactionId}`}, 0))`.execute(trx);
       const row = await trx
         .insertInto("connector_outcomes")
         .columns(["outcome_id", "transaction_id", "platform_id", "sequence", "status", "reason", "occurred_at", "recorded_at"])

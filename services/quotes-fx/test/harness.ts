@@ -59,6 +59,8 @@ export interface Harness {
   platforms: Map<string, PlatformFacts>;
   internal: Map<string, InternalAccountView & { platformId: string }>;
   external: Map<string, ExternalAccountView & { platformId: string }>;
+  /** The operator's rail bindings as the fake ledger knows them: "<platformId> <currency>" has a connector. */
+  boundRails: Set<string>;
   /** The fake sandbox clock: each platform's offset (ms) ahead of the service clock, and how often it was read. */
   sandbox: { offsetMs: Map<string, number>; reads: number };
   close(): Promise<void>;
@@ -82,7 +84,14 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; productionRa
   const platforms = new Map<string, PlatformFacts>();
   const internal = new Map<string, InternalAccountView & { platformId: string }>();
   const external = new Map<string, ExternalAccountView & { platformId: string }>();
+  const boundRails = new Set<string>();
   const ledger: LedgerPort = {
+    // As the ledger answers: a payout no connector carries is refused with its currency and rail.
+    async checkPaymentRail(platformId, currency, d) {
+      if (!boundRails.has(`${platformId} ${currency}`)) {
+        throw errors.badRequest("PAYMENT_RAIL_NOT_AVAILABLE", `No connector is configured for ${currency} payments`, { currency, paymentRail: d.paymentRail || "SEPA" });
+      }
+    },
     async internalAccount(platformId, id) {
       const a = internal.get(id);
       return a && a.platformId === platformId ? a : undefined;
@@ -205,7 +214,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; productionRa
     },
   });
   const transport = createRouterTransport(built.routes, { router: { interceptors: [appErrorInterceptor] } });
-  return { clock, db, built, transactions, behaviour, challenges, client: createClient(QuotesFxService, transport), platforms, internal, external, sandbox, close: drop };
+  return { clock, db, built, transactions, behaviour, challenges, client: createClient(QuotesFxService, transport), platforms, internal, external, boundRails, sandbox, close: drop };
 }
 
 

@@ -156,6 +156,17 @@ describe("quote lifecycle", () => {
     beforeAll(() => {
       h.platforms.set(SANDBOX_PLATFORM, usdOnly());
       h.platforms.set(PROD_PLATFORM, usdOnly({ environment: "PRODUCTION" }));
+      h.boundRails.add(`${PROD_PLATFORM} EUR`);
+    });
+
+    it("refuses a production quote whose payout rail no connector serves with 400 PAYMENT_RAIL_NOT_AVAILABLE, creating nothing", async () => {
+      const unbound = "Platform:unbound-prod";
+      h.platforms.set(unbound, usdOnly({ environment: "PRODUCTION" }));
+      const before = h.transactions.size;
+      const err = await expectPublicError(quoteOn(unbound), "INVALID", "PAYMENT_RAIL_NOT_AVAILABLE");
+      expect(err.details).toMatchObject({ currency: "EUR", paymentRail: "SEPA" });
+      expect(h.transactions.size).toBe(before);
+      expect((await h.client.listQuotes({ platformId: unbound })).quotes).toEqual([]);
     });
 
     it("a sandbox quote expires on read once the platform's sandbox clock passes expiresAt, though the service clock has not", async () => {

@@ -42,6 +42,7 @@ export function createLedger(deps: {
     onSandboxClockAdvanced: quotes.onSandboxClockAdvanced,
     executeQuoteTransaction: quotes.executeQuoteTransaction,
     recordQuoteFunding: quotes.recordQuoteFunding,
+    checkPaymentRail: quotes.checkPaymentRail,
     /** The operator's rail bindings (LedgerAdminService, LEDGER_RAIL_BINDINGS). */
     bindRail: rails.bind,
     unbindRail: rails.unbind,

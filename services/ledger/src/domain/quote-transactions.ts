@@ -367,6 +367,17 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
       });
     },
 
+    /** Where a payout would go (LedgerService.CheckPaymentRail; quotes-fx asks before pricing a production quote). */
+    async checkPaymentRail(platformId: string, currency: string, d: { externalAccountId: string; paymentRail: string }): Promise<RailRoute> {
+      let info: Record<string, unknown> | undefined;
+      if (d.externalAccountId) {
+        const external = await store.findExternalAccount(platformId, d.externalAccountId);
+        if (!external) throw errors.notFound("ExternalAccount", d.externalAccountId);
+        info = external.account_info;
+      }
+      return payoutRoute(platformId, currency, { externalAccountInfo: info, paymentRail: d.paymentRail, uma: !d.externalAccountId });
+    },
+
     async expireQuoteTransaction(platformId: string, id: string): Promise<{ tx: TransactionRow; expired: boolean }> {
       await expirableTransaction(platformId, id);
       return store.transaction((trx) => expireIn(trx, platformId, id));

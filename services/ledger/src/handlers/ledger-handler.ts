@@ -127,6 +127,11 @@ export function createLedgerHandler({ ledger }: { ledger: Ledger }): ServiceImpl
       return { transaction: transactionToPb(await ledger.getTransaction(req.platformId, req.transactionId, orUndefined(req.customerId))) };
     },
 
+    async checkPaymentRail(req) {
+      const route = await ledger.checkPaymentRail(req.platformId, req.currency, { externalAccountId: req.externalAccountId, paymentRail: req.paymentRail });
+      return { connector: route.connector, paymentRail: route.paymentRail };
+    },
+
     async createQuoteTransaction(req) {
       const row = await ledger.createQuoteTransaction({
         platformId: req.platformId,

@@ -21,6 +21,10 @@ export function ledgerPort(transport: () => Transport): LedgerPort {
       if (!a) return undefined;
       return { id: a.id, customerId: a.customerId, type: a.type, currency: a.currency?.code ?? "", available: a.available };
     },
+    async checkPaymentRail(platformId, currency, d) {
+      // Refusals (PAYMENT_RAIL_NOT_AVAILABLE) propagate as the ledger's public error.
+      await ledger().checkPaymentRail({ platformId, currency, externalAccountId: d.externalAccountId, paymentRail: d.paymentRail });
+    },
     async externalAccount(platformId, accountId) {
       // The ledger scopes external accounts by owner; the receiver may be a customer's or the platform's.
       for (const owner of ["CUSTOMER", "PLATFORM"]) {

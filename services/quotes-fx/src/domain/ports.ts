@@ -47,6 +47,11 @@ export interface ExternalAccountView {
 export interface LedgerPort {
   internalAccount(platformId: string, accountId: string): Promise<InternalAccountView | undefined>;
   externalAccount(platformId: string, accountId: string): Promise<ExternalAccountView | undefined>;
+  /**
+   * Refuses (400 PAYMENT_RAIL_NOT_AVAILABLE, from the ledger) a payout in `currency` no connector
+   * would carry for this platform; resolves when one would (docs/connectors.md).
+   */
+  checkPaymentRail(platformId: string, currency: string, d: { externalAccountId: string; paymentRail: string }): Promise<void>;
 }
 
 /** Sandbox outcome a UMA receiver was looked up with (carried to the payment in part 2). */

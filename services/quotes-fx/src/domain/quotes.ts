@@ -175,6 +175,11 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
     if (!sendingConfig) throw new AppError("INVALID", "INVALID_CURRENCY", `The platform does not support sending ${sending.code}`, { currency: sending.code });
     requireTransactionType(sendingConfig, "OUTGOING");
 
+    // A production payout needs a connector the operator bound to its rail: without one the quote is
+    // refused (400 PAYMENT_RAIL_NOT_AVAILABLE) before it is priced (and before any rate is asked for).
+    if (facts.environment === "PRODUCTION") {
+      await deps.ledger.checkPaymentRail(platformId, receiving.code, { externalAccountId: destination.destinationType === "ACCOUNT" ? destination.accountId : "", paymentRail: destination.paymentRail });
+    }
     const side = req.lockedCurrencySide as LockedSide;
     const pricing = priceQuote({
       side,
