@@ -171,7 +171,15 @@ export async function startSftpServer(opts: { startTimeoutMs?: number } = {}): P
   ].filter(Boolean);
   writeFileSync(join(dir, "sshd_config"), config.join("\n") + "\n");
   if (root_) mkdirSync("/run/sshd", { recursive: true, mode: 0o755 }); // privilege separation directory
-  const child: ChildProcess = spawn(sshd, ["-D", "-e", "-f", join(dir, "sshd_config")], { stdio: ["ignore", "ignore", "pipe"] });
+  // sshd runs under a small shell watchdog that stops it when this process is gone (a test run
+  // killed before its afterAll leaves no server behind), and when told to (SIGTERM).
+  const watchdog = [
+    `"$0" -D -e -f "$1" & server=$!`,
+    `trap 'kill $server 2>/dev/null; wait $server; exit 0' TERM INT`,
+    `while kill -0 ${process.pid} 2>/dev/null && kill -0 $server 2>/dev/null; do sleep 1 & wait $!; done`,
+    `kill $server 2>/dev/null; wait $server`,
+  ].join("\n");
+  const child: ChildProcess = spawn("sh", ["-c", watchdog, sshd, join(dir, "sshd_config")], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   let exited: number | null = null;
