@@ -1,0 +1,330 @@
+// The ACH connector's work, as passes over its own tables (each a function of its dependencies):
+//
+//   accept      an instruction becomes a QUEUED entry of the cut-off window it arrived in (or a
+//               REJECTED outcome when it cannot be sent by ACH);
+//   build       once a window's cut-off has passed, its QUEUED entries become one balanced file,
+//               stored with its exact bytes and its deterministic name in the same transaction that
+//               marks them FILED with their trace numbers: an entry is in exactly one file;
+//   upload      each built file is uploaded (at most once: see sftp/transport.ts) and only then
+//               recorded UPLOADED, its entries SUBMITTED with PROCESSING outcomes;
+//   complete    entries whose settlement (payouts) or availability (pulls) time has passed are
+//               COMPLETED;
+//   bank files  each file in the bank's outbox is read once: returns become FAILED (before
+//               completion) or RETURNED (after it) outcomes, NOCs and entries received as RDFI are
+//               kept for the operator, and the file is archived.
+import type { OutcomePublisher, RailInstruction } from "@corridor/connector";
+import type { Clock, Logger } from "@corridor/kit";
+import type { Kysely, Transaction } from "kysely";
+import type { AchConfig } from "./config.js";
+import { bankingDayAfter, parseCutoffs, windowFor, zonedInstant, zonedParts, type WindowSchedule } from "./domain/calendar.js";
+import { RETURN_CODES } from "./nacha/codes.js";
+import { isRoutingNumber } from "./nacha/fields.js";
+import { NachaFormatError, parseNachaFile } from "./nacha/reader.js";
+import { writeNachaFile, type OutgoingBatch, type OutgoingEntry } from "./nacha/writer.js";
+import type { SftpTransport } from "./sftp/transport.js";
+
+export interface EngineDeps {
+  db: Kysely<any>;
+  clock: Clock;
+  log: Logger;
+  config: AchConfig;
+  outcomes: OutcomePublisher;
+  transport: Pick<SftpTransport, "upload" | "listOutbox" | "listInbox" | "download" | "archive">;
+}
+
+export function scheduleOf(c: AchConfig): WindowSchedule {
+  return { timeZone: c.ACH_CUTOFF_TIMEZONE, cutoffs: parseCutoffs(c.ACH_CUTOFF_TIMES, c.ACH_SAME_DAY_CUTOFFS), extraHolidays: new Set(c.ACH_HOLIDAYS) };
+}
+
+/** What an external account's accountInfo must carry for ACH, or why it cannot be used. */
+export function achAccountOf(info: Record<string, unknown>): { routingNumber: string; accountNumber: string; accountType: "CHECKING" | "SAVINGS"; secCode: "PPD" | "CCD"; name: string } | { refused: string } {
+  const str = (v: unknown) => (typeof v === "string" ? v.trim() : "");
+  const routingNumber = str(info.routingNumber);
+  const accountNumber = str(info.accountNumber);
+  if (!isRoutingNumber(routingNumber)) return { refused: "INVALID_ROUTING_NUMBER" };
+  if (!/^[0-9A-Za-z-]{1,17}$/.test(accountNumber)) return { refused: "INVALID_ACCOUNT_NUMBER" };
+  const t = str(info.bankAccountType || info.accountCategory).toUpperCase();
+  if (t !== "" && t !== "CHECKING" && t !== "SAVINGS") return { refused: "UNSUPPORTED_ACCOUNT_TYPE" };
+  const b = (info.beneficiary ?? {}) as Record<string, unknown>;
+  const business = str(b.beneficiaryType).toUpperCase() === "BUSINESS";
+  const name = str(b.fullName) || str(b.legalName) || str(b.businessName) || str(info.accountHolderName);
+  // The receiver's name goes into a record of printable ASCII: anything else becomes a blank.
+  return { routingNumber, accountNumber, accountType: t === "SAVINGS" ? "SAVINGS" : "CHECKING", secCode: business ? "CCD" : "PPD", name: name.replace(/[^\x20-\x7e]/g, " ").trim() || "RECEIVER" };
+}
+
+/** Handles one instruction (in the inbox transaction): a QUEUED entry, or a REJECTED outcome. */
+export async function acceptInstruction(d: Omit<EngineDeps, "transport">, i: RailInstruction, trx: Transaction<any>): Promise<void> {
+  const reject = (reason: string) => d.outcomes.report(trx, { platformId: i.platformId, transactionId: i.transactionId, status: "REJECTED", reason, at: d.clock.now() });
+  if (i.currency !== "USD") return reject("CURRENCY_NOT_SUPPORTED");
+  if (i.paymentRail !== "" && i.paymentRail !== "ACH") return reject("PAYMENT_RAIL_NOT_SUPPORTED");
+  if (i.umaAddress !== "" || i.externalAccountId === "") return reject("NOT_A_BANK_ACCOUNT");
+  if (i.amount <= 0n || i.amount > 9_999_999_999n) return reject("AMOUNT_OUT_OF_RANGE");
+  const account = achAccountOf(i.accountInfo);
+  if ("refused" in account) return reject(account.refused);
+  const now = d.clock.now();
+  const w = windowFor(now, scheduleOf(d.config), i.amount <= d.config.ACH_SAME_DAY_LIMIT_CENTS);
+  await trx
+    .insertInto("ach_entries")
+    .values({
+      transaction_id: i.transactionId,
+      platform_id: i.platformId,
+      direction: i.direction,
+      amount: i.amount,
+      reference: i.reference,
+      sec_code: account.secCode,
+      routing_number: account.routingNumber,
+      account_number: account.accountNumber,
+      account_type: account.accountType,
+      receiver_name: account.name,
+      window_key: w.key,
+      cutoff_at: w.cutoffAt,
+      effective_date: w.effectiveDate,
+      status: "QUEUED",
+      created_at: now,
+    })
+    .execute();
+}
+
+const yymmdd = (d: string) => d.slice(2, 4) + d.slice(5, 7) + d.slice(8, 10);
+const MODIFIERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+/** Builds one file for each window whose cut-off has passed and that has QUEUED entries. Returns the files built. */
+export async function buildDueFiles(d: Omit<EngineDeps, "transport" | "outcomes">): Promise<string[]> {
+  const now = d.clock.now();
+  const windows = await d.db
+    .selectFrom("ach_entries")
+    .select(["window_key", "effective_date"])
+    .where("status", "=", "QUEUED")
+    .where("cutoff_at", "<=", now)
+    .groupBy(["window_key", "effective_date"])
+    .orderBy("window_key")
+    .execute();
+  const built: string[] = [];
+  for (const w of windows) {
+    const name = await d.db.transaction().execute(async (trx) => {
+      const rows = await trx
+        .selectFrom("ach_entries")
+        .selectAll()
+        .where("status", "=", "QUEUED")
+        .where("window_key", "=", w.window_key)
+        .where("effective_date", "=", w.effective_date)
+        .orderBy("created_at")
+        .orderBy("transaction_id")
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      if (rows.length === 0) return undefined;
+      // Batches: one per SEC code and direction (payouts are credits, pulls debits), each with its description.
+      const groups = new Map<string, typeof rows>();
+      for (const r of rows) groups.set(`${r.sec_code}:${r.direction}`, [...(groups.get(`${r.sec_code}:${r.direction}`) ?? []), r]);
+      const ordered = [...groups.entries()].sort(([a], [b]) => a.localeCompare(b));
+      const counter = await trx.updateTable("ach_counters").set((eb) => ({ value: eb("value", "+", rows.length) })).where("name", "=", "trace").returning("value").executeTakeFirstOrThrow();
+      let next = Number(counter.value) - rows.length;
+      const traceSeq = () => (next++ % 9_999_999) + 1;
+      const day = w.window_key.slice(0, 10);
+      const used = await trx.selectFrom("ach_files").select((eb) => eb.fn.countAll<string>().as("n")).where("day", "=", day).executeTakeFirstOrThrow();
+      const modifier = MODIFIERS[Number(used.n)];
+      if (!modifier) throw new Error(`more than ${MODIFIERS.length} ACH files on ${day}`);
+      const batches: OutgoingBatch[] = [];
+      const traceOf = new Map<string, number>();
+      for (const [bi, [key, es]] of ordered.entries()) {
+        const [sec, direction] = key.split(":") as ["PPD" | "CCD", "PAYOUT" | "PULL"];
+        const entries: OutgoingEntry[] = es.map((e) => {
+          const seq = traceSeq();
+          traceOf.set(e.transaction_id, seq);
+          return {
+            direction: direction === "PAYOUT" ? "credit" : "debit",
+            accountType: e.account_type,
+            routingNumber: e.routing_number,
+            accountNumber: e.account_number,
+            amount: BigInt(e.amount),
+            identificationNumber: String(e.reference).replace(/[^\x20-\x7e]/g, "").slice(0, 15),
+            receiverName: e.receiver_name,
+            traceSequence: seq,
+          };
+        });
+        // A cycled counter could put a small sequence after a large one: trace numbers ascend in a batch.
+        entries.sort((a, b) => a.traceSequence - b.traceSequence);
+        batches.push({
+          secCode: sec,
+          companyName: d.config.ACH_COMPANY_NAME,
+          companyIdentification: d.config.ACH_COMPANY_ID,
+          companyEntryDescription: direction === "PAYOUT" ? d.config.ACH_PAYOUT_DESCRIPTION : d.config.ACH_PULL_DESCRIPTION,
+          effectiveEntryDate: yymmdd(w.effective_date),
+          batchNumber: bi + 1,
+          entries,
+        });
+      }
+      const local = zonedParts(now, d.config.ACH_CUTOFF_TIMEZONE);
+      const written = writeNachaFile({
+        immediateDestination: d.config.ACH_IMMEDIATE_DESTINATION || d.config.ACH_ODFI_ROUTING,
+        immediateDestinationName: d.config.ACH_IMMEDIATE_DESTINATION_NAME,
+        immediateOrigin: d.config.ACH_IMMEDIATE_ORIGIN,
+        immediateOriginName: d.config.ACH_IMMEDIATE_ORIGIN_NAME,
+        odfiRouting: d.config.ACH_ODFI_ROUTING,
+        creationDate: yymmdd(local.date),
+        creationTime: `${String(local.hh).padStart(2, "0")}${String(local.mm).padStart(2, "0")}`,
+        fileIdModifier: modifier,
+        batches,
+      });
+      const fileName = `${d.config.ACH_FILE_PREFIX}-${day.replaceAll("-", "")}-${w.window_key.slice(11).replace(":", "")}-${modifier}.ach`;
+      await trx
+        .insertInto("ach_files")
+        .values({ file_name: fileName, day, modifier, window_key: w.window_key, status: "BUILT", content: written.text, entry_count: written.entryCount, total_debit: written.totalDebit, total_credit: written.totalCredit, built_at: now })
+        .execute();
+      const odfi8 = d.config.ACH_ODFI_ROUTING.slice(0, 8);
+      for (const r of rows) {
+        await trx
+          .updateTable("ach_entries")
+          .set({ status: "FILED", file_name: fileName, trace_number: odfi8 + String(traceOf.get(r.transaction_id)).padStart(7, "0") })
+          .where("transaction_id", "=", r.transaction_id)
+          .execute();
+      }
+      return fileName;
+    });
+    if (name) {
+      d.log.info({ file: name, window: w.window_key }, "ACH file built");
+      built.push(name);
+    }
+  }
+  return built;
+}
+
+/** When an entry of `effectiveDate` completes: payouts at settlement, pulls after the availability days. */
+export function completionTime(c: AchConfig, direction: "PAYOUT" | "PULL", effectiveDate: string): Date {
+  const day = direction === "PAYOUT" ? effectiveDate : bankingDayAfter(effectiveDate, c.ACH_DEBIT_AVAILABILITY_DAYS, new Set(c.ACH_HOLIDAYS));
+  return zonedInstant(day, c.ACH_SETTLEMENT_TIME, c.ACH_CUTOFF_TIMEZONE);
+}
+
+/** Uploads built files; records each only after the bank's server has it. Returns the files uploaded. */
+export async function uploadFiles(d: EngineDeps): Promise<string[]> {
+  const files = await d.db.selectFrom("ach_files").select(["file_name", "status", "content"]).where("status", "in", ["BUILT", "UPLOADING"]).orderBy("built_at").orderBy("file_name").execute();
+  const done: string[] = [];
+  for (const f of files) {
+    const content = Buffer.from(f.content, "latin1");
+    if (f.status === "UPLOADING" && d.config.ACH_SFTP_BANK_COLLECTS_UPLOADS) {
+      // An earlier attempt stopped at an unknown point and the bank may have collected the file:
+      // present means it arrived; absent cannot tell "never sent" from "sent and collected".
+      const there = (await d.transport.listInbox()).some((x) => x.name === f.file_name);
+      if (!there) {
+        await d.db.updateTable("ach_files").set({ status: "HELD", detail: "upload interrupted and the file is not in the bank's inbox: ask the bank whether it arrived, then release or cancel it" }).where("file_name", "=", f.file_name).execute();
+        d.log.error({ file: f.file_name }, "ACH file held: an interrupted upload cannot be told apart from a collected one; the operator decides");
+        continue;
+      }
+    } else {
+      await d.db.updateTable("ach_files").set({ status: "UPLOADING" }).where("file_name", "=", f.file_name).where("status", "in", ["BUILT", "UPLOADING"]).execute();
+      try {
+        const result = await d.transport.upload(f.file_name, content);
+        if (result === "already-present") d.log.warn({ file: f.file_name }, "ACH file was already in the bank's inbox (an earlier attempt got there): not sent again");
+      } catch (e) {
+        if ((e as { kind?: string }).kind === "conflict") {
+          await d.db.updateTable("ach_files").set({ status: "HELD", detail: (e as Error).message }).where("file_name", "=", f.file_name).execute();
+          d.log.error({ file: f.file_name, err: e }, "ACH file held: another file of that name is in the bank's inbox");
+          continue;
+        }
+        throw e;
+      }
+    }
+    await d.db.transaction().execute(async (trx) => {
+      const now = d.clock.now();
+      const updated = await trx.updateTable("ach_files").set({ status: "UPLOADED", uploaded_at: now }).where("file_name", "=", f.file_name).where("status", "=", "UPLOADING").returning("file_name").executeTakeFirst();
+      if (!updated) return;
+      const entries = await trx.selectFrom("ach_entries").selectAll().where("file_name", "=", f.file_name).where("status", "=", "FILED").execute();
+      for (const e of entries) {
+        const completesAt = completionTime(d.config, e.direction, e.effective_date);
+        await trx.updateTable("ach_entries").set({ status: "SUBMITTED", completes_at: completesAt }).where("transaction_id", "=", e.transaction_id).execute();
+        await d.outcomes.report(trx, { platformId: e.platform_id, transactionId: e.transaction_id, status: "PROCESSING", at: now, expectedSettlementAt: completesAt });
+      }
+    });
+    d.log.info({ file: f.file_name }, "ACH file uploaded");
+    done.push(f.file_name);
+  }
+  return done;
+}
+
+/** Completes the submitted entries whose completion time has passed. Returns how many. */
+export async function completeSettled(d: Omit<EngineDeps, "transport">): Promise<number> {
+  return d.db.transaction().execute(async (trx) => {
+    const due = await trx.selectFrom("ach_entries").selectAll().where("status", "=", "SUBMITTED").where("completes_at", "<=", d.clock.now()).orderBy("completes_at").limit(500).forUpdate().skipLocked().execute();
+    for (const e of due) {
+      await trx.updateTable("ach_entries").set({ status: "COMPLETED" }).where("transaction_id", "=", e.transaction_id).execute();
+      await d.outcomes.report(trx, { platformId: e.platform_id, transactionId: e.transaction_id, status: "COMPLETED", at: e.completes_at });
+    }
+    return due.length;
+  });
+}
+
+/** Reads every new file in the bank's outbox once, acts on it, archives it. Returns the files read. */
+export async function readBankFiles(d: EngineDeps): Promise<string[]> {
+  const listed = await d.transport.listOutbox();
+  const read: string[] = [];
+  for (const f of listed) {
+    const seen = await d.db.selectFrom("ach_bank_files").select(["status"]).where("file_name", "=", f.name).executeTakeFirst();
+    if (seen?.status === "PROCESSED") {
+      await d.transport.archive(f.name); // processed, but the archive step did not happen
+      continue;
+    }
+    if (seen) continue; // REFUSED: left in place for the operator
+    const content = await d.transport.download(f.name);
+    let parsed;
+    try {
+      parsed = await parseNachaFile(content, { customReturnCodes: d.config.ACH_CUSTOM_RETURN_CODES });
+    } catch (e) {
+      if (!(e instanceof NachaFormatError)) throw e;
+      await d.db.insertInto("ach_bank_files").values({ file_name: f.name, status: "REFUSED", detail: e.message, processed_at: d.clock.now() }).onConflict((oc) => oc.column("file_name").doNothing()).execute();
+      d.log.error({ file: f.name, reason: e.message }, "the bank's file is not a NACHA file this connector can vouch for; left in the outbox for the operator");
+      continue;
+    }
+    const summary = await d.db.transaction().execute(async (trx) => {
+      const now = d.clock.now();
+      const fresh = await trx.insertInto("ach_bank_files").values({ file_name: f.name, status: "PROCESSED", detail: "", processed_at: now }).onConflict((oc) => oc.column("file_name").doNothing()).returning("file_name").executeTakeFirst();
+      if (!fresh) return undefined;
+      const counts = { returns: 0, nocs: 0, incoming: 0, unmatched: 0 };
+      for (const b of parsed.batches) {
+        for (const e of b.entries) {
+          const original = e.return?.originalTraceNumber ?? e.change?.originalTraceNumber ?? "";
+          const ours = original ? await trx.selectFrom("ach_entries").selectAll().where("trace_number", "=", original).forUpdate().executeTakeFirst() : undefined;
+          const kind = e.return ? "RETURN" : e.change ? "NOC" : "INCOMING";
+          const code = e.return?.code ?? e.change?.code ?? e.transactionCode;
+          await trx
+            .insertInto("ach_bank_items")
+            .values({
+              bank_file: f.name,
+              line: e.line,
+              kind,
+              trace_number: e.traceNumber,
+              original_trace_number: original,
+              code,
+              amount: e.amount,
+              transaction_id: ours?.transaction_id ?? null,
+              detail: JSON.stringify(e.change ? { corrections: e.change.corrections, refused: e.change.refused } : e.return ? { dishonored: e.return.dishonored ?? null, information: e.return.addendaInformation } : { name: e.name, identificationNumber: e.identificationNumber, secCode: b.header.secCode }),
+              received_at: now,
+            })
+            .execute();
+          if (kind === "INCOMING") counts.incoming += 1;
+          else if (!ours) counts.unmatched += 1;
+          else if (kind === "NOC") counts.nocs += 1;
+          else if (e.return && (!e.return.info || e.return.info.kind === "return")) {
+            counts.returns += 1;
+            if (ours.status === "SUBMITTED" || ours.status === "COMPLETED" || ours.status === "FILED") {
+              // Before completion nothing had settled for the platform: the payment failed. After
+              // it, the money comes back: RETURNED (the ledger reverses it).
+              const status = ours.status === "COMPLETED" ? "RETURNED" : "FAILED";
+              await trx.updateTable("ach_entries").set({ status: status === "RETURNED" ? "RETURNED" : "FAILED", return_code: code }).where("transaction_id", "=", ours.transaction_id).execute();
+              await d.outcomes.report(trx, { platformId: ours.platform_id, transactionId: ours.transaction_id, status, reason: code, at: now });
+            }
+          }
+        }
+      }
+      await trx.updateTable("ach_bank_files").set({ detail: JSON.stringify(counts) }).where("file_name", "=", f.name).execute();
+      return counts;
+    });
+    if (summary) d.log.info({ file: f.name, ...summary }, "bank file read");
+    await d.transport.archive(f.name);
+    read.push(f.name);
+  }
+  return read;
+}
+
+/** The failure reason of an R-code, for platforms (docs/connectors.md). */
+export const returnReason = (code: string): string => RETURN_CODES[code]?.reason ?? "OTHER";

@@ -1,0 +1,180 @@
+// The bank in tests. It reads what Corridor uploads with @midlandsbank/node-nacha — someone else's
+// NACHA implementation — and accepts a file only if that parser's reading of it re-formats to the
+// same records and every count, hash and total the simulator recomputes from that reading agrees.
+// Its return and notification-of-change files are written here, field by field from the NACHA
+// layouts, sharing no code with Corridor's writer or reader.
+import nacha from "@midlandsbank/node-nacha";
+
+const FILLER = "9".repeat(94);
+
+export interface BankEntry {
+  readonly secCode: string;
+  readonly transactionCode: string;
+  readonly routingNumber: string;
+  readonly accountNumber: string;
+  readonly amount: bigint;
+  readonly identificationNumber: string;
+  readonly name: string;
+  readonly traceNumber: string;
+  readonly addenda?: string;
+  readonly effectiveDate: string;
+}
+
+export class BankRejection extends Error {}
+
+const reject = (msg: string): never => {
+  throw new BankRejection(`bank rejects the file: ${msg}`);
+};
+
+const CREDIT = new Set(["22", "23", "24", "32", "33", "34"]);
+const DEBIT = new Set(["27", "28", "29", "37", "38", "39"]);
+
+/** Reads an uploaded file as the ODFI would; throws BankRejection for anything it would refuse. */
+export function bankReadsUpload(text: string): BankEntry[] {
+  const lines = text.split(/\r?\n/);
+  if (lines[lines.length - 1] === "") lines.pop();
+  if (lines.some((l) => l.length !== 94)) reject("every record must be 94 characters");
+  if (lines.length % 10 !== 0) reject(`${lines.length} records are not whole blocks of 10`);
+  const records = lines.filter((l) => l !== FILLER);
+  if (!lines.slice(records.length).every((l) => l === FILLER)) reject("9-filled records only after the file control");
+
+  const parsed = nacha.from(text);
+  const again = parsed.to("ach").split("\n").filter((l) => l !== "" && l !== FILLER);
+  for (let i = 0; i < Math.max(again.length, records.length); i++) {
+    if (again[i] !== records[i]) reject(`record ${i + 1} does not survive node-nacha's parse and format: ${JSON.stringify(records[i])} vs ${JSON.stringify(again[i])}`);
+  }
+  const f = parsed.data;
+  if (f.file.recordSize !== "094" || f.file.blockingFactor !== "10" || f.file.formatCode !== "1") reject("file header record size, blocking factor or format code");
+
+  const out: BankEntry[] = [];
+  let count = 0;
+  let hash = 0;
+  let debit = 0;
+  let credit = 0;
+  const traces = new Set<string>();
+  for (const b of f.batches) {
+    let bCount = 0;
+    let bHash = 0;
+    let bDebit = 0;
+    let bCredit = 0;
+    let last = "";
+    if (!["PPD", "CCD"].includes(b.entryClassCode)) reject(`SEC code ${b.entryClassCode} is not in our agreement (PPD, CCD)`);
+    for (const e of b.entries) {
+      const trace = String(e.traceNumber).padStart(15, "0");
+      if (!trace.startsWith(b.originatingDFIIdentification)) reject(`trace ${trace} does not start with ODFI ${b.originatingDFIIdentification}`);
+      if (trace <= last) reject(`trace numbers do not ascend in batch ${b.num}`);
+      if (traces.has(trace)) reject(`trace ${trace} twice`);
+      traces.add(trace);
+      last = trace;
+      const rdfi = String(e.receivingDFIIdentification).padStart(8, "0");
+      const w = [3, 7, 1, 3, 7, 1, 3, 7];
+      const check = (10 - ([...rdfi].reduce((s, d, i) => s + Number(d) * w[i]!, 0) % 10)) % 10;
+      if (check !== e.checkDigit) reject(`check digit of ${rdfi}`);
+      bCount += 1 + (e.addenda ? 1 : 0);
+      bHash += e.receivingDFIIdentification;
+      if (CREDIT.has(e.transactionCode)) bCredit += e.amount;
+      else if (DEBIT.has(e.transactionCode)) bDebit += e.amount;
+      else reject(`transaction code ${e.transactionCode}`);
+      if (b.serviceClassCode === 220 && DEBIT.has(e.transactionCode)) reject("debit in a credits-only batch");
+      if (b.serviceClassCode === 225 && CREDIT.has(e.transactionCode)) reject("credit in a debits-only batch");
+      out.push({
+        secCode: b.entryClassCode,
+        transactionCode: e.transactionCode,
+        routingNumber: rdfi + String(e.checkDigit),
+        accountNumber: e.dfiAccount,
+        amount: BigInt(e.amount),
+        identificationNumber: e.identificationNumber,
+        name: (e.receivingCompanyName ?? e.individualName ?? "").trim(),
+        traceNumber: trace,
+        effectiveDate: b.effectiveDate,
+        ...(e.addenda ? { addenda: e.addenda.info } : {}),
+      });
+    }
+    const ft = b.footer;
+    if (ft.entryAndAddendaCount !== bCount) reject(`batch ${b.num} entry/addenda count ${ft.entryAndAddendaCount}, counted ${bCount}`);
+    if (ft.entryHash !== bHash % 1e10) reject(`batch ${b.num} entry hash ${ft.entryHash}, computed ${bHash % 1e10}`);
+    if (ft.totalDebit !== bDebit || ft.totalCredit !== bCredit) reject(`batch ${b.num} totals`);
+    if (ft.companyId !== b.companyId || ft.originatingDFIIdentification !== b.originatingDFIIdentification || ft.num !== b.num) reject(`batch ${b.num} control does not match its header`);
+    if (ft.serviceClassCode !== b.serviceClassCode) reject(`batch ${b.num} service class`);
+    count += bCount;
+    hash += bHash;
+    debit += bDebit;
+    credit += bCredit;
+  }
+  const ff = f.file.footer;
+  if (ff.batchCount !== f.batches.length) reject("file batch count");
+  if (ff.blockCount !== lines.length / 10) reject(`file block count ${ff.blockCount}, file has ${lines.length / 10} blocks`);
+  if (ff.entryAndAddendaCount !== count) reject("file entry/addenda count");
+  if (ff.entryHash !== hash % 1e10) reject("file entry hash");
+  if (ff.totalDebit !== debit || ff.totalCredit !== credit) reject("file totals");
+  return out;
+}
+
+// ---- what the bank sends back --------------------------------------------------------------
+
+const a = (v: string, n: number) => v.slice(0, n).padEnd(n, " ");
+const z = (v: bigint | number | string, n: number) => String(v).padStart(n, "0");
+
+export interface BankReturn {
+  readonly entry: BankEntry;
+  /** R01…, or C01… for a notification of change. */
+  readonly code: string;
+  /** For a NOC: the corrected data field (29 characters, laid out per the C-code). */
+  readonly correctedData?: string;
+}
+
+/** Writes a return or NOC file as the ODFI passes it on to the originator: each entry is addressed
+ * to the original ODFI (odfiRouting), its addenda names the original trace and receiving DFI, and
+ * the returning bank (bankRouting) numbers the new traces. */
+export function bankWritesReturnFile(opts: { bankRouting: string; odfiRouting: string; date: string; items: readonly BankReturn[] }): string {
+  const bank8 = opts.bankRouting.slice(0, 8);
+  const recs: string[] = [];
+  recs.push("101" + " " + opts.odfiRouting + " " + opts.bankRouting + opts.date + "0600" + "A094101" + a("CORRIDOR ODFI", 23) + a("BANK", 23) + a("", 8));
+  let batchNo = 0;
+  let fCount = 0;
+  let fHash = 0n;
+  let fDebit = 0n;
+  let fCredit = 0n;
+  const groups = new Map<string, BankReturn[]>();
+  for (const it of opts.items) {
+    const sec = it.code.startsWith("C") ? "COR" : it.entry.secCode;
+    groups.set(sec, [...(groups.get(sec) ?? []), it]);
+  }
+  let seq = 0;
+  for (const [sec, items] of groups) {
+    batchNo += 1;
+    recs.push("5200" + a("CORRIDOR", 16) + a("", 20) + a("1234567890", 10) + sec + a(sec === "COR" ? "NOC" : "RETURN", 10) + a("", 6) + opts.date + "   " + "1" + bank8 + z(batchNo, 7));
+    let count = 0;
+    let hash = 0n;
+    let debit = 0n;
+    let credit = 0n;
+    for (const it of items) {
+      seq += 1;
+      const trace = bank8 + z(seq, 7);
+      const e = it.entry;
+      // Return of a credit (22/32) is a 21/31, of a debit (27/37) a 26/36: the same direction flag
+      // kept for the totals, as the ACH operator books them.
+      const code = e.transactionCode[0] + (Number(e.transactionCode[1]) <= 4 ? "1" : "6");
+      const amount = it.code.startsWith("C") ? 0n : e.amount;
+      recs.push("6" + code + opts.odfiRouting + a(e.accountNumber, 17) + z(amount, 10) + a(e.identificationNumber, 15) + a(e.name, 22) + "  " + "1" + trace);
+      if (it.code.startsWith("C")) {
+        recs.push("798" + it.code + e.traceNumber + a("", 6) + e.routingNumber.slice(0, 8) + a(it.correctedData ?? "", 29) + a("", 15) + trace);
+      } else {
+        recs.push("799" + it.code + e.traceNumber + a("", 6) + e.routingNumber.slice(0, 8) + a("", 44) + trace);
+      }
+      count += 2;
+      hash += BigInt(opts.odfiRouting.slice(0, 8));
+      if (code[1] === "1") credit += amount;
+      else debit += amount;
+    }
+    recs.push("8200" + z(count, 6) + z(hash % 10_000_000_000n, 10) + z(debit, 12) + z(credit, 12) + a("1234567890", 10) + a("", 25) + bank8 + z(batchNo, 7));
+    fCount += count;
+    fHash += hash;
+    fDebit += debit;
+    fCredit += credit;
+  }
+  const blocks = Math.ceil((recs.length + 1) / 10);
+  recs.push("9" + z(batchNo, 6) + z(blocks, 6) + z(fCount, 8) + z(fHash % 10_000_000_000n, 10) + z(fDebit, 12) + z(fCredit, 12) + a("", 39));
+  while (recs.length % 10 !== 0) recs.push(FILLER);
+  return recs.join("\n") + "\n";
+}
