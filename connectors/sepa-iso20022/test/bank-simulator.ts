@@ -42,7 +42,7 @@ export function readCreditTransferFile(xml: string): ReceivedFile {
   const select = xpath.useNamespaces({ p: PAIN_001 });
   const str = (expr: string, node: unknown = doc) => String(select(`string(${expr})`, node as Node));
   if (doc.documentElement?.namespaceURI !== PAIN_001) throw new Error(`not a pain.001.001.10 document: ${doc.documentElement?.namespaceURI}`);
-  const txs = select("/p:Document/p:CstmrCdtTrfInitn/p:PmtInf/p:CdtTrfTxInf", doc) as unknown as Node[];
+  const txs = select("/p:Document/p:CstmrCdtTrfInitn/p:PmtInf/p:CdtTrfTxInf", doc as unknown as Node) as unknown as Node[];
   return {
     messageId: str("/p:Document/p:CstmrCdtTrfInitn/p:GrpHdr/p:MsgId"),
     numberOfTransactions: Number(str("/p:Document/p:CstmrCdtTrfInitn/p:GrpHdr/p:NbOfTxs")),
