@@ -5,3 +5,7 @@ export { sepaId, sepaText } from "./iso20022/text.js";
 export { PAIN_001_NAMESPACE, writeCreditTransferFile, type SepaCreditTransfer, type SepaCreditTransferFile, type SepaParty } from "./iso20022/pain001.js";
 export { readPaymentStatusReport, type PaymentInfoStatus, type PaymentStatusReport, type StatusReason, type TransactionStatus } from "./iso20022/pain002.js";
 export { readNotification, readStatement, type AccountReport, type Balance, type BankToCustomerDocument, type Direction, type Entry, type EntryDetail, type Party } from "./iso20022/camt.js";
+export { SEPA_CONNECTOR, SEPA_MIGRATIONS_DIR, SEPA_SCHEMA, sepaConnector, sepaWork, type SepaDeps } from "./runtime/connector.js";
+export { sepaConfigSchema, type SepaConfig } from "./runtime/config.js";
+export { admit, endToEndIdOf } from "./runtime/admission.js";
+export { directoryDrop, sha256, type BankFileDrop } from "./runtime/transport.js";
