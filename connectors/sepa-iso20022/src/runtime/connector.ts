@@ -7,7 +7,7 @@ import { Iso20022Error } from "../iso20022/errors.js";
 import { identifyMessage } from "../iso20022/messages.js";
 import { writeCreditTransferFile } from "../iso20022/pain001.js";
 import { readPaymentStatusReport } from "../iso20022/pain002.js";
-import { readNotification } from "../iso20022/camt.js";
+import { readNotification, type EntryDetail } from "../iso20022/camt.js";
 import { admit } from "./admission.js";
 import { sepaConfigSchema, type SepaConfig } from "./config.js";
 import type { SepaTables, TransferState } from "./tables.js";
@@ -251,7 +251,8 @@ export function sepaWork(d: SepaDeps) {
     for (const r of readNotification(xml).reports) {
       for (const e of r.entries) {
         if (e.status !== "BOOK") continue;
-        const details = e.details.length > 0 ? e.details : [{ endToEndId: undefined, amount: e.amount, currency: e.currency, debtor: {}, remittance: { unstructured: [], references: [] }, returnReason: undefined }];
+        // An entry without transaction details stands for one transaction of its own amount.
+        const details: EntryDetail[] = e.details.length > 0 ? e.details : [{ amount: e.amount, currency: e.currency, debtor: {}, creditor: {}, remittance: { unstructured: [], references: [] } }];
         for (const x of details) {
           const ours = x.endToEndId ? await trx.selectFrom("sepa_transfers").select(["transaction_id", "state"]).where("end_to_end_id", "=", x.endToEndId).executeTakeFirst() : undefined;
           const isReturn = e.direction === "CREDIT" && (x.returnReason !== undefined || e.bankTransactionCode?.subFamily === "RRTN");
