@@ -22,3 +22,4 @@ export {
   type RunningConnector,
 } from "./runtime.js";
 export { runConnector } from "./standalone.js";
+export { addBusinessDays, parseCutoffs, windowFor, type CutoffSchedule, type CutoffSettings, type CutoffWindow } from "./cutoffs.js";

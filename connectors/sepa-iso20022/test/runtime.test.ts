@@ -1,0 +1,227 @@
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createOutcomePublisher, type RailInstruction } from "@corridor/connector";
+import { ManualClock, createLogger, newId, type DatabaseHandle } from "@corridor/kit";
+import { openServiceTestDatabase } from "@corridor/kit/testing";
+import type { Kysely } from "kysely";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { debianTool, skipWithout } from "../../../test/infra/debian-tool.js";
+import { SEPA_MIGRATIONS_DIR, SEPA_SCHEMA, directoryDrop, endToEndIdOf, sepaConfigSchema, sepaWork, type BankFileDrop } from "../src/index.js";
+import type { SepaTables } from "../src/runtime/tables.js";
+import { writeStatusReport } from "./bank-simulator.js";
+import { xsd, xsdErrors } from "./fixtures.js";
+import { testBank } from "./test-bank.js";
+
+// The SEPA connector's own guarantees, against a real database and a directory drop: files per
+// window, exactly one upload whatever crashes, the bank's answers applied once, nothing it sends lost.
+
+const log = createLogger("sepa-test", "silent");
+const xmllint = debianTool("xmllint", "libxml2-utils");
+const FAIL_IBAN = "FR1420041010050500013M02606";
+const RETURN_IBAN = "NL91ABNA0417164300";
+
+let handle: DatabaseHandle;
+let drop: () => Promise<void>;
+beforeAll(async () => {
+  ({ db: handle, drop } = await openServiceTestDatabase({ schema: SEPA_SCHEMA, migrationsDir: SEPA_MIGRATIONS_DIR }));
+});
+afterAll(async () => drop?.());
+// One connector per test: what an earlier test left (a file that failed to upload) is not this one's.
+beforeEach(async () => {
+  for (const t of ["sepa_transfers", "sepa_files", "sepa_bank_documents", "sepa_received_credits", "connector_outcomes", "connector_instructions"]) {
+    await handle.root.withSchema(SEPA_SCHEMA).deleteFrom(t).execute();
+  }
+});
+
+// Each test starts on a Monday of its own, so its windows (and file names) are its own in the shared schema.
+let week = 0;
+const monday = () => new Date(Date.UTC(2026, 0, 5 + 7 * week++, 7, 0, 0)); // 08:00 in Berlin
+
+function setup(over: { drop?: (d: BankFileDrop) => BankFileDrop } = {}) {
+  const bank = testBank({ [FAIL_IBAN]: { reject: "AC04" }, [RETURN_IBAN]: { settleThenReturn: "MD07" } });
+  for (const d of ["inbox", "outbox", "archive"]) mkdirSync(join(bank.root, d), { recursive: true });
+  const start = monday();
+  const clock = new ManualClock(start);
+  const day = start.toISOString().slice(0, 10).replace(/-/g, "");
+  const fileOf = (cutoff: string) => `CORRIDOR-SEPA-${day}T${cutoff}-1`;
+  const db = handle.forSchema<SepaTables>(SEPA_SCHEMA);
+  const config = sepaConfigSchema.parse({ SEPA_DEBTOR_NAME: "Corridor Operator GmbH", SEPA_DEBTOR_IBAN: "DE89370400440532013000", SEPA_FILE_DROP_DIR: bank.root });
+  const fileDrop = (over.drop ?? ((d) => d))(directoryDrop(bank.root));
+  const work = sepaWork({ db, clock, log, config, drop: fileDrop, outcomes: createOutcomePublisher({ connector: "sepa", clock }) });
+  const platformId = newId("Platform");
+  const instruction = (iban: string, amount = 1234n, over: Partial<RailInstruction> = {}): RailInstruction => ({
+    instructionId: newId("Event"),
+    occurredAt: clock.now(),
+    platformId,
+    environment: "PRODUCTION",
+    connector: "sepa",
+    transactionId: newId("Transaction"),
+    direction: "PAYOUT",
+    kind: "TRANSFER",
+    amount,
+    currency: "EUR",
+    paymentRail: "SEPA",
+    externalAccountId: newId("ExternalAccount"),
+    accountInfo: { accountType: "EUR_ACCOUNT", iban, beneficiary: { beneficiaryType: "INDIVIDUAL", fullName: "Zoë Müller" } },
+    reference: "CORR-REF-1",
+    umaAddress: "",
+    ...over,
+  });
+  const accept = (i: RailInstruction) => db.transaction().execute((trx) => work.accept(i, trx));
+  const outcomes = async (transactionId: string) =>
+    (await handle.root.withSchema(SEPA_SCHEMA).selectFrom("connector_outcomes").select(["status", "reason"]).where("transaction_id", "=", transactionId).orderBy("sequence").execute()).map((o) => (o.reason ? `${o.status}:${o.reason}` : o.status));
+  return { bank, clock, db, work, instruction, accept, outcomes, fileOf };
+}
+
+const inbox = (root: string) => readdirSync(join(root, "inbox")).filter((f) => !f.startsWith("."));
+
+describe("SEPA connector: windows, files, exactly-once upload", () => {
+  it("puts transfers into the window of the next cut-off and files each window once its cut-off passes", async () => {
+    const s = setup();
+    const a = s.instruction("DE75512108001245126199");
+    await s.accept(a); // 08:00 Berlin → the 09:00 window
+    s.clock.advance(2 * 3600_000); // 10:00 → the 14:00 window
+    const b = s.instruction("DE75512108001245126199", 500n);
+    await s.accept(b);
+    expect(await s.work.file()).toBe(1); // 09:00 has passed, 14:00 not yet
+    expect(await s.work.upload()).toBe(1);
+    expect(inbox(s.bank.root)).toEqual([`${s.fileOf("0900")}.xml`]);
+    s.clock.advance(5 * 3600_000);
+    expect(await s.work.file()).toBe(1);
+    await s.work.upload();
+    expect(inbox(s.bank.root).sort()).toEqual([`${s.fileOf("0900")}.xml`, `${s.fileOf("1400")}.xml`]);
+    expect(await s.outcomes(a.transactionId)).toEqual(["PROCESSING"]);
+    expect(await s.work.file()).toBe(0); // nothing left to file
+  });
+
+  it.skipIf(skipWithout(xmllint, "sepa-iso20022 XSD"))("uploads a file the official pain.001.001.10 schema accepts, with the transfer's end-to-end id", async () => {
+    const s = setup();
+    const i = s.instruction("DE75512108001245126199", 99_999_999_999n);
+    await s.accept(i);
+    s.clock.advance(3600_000);
+    await s.work.file();
+    await s.work.upload();
+    const [name] = inbox(s.bank.root);
+    const xml = readFileSync(join(s.bank.root, "inbox", name!), "utf8");
+    expect(xsdErrors(xmllint.path!, xml, xsd("pain.001.001.10_1.xsd"))).toBeNull();
+    expect(xml).toContain(`<EndToEndId>${endToEndIdOf(i.transactionId)}</EndToEndId>`);
+    expect(xml).toContain("<Nm>Zoe Muller</Nm>");
+  });
+
+  it("after a crash between the upload and its record, the next pass records the file without sending it again", async () => {
+    let uploads = 0;
+    let crash = true;
+    const s = setup({
+      drop: (d) => ({
+        ...d,
+        async upload(name, content) {
+          uploads++;
+          await d.upload(name, content);
+          if (crash) throw new Error("process killed after the upload");
+        },
+      }),
+    });
+    const i = s.instruction("DE75512108001245126199");
+    await s.accept(i);
+    s.clock.advance(3600_000);
+    await s.work.file();
+    await expect(s.work.upload()).rejects.toThrow("process killed");
+    expect(await s.outcomes(i.transactionId)).toEqual([]);
+    crash = false;
+    await s.work.upload();
+    expect(uploads).toBe(1);
+    expect(await s.outcomes(i.transactionId)).toEqual(["PROCESSING"]);
+    await s.work.upload();
+    expect(uploads).toBe(1);
+  });
+
+  it("refuses to overwrite another file of the same name in the bank's inbox", async () => {
+    const s = setup();
+    await s.accept(s.instruction("DE75512108001245126199"));
+    s.clock.advance(3600_000);
+    await s.work.file();
+    writeFileSync(join(s.bank.root, "inbox", `${s.fileOf("0900")}.xml`), "someone else's file");
+    await expect(s.work.upload()).rejects.toThrow(/another file named/);
+  });
+
+  it("rejects at once what SEPA cannot carry: a pull, another currency, a bad IBAN, no name", async () => {
+    const s = setup();
+    const cases = [
+      [s.instruction("DE75512108001245126199", 100n, { direction: "PULL" }), "REJECTED:SEPA_DIRECT_DEBIT_NOT_SUPPORTED"],
+      [s.instruction("DE75512108001245126199", 100n, { currency: "USD" }), "REJECTED:CURRENCY_NOT_SUPPORTED"],
+      [s.instruction("not-an-iban"), "REJECTED:INVALID_BANK_ACCOUNT"],
+      [s.instruction("DE75512108001245126199", 100n, { accountInfo: { accountType: "EUR_ACCOUNT", iban: "DE75512108001245126199", beneficiary: { fullName: "日本" } } }), "REJECTED:MISSING_BENEFICIARY_NAME"],
+    ] as const;
+    for (const [i, outcome] of cases) {
+      await s.accept(i);
+      expect(await s.outcomes(i.transactionId)).toEqual([outcome]);
+    }
+    s.clock.advance(3600_000);
+    expect(await s.work.file()).toBe(0);
+  });
+});
+
+describe("SEPA connector: the bank's reports", () => {
+  it("settles, rejects and returns as the bank says, each report once, and archives them", async () => {
+    const s = setup();
+    const ok = s.instruction("DE75512108001245126199");
+    const bad = s.instruction(FAIL_IBAN);
+    const back = s.instruction(RETURN_IBAN);
+    for (const i of [ok, bad, back]) await s.accept(i);
+    s.clock.advance(3600_000);
+    await s.work.file();
+    await s.work.upload();
+    expect(s.bank.answer()).toBe(1);
+    expect(await s.work.read()).toBe(2);
+    expect(await s.outcomes(ok.transactionId)).toEqual(["PROCESSING", "COMPLETED"]);
+    expect(await s.outcomes(bad.transactionId)).toEqual(["PROCESSING", "REJECTED:AC04"]);
+    expect(await s.outcomes(back.transactionId)).toEqual(["PROCESSING", "COMPLETED", "RETURNED:MD07"]);
+    expect(readdirSync(join(s.bank.root, "outbox"))).toEqual([]);
+    expect(readdirSync(join(s.bank.root, "archive"))).toHaveLength(2);
+    // The same report dropped again (the bank resends it) changes nothing.
+    const again = readdirSync(join(s.bank.root, "archive"))[0]!;
+    writeFileSync(join(s.bank.root, "outbox", again), readFileSync(join(s.bank.root, "archive", again)));
+    expect(await s.work.read()).toBe(0);
+    expect(await s.outcomes(ok.transactionId)).toEqual(["PROCESSING", "COMPLETED"]);
+  });
+
+  it("never treats the bank's duplicate-file rejection (DU01) as a rejection of the transfers; any other file rejection rejects them all", async () => {
+    const s = setup();
+    const a = s.instruction("DE75512108001245126199");
+    const b = s.instruction("DE75512108001245126199", 77n);
+    await s.accept(a);
+    await s.accept(b);
+    s.clock.advance(3600_000);
+    await s.work.file();
+    await s.work.upload();
+    const original = { messageId: s.fileOf("0900"), numberOfTransactions: 2, controlSum: "13.11", paymentInfoId: "x", debtorIban: "", requestedExecutionDate: "", serviceLevel: "SEPA", transfers: [] };
+    writeFileSync(join(s.bank.root, "outbox", "dup.xml"), writeStatusReport({ messageId: "B1", createdAt: "2026-01-05T09:00:00", original, groupStatus: "RJCT", groupReason: "DU01", verdicts: [] }));
+    await s.work.read();
+    expect(await s.outcomes(a.transactionId)).toEqual(["PROCESSING"]);
+    writeFileSync(join(s.bank.root, "outbox", "rjct.xml"), writeStatusReport({ messageId: "B2", createdAt: "2026-01-05T09:00:00", original, groupStatus: "RJCT", groupReason: "AM10", verdicts: [] }));
+    await s.work.read();
+    expect(await s.outcomes(a.transactionId)).toEqual(["PROCESSING", "REJECTED:AM10"]);
+    expect(await s.outcomes(b.transactionId)).toEqual(["PROCESSING", "REJECTED:AM10"]);
+  });
+
+  it("archives a report it cannot read without crashing or retrying it forever, and keeps credits that are not ours", async () => {
+    const s = setup();
+    writeFileSync(join(s.bank.root, "outbox", "0-garbage.xml"), "<Document><broken");
+    writeFileSync(join(s.bank.root, "outbox", "1-camt053.xml"), readFileSync(join(import.meta.dirname, "../../../../shared/fixtures/iso20022/samples/FI_camt_053_sample.xml.xml")));
+    writeFileSync(
+      join(s.bank.root, "outbox", "2-credit.xml"),
+      readFileSync(join(import.meta.dirname, "../../../../shared/fixtures/iso20022/samples/200519_camt054-chdd_p_ch2909000000250094239_1110097484_0_20190520700381159.xml")),
+    );
+    expect(await s.work.read()).toBe(3);
+    const docs = await s.db.selectFrom("sepa_bank_documents").select(["file_name", "message"]).where("file_name", "in", ["0-garbage.xml", "1-camt053.xml", "2-credit.xml"]).orderBy("file_name").execute();
+    expect(docs.map((d) => d.message)).toEqual(["unreadable", "camt.053", "camt.054"]);
+    const credits = await s.db.selectFrom("sepa_received_credits").select(["amount", "currency", "debtor_iban", "reference"]).where("document", "=", "2-credit.xml").orderBy("amount").execute();
+    expect(credits).toEqual([
+      { amount: 150n, currency: "CHF", debtor_iban: "CH5109000000250092291", reference: "Rechnung 1001" },
+      { amount: 300n, currency: "CHF", debtor_iban: "CH5109000000250092291", reference: "Rechnung 1002" },
+    ]);
+    expect(await s.work.read()).toBe(0);
+  });
+});
+
+export type { Kysely };
