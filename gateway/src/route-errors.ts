@@ -95,7 +95,7 @@ export const ERROR_CODES = {
   NOT_IMPLEMENTED: [501, "Not available in this deployment (for example production KYC without a provider connector)."],
   EMAIL_DELIVERY_NOT_CONFIGURED: [501, "Production EMAIL_OTP needs CORRIDOR_SMTP_URL."],
   SERVICE_UNAVAILABLE: [503, "A service this request needs is unavailable; retry later."],
-  RATES_UNAVAILABLE: [503, "No exchange rates are available right now."],
+  RATES_UNAVAILABLE: [503, "No exchange rate fresh enough to price with is available: for a production platform none has been received yet, or the newest is older than the deployment's limit (CORRIDOR_FX_RATE_MAX_AGE_SECONDS); details name the currency and, when there is one, its source, asOf and maxAgeSeconds. Never a stale price: retry once the operator's rates are fresh."],
   WALLET_ENCRYPTION_NOT_CONFIGURED: [503, "Wallet export needs CORRIDOR_WALLET_ENCRYPTION_KEY."],
   UPSTREAM_TIMEOUT: [504, "A service this request needs did not answer in time."],
 } as const satisfies Record<string, readonly [number, string]>;
