@@ -19,7 +19,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
-          include: ["packages/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "gateway/test/**/*.test.ts", "embedded/test/**/*.test.ts", "test/deploy/**/*.test.ts", "test/infra/**/*.test.ts", "test/rules/**/*.test.ts"],
+          include: ["packages/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "connectors/*/test/**/*.test.ts", "gateway/test/**/*.test.ts", "embedded/test/**/*.test.ts", "test/deploy/**/*.test.ts", "test/infra/**/*.test.ts", "test/rules/**/*.test.ts"],
         },
       },
       {

@@ -9,6 +9,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { PlatformAdminService, type GetDeploymentResponse } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { Environment, type Platform } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { PublicErrorSchema } from "@corridor/proto/corridor/common/v1/error_pb.js";
+import { LedgerAdminService, type RailBinding } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
 
 /** Exit codes: 0 done, 1 the call failed or nothing answers, 2 the command line was wrong. */
 const EXIT_FAILED = 1;
@@ -26,6 +27,14 @@ Commands:
       credentials. The secret is shown only now: store it.
   platform list
       Lists every platform, oldest first.
+  rail bind --platform <id> --currency <code> --rail <rail> --connector <name>
+      Routes a PRODUCTION platform's payments in a currency over a payment rail (ACH, WIRE,
+      SEPA, ...) to a rail connector (docs/connectors.md); replaces an earlier binding of the
+      same currency and rail. Sandbox platforms always use the simulator and cannot be bound.
+  rail unbind --platform <id> --currency <code> --rail <rail>
+      Removes a binding: that rail answers 400 PAYMENT_RAIL_NOT_AVAILABLE from then on.
+  rail list [--platform <id>]
+      Lists the rail bindings (of one platform, or of all).
 
 Target (exactly one; there is no default, so the CLI never acts on a deployment by accident):
   --url <url>                  auth-sessions' Connect endpoint, e.g. http://127.0.0.1:8081
@@ -33,6 +42,8 @@ Target (exactly one; there is no default, so the CLI never acts on a deployment 
   CORRIDOR_INTERNAL_PORT       embedded mode's internal port: http://127.0.0.1:<port>
   --url wins over the environment; the two variables together must name the same place.
   The deployment found there is printed (on stderr) before anything is done.
+  rail commands talk to the ledger: at the same target (embedded), or at --ledger-url /
+  CORRIDOR_LEDGER_URL (split: http://127.0.0.1:8102).
 
 Options:
   --json          print JSON instead of text
@@ -153,6 +164,11 @@ async function main(argv: string[]): Promise<number> {
       "client-id": { type: "string" },
       "client-secret": { type: "string" },
       url: { type: "string" },
+      "ledger-url": { type: "string" },
+      platform: { type: "string" },
+      currency: { type: "string" },
+      rail: { type: "string" },
+      connector: { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -162,6 +178,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const [resource, command, ...extra] = positionals;
+  if (resource === "rail") return railCommand(command, extra, values);
   if (resource !== "platform" || (command !== "create" && command !== "list")) {
     throw new UsageError(resource ? `unknown command: ${positionals.join(" ")}` : "missing command");
   }
@@ -226,6 +243,57 @@ async function main(argv: string[]): Promise<number> {
       ].join("\n"),
     );
   }
+  return 0;
+}
+
+const bindingJson = (b: RailBinding) => ({
+  platformId: b.platformId,
+  currency: b.currency,
+  paymentRail: b.paymentRail,
+  connector: b.connector,
+  source: b.source,
+  updatedAt: b.updatedAt ? new Date(Number(b.updatedAt.seconds) * 1000 + Math.floor(b.updatedAt.nanos / 1e6)).toISOString() : undefined,
+});
+
+/** `rail bind|unbind|list`: the operator's rail bindings (LedgerAdminService), after the deployment probe. */
+async function railCommand(
+  command: string | undefined,
+  extra: string[],
+  values: { url?: string; "ledger-url"?: string; platform?: string; currency?: string; rail?: string; connector?: string; json: boolean; name?: string; environment?: string },
+): Promise<number> {
+  if (command !== "bind" && command !== "unbind" && command !== "list") throw new UsageError(`unknown command: rail ${command ?? ""}`.trim());
+  if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra.join(" ")}`);
+  for (const opt of ["name", "environment"] as const) if (values[opt] !== undefined) throw new UsageError(`rail ${command} takes no --${opt}`);
+  if (command !== "list") {
+    for (const opt of ["platform", "currency", "rail"] as const) if (!values[opt]) throw new UsageError(`rail ${command} needs --${opt}`);
+  }
+  if (command === "bind" && !values.connector) throw new UsageError("rail bind needs --connector <name>");
+  if (command !== "bind" && values.connector !== undefined) throw new UsageError(`rail ${command} takes no --connector`);
+  if (command === "list" && (values.currency !== undefined || values.rail !== undefined)) throw new UsageError("rail list takes only --platform");
+
+  const target = resolveTarget(values.url, process.env);
+  const deployment = await probe(createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url })), target);
+  console.error(describeDeployment(deployment, target));
+  const ledgerFlag = values["ledger-url"] ?? (process.env.CORRIDOR_LEDGER_URL || undefined);
+  const ledgerUrl = ledgerFlag ? checkUrl(ledgerFlag, values["ledger-url"] ? "--ledger-url" : "CORRIDOR_LEDGER_URL") : target.url;
+  const ledger = createClient(LedgerAdminService, createGrpcTransport({ baseUrl: ledgerUrl }));
+
+  if (command === "list") {
+    const { bindings } = await ledger.listPlatformRailBindings({ platformId: values.platform ?? "" });
+    if (values.json) console.log(JSON.stringify(bindings.map(bindingJson), null, 2));
+    else if (bindings.length === 0) console.log("No rail bindings. Bind one with: npm run admin -- rail bind --platform <id> --currency USD --rail ACH --connector <name>");
+    else for (const b of bindings.map(bindingJson)) console.log(`${b.platformId}  ${b.currency}  ${b.paymentRail.padEnd(12)}  ${b.connector.padEnd(20)}  ${b.source.padEnd(8)}  ${b.updatedAt ?? ""}`);
+    return 0;
+  }
+  const key = { platformId: values.platform!, currency: values.currency!.toUpperCase(), paymentRail: values.rail!.toUpperCase() };
+  if (command === "bind") {
+    const { binding } = await ledger.bindPlatformRail({ ...key, connector: values.connector! });
+    const out = bindingJson(binding!);
+    console.log(values.json ? JSON.stringify(out, null, 2) : `Bound ${out.platformId} ${out.currency} ${out.paymentRail} -> connector ${out.connector}`);
+    return 0;
+  }
+  const { removed } = await ledger.unbindPlatformRail(key);
+  console.log(values.json ? JSON.stringify({ ...key, removed }, null, 2) : removed ? `Unbound ${key.platformId} ${key.currency} ${key.paymentRail}` : `No binding of ${key.platformId} ${key.currency} ${key.paymentRail}; nothing changed`);
   return 0;
 }
 

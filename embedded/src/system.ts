@@ -1,5 +1,5 @@
 import type { AddressInfo } from "node:net";
-import { createBus, memoryConfigBoard, openDatabase, openRedisConfigBoard, serveConnect, serviceLogger, startInProcess, systemClock, type Clock, type ConfigBoard, type Logger } from "@corridor/kit";
+import { createBus, memoryConfigBoard, openDatabase, openRedisConfigBoard, serveConnect, serviceLogger, startInProcess, systemClock, type Bus, type Clock, type ConfigBoard, type DatabaseHandle, type Logger } from "@corridor/kit";
 import { tracingServerInterceptor } from "@corridor/kit";
 import { appErrorInterceptor } from "@corridor/kit";
 import { buildGateway } from "@corridor/gateway";
@@ -36,6 +36,9 @@ export interface EmbeddedSystem {
   url: string;
   internalUrl?: string;
   transportFor: Awaited<ReturnType<typeof startInProcess>>["transportFor"];
+  /** The process's bus and database, for what runs beside the services in this process (a rail connector: @corridor/connector startConnector). */
+  bus: Bus;
+  db: DatabaseHandle;
   stop(): Promise<void>;
 }
 
@@ -91,6 +94,8 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedSyst
     url: `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${address.port}`,
     internalUrl: internal ? `http://127.0.0.1:${internal.port}` : undefined,
     transportFor: system.transportFor,
+    bus,
+    db,
     async stop() {
       system.health.setServing(false);
       await gateway.close();

@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   AMOUNT_MISMATCH: [400, "The funded amount differs from what the quote expects."],
   CURRENCY_NOT_CONVERTIBLE: [400, "No rate converts the amount into the agent policy's limit currency."],
   TRANSACTION_TYPE_NOT_ENABLED: [400, "The platform's configuration does not enable this transaction type for the currency."],
+  PAYMENT_RAIL_NOT_AVAILABLE: [400, "No connector serves this production platform's payment rail in the currency (the operator binds one); details name currency and paymentRail. Nothing was held."],
   QUOTE_NOT_EXECUTABLE: [400, "The quote cannot be executed this way (a REALTIME_FUNDING quote is paid through its instructions)."],
   QUOTE_NOT_REALTIME_FUNDED: [400, "The quote is not a REALTIME_FUNDING quote."],
   LOOKUP_EXPIRED: [400, "The receiver lookup is older than a quote's validity."],
@@ -132,8 +133,8 @@ const TRANSFER: readonly ErrorCode[] = [
   "EMBEDDED_WALLET_TRANSFER_NOT_SUPPORTED",
   "TRANSACTION_TYPE_NOT_ENABLED",
   "AMOUNT_OUT_OF_RANGE",
-  // Production platforms: no rail connector ships.
-  "NOT_IMPLEMENTED",
+  // Production platforms whose (currency, rail) the operator bound to no connector.
+  "PAYMENT_RAIL_NOT_AVAILABLE",
 ];
 const CREATE_QUOTE: readonly ErrorCode[] = [
   "USER_NOT_FOUND",
@@ -152,6 +153,7 @@ const CREATE_QUOTE: readonly ErrorCode[] = [
   "QUOTE_NOT_EXECUTABLE",
   "RATES_UNAVAILABLE",
   "WALLET_SIGNATURE_MISSING",
+  "PAYMENT_RAIL_NOT_AVAILABLE",
 ];
 const EXECUTE_QUOTE: readonly ErrorCode[] = [
   "QUOTE_NOT_FOUND",
@@ -164,6 +166,7 @@ const EXECUTE_QUOTE: readonly ErrorCode[] = [
   "WALLET_SIGNATURE_MISSING",
   "REQUEST_ID_MISSING",
   "WALLET_SIGNATURE_BODY_MISMATCH",
+  "PAYMENT_RAIL_NOT_AVAILABLE",
 ];
 const AGENT_SPEND: readonly ErrorCode[] = ["ACCOUNT_NOT_ALLOWED", "SPENDING_LIMIT_EXCEEDED", "CURRENCY_NOT_CONVERTIBLE"];
 const SIGNED_RETRY: readonly ErrorCode[] = ["WALLET_SIGNATURE_BODY_MISMATCH", "WALLET_SIGNATURE_MISSING", "REQUEST_ID_MISSING"];

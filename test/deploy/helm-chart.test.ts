@@ -368,6 +368,18 @@ describeHelm("unavailable" in lookup ? `helm chart — skipped: ${lookup.unavail
     for (const name of deployables) expect(plainEnv(containerOf(quiet, name)), name).not.toHaveProperty("OTEL_EXPORTER_OTLP_ENDPOINT");
   });
 
+  it("hands the operator's railBindings to the ledger alone, as LEDGER_RAIL_BINDINGS, and refuses a binding to the simulator", async () => {
+    const railBindings = [{ platformId: "Platform:0190f0f0-0000-7000-8000-000000000001", currency: "USD", paymentRail: "ACH", connector: "ach-nacha" }];
+    const r = await render({ railBindings });
+    for (const name of deployables) {
+      const env = plainEnv(containerOf(r, name));
+      if (name === "ledger") expect(JSON.parse(env.LEDGER_RAIL_BINDINGS!)).toEqual(railBindings);
+      else expect(env, name).not.toHaveProperty("LEDGER_RAIL_BINDINGS");
+    }
+    expect(plainEnv(containerOf(await render({}), "ledger"))).not.toHaveProperty("LEDGER_RAIL_BINDINGS");
+    await expect(render({ railBindings: [{ ...railBindings[0], connector: "sandbox" }] })).rejects.toThrow();
+  });
+
   it("uses an existing Secret instead of creating one", async () => {
     const r = await render({ infra: { existingSecret: "corridor-connections", databaseUrl: "", redisUrl: "", kafkaBrokers: "" } });
     expect(r.secrets.size).toBe(0);

@@ -3,7 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { createProcessLogger, type ServiceName } from "@corridor/kit";
+import { startConnector, type ConnectorDefinition, type RunningConnector } from "@corridor/connector";
+import { createBus, createProcessLogger, systemClock, type ServiceName, type z } from "@corridor/kit";
+import { openTestDatabase } from "@corridor/kit/testing";
 import { startEmbedded } from "@corridor/embedded";
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
@@ -42,6 +44,12 @@ export interface TestSystem {
   raw(method: string, path: string, init?: { body?: string; headers?: Record<string, string> }): Promise<ApiResponse>;
   /** A service's Connect transport, behind the gateway: for observing state no public route shows. */
   transportFor(service: ServiceName): Transport;
+  /**
+   * Runs a rail connector (@corridor/connector) beside the system, as its own deployable would:
+   * embedded, on the system's bus and database; split, on the shared Kafka broker (the system's
+   * topic prefix) with a database of its own. Stopped with the system.
+   */
+  startConnector<S extends z.ZodObject>(definition: ConnectorDefinition<S>, env?: NodeJS.ProcessEnv): Promise<RunningConnector>;
   stop(): Promise<void>;
 }
 
@@ -62,6 +70,9 @@ export async function startTestSystem(): Promise<TestSystem> {
   let url: string;
   let transportFor: (service: ServiceName) => Transport;
   let stop: () => Promise<void>;
+  let connectorHost: (name: string) => Promise<{ deps: Omit<Parameters<typeof startConnector>[1], "env">; close(): Promise<void> }>;
+  const connectors: { stop(): Promise<void> }[] = [];
+  const connectorLog = createProcessLogger("e2e-connector", process.env.LOG_LEVEL ?? "warn");
 
   if (mode === "split") {
     const info = inject("splitSystem");
@@ -74,6 +85,17 @@ export async function startTestSystem(): Promise<TestSystem> {
       return t;
     };
     stop = async () => {};
+    connectorHost = async (name) => {
+      const bus = await createBus({ kafkaBrokers: process.env.KAFKA_BROKERS!.split(","), clientId: name, topicPrefix: info.kafkaTopicPrefix, log: connectorLog });
+      const { db, drop } = await openTestDatabase();
+      return {
+        deps: { db, bus, clock: systemClock, log: connectorLog },
+        async close() {
+          await bus.close();
+          await drop();
+        },
+      };
+    };
   } else {
     const fresh = process.env.DATABASE_URL ? await createFreshDatabase(process.env.DATABASE_URL, "corridor_e2e", { migrated: true }) : undefined;
     const system = await startEmbedded({
@@ -87,6 +109,7 @@ export async function startTestSystem(): Promise<TestSystem> {
     });
     url = system.url;
     transportFor = system.transportFor;
+    connectorHost = async () => ({ deps: { db: system.db, bus: system.bus, clock: systemClock, log: connectorLog }, close: async () => {} });
     stop = async () => {
       await system.stop();
       await fresh?.drop();
@@ -124,6 +147,17 @@ export async function startTestSystem(): Promise<TestSystem> {
     as: (id, secret) => as(id, secret),
     raw: (method, path, init = {}) => send(`${url}${path}`, method, init),
     transportFor,
+    async startConnector(definition, env = {}) {
+      const host = await connectorHost(definition.name);
+      const running = await startConnector(definition, { ...host.deps, env });
+      connectors.push({
+        async stop() {
+          await running.stop();
+          await host.close();
+        },
+      });
+      return running;
+    },
     async createPlatform(opts = {}) {
       const res = await admin.createPlatform({
         name: opts.name ?? "e2e platform",
@@ -137,6 +171,7 @@ export async function startTestSystem(): Promise<TestSystem> {
       try {
         problems = await undocumentedAnswers(api, observed);
       } finally {
+        for (const c of connectors.splice(0)) await c.stop();
         await stop();
       }
       if (problems.length) {

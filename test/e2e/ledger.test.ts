@@ -86,13 +86,13 @@ describe.skipIf(skipReason())(`ledger (${mode})`, () => {
       const prod = await system.createPlatform({ environment: "PRODUCTION" });
       expect((await prod.call("POST", `/sandbox/internal-accounts/${usd.id}/fund`, { amount: 1 })).status).toBe(403);
       expect((await prod.call("POST", "/sandbox/clock/advance", { seconds: 1 })).status).toBe(403);
-      // Production has no rail connector yet: moving money answers 501.
+      // A production rail no operator bound to a connector: 400 naming it (docs/connectors.md).
       const prodUsd = await platformAccount(prod);
       const prodExt = await prod.call("POST", "/platform/external-accounts", { currency: "USD", accountInfo: usdAccountInfo("105") });
       expect(prodExt.body.beneficiaryVerificationStatus).toBe("UNSUPPORTED"); // sandbox magic values do not apply
       const prodOut = await prod.call("POST", "/transfer-out", { source: { accountId: prodUsd.id }, destination: { accountId: prodExt.body.id }, amount: 1 });
-      expect(prodOut.status).toBe(501);
-      expect(prodOut.body.code).toBe("NOT_IMPLEMENTED");
+      expect(prodOut.status).toBe(400);
+      expect(prodOut.body).toMatchObject({ code: "PAYMENT_RAIL_NOT_AVAILABLE", details: { currency: "USD", paymentRail: "ACH" } });
       const viewer = await p.call("POST", "/tokens", { name: "viewer", permissions: ["VIEW"] });
       const v = system.as(viewer.body.clientId, viewer.body.clientSecret);
       expect((await v.call("POST", `/sandbox/internal-accounts/${usd.id}/fund`, { amount: 1 })).status).toBe(403);

@@ -12,6 +12,8 @@ export interface SplitSystemInfo {
   url: string;
   /** Each service's own Connect address (h2c), for tests that look behind the gateway. */
   serviceUrls: Record<ServiceName, string>;
+  /** The topic prefix of this system on the shared broker, for a deployable a test runs beside it (a rail connector). */
+  kafkaTopicPrefix: string;
 }
 
 async function freePortBlock(size: number): Promise<number> {
@@ -47,6 +49,7 @@ export async function startSplitSystem(
   const base = await freePortBlock(8);
   const httpPort = base + 8;
   const root = resolve(import.meta.dirname, "../..");
+  const kafkaTopicPrefix = extraEnv.KAFKA_TOPIC_PREFIX ?? `e2e-${randomBytes(4).toString("hex")}.`;
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", join(root, "scripts/start-split.ts")], {
     cwd: root,
     env: {
@@ -54,7 +57,7 @@ export async function startSplitSystem(
       DATABASE_URL: db.url,
       REDIS_URL: env.REDIS_URL,
       KAFKA_BROKERS: env.KAFKA_BROKERS,
-      KAFKA_TOPIC_PREFIX: `e2e-${randomBytes(4).toString("hex")}.`,
+      KAFKA_TOPIC_PREFIX: kafkaTopicPrefix,
       CORRIDOR_HTTP_PORT: String(httpPort),
       CORRIDOR_SPLIT_PORT_BASE: String(base),
       CORRIDOR_DATA_DIR: mkdtempSync(join(tmpdir(), "corridor-split-")),
@@ -90,6 +93,7 @@ export async function startSplitSystem(
     info: {
       url: ready.url,
       serviceUrls: Object.fromEntries(SERVICE_NAMES.map((name, i) => [name, `http://127.0.0.1:${base + 1 + i}`])) as Record<ServiceName, string>,
+      kafkaTopicPrefix,
     } satisfies SplitSystemInfo,
     async stop() {
       const exited = new Promise((r) => child.once("exit", r));

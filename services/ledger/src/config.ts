@@ -11,6 +11,23 @@ const schema = z.object({
    * sets it badly keeps running with the safety net on.
    */
   LEDGER_QUOTE_EXPIRY_POLL_MS: z.coerce.number().int().positive().catch(DEFAULT_QUOTE_EXPIRY_POLL_MS),
+  /**
+   * The operator's rail bindings from configuration (the Helm chart's `railBindings`): a JSON array
+   * of {platformId, currency, paymentRail, connector}, set (source CONFIG) at every start; bindings
+   * made with the CLI stay. Empty: none.
+   */
+  LEDGER_RAIL_BINDINGS: z
+    .string()
+    .default("[]")
+    .transform((v, ctx) => {
+      try {
+        return JSON.parse(v) as unknown;
+      } catch {
+        ctx.addIssue({ code: "custom", message: "must be JSON" });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.array(z.object({ platformId: z.string().min(1), currency: z.string().min(1), paymentRail: z.string().min(1), connector: z.string().min(1) }).strict())),
 });
 
 export type LedgerConfig = z.infer<typeof schema>;

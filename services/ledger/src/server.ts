@@ -19,14 +19,16 @@ import * as ledgerEvents from "./events/ledger-events.js";
 import { createAdminHandler } from "./handlers/admin-handler.js";
 import { answerCodecs, createLedgerHandler } from "./handlers/ledger-handler.js";
 import { quoteExpiryWorker } from "./workers/quote-expiry.js";
+import { configuredBindingsWorker } from "./workers/rail-bindings.js";
 
 export const SCHEMA = "ledger";
 
 /**
  * ledger: internal and external accounts, the double-entry journal and balances, holds,
- * transactions and transfers with their idempotency. Serves LedgerService (and, for operators,
- * the read-only LedgerAdminService, which the gateway does not route); produces
- * corridor.ledger.v1 and corridor.rails.v1; consumes corridor.platforms.v1, corridor.customers.v1,
+ * transactions and transfers with their idempotency, and the routing of rail instructions to
+ * connectors. Serves LedgerService (and, for operators, LedgerAdminService: trial balance and rail
+ * bindings, which the gateway does not route); produces corridor.ledger.v1 and the rail
+ * instruction topics (corridor.rails.v1, corridor.rails.<connector>.v1); consumes corridor.platforms.v1, corridor.customers.v1,
  * corridor.rail-outcomes.v1 and corridor.sandbox.v1; asks auth-sessions and customers-kyc only
  * when its event-fed copies cannot answer (domain/facts.ts); runs the quote-expiry worker.
  */
@@ -61,10 +63,13 @@ export function buildLedger(deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pi
     // No per-service router options: they would replace the host's interceptors.
     routes(router) {
       router.service(LedgerService, createLedgerHandler({ ledger }));
-      router.service(LedgerAdminService, createAdminHandler({ trialBalance: createTrialBalance(store) }));
+      router.service(LedgerAdminService, createAdminHandler({ trialBalance: createTrialBalance(store), ledger }));
     },
-    consumers: ledgerConsumers(ledger),
-    workers: [quoteExpiryWorker({ runOnce, log: deps.log ?? { warn: () => {}, debug: () => {} }, pollMs: config.LEDGER_QUOTE_EXPIRY_POLL_MS })],
+    consumers: ledgerConsumers(ledger, deps.log),
+    workers: [
+      quoteExpiryWorker({ runOnce, log: deps.log ?? { warn: () => {}, debug: () => {} }, pollMs: config.LEDGER_QUOTE_EXPIRY_POLL_MS }),
+      ...(config.LEDGER_RAIL_BINDINGS.length ? [configuredBindingsWorker({ ledger, bindings: config.LEDGER_RAIL_BINDINGS, log: deps.log })] : []),
+    ],
   };
 }
 

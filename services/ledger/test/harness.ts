@@ -48,11 +48,11 @@ export interface LedgerHarness {
   newCustomer(platformId: string, opts?: { status?: string; currencies?: string[] }): Promise<string>;
   /** Runs a consumer as the host does: in a transaction, once per event id. */
   deliver(consumer: string, message: unknown): Promise<void>;
-  /** Rail instructions in the outbox, oldest first. */
-  railInstructions(): Promise<RailInstruction[]>;
+  /** Rail instructions in the outbox (every connector's topic), oldest first, with their topic. */
+  railInstructions(): Promise<(RailInstruction & { topic: string })[]>;
   ledgerEvents(): Promise<LedgerEvent[]>;
-  /** Delivers a rail outcome for a transaction. */
-  outcome(platformId: string, transactionId: string, status: string, reason?: string, eventId?: string): Promise<void>;
+  /** Delivers a rail outcome for a transaction (from the simulator unless `from` names another connector). */
+  outcome(platformId: string, transactionId: string, status: string, reason?: string, eventId?: string, from?: { connector: string; environment?: string }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -175,15 +175,16 @@ export async function startLedgerHarness(): Promise<LedgerHarness> {
     },
     deliver,
     async railInstructions() {
-      return (await outbox(topics.rails)).map((r) => fromBinary(RailInstructionSchema, r.payload));
+      const rows = (await schemaDb.selectFrom("outbox").select(["payload", "topic"]).where("topic", "like", "corridor.rails.%").orderBy("id").execute()) as { payload: Uint8Array; topic: string }[];
+      return rows.map((r) => Object.assign(fromBinary(RailInstructionSchema, r.payload), { topic: r.topic }));
     },
     async ledgerEvents() {
       return (await outbox(topics.ledger)).map((r) => fromBinary(LedgerEventSchema, r.payload));
     },
-    async outcome(platformId, transactionId, status, reason = "", eventId = newId("Event")) {
+    async outcome(platformId, transactionId, status, reason = "", eventId = newId("Event"), from) {
       await deliver(
         "rail-outcomes",
-        create(RailOutcomeSchema, { eventId, occurredAt: timestampFromDate(clock.now()), platformId, transactionId, status, reason }),
+        create(RailOutcomeSchema, { eventId, occurredAt: timestampFromDate(clock.now()), platformId, transactionId, status, reason, connector: from?.connector ?? "", environment: from?.environment ?? "" }),
       );
     },
     close: drop,

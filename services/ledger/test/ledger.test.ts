@@ -212,11 +212,16 @@ describe("ledger service", () => {
       h.transactionTypes.delete(platformId);
     });
 
-    it("answers 501 NOT_IMPLEMENTED on production platforms (no rail connector)", async () => {
+    it("answers 400 PAYMENT_RAIL_NOT_AVAILABLE naming currency and rail on a production platform whose rail no connector serves, holding nothing", async () => {
       const platformId = await h.newPlatform({ environment: Environment.PRODUCTION });
       const [acct] = await platformAccounts(platformId);
       const ext = (await h.ledger.createExternalAccount({ platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo() })).account!;
-      expect((await publicError(out(platformId, acct!.id, ext.id, 1n))).outcome).toBe("NOT_IMPLEMENTED");
+      const refusal = await publicError(out(platformId, acct!.id, ext.id, 1n));
+      expect(refusal).toMatchObject({ outcome: "INVALID", code: "PAYMENT_RAIL_NOT_AVAILABLE", details: { currency: "USD", paymentRail: "ACH", paymentRails: ["ACH", "WIRE"] } });
+      const pull = await publicError(h.ledger.transferIn({ transfer: { platformId, sourceAccountId: ext.id, destinationAccountId: acct!.id, amount: 1n } }));
+      expect(pull).toMatchObject({ outcome: "INVALID", code: "PAYMENT_RAIL_NOT_AVAILABLE", details: { currency: "USD", paymentRail: "ACH" } });
+      expect((await h.ledger.listTransactions({ platformId })).transactions).toHaveLength(0);
+      expect((await h.ledger.getInternalAccount({ platformId, accountId: acct!.id })).account!.available).toBe(0n);
     });
   });
 

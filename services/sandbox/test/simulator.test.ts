@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStore } from "../src/data/store.js";
 import { buildSandbox, service } from "../src/server.js";
 import { openServiceTestDatabase } from "@corridor/kit/testing";
+import { createOutcomePublisher } from "@corridor/connector";
 
 describe("sandbox rail simulator", () => {
   let db: DatabaseHandle;
@@ -150,7 +151,7 @@ describe("sandbox rail simulator", () => {
     const schema = db.forSchema<any>(service.schema);
     const signals: string[] = [];
     let stage = "";
-    const store = createStore(schema, { onScheduled: () => signals.push(stage) });
+    const store = createStore(schema, createOutcomePublisher({ connector: "sandbox", clock }), { onScheduled: () => signals.push(stage) });
     const platformId = newId("Platform");
     const action = { platformId, dueAt: new Date(clock.now().getTime() + 60_000), payload: { transactionId: newId("Transaction"), status: "COMPLETED", reason: "" }, now: clock.now() };
     await inTransaction(schema, async (trx) => {

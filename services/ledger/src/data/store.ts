@@ -1,6 +1,7 @@
 import { afterCommit, inTransaction, type IdempotencyKeyRef } from "@corridor/kit";
 import type { Kysely, Transaction } from "kysely";
 import type { AccountRow, ExternalAccountRow, TransactionRow } from "../domain/model.js";
+import type { RailRoute } from "../domain/rails.js";
 import type { LedgerStatements, LedgerStore, LedgerTx } from "../domain/ports.js";
 import * as accounts from "./accounts.js";
 import * as copies from "./copies.js";
@@ -8,6 +9,7 @@ import * as customers from "./customers.js";
 import * as externalAccounts from "./external-accounts.js";
 import { completeKey } from "./idempotency.js";
 import * as journal from "./journal.js";
+import * as railBindings from "./rail-bindings.js";
 import * as sandboxClocks from "./sandbox-clocks.js";
 import type { Db, LedgerDatabase, Trx } from "./tables.js";
 import * as transactions from "./transactions.js";
@@ -17,8 +19,8 @@ import * as trialBalance from "./trial-balance.js";
 export interface LedgerEventWriters {
   emitTransactionChanged(trx: Transaction<any>, eventType: string, tx: TransactionRow, at: Date): Promise<void>;
   emitBalanceUpdated(trx: Transaction<any>, account: AccountRow, at: Date): Promise<void>;
-  emitRailInstruction(trx: Transaction<any>, tx: TransactionRow, external: ExternalAccountRow, at: Date): Promise<void>;
-  emitQuotePayout(trx: Transaction<any>, tx: TransactionRow, external: ExternalAccountRow | undefined, at: Date): Promise<void>;
+  emitRailInstruction(trx: Transaction<any>, tx: TransactionRow, external: ExternalAccountRow, route: RailRoute, at: Date): Promise<void>;
+  emitQuotePayout(trx: Transaction<any>, tx: TransactionRow, external: ExternalAccountRow | undefined, route: RailRoute, at: Date): Promise<void>;
 }
 
 /**
@@ -73,6 +75,11 @@ function statements(db: Db, systemAccountId: ReturnType<typeof systemAccountIds>
 
     trialBalanceRows: (p) => trialBalance.trialBalanceRows(db, p),
     platformKnown: (p) => trialBalance.platformKnown(db, p),
+
+    railBindingsOf: (p, currency) => railBindings.railBindingsOf(db, p, currency),
+    upsertRailBinding: (b, now) => railBindings.upsertRailBinding(db, b, now),
+    deleteRailBinding: (p, currency, rail) => railBindings.deleteRailBinding(db, p, currency, rail),
+    listRailBindings: (p) => railBindings.listRailBindings(db, p),
   };
 }
 
@@ -95,8 +102,8 @@ export function createStore(db: Kysely<LedgerDatabase>, events: LedgerEventWrite
     settleHold: (p, locked, transactionId, status, now) => journal.settleHold(trx, p, locked, transactionId, status, now),
     emitTransactionChanged: (eventType, tx, at) => events.emitTransactionChanged(trx, eventType, tx, at),
     emitBalanceUpdated: (account, at) => events.emitBalanceUpdated(trx, account, at),
-    emitRailInstruction: (tx, external, at) => events.emitRailInstruction(trx, tx, external, at),
-    emitQuotePayout: (tx, external, at) => events.emitQuotePayout(trx, tx, external, at),
+    emitRailInstruction: (tx, external, route, at) => events.emitRailInstruction(trx, tx, external, route, at),
+    emitQuotePayout: (tx, external, route, at) => events.emitQuotePayout(trx, tx, external, route, at),
     completeIdempotencyKey: (ref: IdempotencyKeyRef, body) => completeKey(trx, ref, body),
   });
 

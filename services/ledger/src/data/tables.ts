@@ -142,6 +142,19 @@ export interface TransactionsTable {
   receiver_customer_info: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
   /** The rail's estimate of when the payment reaches its outcome (RailOutcome.expected_settlement_at); null until one arrives. */
   expected_settlement_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The connector the transaction's rail instruction went to (sandbox, or the operator's binding); null: none yet, or from before routing (the simulator). */
+  connector: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** The operator's routing of a production platform's (currency, payment rail) to a connector. */
+export interface RailBindingsTable {
+  platform_id: string;
+  currency: string;
+  payment_rail: string;
+  connector: string;
+  source: "OPERATOR" | "CONFIG";
+  created_at: Date;
+  updated_at: Date;
 }
 
 /** A sandbox platform's clock offset, copied from corridor.sandbox.v1 ClockAdvanced (only grows). */
@@ -154,6 +167,7 @@ export interface SandboxClocksTable {
 export interface LedgerDatabase extends KitTables {
   platforms: PlatformsTable;
   sandbox_clocks: SandboxClocksTable;
+  rail_bindings: RailBindingsTable;
   customers: CustomersTable;
   accounts: AccountsTable;
   journal_entries: JournalEntriesTable;

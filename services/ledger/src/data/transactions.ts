@@ -34,6 +34,8 @@ export async function updateTransaction(
       | "refund_settled_at"
       | "destination_account_id"
       | "expected_settlement_at"
+      | "connector"
+      | "payment_rail"
     >
   > & { /** JSON text of a map of strings. */ receiver_customer_info?: string | null },
 ): Promise<TransactionRow> {

@@ -4,6 +4,7 @@ import { newReference } from "./funding.js";
 import type { Idempotent } from "./idempotency.js";
 import { SYSTEM_TYPES, type TransactionRow } from "./model.js";
 import type { AnswerCodec, Directory, LedgerStore } from "./ports.js";
+import { candidateRails, type RailRouter } from "./rails.js";
 
 export type IncomingDecision = "APPROVE" | "REJECT" | "FAIL";
 /** Receiver data as stored: a map of strings (non-string JSON values are kept as their JSON text); null when empty. */
@@ -25,7 +26,7 @@ export const APPROVAL_FAILURE_REASONS: ReadonlySet<string> = new Set(["PAYMENT_A
  * the INCOMING transaction's destination is that external account and approval also starts an
  * onward transfer-out of the same amount to it (README "Incoming UMA payments").
  */
-export function createIncoming(deps: { store: LedgerStore; clock: Clock; directory: Directory; idempotent: Idempotent; answers: AnswerCodec<TransactionRow> }) {
+export function createIncoming(deps: { store: LedgerStore; clock: Clock; directory: Directory; idempotent: Idempotent; answers: AnswerCodec<TransactionRow>; rails: Pick<RailRouter, "route"> }) {
   const { store, clock, directory, idempotent } = deps;
 
   async function depositAccount(platformId: string, customerId: string, currency: string) {
@@ -118,6 +119,10 @@ export function createIncoming(deps: { store: LedgerStore; clock: Clock; directo
       if (first.type !== "INCOMING" || first.source_type !== "UMA_ADDRESS") return { tx: first, changed: false };
       // Opened before the money transaction (see quote-transactions.ts executionAccounts: no inserts under locks).
       const clearing = await store.systemAccountId(i.platformId, first.currency, SYSTEM_TYPES.railClearing, clock.now());
+      // Where an onward payout to the default deposit account would go, decided before the money
+      // transaction (routing may ask auth-sessions).
+      const onwardAccount = first.destination_account_id !== first.internal_account_id ? await store.findExternalAccount(first.platform_id, first.destination_account_id) : undefined;
+      const onwardRoute = onwardAccount && i.decision === "APPROVE" ? await deps.rails.route(first.platform_id, first.currency, candidateRails(onwardAccount.account_info)) : undefined;
       return store.transaction(async (trx) => {
         const tx = (await trx.getTransaction(i.platformId, i.transactionId, true))!;
         if (tx.status !== "PENDING") return { tx, changed: false };
@@ -142,7 +147,7 @@ export function createIncoming(deps: { store: LedgerStore; clock: Clock; directo
             destination_account_id: onward ? onward.id : accountId,
             receiver_customer_info: receiverInfoJson(i.receiverCustomerInfo),
           });
-          if (onward) {
+          if (onward && onwardRoute) {
             // The onward leg is an ordinary transfer-out (hold now, rail PAYOUT, the connector's
             // outcome captures or releases the hold) in this same money transaction.
             const payoutId = newId("Transaction");
@@ -169,9 +174,11 @@ export function createIncoming(deps: { store: LedgerStore; clock: Clock; directo
               settled_at: null,
               created_at: now,
               updated_at: now,
+              connector: onwardRoute.connector,
+              payment_rail: onwardRoute.paymentRail || null,
             });
             await trx.emitTransactionChanged("OUTGOING_PAYMENT_PENDING", payout, now);
-            await trx.emitRailInstruction(payout, onward, now);
+            await trx.emitRailInstruction(payout, onward, onwardRoute, now);
           } else {
             await trx.emitBalanceUpdated(locked.get(accountId)!, now);
           }

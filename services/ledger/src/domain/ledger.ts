@@ -6,6 +6,7 @@ import type { Idempotent } from "./idempotency.js";
 import type { AccountRow, TransactionRow } from "./model.js";
 import type { AnswerCodec, Directory, LedgerStore } from "./ports.js";
 import { createQuotes } from "./quote-transactions.js";
+import { createRailRouter } from "./rails.js";
 import { createSandboxFunding } from "./sandbox-funding.js";
 import { createTransfers } from "./transfers.js";
 
@@ -27,19 +28,26 @@ export function createLedger(deps: {
   answers: { transaction: AnswerCodec<TransactionRow>; internalAccount: AnswerCodec<AccountRow> };
 }) {
   const { store, clock, directory, idempotent, answers } = deps;
-  const quotes = createQuotes({ store, clock, directory });
+  const rails = createRailRouter({ store, directory, clock });
+  const quotes = createQuotes({ store, clock, directory, rails });
   return {
     ...createAccounts({ store, clock, directory }),
     ...createCopies({ store, clock }),
-    ...createTransfers({ store, clock, directory, idempotent, answers: answers.transaction, quotes }),
+    ...createTransfers({ store, clock, directory, idempotent, answers: answers.transaction, quotes, rails }),
     ...createSandboxFunding({ store, clock, directory, idempotent, answers: answers.internalAccount }),
-    ...createIncoming({ store, clock, directory, idempotent, answers: answers.transaction }),
+    ...createIncoming({ store, clock, directory, idempotent, answers: answers.transaction, rails }),
     createQuoteTransaction: quotes.createQuoteTransaction,
     createLookupTransaction: quotes.createLookupTransaction,
     expireQuoteTransaction: quotes.expireQuoteTransaction,
     onSandboxClockAdvanced: quotes.onSandboxClockAdvanced,
     executeQuoteTransaction: quotes.executeQuoteTransaction,
     recordQuoteFunding: quotes.recordQuoteFunding,
+    /** The operator's rail bindings (LedgerAdminService, LEDGER_RAIL_BINDINGS). */
+    bindRail: rails.bind,
+    unbindRail: rails.unbind,
+    listRailBindings: rails.list,
+    /** Where a payment would go (quotes-fx asks before it prices a quote). */
+    routeRail: rails.route,
   };
 }
 

@@ -89,6 +89,19 @@ export interface TransactionRow {
   receiver_customer_info: Record<string, string> | null;
   /** The rail's estimate of when the payment reaches its outcome; null until one arrives. */
   expected_settlement_at: Date | null;
+  /** The connector its rail instruction went to; null before one went (or from before routing: the simulator). */
+  connector: string | null;
+}
+
+/** The operator's routing of a production platform's (currency, payment rail) to a connector. */
+export interface RailBindingRow {
+  platform_id: string;
+  currency: string;
+  payment_rail: string;
+  connector: string;
+  source: "OPERATOR" | "CONFIG";
+  created_at: Date;
+  updated_at: Date;
 }
 
 /** The system accounts of a platform, per currency (opened on first use). */
@@ -101,6 +114,11 @@ export const SYSTEM_TYPES = {
   feeRevenue: "FEE_REVENUE",
   /** Money of a failed quote payout whose refund failed too: an operator settles it by hand. */
   refundSuspense: "REFUND_SUSPENSE",
+  /**
+   * A returned pull (transfer-in) the receiving account could no longer cover: what it lacked. The
+   * platform owes it (docs/connectors.md, "Returns"); the operator collects it from the platform.
+   */
+  returnShortfall: "RETURN_SHORTFALL",
 } as const;
 
 export interface OpenAccountInput {
@@ -164,7 +182,8 @@ type OptionalTransactionColumns =
   | "refund_reason"
   | "refund_initiated_at"
   | "refund_settled_at"
-  | "expected_settlement_at";
+  | "expected_settlement_at"
+  | "connector";
 
 /** A new transaction row; the JSON columns come as JSON text. */
 export type NewTransaction = Omit<TransactionRow, OptionalTransactionColumns | "rate_details" | "counterparty_information" | "receiver_customer_info"> &
@@ -191,6 +210,8 @@ export type TransactionChange = Partial<
     | "refund_settled_at"
     | "destination_account_id"
     | "expected_settlement_at"
+    | "connector"
+    | "payment_rail"
   >
 > & { /** JSON text of a map of strings. */ receiver_customer_info?: string | null };
 

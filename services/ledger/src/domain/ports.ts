@@ -10,6 +10,7 @@
 
 import type { IdempotencyKeyRef } from "@corridor/kit";
 import type { Posting } from "./journal.js";
+import type { RailRoute } from "./rails.js";
 import type {
   AccountRow,
   CustomerHoldings,
@@ -19,6 +20,7 @@ import type {
   NewExternalAccount,
   NewTransaction,
   OpenAccountInput,
+  RailBindingRow,
   TransactionChange,
   TransactionFilter,
   TransactionRow,
@@ -122,6 +124,13 @@ export interface LedgerStatements {
 
   trialBalanceRows(platformId?: string): Promise<TrialBalanceRow[]>;
   platformKnown(platformId: string): Promise<boolean>;
+
+  /** The operator's rail bindings of one platform and currency. */
+  railBindingsOf(platformId: string, currency: string): Promise<RailBindingRow[]>;
+  upsertRailBinding(b: Omit<RailBindingRow, "created_at" | "updated_at">, now: Date): Promise<RailBindingRow>;
+  /** False when there was none. */
+  deleteRailBinding(platformId: string, currency: string, paymentRail: string): Promise<boolean>;
+  listRailBindings(platformId?: string): Promise<RailBindingRow[]>;
 }
 
 /**
@@ -147,8 +156,9 @@ export interface LedgerTx extends LedgerStatements {
   /* outbox (src/events/ledger-events.ts) */
   emitTransactionChanged(eventType: string, tx: TransactionRow, at: Date): Promise<void>;
   emitBalanceUpdated(account: AccountRow, at: Date): Promise<void>;
-  emitRailInstruction(tx: TransactionRow, external: ExternalAccountRow, at: Date): Promise<void>;
-  emitQuotePayout(tx: TransactionRow, external: ExternalAccountRow | undefined, at: Date): Promise<void>;
+  /** The instruction to the connector of `route` (its topic, addressed to it). */
+  emitRailInstruction(tx: TransactionRow, external: ExternalAccountRow, route: RailRoute, at: Date): Promise<void>;
+  emitQuotePayout(tx: TransactionRow, external: ExternalAccountRow | undefined, route: RailRoute, at: Date): Promise<void>;
 
   /** Completes a claimed idempotency key with the first answer, in this transaction. */
   completeIdempotencyKey(ref: IdempotencyKeyRef, body: unknown): Promise<void>;

@@ -14,6 +14,7 @@ import {
 } from "./quotes.js";
 import { SYSTEM_TYPES, type AccountRow, type TransactionRow } from "./model.js";
 import type { Directory, LedgerStatements, LedgerStore, LedgerTx } from "./ports.js";
+import { UMA_RAIL, candidateRails, type RailRouter, type RailRoute } from "./rails.js";
 
 export interface QuoteTransactionInput {
   platformId: string;
@@ -67,7 +68,7 @@ const expired = (id: string) => errors.conflict("QUOTE_EXPIRED", "The quote has 
  * fee, FX legs, payout instruction) and the QUOTE_PAYOUT outcomes with their refunds. Service calls
  * (environment, KYC) happen before any transaction opens.
  */
-export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory: Directory }) {
+export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory: Directory; rails: Pick<RailRouter, "route"> }) {
   const { store, clock, directory } = deps;
 
   async function quoteTransaction(platformId: string, id: string): Promise<TransactionRow> {
@@ -123,16 +124,31 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
     await trx.emitTransactionChanged("OUTGOING_PAYMENT_REFUND_FAILED", updated, now);
   }
 
-  /** Executes a PENDING quote transaction inside `trx` (locked by the caller). */
-  async function executeIn(trx: LedgerTx, tx: TransactionRow, accounts: ExecutionAccounts): Promise<TransactionRow> {
+  /** Executes a PENDING quote transaction inside `trx` (locked by the caller); the payout goes by `route`. */
+  async function executeIn(trx: LedgerTx, tx: TransactionRow, accounts: ExecutionAccounts, route: RailRoute): Promise<TransactionRow> {
     const now = clock.now();
     // Not enough available money throws INVALID INSUFFICIENT_BALANCE here and the whole transaction rolls back.
     await post(trx, tx, "QUOTE_EXECUTION", executionPostings(accounts, amountsOf(tx)), now);
-    const updated = await trx.updateTransaction(tx.platform_id, tx.id, { status: "PROCESSING", executed_at: now, updated_at: now });
+    const updated = await trx.updateTransaction(tx.platform_id, tx.id, { status: "PROCESSING", executed_at: now, updated_at: now, connector: route.connector });
     await trx.emitTransactionChanged("OUTGOING_PAYMENT_PROCESSING", updated, now);
     const external = updated.external_account_id ? await trx.findExternalAccount(tx.platform_id, updated.external_account_id) : undefined;
-    await trx.emitQuotePayout(updated, external, now);
+    await trx.emitQuotePayout(updated, external, route, now);
     return updated;
+  }
+
+  /**
+   * Where a quote's payout goes: over its chosen rail (or its external account's rails, or UMA for a
+   * UMA address) to the simulator or the operator's binding; 400 PAYMENT_RAIL_NOT_AVAILABLE for a
+   * production rail nobody bound. Asked before any money transaction opens.
+   */
+  async function payoutRoute(platformId: string, currency: string, d: { externalAccountInfo?: Record<string, unknown>; paymentRail: string; uma: boolean }): Promise<RailRoute> {
+    return deps.rails.route(platformId, currency, d.uma ? [d.paymentRail || UMA_RAIL] : candidateRails(d.externalAccountInfo, d.paymentRail));
+  }
+
+  /** The route of an existing quote transaction's payout, as of now (the operator may have rebound the rail since the quote). */
+  async function routeOf(tx: TransactionRow): Promise<RailRoute> {
+    const external = tx.external_account_id ? await store.findExternalAccount(tx.platform_id, tx.external_account_id) : undefined;
+    return payoutRoute(tx.platform_id, tx.currency, { externalAccountInfo: external?.account_info, paymentRail: tx.payment_rail ?? "", uma: !tx.external_account_id });
   }
 
   /**
@@ -161,24 +177,24 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
     return { tx: updated, expired: true };
   }
 
-  /** Checks shared by execute and funding, before any transaction opens; undefined when it must still run. */
-  async function precheck(platformId: string, id: string): Promise<{ tx: TransactionRow; done?: ExecutionResult }> {
+  /** Checks shared by execute and funding, before any transaction opens; `done` when nothing is left to run. */
+  async function precheck(platformId: string, id: string): Promise<{ tx: TransactionRow; done?: ExecutionResult; route?: RailRoute }> {
     const tx = await quoteTransaction(platformId, id);
     if (tx.status === "EXPIRED") throw expired(id);
     if (tx.status !== "PENDING") return { tx, done: { tx, alreadyExecuted: true } };
     if (tx.expires_at && (await platformNow(store, platformId)) > tx.expires_at) throw expired(id);
     if (tx.customer_id) await approvedCustomer(directory, platformId, tx.customer_id);
-    return { tx };
+    return { tx, route: await routeOf(tx) };
   }
 
   /** Locks the transaction and executes it unless someone else did first. */
-  async function lockAndExecute(platformId: string, id: string): Promise<ExecutionResult> {
+  async function lockAndExecute(platformId: string, id: string, route: RailRoute): Promise<ExecutionResult> {
     const accounts = await executionAccounts(store, await quoteTransaction(platformId, id), clock.now());
     return store.transaction(async (trx) => {
       const tx = (await trx.getTransaction(platformId, id, true))!;
       if (tx.status === "EXPIRED") throw expired(id);
       if (tx.status !== "PENDING") return { tx, alreadyExecuted: true };
-      return { tx: await executeIn(trx, tx, accounts), alreadyExecuted: false };
+      return { tx: await executeIn(trx, tx, accounts, route), alreadyExecuted: false };
     });
   }
 
@@ -214,6 +230,7 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
         }
       }
       let externalId: string | null = null;
+      let externalAccountInfo: Record<string, unknown> | undefined;
       if (i.destination.type === "EXTERNAL_ACCOUNT") {
         const external = await store.findExternalAccount(i.platformId, i.destination.accountId);
         if (!external) throw errors.notFound("ExternalAccount", i.destination.accountId);
@@ -224,8 +241,10 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
           });
         }
         externalId = external.id;
+        externalAccountInfo = external.account_info;
       }
-      if ((await directory.environment(i.platformId)) !== "SANDBOX") throw errors.notImplemented("No rail connector is configured for production platforms yet");
+      // A production rail nobody bound answers 400 PAYMENT_RAIL_NOT_AVAILABLE now, not at execution.
+      const route = await payoutRoute(i.platformId, i.receivingCurrency, { externalAccountInfo, paymentRail: i.destination.paymentRail, uma: !externalId });
       const customer = i.customerId ? await approvedCustomer(directory, i.platformId, i.customerId) : undefined;
 
       // The lookup's CREATED transaction, when the quote is for the customer it was made for.
@@ -242,7 +261,8 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
           source_account_id: source?.id ?? "",
           destination_type: externalId ? "ACCOUNT" : "UMA_ADDRESS",
           destination_account_id: externalId ?? "",
-          payment_rail: i.destination.paymentRail || null,
+          payment_rail: i.destination.paymentRail || (route.environment === "PRODUCTION" ? route.paymentRail : null),
+          connector: route.connector,
           uma_address: externalId ? null : i.destination.umaAddress,
           internal_account_id: source?.id ?? null,
           external_account_id: externalId,
@@ -370,12 +390,12 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
     },
 
     async executeQuoteTransaction(platformId: string, id: string): Promise<ExecutionResult> {
-      const { tx, done } = await precheck(platformId, id);
+      const { tx, done, route } = await precheck(platformId, id);
       if (done) return done;
       if (tx.source_type === "REALTIME_FUNDING") {
         throw errors.conflict("QUOTE_NOT_FUNDED", "A real-time-funding quote executes when its payment instructions are paid", { transactionId: id });
       }
-      return lockAndExecute(platformId, id);
+      return lockAndExecute(platformId, id, route!);
     },
 
     async recordQuoteFunding(i: { platformId: string; transactionId: string; currencyCode: string; amount: bigint }): Promise<ExecutionResult> {
@@ -388,9 +408,9 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
       if (i.amount !== tx.sent_amount) fieldErrors.push({ field: "amount", reason: `must be the quote's total sending amount ${tx.sent_amount}` });
       if (fieldErrors.length) throw errors.invalidInput(fieldErrors);
       if ((await directory.environment(i.platformId)) !== "SANDBOX") throw errors.forbidden("Simulated funding is for sandbox platforms only");
-      const { done } = await precheck(i.platformId, i.transactionId);
+      const { done, route } = await precheck(i.platformId, i.transactionId);
       if (done) return done;
-      return lockAndExecute(i.platformId, i.transactionId);
+      return lockAndExecute(i.platformId, i.transactionId, route!);
     },
 
     /** A QUOTE_PAYOUT outcome (rail-outcomes consumer, in its inbox transaction). */

@@ -2,7 +2,7 @@
 
 export type TransactionType = "INCOMING" | "OUTGOING";
 export type TransactionStatus = "CREATED" | "PENDING" | "PROCESSING" | "COMPLETED" | "REJECTED" | "FAILED" | "REFUNDED" | "EXPIRED";
-export type RailStatus = "PROCESSING" | "COMPLETED" | "FAILED" | "REJECTED";
+export type RailStatus = "PROCESSING" | "COMPLETED" | "FAILED" | "REJECTED" | "RETURNED";
 
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(["COMPLETED", "REJECTED", "FAILED", "REFUNDED", "EXPIRED"]);
 
@@ -17,10 +17,17 @@ export const TRANSFER_FAILURE_REASON: Record<TransactionType, string> = { OUTGOI
 /** failureDetail when the rail reports a bank rejection without a cause of its own. */
 export const BANK_REJECTED = "BANK_REJECTED";
 
+/** failureDetail when the rail reports a return without a cause of its own. */
+export const RETURNED = "RETURNED";
+
 export interface Transition {
   to: TransactionStatus;
-  /** What happens to the money. */
-  money: "none" | "capture-hold" | "release-hold" | "credit";
+  /**
+   * What happens to the money. reverse-payout: a completed payout came back (rail clearing back to
+   * the sender); reverse-pull: a completed pull was returned by the payer's bank (the credit is
+   * taken back from the receiving account).
+   */
+  money: "none" | "capture-hold" | "release-hold" | "credit" | "reverse-payout" | "reverse-pull";
   eventType?: string;
   /** Set when the transfer ends FAILED. */
   failure?: { reason: string; detail: string };
@@ -32,6 +39,17 @@ export interface Transition {
  * outcomes change nothing.
  */
 export function transitionFor(type: TransactionType, current: string, outcome: RailStatus, cause = ""): Transition | undefined {
+  if (outcome === "RETURNED") {
+    // Rail contract v1 (docs/connectors.md): a return after COMPLETED reverses the money and the
+    // transfer becomes FAILED (the spec's "an error occurred"; REFUNDED means "unable to complete
+    // and refunded", and decisions §5 gives a transfer-out no REFUNDED status). A return that
+    // overtakes the completion (or comes while in flight) is a failure: nothing had moved yet.
+    const failure = { reason: TRANSFER_FAILURE_REASON[type], detail: cause || RETURNED };
+    const eventType = type === "OUTGOING" ? "OUTGOING_PAYMENT_FAILED" : "INCOMING_PAYMENT_FAILED";
+    if (current === "COMPLETED") return { to: "FAILED", money: type === "OUTGOING" ? "reverse-payout" : "reverse-pull", eventType, failure };
+    if (FINAL_STATUSES.has(current)) return undefined;
+    return { to: "FAILED", money: type === "OUTGOING" ? "release-hold" : "none", eventType, failure };
+  }
   if (FINAL_STATUSES.has(current)) return undefined;
   if (outcome === "PROCESSING") {
     if (current !== "PENDING") return undefined;

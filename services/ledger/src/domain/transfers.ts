@@ -3,11 +3,16 @@ import { PULL_CAPABLE } from "./account-info.js";
 import { newReference } from "./funding.js";
 import { after, approvedCustomer, checkAmount, internalAccount, requireTransactionType, type PageInput } from "./gates.js";
 import type { Idempotent } from "./idempotency.js";
-import { SYSTEM_TYPES, type TransactionFilter, type TransactionRow } from "./model.js";
-import type { AnswerCodec, Directory, LedgerStore } from "./ports.js";
+import { SYSTEM_TYPES, type AccountRow, type TransactionFilter, type TransactionRow } from "./model.js";
+import type { AnswerCodec, Directory, LedgerStore, LedgerTx } from "./ports.js";
 import type { QuoteOutcomeStatus } from "./quotes.js";
 import type { Quotes } from "./quote-transactions.js";
 import { FINAL_STATUSES, createdEventType, transitionFor, type RailStatus } from "./transactions.js";
+import { candidateRails, type RailRouter } from "./rails.js";
+import { SANDBOX_CONNECTOR, environmentOf } from "@corridor/connector";
+
+/** The rails that can debit an account on our request (decisions §9: USD accounts, by ACH pull). */
+const PULL_RAILS: readonly string[] = ["ACH"];
 
 /** The value of a settled promise, or its error thrown. */
 function settled<T>(r: PromiseSettledResult<T>): T {
@@ -39,6 +44,7 @@ export function createTransfers(deps: {
   idempotent: Idempotent;
   answers: AnswerCodec<TransactionRow>;
   quotes: Pick<Quotes, "applyQuoteOutcome">;
+  rails: Pick<RailRouter, "route">;
 }) {
   const { store, clock, directory, idempotent } = deps;
 
@@ -91,11 +97,42 @@ export function createTransfers(deps: {
       internal.customer_id ? approvedCustomer(directory, input.platformId, internal.customer_id) : undefined,
     ]);
     settled(typeCheck);
-    if (settled(environmentRead) !== "SANDBOX") {
-      throw errors.notImplemented("No rail connector is configured for production platforms yet");
-    }
+    settled(environmentRead);
+    // Where the instruction will go: the simulator for a sandbox platform, the operator's binding
+    // for a production one (400 PAYMENT_RAIL_NOT_AVAILABLE without one), before anything is held.
+    const rails = direction === "IN" ? PULL_RAILS : candidateRails(external.account_info);
+    const route = await deps.rails.route(input.platformId, internal.currency, rails);
     const customer = settled(customerRead);
-    return { internal, external, platformCustomerId: customer?.platformCustomerId ?? null };
+    return { internal, external, route, platformCustomerId: customer?.platformCustomerId ?? null };
+  }
+
+  /**
+   * A completed transfer came back (RETURNED): its entry is reversed. A payout's money returns from
+   * rail clearing to the sender (or, the customer being closed, to REFUND_SUSPENSE for the
+   * operator); a pull's credit is taken back from the receiving account as far as its available
+   * money goes, the rest from RETURN_SHORTFALL (what the platform owes; docs/connectors.md).
+   */
+  async function reverse(trx: LedgerTx, tx: TransactionRow, kind: "reverse-payout" | "reverse-pull", locked: Map<string, AccountRow>, a: { clearing: string; extra?: string }, now: Date): Promise<void> {
+    const internalId = tx.internal_account_id!;
+    const post = (entryKind: string, postings: { accountId: string; amount: bigint }[]) => trx.postEntry(locked, { platformId: tx.platform_id, transactionId: tx.id, kind: entryKind, now, postings });
+    if (kind === "reverse-payout") {
+      if (a.extra) {
+        // The customer is closed: no money goes into its account any more; the operator settles it.
+        await post("TRANSFER_OUT_RETURN_SUSPENSE", [{ accountId: a.clearing, amount: -tx.amount }, { accountId: a.extra, amount: tx.amount }]);
+        return;
+      }
+      await post("TRANSFER_OUT_RETURN", [{ accountId: a.clearing, amount: -tx.amount }, { accountId: internalId, amount: tx.amount }]);
+      await trx.emitBalanceUpdated(locked.get(internalId)!, now);
+      return;
+    }
+    const account = locked.get(internalId)!;
+    const free = account.balance - account.held;
+    const fromAccount = free <= 0n ? 0n : free < tx.amount ? free : tx.amount;
+    const postings = [{ accountId: a.clearing, amount: tx.amount }];
+    if (fromAccount > 0n) postings.push({ accountId: internalId, amount: -fromAccount });
+    if (fromAccount < tx.amount) postings.push({ accountId: a.extra!, amount: -(tx.amount - fromAccount) });
+    await post("TRANSFER_IN_RETURN", postings);
+    await trx.emitBalanceUpdated(locked.get(internalId)!, now);
   }
 
   async function transfer(input: TransferInput, direction: "IN" | "OUT") {
@@ -107,7 +144,7 @@ export function createTransfers(deps: {
         codec: deps.answers,
       },
       async (complete) => {
-        const { internal, external, platformCustomerId } = await prepareTransfer(input, direction);
+        const { internal, external, route, platformCustomerId } = await prepareTransfer(input, direction);
         return store.transaction(async (trx) => {
           const now = clock.now();
           // A customer closed (being deleted) since the checks: no money to or from it any more.
@@ -142,9 +179,11 @@ export function createTransfers(deps: {
             settled_at: null,
             created_at: now,
             updated_at: now,
+            connector: route.connector,
+            payment_rail: route.paymentRail || null,
           });
           await trx.emitTransactionChanged(createdEventType(type), tx, now);
-          await trx.emitRailInstruction(tx, external, now);
+          await trx.emitRailInstruction(tx, external, route, now);
           await complete(trx, tx);
           return tx;
         });
@@ -162,27 +201,59 @@ export function createTransfers(deps: {
      */
     async applyRailOutcome(
       inbox: unknown,
-      o: { platformId: string; transactionId: string; status: RailStatus | QuoteOutcomeStatus; reason: string; at: Date; expectedSettlementAt?: Date },
-    ) {
+      o: {
+        platformId: string;
+        transactionId: string;
+        status: RailStatus | QuoteOutcomeStatus;
+        reason: string;
+        at: Date;
+        expectedSettlementAt?: Date;
+        /** Who reports it ("" from connectors before contract v1.1: the simulator). */
+        connector?: string;
+        environment?: string;
+      },
+    ): Promise<"applied" | "not-addressed" | "unknown"> {
       const trx = store.within(inbox);
       const tx = await trx.getTransaction(o.platformId, o.transactionId, true);
-      if (!tx) return;
+      if (!tx) return "unknown";
+      // Only the connector the instruction went to speaks for the transaction (rows from before
+      // routing went to the simulator): the simulator can never settle a production payment, nor a
+      // real connector a sandbox one.
+      const routed = tx.connector ?? SANDBOX_CONNECTOR;
+      if ((o.connector || SANDBOX_CONNECTOR) !== routed || (o.environment && o.environment !== environmentOf(routed))) return "not-addressed";
       // The rail's estimate of the settlement (Transaction.settledAt while in flight), kept while
       // the payment is; written with the status change when there is one (one statement).
       const estimate = o.expectedSettlementAt;
       const newEstimate =
         estimate && !FINAL_STATUSES.has(tx.status) && tx.expected_settlement_at?.getTime() !== estimate.getTime() ? { expected_settlement_at: estimate } : undefined;
       const keepEstimate = async () => (newEstimate ? trx.updateTransaction(tx.platform_id, tx.id, newEstimate) : tx);
-      if (tx.quote_id) return deps.quotes.applyQuoteOutcome(trx, await keepEstimate(), { status: o.status, reason: o.reason, at: o.at });
-      // RETURNED and REFUND_* belong to quote payouts only.
-      if (o.status !== "PROCESSING" && o.status !== "COMPLETED" && o.status !== "FAILED" && o.status !== "REJECTED") return void (await keepEstimate());
+      if (tx.quote_id) {
+        await deps.quotes.applyQuoteOutcome(trx, await keepEstimate(), { status: o.status, reason: o.reason, at: o.at });
+        return "applied";
+      }
+      // REFUND_* and REFUNDED belong to quote payouts only.
+      if (o.status !== "PROCESSING" && o.status !== "COMPLETED" && o.status !== "FAILED" && o.status !== "REJECTED" && o.status !== "RETURNED") {
+        await keepEstimate();
+        return "applied";
+      }
       const internalId = tx.internal_account_id!;
       const t = transitionFor(tx.type, tx.status, o.status, o.reason);
-      if (!t) return void (await keepEstimate());
+      if (!t) {
+        await keepEstimate();
+        return "applied";
+      }
       const now = clock.now();
       if (t.money !== "none") {
         const clearing = await trx.systemAccountId(tx.platform_id, tx.currency, SYSTEM_TYPES.railClearing, now);
-        const locked = await trx.lockAccounts(tx.platform_id, [internalId, clearing]);
+        // A return may need one more account, locked with the others (one fixed order): the
+        // suspense of a closed customer's returned payout, the shortfall of a returned pull.
+        let extra: string | undefined;
+        if (t.money === "reverse-payout" && tx.customer_id && (await trx.customerClosed(tx.platform_id, tx.customer_id))) {
+          extra = await trx.systemAccountId(tx.platform_id, tx.currency, SYSTEM_TYPES.refundSuspense, now);
+        } else if (t.money === "reverse-pull") {
+          extra = await trx.systemAccountId(tx.platform_id, tx.currency, SYSTEM_TYPES.returnShortfall, now);
+        }
+        const locked = await trx.lockAccounts(tx.platform_id, extra ? [internalId, clearing, extra] : [internalId, clearing]);
         if (t.money === "capture-hold") {
           const amount = await trx.settleHold(tx.platform_id, locked, tx.id, "CAPTURED", now);
           if (amount > 0n) {
@@ -191,6 +262,8 @@ export function createTransfers(deps: {
         } else if (t.money === "release-hold") {
           await trx.settleHold(tx.platform_id, locked, tx.id, "RELEASED", now);
           await trx.emitBalanceUpdated(locked.get(internalId)!, now);
+        } else if (t.money === "reverse-payout" || t.money === "reverse-pull") {
+          await reverse(trx, tx, t.money, locked, { clearing, extra }, now);
         } else {
           await trx.postEntry(locked, { platformId: tx.platform_id, transactionId: tx.id, kind: "TRANSFER_IN", now, postings: [{ accountId: clearing, amount: -tx.amount }, { accountId: internalId, amount: tx.amount }] });
           await trx.emitBalanceUpdated(locked.get(internalId)!, now);
@@ -205,6 +278,7 @@ export function createTransfers(deps: {
         updated_at: now,
       });
       if (t.eventType) await trx.emitTransactionChanged(t.eventType, updated, now);
+      return "applied";
     },
 
     async listTransactions(f: TransactionFilter, page: PageInput & { ascending: boolean }) {

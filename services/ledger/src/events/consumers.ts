@@ -1,5 +1,5 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { topics, type ConsumerDefinition } from "@corridor/kit";
+import { topics, type ConsumerDefinition, type Logger } from "@corridor/kit";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { PlatformEventSchema } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
 import { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
@@ -9,11 +9,11 @@ import type { Ledger } from "../domain/ledger.js";
 import type { QuoteOutcomeStatus } from "../domain/quotes.js";
 import type { RailStatus } from "../domain/transactions.js";
 
-// RETURNED and REFUND_* come only for QUOTE_PAYOUT instructions.
+// REFUND_* and REFUNDED come only for QUOTE_PAYOUT instructions.
 const RAIL_STATUSES: ReadonlySet<string> = new Set(["PROCESSING", "COMPLETED", "FAILED", "REJECTED", "RETURNED", "REFUND_COMPLETED", "REFUND_FAILED", "REFUNDED"]);
 
 /** The ledger's consumers; the host runs each once per event id (kit inbox). */
-export function ledgerConsumers(ledger: Ledger): ConsumerDefinition<any>[] {
+export function ledgerConsumers(ledger: Ledger, log?: Pick<Logger, "error">): ConsumerDefinition<any>[] {
   const platforms: ConsumerDefinition<typeof PlatformEventSchema> = {
     name: "platform-accounts",
     topic: topics.platforms,
@@ -66,14 +66,20 @@ export function ledgerConsumers(ledger: Ledger): ConsumerDefinition<any>[] {
     relevant: (e) => RAIL_STATUSES.has(e.status),
     async handle(e, trx) {
       if (!RAIL_STATUSES.has(e.status)) return;
-      await ledger.applyRailOutcome(trx, {
+      const applied = await ledger.applyRailOutcome(trx, {
         platformId: e.platformId,
         transactionId: e.transactionId,
         status: e.status as RailStatus | QuoteOutcomeStatus,
         reason: e.reason,
         at: e.occurredAt ? timestampDate(e.occurredAt) : new Date(),
         expectedSettlementAt: e.expectedSettlementAt ? timestampDate(e.expectedSettlementAt) : undefined,
+        connector: e.connector,
+        environment: e.environment,
       });
+      if (applied === "not-addressed") {
+        // A connector spoke for a transaction routed elsewhere (or of another environment): ignored.
+        log?.error({ event_id: e.eventId, transaction_id: e.transactionId, connector: e.connector || "sandbox", environment: e.environment }, "rail outcome from a connector the transaction was not routed to; ignored");
+      }
     },
   };
 

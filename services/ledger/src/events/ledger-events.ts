@@ -1,14 +1,16 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { instructionTopic } from "@corridor/connector";
 import { enqueueEvent, newId, topics } from "@corridor/kit";
 import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import { RailInstructionSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
 import type { Transaction } from "kysely";
 import type { AccountRow, ExternalAccountRow, TransactionRow } from "../domain/model.js";
+import type { RailRoute } from "../domain/rails.js";
 import { internalAccountToPb, transactionToPb } from "../handlers/mappers.js";
 
 /**
- * Producer of corridor.ledger.v1 (LedgerEvent) and corridor.rails.v1 (RailInstruction). Always
+ * Producer of corridor.ledger.v1 (LedgerEvent) and the rail instruction topics (RailInstruction). Always
  * inside the money transaction: the events exist if and only if the change committed.
  */
 export async function emitTransactionChanged(trx: Transaction<any>, eventType: string, tx: TransactionRow, at: Date): Promise<void> {
@@ -49,16 +51,22 @@ export async function emitBalanceUpdated(trx: Transaction<any>, account: Account
   });
 }
 
+/**
+ * A transfer's instruction, on its connector's topic (corridor.rails.v1 for the simulator,
+ * corridor.rails.<connector>.v1 otherwise) and addressed to it by name and environment: the
+ * routing decided before the money transaction (domain/rails.ts).
+ */
 export async function emitRailInstruction(
   trx: Transaction<any>,
   tx: TransactionRow,
   external: ExternalAccountRow,
+  route: RailRoute,
   at: Date,
 ): Promise<void> {
   const eventId = newId("Event");
   const direction = tx.type === "OUTGOING" ? "PAYOUT" : "PULL";
   await enqueueEvent(trx, {
-    topic: topics.rails,
+    topic: instructionTopic(route.connector),
     key: tx.id,
     eventId,
     eventType: `RAIL_${direction}`,
@@ -75,15 +83,18 @@ export async function emitRailInstruction(
       accountInfo: external.account_info as never,
       reference: tx.reference,
       kind: "TRANSFER",
+      paymentRail: route.paymentRail,
+      environment: route.environment,
+      connector: route.connector,
     }),
   });
 }
 
 /** The payout of an executed quote: the receiving amount and currency, to the external account or UMA address. */
-export async function emitQuotePayout(trx: Transaction<any>, tx: TransactionRow, external: ExternalAccountRow | undefined, at: Date): Promise<void> {
+export async function emitQuotePayout(trx: Transaction<any>, tx: TransactionRow, external: ExternalAccountRow | undefined, route: RailRoute, at: Date): Promise<void> {
   const eventId = newId("Event");
   await enqueueEvent(trx, {
-    topic: topics.rails,
+    topic: instructionTopic(route.connector),
     key: tx.id,
     eventId,
     eventType: "RAIL_QUOTE_PAYOUT",
@@ -100,8 +111,10 @@ export async function emitQuotePayout(trx: Transaction<any>, tx: TransactionRow,
       externalAccountId: external?.id ?? "",
       accountInfo: external ? (external.account_info as never) : undefined,
       umaAddress: tx.uma_address ?? "",
-      paymentRail: tx.payment_rail ?? "",
+      paymentRail: tx.payment_rail || route.paymentRail,
       reference: tx.reference,
+      environment: route.environment,
+      connector: route.connector,
     }),
   });
 }

@@ -1,13 +1,16 @@
+import type { OutcomePublisher, OutcomeStatus } from "@corridor/connector";
 import { afterCommit, inTransaction } from "@corridor/kit";
 import type { Kysely, Transaction } from "kysely";
 import type { ScheduleStore, ScheduleTx } from "../domain/ports.js";
 import { emitClockAdvanced } from "../events/clock-events.js";
-import { emitRailOutcome } from "../events/rail-outcomes.js";
 import { addClockOffset, anyPending, claimAction, clockOffsetAt, clockOffsetMs, dueActions, scheduleOutcome } from "./schedule.js";
 import type { SandboxDatabase } from "./tables.js";
 
-/** The domain's ScheduleStore over Kysely: the repository (schedule.ts) does the SQL; this only wires it. */
-export function createStore(db: Kysely<SandboxDatabase>, hooks: { onScheduled?: () => void } = {}): ScheduleStore {
+/**
+ * The domain's ScheduleStore over Kysely: the repository (schedule.ts) does the SQL, outcomes go
+ * out through the rail-connector package's publisher (connector_outcomes + the outbox); this only wires it.
+ */
+export function createStore(db: Kysely<SandboxDatabase>, outcomes: OutcomePublisher, hooks: { onScheduled?: () => void } = {}): ScheduleStore {
   const bind = (trx: Transaction<SandboxDatabase>): ScheduleTx => ({
     clockOffsetMs: (p) => clockOffsetMs(trx, p),
     clockOffsetAt: (p, at) => clockOffsetAt(trx, p, at),
@@ -18,7 +21,15 @@ export function createStore(db: Kysely<SandboxDatabase>, hooks: { onScheduled?: 
       if (hooks.onScheduled) afterCommit(trx, hooks.onScheduled);
     },
     claimAction: (id, now) => claimAction(trx, id, now),
-    railOutcome: (o) => emitRailOutcome(trx, o),
+    railOutcome: (o) =>
+      outcomes.report(trx, {
+        platformId: o.platformId,
+        transactionId: o.transactionId,
+        status: o.status as OutcomeStatus,
+        reason: o.reason,
+        at: o.at,
+        expectedSettlementAt: o.expectedSettlementAt ? new Date(o.expectedSettlementAt) : undefined,
+      }),
     clockAdvanced: (c) => emitClockAdvanced(trx, c),
   });
   return {

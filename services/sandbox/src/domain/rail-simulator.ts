@@ -3,6 +3,8 @@
  * account's identifier (spec "Transfer in (and transfer out, same patterns)"):
  *   002 insufficient funds, fails at once; 003 account closed or invalid, fails at once;
  *   004 the bank rejects it; 005 stays in flight (PROCESSING) ~30 s, then fails; anything else succeeds.
+ * Ours (the rail contract's return, docs/connectors.md): 006 completes, then the receiving bank
+ * returns it TRANSFER_RETURN_SECONDS later (RETURNED, reason RETURNED_BY_RECEIVING_BANK).
  */
 
 export interface SimulatedStep {
@@ -13,6 +15,8 @@ export interface SimulatedStep {
 }
 
 export const PENDING_THEN_FAIL_SECONDS = 30;
+/** Transfer suffix 006: how long after completing the receiving bank returns the money. */
+export const TRANSFER_RETURN_SECONDS = 60;
 
 export function simulateTransfer(identifier: string): SimulatedStep[] {
   switch (suffixOf(identifier)) {
@@ -30,6 +34,12 @@ export function simulateTransfer(identifier: string): SimulatedStep[] {
       return [
         { afterSeconds: 0, status: "PROCESSING", reason: "" },
         { afterSeconds: PENDING_THEN_FAIL_SECONDS, status: "FAILED", reason: "TIMED_OUT" },
+      ];
+    case "006":
+      return [
+        { afterSeconds: 0, status: "PROCESSING", reason: "" },
+        { afterSeconds: 0, status: "COMPLETED", reason: "" },
+        { afterSeconds: TRANSFER_RETURN_SECONDS, status: "RETURNED", reason: "RETURNED_BY_RECEIVING_BANK" },
       ];
     default:
       return [

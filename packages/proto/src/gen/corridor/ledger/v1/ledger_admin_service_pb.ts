@@ -4,13 +4,232 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file corridor/ledger/v1/ledger_admin_service.proto.
  */
 export const file_corridor_ledger_v1_ledger_admin_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci1jb3JyaWRvci9sZWRnZXIvdjEvbGVkZ2VyX2FkbWluX3NlcnZpY2UucHJvdG8SEmNvcnJpZG9yLmxlZGdlci52MSItChZHZXRUcmlhbEJhbGFuY2VSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJIlcKF0dldFRyaWFsQmFsYW5jZVJlc3BvbnNlEjwKCmN1cnJlbmNpZXMYASADKAsyKC5jb3JyaWRvci5sZWRnZXIudjEuQ3VycmVuY3lUcmlhbEJhbGFuY2UiwgEKFEN1cnJlbmN5VHJpYWxCYWxhbmNlEhAKCGN1cnJlbmN5GAEgASgJEhMKC2JhbGFuY2Vfc3VtGAIgASgDEhMKC3Bvc3Rpbmdfc3VtGAMgASgDEhUKDWFjY291bnRfY291bnQYBCABKAMSIAoYbWlzbWF0Y2hlZF9hY2NvdW50X2NvdW50GAUgASgDEjUKBmdyb3VwcxgGIAMoCzIlLmNvcnJpZG9yLmxlZGdlci52MS5UcmlhbEJhbGFuY2VHcm91cCJpChFUcmlhbEJhbGFuY2VHcm91cBISCgpvd25lcl9raW5kGAEgASgJEhQKDGFjY291bnRfdHlwZRgCIAEoCRITCgtiYWxhbmNlX3N1bRgDIAEoAxIVCg1hY2NvdW50X2NvdW50GAQgASgDMoABChJMZWRnZXJBZG1pblNlcnZpY2USagoPR2V0VHJpYWxCYWxhbmNlEiouY29ycmlkb3IubGVkZ2VyLnYxLkdldFRyaWFsQmFsYW5jZVJlcXVlc3QaKy5jb3JyaWRvci5sZWRnZXIudjEuR2V0VHJpYWxCYWxhbmNlUmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("Ci1jb3JyaWRvci9sZWRnZXIvdjEvbGVkZ2VyX2FkbWluX3NlcnZpY2UucHJvdG8SEmNvcnJpZG9yLmxlZGdlci52MSKdAQoLUmFpbEJpbmRpbmcSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSFAoMcGF5bWVudF9yYWlsGAMgASgJEhEKCWNvbm5lY3RvchgEIAEoCRIOCgZzb3VyY2UYBSABKAkSLgoKdXBkYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiaQoXQmluZFBsYXRmb3JtUmFpbFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSFAoMcGF5bWVudF9yYWlsGAMgASgJEhEKCWNvbm5lY3RvchgEIAEoCSJMChhCaW5kUGxhdGZvcm1SYWlsUmVzcG9uc2USMAoHYmluZGluZxgBIAEoCzIfLmNvcnJpZG9yLmxlZGdlci52MS5SYWlsQmluZGluZyJYChlVbmJpbmRQbGF0Zm9ybVJhaWxSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhQKDHBheW1lbnRfcmFpbBgDIAEoCSItChpVbmJpbmRQbGF0Zm9ybVJhaWxSZXNwb25zZRIPCgdyZW1vdmVkGAEgASgIIjYKH0xpc3RQbGF0Zm9ybVJhaWxCaW5kaW5nc1JlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkiVQogTGlzdFBsYXRmb3JtUmFpbEJpbmRpbmdzUmVzcG9uc2USMQoIYmluZGluZ3MYASADKAsyHy5jb3JyaWRvci5sZWRnZXIudjEuUmFpbEJpbmRpbmciLQoWR2V0VHJpYWxCYWxhbmNlUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCSJXChdHZXRUcmlhbEJhbGFuY2VSZXNwb25zZRI8CgpjdXJyZW5jaWVzGAEgAygLMiguY29ycmlkb3IubGVkZ2VyLnYxLkN1cnJlbmN5VHJpYWxCYWxhbmNlIsIBChRDdXJyZW5jeVRyaWFsQmFsYW5jZRIQCghjdXJyZW5jeRgBIAEoCRITCgtiYWxhbmNlX3N1bRgCIAEoAxITCgtwb3N0aW5nX3N1bRgDIAEoAxIVCg1hY2NvdW50X2NvdW50GAQgASgDEiAKGG1pc21hdGNoZWRfYWNjb3VudF9jb3VudBgFIAEoAxI1CgZncm91cHMYBiADKAsyJS5jb3JyaWRvci5sZWRnZXIudjEuVHJpYWxCYWxhbmNlR3JvdXAiaQoRVHJpYWxCYWxhbmNlR3JvdXASEgoKb3duZXJfa2luZBgBIAEoCRIUCgxhY2NvdW50X3R5cGUYAiABKAkSEwoLYmFsYW5jZV9zdW0YAyABKAMSFQoNYWNjb3VudF9jb3VudBgEIAEoAzLsAwoSTGVkZ2VyQWRtaW5TZXJ2aWNlEmoKD0dldFRyaWFsQmFsYW5jZRIqLmNvcnJpZG9yLmxlZGdlci52MS5HZXRUcmlhbEJhbGFuY2VSZXF1ZXN0GisuY29ycmlkb3IubGVkZ2VyLnYxLkdldFRyaWFsQmFsYW5jZVJlc3BvbnNlEm0KEEJpbmRQbGF0Zm9ybVJhaWwSKy5jb3JyaWRvci5sZWRnZXIudjEuQmluZFBsYXRmb3JtUmFpbFJlcXVlc3QaLC5jb3JyaWRvci5sZWRnZXIudjEuQmluZFBsYXRmb3JtUmFpbFJlc3BvbnNlEnMKElVuYmluZFBsYXRmb3JtUmFpbBItLmNvcnJpZG9yLmxlZGdlci52MS5VbmJpbmRQbGF0Zm9ybVJhaWxSZXF1ZXN0Gi4uY29ycmlkb3IubGVkZ2VyLnYxLlVuYmluZFBsYXRmb3JtUmFpbFJlc3BvbnNlEoUBChhMaXN0UGxhdGZvcm1SYWlsQmluZGluZ3MSMy5jb3JyaWRvci5sZWRnZXIudjEuTGlzdFBsYXRmb3JtUmFpbEJpbmRpbmdzUmVxdWVzdBo0LmNvcnJpZG9yLmxlZGdlci52MS5MaXN0UGxhdGZvcm1SYWlsQmluZGluZ3NSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+
+/**
+ * RailBinding routes one (platform, currency, payment rail) to a connector.
+ *
+ * @generated from message corridor.ledger.v1.RailBinding
+ */
+export type RailBinding = Message<"corridor.ledger.v1.RailBinding"> & {
+  /**
+   * Platform:<uuidv7>; a PRODUCTION platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Currency code, for example USD.
+   *
+   * @generated from field: string currency = 2;
+   */
+  currency: string;
+
+  /**
+   * Payment rail, for example ACH, WIRE, SEPA.
+   *
+   * @generated from field: string payment_rail = 3;
+   */
+  paymentRail: string;
+
+  /**
+   * Connector name (lowercase letters, digits and dashes; never sandbox), for example ach-nacha.
+   *
+   * @generated from field: string connector = 4;
+   */
+  connector: string;
+
+  /**
+   * Who set it: OPERATOR (the admin RPC or CLI) or CONFIG (LEDGER_RAIL_BINDINGS, the Helm values).
+   *
+   * @generated from field: string source = 5;
+   */
+  source: string;
+
+  /**
+   * When it was last set.
+   *
+   * @generated from field: google.protobuf.Timestamp updated_at = 6;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.RailBinding.
+ * Use `create(RailBindingSchema)` to create a new message.
+ */
+export const RailBindingSchema: GenMessage<RailBinding> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 0);
+
+/**
+ * BindPlatformRailRequest names the binding to set.
+ *
+ * @generated from message corridor.ledger.v1.BindPlatformRailRequest
+ */
+export type BindPlatformRailRequest = Message<"corridor.ledger.v1.BindPlatformRailRequest"> & {
+  /**
+   * Platform:<uuidv7> of a PRODUCTION platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Currency code.
+   *
+   * @generated from field: string currency = 2;
+   */
+  currency: string;
+
+  /**
+   * Payment rail.
+   *
+   * @generated from field: string payment_rail = 3;
+   */
+  paymentRail: string;
+
+  /**
+   * Connector name.
+   *
+   * @generated from field: string connector = 4;
+   */
+  connector: string;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.BindPlatformRailRequest.
+ * Use `create(BindPlatformRailRequestSchema)` to create a new message.
+ */
+export const BindPlatformRailRequestSchema: GenMessage<BindPlatformRailRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 1);
+
+/**
+ * BindPlatformRailResponse answers the binding as stored.
+ *
+ * @generated from message corridor.ledger.v1.BindPlatformRailResponse
+ */
+export type BindPlatformRailResponse = Message<"corridor.ledger.v1.BindPlatformRailResponse"> & {
+  /**
+   * The binding.
+   *
+   * @generated from field: corridor.ledger.v1.RailBinding binding = 1;
+   */
+  binding?: RailBinding | undefined;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.BindPlatformRailResponse.
+ * Use `create(BindPlatformRailResponseSchema)` to create a new message.
+ */
+export const BindPlatformRailResponseSchema: GenMessage<BindPlatformRailResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 2);
+
+/**
+ * UnbindPlatformRailRequest names the binding to remove.
+ *
+ * @generated from message corridor.ledger.v1.UnbindPlatformRailRequest
+ */
+export type UnbindPlatformRailRequest = Message<"corridor.ledger.v1.UnbindPlatformRailRequest"> & {
+  /**
+   * Platform:<uuidv7>.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Currency code.
+   *
+   * @generated from field: string currency = 2;
+   */
+  currency: string;
+
+  /**
+   * Payment rail.
+   *
+   * @generated from field: string payment_rail = 3;
+   */
+  paymentRail: string;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.UnbindPlatformRailRequest.
+ * Use `create(UnbindPlatformRailRequestSchema)` to create a new message.
+ */
+export const UnbindPlatformRailRequestSchema: GenMessage<UnbindPlatformRailRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 3);
+
+/**
+ * UnbindPlatformRailResponse says whether there was a binding to remove.
+ *
+ * @generated from message corridor.ledger.v1.UnbindPlatformRailResponse
+ */
+export type UnbindPlatformRailResponse = Message<"corridor.ledger.v1.UnbindPlatformRailResponse"> & {
+  /**
+   * False when no such binding existed (nothing changed).
+   *
+   * @generated from field: bool removed = 1;
+   */
+  removed: boolean;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.UnbindPlatformRailResponse.
+ * Use `create(UnbindPlatformRailResponseSchema)` to create a new message.
+ */
+export const UnbindPlatformRailResponseSchema: GenMessage<UnbindPlatformRailResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 4);
+
+/**
+ * ListPlatformRailBindingsRequest chooses whose bindings to list.
+ *
+ * @generated from message corridor.ledger.v1.ListPlatformRailBindingsRequest
+ */
+export type ListPlatformRailBindingsRequest = Message<"corridor.ledger.v1.ListPlatformRailBindingsRequest"> & {
+  /**
+   * Only this platform's; empty for every platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ListPlatformRailBindingsRequest.
+ * Use `create(ListPlatformRailBindingsRequestSchema)` to create a new message.
+ */
+export const ListPlatformRailBindingsRequestSchema: GenMessage<ListPlatformRailBindingsRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 5);
+
+/**
+ * ListPlatformRailBindingsResponse holds the bindings, by platform, currency, then rail.
+ *
+ * @generated from message corridor.ledger.v1.ListPlatformRailBindingsResponse
+ */
+export type ListPlatformRailBindingsResponse = Message<"corridor.ledger.v1.ListPlatformRailBindingsResponse"> & {
+  /**
+   * The bindings.
+   *
+   * @generated from field: repeated corridor.ledger.v1.RailBinding bindings = 1;
+   */
+  bindings: RailBinding[];
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ListPlatformRailBindingsResponse.
+ * Use `create(ListPlatformRailBindingsResponseSchema)` to create a new message.
+ */
+export const ListPlatformRailBindingsResponseSchema: GenMessage<ListPlatformRailBindingsResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 6);
 
 /**
  * GetTrialBalanceRequest chooses whose books to sum.
@@ -31,7 +250,7 @@ export type GetTrialBalanceRequest = Message<"corridor.ledger.v1.GetTrialBalance
  * Use `create(GetTrialBalanceRequestSchema)` to create a new message.
  */
 export const GetTrialBalanceRequestSchema: GenMessage<GetTrialBalanceRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 0);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 7);
 
 /**
  * GetTrialBalanceResponse holds one trial balance per currency.
@@ -52,7 +271,7 @@ export type GetTrialBalanceResponse = Message<"corridor.ledger.v1.GetTrialBalanc
  * Use `create(GetTrialBalanceResponseSchema)` to create a new message.
  */
 export const GetTrialBalanceResponseSchema: GenMessage<GetTrialBalanceResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 1);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 8);
 
 /**
  * CurrencyTrialBalance is the trial balance of one currency.
@@ -109,7 +328,7 @@ export type CurrencyTrialBalance = Message<"corridor.ledger.v1.CurrencyTrialBala
  * Use `create(CurrencyTrialBalanceSchema)` to create a new message.
  */
 export const CurrencyTrialBalanceSchema: GenMessage<CurrencyTrialBalance> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 2);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 9);
 
 /**
  * TrialBalanceGroup sums the accounts of one owner kind and type within a currency.
@@ -152,11 +371,11 @@ export type TrialBalanceGroup = Message<"corridor.ledger.v1.TrialBalanceGroup"> 
  * Use `create(TrialBalanceGroupSchema)` to create a new message.
  */
 export const TrialBalanceGroupSchema: GenMessage<TrialBalanceGroup> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 3);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 10);
 
 /**
- * LedgerAdminService answers operators' (and tests') questions about the books. It is internal
- * and read-only: the gateway exposes none of it, and it moves no money. It reaches accounts the
+ * LedgerAdminService answers operators' (and tests') questions about the books and holds the
+ * operator's rail bindings. It is internal: the gateway exposes none of it, and it moves no money. It reaches accounts the
  * public API never shows (the system accounts: rail clearing, sandbox funding, FX pools, fee
  * revenue, refund suspense).
  *
@@ -173,6 +392,40 @@ export const LedgerAdminService: GenService<{
     methodKind: "unary";
     input: typeof GetTrialBalanceRequestSchema;
     output: typeof GetTrialBalanceResponseSchema;
+  },
+  /**
+   * BindPlatformRail routes a production platform's payments in one currency over one payment rail
+   * to a connector (replacing an earlier binding of the same currency and rail). Sandbox platforms
+   * cannot be bound (they always use the simulator), and no production rail can be bound to the
+   * simulator: both answer INVALID_ARGUMENT.
+   *
+   * @generated from rpc corridor.ledger.v1.LedgerAdminService.BindPlatformRail
+   */
+  bindPlatformRail: {
+    methodKind: "unary";
+    input: typeof BindPlatformRailRequestSchema;
+    output: typeof BindPlatformRailResponseSchema;
+  },
+  /**
+   * UnbindPlatformRail removes a binding; the rail answers PAYMENT_RAIL_NOT_AVAILABLE from then on.
+   * Instructions already sent stay with their connector.
+   *
+   * @generated from rpc corridor.ledger.v1.LedgerAdminService.UnbindPlatformRail
+   */
+  unbindPlatformRail: {
+    methodKind: "unary";
+    input: typeof UnbindPlatformRailRequestSchema;
+    output: typeof UnbindPlatformRailResponseSchema;
+  },
+  /**
+   * ListPlatformRailBindings lists the bindings of one platform, or of every platform.
+   *
+   * @generated from rpc corridor.ledger.v1.LedgerAdminService.ListPlatformRailBindings
+   */
+  listPlatformRailBindings: {
+    methodKind: "unary";
+    input: typeof ListPlatformRailBindingsRequestSchema;
+    output: typeof ListPlatformRailBindingsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_corridor_ledger_v1_ledger_admin_service, 0);

@@ -12,11 +12,14 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file corridor/ledger/v1/rails.proto.
  */
 export const file_corridor_ledger_v1_rails: GenFile = /*@__PURE__*/
-  fileDesc("Ch5jb3JyaWRvci9sZWRnZXIvdjEvcmFpbHMucHJvdG8SEmNvcnJpZG9yLmxlZGdlci52MSLOAgoPUmFpbEluc3RydWN0aW9uEhAKCGV2ZW50X2lkGAEgASgJEi8KC29jY3VycmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtwbGF0Zm9ybV9pZBgDIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgEIAEoCRIRCglkaXJlY3Rpb24YBSABKAkSDgoGYW1vdW50GAYgASgDEhAKCGN1cnJlbmN5GAcgASgJEhsKE2V4dGVybmFsX2FjY291bnRfaWQYCCABKAkSLQoMYWNjb3VudF9pbmZvGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCglyZWZlcmVuY2UYCiABKAkSDAoEa2luZBgLIAEoCRITCgt1bWFfYWRkcmVzcxgMIAEoCRIUCgxwYXltZW50X3JhaWwYDSABKAki2QEKC1JhaWxPdXRjb21lEhAKCGV2ZW50X2lkGAEgASgJEi8KC29jY3VycmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtwbGF0Zm9ybV9pZBgDIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgEIAEoCRIOCgZzdGF0dXMYBSABKAkSDgoGcmVhc29uGAYgASgJEjoKFmV4cGVjdGVkX3NldHRsZW1lbnRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Ch5jb3JyaWRvci9sZWRnZXIvdjEvcmFpbHMucHJvdG8SEmNvcnJpZG9yLmxlZGdlci52MSL2AgoPUmFpbEluc3RydWN0aW9uEhAKCGV2ZW50X2lkGAEgASgJEi8KC29jY3VycmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtwbGF0Zm9ybV9pZBgDIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgEIAEoCRIRCglkaXJlY3Rpb24YBSABKAkSDgoGYW1vdW50GAYgASgDEhAKCGN1cnJlbmN5GAcgASgJEhsKE2V4dGVybmFsX2FjY291bnRfaWQYCCABKAkSLQoMYWNjb3VudF9pbmZvGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCglyZWZlcmVuY2UYCiABKAkSDAoEa2luZBgLIAEoCRITCgt1bWFfYWRkcmVzcxgMIAEoCRIUCgxwYXltZW50X3JhaWwYDSABKAkSEwoLZW52aXJvbm1lbnQYDiABKAkSEQoJY29ubmVjdG9yGA8gASgJIpMCCgtSYWlsT3V0Y29tZRIQCghldmVudF9pZBgBIAEoCRIvCgtvY2N1cnJlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLcGxhdGZvcm1faWQYAyABKAkSFgoOdHJhbnNhY3Rpb25faWQYBCABKAkSDgoGc3RhdHVzGAUgASgJEg4KBnJlYXNvbhgGIAEoCRI6ChZleHBlY3RlZF9zZXR0bGVtZW50X2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgljb25uZWN0b3IYCCABKAkSEwoLZW52aXJvbm1lbnQYCSABKAkSEAoIc2VxdWVuY2UYCiABKA1iBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
- * RailInstruction is the envelope of topic corridor.rails.v1 (key: transaction id): the ledger asks
- * a rail connector to move money. Connectors answer on corridor.rail-outcomes.v1.
+ * RailInstruction is the envelope of the instruction topics (key: transaction id): the ledger asks
+ * one rail connector to move money. Each connector has its own topic: corridor.rails.v1 for the
+ * sandbox simulator (every sandbox platform's rails), corridor.rails.<connector>.v1 for a real
+ * connector bound by the operator to a production platform's (currency, rail). Connectors answer
+ * on corridor.rail-outcomes.v1. Contract: docs/connectors.md (version 1).
  *
  * @generated from message corridor.ledger.v1.RailInstruction
  */
@@ -93,7 +96,7 @@ export type RailInstruction = Message<"corridor.ledger.v1.RailInstruction"> & {
 
   /**
    * TRANSFER (empty too: a transfer-in/out) or QUOTE_PAYOUT (the payout of an executed quote, in
-   * the receiving currency; its outcomes may include RETURNED and REFUND_*).
+   * the receiving currency; its outcomes may include REFUND_* after a failure or a return).
    *
    * @generated from field: string kind = 11;
    */
@@ -107,11 +110,29 @@ export type RailInstruction = Message<"corridor.ledger.v1.RailInstruction"> & {
   umaAddress: string;
 
   /**
-   * QUOTE_PAYOUT: the payment rail the quote chose (for example ACH); empty otherwise.
+   * The payment rail the instruction travels by (for example ACH, SEPA): the rail the quote chose,
+   * or for a transfer the external account's first rail bound to a connector. Empty for sandbox
+   * instructions that name none.
    *
    * @generated from field: string payment_rail = 13;
    */
   paymentRail: string;
+
+  /**
+   * SANDBOX or PRODUCTION: the environment of the platform. A connector acts only on instructions
+   * of its own environment (the simulator SANDBOX, every real connector PRODUCTION).
+   *
+   * @generated from field: string environment = 14;
+   */
+  environment: string;
+
+  /**
+   * The name of the connector the ledger routed the instruction to (sandbox for the simulator). A
+   * connector acts only on instructions addressed to it by name.
+   *
+   * @generated from field: string connector = 15;
+   */
+  connector: string;
 };
 
 /**
@@ -156,8 +177,8 @@ export type RailOutcome = Message<"corridor.ledger.v1.RailOutcome"> & {
   transactionId: string;
 
   /**
-   * PROCESSING, COMPLETED, FAILED or REJECTED; for QUOTE_PAYOUT also RETURNED (a completed payment
-   * came back), REFUND_COMPLETED (the money of a failed payout is back), REFUND_FAILED (it is not) and
+   * PROCESSING, COMPLETED, FAILED, REJECTED or RETURNED (a completed or in-flight payment came back:
+   * its money is reversed and the transaction becomes FAILED); for QUOTE_PAYOUT also REFUND_COMPLETED (the money of a failed payout is back), REFUND_FAILED (it is not) and
    * REFUNDED (the rail could not complete the payout and handed the money back at once).
    *
    * @generated from field: string status = 5;
@@ -182,6 +203,30 @@ export type RailOutcome = Message<"corridor.ledger.v1.RailOutcome"> & {
    * @generated from field: google.protobuf.Timestamp expected_settlement_at = 7;
    */
   expectedSettlementAt?: Timestamp | undefined;
+
+  /**
+   * The name of the connector reporting it. The ledger applies an outcome only from the connector
+   * the transaction was routed to (empty is read as sandbox, for outcomes published before v1.1).
+   *
+   * @generated from field: string connector = 8;
+   */
+  connector: string;
+
+  /**
+   * SANDBOX or PRODUCTION, as the instruction said; the ledger ignores an outcome whose environment
+   * is not the transaction's platform's (empty: not checked, outcomes published before v1.1).
+   *
+   * @generated from field: string environment = 9;
+   */
+  environment: string;
+
+  /**
+   * Position of this outcome among the connector's outcomes for the transaction (1, 2, ...): the
+   * order the connector observed them in. Consumers may see them out of order; 0 when unknown.
+   *
+   * @generated from field: uint32 sequence = 10;
+   */
+  sequence: number;
 };
 
 /**

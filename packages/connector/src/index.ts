@@ -1,0 +1,24 @@
+/**
+ * @corridor/connector: what a rail connector is built on (docs/connectors.md). The contract
+ * (contract.ts), the runtime (consumer with inbox, outcome publisher through the connector's own
+ * outbox, config loading, startConnector), the standalone runner, and in `./testing` the contract
+ * suite every connector passes.
+ */
+export * from "./contract.js";
+export {
+  CONNECTOR_MIGRATIONS_DIR,
+  createOutcomePublisher,
+  defineConnector,
+  fromWire,
+  instructionConsumer,
+  loadConnectorConfig,
+  startConnector,
+  toWire,
+  type ConnectorContext,
+  type ConnectorDefinition,
+  type ConnectorDeps,
+  type ConnectorParts,
+  type OutcomePublisher,
+  type RunningConnector,
+} from "./runtime.js";
+export { runConnector } from "./standalone.js";

@@ -1,0 +1,286 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import {
+  createOutboxRelay,
+  enqueueEvent,
+  loadConfig,
+  migrateSchema,
+  newId,
+  outboxChannel,
+  subscribeConsumer,
+  type BackgroundWorker,
+  type Bus,
+  type Clock,
+  type ConsumerDefinition,
+  type DatabaseHandle,
+  type Logger,
+  type Subscription,
+  type z,
+} from "@corridor/kit";
+import { RailInstructionSchema, RailOutcomeSchema, type RailInstruction as RailInstructionPb } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
+import { fileURLToPath } from "node:url";
+import type { Kysely, Transaction } from "kysely";
+import {
+  CONNECTOR_NAME,
+  OUTCOME_STATUSES,
+  RAIL_OUTCOMES_TOPIC,
+  SANDBOX_CONNECTOR,
+  environmentOf,
+  instructionTopic,
+  type OutcomeReport,
+  type RailEnvironment,
+  type RailInstruction,
+} from "./contract.js";
+
+/** The package's migration folder (its tables only), for connectors without a folder of their own. */
+export const CONNECTOR_MIGRATIONS_DIR = fileURLToPath(new URL("../migrations", import.meta.url));
+
+/** Reports outcomes through the connector's outbox, inside the caller's transaction. */
+export interface OutcomePublisher {
+  /**
+   * Records the outcome (its sequence number is the transaction's next) and enqueues it on
+   * corridor.rail-outcomes.v1 in `trx`: it is published if and only if `trx` commits.
+   */
+  report(trx: Transaction<any>, outcome: OutcomeReport): Promise<void>;
+}
+
+/** What a connector's build gets. */
+export interface ConnectorContext<C> {
+  /** The connector's config, parsed from the environment by its schema. */
+  config: C;
+  /** The connector's own schema. */
+  db: Kysely<any>;
+  clock: Clock;
+  log: Logger;
+  outcomes: OutcomePublisher;
+}
+
+/** What a connector is made of once built. */
+export interface ConnectorParts {
+  /**
+   * Acts on one instruction addressed to this connector, inside the inbox transaction `trx` of the
+   * connector's schema: record what is to be sent (a file line, a schedule) and/or report outcomes
+   * with `ctx.outcomes.report(trx, ...)`. Throwing rolls all of it back and the bus delivers the
+   * instruction again. Called at most once per transaction id, whatever the bus redelivers.
+   */
+  onInstruction(instruction: RailInstruction, trx: Transaction<any>): Promise<void>;
+  /** Loops the connector needs (cut-off windows, polling the bank); started after the consumer. */
+  workers?: BackgroundWorker[];
+}
+
+export interface ConnectorDefinition<S extends z.ZodObject = z.ZodObject> {
+  /** The connector's name: what the operator binds rails to, and its instruction topic's middle part. */
+  name: string;
+  /** Its own Postgres schema (tables, outbox, inbox). */
+  schema: string;
+  /** Timestamp-named migrations; their first re-exports @corridor/connector/migrations. Default: the package's. */
+  migrationsDir?: string;
+  /** zod schema of its settings over the environment (every key also as <KEY>_FILE for secrets). */
+  config: S;
+  /**
+   * Instructions of several transactions may be handled in one transaction (fewer commits). Only
+   * for connectors that take no locks another transaction could take in another order.
+   */
+  batch?: boolean;
+  build(ctx: ConnectorContext<z.infer<S>>): ConnectorParts | Promise<ConnectorParts>;
+}
+
+/** Declares a connector (types only: the runtime is startConnector / runConnector). */
+export function defineConnector<S extends z.ZodObject>(def: ConnectorDefinition<S>): ConnectorDefinition<S> {
+  if (!CONNECTOR_NAME.test(def.name)) throw new Error(`invalid connector name ${JSON.stringify(def.name)}: ${CONNECTOR_NAME}`);
+  return def;
+}
+
+/** A connector's settings: its schema over the environment (kit loadConfig: `<KEY>_FILE` works, every bad key is listed). */
+export function loadConnectorConfig<S extends z.ZodObject>(def: Pick<ConnectorDefinition<S>, "config">, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+  return loadConfig(def.config, env);
+}
+
+/** The plain instruction of a wire message. Instructions from before contract v1.1 name no connector: they were the simulator's. */
+export function fromWire(m: RailInstructionPb): RailInstruction {
+  const connector = m.connector || SANDBOX_CONNECTOR;
+  return {
+    instructionId: m.eventId,
+    occurredAt: m.occurredAt ? timestampDate(m.occurredAt) : new Date(0),
+    platformId: m.platformId,
+    environment: (m.environment || (m.connector ? "" : "SANDBOX")) as RailEnvironment,
+    connector,
+    transactionId: m.transactionId,
+    direction: m.direction === "PULL" ? "PULL" : "PAYOUT",
+    kind: m.kind === "QUOTE_PAYOUT" ? "QUOTE_PAYOUT" : "TRANSFER",
+    amount: m.amount,
+    currency: m.currency,
+    paymentRail: m.paymentRail,
+    externalAccountId: m.externalAccountId,
+    accountInfo: (m.accountInfo as Record<string, unknown> | undefined) ?? {},
+    reference: m.reference,
+    umaAddress: m.umaAddress,
+  };
+}
+
+/** The wire message of a plain instruction (the ledger's side, and tests that play it). */
+export function toWire(i: RailInstruction): RailInstructionPb {
+  return create(RailInstructionSchema, {
+    eventId: i.instructionId,
+    occurredAt: timestampFromDate(i.occurredAt),
+    platformId: i.platformId,
+    environment: i.environment,
+    connector: i.connector,
+    transactionId: i.transactionId,
+    direction: i.direction,
+    kind: i.kind,
+    amount: i.amount,
+    currency: i.currency,
+    paymentRail: i.paymentRail,
+    externalAccountId: i.externalAccountId,
+    accountInfo: i.accountInfo as never,
+    reference: i.reference,
+    umaAddress: i.umaAddress,
+  });
+}
+
+const STATUSES: ReadonlySet<string> = new Set(OUTCOME_STATUSES);
+
+/** The outcome publisher of a connector: a connector_outcomes row and an outbox event per report. */
+export function createOutcomePublisher(opts: { connector: string; clock: Clock }): OutcomePublisher {
+  const environment = environmentOf(opts.connector);
+  return {
+    async report(trx, o) {
+      if (!STATUSES.has(o.status)) throw new Error(`unknown rail outcome status ${JSON.stringify(o.status)}`);
+      if (!o.platformId || !o.transactionId) throw new Error("a rail outcome names its platform and transaction");
+      const outcomeId = newId("Event");
+      const reason = o.reason ?? "";
+      // The transaction's next place; two reports of one transaction racing collide on the unique
+      // (transaction_id, sequence) and the loser's transaction is retried by its caller (the bus).
+      const row = await trx
+        .insertInto("connector_outcomes")
+        .columns(["outcome_id", "transaction_id", "platform_id", "sequence", "status", "reason", "occurred_at", "recorded_at"])
+        .expression((eb) =>
+          eb
+            .selectFrom("connector_outcomes")
+            .select([
+              eb.val(outcomeId).as("outcome_id"),
+              eb.val(o.transactionId).as("transaction_id"),
+              eb.val(o.platformId).as("platform_id"),
+              eb(eb.fn.coalesce(eb.fn.max("sequence"), eb.lit(0)), "+", 1).as("sequence"),
+              eb.val(o.status).as("status"),
+              eb.val(reason).as("reason"),
+              eb.val(o.at).as("occurred_at"),
+              eb.val(opts.clock.now()).as("recorded_at"),
+            ])
+            .where("transaction_id", "=", o.transactionId),
+        )
+        .returning("sequence")
+        .executeTakeFirstOrThrow();
+      await enqueueEvent(trx, {
+        topic: RAIL_OUTCOMES_TOPIC,
+        key: o.transactionId,
+        eventId: outcomeId,
+        eventType: `RAIL_${o.status}`,
+        schema: RailOutcomeSchema,
+        message: create(RailOutcomeSchema, {
+          eventId: outcomeId,
+          occurredAt: timestampFromDate(o.at),
+          platformId: o.platformId,
+          transactionId: o.transactionId,
+          status: o.status,
+          reason,
+          expectedSettlementAt: o.expectedSettlementAt ? timestampFromDate(o.expectedSettlementAt) : undefined,
+          connector: opts.connector,
+          environment,
+          sequence: Number(row.sequence),
+        }),
+      });
+    },
+  };
+}
+
+/**
+ * The consumer of a connector's instruction topic, for the kit's inbox (once per instruction id).
+ * It acts only on an instruction addressed to this connector by name and environment (anything
+ * else is refused: logged, acknowledged, never acted on), and on at most one instruction per
+ * transaction (connector_instructions).
+ */
+export function instructionConsumer(opts: {
+  connector: string;
+  onInstruction: ConnectorParts["onInstruction"];
+  log: Logger;
+  clock: Clock;
+  batch?: boolean;
+}): ConsumerDefinition<typeof RailInstructionSchema> {
+  const environment = environmentOf(opts.connector);
+  return {
+    name: "rail-instructions",
+    topic: instructionTopic(opts.connector),
+    schema: RailInstructionSchema,
+    batch: opts.batch ?? false,
+    eventId: (e) => e.eventId,
+    async handle(e, trx) {
+      const i = fromWire(e);
+      if (i.connector !== opts.connector || i.environment !== environment) {
+        opts.log.error(
+          { instruction_id: i.instructionId, transaction_id: i.transactionId, addressed_to: i.connector, environment: i.environment },
+          `instruction not addressed to connector ${opts.connector} (${environment}); refused`,
+        );
+        return;
+      }
+      const fresh = await trx
+        .insertInto("connector_instructions")
+        .values({ transaction_id: i.transactionId, instruction_id: i.instructionId, platform_id: i.platformId, received_at: opts.clock.now() })
+        .onConflict((oc) => oc.column("transaction_id").doNothing())
+        .returning("transaction_id")
+        .executeTakeFirst();
+      if (!fresh) {
+        opts.log.warn({ instruction_id: i.instructionId, transaction_id: i.transactionId }, "a second instruction for a transaction already instructed; ignored");
+        return;
+      }
+      await opts.onInstruction(i, trx);
+    },
+  };
+}
+
+/** What a host hands a connector. */
+export interface ConnectorDeps {
+  db: DatabaseHandle;
+  bus: Bus;
+  clock: Clock;
+  log: Logger;
+  env: NodeJS.ProcessEnv;
+}
+
+export interface RunningConnector {
+  name: string;
+  /** The connector's own schema, for tests that look at its tables. */
+  db: Kysely<any>;
+  /** Wakes the outbox relay (outcomes leave without waiting for its next look). */
+  nudge(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs a connector in a host (its own process: runConnector; embedded and tests: with the host's
+ * database and bus): migrates its schema, subscribes its instruction consumer (inbox), starts the
+ * outbox relay that publishes its outcomes and its workers. `stop()` stops producers first.
+ */
+export async function startConnector<S extends z.ZodObject>(def: ConnectorDefinition<S>, deps: ConnectorDeps): Promise<RunningConnector> {
+  const log = deps.log.child({ connector: def.name });
+  const config = loadConnectorConfig(def, deps.env);
+  await migrateSchema(deps.db, def.schema, def.migrationsDir ?? CONNECTOR_MIGRATIONS_DIR);
+  const db = deps.db.forSchema<any>(def.schema);
+  const outcomes = createOutcomePublisher({ connector: def.name, clock: deps.clock });
+  const parts = await def.build({ config, db, clock: deps.clock, log, outcomes });
+  const consumer = instructionConsumer({ connector: def.name, onInstruction: parts.onInstruction, log, clock: deps.clock, batch: def.batch });
+  const subscription: Subscription = await subscribeConsumer({ db, bus: deps.bus, service: def.name, def: consumer, log });
+  const relay = createOutboxRelay({ db, bus: deps.bus, log, wakeups: (wake) => deps.db.listen(outboxChannel(def.schema), wake) });
+  const workers: BackgroundWorker[] = [relay, ...(parts.workers ?? [])];
+  for (const w of workers) w.start();
+  return {
+    name: def.name,
+    db,
+    nudge: () => relay.nudge(),
+    async stop() {
+      for (const w of [...workers].reverse()) await w.stop();
+      await subscription.close();
+    },
+  };
+}
