@@ -240,8 +240,8 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "DELETE /auth/sessions/{sessionId}": ["SESSION_NOT_FOUND", ...SIGNED_RETRY],
   "POST /internal-accounts/{accountId}/export": ["INTERNAL_ACCOUNT_NOT_FOUND", "WALLET_ENCRYPTION_NOT_CONFIGURED", ...SIGNED_RETRY],
   "GET /exchange-rates": ["INVALID_CURRENCY", "RATES_UNAVAILABLE"],
-  "GET /uma-providers": ["NOT_IMPLEMENTED"], // production platforms: no UMA network connector yet
-  "GET /receiver/uma/{receiverUmaAddress}": ["UMA_NOT_FOUND", "USER_NOT_FOUND", "NOT_IMPLEMENTED"],
+  "GET /uma-providers": ["PAYMENT_RAIL_NOT_AVAILABLE"], // production platforms without a UMA connector
+  "GET /receiver/uma/{receiverUmaAddress}": ["UMA_NOT_FOUND", "USER_NOT_FOUND", "PAYMENT_RAIL_NOT_AVAILABLE"],
   "GET /receiver/external-account/{accountId}": ["EXTERNAL_ACCOUNT_NOT_FOUND", "USER_NOT_FOUND"],
   "POST /quotes": CREATE_QUOTE,
   "GET /quotes": [],
