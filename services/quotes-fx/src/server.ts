@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { inTransaction, type BuiltService, type PollingWorker, type ServiceDeps, type ServiceModule } from "@corridor/kit";
+import { QuotesFxAdminService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_admin_service_pb.js";
 import { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
 import { ledgerPort } from "./clients/ledger.js";
 import { platformDirectory } from "./clients/platforms.js";
@@ -23,6 +24,7 @@ import { cachedRateSource, sandboxRateSource, type RateSource } from "./domain/r
 import { createWithdrawals } from "./domain/withdrawals.js";
 import { incomingGuardConsumer } from "./events/incoming-guard-consumer.js";
 import { ledgerTransactionConsumer } from "./events/ledger-consumer.js";
+import { createAdminHandler } from "./handlers/admin.js";
 import { createQuotesFxHandler } from "./handlers/quotes-fx.js";
 import { expiryWorker } from "./workers/expiry.js";
 import { incomingPorts } from "./clients/incoming.js";
@@ -144,6 +146,8 @@ export function buildQuotesFx(
         ...handler,
         ...createIncomingHandler(incoming, { idempotent, inTransaction: (fn) => inTransaction(db, (trx) => fn(trx)) }),
       });
+      // The operator's rates (the admin CLI); the gateway routes none of it.
+      router.service(QuotesFxAdminService, createAdminHandler({ store: productionRateTable, clock: deps.clock, maxAgeMs: config.CORRIDOR_FX_RATE_MAX_AGE_SECONDS * 1000 }));
     },
     consumers: [ledgerTransactionConsumer(quotes), ...(incoming ? [incomingGuardConsumer(deps.clock)] : [])],
     workers: [
