@@ -35,13 +35,14 @@ describe("QuotesFxAdminService", () => {
     const before = (await admin.listRates({})).rates;
     const old = await admin.pushRates({ base: "USD", rates: { EUR: "0.5" }, asOf: timestampFromDate(new Date(h.clock.now().getTime() - 86_400_000)) });
     expect(old.changed).toBe(0);
-    for (const bad of [
+    const pushes: { base: string; rates: Record<string, string>; asOf?: ReturnType<typeof timestampFromDate> }[] = [
       { base: "USD", rates: { EUR: "-1", GBP: "0.7" } },
       { base: "USD", rates: {} },
       { base: "", rates: { EUR: "0.9" } },
       { base: "EUR", rates: { GBP: "0.9" } }, // no USD to rebase on
       { base: "USD", rates: { EUR: "0.9" }, asOf: timestampFromDate(new Date(h.clock.now().getTime() + 3_600_000)) },
-    ]) {
+    ];
+    for (const bad of pushes) {
       await expectPublicError(admin.pushRates(bad), "INVALID", "INVALID_INPUT");
     }
     expect((await admin.listRates({})).rates).toEqual(before);
