@@ -15,6 +15,7 @@ import { PublicErrorSchema } from "@corridor/proto/corridor/common/v1/error_pb.j
 import { KycAdminService, type Review } from "@corridor/proto/corridor/customers_kyc/v1/kyc_admin_service_pb.js";
 import type { Document } from "@corridor/proto/corridor/customers_kyc/v1/document_pb.js";
 import { LedgerAdminService, type RailBinding } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
+import { QuotesFxAdminService, type ProductionRate } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_admin_service_pb.js";
 
 /** Exit codes: 0 done, 1 the call failed or nothing answers, 2 the command line was wrong. */
 const EXIT_FAILED = 1;
@@ -40,6 +41,12 @@ Commands:
       Removes a binding: that rail answers 400 PAYMENT_RAIL_NOT_AVAILABLE from then on.
   rail list [--platform <id>]
       Lists the rail bindings (of one platform, or of all).
+  rates push --base <code> --rate <CODE=units per base> [--rate ...] [--as-of <ISO time>]
+      Records production exchange rates (docs/fx.md): units of each currency per one unit of
+      base, e.g. --base EUR --rate USD=1.0567 --rate GBP=0.8300. Every rate is checked before
+      any is recorded; a currency keeps a newer rate it already has.
+  rates list
+      Lists the production rate table with each rate's source, age and whether quotes may use it.
 
 Target (exactly one; there is no default, so the CLI never acts on a deployment by accident):
   --url <url>                  auth-sessions' Connect endpoint, e.g. http://127.0.0.1:8081
@@ -49,6 +56,8 @@ Target (exactly one; there is no default, so the CLI never acts on a deployment 
   The deployment found there is printed (on stderr) before anything is done.
   rail commands talk to the ledger: at the same target (embedded), or at --ledger-url /
   CORRIDOR_LEDGER_URL (split: http://127.0.0.1:8102).
+  rates commands talk to quotes-fx: at the same target (embedded), or at --quotes-fx-url /
+  CORRIDOR_QUOTES_FX_URL (split: http://127.0.0.1:8103).
 
 Options:
   --json          print JSON instead of text
@@ -171,6 +180,10 @@ async function main(argv: string[]): Promise<number> {
       "client-secret": { type: "string" },
       url: { type: "string" },
       "ledger-url": { type: "string" },
+      "quotes-fx-url": { type: "string" },
+      base: { type: "string" },
+      rate: { type: "string", multiple: true },
+      "as-of": { type: "string" },
       platform: { type: "string" },
       currency: { type: "string" },
       rail: { type: "string" },
@@ -185,6 +198,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const [resource, command, ...extra] = positionals;
   if (resource === "rail") return railCommand(command, extra, values);
+  if (resource === "rates") return ratesCommand(command, extra, values);
   if (resource !== "platform" || (command !== "create" && command !== "list")) {
     throw new UsageError(resource ? `unknown command: ${positionals.join(" ")}` : "missing command");
   }
@@ -469,6 +483,60 @@ async function railCommand(
   }
   const { removed } = await ledger.unbindPlatformRail(key);
   console.log(values.json ? JSON.stringify({ ...key, removed }, null, 2) : removed ? `Unbound ${key.platformId} ${key.currency} ${key.paymentRail}` : `No binding of ${key.platformId} ${key.currency} ${key.paymentRail}; nothing changed`);
+  return 0;
+}
+
+const rateJson = (r: ProductionRate) => ({
+  currency: r.currency,
+  usdValue: r.usdValue,
+  source: r.source,
+  asOf: r.asOf ? new Date(Number(r.asOf.seconds) * 1000 + Math.floor(r.asOf.nanos / 1e6)).toISOString() : undefined,
+  fresh: r.fresh,
+});
+
+/** `rates push|list`: production exchange rates (QuotesFxAdminService), after the deployment probe. */
+async function ratesCommand(
+  command: string | undefined,
+  extra: string[],
+  values: { url?: string; "quotes-fx-url"?: string; base?: string; rate?: string[]; "as-of"?: string; json: boolean },
+): Promise<number> {
+  if (command !== "push" && command !== "list") throw new UsageError(`unknown command: rates ${command ?? ""}`.trim());
+  if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra.join(" ")}`);
+  const rates: Record<string, string> = {};
+  let asOf: Date | undefined;
+  if (command === "push") {
+    if (!values.base) throw new UsageError("rates push needs --base <code>");
+    if (!values.rate?.length) throw new UsageError("rates push needs at least one --rate CODE=value");
+    for (const r of values.rate) {
+      const m = /^([A-Za-z]{3,5})=(\d+(?:\.\d+)?)$/.exec(r);
+      if (!m) throw new UsageError(`--rate ${JSON.stringify(r)} is not CODE=decimal (e.g. USD=1.0567)`);
+      rates[m[1]!.toUpperCase()] = m[2]!;
+    }
+    if (values["as-of"] !== undefined) {
+      asOf = new Date(values["as-of"]);
+      if (Number.isNaN(asOf.getTime())) throw new UsageError(`--as-of ${JSON.stringify(values["as-of"])} is not an ISO time`);
+    }
+  } else if (values.base !== undefined || values.rate !== undefined || values["as-of"] !== undefined) {
+    throw new UsageError("rates list takes no --base, --rate or --as-of");
+  }
+
+  const target = resolveTarget(values.url, process.env);
+  const deployment = await probe(createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url })), target);
+  console.error(describeDeployment(deployment, target));
+  const flag = values["quotes-fx-url"] ?? (process.env.CORRIDOR_QUOTES_FX_URL || undefined);
+  const url = flag ? checkUrl(flag, values["quotes-fx-url"] ? "--quotes-fx-url" : "CORRIDOR_QUOTES_FX_URL") : target.url;
+  const fx = createClient(QuotesFxAdminService, createGrpcTransport({ baseUrl: url }));
+  const table =
+    command === "push"
+      ? await fx.pushRates({ base: values.base!.toUpperCase(), rates, asOf: asOf ? { seconds: BigInt(Math.floor(asOf.getTime() / 1000)), nanos: 0 } : undefined })
+      : await fx.listRates({});
+  const out = table.rates.map(rateJson);
+  if (values.json) console.log(JSON.stringify(command === "push" ? { changed: (table as { changed: number }).changed, rates: out } : out, null, 2));
+  else {
+    if (command === "push") console.log(`${(table as { changed: number }).changed} rate(s) recorded.`);
+    if (out.length === 0) console.log("No production rates. Push some with: npm run admin -- rates push --base EUR --rate USD=1.0567");
+    for (const r of out) console.log(`${r.currency.padEnd(5)}  ${r.usdValue.padEnd(24)}  ${r.source.padEnd(8)}  ${r.asOf ?? ""}  ${r.fresh ? "fresh" : "TOO OLD"}`);
+  }
   return 0;
 }
 

@@ -101,7 +101,7 @@ export const ERROR_CODES = {
   EMAIL_UNDELIVERABLE: [400, "The mail server refused the verification code's address for good (details.responseCode); nothing was stored."],
   EMAIL_DELIVERY_FAILED: [503, "The verification code could not be handed to the mail server after retries; nothing was stored: retry after Retry-After."],
   SERVICE_UNAVAILABLE: [503, "A service this request needs (or its database) is unavailable; retry after Retry-After."],
-  RATES_UNAVAILABLE: [503, "No exchange rates are available right now."],
+  RATES_UNAVAILABLE: [503, "No exchange rate fresh enough to price with is available: for a production platform none has been received yet, or the newest is older than the deployment's limit (CORRIDOR_FX_RATE_MAX_AGE_SECONDS); details name the currency and, when there is one, its source, asOf and maxAgeSeconds. Never a stale price: retry once the operator's rates are fresh."],
   WALLET_ENCRYPTION_NOT_CONFIGURED: [503, "Wallet export needs CORRIDOR_WALLET_ENCRYPTION_KEY."],
   UPSTREAM_TIMEOUT: [503, "A service this request needs did not answer in time; retry after Retry-After."],
 } as const satisfies Record<string, readonly [number, string]>;
@@ -252,8 +252,8 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "DELETE /auth/sessions/{sessionId}": ["SESSION_NOT_FOUND", ...SIGNED_RETRY],
   "POST /internal-accounts/{accountId}/export": ["INTERNAL_ACCOUNT_NOT_FOUND", "WALLET_ENCRYPTION_NOT_CONFIGURED", ...SIGNED_RETRY],
   "GET /exchange-rates": ["INVALID_CURRENCY", "RATES_UNAVAILABLE"],
-  "GET /uma-providers": ["NOT_IMPLEMENTED"], // production platforms: no UMA network connector yet
-  "GET /receiver/uma/{receiverUmaAddress}": ["UMA_NOT_FOUND", "USER_NOT_FOUND", "NOT_IMPLEMENTED"],
+  "GET /uma-providers": ["PAYMENT_RAIL_NOT_AVAILABLE"], // production platforms without a UMA connector
+  "GET /receiver/uma/{receiverUmaAddress}": ["UMA_NOT_FOUND", "USER_NOT_FOUND", "PAYMENT_RAIL_NOT_AVAILABLE"],
   "GET /receiver/external-account/{accountId}": ["EXTERNAL_ACCOUNT_NOT_FOUND", "USER_NOT_FOUND"],
   "POST /quotes": CREATE_QUOTE,
   "GET /quotes": [],

@@ -187,11 +187,14 @@ describe.skipIf(skipReason())(`Grid money fields (${mode})`, () => {
     expect(res.body.data[0].supportedCurrencies.map((c: any) => c.code)).toEqual(["EUR", "MXN", "USD"]);
     expect((await p.call("GET", "/uma-providers?countryCode=BR")).body).toMatchObject({ data: [], totalCount: 0 });
     expect((await p.call("GET", "/uma-providers?countryCode=mexico")).status).toBe(400);
-    // Production platforms have no UMA network connector yet: 501, documented on the route.
+    // Production platforms in a deployment without a UMA connector: a 400 naming the missing rail (never 501), documented on the route.
     const prod = await system.createPlatform({ environment: "PRODUCTION" });
     const none = await prod.call("GET", "/uma-providers");
-    expect(none.status).toBe(501);
-    expect(none.body.code).toBe("NOT_IMPLEMENTED");
+    expect(none.status).toBe(400);
+    expect(none.body).toMatchObject({ code: "PAYMENT_RAIL_NOT_AVAILABLE", details: { paymentRail: "UMA" } });
+    const lookup = await prod.call("GET", "/receiver/uma/$alice@example.com?senderUmaAddress=$bob@acme.example");
+    expect(lookup.status).toBe(400);
+    expect(lookup.body).toMatchObject({ code: "PAYMENT_RAIL_NOT_AVAILABLE", details: { paymentRail: "UMA" } });
   });
 
   it.each([

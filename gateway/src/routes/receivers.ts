@@ -15,7 +15,7 @@ export function receiverRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "List UMA providers",
         description:
-          "The UMA providers the platform can pay, by domain, filtered by countryCode (ISO 3166-1 alpha-2) and currencyCode; the list envelope. Sandbox platforms: the sandbox's provider (sandbox.uma.money: USD, EUR, MXN; the US, Mexico and the euro area). Production platforms: 501 NOT_IMPLEMENTED (no UMA network connector yet). Needs VIEW.",
+          "The UMA providers the platform can pay, by domain, filtered by countryCode (ISO 3166-1 alpha-2) and currencyCode; the list envelope. Sandbox platforms: the sandbox's provider (sandbox.uma.money: USD, EUR, MXN; the US, Mexico and the euro area). Production platforms in a deployment without a UMA connector: 400 PAYMENT_RAIL_NOT_AVAILABLE with details.paymentRail UMA. Needs VIEW.",
         tags,
         querystring: ListUmaProvidersQuery,
         response: { 200: UmaProviderListSchema, ...errorResponses },
@@ -49,7 +49,7 @@ export function receiverRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Look up a UMA receiver",
         description:
-          "Resolves a UMA address: lookupId (valid 5 minutes), supportedCurrencies with estimated rates and limits, requiredPayerDataFields. Sandbox receivers: $success.usd|eur|mxn, $pending.long.usd, $fail.compliance.usd @sandbox.uma.money; others → 404 UMA_NOT_FOUND. Query customerId or senderUmaAddress. With customerId (unknown → 404 USER_NOT_FOUND) the lookup opens the customer's transaction in status CREATED (no reconciliationInstructions, no money moved): a quote with this lookupId makes it PENDING, else it becomes EXPIRED with the lookup. Needs VIEW.",
+          "Resolves a UMA address: lookupId (valid 5 minutes), supportedCurrencies with estimated rates and limits, requiredPayerDataFields. Sandbox receivers: $success.usd|eur|mxn, $pending.long.usd, $fail.compliance.usd @sandbox.uma.money; others → 404 UMA_NOT_FOUND. Query customerId or senderUmaAddress. With customerId (unknown → 404 USER_NOT_FOUND) the lookup opens the customer's transaction in status CREATED (no reconciliationInstructions, no money moved): a quote with this lookupId makes it PENDING, else it becomes EXPIRED with the lookup. Production platforms in a deployment without a UMA connector: 400 PAYMENT_RAIL_NOT_AVAILABLE (details.paymentRail UMA). Needs VIEW.",
         tags,
         params: UmaReceiverParams,
         querystring: ReceiverQuery,

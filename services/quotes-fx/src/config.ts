@@ -15,11 +15,20 @@ const feeRulesJson = z
   .pipe(feeRulesSchema);
 
 const schema = z.object({
-  /** Production platforms read rates from this feed (JSON {base, rates, timestamp?}); unset → 501 for production quotes. */
+  /** The feed production platforms' rates are pulled from on a schedule (docs/fx.md); unset: only the operator's pushes. */
   CORRIDOR_FX_RATE_FEED_URL: env.optionalUrl(),
+  /** What the feed answers: `json` ({base, rates, timestamp?}) or `ecb-xml` (the ECB's eurofxref-daily.xml). */
+  CORRIDOR_FX_RATE_FEED_FORMAT: z.enum(["json", "ecb-xml"]).default("json"),
+  /** How often the feed is pulled, seconds (the ECB publishes once per business day). */
+  CORRIDOR_FX_RATE_FEED_POLL_SECONDS: env.int(3_600).pipe(z.number().int().min(10).max(86_400)),
+  /**
+   * The oldest production rate a quote may use, seconds; older → 503 RATES_UNAVAILABLE. 96 h lets
+   * a once-a-business-day feed (ECB) carry a weekend; an operator pushing intraday rates sets less.
+   */
+  CORRIDOR_FX_RATE_MAX_AGE_SECONDS: env.int(345_600).pipe(z.number().int().min(60)),
   /** Authorization header value sent to the feed, if it needs one. */
   CORRIDOR_FX_RATE_FEED_AUTHORIZATION: z.string().optional(),
-  /** Give up on the feed after this long (the request then fails with 503 RATES_UNAVAILABLE). */
+  /** Give up on a pull of the feed after this long (the pull fails; the next poll tries again). */
   CORRIDOR_FX_RATE_FEED_TIMEOUT_MS: env.int(5_000).pipe(z.number().int().min(100).max(60_000)),
   /** How long a rate table is reused (decisions §7: about 5 minutes). */
   CORRIDOR_FX_RATE_CACHE_SECONDS: env.int(300).pipe(z.number().int().min(0).max(3_600)),

@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { inTransaction, type BuiltService, type PollingWorker, type ServiceDeps, type ServiceModule } from "@corridor/kit";
+import { QuotesFxAdminService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_admin_service_pb.js";
 import { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
-import { feedRateSource } from "./clients/feed-rate-source.js";
 import { ledgerPort } from "./clients/ledger.js";
 import { platformDirectory } from "./clients/platforms.js";
 import { quoteLedgerPort } from "./clients/quote-ledger.js";
@@ -10,6 +10,7 @@ import { walletSignaturePort } from "./clients/wallet-auth.js";
 import { loadQuotesFxConfig } from "./config.js";
 import { idempotencyRunner } from "./data/idempotency.js";
 import { lookupStore } from "./data/lookups.js";
+import { productionRateStore } from "./data/production-rates.js";
 import { quoteStore } from "./data/quotes.js";
 import type { QuotesFxDatabase } from "./data/tables.js";
 import { createFx } from "./domain/fx.js";
@@ -17,11 +18,13 @@ import { createLookups } from "./domain/lookups.js";
 import type { LedgerPort, PlatformDirectory, QuoteLedgerPort, WalletSignaturePort } from "./domain/ports.js";
 import { createQuoteLifecycle } from "./domain/quote-lifecycle.js";
 import { platformClock } from "./domain/platform-clock.js";
+import { storedRateSource } from "./domain/production-rates.js";
 import { createQuotePreparation } from "./domain/quotes.js";
 import { cachedRateSource, sandboxRateSource, type RateSource } from "./domain/rates.js";
 import { createWithdrawals } from "./domain/withdrawals.js";
 import { incomingGuardConsumer } from "./events/incoming-guard-consumer.js";
 import { ledgerTransactionConsumer } from "./events/ledger-consumer.js";
+import { createAdminHandler } from "./handlers/admin.js";
 import { createQuotesFxHandler } from "./handlers/quotes-fx.js";
 import { expiryWorker } from "./workers/expiry.js";
 import { incomingPorts } from "./clients/incoming.js";
@@ -29,6 +32,7 @@ import { approvalStore } from "./data/incoming-approvals.js";
 import { createIncomingPayments, type IncomingPorts, type TxLike } from "./domain/incoming.js";
 import { createIncomingHandler } from "./handlers/incoming.js";
 import { approvalTimeoutWorker } from "./workers/approval-timeout.js";
+import { rateFeedWorker } from "./workers/rate-feed.js";
 
 export const SCHEMA = "quotes_fx";
 
@@ -82,15 +86,17 @@ export function buildQuotesFx(
   const config = loadQuotesFxConfig(deps.env);
   const db = deps.db.forSchema<QuotesFxDatabase>(SCHEMA);
   const ttlMs = config.CORRIDOR_FX_RATE_CACHE_SECONDS * 1000;
-  const feed =
-    deps.productionRates ??
-    (config.CORRIDOR_FX_RATE_FEED_URL
-      ? feedRateSource({ url: config.CORRIDOR_FX_RATE_FEED_URL, authorization: config.CORRIDOR_FX_RATE_FEED_AUTHORIZATION, timeoutMs: config.CORRIDOR_FX_RATE_FEED_TIMEOUT_MS })
-      : undefined);
+  const productionRateTable = productionRateStore(db);
   const fx = createFx({
     clock: deps.clock,
     sandboxRates: cachedRateSource(sandboxRateSource({ maxDriftBps: config.CORRIDOR_FX_SANDBOX_DRIFT_BPS }), ttlMs),
-    productionRates: feed ? cachedRateSource(feed, ttlMs) : undefined,
+    // Read on every use, never cached: a quote must not price with a rate that aged past the limit meanwhile.
+    productionRates:
+      deps.productionRates ??
+      storedRateSource({
+        maxAgeMs: config.CORRIDOR_FX_RATE_MAX_AGE_SECONDS * 1000,
+        read: async () => (await productionRateTable.all()).map((r) => ({ currency: r.currency, usdValue: r.usd_value, source: r.source, asOf: r.as_of })),
+      }),
     feeRules: config.CORRIDOR_QUOTE_FEES,
   });
   const idempotent = idempotencyRunner(db, deps.clock);
@@ -140,11 +146,29 @@ export function buildQuotesFx(
         ...handler,
         ...createIncomingHandler(incoming, { idempotent, inTransaction: (fn) => inTransaction(db, (trx) => fn(trx)) }),
       });
+      // The operator's rates (the admin CLI); the gateway routes none of it.
+      router.service(QuotesFxAdminService, createAdminHandler({ store: productionRateTable, clock: deps.clock, maxAgeMs: config.CORRIDOR_FX_RATE_MAX_AGE_SECONDS * 1000 }));
     },
     consumers: [ledgerTransactionConsumer(quotes), ...(incoming ? [incomingGuardConsumer(deps.clock)] : [])],
     workers: [
       expiryWorker(quotes, log, config.CORRIDOR_QUOTE_EXPIRY_POLL_MS),
       ...(approvalTimeout ? [approvalTimeout] : []),
+      ...(config.CORRIDOR_FX_RATE_FEED_URL
+        ? [
+            rateFeedWorker(
+              {
+                url: config.CORRIDOR_FX_RATE_FEED_URL,
+                format: config.CORRIDOR_FX_RATE_FEED_FORMAT,
+                authorization: config.CORRIDOR_FX_RATE_FEED_AUTHORIZATION,
+                timeoutMs: config.CORRIDOR_FX_RATE_FEED_TIMEOUT_MS,
+                pollMs: config.CORRIDOR_FX_RATE_FEED_POLL_SECONDS * 1000,
+              },
+              productionRateTable,
+              deps.clock,
+              log,
+            ),
+          ]
+        : []),
     ],
   };
 }

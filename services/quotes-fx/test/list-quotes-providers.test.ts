@@ -70,7 +70,7 @@ describe("quote list and UMA providers", () => {
     expect(listed.find((x) => x.id === q.id)?.status).toBe("EXPIRED");
   });
 
-  it("lists the sandbox's UMA provider, filtered by country and currency; production is 501", async () => {
+  it("lists the sandbox's UMA provider, filtered by country and currency; production without a UMA connector is 400 PAYMENT_RAIL_NOT_AVAILABLE naming UMA", async () => {
     const all = await h.client.listUmaProviders({ platformId: PLATFORM });
     expect(all.providers).toHaveLength(1);
     expect(all.providers[0]).toMatchObject({ domain: "sandbox.uma.money", allowListStatus: true });
@@ -81,7 +81,8 @@ describe("quote list and UMA providers", () => {
     expect((await h.client.listUmaProviders({ platformId: PLATFORM, currencyCode: "BRL" })).pageInfo?.totalCount).toBe(0n);
     const bad = await expectPublicError(h.client.listUmaProviders({ platformId: PLATFORM, countryCode: "usa", currencyCode: "XXX" }), "INVALID", "INVALID_INPUT");
     expect(fieldsOf(bad)).toEqual(["countryCode", "currencyCode"]);
-    await expectPublicError(h.client.listUmaProviders({ platformId: PROD }), "NOT_IMPLEMENTED", "NOT_IMPLEMENTED");
+    const refused = await expectPublicError(h.client.listUmaProviders({ platformId: PROD }), "INVALID", "PAYMENT_RAIL_NOT_AVAILABLE");
+    expect(refused.details).toEqual({ paymentRail: "UMA" });
   });
 });
 

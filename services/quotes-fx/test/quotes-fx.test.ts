@@ -3,7 +3,9 @@ import type { AddressInfo } from "node:net";
 import { newId } from "@corridor/kit";
 import { bech32, bech32m } from "bech32";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { feedRateSource, parseFeed } from "../src/clients/feed-rate-source.js";
+import { parseFeed } from "../src/clients/feed-rate-source.js";
+import { productionRateStore } from "../src/data/production-rates.js";
+import { pullRateFeed } from "../src/workers/rate-feed.js";
 import { addressProblem } from "../src/domain/addresses.js";
 import { dec } from "../src/domain/decimal.js";
 import { cachedRateSource, driftBps, sandboxRateSource, type RateSource } from "../src/domain/rates.js";
@@ -52,15 +54,12 @@ describe("quotes-fx service", () => {
       expect(fieldsOf(err)).toEqual(["sourceCurrency", "destinationCurrency[1]"]);
     });
 
-    it("asks a production feed once per 5 minutes of the clock", async () => {
+    it("asks the production source on every use: no cached price outlives the rate it came from", async () => {
       feedCalls = 0;
       const ask = () => h.client.listExchangeRates({ platformId: PROD, sourceCurrency: "USD", destinationCurrencies: ["EUR"] });
       await ask();
-      h.clock.advance(299_000);
+      h.clock.advance(1_000);
       expect((await ask()).rates[0]!.exchangeRate).toBe("1.1022"); // 1.1 × 1.002
-      expect(feedCalls).toBe(1);
-      h.clock.advance(2_000);
-      await ask();
       expect(feedCalls).toBe(2);
     });
   });
@@ -250,6 +249,7 @@ describe("rate sources", () => {
   });
 
   describe("production feed over HTTP", () => {
+    let h: Harness;
     let server: Server;
     let url: string;
     let answer: { status: number; body: string } = { status: 200, body: "" };
@@ -261,17 +261,29 @@ describe("rate sources", () => {
       });
       await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
       url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/rates`;
+      h = await startHarness();
     });
-    afterAll(async () => new Promise<void>((r) => server.close(() => r())));
+    afterAll(async () => {
+      await h.close();
+      await new Promise<void>((r) => server.close(() => r()));
+    });
 
-    it("reads {base, rates, timestamp} exactly, strings and numbers alike, with the configured Authorization", async () => {
+    const store = () => productionRateStore(h.db.forSchema("quotes_fx"));
+    const rateOf = async (code: string) => (await store().all()).find((r) => r.currency === code);
+
+    it("pulls {base, rates, timestamp} exactly, strings and numbers alike, with the configured Authorization, into the production table", async () => {
       answer = { status: 200, body: '{"base":"USD","rates":{"EUR":"0.8","MXN":20,"BTC":0.00001},"timestamp":1760000000}' };
-      const t = await feedRateSource({ url, authorization: "Bearer k", timeoutMs: 2_000 }).fetch("p", new Date());
+      await pullRateFeed({ url, format: "json", authorization: "Bearer k", timeoutMs: 2_000 }, store(), h.clock);
       expect(seenAuth).toBe("Bearer k");
-      expect(t.usdValue.get("EUR")!.toString()).toBe("1.25");
-      expect(t.usdValue.get("MXN")!.toString()).toBe("0.05");
-      expect(t.usdValue.get("BTC")!.toString()).toBe("100000");
-      expect(t.asOf.toISOString()).toBe("2025-10-09T08:53:20.000Z");
+      expect(await rateOf("EUR")).toMatchObject({ usd_value: "1.25", source: "feed", as_of: new Date("2025-10-09T08:53:20.000Z") });
+      expect((await rateOf("MXN"))!.usd_value).toBe("0.05");
+      expect((await rateOf("BTC"))!.usd_value).toBe("100000");
+    });
+
+    it("never replaces a rate with an older one", async () => {
+      answer = { status: 200, body: '{"base":"USD","rates":{"EUR":"0.5"},"timestamp":1750000000}' };
+      await pullRateFeed({ url, format: "json", timeoutMs: 2_000 }, store(), h.clock);
+      expect((await rateOf("EUR"))!.usd_value).toBe("1.25");
     });
 
     it("rebases a non-USD feed through its USD rate", () => {
@@ -280,11 +292,15 @@ describe("rate sources", () => {
       expect(t.usdValue.get("GBP")!.toString()).toBe("1.5625");
     });
 
-    it("answers 503 RATES_UNAVAILABLE on an error status or a malformed body", async () => {
+    it("fails a pull on an error status or a malformed body, and records nothing of it", async () => {
+      const before = await store().all();
       answer = { status: 500, body: "{}" };
-      await expect(feedRateSource({ url, timeoutMs: 2_000 }).fetch("p", new Date())).rejects.toMatchObject({ code: "RATES_UNAVAILABLE", outcome: "UNAVAILABLE" });
-      answer = { status: 200, body: '{"base":"USD","rates":{"EUR":"-1"}}' };
-      await expect(feedRateSource({ url, timeoutMs: 2_000 }).fetch("p", new Date())).rejects.toMatchObject({ code: "RATES_UNAVAILABLE" });
+      await expect(pullRateFeed({ url, format: "json", timeoutMs: 2_000 }, store(), h.clock)).rejects.toMatchObject({ code: "RATES_UNAVAILABLE", outcome: "UNAVAILABLE" });
+      answer = { status: 200, body: '{"base":"USD","rates":{"EUR":"-1"},"timestamp":1790000000}' };
+      await expect(pullRateFeed({ url, format: "json", timeoutMs: 2_000 }, store(), h.clock)).rejects.toMatchObject({ code: "RATES_UNAVAILABLE" });
+      answer = { status: 200, body: "<gesmes:Envelope" };
+      await expect(pullRateFeed({ url, format: "ecb-xml", timeoutMs: 2_000 }, store(), h.clock)).rejects.toMatchObject({ code: "RATES_UNAVAILABLE" });
+      expect(await store().all()).toEqual(before);
     });
   });
 });

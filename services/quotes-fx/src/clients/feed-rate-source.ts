@@ -1,45 +1,16 @@
-import { AppError } from "@corridor/kit";
-import { Decimal } from "../domain/decimal.js";
-import type { RateSource, RateTable } from "../domain/rates.js";
-
-export interface FeedOptions {
-  url: string;
-  /** Sent as Authorization when set (for example "Bearer …" or "Token …"). */
-  authorization?: string;
-  timeoutMs: number;
-}
-
 /**
- * The production rate source: GET `url`, which answers JSON
+ * The common JSON shape of FX feeds, as the production rate feed (CORRIDOR_FX_RATE_FEED_FORMAT=json)
+ * and operator pushes give it:
  *   {"base": "USD", "rates": {"EUR": "0.9259", "BTC": 0.0000105, ...}, "timestamp": 1760000000}
- * where rates[X] is units of X per one unit of base (the common shape of FX feeds). Values may be
- * strings or numbers; numbers are read through their shortest decimal text, never used as floats.
- * `timestamp` (seconds, optional) becomes asOf. A base other than USD works when the feed also
- * quotes USD.
+ * where rates[X] is units of X per one unit of base. Values may be strings or numbers; numbers are
+ * read through their shortest decimal text, never used as floats. `timestamp` (seconds, optional)
+ * becomes asOf. A base other than USD works when the feed also quotes USD.
  */
-export function feedRateSource(opts: FeedOptions): RateSource {
-  return {
-    scope: () => "feed",
-    async fetch(_platformId, at) {
-      let body: unknown;
-      try {
-        const res = await fetch(opts.url, {
-          headers: { accept: "application/json", ...(opts.authorization ? { authorization: opts.authorization } : {}) },
-          signal: AbortSignal.timeout(opts.timeoutMs),
-        });
-        if (!res.ok) throw new Error(`feed answered ${res.status}`);
-        body = await res.json();
-      } catch (err) {
-        throw ratesUnavailable(`The exchange-rate feed could not be read: ${(err as Error).message}`);
-      }
-      return parseFeed(body, at);
-    },
-  };
-}
+import { Decimal } from "../domain/decimal.js";
+import { ratesUnavailable } from "../domain/production-rates.js";
+import type { RateTable } from "../domain/rates.js";
 
-export function ratesUnavailable(message: string): AppError {
-  return new AppError("UNAVAILABLE", "RATES_UNAVAILABLE", message);
-}
+export { ratesUnavailable };
 
 /** Validates and converts a feed answer into USD values; anything malformed → 503 RATES_UNAVAILABLE. */
 export function parseFeed(body: unknown, at: Date): RateTable {

@@ -75,6 +75,19 @@ export interface QuotesFxDatabase {
   receiver_lookups: ReceiverLookupsTable;
   quotes: QuotesTable;
   incoming_approvals: IncomingApprovalsTable;
+  production_rates: ProductionRatesTable;
+}
+
+/** Production platforms' rates: the latest USD value of each currency, its source and age. */
+export interface ProductionRatesTable {
+  currency: string;
+  /** Decimal text, USD per one major unit. */
+  usd_value: string;
+  /** `feed` (the configured feed), `operator` (pushed by the operator), … */
+  source: string;
+  /** When the source set the rate. */
+  as_of: Date;
+  recorded_at: Date;
 }
 
 /** An incoming UMA payment awaiting the platform: recorded before the webhook; acknowledged on 202. */

@@ -11,8 +11,8 @@ export interface FxDeps {
   clock: Clock;
   /** Sandbox platforms' rates. */
   sandboxRates: RateSource;
-  /** Production platforms' rates; undefined when no feed is configured (→ 501). */
-  productionRates?: RateSource;
+  /** Production platforms' rates (the operator's table: feed and pushes). */
+  productionRates: RateSource;
   feeRules: FeeRules;
 }
 
@@ -43,7 +43,6 @@ export const DEFAULT_RATE_SENDING_AMOUNT = 10_000n;
 export function createFx(deps: FxDeps) {
   async function table(platformId: string, facts: PlatformFacts): Promise<RateTable> {
     const source = facts.environment === "SANDBOX" ? deps.sandboxRates : deps.productionRates;
-    if (!source) throw errors.notImplemented("No exchange-rate feed is configured for production platforms (CORRIDOR_FX_RATE_FEED_URL)");
     return source.fetch(platformId, deps.clock.now());
   }
 

@@ -3,7 +3,7 @@ import { findCurrency } from "./currencies.js";
 import type { Fx } from "./fx.js";
 import type { LedgerPort, LookupStore, PlatformDirectory, PlatformFacts, QuoteLedgerPort, ReceiverLookup } from "./ports.js";
 import { quotedRate } from "./pricing.js";
-import { SANDBOX_RECEIVER_LIMITS, parseUmaAddress, sandboxReceiver } from "./uma.js";
+import { SANDBOX_RECEIVER_LIMITS, parseUmaAddress, sandboxReceiver, umaNotAvailable } from "./uma.js";
 
 export interface LookupDeps {
   clock: Clock;
@@ -76,7 +76,7 @@ export function createLookups(deps: LookupDeps) {
       checkSender(sender, errs);
       if (errs.length) throw errors.invalidInput(errs);
       const facts = await deps.platforms.facts(platformId);
-      if (facts.environment !== "SANDBOX") throw errors.notImplemented("Resolving UMA receivers over the network is not available yet");
+      if (facts.environment !== "SANDBOX") throw umaNotAvailable("resolving UMA receivers");
       const receiver = sandboxReceiver(parsed!.user, parsed!.domain);
       if (!receiver) throw errors.notFound("Receiver", receiverUmaAddress);
       const sending = primaryCurrency(facts);

@@ -11,6 +11,12 @@ export interface RateTable {
   usdValue: ReadonlyMap<string, Decimal>;
   /** When the source produced the table. */
   asOf: Date;
+  /**
+   * Why a currency missing from usdValue cannot be priced now (a production rate older than the
+   * limit, or none received yet): a 503 the platform can retry. Undefined, or a source without it:
+   * the currency is simply not one the source quotes (400 INVALID_CURRENCY).
+   */
+  unavailable?: (code: string) => AppError | undefined;
 }
 
 /** Where rates come from. The sandbox table is per platform (its drift); a feed is global. */
@@ -26,7 +32,7 @@ export function pairRate(table: RateTable, sendingCode: string, receivingCode: s
   const r = table.usdValue.get(receivingCode);
   if (!s || !r) {
     const missing = !s ? sendingCode : receivingCode;
-    throw new AppError("INVALID", "INVALID_CURRENCY", `No exchange rate is available for ${missing}`, { currency: missing });
+    throw table.unavailable?.(missing) ?? new AppError("INVALID", "INVALID_CURRENCY", `No exchange rate is available for ${missing}`, { currency: missing });
   }
   return r.div(s);
 }

@@ -1,3 +1,4 @@
+import { AppError, errors } from "@corridor/kit";
 import type { UmaScenario } from "./ports.js";
 
 /** The sandbox UMA domain (decisions §9). */
@@ -85,4 +86,13 @@ export function sandboxUmaProviders(filter: { countryCode?: string; currencyCode
   return providers.filter(
     (p) => (!filter.countryCode || p.supportedRegions.includes(filter.countryCode)) && (!filter.currencyCode || p.supportedCurrencies.includes(filter.currencyCode)),
   );
+}
+
+/**
+ * Production platforms in a deployment without a UMA connector: the UMA network is a payment rail
+ * like any other, and a rail nobody serves is 400 PAYMENT_RAIL_NOT_AVAILABLE naming it
+ * (decisions §1), never a 501. docs/connectors.md ("UMA") lists what a UMA connector provides.
+ */
+export function umaNotAvailable(what: string): AppError {
+  return errors.badRequest("PAYMENT_RAIL_NOT_AVAILABLE", `No UMA connector is configured for production platforms in this deployment, so ${what} is not available (the operator deploys one: docs/connectors.md)`, { paymentRail: "UMA" });
 }
