@@ -1,8 +1,7 @@
 import { DOMImplementation, DOMParser, XMLSerializer, type Document, type Element } from "@xmldom/xmldom";
-import * as xpath from "xpath";
 
 // The bank's side of the SEPA connector's files, for tests. It is deliberately a different
-// implementation from Corridor's: it reads pain.001 with a W3C DOM (xmldom) and XPath, and writes
+// implementation from Corridor's: it reads pain.001 with a W3C DOM (xmldom), and writes
 // pain.002, camt.054 and camt.053 by building DOM trees, so a file of ours passes only if another
 // implementation accepts it, and our readers are fed files written by someone else. Its outputs are
 // validated against the official XSDs in the tests.
@@ -36,32 +35,51 @@ export interface ReceivedFile {
   transfers: ReceivedTransfer[];
 }
 
-/** What the bank reads out of an uploaded pain.001.001.10. */
+/** The child elements of `el` in the pain.001 namespace named `name`. */
+function kids(el: Element, name: string): Element[] {
+  const out: Element[] = [];
+  for (let n = el.firstChild; n; n = n.nextSibling) {
+    if (n.nodeType === 1 && (n as Element).namespaceURI === PAIN_001 && (n as Element).localName === name) out.push(n as Element);
+  }
+  return out;
+}
+
+/** The text at a path of child elements below `el` ("" when absent), like XPath's string(). */
+function at(el: Element | undefined, path: string): string {
+  let cur: Element | undefined = el;
+  for (const step of path.split("/")) cur = cur ? kids(cur, step)[0] : undefined;
+  return cur?.textContent ?? "";
+}
+
+/** What the bank reads out of an uploaded pain.001.001.10 (a W3C DOM walk, namespace-aware). */
 export function readCreditTransferFile(xml: string): ReceivedFile {
   const doc = new DOMParser().parseFromString(xml, "text/xml");
-  const select = xpath.useNamespaces({ p: PAIN_001 });
-  const str = (expr: string, node: unknown = doc) => String(select(`string(${expr})`, node as Node));
-  if (doc.documentElement?.namespaceURI !== PAIN_001) throw new Error(`not a pain.001.001.10 document: ${doc.documentElement?.namespaceURI}`);
-  const txs = select("/p:Document/p:CstmrCdtTrfInitn/p:PmtInf/p:CdtTrfTxInf", doc as unknown as Node) as unknown as Node[];
+  const root = doc.documentElement;
+  if (!root || root.namespaceURI !== PAIN_001 || root.localName !== "Document") throw new Error(`not a pain.001.001.10 document: ${root?.namespaceURI}`);
+  const initiation = kids(root, "CstmrCdtTrfInitn")[0];
+  const payment = initiation ? kids(initiation, "PmtInf")[0] : undefined;
   return {
-    messageId: str("/p:Document/p:CstmrCdtTrfInitn/p:GrpHdr/p:MsgId"),
-    numberOfTransactions: Number(str("/p:Document/p:CstmrCdtTrfInitn/p:GrpHdr/p:NbOfTxs")),
-    controlSum: str("/p:Document/p:CstmrCdtTrfInitn/p:GrpHdr/p:CtrlSum"),
-    paymentInfoId: str("/p:Document/p:CstmrCdtTrfInitn/p:PmtInf/p:PmtInfId"),
-    debtorIban: str("/p:Document/p:CstmrCdtTrfInitn/p:PmtInf/p:DbtrAcct/p:Id/p:IBAN"),
-    requestedExecutionDate: str("/p:Document/p:CstmrCdtTrfInitn/p:PmtInf/p:ReqdExctnDt/p:Dt"),
-    serviceLevel: str("/p:Document/p:CstmrCdtTrfInitn/p:PmtInf/p:PmtTpInf/p:SvcLvl/p:Cd"),
-    localInstrument: str("/p:Document/p:CstmrCdtTrfInitn/p:PmtInf/p:PmtTpInf/p:LclInstrm/p:Cd") || undefined,
-    transfers: txs.map((tx) => ({
-      instructionId: str("p:PmtId/p:InstrId", tx),
-      endToEndId: str("p:PmtId/p:EndToEndId", tx),
-      amount: str("p:Amt/p:InstdAmt", tx),
-      currency: str("p:Amt/p:InstdAmt/@Ccy", tx),
-      creditorName: str("p:Cdtr/p:Nm", tx),
-      creditorIban: str("p:CdtrAcct/p:Id/p:IBAN", tx),
-      creditorBic: str("p:CdtrAgt/p:FinInstnId/p:BICFI", tx) || undefined,
-      remittance: str("p:RmtInf/p:Ustrd", tx) || undefined,
-    })),
+    messageId: at(initiation, "GrpHdr/MsgId"),
+    numberOfTransactions: Number(at(initiation, "GrpHdr/NbOfTxs")),
+    controlSum: at(initiation, "GrpHdr/CtrlSum"),
+    paymentInfoId: at(payment, "PmtInfId"),
+    debtorIban: at(payment, "DbtrAcct/Id/IBAN"),
+    requestedExecutionDate: at(payment, "ReqdExctnDt/Dt"),
+    serviceLevel: at(payment, "PmtTpInf/SvcLvl/Cd"),
+    localInstrument: at(payment, "PmtTpInf/LclInstrm/Cd") || undefined,
+    transfers: (payment ? kids(payment, "CdtTrfTxInf") : []).map((tx) => {
+      const amount = kids(kids(tx, "Amt")[0]!, "InstdAmt")[0];
+      return {
+        instructionId: at(tx, "PmtId/InstrId"),
+        endToEndId: at(tx, "PmtId/EndToEndId"),
+        amount: amount?.textContent ?? "",
+        currency: amount?.getAttribute("Ccy") ?? "",
+        creditorName: at(tx, "Cdtr/Nm"),
+        creditorIban: at(tx, "CdtrAcct/Id/IBAN"),
+        creditorBic: at(tx, "CdtrAgt/FinInstnId/BICFI") || undefined,
+        remittance: at(tx, "RmtInf/Ustrd") || undefined,
+      };
+    }),
   };
 }
 

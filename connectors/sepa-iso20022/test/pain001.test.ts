@@ -13,7 +13,7 @@ import { readCreditTransferFile, writeNotification, writeStatement, writeStatusR
 import { xsd, xsdErrors } from "./fixtures.js";
 
 // Our pain.001 against the official XSD (libxml2's xmllint) and read by the bank simulator (a W3C
-// DOM with XPath, not our code); the bank's answers written by the simulator, checked against their
+// DOM, not our code); the bank's answers written by the simulator, checked against their
 // XSDs, and read by our readers.
 
 const xmllint = debianTool("xmllint", "libxml2-utils");

@@ -33,7 +33,7 @@ describe("quotes-fx with its database unreachable", () => {
       clock: new ManualClock("2025-10-13T12:00:00.000Z"),
       env: {},
       platforms: { facts: async () => usdOnly() },
-      ledger: { internalAccount: async () => undefined, externalAccount: async () => undefined },
+      ledger: { internalAccount: async () => undefined, externalAccount: async () => undefined, checkPaymentRail: async () => {} },
       quoteLedger: quoteLedgerPort(() => nowhere),
       signer: walletSignaturePort(() => nowhere),
     });
