@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -94,7 +94,8 @@ describe.skipIf(skip)("chaos: the split system under faults keeps every acknowle
         CORRIDOR_SPLIT_RESTART_BACKOFF_MS: "200",
         CORRIDOR_SPLIT_RESTART_BACKOFF_MAX_MS: "5000",
       },
-      undefined,
+      // CORRIDOR_CHAOS_LOG names a file for every line the processes write (diagnosing a failure).
+      process.env.CORRIDOR_CHAOS_LOG ? (line) => appendFileSync(process.env.CORRIDOR_CHAOS_LOG!, `${new Date().toISOString()} ${line}\n`) : undefined,
       { fromTemplate: false },
     );
 
@@ -213,6 +214,7 @@ describe.skipIf(skip)("chaos: the split system under faults keeps every acknowle
       await until("the workload's first acknowledged writes", 60_000, async () => acked.length - firstAck >= CUSTOMERS);
 
       const t0 = performance.now();
+      if (process.env.CORRIDOR_CHAOS_LOG) appendFileSync(process.env.CORRIDOR_CHAOS_LOG, `${new Date().toISOString()} [chaos] injecting: ${fault.name}\n`);
       await fault.inject();
       const backMs = performance.now() - t0;
       await untilServing(SERVE_AGAIN_BOUND_MS);
