@@ -1,5 +1,5 @@
 import { gatewayEnv } from "@corridor/gateway/config";
-import { databasePreparedStatementsSetting, env, z } from "@corridor/kit";
+import { databaseConnectTimeoutSetting, databasePreparedStatementsSetting, env, z } from "@corridor/kit";
 
 /** Configuration of the embedded process (main.ts): one zod schema over process.env. */
 export const embeddedConfigSchema = z.object({
@@ -15,6 +15,8 @@ export const embeddedConfigSchema = z.object({
   DATABASE_URL: z.string().optional(),
   /** Parameterised queries on DATABASE_URL as named prepared statements (off behind a pooler that cannot keep them). */
   DATABASE_PREPARED_STATEMENTS: databasePreparedStatementsSetting,
+  /** Opening a connection to DATABASE_URL fails after this long (the request answers 503 instead of hanging). */
+  DATABASE_CONNECT_TIMEOUT_MS: databaseConnectTimeoutSetting,
   /** Keep rate-limit counters and the auth cache in Redis instead of in memory. */
   REDIS_URL: z.string().optional(),
   /** Use Kafka instead of the in-process bus. */

@@ -19,6 +19,7 @@ const system = await startEmbedded({
   log,
   databaseUrl: config.DATABASE_URL,
   preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+  connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
   dataDir,
   pgliteTemplate,
   redisUrl: config.REDIS_URL,

@@ -12,6 +12,8 @@ export interface EmbeddedOptions {
   databaseUrl?: string;
   /** Parameterised queries on databaseUrl as named prepared statements. */
   preparedStatements?: boolean;
+  /** DATABASE_URL: opening a connection fails after this long. */
+  connectTimeoutMs?: number;
   dataDir?: string;
   /** A PGlite data folder tarball a new `dataDir` starts from (openDatabase's pgliteTemplate). */
   pgliteTemplate?: string;
@@ -50,7 +52,8 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedSyst
     dataDir: opts.databaseUrl ? undefined : opts.dataDir,
     pgliteTemplate: opts.pgliteTemplate,
     preparedStatements: opts.preparedStatements,
-    onIdleError: (err) => opts.log.warn({ err }, "an idle database connection failed; the pool replaces it"),
+    connectTimeoutMs: opts.connectTimeoutMs,
+    onIdleError: (err) => opts.log.warn({ err }, "a database connection failed; the pool replaces it"),
   });
   const bus = await createBus({
     kafkaBrokers: opts.kafkaBrokers?.length ? opts.kafkaBrokers : undefined,

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { ConnectError } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
-import { AppError, type FieldError, type Logger } from "@corridor/kit";
+import { AppError, UNAVAILABLE_RETRY_AFTER_SECONDS, type FieldError, type Logger } from "@corridor/kit";
 import { publicBodyOf, publicErrorFromConnect, type PublicErrorBody } from "./http-status.js";
 import { PublicErrorSchema } from "@corridor/proto/corridor/common/v1/error_pb.js";
 import type { ErrorObject } from "ajv";
@@ -136,6 +136,9 @@ export class BasicAuthError extends AppError {
 
 export function sendError(reply: FastifyReply, body: PublicErrorBody, opts: { shouldNotRetry?: boolean; basicChallenge?: boolean } = {}): FastifyReply {
   if (opts.shouldNotRetry) reply.header("x-should-retry", "false");
+  // A dependency failure, or a first request with this Idempotency-Key still running (or whose
+  // outcome is not known yet): retrying is right, after a pause.
+  if ((body.status === 503 || body.code === "IDEMPOTENCY_KEY_IN_USE") && !reply.hasHeader("retry-after")) reply.header("retry-after", String(UNAVAILABLE_RETRY_AFTER_SECONDS));
   if (opts.basicChallenge && body.status === 401) reply.header("www-authenticate", BASIC_CHALLENGE);
   return reply.code(body.status).type("application/json; charset=utf-8").send(body);
 }
@@ -158,7 +161,7 @@ export function toPublicError(
     if (mapped.body.status >= 500) {
       log.error({ err, url: request.url }, "service call failed");
       // Without a service-written PublicError the message is the transport's (addresses, ports).
-      if (err.findDetails(PublicErrorSchema).length === 0) mapped.body = { ...mapped.body, message: genericServerMessage(mapped.body.status) };
+      if (err.findDetails(PublicErrorSchema).length === 0) mapped.body = { ...mapped.body, message: genericServerMessage(mapped.body.status, mapped.body.code) };
     }
     const location: Location = request.method === "GET" || request.method === "DELETE" ? "query" : "body";
     return { body: prefixServiceFields(mapped.body, location), shouldNotRetry: mapped.shouldNotRetry };
@@ -174,9 +177,9 @@ export function toPublicError(
   };
 }
 
-function genericServerMessage(status: number): string {
+function genericServerMessage(status: number, code: string): string {
+  if (code === "UPSTREAM_TIMEOUT") return "A service did not answer in time; retry later";
   if (status === 503) return "A service is unavailable; retry later";
-  if (status === 504) return "A service did not answer in time; retry later";
   return "An internal error occurred; it has been logged";
 }
 

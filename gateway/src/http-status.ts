@@ -1,6 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { AppError, appErrorFromConnect, type Outcome } from "@corridor/kit";
+import { PublicErrorSchema } from "@corridor/proto/corridor/common/v1/error_pb.js";
+import { AppError, appErrorFromConnect, isConnectionFailure, type Outcome } from "@corridor/kit";
 
 /** The public error body every non-2xx answer of the REST API carries. */
 export interface PublicErrorBody {
@@ -49,6 +50,8 @@ export function publicBodyOf(err: AppError): PublicErrorBody {
 }
 
 // Failures without a service-written refusal: the transport's own (unreachable, timed out).
+// Unavailable, Aborted (the connection reset mid-call: a service that died) and DeadlineExceeded
+// are dependency failures: 503, retry later (with Retry-After), never 500.
 const codeToPublic: Partial<Record<Code, [number, string]>> = {
   [Code.InvalidArgument]: [400, "INVALID_INPUT"],
   [Code.Unauthenticated]: [401, "UNAUTHORIZED"],
@@ -59,8 +62,20 @@ const codeToPublic: Partial<Record<Code, [number, string]>> = {
   [Code.ResourceExhausted]: [429, "RATE_LIMITED"],
   [Code.Unimplemented]: [501, "NOT_IMPLEMENTED"],
   [Code.Unavailable]: [503, "SERVICE_UNAVAILABLE"],
-  [Code.DeadlineExceeded]: [504, "UPSTREAM_TIMEOUT"],
+  [Code.Aborted]: [503, "SERVICE_UNAVAILABLE"],
+  [Code.DeadlineExceeded]: [503, "UPSTREAM_TIMEOUT"],
 };
+
+/**
+ * Whether a failed call never got the service's answer, so the gateway cannot tell whether its
+ * effect committed: no PublicError detail (the service did not decide) and a transport failure
+ * (unreachable, reset, aborted, timed out, or a socket error anywhere in the cause chain).
+ */
+export function isTransportFailure(err: unknown): boolean {
+  if (!(err instanceof ConnectError) || err.findDetails(PublicErrorSchema).length > 0) return false;
+  return TRANSPORT_CODES.has(err.code) || isConnectionFailure(err);
+}
+const TRANSPORT_CODES = new Set<Code>([Code.Unavailable, Code.Aborted, Code.DeadlineExceeded, Code.Canceled]);
 
 /**
  * The public body for a failed service call. A service's AppError is answered as the service
@@ -71,7 +86,10 @@ export function publicErrorFromConnect(err: unknown): { body: PublicErrorBody; s
   const refusal = appErrorFromConnect(err);
   if (refusal) return { body: publicBodyOf(refusal), shouldNotRetry: refusal.shouldNotRetry };
   const ce = ConnectError.from(err);
-  const mapped = codeToPublic[ce.code];
+  let mapped = codeToPublic[ce.code];
+  // A socket error in the cause chain (ECONNRESET, ECONNREFUSED) under a code that is not a 503
+  // already (Unknown, Internal: however the transport wrapped it) is the same dependency failure.
+  if (mapped?.[0] !== 503 && isConnectionFailure(ce)) mapped = codeToPublic[Code.Unavailable];
   if (mapped) {
     // A 5xx without a PublicError detail comes from the transport (ECONNREFUSED, timeouts): its
     // message names internal hosts, so the client gets a generic one.

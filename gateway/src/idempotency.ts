@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { ConnectError } from "@connectrpc/connect";
 import { AppError, IDEMPOTENCY_KEY_TTL_MS, canonicalJson, type Logger } from "@corridor/kit";
 import { PublicErrorSchema } from "@corridor/proto/corridor/common/v1/error_pb.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from "fastify";
@@ -230,19 +230,27 @@ export function markIdempotentEffectDone(request: FastifyRequest): void {
   if (claim) claim.effectDone = true;
 }
 
-/** How an error thrown after the claim ends the request for the registry. */
+/**
+ * How an error thrown after the claim ends the request for the registry. Unknown outcomes stay
+ * unknown: whenever the service may have committed, the claim is kept ("committed"), so the key
+ * is never released as failed and only a retry of the same request gets through, to find the
+ * service's stored answer (its idempotency key commits with the effect) or to redo the effect if
+ * it never committed (the service's own key was released, or its lease runs out).
+ */
 export function settlementOf(err: unknown): Settlement {
   if (err instanceof ConnectError) {
     const [detail] = err.findDetails(PublicErrorSchema);
     if (detail) {
       // The service's own idempotency answers: the key is (or was) someone else's to settle.
       if (detail.code === "IDEMPOTENCY_KEY_IN_USE" || detail.code === "IDEMPOTENCY_KEY_REUSED") return "undecided";
+      // A dependency of the service failed (its database went away): the failure may have struck
+      // at the commit, after the effect was durable.
+      if (detail.outcome === "UNAVAILABLE") return "committed";
       return "failed"; // the service decided and released its own key
     }
-    // No answer from the service (unreachable, timed out, cancelled): it may have committed, so
-    // the key stays claimed and only a retry with the same request gets through.
-    if (err.code === Code.Unavailable || err.code === Code.DeadlineExceeded || err.code === Code.Canceled) return "committed";
-    return "failed";
+    // No answer from the service (unreachable, reset or aborted mid-call, timed out, cancelled,
+    // or an internal failure): it may have committed.
+    return "committed";
   }
   return "failed";
 }

@@ -94,10 +94,10 @@ export const ERROR_CODES = {
   INTERNAL_ERROR: [500, "An internal error (logged under the Request-Id)."],
   NOT_IMPLEMENTED: [501, "Not available in this deployment (for example production KYC without a provider connector)."],
   EMAIL_DELIVERY_NOT_CONFIGURED: [501, "Production EMAIL_OTP needs CORRIDOR_SMTP_URL."],
-  SERVICE_UNAVAILABLE: [503, "A service this request needs is unavailable; retry later."],
+  SERVICE_UNAVAILABLE: [503, "A service this request needs (or its database) is unavailable; retry after Retry-After."],
   RATES_UNAVAILABLE: [503, "No exchange rates are available right now."],
   WALLET_ENCRYPTION_NOT_CONFIGURED: [503, "Wallet export needs CORRIDOR_WALLET_ENCRYPTION_KEY."],
-  UPSTREAM_TIMEOUT: [504, "A service this request needs did not answer in time."],
+  UPSTREAM_TIMEOUT: [503, "A service this request needs did not answer in time; retry after Retry-After."],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

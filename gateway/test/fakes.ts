@@ -66,6 +66,8 @@ export class FakeServices {
   ledgerGate?: Promise<void>;
   /** When set, the next effect throws it instead of running (the key is released first, as a service does). */
   ledgerFailNext?: Error;
+  /** When set, the next transfer commits its effect (and its key's answer) and then the call fails with it: a service dying mid-call. */
+  ledgerLoseAnswerNext?: Error;
   /** The fake agents service: agents by id, access tokens to agent ids, actions by id. */
   readonly agents = new Map<string, Agent>();
   readonly agentTokens = new Map<string, string>();
@@ -290,6 +292,9 @@ export class FakeServices {
             updatedAt: now,
           });
         });
+        const lost = this.ledgerLoseAnswerNext;
+        this.ledgerLoseAnswerNext = undefined;
+        if (lost) throw lost;
         return { result: { transaction: value, replayed } };
       });
     const record = (method: string, req: object) => this.rpcCalls.push({ method, req: req as Record<string, unknown> });

@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { createLogger, errors, toConnectError } from "@corridor/kit";
+import { AppError, createLogger, errors, toConnectError } from "@corridor/kit";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { Permission } from "@corridor/proto/corridor/auth_sessions/v1/token_pb.js";
 import { Validator } from "@seriousme/openapi-schema-validator";
@@ -7,6 +7,7 @@ import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildGateway, type GatewayOptions } from "../src/app.js";
 import { FakeServices } from "./fakes.js";
+import { publicErrorFromConnect } from "../src/http-status.js";
 
 const V = "/2025-10-13";
 const log = createLogger("gateway-test", "silent");
@@ -188,6 +189,29 @@ describe("gateway", () => {
       const res = await call("GET", "/config", { as: admin });
       expectError(res, 503, "SERVICE_UNAVAILABLE");
       expect(res.body).not.toContain("10.1.2.3");
+      expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
+    });
+
+    it("answers 503 with Retry-After, not 500, for a service that died mid-call (Aborted: its connection reset)", async () => {
+      fakes.failWith = new ConnectError("read ECONNRESET", Code.Aborted);
+      const res = await call("GET", "/config", { as: admin });
+      expectError(res, 503, "SERVICE_UNAVAILABLE");
+      expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
+    });
+
+    it("answers 503 with Retry-After for a service whose database is down (its SERVICE_UNAVAILABLE refusal)", async () => {
+      fakes.failWith = new AppError("UNAVAILABLE", "SERVICE_UNAVAILABLE", "A dependency of this service is unavailable; retry later");
+      const res = await call("GET", "/config", { as: admin });
+      expectError(res, 503, "SERVICE_UNAVAILABLE");
+      expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
+    });
+
+    it("maps a socket error under any Connect code (Unknown with an ECONNRESET cause) to 503, and a service timeout to 503 UPSTREAM_TIMEOUT", () => {
+      const reset = new ConnectError("socket hang up", Code.Unknown, undefined, undefined, Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }));
+      expect(publicErrorFromConnect(reset).body).toMatchObject({ status: 503, code: "SERVICE_UNAVAILABLE" });
+      expect(publicErrorFromConnect(new ConnectError("deadline", Code.DeadlineExceeded)).body).toMatchObject({ status: 503, code: "UPSTREAM_TIMEOUT" });
+      // A service's own bug stays a 500.
+      expect(publicErrorFromConnect(new ConnectError("x is undefined", Code.Unknown)).body).toMatchObject({ status: 500, code: "INTERNAL_ERROR" });
     });
   });
 

@@ -166,6 +166,12 @@ describe("request fingerprint", () => {
     expect(settlementOf(fromService("UNPROCESSABLE", "IDEMPOTENCY_KEY_REUSED"))).toBe("undecided");
     expect(settlementOf(new ConnectError("connect ECONNREFUSED", Code.Unavailable))).toBe("committed");
     expect(settlementOf(new ConnectError("deadline", Code.DeadlineExceeded))).toBe("committed");
+    // A service that died mid-call: the connection reset (connect-node answers Aborted, or Unknown
+    // with the socket error as cause); its effect may have committed.
+    expect(settlementOf(new ConnectError("read ECONNRESET", Code.Aborted))).toBe("committed");
+    expect(settlementOf(new ConnectError("socket hang up", Code.Unknown, undefined, undefined, Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" })))).toBe("committed");
+    // The service's database failed under it: the failure may have struck at the commit.
+    expect(settlementOf(fromService("UNAVAILABLE", "SERVICE_UNAVAILABLE"))).toBe("committed");
     expect(settlementOf(new Error("mapper bug"))).toBe("failed");
   });
 });
@@ -256,6 +262,32 @@ describe.each(gatewayModes)("Idempotency-Key through the gateway (%s)", (_name, 
     const k = key();
     fakes.ledgerFailNext = new ConnectError("connect ECONNREFUSED 10.0.0.1:8102", Code.Unavailable);
     expect((await out(100, k)).statusCode).toBe(503);
+    expectReused(await fund(100, k), k);
+    expect((await out(100, k)).statusCode).toBe(201); // the same request retried goes through
+  });
+
+  it.skipIf(skip)("answers 503 with Retry-After when the service dies mid-call after committing (Aborted, ECONNRESET), keeps the key, and the retry with it replays the committed effect", async () => {
+    const k = key();
+    fakes.ledgerLoseAnswerNext = new ConnectError("read ECONNRESET", Code.Aborted);
+    const lost = await out(100, k);
+    expect(lost.statusCode, lost.body).toBe(503);
+    expect(lost.json().code).toBe("SERVICE_UNAVAILABLE");
+    expect(Number(lost.headers["retry-after"])).toBeGreaterThan(0);
+    expect(fakes.ledgerEffects).toHaveLength(1);
+    // Not released as failed: the key still belongs to this request.
+    expectReused(await fund(100, k), k);
+    const retried = await out(100, k);
+    expect(retried.statusCode, retried.body).toBe(201);
+    expect(retried.headers["idempotent-replayed"]).toBe("true");
+    expect(fakes.ledgerEffects).toHaveLength(1);
+  });
+
+  it.skipIf(skip)("keeps the key when the service answers 503 because its database failed (the commit's outcome is unknown)", async () => {
+    const k = key();
+    fakes.ledgerFailNext = new AppError("UNAVAILABLE", "SERVICE_UNAVAILABLE", "database unavailable");
+    const res = await out(100, k);
+    expect(res.statusCode).toBe(503);
+    expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
     expectReused(await fund(100, k), k);
     expect((await out(100, k)).statusCode).toBe(201); // the same request retried goes through
   });

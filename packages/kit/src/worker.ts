@@ -19,10 +19,16 @@ export interface PollingWorkerOptions<T> {
   /**
    * The pause after a pass that returned `result`, when it is not `pollMs` (for example a longer
    * one while nothing is pending, with `wake()` called when something new is). A failed pass
-   * always waits `pollMs`.
+   * waits `pollMs`, doubled for each failure in a row up to `maxBackoffMs` (a database or broker
+   * that is down is not hammered, and is found again within that bound once it is back).
    */
   nextPollMs?: (result: T) => number;
+  /** The longest pause after failed passes in a row (default 10 s, or `pollMs` when longer). */
+  maxBackoffMs?: number;
 }
+
+/** The longest pause of a failing worker, unless it polls more slowly than this anyway. */
+export const WORKER_MAX_BACKOFF_MS = 10_000;
 
 /**
  * The house worker loop: the first pass runs at once on start (a restarted service catches up
@@ -35,6 +41,7 @@ export function pollingWorker<T>(opts: PollingWorkerOptions<T>): PollingWorker {
   let stopped = true;
   let again = false;
   let pauseMs = opts.pollMs;
+  let failures = 0;
   const schedule = (ms: number) => {
     if (timer) clearTimeout(timer);
     timer = setTimeout(tick, ms);
@@ -45,12 +52,14 @@ export function pollingWorker<T>(opts: PollingWorkerOptions<T>): PollingWorker {
     running = opts
       .pass()
       .then((result) => {
+        failures = 0;
         pauseMs = opts.nextPollMs ? opts.nextPollMs(result) : opts.pollMs;
         opts.onPass?.(result);
       })
       .catch((err) => {
-        pauseMs = opts.pollMs;
-        opts.log.warn({ err, worker: opts.name }, "worker pass failed; the next pass retries");
+        failures++;
+        pauseMs = Math.min(opts.pollMs * 2 ** (failures - 1), Math.max(opts.pollMs, opts.maxBackoffMs ?? WORKER_MAX_BACKOFF_MS));
+        opts.log.warn({ err, worker: opts.name, failures, retryInMs: pauseMs }, "worker pass failed; the next pass retries");
       })
       .finally(() => {
         running = undefined;

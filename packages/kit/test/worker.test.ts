@@ -40,6 +40,38 @@ describe("pollingWorker", () => {
     await w.stop();
   });
 
+  it("backs off while passes keep failing (pollMs doubled per failure, capped), and polls at pollMs again after a success", async () => {
+    let passes = 0;
+    let down = true;
+    const w = pollingWorker({
+      name: "db-down",
+      pass: async () => {
+        passes++;
+        if (down) throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+      },
+      pollMs: 100,
+      maxBackoffMs: 400,
+      log,
+    });
+    w.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(passes).toBe(1); // failed: 100 ms
+    await vi.advanceTimersByTimeAsync(100);
+    expect(passes).toBe(2); // failed twice: 200 ms
+    await vi.advanceTimersByTimeAsync(199);
+    expect(passes).toBe(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(passes).toBe(3); // three times: 400 ms (the cap)
+    await vi.advanceTimersByTimeAsync(400);
+    expect(passes).toBe(4); // still capped at 400 ms
+    down = false;
+    await vi.advanceTimersByTimeAsync(400);
+    expect(passes).toBe(5); // succeeded: back to pollMs
+    await vi.advanceTimersByTimeAsync(100);
+    expect(passes).toBe(6);
+    await w.stop();
+  });
+
   it("waits what nextPollMs says after a pass, and pollMs after a failed one", async () => {
     const pending = [1, 0, 0];
     let passes = 0;

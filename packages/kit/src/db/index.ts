@@ -2,19 +2,21 @@ import { existsSync, mkdirSync } from "node:fs";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
-import { Kysely, PGliteDialect, PostgresDialect, sql } from "kysely";
+import { Kysely, PGliteDialect, PostgresDialect, sql, type PostgresPool } from "kysely";
 import { DEFAULT_MIGRATION_TABLE, Migrator, type Migration, type MigrationProvider } from "kysely/migration";
 import { pathToFileURL } from "node:url";
 import type pg from "pg";
 import { kitMigrationsFor } from "../outbox/migrations.js";
 import { unpackPgliteTemplate } from "./pglite-template.js";
 import { preparingPool } from "./prepared.js";
+import { droppingLostConnections } from "./unavailable.js";
 import { createTracingPlugin, kyselyTracingLog } from "../telemetry/kysely.js";
 
 export { sql };
 export type { Kysely, Transaction } from "kysely";
 export { inputErrorFromDatabase, sqlStateOf } from "./input-errors.js";
-export { databasePreparedStatementsSetting } from "./prepared.js";
+export { isConnectionFailure, serviceUnavailable, unavailableFromDependency, UNAVAILABLE_RETRY_AFTER_SECONDS } from "./unavailable.js";
+export { databaseConnectTimeoutSetting, databasePreparedStatementsSetting } from "./prepared.js";
 
 // int8 columns hold money and counts: read them as bigint, never as float or string.
 const INT8_OID = 20;
@@ -70,8 +72,10 @@ export interface OpenDatabaseOptions {
   dataDir?: string;
   /** pg pool size per process. */
   poolSize?: number;
-  /** Told when an idle pooled connection fails (the pool replaces it). */
+  /** Told when a pooled connection fails, idle or checked out (the pool replaces it), or the LISTEN one. */
   onIdleError?: (err: Error) => void;
+  /** pg: give up opening a connection after this long (a server that does not answer); none when absent. */
+  connectTimeoutMs?: number;
   /** Parameterised queries as named prepared statements (DATABASE_PREPARED_STATEMENTS; see prepared.ts). */
   preparedStatements?: boolean;
   /**
@@ -92,13 +96,25 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
   if (opts.databaseUrl) {
     kind = "postgres";
     const pg = await loadPg();
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
-    // An idle connection the server closes (restart, failover, pg_terminate_backend) is reported
-    // as an 'error' event; unhandled, it would crash the process. The pool drops that client and
-    // the next query opens a new one, so noting it is enough.
+    const pool = new pg.Pool({
+      connectionString: opts.databaseUrl,
+      max: opts.poolSize ?? 10,
+      ...(opts.connectTimeoutMs ? { connectionTimeoutMillis: opts.connectTimeoutMs } : {}),
+    });
+    // A connection the server closes (restart, failover, pg_terminate_backend) is reported as an
+    // 'error' event on its client; unhandled, it would crash the process. While the client is idle
+    // the pool listens (and drops it); while it is checked out (between the statements of a
+    // transaction, or of a handler) nobody does, so every client gets its own listener when it is
+    // opened. The statement in flight, or the next one, fails (a connection failure the host
+    // answers as 503 SERVICE_UNAVAILABLE: see unavailableFromDependency), the client is released
+    // as not queryable and the pool drops it; the next query opens a new connection.
     pool.on("error", (err) => opts.onIdleError?.(err));
-    root = new Kysely({ dialect: new PostgresDialect({ pool: opts.preparedStatements ? preparingPool(pool) : pool }), log: kyselyTracingLog });
-    const listener = createPgListener(pg, opts.databaseUrl, opts.onIdleError);
+    pool.on("connect", (client) => {
+      client.on("error", (err) => opts.onIdleError?.(err));
+    });
+    const kyselyPool = droppingLostConnections(opts.preparedStatements ? preparingPool(pool) : (pool as unknown as PostgresPool));
+    root = new Kysely({ dialect: new PostgresDialect({ pool: kyselyPool }), log: kyselyTracingLog });
+    const listener = createPgListener(pg, opts.databaseUrl, opts.onIdleError, opts.connectTimeoutMs);
     listen = listener.listen;
     closeListener = listener.close;
   } else {
@@ -144,7 +160,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
  * listening connection cannot go back to a pool). When it fails it is opened again, with backoff,
  * and every listener is called once, since notifications sent meanwhile are lost.
  */
-function createPgListener(pg: typeof import("pg").default, connectionString: string, onError?: (err: Error) => void) {
+function createPgListener(pg: typeof import("pg").default, connectionString: string, onError?: (err: Error) => void, connectTimeoutMs?: number) {
   const listeners = new Map<string, Set<() => void>>();
   let client: pg.Client | undefined;
   let connecting: Promise<pg.Client> | undefined;
@@ -157,23 +173,37 @@ function createPgListener(pg: typeof import("pg").default, connectionString: str
   };
 
   async function connect(): Promise<pg.Client> {
-    const c = new pg.Client({ connectionString });
+    const c = new pg.Client({ connectionString, ...(connectTimeoutMs ? { connectionTimeoutMillis: connectTimeoutMs } : {}) });
     c.on("notification", (n) => {
       for (const fn of listeners.get(n.channel) ?? []) fn();
     });
-    c.on("error", (err) => {
+    let lost = false;
+    const onLost = (err: Error) => {
+      if (lost) return;
+      lost = true;
       onError?.(err);
       if (client === c) client = undefined;
       void c.end().catch(() => {});
       reconnect();
+    };
+    c.on("error", onLost);
+    // A connection the server ends without an error message is lost just the same.
+    c.on("end", () => {
+      if (!closed) onLost(new Error("the LISTEN connection ended"));
     });
-    await c.connect();
-    for (const channel of listeners.keys()) await c.query(`listen ${quoted(channel)}`);
+    try {
+      await c.connect();
+      for (const channel of listeners.keys()) await c.query(`listen ${quoted(channel)}`);
+    } catch (err) {
+      lost = true; // the caller retries; this connection's own events must not start another round
+      void c.end().catch(() => {});
+      throw err;
+    }
     return c;
   }
 
   function reconnect(): void {
-    if (closed || connecting) return;
+    if (closed || connecting || client) return;
     connecting = connect().then(
       (c) => {
         client = c;
@@ -207,8 +237,15 @@ function createPgListener(pg: typeof import("pg").default, connectionString: str
           });
           connecting.catch(() => (connecting = undefined));
         }
-        // The first connection's failure is the caller's to see; a listener is then still polled.
-        await connecting;
+        // The first connection's failure is the caller's to see (a listener is then still
+        // polled); the connection is retried with backoff, and once it is back every listener
+        // is called, as after any reconnection.
+        try {
+          await connecting;
+        } catch (err) {
+          setTimeout(reconnect, retryMs).unref();
+          throw err;
+        }
       }
       // Idempotent; also covers a channel added while the connection was being opened.
       await client?.query(`listen ${quoted(channel)}`);

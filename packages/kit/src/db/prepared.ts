@@ -11,6 +11,13 @@ import { env } from "../config.js";
  */
 export const databasePreparedStatementsSetting = env.bool(true);
 
+/**
+ * DATABASE_CONNECT_TIMEOUT_MS (one default for every run mode's config schema): how long opening a
+ * Postgres connection may take before it fails (a server that does not answer, rather than one
+ * that refuses): the request then answers 503 instead of hanging.
+ */
+export const databaseConnectTimeoutSetting = env.int(5_000);
+
 /** At most this many distinct statements are prepared per process; later ones run unnamed. */
 export const MAX_PREPARED_STATEMENTS = 500;
 

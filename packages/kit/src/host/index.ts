@@ -1,7 +1,7 @@
 export { runStandalone } from "./standalone.js";
 export { startInProcess, type InProcessSystem } from "./in-process.js";
 export { serveConnect, type ConnectServer } from "./connect-server.js";
-export { HealthState } from "./health.js";
+export { HealthState, LIVENESS_SERVICE, type HealthOptions } from "./health.js";
 export { appErrorInterceptor } from "./errors.js";
 export { DEFAULT_SERVICE_PORTS, serviceUrl, serviceUrlEnvKey } from "./ports.js";
 export { prepareService, startService, type PreparedService, type RunningService } from "./runtime.js";

@@ -4,7 +4,7 @@ import { createBus } from "../bus/index.js";
 import { openRedisConfigBoard } from "../clients/config-board.js";
 import { systemClock } from "../clock.js";
 import { env, loadConfig, z } from "../config.js";
-import { databasePreparedStatementsSetting, openDatabase } from "../db/index.js";
+import { databaseConnectTimeoutSetting, databasePreparedStatementsSetting, openDatabase, sql } from "../db/index.js";
 import { createLogger } from "../log.js";
 import type { ServiceModule, ServiceName, TransportFor } from "../service.js";
 import { startTelemetry, tracingClientInterceptor, tracingServerInterceptor } from "../telemetry/index.js";
@@ -28,6 +28,8 @@ const standaloneConfig = (service: ServiceName) =>
     DATABASE_POOL_SIZE: env.int(10),
     /** Parameterised queries as named prepared statements (off behind a pooler that cannot keep them). */
     DATABASE_PREPARED_STATEMENTS: databasePreparedStatementsSetting,
+    /** Opening a Postgres connection fails after this long (the request answers 503 instead of hanging). */
+    DATABASE_CONNECT_TIMEOUT_MS: databaseConnectTimeoutSetting,
     /**
      * Redis for the platform-config board (ServiceDeps.configBoard), the same one the gateway uses;
      * without it every config read asks auth-sessions (and so does every reader while
@@ -65,7 +67,8 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
     dataDir: config.DATABASE_URL ? undefined : config.CORRIDOR_DATA_DIR,
     poolSize: config.DATABASE_POOL_SIZE,
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
-    onIdleError: (err) => log.warn({ err }, "an idle database connection failed; the pool replaces it"),
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+    onIdleError: (err) => log.warn({ err }, "a database connection failed; the pool replaces it"),
   });
   const bus = await createBus({
     kafkaBrokers: config.KAFKA_BROKERS.length > 0 ? config.KAFKA_BROKERS : undefined,
@@ -92,7 +95,9 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
   };
 
   const running = await startService(module, { db, bus, clock: systemClock, log, transportFor, env: process.env, configBoard });
-  const health = new HealthState();
+  // Readiness follows the database: NOT_SERVING while it is unreachable, SERVING again by itself
+  // within a probe period of its return (the pool opens new connections on the next query).
+  const health = new HealthState({ probe: () => sql`select 1`.execute(db.root) });
   const server = await serveConnect({
     routes: (router) => {
       health.routes(router);
