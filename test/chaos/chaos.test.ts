@@ -5,6 +5,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { ServiceName } from "@corridor/kit";
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
+import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@corridor/proto/grpc/health/v1/health_pb.js";
 import { LedgerAdminService } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { brokerUnavailableReason, freeBrokerPort, startBroker, stopBroker } from "../infra/kafka/broker.mjs";
@@ -52,7 +53,7 @@ interface Fault {
 
 interface PhaseResult {
   fault: string;
-  /** From the fault's start until the faulted part was back (restarted, started). */
+  /** From the fault's start until the faulted part was back: the server answering again, a killed process restarted and answering its health check. */
   backMs: number;
   /** From the fault's start until a probe round (readiness, a money write, a quote, a read) all succeeded. */
   servingMs: number;
@@ -80,12 +81,16 @@ describe.skipIf(skip)("chaos: the split system under faults keeps every acknowle
     if (missing) throw new Error(`the chaos suite needs its own infrastructure here (CI=true): ${missing}`);
     receiver = new WebhookReceiver();
     const hookUrl = await receiver.start();
-    postgres = await startOwnPostgres();
-    redis = await startOwnRedis();
+    // The three servers start side by side (the broker's JVM is the slowest).
     kafkaPort = await freeBrokerPort();
-    const broker = await startBroker({ port: kafkaPort, reuse: false, ownerPid: process.pid });
+    const [pgStarted, redisStarted, brokerStarted] = await Promise.allSettled([startOwnPostgres(), startOwnRedis(), startBroker({ port: kafkaPort, reuse: false, ownerPid: process.pid })]);
+    // What did start is kept for afterAll to stop, whatever else failed.
+    if (pgStarted.status === "fulfilled") postgres = pgStarted.value;
+    if (redisStarted.status === "fulfilled") redis = redisStarted.value;
+    for (const r of [pgStarted, redisStarted, brokerStarted]) if (r.status === "rejected") throw r.reason;
+    const broker = (brokerStarted as PromiseFulfilledResult<{ brokers: string }>).value;
     system = await startSplitSystem(
-      { DATABASE_URL: postgres.url, REDIS_URL: redis.url, KAFKA_BROKERS: broker.brokers },
+      { DATABASE_URL: postgres!.url, REDIS_URL: redis!.url, KAFKA_BROKERS: broker.brokers },
       {
         CORRIDOR_FX_SANDBOX_DRIFT_BPS: "0",
         NOTIFICATIONS_DELIVERY_POLL_MS: "200",
@@ -191,6 +196,8 @@ describe.skipIf(skip)("chaos: the split system under faults keeps every acknowle
           const pid = system!.pidOf(name);
           process.kill(pid, "SIGKILL");
           await system!.nextStart(name, pid, 30_000);
+          // Back: the new process answers its own health check (the gateway: its liveness route).
+          await until(`${name} answers again`, SERVE_AGAIN_BOUND_MS, () => (name === "gateway" ? gatewayLive() : serviceServes(name)));
         },
       }),
     ),
@@ -246,6 +253,15 @@ describe.skipIf(skip)("chaos: the split system under faults keeps every acknowle
       expect(refused, "money requests the platform refused").toEqual([]);
       await checkBooks();
     }, 240_000);
+  }
+
+  async function serviceServes(name: ServiceName): Promise<boolean> {
+    const health = createClient(Health, createGrpcTransport({ baseUrl: system!.info.serviceUrls[name] }));
+    return (await health.check({ service: "" }, { timeoutMs: 2_000 })).status === ServingStatus.SERVING;
+  }
+
+  async function gatewayLive(): Promise<boolean> {
+    return (await fetch(`${system!.info.url}/healthz`, { signal: AbortSignal.timeout(2_000) })).status === 200;
   }
 
   /** Polls until one probe round all succeeds: the gateway ready, a money write, a quote, a read. */
