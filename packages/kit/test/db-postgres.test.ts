@@ -102,6 +102,34 @@ describe.skipIf(!process.env.DATABASE_URL)("the Postgres pool", () => {
     });
   });
 
+  it("re-opens the LISTEN connection the server terminated (57P01), calls the listener once for what it may have missed, and hears later notifications", async () => {
+    await withPool(async (db, url, errors) => {
+      let calls = 0;
+      const stop = await db.listen("corridor_t_channel", () => calls++);
+      try {
+        const admin = new pg.Client({ connectionString: url });
+        await admin.connect();
+        try {
+          const listening = async () =>
+            (await admin.query<{ pid: number }>("select pid from pg_stat_activity where datname = current_database() and query ilike 'listen%'")).rows.map((r) => r.pid);
+          const [pid] = await listening();
+          expect(pid).toBeDefined();
+          await admin.query("select pg_terminate_backend($1)", [pid]);
+          await expect.poll(() => errors.length, { timeout: 5_000 }).toBeGreaterThan(0);
+          // Reconnected: the listener is told once that notifications may have been missed.
+          await expect.poll(() => calls, { timeout: 10_000 }).toBeGreaterThan(0);
+          const before = calls;
+          await admin.query("select pg_notify('corridor_t_channel', '')");
+          await expect.poll(() => calls, { timeout: 5_000 }).toBeGreaterThan(before);
+        } finally {
+          await admin.end();
+        }
+      } finally {
+        await stop();
+      }
+    });
+  });
+
   it("classifies a refused connection (nothing listens on the port) as a connection failure", async () => {
     const db = await openDatabase({ databaseUrl: "postgres://postgres@127.0.0.1:1/none", poolSize: 1 });
     try {

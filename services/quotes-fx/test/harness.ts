@@ -34,6 +34,11 @@ export interface FakeLedgerBehaviour {
   executeStatus: string;
   executeError?: AppError;
   createError?: AppError;
+  /**
+   * When set, the next CreateQuoteTransaction commits its transaction and then fails with this
+   * error instead of answering: the answer was lost (quotes-fx died, the connection reset).
+   */
+  createLoseAnswer?: Error;
 }
 
 /** A challenge the fake auth-sessions issued. */
@@ -124,6 +129,9 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; productionRa
             agentId: req.agentId,
           };
           transactions.set(t.id, t);
+          const lost = behaviour.createLoseAnswer;
+          behaviour.createLoseAnswer = undefined;
+          if (lost) throw lost;
           return { transaction: { ...txMsg(t), expiresAt: req.expiresAt ?? timestampFromDate(clock.now()) } };
         },
         // A customer's lookup: its CREATED transaction, one per lookup (adoption is the ledger's, tested there).

@@ -1,6 +1,8 @@
 import { newId } from "@corridor/kit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AppError } from "@corridor/kit";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { DRAFT_GRACE_MS } from "../src/domain/quote-lifecycle.js";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate, timestampMs } from "@bufbuild/protobuf/wkt";
 import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
@@ -89,6 +91,61 @@ describe("quote lifecycle", () => {
     const b = await h.client.createQuote({ ...quoteBody(), idempotencyKey: "create-1" });
     expect(b).toMatchObject({ replayed: true, quote: a.quote });
     expect(h.transactions.size).toBe(before + 1);
+  });
+
+  describe("a quote and its ledger transaction appear together (issue 23)", () => {
+    const lostAnswer = () => new ConnectError("read ECONNRESET", Code.Unavailable);
+    const quotesOfTransaction = async (transactionId: string) =>
+      h.db.forSchema<QuotesFxDatabase>("quotes_fx").selectFrom("quotes").select(["id", "confirmed"]).where("transaction_id", "=", transactionId).execute();
+
+    it("a retry with the same Idempotency-Key after the ledger's answer was lost answers the same quote, with the transaction the first attempt created (no ghost transaction)", async () => {
+      const before = h.transactions.size;
+      h.behaviour.createLoseAnswer = lostAnswer();
+      const lost = await h.client.createQuote({ ...quoteBody(), idempotencyKey: "ghost-1" }).catch((err: unknown) => err);
+      expect(ConnectError.from(lost).code).toBe(Code.Unavailable);
+      // The ledger committed its transaction; the quote is a draft nobody can see yet.
+      expect(h.transactions.size).toBe(before + 1);
+      const orphan = [...h.transactions.values()].at(-1)!;
+      await expectPublicError(h.client.getQuote({ platformId: PLATFORM, quoteId: orphan.quoteId }), "NOT_FOUND", "QUOTE_NOT_FOUND");
+      const listed = await h.client.listQuotes({ platformId: PLATFORM, page: { limit: 100 } });
+      expect(listed.quotes.map((q) => q.id)).not.toContain(orphan.quoteId);
+
+      const retried = await h.client.createQuote({ ...quoteBody(), idempotencyKey: "ghost-1" });
+      expect(retried.quote).toMatchObject({ id: orphan.quoteId, transactionId: orphan.id, status: "PENDING" });
+      expect(h.transactions.size).toBe(before + 1);
+      expect((await h.client.getQuote({ platformId: PLATFORM, quoteId: orphan.quoteId })).quote).toEqual(retried.quote);
+      // And once more: the stored answer.
+      expect(await h.client.createQuote({ ...quoteBody(), idempotencyKey: "ghost-1" })).toMatchObject({ replayed: true, quote: retried.quote });
+    });
+
+    it("without a retry, the draft worker finishes the quote of a transaction whose answer was lost, once the request's lease is over", async () => {
+      h.behaviour.createLoseAnswer = lostAnswer();
+      await expect(h.client.createQuote(quoteBody())).rejects.toThrow();
+      const orphan = [...h.transactions.values()].at(-1)!;
+      const [worker] = h.built.workers;
+      worker!.start();
+      await worker!.stop();
+      // Still within the creating request's lease: left alone.
+      await expectPublicError(h.client.getQuote({ platformId: PLATFORM, quoteId: orphan.quoteId }), "NOT_FOUND", "QUOTE_NOT_FOUND");
+      h.clock.advance(DRAFT_GRACE_MS);
+      worker!.start();
+      await worker!.stop();
+      const { quote } = await h.client.getQuote({ platformId: PLATFORM, quoteId: orphan.quoteId });
+      expect(quote).toMatchObject({ id: orphan.quoteId, transactionId: orphan.id, status: "PENDING" });
+      expect(await quotesOfTransaction(orphan.id)).toEqual([{ id: orphan.quoteId, confirmed: true }]);
+    });
+
+    it("forgets the draft when the ledger refuses the transaction, so the corrected retry with the same key prices a new quote", async () => {
+      const before = h.transactions.size;
+      h.behaviour.createError = new AppError("FORBIDDEN", "USER_NOT_READY", "KYC pending");
+      await expectPublicError(h.client.createQuote({ ...quoteBody(), idempotencyKey: "refused-1" }), "FORBIDDEN", "USER_NOT_READY");
+      h.behaviour.createError = undefined;
+      const drafts = await h.db.forSchema<QuotesFxDatabase>("quotes_fx").selectFrom("quotes").select("id").where("confirmed", "=", false).execute();
+      expect(drafts).toEqual([]);
+      const { quote } = await h.client.createQuote({ ...quoteBody(), idempotencyKey: "refused-1" });
+      expect(h.transactions.size).toBe(before + 1);
+      expect(h.transactions.get(quote!.transactionId)!.quoteId).toBe(quote!.id);
+    });
   });
 
   it("leaves the quote executable when the ledger refuses the execution", async () => {

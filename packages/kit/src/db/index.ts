@@ -108,10 +108,12 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
     // opened. The statement in flight, or the next one, fails (a connection failure the host
     // answers as 503 SERVICE_UNAVAILABLE: see unavailableFromDependency), the client is released
     // as not queryable and the pool drops it; the next query opens a new connection.
-    pool.on("error", (err) => opts.onIdleError?.(err));
     pool.on("connect", (client) => {
       client.on("error", (err) => opts.onIdleError?.(err));
     });
+    // The pool re-emits an idle client's error (with the whole client attached): the client's own
+    // listener above has reported it already, but an 'error' without a listener would still crash.
+    pool.on("error", () => undefined);
     const kyselyPool = droppingLostConnections(opts.preparedStatements ? preparingPool(pool) : (pool as unknown as PostgresPool));
     root = new Kysely({ dialect: new PostgresDialect({ pool: kyselyPool }), log: kyselyTracingLog });
     const listener = createPgListener(pg, opts.databaseUrl, opts.onIdleError, opts.connectTimeoutMs);

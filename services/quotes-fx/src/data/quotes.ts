@@ -15,16 +15,65 @@ export function quoteStore(db: Kysely<QuotesFxDatabase>): QuoteStore {
     trx ? fn(trx as Transaction<QuotesFxDatabase>) : inTransaction(db, (t) => fn(t));
 
   return {
-    async insert(q, hook) {
-      await inTransaction(db, async (trx) => {
-        await trx.insertInto("quotes").values(toRow(q)).execute();
-        if (hook) await hook(trx);
+    async get(platformId, id) {
+      const row = await db.selectFrom("quotes").selectAll().where("platform_id", "=", platformId).where("id", "=", id).where("confirmed", "=", true).executeTakeFirst();
+      return row ? toQuote(row) : undefined;
+    },
+
+    async insertDraft(q, draft) {
+      await db
+        .insertInto("quotes")
+        .values({ ...toRow(q), confirmed: false, creation_ref: draft.creationRef || null, drafted_at: draft.at })
+        .execute();
+    },
+
+    async findCreated(platformId, creationRef, since) {
+      const row = await db
+        .selectFrom("quotes")
+        .selectAll()
+        .where("platform_id", "=", platformId)
+        .where("creation_ref", "=", creationRef)
+        .where("drafted_at", ">=", since)
+        .orderBy("drafted_at", "desc")
+        .limit(1)
+        .executeTakeFirst();
+      return row ? { quote: toQuote(row), confirmed: row.confirmed } : undefined;
+    },
+
+    async confirm(platformId, id, tx, hook) {
+      return inTransaction(db, async (t) => {
+        const row = await t.selectFrom("quotes").selectAll().where("platform_id", "=", platformId).where("id", "=", id).forUpdate().executeTakeFirst();
+        if (!row) return undefined;
+        let q = toQuote(row);
+        if (!row.confirmed) {
+          const status = RANK[tx.status] > RANK[q.status] ? tx.status : q.status;
+          const updated = await t
+            .updateTable("quotes")
+            .set({
+              confirmed: true,
+              transaction_id: tx.transactionId,
+              status,
+              failure_reason: status === q.status ? q.failureReason : tx.failureReason,
+              ...(status === q.status ? {} : { updated_at: notBeforeCreation(tx.at) }),
+            })
+            .where("platform_id", "=", platformId)
+            .where("id", "=", id)
+            .returningAll()
+            .executeTakeFirstOrThrow();
+          q = toQuote(updated);
+        }
+        if (hook) await hook(t, q);
+        return q;
       });
     },
 
-    async get(platformId, id) {
-      const row = await db.selectFrom("quotes").selectAll().where("platform_id", "=", platformId).where("id", "=", id).executeTakeFirst();
-      return row ? toQuote(row) : undefined;
+    async deleteDraft(platformId, id) {
+      await db.deleteFrom("quotes").where("platform_id", "=", platformId).where("id", "=", id).where("confirmed", "=", false).execute();
+    },
+
+    async draftsDue(before, limit) {
+      const rows = await db.selectFrom("quotes").selectAll().where("confirmed", "=", false).where("drafted_at", "<=", before).orderBy("drafted_at").limit(limit).execute();
+      return rows.map(toQuote);
     },
 
     async claimExecution(platformId, id, now, staleBefore) {
@@ -34,6 +83,7 @@ export function quoteStore(db: Kysely<QuotesFxDatabase>): QuoteStore {
         .where("platform_id", "=", platformId)
         .where("id", "=", id)
         .where("status", "=", "PENDING")
+        .where("confirmed", "=", true)
         .where((eb) => eb.or([eb("execution_started_at", "is", null), eb("execution_started_at", "<", staleBefore)]))
         .returningAll()
         .executeTakeFirst();
@@ -70,7 +120,7 @@ export function quoteStore(db: Kysely<QuotesFxDatabase>): QuoteStore {
 
     async list(f, page) {
       const filtered = () => {
-        let q = db.selectFrom("quotes").where("platform_id", "=", f.platformId);
+        let q = db.selectFrom("quotes").where("platform_id", "=", f.platformId).where("confirmed", "=", true);
         if (f.customerId) q = q.where("customer_id", "=", f.customerId);
         if (f.status) q = q.where("status", "=", f.status);
         if (f.createdAfter) q = q.where("created_at", ">=", f.createdAfter);
@@ -92,6 +142,7 @@ export function quoteStore(db: Kysely<QuotesFxDatabase>): QuoteStore {
         .selectFrom("quotes")
         .select(["platform_id", "id"])
         .where("status", "=", "PENDING")
+        .where("confirmed", "=", true)
         .where("expires_at", "<=", now)
         .orderBy("expires_at")
         .limit(limit)
@@ -101,7 +152,7 @@ export function quoteStore(db: Kysely<QuotesFxDatabase>): QuoteStore {
 
     async idByTransaction(trx, platformId, transactionId) {
       const t = (trx ?? db) as Db;
-      const row = await t.selectFrom("quotes").select("id").where("platform_id", "=", platformId).where("transaction_id", "=", transactionId).executeTakeFirst();
+      const row = await t.selectFrom("quotes").select("id").where("platform_id", "=", platformId).where("transaction_id", "=", transactionId).where("confirmed", "=", true).executeTakeFirst();
       return row?.id;
     },
   };

@@ -57,6 +57,15 @@ export interface QuotesTable {
   execution_started_at: Date | null;
   /** Agent:<uuidv7> that created the quote; null for the platform's own quotes. */
   agent_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /**
+   * False while the quote is a draft: stored before the ledger was asked for its transaction, not
+   * yet confirmed (invisible to every read). See migration 20261127180000_quote_drafts.
+   */
+  confirmed: ColumnType<boolean, boolean | undefined, boolean>;
+  /** Hash of the (scoped) Idempotency-Key and request the quote was created under; null without a key. */
+  creation_ref: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The service clock's time the draft was stored (the draft worker's age test). */
+  drafted_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: Date;
   updated_at: Date;
   expires_at: Date;

@@ -208,11 +208,30 @@ export interface WalletSignaturePort {
   verify(platformId: string, accountId: string, retry: { requestId: string; signature: string }, body: string): Promise<void>;
 }
 
-/** Runs `effect` inside a database transaction of the quote store (opaque to the domain). */
-export type TxHook = (trx: unknown) => Promise<void>;
-
 export interface QuoteStore {
-  insert(quote: Quote, hook?: TxHook): Promise<void>;
+  /**
+   * Stores a quote as a draft, before the ledger is asked for its transaction: invisible to every
+   * read below until `confirm`. `creationRef` ties it to the Idempotency-Key it was created under
+   * ("" without a key); `at` is the service clock's time (the draft worker's age test).
+   */
+  insertDraft(quote: Quote, draft: { creationRef: string; at: Date }): Promise<void>;
+  /** The newest quote (draft or not) created under `creationRef` since `since`. */
+  findCreated(platformId: string, creationRef: string, since: Date): Promise<{ quote: Quote; confirmed: boolean } | undefined>;
+  /**
+   * Confirms a draft with its ledger transaction (its status moved forward to the transaction's),
+   * then runs `hook` in the same transaction with the quote as stored; an already confirmed quote
+   * is answered as it is (and `hook` still runs). Undefined when there is no such quote.
+   */
+  confirm(
+    platformId: string,
+    id: string,
+    tx: { transactionId: string; status: QuoteStatus; failureReason: string; at: Date },
+    hook?: (trx: unknown, q: Quote) => Promise<void>,
+  ): Promise<Quote | undefined>;
+  /** Forgets a draft the ledger refused (no transaction exists for it); a confirmed quote stays. */
+  deleteDraft(platformId: string, id: string): Promise<void>;
+  /** Drafts stored at or before `before`, oldest first (the draft worker finishes them). */
+  draftsDue(before: Date, limit: number): Promise<Quote[]>;
   get(platformId: string, id: string): Promise<Quote | undefined>;
   /**
    * Atomically claims a PENDING quote for execution: sets executionStartedAt when it is unset (or

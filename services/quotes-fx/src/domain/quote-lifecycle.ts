@@ -1,8 +1,33 @@
 import { createHash } from "node:crypto";
-import { AppError, canonicalJson, decodeKeysetCursor, errors, newId, pageSize, sandboxSparkAddress, toPage, type Clock } from "@corridor/kit";
+import {
+  AppError,
+  IDEMPOTENCY_KEY_TTL_MS,
+  IDEMPOTENCY_LEASE_MS,
+  appErrorFromConnect,
+  canonicalJson,
+  decodeKeysetCursor,
+  errors,
+  newId,
+  pageSize,
+  requestHash,
+  sandboxSparkAddress,
+  toPage,
+  type Clock,
+} from "@corridor/kit";
 import { sandboxLightningInvoice } from "./lightning.js";
 import type { PlatformClock } from "./platform-clock.js";
-import type { Idempotent, PaymentInstruction, Quote, QuoteFilter, QuoteLedgerPort, QuoteStatus, QuoteStore, QuoteTransactionState, WalletSignaturePort } from "./ports.js";
+import type {
+  CreateQuoteTransactionInput,
+  Idempotent,
+  PaymentInstruction,
+  Quote,
+  QuoteFilter,
+  QuoteLedgerPort,
+  QuoteStatus,
+  QuoteStore,
+  QuoteTransactionState,
+  WalletSignaturePort,
+} from "./ports.js";
 import { quoteFromJson, quoteToJson, rateDetailsToJson } from "./quote-json.js";
 import type { PreparedQuote, QuoteRequest } from "./quotes.js";
 
@@ -10,6 +35,48 @@ import type { PreparedQuote, QuoteRequest } from "./quotes.js";
 export const EXECUTE_QUOTE = "EXECUTE_QUOTE";
 /** An execution claim older than this is taken over (its holder crashed; the ledger call is idempotent). */
 const STALE_EXECUTION_MS = 60_000;
+/**
+ * A draft older than this is finished by the draft worker: its creating request is over by then
+ * (the lease of its Idempotency-Key has run out, so a retry of it could take over too).
+ */
+export const DRAFT_GRACE_MS = IDEMPOTENCY_LEASE_MS;
+
+/** The ledger's transaction for a quote, as CreateQuoteTransaction takes it (idempotent per quote id). */
+export function quoteTransactionInput(q: Quote): CreateQuoteTransactionInput {
+  return {
+    platformId: q.platformId,
+    quoteId: q.id,
+    customerId: q.source.customerId,
+    sourceAccountId: q.source.accountId,
+    destination: {
+      kind: q.destination.destinationType === "UMA_ADDRESS" ? "UMA_ADDRESS" : "EXTERNAL_ACCOUNT",
+      accountId: q.destination.accountId,
+      paymentRail: q.destination.paymentRail,
+      umaAddress: q.destination.umaAddress,
+    },
+    sendingCurrency: q.sendingCurrency,
+    totalSendingAmount: q.totalSendingAmount,
+    receivingCurrency: q.receivingCurrency,
+    totalReceivingAmount: q.totalReceivingAmount,
+    feesIncluded: q.feesIncluded,
+    exchangeRate: q.exchangeRate,
+    rateDetails: rateDetailsToJson(q.rateDetails),
+    description: q.description,
+    counterpartyInformation: q.counterpartyInformation,
+    expiresAt: q.expiresAt,
+    agentId: q.agentId,
+    lookupId: q.lookupId,
+  };
+}
+
+/**
+ * Whether the ledger decided against the call (a public refusal: 400, 404, ...), so no transaction
+ * exists for it; a dependency failure or a lost answer says nothing about that.
+ */
+function isRefusal(err: unknown): boolean {
+  const refusal = appErrorFromConnect(err);
+  return !!refusal && refusal.outcome !== "UNAVAILABLE" && refusal.outcome !== "RATE_LIMITED";
+}
 
 export interface LifecycleDeps {
   clock: Clock;
@@ -162,9 +229,55 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
     return runWithLedger(q, () => ledger.executeQuoteTransaction(q.platformId, q.transactionId), complete);
   }
 
+  /** Asks the ledger for a draft's transaction (idempotent per quote id) and confirms the quote with it, running `hook` in that transaction. */
+  async function confirmWithLedger(q: Quote, hook?: (trx: unknown, value: Quote) => Promise<void>): Promise<Quote> {
+    const tx = await ledger.createQuoteTransaction(quoteTransactionInput(q));
+    const status = quoteStatusOf(tx.status) ?? "PENDING";
+    const confirmed = await store.confirm(q.platformId, q.id, { transactionId: tx.id, status, failureReason: tx.failureReason, at: clock.now() }, hook);
+    if (!confirmed) throw new AppError("NOT_FOUND", "QUOTE_NOT_FOUND", `Quote ${q.id} not found`, { id: q.id });
+    return confirmed;
+  }
+
+  /**
+   * The rest of POST /quotes from a stored quote: a draft gets its ledger transaction and is
+   * confirmed together with the key's answer; an immediatelyExecute quote is then executed (the
+   * stored answer is the executed quote; if the ledger refuses, for example 400
+   * INSUFFICIENT_BALANCE, the error is the answer and the quote stays PENDING until it expires).
+   */
+  async function finishCreate(q: Quote, confirmed: boolean, immediatelyExecute: boolean, complete: (trx: unknown, value: Quote) => Promise<void>): Promise<Quote> {
+    let quote = q;
+    if (!confirmed) {
+      try {
+        quote = await confirmWithLedger(q, immediatelyExecute ? undefined : complete);
+      } catch (err) {
+        // Refused: no transaction exists for this quote id, so the draft goes (a retry prices afresh).
+        if (isRefusal(err)) await store.deleteDraft(q.platformId, q.id).catch(() => undefined);
+        throw err;
+      }
+      if (!immediatelyExecute) return quote;
+    } else if (!immediatelyExecute || quote.status !== "PENDING") {
+      // Finished meanwhile (by the draft worker): this request's answer is the quote as it is.
+      return (await store.advance(quote.platformId, quote.id, { status: quote.status, failureReason: quote.failureReason, at: clock.now() }, complete)) ?? quote;
+    }
+    return execute(quote, complete);
+  }
+
   return {
+    /**
+     * POST /quotes. The quote is stored as a draft first, then the ledger creates its transaction
+     * (idempotent per quote id), then one transaction confirms the quote and stores the
+     * Idempotency-Key's answer. A process that dies in between leaves a draft, never a ledger
+     * transaction without its quote: the retry with the same key (after the key's lease) finds the
+     * draft by its creation ref and finishes it with the same quote id and prices, so it answers the
+     * same quote; without a retry the draft worker finishes it (finishDrafts).
+     */
     async create(platformId: string, req: QuoteRequest, idempotencyKey: string): Promise<{ quote: Quote; replayed: boolean }> {
-      const r = await deps.idempotent({ platformId, key: agentScopedKey(req.agentId, idempotencyKey), request: { op: "CREATE_QUOTE", ...req }, status: 200, ...codec }, async (complete) => {
+      const key = agentScopedKey(req.agentId, idempotencyKey);
+      const request = { op: "CREATE_QUOTE", ...req };
+      const r = await deps.idempotent({ platformId, key, request, status: 200, ...codec }, async (complete) => {
+        const creationRef = key ? createHash("sha256").update(`${key}\n${requestHash(request)}`).digest("hex") : "";
+        const earlier = creationRef ? await store.findCreated(platformId, creationRef, new Date(clock.now().getTime() - IDEMPOTENCY_KEY_TTL_MS)) : undefined;
+        if (earlier) return finishCreate(earlier.quote, earlier.confirmed, req.immediatelyExecute, complete);
         const p = await deps.prepare(platformId, req);
         // The quote lives on the clock it expires by (a sandbox platform's clock may have been advanced).
         const now = await platformNow(platformId);
@@ -223,41 +336,39 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
           draft.payloadToSign = c.payloadToSign;
           draft.signatureRequestId = c.requestId;
         }
-        const tx = await ledger.createQuoteTransaction({
-          platformId,
-          quoteId: id,
-          customerId: p.customerId,
-          sourceAccountId: draft.source.accountId,
-          destination: {
-            kind: destination.destinationType === "UMA_ADDRESS" ? "UMA_ADDRESS" : "EXTERNAL_ACCOUNT",
-            accountId: destination.accountId,
-            paymentRail: destination.paymentRail,
-            umaAddress: destination.umaAddress,
-          },
-          sendingCurrency: draft.sendingCurrency,
-          totalSendingAmount: draft.totalSendingAmount,
-          receivingCurrency: draft.receivingCurrency,
-          totalReceivingAmount: draft.totalReceivingAmount,
-          feesIncluded: draft.feesIncluded,
-          exchangeRate: draft.exchangeRate,
-          rateDetails: rateDetailsToJson(draft.rateDetails),
-          description: draft.description,
-          counterpartyInformation: draft.counterpartyInformation,
-          expiresAt: draft.expiresAt,
-          agentId: draft.agentId,
-          lookupId: p.lookup?.id ?? "",
-        });
-        draft.transactionId = tx.id;
-        if (!req.immediatelyExecute) {
-          await store.insert(draft, (trx) => complete(trx, draft));
-          return draft;
-        }
-        await store.insert(draft);
-        // immediatelyExecute: the stored answer is the executed quote. If the ledger refuses (for
-        // example 400 INSUFFICIENT_BALANCE) the error is the answer and the quote stays PENDING until it expires.
-        return execute(draft, complete);
+        await store.insertDraft(draft, { creationRef, at: clock.now() });
+        return finishCreate(draft, false, req.immediatelyExecute, complete);
       });
       return { quote: r.value, replayed: r.replayed };
+    },
+
+    /**
+     * Worker step: finishes drafts whose creating request is over (older than DRAFT_GRACE_MS): the
+     * ledger creates (or answers) the transaction and the quote is confirmed, so a transaction
+     * never stays without its quote. A draft the ledger refuses had no transaction and is
+     * forgotten; one it cannot answer now (down) is tried again on the next pass.
+     */
+    async finishDrafts(limit = 100): Promise<{ finished: number; dropped: number; failed: number }> {
+      const due = await store.draftsDue(new Date(clock.now().getTime() - DRAFT_GRACE_MS), limit);
+      let finished = 0;
+      let dropped = 0;
+      let failed = 0;
+      for (const q of due) {
+        try {
+          await confirmWithLedger(q);
+          finished++;
+        } catch (err) {
+          if (!isRefusal(err)) {
+            failed++;
+            continue;
+          }
+          await store.deleteDraft(q.platformId, q.id).then(
+            () => dropped++,
+            () => failed++,
+          );
+        }
+      }
+      return { finished, dropped, failed };
     },
 
     /** With `agentId` (agent calls), only a quote that agent created is found. */
