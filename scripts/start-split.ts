@@ -33,6 +33,8 @@ const config = loadConfig(
      * process); `tsx`, the TypeScript sources (development and the end-to-end suite, no build step).
      */
     CORRIDOR_SPLIT_RUNTIME: z.enum(["dist", "tsx"]).default("dist"),
+    /** Where `npm run build` wrote the compiled app for the `dist` runtime (relative to the repository root, or absolute). */
+    CORRIDOR_SPLIT_DIST_DIR: z.string().default("dist"),
     /** Extra Node flags for every process, space-separated (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, which NODE_OPTIONS refuses). */
     CORRIDOR_SPLIT_NODE_ARGS: z.string().default(""),
     /**
@@ -65,13 +67,14 @@ function argsFor(name: string, entry: string): string[] {
   // The extra flags come last, so one given there wins.
   const nodeArgs = [...semiSpace, ...config.CORRIDOR_SPLIT_NODE_ARGS.split(" ").filter(Boolean)];
   if (config.CORRIDOR_SPLIT_RUNTIME === "tsx") return [...nodeArgs, "--import", "tsx", join(root, entry)];
-  const compiled = join(root, "dist", "app", "bin", `${name}.js`);
+  const dist = resolve(root, config.CORRIDOR_SPLIT_DIST_DIR);
+  const compiled = join(dist, "app", "bin", `${name}.js`);
   if (!existsSync(compiled)) {
     process.stderr.write(`[split] ${compiled} is missing: run \`npm run build\` (or set CORRIDOR_SPLIT_RUNTIME=tsx)\n`);
     process.exit(1);
   }
   // Through the image's entry point, as the image and the chart run it (source-mapped stack traces).
-  return [...nodeArgs, join(root, "dist", "app", "corridor.mjs"), name];
+  return [...nodeArgs, join(dist, "app", "corridor.mjs"), name];
 }
 
 interface Deployable {

@@ -1,5 +1,6 @@
-import { appendFileSync, writeFileSync } from "node:fs";
-import { cpus, loadavg, totalmem } from "node:os";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { ServiceName } from "@corridor/kit";
@@ -8,6 +9,7 @@ import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@corridor/proto/grpc/health/v1/health_pb.js";
 import { LedgerAdminService } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { build } from "../../scripts/build.mjs";
 import { brokerUnavailableReason, freeBrokerPort, startBroker, stopBroker } from "../infra/kafka/broker.mjs";
 import { ownPostgresUnavailableReason, startOwnPostgres, type OwnPostgres } from "../infra/postgres.js";
 import { ownRedisUnavailableReason, startOwnRedis, type OwnRedis } from "../infra/redis.js";
@@ -67,6 +69,7 @@ describe.skipIf(skip)("chaos: the split system under faults keeps every acknowle
   let postgres: OwnPostgres | undefined;
   let redis: OwnRedis | undefined;
   let kafkaPort = 0;
+  let distDir = "";
   let system: Awaited<ReturnType<typeof startSplitSystem>> | undefined;
   let receiver: WebhookReceiver;
   let client: CarefulClient;
@@ -81,13 +84,20 @@ describe.skipIf(skip)("chaos: the split system under faults keeps every acknowle
     if (missing) throw new Error(`the chaos suite needs its own infrastructure here (CI=true): ${missing}`);
     receiver = new WebhookReceiver();
     const hookUrl = await receiver.start();
-    // The three servers start side by side (the broker's JVM is the slowest).
+    // The three servers and the compiled app (`npm run build`, into a folder of this run's own:
+    // the processes run what the image runs, and restart as fast as it does) side by side.
     kafkaPort = await freeBrokerPort();
-    const [pgStarted, redisStarted, brokerStarted] = await Promise.allSettled([startOwnPostgres(), startOwnRedis(), startBroker({ port: kafkaPort, reuse: false, ownerPid: process.pid })]);
+    distDir = mkdtempSync(join(tmpdir(), "corridor-chaos-dist-"));
+    const [pgStarted, redisStarted, brokerStarted, built] = await Promise.allSettled([
+      startOwnPostgres(),
+      startOwnRedis(),
+      startBroker({ port: kafkaPort, reuse: false, ownerPid: process.pid }),
+      build({ out: distDir, log: () => {} }),
+    ]);
     // What did start is kept for afterAll to stop, whatever else failed.
     if (pgStarted.status === "fulfilled") postgres = pgStarted.value;
     if (redisStarted.status === "fulfilled") redis = redisStarted.value;
-    for (const r of [pgStarted, redisStarted, brokerStarted]) if (r.status === "rejected") throw r.reason;
+    for (const r of [pgStarted, redisStarted, brokerStarted, built]) if (r.status === "rejected") throw r.reason;
     const broker = (brokerStarted as PromiseFulfilledResult<{ brokers: string }>).value;
     system = await startSplitSystem(
       { DATABASE_URL: postgres!.url, REDIS_URL: redis!.url, KAFKA_BROKERS: broker.brokers },
@@ -98,6 +108,8 @@ describe.skipIf(skip)("chaos: the split system under faults keeps every acknowle
         CORRIDOR_SPLIT_RESTART_LIMIT: "3",
         CORRIDOR_SPLIT_RESTART_BACKOFF_MS: "200",
         CORRIDOR_SPLIT_RESTART_BACKOFF_MAX_MS: "5000",
+        CORRIDOR_SPLIT_RUNTIME: "dist",
+        CORRIDOR_SPLIT_DIST_DIR: distDir,
       },
       // CORRIDOR_CHAOS_LOG names a file for every line the processes write (diagnosing a failure).
       process.env.CORRIDOR_CHAOS_LOG ? (line) => appendFileSync(process.env.CORRIDOR_CHAOS_LOG!, `${new Date().toISOString()} ${line}\n`) : undefined,
@@ -118,6 +130,7 @@ describe.skipIf(skip)("chaos: the split system under faults keeps every acknowle
     await redis?.stop().catch(() => {});
     await postgres?.stop().catch(() => {});
     await receiver?.stop();
+    if (distDir) rmSync(distDir, { recursive: true, force: true });
   }, 120_000);
 
   /** USD, EUR and MXN; the webhook endpoint; CUSTOMERS verified customers with their accounts. */
