@@ -50,8 +50,10 @@ export function publicBodyOf(err: AppError): PublicErrorBody {
 }
 
 // Failures without a service-written refusal: the transport's own (unreachable, timed out).
-// Unavailable, Aborted (the connection reset mid-call: a service that died) and DeadlineExceeded
-// are dependency failures: 503, retry later (with Retry-After), never 500.
+// Unavailable, Canceled (connect-node's answer for a call in flight when its service is killed:
+// "http/2 stream closed with error code CANCEL"), Aborted (the next call on that connection:
+// ECONNRESET) and DeadlineExceeded are dependency failures: 503, retry later (with Retry-After),
+// never 500.
 const codeToPublic: Partial<Record<Code, [number, string]>> = {
   [Code.InvalidArgument]: [400, "INVALID_INPUT"],
   [Code.Unauthenticated]: [401, "UNAUTHORIZED"],
@@ -63,6 +65,7 @@ const codeToPublic: Partial<Record<Code, [number, string]>> = {
   [Code.Unimplemented]: [501, "NOT_IMPLEMENTED"],
   [Code.Unavailable]: [503, "SERVICE_UNAVAILABLE"],
   [Code.Aborted]: [503, "SERVICE_UNAVAILABLE"],
+  [Code.Canceled]: [503, "SERVICE_UNAVAILABLE"],
   [Code.DeadlineExceeded]: [503, "UPSTREAM_TIMEOUT"],
 };
 

@@ -192,8 +192,13 @@ describe("gateway", () => {
       expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
     });
 
-    it("answers 503 with Retry-After, not 500, for a service that died mid-call (Aborted: its connection reset)", async () => {
-      fakes.failWith = new ConnectError("read ECONNRESET", Code.Aborted);
+    it.each([
+      // What connect-node answers for a call in flight when the service process is killed (measured).
+      ["Canceled: the stream closed with CANCEL", new ConnectError("http/2 stream closed with error code CANCEL (0x8)", Code.Canceled)],
+      // And for the next call on that connection.
+      ["Aborted: the connection reset", new ConnectError("connect ECONNRESET 127.0.0.1:8102", Code.Aborted)],
+    ])("answers 503 with Retry-After, not 500, for a service that died mid-call (%s)", async (_what, err) => {
+      fakes.failWith = err;
       const res = await call("GET", "/config", { as: admin });
       expectError(res, 503, "SERVICE_UNAVAILABLE");
       expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);

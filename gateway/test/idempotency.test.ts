@@ -169,6 +169,7 @@ describe("request fingerprint", () => {
     // A service that died mid-call: the connection reset (connect-node answers Aborted, or Unknown
     // with the socket error as cause); its effect may have committed.
     expect(settlementOf(new ConnectError("read ECONNRESET", Code.Aborted))).toBe("committed");
+    expect(settlementOf(new ConnectError("http/2 stream closed with error code CANCEL (0x8)", Code.Canceled))).toBe("committed");
     expect(settlementOf(new ConnectError("socket hang up", Code.Unknown, undefined, undefined, Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" })))).toBe("committed");
     // The service's database failed under it: the failure may have struck at the commit.
     expect(settlementOf(fromService("UNAVAILABLE", "SERVICE_UNAVAILABLE"))).toBe("committed");
@@ -266,9 +267,12 @@ describe.each(gatewayModes)("Idempotency-Key through the gateway (%s)", (_name, 
     expect((await out(100, k)).statusCode).toBe(201); // the same request retried goes through
   });
 
-  it.skipIf(skip)("answers 503 with Retry-After when the service dies mid-call after committing (Aborted, ECONNRESET), keeps the key, and the retry with it replays the committed effect", async () => {
+  it.skipIf(skip).each([
+    ["Canceled: the stream closed with CANCEL, as connect-node answers a call whose service was killed", () => new ConnectError("http/2 stream closed with error code CANCEL (0x8)", Code.Canceled)],
+    ["Aborted: ECONNRESET", () => new ConnectError("read ECONNRESET", Code.Aborted)],
+  ])("answers 503 with Retry-After when the service dies mid-call after committing (%s), keeps the key, and the retry with it replays the committed effect", async (_what, failure) => {
     const k = key();
-    fakes.ledgerLoseAnswerNext = new ConnectError("read ECONNRESET", Code.Aborted);
+    fakes.ledgerLoseAnswerNext = failure();
     const lost = await out(100, k);
     expect(lost.statusCode, lost.body).toBe(503);
     expect(lost.json().code).toBe("SERVICE_UNAVAILABLE");

@@ -106,7 +106,7 @@ describe("quote lifecycle", () => {
       // The ledger committed its transaction; the quote is a draft nobody can see yet.
       expect(h.transactions.size).toBe(before + 1);
       const orphan = [...h.transactions.values()].at(-1)!;
-      await expectPublicError(h.client.getQuote({ platformId: PLATFORM, quoteId: orphan.quoteId }), "NOT_FOUND", "QUOTE_NOT_FOUND");
+      // The quote is a draft: not listed (its id was never answered to anyone).
       const listed = await h.client.listQuotes({ platformId: PLATFORM, page: { limit: 100 } });
       expect(listed.quotes.map((q) => q.id)).not.toContain(orphan.quoteId);
 
@@ -118,7 +118,16 @@ describe("quote lifecycle", () => {
       expect(await h.client.createQuote({ ...quoteBody(), idempotencyKey: "ghost-1" })).toMatchObject({ replayed: true, quote: retried.quote });
     });
 
-    it("without a retry, the draft worker finishes the quote of a transaction whose answer was lost, once the request's lease is over", async () => {
+    it("answers the quote of a transaction whose answer was lost when it is read by id (GET /quotes/{quoteId} of a listed transaction), not 404", async () => {
+      h.behaviour.createLoseAnswer = lostAnswer();
+      await expect(h.client.createQuote(quoteBody())).rejects.toThrow();
+      const orphan = [...h.transactions.values()].at(-1)!;
+      const { quote } = await h.client.getQuote({ platformId: PLATFORM, quoteId: orphan.quoteId });
+      expect(quote).toMatchObject({ id: orphan.quoteId, transactionId: orphan.id, status: "PENDING" });
+      expect(await quotesOfTransaction(orphan.id)).toEqual([{ id: orphan.quoteId, confirmed: true }]);
+    });
+
+    it("without a retry or a read, the draft worker finishes the quote of a transaction whose answer was lost, once the request's lease is over", async () => {
       h.behaviour.createLoseAnswer = lostAnswer();
       await expect(h.client.createQuote(quoteBody())).rejects.toThrow();
       const orphan = [...h.transactions.values()].at(-1)!;
@@ -126,7 +135,7 @@ describe("quote lifecycle", () => {
       worker!.start();
       await worker!.stop();
       // Still within the creating request's lease: left alone.
-      await expectPublicError(h.client.getQuote({ platformId: PLATFORM, quoteId: orphan.quoteId }), "NOT_FOUND", "QUOTE_NOT_FOUND");
+      expect(await quotesOfTransaction(orphan.id)).toEqual([]);
       h.clock.advance(DRAFT_GRACE_MS);
       worker!.start();
       await worker!.stop();

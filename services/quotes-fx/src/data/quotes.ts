@@ -40,10 +40,21 @@ export function quoteStore(db: Kysely<QuotesFxDatabase>): QuoteStore {
       return row ? { quote: toQuote(row), confirmed: row.confirmed } : undefined;
     },
 
-    async confirm(platformId, id, tx, hook) {
+    async getDraft(platformId, id) {
+      const row = await db.selectFrom("quotes").selectAll().where("platform_id", "=", platformId).where("id", "=", id).where("confirmed", "=", false).executeTakeFirst();
+      return row ? toQuote(row) : undefined;
+    },
+
+    async confirm(quote, tx, hook) {
+      const { platformId, id } = quote;
       return inTransaction(db, async (t) => {
-        const row = await t.selectFrom("quotes").selectAll().where("platform_id", "=", platformId).where("id", "=", id).forUpdate().executeTakeFirst();
-        if (!row) return undefined;
+        // A draft deleted after a refusal while this caller's ledger call succeeded: stored again.
+        await t
+          .insertInto("quotes")
+          .values({ ...toRow(quote), transaction_id: tx.transactionId, status: tx.status, failure_reason: tx.failureReason, confirmed: true })
+          .onConflict((oc) => oc.column("id").doNothing())
+          .execute();
+        const row = await t.selectFrom("quotes").selectAll().where("platform_id", "=", platformId).where("id", "=", id).forUpdate().executeTakeFirstOrThrow();
         let q = toQuote(row);
         if (!row.confirmed) {
           const status = RANK[tx.status] > RANK[q.status] ? tx.status : q.status;

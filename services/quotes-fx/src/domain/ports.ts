@@ -218,16 +218,18 @@ export interface QuoteStore {
   /** The newest quote (draft or not) created under `creationRef` since `since`. */
   findCreated(platformId: string, creationRef: string, since: Date): Promise<{ quote: Quote; confirmed: boolean } | undefined>;
   /**
-   * Confirms a draft with its ledger transaction (its status moved forward to the transaction's),
-   * then runs `hook` in the same transaction with the quote as stored; an already confirmed quote
-   * is answered as it is (and `hook` still runs). Undefined when there is no such quote.
+   * Confirms the draft of `quote` with its ledger transaction (its status moved forward to the
+   * transaction's), then runs `hook` in the same transaction with the quote as stored; an already
+   * confirmed quote is answered as it is (and `hook` still runs); a draft deleted meanwhile is
+   * stored again, confirmed, from `quote`.
    */
   confirm(
-    platformId: string,
-    id: string,
+    quote: Quote,
     tx: { transactionId: string; status: QuoteStatus; failureReason: string; at: Date },
     hook?: (trx: unknown, q: Quote) => Promise<void>,
-  ): Promise<Quote | undefined>;
+  ): Promise<Quote>;
+  /** A draft (not yet confirmed) quote by id; undefined for a confirmed or unknown one. */
+  getDraft(platformId: string, id: string): Promise<Quote | undefined>;
   /** Forgets a draft the ledger refused (no transaction exists for it); a confirmed quote stays. */
   deleteDraft(platformId: string, id: string): Promise<void>;
   /** Drafts stored at or before `before`, oldest first (the draft worker finishes them). */

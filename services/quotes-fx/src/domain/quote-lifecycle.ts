@@ -174,7 +174,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
 
   /** The quote; with `agentId`, only a quote that agent created (another's is 404, as if it did not exist). */
   async function load(platformId: string, id: string, agentId = ""): Promise<Quote> {
-    const q = await store.get(platformId, id);
+    const q = (await store.get(platformId, id)) ?? (await finishDraftOnRead(platformId, id));
     if (!q || (agentId && q.agentId !== agentId)) throw new AppError("NOT_FOUND", "QUOTE_NOT_FOUND", `Quote ${id} not found`, { id });
     return q;
   }
@@ -229,13 +229,33 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
     return runWithLedger(q, () => ledger.executeQuoteTransaction(q.platformId, q.transactionId), complete);
   }
 
-  /** Asks the ledger for a draft's transaction (idempotent per quote id) and confirms the quote with it, running `hook` in that transaction. */
+  /**
+   * Asks the ledger for a draft's transaction (idempotent per quote id) and confirms the quote with
+   * it, running `hook` in that transaction. Whoever holds a ledger transaction makes sure its quote
+   * exists: a draft deleted meanwhile (another caller's ledger call was refused a moment earlier)
+   * is stored again from `q`.
+   */
   async function confirmWithLedger(q: Quote, hook?: (trx: unknown, value: Quote) => Promise<void>): Promise<Quote> {
     const tx = await ledger.createQuoteTransaction(quoteTransactionInput(q));
     const status = quoteStatusOf(tx.status) ?? "PENDING";
-    const confirmed = await store.confirm(q.platformId, q.id, { transactionId: tx.id, status, failureReason: tx.failureReason, at: clock.now() }, hook);
-    if (!confirmed) throw new AppError("NOT_FOUND", "QUOTE_NOT_FOUND", `Quote ${q.id} not found`, { id: q.id });
-    return confirmed;
+    return store.confirm(q, { transactionId: tx.id, status, failureReason: tx.failureReason, at: clock.now() }, hook);
+  }
+
+  /**
+   * A draft read by its id. Its id is answered only once it is confirmed, so whoever asks for it
+   * saw its ledger transaction (GET /transactions, a webhook) after the request that made it was
+   * interrupted: it is finished now, rather than answering 404 for the quote of an existing
+   * transaction. Undefined (404) when the ledger refuses it: no transaction exists.
+   */
+  async function finishDraftOnRead(platformId: string, id: string): Promise<Quote | undefined> {
+    const draft = await store.getDraft(platformId, id);
+    if (!draft) return undefined;
+    try {
+      return await confirmWithLedger(draft);
+    } catch (err) {
+      if (isRefusal(err)) return undefined;
+      throw err;
+    }
   }
 
   /**
