@@ -1,10 +1,10 @@
 import { defineConfig } from "vitest/config";
 
-// Five groups: unit/handler tests beside the code; the end-to-end suite in test/e2e driving the
+// Six groups: unit/handler tests beside the code; the end-to-end suite in test/e2e driving the
 // public REST API, run twice — against the embedded system (in this process) and against the split
 // system (one process per service, real Postgres/Redis/Kafka); and test/container, the built image
-// in a Docker engine through @corridor/testcontainers; and test/console, the console's journeys in
-// a real browser. Infrastructure comes from
+// in a Docker engine through @corridor/testcontainers; test/console, the console's journeys in
+// a real browser; and test/chaos, the split system through infrastructure and process faults. Infrastructure comes from
 // DATABASE_URL, REDIS_URL and KAFKA_BROKERS when set (CI sets them); test/infra/global-setup.ts
 // starts a local Kafka broker for the run when it can, and stops it when the run ends
 // (CORRIDOR_TEST_KAFKA=reuse|keep|off change that).
@@ -57,6 +57,20 @@ export default defineConfig({
           testTimeout: 60_000,
           env: { CORRIDOR_E2E_MODE: "embedded" },
           globalSetup: ["test/infra/template-setup.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // The chaos suite (issue 23): the split system on a PostgreSQL, a Redis and a Kafka broker
+          // of its own, under a money workload, through each fault in turn (test/chaos). Without
+          // those binaries it skips and says why, except in CI. It runs after every other project
+          // (groupOrder), alone on the machine, so its recovery times are its own.
+          name: "chaos",
+          include: ["test/chaos/**/*.test.ts"],
+          sequence: { groupOrder: 1 },
+          testTimeout: 240_000,
+          hookTimeout: 240_000,
         },
       },
       {

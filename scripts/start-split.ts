@@ -1,6 +1,8 @@
 // `npm run start:split`: one process per service plus the gateway, on localhost, against real
 // Postgres (DATABASE_URL), Redis (REDIS_URL) and Kafka (KAFKA_BROKERS). Prints the base URL and
 // sandbox credentials once the gateway reports every service ready; stops everything on Ctrl-C.
+// A process that dies is started again after a back-off, as Kubernetes restarts a container
+// (CORRIDOR_SPLIT_RESTART_*; docs/operations.md, "Chaos suite and recovery times").
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -8,6 +10,7 @@ import { createInterface } from "node:readline";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { SERVICE_NAMES, env, loadConfig, serviceUrlEnvKey, z, type ServiceName } from "@corridor/kit";
 import { banner, ensureSandboxPlatform, readyInfo } from "@corridor/embedded/bootstrap";
+import { restartDelayMs } from "./split-restart.js";
 
 const config = loadConfig(
   z.object({
@@ -30,6 +33,8 @@ const config = loadConfig(
      * process); `tsx`, the TypeScript sources (development and the end-to-end suite, no build step).
      */
     CORRIDOR_SPLIT_RUNTIME: z.enum(["dist", "tsx"]).default("dist"),
+    /** Where `npm run build` wrote the compiled app for the `dist` runtime (relative to the repository root, or absolute). */
+    CORRIDOR_SPLIT_DIST_DIR: z.string().default("dist"),
     /** Extra Node flags for every process, space-separated (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, which NODE_OPTIONS refuses). */
     CORRIDOR_SPLIT_NODE_ARGS: z.string().default(""),
     /**
@@ -39,6 +44,14 @@ const config = loadConfig(
      * and memory").
      */
     CORRIDOR_SPLIT_SEMI_SPACE_MB: env.int(8),
+    /** Restarts in a row of a process that keeps dying before the runner gives up and stops everything; 0: any exit stops everything. */
+    CORRIDOR_SPLIT_RESTART_LIMIT: z.coerce.number().int().min(0).default(5),
+    /** Wait before the first restart of a dead process; doubles on each restart in a row. */
+    CORRIDOR_SPLIT_RESTART_BACKOFF_MS: z.coerce.number().int().min(0).default(1_000),
+    /** Ceiling of that doubling wait. */
+    CORRIDOR_SPLIT_RESTART_BACKOFF_MAX_MS: z.coerce.number().int().min(0).default(30_000),
+    /** A process that stayed up this long before it died counts as healthy: its restarts in a row start again from 0. */
+    CORRIDOR_SPLIT_RESTART_RESET_MS: z.coerce.number().int().min(0).default(60_000),
   }),
 );
 
@@ -54,36 +67,71 @@ function argsFor(name: string, entry: string): string[] {
   // The extra flags come last, so one given there wins.
   const nodeArgs = [...semiSpace, ...config.CORRIDOR_SPLIT_NODE_ARGS.split(" ").filter(Boolean)];
   if (config.CORRIDOR_SPLIT_RUNTIME === "tsx") return [...nodeArgs, "--import", "tsx", join(root, entry)];
-  const compiled = join(root, "dist", "app", "bin", `${name}.js`);
+  const dist = resolve(root, config.CORRIDOR_SPLIT_DIST_DIR);
+  const compiled = join(dist, "app", "bin", `${name}.js`);
   if (!existsSync(compiled)) {
     process.stderr.write(`[split] ${compiled} is missing: run \`npm run build\` (or set CORRIDOR_SPLIT_RUNTIME=tsx)\n`);
     process.exit(1);
   }
   // Through the image's entry point, as the image and the chart run it (source-mapped stack traces).
-  return [...nodeArgs, join(root, "dist", "app", "corridor.mjs"), name];
+  return [...nodeArgs, join(dist, "app", "corridor.mjs"), name];
 }
 
-function launch(name: string, entry: string, port: number): void {
-  const child = spawn(process.execPath, argsFor(name, entry), {
+interface Deployable {
+  name: string;
+  entry: string;
+  port: number;
+  /** Restarts in a row (reset once a start stays up CORRIDOR_SPLIT_RESTART_RESET_MS). */
+  restarts: number;
+  startedAt: number;
+}
+
+const restartTimers = new Set<NodeJS.Timeout>();
+
+function launch(d: Deployable): void {
+  const child = spawn(process.execPath, argsFor(d.name, d.entry), {
     cwd: root,
-    env: { ...process.env, ...urls, PORT: String(port), HOST: "127.0.0.1", OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? name },
+    env: { ...process.env, ...urls, PORT: String(d.port), HOST: "127.0.0.1", OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? d.name },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  d.startedAt = Date.now();
   for (const stream of [child.stdout!, child.stderr!]) {
-    createInterface({ input: stream }).on("line", (line) => process.stderr.write(`[${name}] ${line}\n`));
+    createInterface({ input: stream }).on("line", (line) => process.stderr.write(`[${d.name}] ${line}\n`));
   }
   child.on("exit", (code, signal) => {
-    children.delete(name);
-    if (!stopping) {
-      process.stderr.write(`[split] ${name} exited (${signal ?? code}); stopping everything\n`);
-      void stopAll(1);
-    }
+    children.delete(d.name);
+    if (!stopping) onDeath(d, signal ?? code);
   });
-  children.set(name, child);
+  children.set(d.name, child);
+  // Machine-readable, for tooling that watches the processes (the chaos suite kills them by pid).
+  process.stdout.write(`CORRIDOR_PROCESS ${JSON.stringify({ name: d.name, pid: child.pid })}\n`);
+}
+
+/** A process died on its own: start it again after a doubling back-off, or give up and stop everything. */
+function onDeath(d: Deployable, how: NodeJS.Signals | number | null): void {
+  const upMs = Date.now() - d.startedAt;
+  if (upMs >= config.CORRIDOR_SPLIT_RESTART_RESET_MS) d.restarts = 0;
+  if (d.restarts >= config.CORRIDOR_SPLIT_RESTART_LIMIT) {
+    const why = config.CORRIDOR_SPLIT_RESTART_LIMIT === 0 ? "restarts are off (CORRIDOR_SPLIT_RESTART_LIMIT=0)" : `it died ${d.restarts + 1} times in a row`;
+    process.stderr.write(`[split] ${d.name} exited (${how}) after ${upMs} ms; ${why}: stopping everything\n`);
+    void stopAll(1);
+    return;
+  }
+  const delay = restartDelayMs(d.restarts, config.CORRIDOR_SPLIT_RESTART_BACKOFF_MS, config.CORRIDOR_SPLIT_RESTART_BACKOFF_MAX_MS);
+  d.restarts++;
+  process.stderr.write(
+    `[split] ${d.name} exited (${how}) after ${upMs} ms; restarting it in ${delay} ms (restart ${d.restarts} of at most ${config.CORRIDOR_SPLIT_RESTART_LIMIT} in a row)\n`,
+  );
+  const timer = setTimeout(() => {
+    restartTimers.delete(timer);
+    if (!stopping) launch(d);
+  }, delay);
+  restartTimers.add(timer);
 }
 
 async function stopAll(exitCode: number): Promise<never> {
   stopping = true;
+  for (const t of restartTimers) clearTimeout(t);
   const exits = [...children.values()].map((c) => new Promise((r) => c.once("exit", r)));
   for (const c of children.values()) c.kill("SIGTERM");
   await Promise.race([Promise.all(exits), new Promise((r) => setTimeout(r, 15_000))]);
@@ -94,8 +142,9 @@ async function stopAll(exitCode: number): Promise<never> {
 process.on("SIGINT", () => void stopAll(0));
 process.on("SIGTERM", () => void stopAll(0));
 
-for (const s of SERVICE_NAMES) launch(s, `services/${s}/src/main.ts`, portOf(s));
-launch("gateway", "gateway/src/main.ts", config.CORRIDOR_HTTP_PORT);
+const deployable = (name: string, entry: string, port: number): Deployable => ({ name, entry, port, restarts: 0, startedAt: 0 });
+for (const s of SERVICE_NAMES) launch(deployable(s, `services/${s}/src/main.ts`, portOf(s)));
+launch(deployable("gateway", "gateway/src/main.ts", config.CORRIDOR_HTTP_PORT));
 
 const base = `http://127.0.0.1:${config.CORRIDOR_HTTP_PORT}`;
 const deadline = Date.now() + config.CORRIDOR_READY_TIMEOUT_MS;

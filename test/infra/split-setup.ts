@@ -48,6 +48,9 @@ export default async function setup(project: TestProject) {
       CORRIDOR_SMTP_URL: catcher.smtpUrl,
       CORRIDOR_FX_SANDBOX_DRIFT_BPS: "0",
       NOTIFICATIONS_DELIVERY_POLL_MS: "200",
+      // A process that dies fails the run loudly rather than being restarted behind the suites'
+      // backs (the chaos suite, test/chaos, is where restarts are exercised).
+      CORRIDOR_SPLIT_RESTART_LIMIT: "0",
     },
   ).catch(async (err: unknown) => {
     await mailbox.close();

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { EventEmitter } from "node:events";
 import { mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -44,8 +45,19 @@ export async function startSplitSystem(
   extraEnv: Record<string, string> = {},
   /** Every line the processes write (their logs, prefixed with the process's name), as it comes. */
   onLine?: (line: string) => void,
+  opts: {
+    /**
+     * Copy the run's migrated template database (test/infra/template-setup.ts) when there is one;
+     * false for a Postgres server of the caller's own, where that template does not exist (the
+     * services then migrate the empty database as they start).
+     */
+    fromTemplate?: boolean;
+  } = {},
 ) {
-  const db = await createFreshDatabase(env.DATABASE_URL, "corridor_split", { migrated: true });
+  const db = await createFreshDatabase(env.DATABASE_URL, "corridor_split", { migrated: opts.fromTemplate ?? true });
+  /** The pid of each process the launcher runs now, by name (it announces each start and restart). */
+  const pids = new Map<string, number>();
+  const started = new EventEmitter<{ process: [name: string, pid: number] }>();
   const base = await freePortBlock(8);
   const httpPort = base + 8;
   const root = resolve(import.meta.dirname, "../..");
@@ -78,6 +90,11 @@ export async function startSplitSystem(
     const timer = setTimeout(() => reject(new Error(`split system not ready in time:\n${logs.slice(-60).join("\n")}`)), 150_000);
     createInterface({ input: child.stdout! }).on("line", (line) => {
       onLine?.(line);
+      if (line.startsWith("CORRIDOR_PROCESS ")) {
+        const { name, pid } = JSON.parse(line.slice("CORRIDOR_PROCESS ".length)) as { name: string; pid: number };
+        pids.set(name, pid);
+        started.emit("process", name, pid);
+      }
       if (line.startsWith("CORRIDOR_READY ")) {
         clearTimeout(timer);
         resolveReady(JSON.parse(line.slice("CORRIDOR_READY ".length)));
@@ -95,6 +112,32 @@ export async function startSplitSystem(
       serviceUrls: Object.fromEntries(SERVICE_NAMES.map((name, i) => [name, `http://127.0.0.1:${base + 1 + i}`])) as Record<ServiceName, string>,
       kafkaTopicPrefix,
     } satisfies SplitSystemInfo,
+    /** The pid of a process the launcher runs now (a service's name, or "gateway"). */
+    pidOf(name: ServiceName | "gateway"): number {
+      const pid = pids.get(name);
+      if (pid === undefined) throw new Error(`the launcher announced no ${name} process`);
+      return pid;
+    },
+    /** Resolves with the pid of the next start of `name` after `afterPid` (a restart by the launcher). */
+    nextStart(name: ServiceName | "gateway", afterPid: number, timeoutMs: number): Promise<number> {
+      return new Promise((resolveStart, reject) => {
+        const current = pids.get(name);
+        if (current !== undefined && current !== afterPid) return resolveStart(current);
+        const timer = setTimeout(() => {
+          started.off("process", onStart);
+          reject(new Error(`the launcher did not restart ${name} within ${timeoutMs} ms:\n${logs.slice(-40).join("\n")}`));
+        }, timeoutMs);
+        const onStart = (n: string, pid: number) => {
+          if (n !== name || pid === afterPid) return;
+          clearTimeout(timer);
+          started.off("process", onStart);
+          resolveStart(pid);
+        };
+        started.on("process", onStart);
+      });
+    },
+    /** The launcher's last lines (its own and every process's logs), for a failure's message. */
+    recentLogs: (n = 60) => logs.slice(-n).join("\n"),
     async stop() {
       const exited = new Promise((r) => child.once("exit", r));
       child.kill("SIGTERM");

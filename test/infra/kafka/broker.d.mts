@@ -22,9 +22,10 @@ export interface StartedBroker {
 /**
  * Starts a single-node KRaft broker on 127.0.0.1, or reuses one already answering on the port
  * (unless `reuse` is false: then that throws). With `ownerPid`, a broker started here is stopped by
- * a detached watchdog once that process is gone; `ephemeral` deletes its folder when it stops.
+ * a detached watchdog once that process is gone; `ephemeral` deletes its folder when it stops;
+ * `keepData` starts on the data a previous broker on the port left (a restart) instead of formatting.
  */
-export declare function startBroker(opts?: { port?: number; timeoutMs?: number; reuse?: boolean; ownerPid?: number; ephemeral?: boolean }): Promise<StartedBroker>;
+export declare function startBroker(opts?: { port?: number; timeoutMs?: number; reuse?: boolean; ownerPid?: number; ephemeral?: boolean; keepData?: boolean }): Promise<StartedBroker>;
 
 /** Stops the broker this tooling started on the port; a no-op when none runs. `removeData` deletes its folder. */
 export declare function stopBroker(opts?: { port?: number; removeData?: boolean }): Promise<void>;

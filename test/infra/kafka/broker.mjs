@@ -254,8 +254,11 @@ function java(args, p) {
  * - `ownerPid`: a broker this call starts is tied to that process: a detached watchdog stops it
  *   (and, with `ephemeral`, deletes its folder) as soon as the owner is gone, however it ended.
  * - `ephemeral`: the broker's folder (.cache/kafka/<port>) is deleted when it is stopped.
+ * - `keepData`: start on the topics, offsets and producer state a previous broker on this port
+ *   left (a restart, as the chaos suite does with stopBroker then startBroker); otherwise a fresh
+ *   log dir is formatted.
  */
-export async function startBroker({ port = defaultPort, timeoutMs = 120_000, reuse = true, ownerPid, ephemeral = false } = {}) {
+export async function startBroker({ port = defaultPort, timeoutMs = 120_000, reuse = true, ownerPid, ephemeral = false, keepData = false } = {}) {
   const brokers = `${host}:${port}`;
   const p = paths(port);
   mkdirSync(p.dir, { recursive: true });
@@ -272,21 +275,26 @@ export async function startBroker({ port = defaultPort, timeoutMs = 120_000, reu
       await killAndWait(stale);
     }
     ensureJars();
-    // A test broker keeps nothing between starts: a fresh log dir is formatted every time.
-    rmSync(p.data, { recursive: true, force: true });
-    rmSync(p.logs, { recursive: true, force: true });
+    const restart = keepData && existsSync(join(p.data, "meta.properties"));
+    // A test broker keeps nothing between starts (unless asked to): a fresh log dir is formatted.
+    if (!restart) {
+      rmSync(p.data, { recursive: true, force: true });
+      rmSync(p.logs, { recursive: true, force: true });
+    }
     mkdirSync(p.data, { recursive: true });
     mkdirSync(p.logs, { recursive: true });
     writeConfig(p, port);
-    // base64url may begin with "-", which kafka-storage's argument parser takes for an option.
-    let clusterId;
-    do clusterId = randomBytes(16).toString("base64url");
-    while (clusterId.startsWith("-"));
-    const fmt = spawnSync("java", java(["kafka.tools.StorageTool", "format", "-t", clusterId, "-c", p.props, "--ignore-formatted"], p), {
-      encoding: "utf8",
-    });
-    if (fmt.error || fmt.status !== 0) {
-      throw new Error(`formatting Kafka storage failed: ${fmt.stderr || fmt.stdout || fmt.error}`);
+    if (!restart) {
+      // base64url may begin with "-", which kafka-storage's argument parser takes for an option.
+      let clusterId;
+      do clusterId = randomBytes(16).toString("base64url");
+      while (clusterId.startsWith("-"));
+      const fmt = spawnSync("java", java(["kafka.tools.StorageTool", "format", "-t", clusterId, "-c", p.props, "--ignore-formatted"], p), {
+        encoding: "utf8",
+      });
+      if (fmt.error || fmt.status !== 0) {
+        throw new Error(`formatting Kafka storage failed: ${fmt.stderr || fmt.stdout || fmt.error}`);
+      }
     }
     const out = openSync(p.out, "a");
     const child = spawn("java", java(["kafka.Kafka", p.props], p), {
