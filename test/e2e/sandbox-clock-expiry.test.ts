@@ -127,4 +127,21 @@ describe.skipIf(skipReason())(`sandbox clock moves every expiry (${mode})`, () =
     await advanceClock(p, 24 * 3600 + 1);
     expect((await system.raw("GET", path)).status).toBe(410);
   });
+  it("the webhook secret's rotation window runs on the sandbox clock: the previous secret's window ends 24 sandbox hours after a rotation", async () => {
+    const p = await system.createPlatform({ name: "Clock secret rotation" });
+    const before = (await p.call("GET", "/config/webhook-secret")).body;
+    const moved = await advanceClock(p, 3600);
+    const rotated = await p.call("POST", "/config/webhook-secret/rotate");
+    expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
+    expect(rotated.body.secret).not.toBe(before.secret);
+    const windowMs = ms(rotated.body.previousSecretExpiresAt) - ms(moved.now);
+    expect(windowMs).toBeGreaterThanOrEqual(24 * 3600_000);
+    expect(windowMs).toBeLessThan(24 * 3600_000 + 60_000);
+
+    await advanceClock(p, 24 * 3600 + 60);
+    const after = (await p.call("GET", "/config/webhook-secret")).body;
+    expect(after.secret).toBe(rotated.body.secret);
+    // The window is over on the platform's clock: the previous secret is no longer announced.
+    expect(after.previousSecretExpiresAt ?? null).toBeNull();
+  });
 });

@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { createIdempotencyRunner, idempotencyKeyStore, type ConsumerDefinition, type ServiceModule } from "@corridor/kit";
+import { createIdempotencyRunner, idempotencyKeyStore, platformTime, sandboxClockClient, type ConsumerDefinition, type ServiceModule } from "@corridor/kit";
 import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
 import { currentEndpointReader, platformFacts } from "./clients/platform-config.js";
 import { loadNotificationsConfig } from "./config.js";
@@ -59,6 +59,8 @@ export const service: ServiceModule = {
       idempotent: createIdempotencyRunner(idempotencyKeyStore(db), deps.clock),
       // A redelivered event is announced like a freshly enqueued one, so it leaves at once.
       requeued: (event) => worker.notify([event]),
+      // A sandbox platform's secret rotation window runs on its sandbox clock (issue 29, item 7).
+      time: platformTime({ clock: deps.clock, environment: (id) => platforms.environment(id), sandboxNow: sandboxClockClient(() => deps.transportFor("sandbox")) }),
     });
     return {
       routes: (router) => router.service(NotificationsService, handler),

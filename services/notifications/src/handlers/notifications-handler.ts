@@ -1,7 +1,7 @@
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { errors, type Clock, type IdempotencyRunner, type Logger } from "@corridor/kit";
+import { errors, type Clock, type IdempotencyRunner, type Logger, type PlatformTime } from "@corridor/kit";
 import { PageInfoSchema, type TimeRange } from "@corridor/proto/corridor/common/v1/paging_pb.js";
 import {
   DeliveryAttemptSchema,
@@ -37,6 +37,11 @@ export interface NotificationsHandlerDeps {
   idempotent?: IdempotencyRunner;
   /** Tells the delivery worker an event was queued again, so it goes at once. */
   requeued?: (event: { webhookId: string; platformId: string; resourceKey: string | null }) => void;
+  /**
+   * The time a platform's secret rotation window is set and shown by: a sandbox platform's
+   * sandbox clock (POST /sandbox/clock/advance moves it), else the service clock. Default: the clock.
+   */
+  time?: PlatformTime;
 }
 
 function toSettingsMessage(s: WebhookSettings): WebhookSettingsMessage {
@@ -99,8 +104,9 @@ function requireEventId(eventId: string): string {
 /** NotificationsService: maps requests onto the domain and its answers back onto proto. */
 export function createNotificationsHandler(deps: NotificationsHandlerDeps): ServiceImpl<typeof NotificationsService> {
   const { settings, deliveries } = deps;
+  const platformNow = (platformId: string) => (deps.time ? deps.time.now(platformId) : Promise.resolve(deps.clock.now()));
   const eventsOf = (): EventStore => {
-    if (!deps.events) throw errors.notImplemented("the events API is not wired in this process");
+    if (!deps.events) throw new Error("the events API is not wired in this process (a composition-root mistake, not a capability a platform lacks)");
     return deps.events;
   };
 
@@ -124,12 +130,14 @@ export function createNotificationsHandler(deps: NotificationsHandlerDeps): Serv
 
   return {
     async getWebhookSettings(req) {
-      const now = deps.clock.now();
-      const s = await ensureSettings(settings, requirePlatformId(req.platformId), now);
+      const platformId = requirePlatformId(req.platformId);
+      const now = await platformNow(platformId);
+      const s = await ensureSettings(settings, platformId, now);
       return { settings: toSettingsMessage(withoutExpiredPrevious(s, now)) };
     },
     async rotateWebhookSecret(req) {
-      const s = await rotateSecret(settings, requirePlatformId(req.platformId), deps.clock.now());
+      const platformId = requirePlatformId(req.platformId);
+      const s = await rotateSecret(settings, platformId, await platformNow(platformId));
       return { settings: toSettingsMessage(s) };
     },
     async sendTestWebhook(req) {
@@ -170,7 +178,7 @@ export function createNotificationsHandler(deps: NotificationsHandlerDeps): Serv
     async redeliverWebhookEvent(req) {
       const platformId = requirePlatformId(req.platformId);
       const eventId = requireEventId(req.eventId);
-      if (!deps.idempotent) throw errors.notImplemented("redelivery is not wired in this process");
+      if (!deps.idempotent) throw new Error("redelivery is not wired in this process (a composition-root mistake, not a capability a platform lacks)");
       // Like TEST: the endpoint is read first, so a redelivery right after PATCH /config finds it.
       await refreshEndpoint(platformId);
       const { event, replayed } = await redeliverEvent(

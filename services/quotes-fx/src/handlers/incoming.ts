@@ -1,6 +1,5 @@
 import { fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { errors } from "@corridor/kit";
 import { TransactionSchema, type Transaction } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
 import type { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
 import type { IncomingPayments } from "../domain/incoming.js";
@@ -14,7 +13,7 @@ export function createIncomingHandler(
   answers?: { idempotent: Idempotent; inTransaction: <T>(fn: (trx: unknown) => Promise<T>) => Promise<T> },
 ): IncomingImpl {
   const use = () => {
-    if (!incoming) throw errors.notImplemented("Incoming UMA payments are not wired in this build");
+    if (!incoming) throw new Error("incoming UMA payments are not wired in this process (a composition-root mistake, not a capability a platform lacks)");
     return incoming;
   };
   return {
