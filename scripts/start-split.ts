@@ -39,6 +39,11 @@ const config = loadConfig(
      * and memory").
      */
     CORRIDOR_SPLIT_SEMI_SPACE_MB: env.int(8),
+    /**
+     * Give every process a Prometheus scrape endpoint: the gateway's METRICS_PORT is this, the
+     * services' this+1 .. this+7 (in the order of CORRIDOR_SPLIT_PORT_BASE). 0 (default): none.
+     */
+    CORRIDOR_SPLIT_METRICS_PORT_BASE: env.port(0),
   }),
 );
 
@@ -63,10 +68,11 @@ function argsFor(name: string, entry: string): string[] {
   return [...nodeArgs, join(root, "dist", "app", "corridor.mjs"), name];
 }
 
-function launch(name: string, entry: string, port: number): void {
+function launch(name: string, entry: string, port: number, metricsPort: number | undefined): void {
+  const metrics = metricsPort === undefined ? {} : { METRICS_PORT: String(metricsPort) };
   const child = spawn(process.execPath, argsFor(name, entry), {
     cwd: root,
-    env: { ...process.env, ...urls, PORT: String(port), HOST: "127.0.0.1", OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? name },
+    env: { ...process.env, ...urls, ...metrics, PORT: String(port), HOST: "127.0.0.1", OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? name },
     stdio: ["ignore", "pipe", "pipe"],
   });
   for (const stream of [child.stdout!, child.stderr!]) {
@@ -94,8 +100,10 @@ async function stopAll(exitCode: number): Promise<never> {
 process.on("SIGINT", () => void stopAll(0));
 process.on("SIGTERM", () => void stopAll(0));
 
-for (const s of SERVICE_NAMES) launch(s, `services/${s}/src/main.ts`, portOf(s));
-launch("gateway", "gateway/src/main.ts", config.CORRIDOR_HTTP_PORT);
+const metricsBase = config.CORRIDOR_SPLIT_METRICS_PORT_BASE;
+const metricsPortOf = (s: ServiceName) => (metricsBase ? metricsBase + 1 + SERVICE_NAMES.indexOf(s) : undefined);
+for (const s of SERVICE_NAMES) launch(s, `services/${s}/src/main.ts`, portOf(s), metricsPortOf(s));
+launch("gateway", "gateway/src/main.ts", config.CORRIDOR_HTTP_PORT, metricsBase || undefined);
 
 const base = `http://127.0.0.1:${config.CORRIDOR_HTTP_PORT}`;
 const deadline = Date.now() + config.CORRIDOR_READY_TIMEOUT_MS;

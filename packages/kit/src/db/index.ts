@@ -60,6 +60,8 @@ export interface DatabaseHandle {
   listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   /** PGlite only: the whole data folder as a gzip tarball (see pgliteTemplate). */
   dumpDataDir?(): Promise<Blob>;
+  /** Postgres only: the pool's connections now (the db.client.connection.* metrics). */
+  poolStats?(): { total: number; idle: number; waiting: number; max: number };
   close(): Promise<void>;
 }
 
@@ -89,6 +91,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
   let listen: DatabaseHandle["listen"];
   let closeListener = async () => {};
   let dumpDataDir: DatabaseHandle["dumpDataDir"];
+  let poolStats: DatabaseHandle["poolStats"];
   if (opts.databaseUrl) {
     kind = "postgres";
     const pg = await loadPg();
@@ -97,6 +100,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
     // as an 'error' event; unhandled, it would crash the process. The pool drops that client and
     // the next query opens a new one, so noting it is enough.
     pool.on("error", (err) => opts.onIdleError?.(err));
+    poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: opts.poolSize ?? 10 });
     root = new Kysely({ dialect: new PostgresDialect({ pool: opts.preparedStatements ? preparingPool(pool) : pool }), log: kyselyTracingLog });
     const listener = createPgListener(pg, opts.databaseUrl, opts.onIdleError);
     listen = listener.listen;
@@ -132,6 +136,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
     forSchema: <DB>(schema: string) => root.withSchema(schema) as unknown as Kysely<DB>,
     listen,
     ...(dumpDataDir ? { dumpDataDir } : {}),
+    ...(poolStats ? { poolStats } : {}),
     async close() {
       await closeListener();
       await root.destroy();
