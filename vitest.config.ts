@@ -1,6 +1,6 @@
 import { defineConfig } from "vitest/config";
 
-// Five groups: unit/handler tests beside the code; the end-to-end suite in test/e2e driving the
+// Six groups: unit/handler tests beside the code; the end-to-end suite in test/e2e driving the
 // public REST API, run twice — against the embedded system (in this process) and against the split
 // system (one process per service, real Postgres/Redis/Kafka); and test/container, the built image
 // in a Docker engine through @corridor/testcontainers; and test/console, the console's journeys in
@@ -44,6 +44,18 @@ export default defineConfig({
           exclude: ["test/e2e/tracing.test.ts", "test/e2e/ledger-restart.test.ts", "test/e2e/service-spans.test.ts"],
           env: { CORRIDOR_E2E_MODE: "split" },
           globalSetup: ["test/infra/template-setup.ts", "test/infra/split-setup.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // Operability: a split system scraped by Debian's Prometheus, the alert rules' promtool
+          // unit tests, the dashboard's queries (test/ops/prometheus.ts installs the package when
+          // missing and root; without it the suites skip and say why, except in CI).
+          name: "ops",
+          include: ["test/ops/**/*.test.ts"],
+          testTimeout: 120_000,
+          globalSetup: ["test/infra/template-setup.ts"],
         },
       },
       {

@@ -1,0 +1,109 @@
+import { randomUUID } from "node:crypto";
+import { resolve } from "node:path";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { SERVICE_NAMES } from "@corridor/kit";
+import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
+import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePortBlock, startSplitSystem } from "../infra/split-system.js";
+import { prometheusSkipReason, startPrometheus, valueOf, type PromSample, type RunningPrometheus } from "./prometheus.js";
+
+const root = resolve(import.meta.dirname, "../..");
+export const RULES = resolve(root, "deploy/prometheus/rules.yml");
+
+const missingInfra = ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS"].filter((k) => !process.env[k]);
+const skipReason = missingInfra.length ? `the split system needs ${missingInfra.join(", ")}` : prometheusSkipReason();
+if (skipReason) console.warn(`[ops] metrics suite skipped: ${skipReason}`);
+
+/**
+ * A split system (one process per service and the gateway, each with its own METRICS_PORT) scraped
+ * every second by a real Prometheus, under a short money workload: the metrics arrive, with
+ * sensible values, under the names and labels the rules and the dashboard use.
+ */
+describe.skipIf(!!skipReason)("metrics of a split system scraped by Prometheus", () => {
+  let system: Awaited<ReturnType<typeof startSplitSystem>>;
+  let prom: RunningPrometheus;
+  let call: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: any }>;
+
+  beforeAll(async () => {
+    const metricsBase = await freePortBlock(8);
+    system = await startSplitSystem(
+      { DATABASE_URL: process.env.DATABASE_URL!, REDIS_URL: process.env.REDIS_URL!, KAFKA_BROKERS: process.env.KAFKA_BROKERS! },
+      { CORRIDOR_SPLIT_METRICS_PORT_BASE: String(metricsBase), CORRIDOR_FX_SANDBOX_DRIFT_BPS: "0" },
+    );
+    const jobs = [{ job: "gateway", target: `127.0.0.1:${metricsBase}` }, ...SERVICE_NAMES.map((s, i) => ({ job: s, target: `127.0.0.1:${metricsBase + 1 + i}` }))];
+    prom = await startPrometheus(jobs, [RULES]);
+    const admin = createClient(PlatformAdminService, createGrpcTransport({ baseUrl: system.info.serviceUrls["auth-sessions"] }));
+    const created = await admin.createPlatform({ name: "metrics platform", environment: Environment.SANDBOX, isRegulatedFinancialInstitution: false });
+    const auth = `Basic ${Buffer.from(`${created.token!.clientId}:${created.clientSecret}`).toString("base64")}`;
+    call = async (method, path, body, headers = {}) => {
+      const res = await fetch(`${system.info.url}/2025-10-13${path}`, {
+        method,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        headers: { authorization: auth, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined };
+    };
+  }, 240_000);
+
+  afterAll(async () => {
+    await prom?.stop();
+    await system?.stop();
+  });
+
+  it("every process is scraped", async () => {
+    const up = await prom.waitFor("up", (r) => r.length === 8 && r.every((s) => s.value[1] === "1"), 30_000);
+    expect(up.map((s) => s.metric.job).sort()).toEqual(["gateway", ...SERVICE_NAMES].sort());
+  });
+
+  it("a money workload shows in http, rpc, inbox and outbox metrics, and the outbox drains back to 0", async () => {
+    // The platform's USD account appears once the ledger consumed the platform's creation event.
+    let usd: { id: string } | undefined;
+    for (const end = Date.now() + 30_000; !usd && Date.now() < end; await new Promise((r) => setTimeout(r, 250))) {
+      const res = await call("GET", "/platform/internal-accounts?currency=USD");
+      usd = res.status === 200 ? res.body.data[0] : undefined;
+    }
+    expect(usd, "platform USD account").toBeDefined();
+    const ext = await call("POST", "/platform/external-accounts", {
+      currency: "USD",
+      accountInfo: { accountType: "USD_ACCOUNT", accountNumber: "881234500000", routingNumber: "021000021", bankAccountType: "CHECKING", bankName: "Test Bank", beneficiary: { beneficiaryType: "INDIVIDUAL", fullName: "Ada Lovelace" } },
+    });
+    expect(ext.status, JSON.stringify(ext.body)).toBe(201);
+    expect((await call("POST", `/sandbox/internal-accounts/${usd!.id}/fund`, { amount: 100_000 })).status).toBe(200);
+    for (let i = 0; i < 5; i++) {
+      const out = await call("POST", "/transfer-out", { source: { accountId: usd!.id }, destination: { accountId: ext.body.id }, amount: 1_000 + i }, { "idempotency-key": randomUUID() });
+      expect(out.status, JSON.stringify(out.body)).toBeLessThan(300);
+    }
+    // A client error is counted in its class, not as a server error.
+    expect((await call("GET", "/transactions/Transaction:0190f0f0-0000-7000-8000-000000000000")).status).toBe(404);
+
+    const positive = (r: PromSample[]) => r.length > 0 && r.every((s) => Number(s.value[1]) > 0);
+    const transfers = await prom.waitFor('sum(http_server_request_duration_count{job="gateway",http_route=~".*transfer-out",http_request_method="POST",http_response_status_class="2xx"})', positive);
+    expect(valueOf(transfers)).toBeGreaterThanOrEqual(5);
+    await prom.waitFor('sum(http_server_request_duration_count{job="gateway",http_response_status_class="4xx"})', positive);
+    // No raw path (ids) in any route label.
+    expect(await prom.query('http_server_request_duration_count{http_route=~".*(Transaction|InternalAccount|ExternalAccount):.*"}')).toEqual([]);
+    // The gateway's calls to the ledger, seen from both sides.
+    await prom.waitFor('sum(rpc_client_duration_count{job="gateway",rpc_grpc_status_code="0"})', positive);
+    await prom.waitFor('sum by (rpc_method) (rpc_server_duration_count{job="ledger",rpc_grpc_status_code="0"})', positive);
+    // Events consumed through the inbox.
+    await prom.waitFor("sum(messaging_process_duration_count)", positive);
+    // Every service's outbox is observed, and drains back to 0.
+    await prom.waitFor("count(corridor_outbox_backlog)", (r) => valueOf(r) >= SERVICE_NAMES.length);
+    await prom.waitFor("max(corridor_outbox_backlog)", (r) => valueOf(r) === 0);
+    await prom.waitFor("max(corridor_outbox_oldest_age)", (r) => valueOf(r) === 0);
+  });
+
+  it("database pools and the Node runtime are observed in every process", async () => {
+    const services = (r: PromSample[]) => new Set(r.map((s) => s.metric.job)).size === SERVICE_NAMES.length;
+    const used = await prom.waitFor('db_client_connection_count{db_client_connection_state="idle"}', services);
+    expect(used.every((s) => Number(s.value[1]) >= 0)).toBe(true);
+    await prom.waitFor("db_client_connection_pending_requests", services);
+    const heap = await prom.waitFor("v8js_memory_heap_used", (r) => r.length === 8);
+    // Each process's heap, in bytes: more than 1 MiB, less than its limit.
+    expect(heap.every((s) => Number(s.value[1]) > 1 << 20)).toBe(true);
+    await prom.waitFor('nodejs_eventloop_delay{nodejs_eventloop_delay_percentile="p99"}', (r) => r.length === 8);
+  });
+});
