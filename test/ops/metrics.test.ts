@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -10,7 +11,14 @@ import { freePortBlock, startSplitSystem } from "../infra/split-system.js";
 import { prometheusSkipReason, startPrometheus, valueOf, type PromSample, type RunningPrometheus } from "./prometheus.js";
 
 const root = resolve(import.meta.dirname, "../..");
-export const RULES = resolve(root, "deploy/prometheus/rules.yml");
+const RULES = resolve(root, "deploy/prometheus/rules.yml");
+const DASHBOARD = resolve(root, "deploy/prometheus/dashboard.json");
+
+/** Every PromQL expression of the Grafana dashboard, with its variables as Grafana would expand them for "All". */
+function dashboardQueries(): { panel: string; expr: string }[] {
+  const dash = JSON.parse(readFileSync(DASHBOARD, "utf8")) as { panels: { title: string; targets?: { expr: string }[] }[] };
+  return dash.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr.replaceAll("$__rate_interval", "1m").replaceAll("$job", ".*").replaceAll("$gateway", ".*") })));
+}
 
 const missingInfra = ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS"].filter((k) => !process.env[k]);
 const skipReason = missingInfra.length ? `the split system needs ${missingInfra.join(", ")}` : prometheusSkipReason();
@@ -80,7 +88,7 @@ describe.skipIf(!!skipReason)("metrics of a split system scraped by Prometheus",
     expect((await call("GET", "/transactions/Transaction:0190f0f0-0000-7000-8000-000000000000")).status).toBe(404);
 
     const positive = (r: PromSample[]) => r.length > 0 && r.every((s) => Number(s.value[1]) > 0);
-    const transfers = await prom.waitFor('sum(http_server_request_duration_count{job="gateway",http_route=~".*transfer-out",http_request_method="POST",http_response_status_class="2xx"})', positive);
+    const transfers = await prom.waitFor('sum(http_server_request_duration_count{job="gateway",http_route=~".*transfer-out",http_request_method="POST",http_response_status_class="2xx"})', (r) => valueOf(r) >= 5);
     expect(valueOf(transfers)).toBeGreaterThanOrEqual(5);
     await prom.waitFor('sum(http_server_request_duration_count{job="gateway",http_response_status_class="4xx"})', positive);
     // No raw path (ids) in any route label.
@@ -106,4 +114,36 @@ describe.skipIf(!!skipReason)("metrics of a split system scraped by Prometheus",
     expect(heap.every((s) => Number(s.value[1]) > 1 << 20)).toBe(true);
     await prom.waitFor('nodejs_eventloop_delay{nodejs_eventloop_delay_percentile="p99"}', (r) => r.length === 8);
   });
+
+  it("every rule of deploy/prometheus/rules.yml evaluates without error against the scraped system", async () => {
+    const body = (await (await fetch(`${prom.url}/api/v1/rules`)).json()) as { data: { groups: { rules: { name: string; health: string; lastError?: string; lastEvaluation: string }[] }[] } };
+    const rules = body.data.groups.flatMap((g) => g.rules);
+    expect(rules.length).toBeGreaterThan(10);
+    // Evaluated at least once since the workload (evaluation every second).
+    await prom.waitFor("up", () => true);
+    const bad = rules.filter((r) => r.health !== "ok").map((r) => `${r.name}: ${r.health} ${r.lastError ?? ""}`);
+    expect(bad).toEqual([]);
+    // The recorded 5xx ratio of the workload (no server error was caused) is 0.
+    expect(valueOf(await prom.waitFor("corridor:http_server_errors:ratio_rate5m", (r) => r.length === 1))).toBe(0);
+  });
+
+  it("every PromQL expression of the Grafana dashboard evaluates without error, and the golden-signal panels have data", async () => {
+    const queries = dashboardQueries();
+    expect(queries.length).toBeGreaterThan(20);
+    const failures: string[] = [];
+    const empty: string[] = [];
+    for (const q of queries) {
+      try {
+        if ((await prom.query(q.expr)).length === 0) empty.push(q.panel);
+      } catch (err) {
+        failures.push(`${q.panel}: ${(err as Error).message}`);
+      }
+    }
+    expect(failures).toEqual([]);
+    // Panels that must show something after the workload (failures and waits may rightly be empty).
+    for (const panel of ["Requests per second by status class", "Calls served per second by service", "Outbox backlog per schema", "Heap used", "Pool connections in use / idle"]) {
+      expect(empty, panel).not.toContain(panel);
+    }
+  });
 });
+
