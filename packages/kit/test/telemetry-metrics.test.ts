@@ -1,9 +1,14 @@
+import { create, toBinary } from "@bufbuild/protobuf";
 import { createClient, createRouterTransport } from "@connectrpc/connect";
+import { PlatformEventSchema } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@corridor/proto/grpc/health/v1/health_pb.js";
 import { metrics } from "@opentelemetry/api";
 import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Bus, SubscribeOptions } from "../src/bus/types.js";
 import { migrateSchema, type DatabaseHandle } from "../src/db/index.js";
+import { createLogger } from "../src/log.js";
+import { subscribeConsumer } from "../src/outbox/index.js";
 import {
   metricsExportRequested,
   observeDatabasePool,
@@ -122,4 +127,47 @@ describe("the Prometheus scrape endpoint", () => {
     expect(sample(text, "process_memory_usage")).toBeGreaterThan(0);
     expect(text).toContain("nodejs_eventloop_utilization");
   });
+
+  it("serves the inbox's handling duration per consumer group, and its failures by error type", async () => {
+    await migrateSchema(handle, "metrics_inbox", "/nonexistent/kit-test-migrations");
+    let deliver: SubscribeOptions["handle"] | undefined;
+    const bus: Bus = {
+      kind: "in-process",
+      publish: async () => {},
+      subscribe: async (o) => {
+        deliver = o.handle;
+        return { close: async () => {} };
+      },
+      close: async () => {},
+    };
+    let fail = true;
+    await subscribeConsumer({
+      db: handle.forSchema("metrics_inbox"),
+      bus,
+      service: "svc",
+      log: createLogger("metrics-test", "silent"),
+      def: {
+        name: "applier",
+        topic: "corridor.test.v1",
+        schema: PlatformEventSchema,
+        eventId: (e) => e.eventId,
+        handle: async () => {
+          if (fail) throw new RangeError("handler failed");
+        },
+      },
+    });
+    const message = (n: number) => ({ topic: "corridor.test.v1", key: "k", value: toBinary(PlatformEventSchema, create(PlatformEventSchema, { eventId: `Event:${n}`, platformId: "Platform:1" })), headers: {} });
+    await expect(deliver!(message(1))).rejects.toThrow("handler failed");
+    fail = false;
+    await deliver!(message(1));
+    await deliver!(message(2));
+    const text = await scrape();
+    const group = { messaging_consumer_group_name: "svc.applier", messaging_destination_name: "corridor.test.v1" };
+    expect(sample(text, "corridor_inbox_failures_total", { ...group, error_type: "RangeError" })).toBe(1);
+    expect(sample(text, "messaging_process_duration_count", { ...group, error_type: "RangeError" })).toBe(1);
+    // Handled: the count of series without error_type (the sample helper matches by substring, so filter them).
+    const ok = text.split("\n").filter((l) => l.startsWith("messaging_process_duration_count{") && l.includes('messaging_consumer_group_name="svc.applier"') && !l.includes("error_type"));
+    expect(ok.map((l) => Number(l.slice(l.lastIndexOf(" ") + 1)))).toEqual([2]);
+  });
 });
+

@@ -14,4 +14,5 @@ export { createTracingPlugin, withTracing, kyselyTracingLog, type TracingPluginO
 export { registerFastifyTracing, requestTraceContext } from "./fastify.js";
 export { traceHeaders, contextFromHeaders, headersGetter, headersSetter } from "./propagation.js";
 export { startMetrics, metricsPortSetting, metricsExportRequested, kitMeter, lazyInstruments, METER_NAME, SECONDS_BUCKETS, type Metrics, type StartMetricsOptions } from "./metrics.js";
+export { observeConsumerLag, type ConsumerLag } from "./instruments.js";
 export { registerFastifyMetrics, recordRpcDuration, observeDatabasePool, observeOutbox, recordInboxHandling, statusClass, type PoolStats } from "./instruments.js";

@@ -131,3 +131,35 @@ export function recordInboxHandling(seconds: number, attributes: Attributes, err
   i.duration.record(seconds, { ...attributes, "error.type": errorType });
   i.failures.add(1, { ...attributes, "error.type": errorType });
 }
+
+const lag = lazyInstruments((meter) =>
+  meter.createObservableGauge("messaging.kafka.consumer.lag", {
+    unit: "{message}",
+    description: "Messages of a partition not yet committed by a consumer group (end offset minus committed offset), read from the broker at collection time.",
+  }),
+);
+
+export interface ConsumerLag {
+  /** Consumer group and topic without the deployment's KAFKA_TOPIC_PREFIX. */
+  group: string;
+  topic: string;
+  partition: number;
+  lag: number;
+}
+
+/**
+ * Observes consumer lag per group, topic and partition at each collection, from `read` (the Kafka
+ * bus asks the broker: committed offsets against end offsets). Bounded: groups and topics are
+ * fixed by the code, partitions by the topic's configuration. A failed read reports nothing.
+ */
+export function observeConsumerLag(read: () => Promise<ConsumerLag[]>): void {
+  lag().addCallback(async (r) => {
+    try {
+      for (const l of await read()) {
+        r.observe(l.lag, { "messaging.consumer.group.name": l.group, "messaging.destination.name": l.topic, "messaging.destination.partition.id": String(l.partition) });
+      }
+    } catch {
+      // The broker is unreachable: no value rather than a failed scrape.
+    }
+  });
+}
