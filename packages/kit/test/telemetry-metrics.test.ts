@@ -9,6 +9,7 @@ import type { Bus, SubscribeOptions } from "../src/bus/types.js";
 import { migrateSchema, type DatabaseHandle } from "../src/db/index.js";
 import { createLogger } from "../src/log.js";
 import { subscribeConsumer } from "../src/outbox/index.js";
+import type { ConsumerDefinition } from "../src/service.js";
 import {
   metricsExportRequested,
   observeDatabasePool,
@@ -154,7 +155,7 @@ describe("the Prometheus scrape endpoint", () => {
         handle: async () => {
           if (fail) throw new RangeError("handler failed");
         },
-      },
+      } satisfies ConsumerDefinition<typeof PlatformEventSchema>,
     });
     const message = (n: number) => ({ topic: "corridor.test.v1", key: "k", value: toBinary(PlatformEventSchema, create(PlatformEventSchema, { eventId: `Event:${n}`, platformId: "Platform:1" })), headers: {} });
     await expect(deliver!(message(1))).rejects.toThrow("handler failed");
