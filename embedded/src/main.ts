@@ -11,7 +11,7 @@ const config = loadConfig(embeddedConfigSchema);
 const telemetry = startTelemetry({ serviceName: "corridor" });
 const log = createProcessLogger("corridor");
 // Before the system: instruments created earlier would stay no-ops.
-const metrics = await startMetrics({ serviceName: "corridor", port: config.METRICS_PORT, host: config.CORRIDOR_HTTP_HOST });
+const metrics = await startMetrics({ serviceName: "corridor", port: config.METRICS_PORT, host: config.CORRIDOR_HTTP_HOST, env: process.env });
 const dataDir = resolve(config.CORRIDOR_DATA_DIR);
 // The build's PGlite data folder with every migration applied (prepare-data.ts): a new data dir
 // starts from it instead of running initdb. Beside corridor.mjs in dist/app; absent under tsx.

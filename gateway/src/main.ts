@@ -12,7 +12,7 @@ const config = loadConfig(splitGatewayConfigSchema);
 const telemetry = startTelemetry({ serviceName: "gateway" });
 const log = createLogger("gateway");
 // Before the transports and the app: instruments created earlier would stay no-ops.
-const metrics = await startMetrics({ serviceName: "gateway", port: config.METRICS_PORT, host: config.HOST });
+const metrics = await startMetrics({ serviceName: "gateway", port: config.METRICS_PORT, host: config.HOST, env: process.env });
 const urls = config as unknown as Record<string, string>;
 const transports = new Map<ServiceName, Transport>(
   SERVICE_NAMES.map((s) => [s, createGrpcTransport({ baseUrl: urls[serviceUrlEnvKey(s)]!, interceptors: [tracingClientInterceptor()] })]),

@@ -33,7 +33,7 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 
 describe("metrics off by default", () => {
   it("starts nothing without a port or an OTLP endpoint: no provider registered, nothing loaded", async () => {
-    const m = await startMetrics({ serviceName: "t" });
+    const m = await startMetrics({ serviceName: "t", env: {} });
     expect(m.enabled).toBe(false);
     expect(metrics.getMeterProvider().constructor.name).toBe("NoopMeterProvider");
   });
@@ -53,7 +53,7 @@ describe("the Prometheus scrape endpoint", () => {
   const scrape = async () => (await fetch(`http://127.0.0.1:${m.port}/metrics`)).text();
 
   beforeAll(async () => {
-    m = await startMetrics({ serviceName: "metrics-test", port: 0, host: "127.0.0.1" });
+    m = await startMetrics({ serviceName: "metrics-test", port: 0, host: "127.0.0.1", env: {} });
     ({ handle, dispose } = await openTestDatabase(process.env.DATABASE_URL ? "postgres" : "pglite"));
   });
   afterAll(async () => {

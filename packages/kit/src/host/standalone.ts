@@ -62,7 +62,7 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
   const telemetry = startTelemetry({ serviceName: module.name });
   const log = createLogger(module.name);
   // Before anything that records: instruments created earlier would stay no-ops.
-  const metrics = await startMetrics({ serviceName: module.name, port: config.METRICS_PORT, host: config.HOST });
+  const metrics = await startMetrics({ serviceName: module.name, port: config.METRICS_PORT, host: config.HOST, env: process.env });
 
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,

@@ -39,6 +39,8 @@ export interface StartMetricsOptions {
   port?: number;
   /** Interface of the scrape endpoint (default all). */
   host?: string;
+  /** The process environment (the host's process.env): OTEL_SERVICE_NAME, the OTLP settings. */
+  env: NodeJS.ProcessEnv;
   /** Node runtime instruments (event loop, heap, GC); default true. */
   runtime?: boolean;
 }
@@ -52,7 +54,7 @@ const g = globalThis as Global;
  * named (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT) and
  * OTEL_METRICS_EXPORTER does not say `none`.
  */
-export function metricsExportRequested(env: NodeJS.ProcessEnv = process.env): boolean {
+export function metricsExportRequested(env: NodeJS.ProcessEnv): boolean {
   const exporters = (env.OTEL_METRICS_EXPORTER ?? "")
     .split(",")
     .map((s) => s.trim())
@@ -73,7 +75,8 @@ export function metricsExportRequested(env: NodeJS.ProcessEnv = process.env): bo
  * meter lazily, on first use, for that reason.
  */
 export async function startMetrics(opts: StartMetricsOptions): Promise<Metrics> {
-  const otlp = metricsExportRequested();
+  const env = opts.env;
+  const otlp = metricsExportRequested(env);
   if (opts.port === undefined && !otlp) return { enabled: false, shutdown: async () => {} };
   if (g[STATE]) {
     diag.warn(`metrics already started in this process; ignoring startMetrics(${opts.serviceName})`);
@@ -90,13 +93,13 @@ export async function startMetrics(opts: StartMetricsOptions): Promise<Metrics> 
     readers.push(prometheus);
   }
   if (otlp) {
-    // http/protobuf, the OTLP default protocol; the exporter reads the OTEL_EXPORTER_OTLP_* settings.
+    // http/protobuf, the OTLP default protocol; the exporter reads the OTEL_EXPORTER_OTLP_* settings itself.
     const { OTLPMetricExporter } = req("@opentelemetry/exporter-metrics-otlp-proto") as typeof import("@opentelemetry/exporter-metrics-otlp-proto");
-    const interval = Number(process.env.OTEL_METRIC_EXPORT_INTERVAL) || 60_000;
+    const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL) || 60_000;
     readers.push(new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter(), exportIntervalMillis: interval }));
   }
   const provider = new MeterProvider({
-    resource: resourceFromAttributes({ "service.name": process.env.OTEL_SERVICE_NAME || opts.serviceName }),
+    resource: resourceFromAttributes({ "service.name": env.OTEL_SERVICE_NAME || opts.serviceName }),
     readers,
     views: [
       {
