@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -32,13 +34,24 @@ if (skipReason) console.warn(`[ops] metrics suite skipped: ${skipReason}`);
 describe.skipIf(!!skipReason)("metrics of a split system scraped by Prometheus", () => {
   let system: Awaited<ReturnType<typeof startSplitSystem>>;
   let prom: RunningPrometheus;
+  let receiver: Server;
+  let received = 0;
   let call: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: any }>;
 
   beforeAll(async () => {
+    // The platform's webhook endpoint: answers 204 to every POST.
+    receiver = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        received++;
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
     const metricsBase = await freePortBlock(8);
     system = await startSplitSystem(
       { DATABASE_URL: process.env.DATABASE_URL!, REDIS_URL: process.env.REDIS_URL!, KAFKA_BROKERS: process.env.KAFKA_BROKERS! },
-      { CORRIDOR_SPLIT_METRICS_PORT_BASE: String(metricsBase), CORRIDOR_FX_SANDBOX_DRIFT_BPS: "0" },
+      { CORRIDOR_SPLIT_METRICS_PORT_BASE: String(metricsBase), CORRIDOR_FX_SANDBOX_DRIFT_BPS: "0", NOTIFICATIONS_DELIVERY_POLL_MS: "200" },
     );
     const jobs = [{ job: "gateway", target: `127.0.0.1:${metricsBase}` }, ...SERVICE_NAMES.map((s, i) => ({ job: s, target: `127.0.0.1:${metricsBase + 1 + i}` }))];
     prom = await startPrometheus(jobs, [RULES]);
@@ -59,6 +72,7 @@ describe.skipIf(!!skipReason)("metrics of a split system scraped by Prometheus",
   afterAll(async () => {
     await prom?.stop();
     await system?.stop();
+    receiver?.close();
   });
 
   it("every process is scraped", async () => {
@@ -74,6 +88,14 @@ describe.skipIf(!!skipReason)("metrics of a split system scraped by Prometheus",
       usd = res.status === 200 ? res.body.data[0] : undefined;
     }
     expect(usd, "platform USD account").toBeDefined();
+    // Webhooks go to the receiver; notifications learns the endpoint asynchronously: a delivered TEST proves it has it.
+    const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    expect((await call("PATCH", "/config", { webhookEndpoint: endpoint })).status).toBe(200);
+    for (let delivered = false, end = Date.now() + 30_000; !delivered; await new Promise((r) => setTimeout(r, 250))) {
+      expect(Date.now() < end, "the TEST webhook is delivered within 30 s").toBe(true);
+      const res = await call("POST", "/sandbox/webhooks/test");
+      delivered = res.status === 200 && res.body.delivered === true;
+    }
     const ext = await call("POST", "/platform/external-accounts", {
       currency: "USD",
       accountInfo: { accountType: "USD_ACCOUNT", accountNumber: "881234500000", routingNumber: "021000021", bankAccountType: "CHECKING", bankName: "Test Bank", beneficiary: { beneficiaryType: "INDIVIDUAL", fullName: "Ada Lovelace" } },
@@ -102,6 +124,11 @@ describe.skipIf(!!skipReason)("metrics of a split system scraped by Prometheus",
     await prom.waitFor("count(corridor_outbox_backlog)", (r) => valueOf(r) >= SERVICE_NAMES.length);
     await prom.waitFor("max(corridor_outbox_backlog)", (r) => valueOf(r) === 0);
     await prom.waitFor("max(corridor_outbox_oldest_age)", (r) => valueOf(r) === 0);
+    // Webhooks of the transfers were delivered: attempts, event-to-2xx latency, and the queue drains to 0.
+    await prom.waitFor('sum(corridor_webhook_attempts_total{corridor_webhook_outcome="delivered"})', (r) => valueOf(r) >= 2);
+    expect(received).toBeGreaterThanOrEqual(2);
+    await prom.waitFor("sum(corridor_webhook_delivery_duration_count)", positive);
+    await prom.waitFor("max(corridor_webhook_queue_depth)", (r) => valueOf(r) === 0);
     // Every consumer group's lag is observed per partition, and returns to 0 once the events are handled.
     await prom.waitFor("count(messaging_kafka_consumer_lag)", (r) => valueOf(r) > 0);
     await prom.waitFor("max(messaging_kafka_consumer_lag)", (r) => valueOf(r) === 0);
@@ -120,7 +147,7 @@ describe.skipIf(!!skipReason)("metrics of a split system scraped by Prometheus",
 
   it("every metric the rules and the dashboard name is one the system exports", async () => {
     const text = readFileSync(RULES, "utf8") + readFileSync(DASHBOARD, "utf8");
-    const named = new Set([...text.matchAll(/(?<![:\w])((?:http_server|rpc_server|rpc_client|db_client|corridor_outbox|corridor_inbox|messaging|nodejs|v8js|process)_[a-z0-9_]*)/g)].map((m) => m[1]!));
+    const named = new Set([...text.matchAll(/(?<![:\w])((?:http_server|rpc_server|rpc_client|db_client|corridor_outbox|corridor_inbox|corridor_webhook|messaging|nodejs|v8js|process)_[a-z0-9_]*)/g)].map((m) => m[1]!));
     const exported = new Set(((await (await fetch(`${prom.url}/api/v1/label/__name__/values`)).json()) as { data: string[] }).data);
     // Counted only when a handling fails (packages/kit/test/telemetry-metrics.test.ts scrapes it).
     const onlyOnFailure = new Set(["corridor_inbox_failures_total"]);
