@@ -14,7 +14,13 @@ export function ensurePrometheus(): { ok: true } | { ok: false; reason: string }
   const have = () => spawnSync("prometheus", ["--version"]).status === 0 && spawnSync("promtool", ["--version"]).status === 0;
   if (have()) return { ok: true };
   if (process.getuid?.() !== 0) return { ok: false, reason: "Debian's prometheus package is not installed and the tests do not run as root to install it (apt-get install -y prometheus)" };
-  const res = spawnSync("apt-get", ["install", "-y", "--no-install-recommends", "prometheus"], { encoding: "utf8", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" }, timeout: 300_000 });
+  const apt = (args: string[]) => spawnSync("apt-get", args, { encoding: "utf8", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" }, timeout: 300_000 });
+  let res = apt(["install", "-y", "--no-install-recommends", "prometheus"]);
+  // A fresh machine may have no package lists yet.
+  if (res.status !== 0) {
+    apt(["update", "-qq"]);
+    res = apt(["install", "-y", "--no-install-recommends", "prometheus"]);
+  }
   if (res.status !== 0 || !have()) return { ok: false, reason: `apt-get install -y prometheus failed: ${(res.stderr || res.error?.message || "").slice(-400)}` };
   return { ok: true };
 }
