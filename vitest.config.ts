@@ -49,6 +49,18 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          // Operability: a split system scraped by Debian's Prometheus, the alert rules' promtool
+          // unit tests, the dashboard's queries (test/ops/prometheus.ts installs the package when
+          // missing and root; without it the suites skip and say why, except in CI).
+          name: "ops",
+          include: ["test/ops/**/*.test.ts"],
+          testTimeout: 120_000,
+          globalSetup: ["test/infra/template-setup.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
           // The console's journeys in Debian's Chromium (playwright-core), against the embedded
           // system; without a Chromium the suite skips and says why, except in CI (test/console/chromium.ts).
           name: "browser",

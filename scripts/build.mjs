@@ -74,7 +74,13 @@ export const RUNTIME_FILES = ["packages/console/public", "gateway/node_modules/r
  * them): the package, and the source file whose dependency it is. Copied like the imported ones.
  * The kit loads the OpenTelemetry NodeSDK only when telemetry is exported (telemetry/sdk.ts).
  */
-export const RUNTIME_PACKAGES = [{ name: "@opentelemetry/sdk-node", from: "packages/kit/src/telemetry/sdk.ts" }];
+export const RUNTIME_PACKAGES = [
+  { name: "@opentelemetry/sdk-node", from: "packages/kit/src/telemetry/sdk.ts" },
+  // The metrics SDK and its exporters, loaded only when METRICS_PORT or an OTLP endpoint is set.
+  { name: "@opentelemetry/sdk-metrics", from: "packages/kit/src/telemetry/metrics.ts" },
+  { name: "@opentelemetry/exporter-prometheus", from: "packages/kit/src/telemetry/metrics.ts" },
+  { name: "@opentelemetry/exporter-metrics-otlp-proto", from: "packages/kit/src/telemetry/metrics.ts" },
+]
 
 /**
  * Pure-JavaScript ES module packages bundled into the output instead of copied: each is hundreds

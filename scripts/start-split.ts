@@ -52,6 +52,11 @@ const config = loadConfig(
     CORRIDOR_SPLIT_RESTART_BACKOFF_MAX_MS: z.coerce.number().int().min(0).default(30_000),
     /** A process that stayed up this long before it died counts as healthy: its restarts in a row start again from 0. */
     CORRIDOR_SPLIT_RESTART_RESET_MS: z.coerce.number().int().min(0).default(60_000),
+    /**
+     * Give every process a Prometheus scrape endpoint: the gateway's METRICS_PORT is this, the
+     * services' this+1 .. this+7 (in the order of CORRIDOR_SPLIT_PORT_BASE). 0 (default): none.
+     */
+    CORRIDOR_SPLIT_METRICS_PORT_BASE: env.port(0),
   }),
 );
 
@@ -81,6 +86,8 @@ interface Deployable {
   name: string;
   entry: string;
   port: number;
+  /** METRICS_PORT of the process, when the split runner gives metrics ports. */
+  metricsPort: number | undefined;
   /** Restarts in a row (reset once a start stays up CORRIDOR_SPLIT_RESTART_RESET_MS). */
   restarts: number;
   startedAt: number;
@@ -91,7 +98,7 @@ const restartTimers = new Set<NodeJS.Timeout>();
 function launch(d: Deployable): void {
   const child = spawn(process.execPath, argsFor(d.name, d.entry), {
     cwd: root,
-    env: { ...process.env, ...urls, PORT: String(d.port), HOST: "127.0.0.1", OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? d.name },
+    env: { ...process.env, ...urls, ...(d.metricsPort === undefined ? {} : { METRICS_PORT: String(d.metricsPort) }), PORT: String(d.port), HOST: "127.0.0.1", OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? d.name },
     stdio: ["ignore", "pipe", "pipe"],
   });
   d.startedAt = Date.now();
@@ -142,9 +149,11 @@ async function stopAll(exitCode: number): Promise<never> {
 process.on("SIGINT", () => void stopAll(0));
 process.on("SIGTERM", () => void stopAll(0));
 
-const deployable = (name: string, entry: string, port: number): Deployable => ({ name, entry, port, restarts: 0, startedAt: 0 });
-for (const s of SERVICE_NAMES) launch(deployable(s, `services/${s}/src/main.ts`, portOf(s)));
-launch(deployable("gateway", "gateway/src/main.ts", config.CORRIDOR_HTTP_PORT));
+const metricsBase = config.CORRIDOR_SPLIT_METRICS_PORT_BASE;
+const metricsPortOf = (s: ServiceName) => (metricsBase ? metricsBase + 1 + SERVICE_NAMES.indexOf(s) : undefined);
+const deployable = (name: string, entry: string, port: number, metricsPort: number | undefined): Deployable => ({ name, entry, port, metricsPort, restarts: 0, startedAt: 0 });
+for (const s of SERVICE_NAMES) launch(deployable(s, `services/${s}/src/main.ts`, portOf(s), metricsPortOf(s)));
+launch(deployable("gateway", "gateway/src/main.ts", config.CORRIDOR_HTTP_PORT, metricsBase || undefined));
 
 const base = `http://127.0.0.1:${config.CORRIDOR_HTTP_PORT}`;
 const deadline = Date.now() + config.CORRIDOR_READY_TIMEOUT_MS;

@@ -1,5 +1,5 @@
 import { gatewayEnv } from "@corridor/gateway/config";
-import { databaseConnectTimeoutSetting, databasePreparedStatementsSetting, env, webhookTargetEnv, z } from "@corridor/kit";
+import { databaseConnectTimeoutSetting, databasePreparedStatementsSetting, env, metricsPortSetting, webhookTargetEnv, z } from "@corridor/kit";
 
 /** Configuration of the embedded process (main.ts): one zod schema over process.env. */
 export const embeddedConfigSchema = z.object({
@@ -9,6 +9,8 @@ export const embeddedConfigSchema = z.object({
   CORRIDOR_HTTP_HOST: z.string().default("127.0.0.1"),
   /** Loopback port serving every service's Connect API, for `npm run admin`; 0 picks one. */
   CORRIDOR_INTERNAL_PORT: env.port(8081),
+  /** Port of the Prometheus scrape endpoint `/metrics` (on CORRIDOR_HTTP_HOST); unset = none (docs/operations.md, "Metrics"). */
+  METRICS_PORT: metricsPortSetting,
   /** Where PGlite keeps its data when DATABASE_URL is not set, and the saved sandbox credentials. */
   CORRIDOR_DATA_DIR: z.string().default("./.data"),
   /** Use this Postgres instead of the embedded PGlite. */

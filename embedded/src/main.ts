@@ -1,7 +1,7 @@
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gatewayTuning } from "@corridor/gateway/config";
-import { createProcessLogger, loadConfig, startTelemetry } from "@corridor/kit";
+import { createProcessLogger, loadConfig, startMetrics, startTelemetry } from "@corridor/kit";
 import { banner, ensureSandboxPlatform } from "./bootstrap.js";
 import { embeddedConfigSchema } from "./config.js";
 import { startEmbedded } from "./system.js";
@@ -10,6 +10,8 @@ const config = loadConfig(embeddedConfigSchema);
 
 const telemetry = startTelemetry({ serviceName: "corridor" });
 const log = createProcessLogger("corridor");
+// Before the system: instruments created earlier would stay no-ops.
+const metrics = await startMetrics({ serviceName: "corridor", port: config.METRICS_PORT, host: config.CORRIDOR_HTTP_HOST, env: process.env });
 const dataDir = resolve(config.CORRIDOR_DATA_DIR);
 // The build's PGlite data folder with every migration applied (prepare-data.ts): a new data dir
 // starts from it instead of running initdb. Beside corridor.mjs in dist/app; absent under tsx.
@@ -59,6 +61,7 @@ async function shutdown(signal: string) {
   stopping = true;
   log.info({ signal }, "shutting down");
   await system.stop();
+  await metrics.shutdown();
   await telemetry.shutdown();
   process.exit(0);
 }

@@ -1,5 +1,5 @@
 import type { AddressInfo } from "node:net";
-import { createBus, memoryConfigBoard, openDatabase, openRedisConfigBoard, serveConnect, serviceLogger, startInProcess, systemClock, type Bus, type Clock, type ConfigBoard, type DatabaseHandle, type Logger } from "@corridor/kit";
+import { createBus, memoryConfigBoard, observeDatabasePool, openDatabase, openRedisConfigBoard, serveConnect, serviceLogger, startInProcess, systemClock, type Bus, type Clock, type ConfigBoard, type DatabaseHandle, type Logger } from "@corridor/kit";
 import { tracingServerInterceptor } from "@corridor/kit";
 import { appErrorInterceptor } from "@corridor/kit";
 import { buildGateway } from "@corridor/gateway";
@@ -58,6 +58,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedSyst
     connectTimeoutMs: opts.connectTimeoutMs,
     onIdleError: (err) => opts.log.warn({ err }, "a database connection failed; the pool replaces it"),
   });
+  if (db.poolStats) observeDatabasePool("corridor", db.poolStats);
   const bus = await createBus({
     kafkaBrokers: opts.kafkaBrokers?.length ? opts.kafkaBrokers : undefined,
     clientId: "corridor",

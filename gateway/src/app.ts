@@ -1,6 +1,6 @@
 import type { Transport } from "@connectrpc/connect";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { boardedCopies, configVersion, newId, redisConfigBoard, registerFastifyTracing, WEBHOOK_TARGET_DEFAULTS, type ConfigBoard, type Logger, type ServiceName, type WebhookTargetSettings } from "@corridor/kit";
+import { boardedCopies, configVersion, newId, redisConfigBoard, registerFastifyMetrics, registerFastifyTracing, WEBHOOK_TARGET_DEFAULTS, type ConfigBoard, type Logger, type ServiceName, type WebhookTargetSettings } from "@corridor/kit";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { LogController, type FastifyInstance, type onRequestHookHandler } from "fastify";
 import type { Redis } from "ioredis";
@@ -141,6 +141,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
 
   // First, before any other hook: every request becomes a SERVER span, active for the Connect calls it makes.
   registerFastifyTracing(app);
+  registerFastifyMetrics(app);
   installErrorHandling(app, opts.log);
   compilers.attach(app);
   installValidators(app, SHARED_SCHEMAS, compilers);

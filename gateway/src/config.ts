@@ -1,4 +1,4 @@
-import { DEFAULT_SERVICE_PORTS, SERVICE_NAMES, WEBHOOK_TARGET_DEFAULTS, env, serviceUrlEnvKey, webhookTargetEnv, z, type WebhookTargetSettings } from "@corridor/kit";
+import { DEFAULT_SERVICE_PORTS, SERVICE_NAMES, WEBHOOK_TARGET_DEFAULTS, env, metricsPortSetting, serviceUrlEnvKey, webhookTargetEnv, z, type WebhookTargetSettings } from "@corridor/kit";
 
 /**
  * The gateway's knobs, wherever a gateway runs: the split gateway (main.ts) and the embedded system
@@ -34,6 +34,8 @@ export const splitGatewayConfigSchema = z.object({
   PORT: env.port(8080),
   /** Interface to listen on. */
   HOST: z.string().default("0.0.0.0"),
+  /** Port of the Prometheus scrape endpoint `/metrics`; unset = none (docs/operations.md, "Metrics"). */
+  METRICS_PORT: metricsPortSetting,
   /** Redis for shared rate-limit counters, the auth cache and Idempotency-Key claims; in-process when unset (single replica only). */
   REDIS_URL: z.string().optional(),
   ...gatewayEnv,

@@ -3,7 +3,7 @@
 // REDIS_URL is set.
 import type { Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { SERVICE_NAMES, createLogger, loadConfig, serviceUrlEnvKey, startTelemetry, tracingClientInterceptor, type ServiceName } from "@corridor/kit";
+import { SERVICE_NAMES, createLogger, loadConfig, serviceUrlEnvKey, startMetrics, startTelemetry, tracingClientInterceptor, type ServiceName } from "@corridor/kit";
 import { buildGateway } from "./app.js";
 import { gatewayTuning, splitGatewayConfigSchema } from "./config.js";
 
@@ -11,6 +11,8 @@ const config = loadConfig(splitGatewayConfigSchema);
 
 const telemetry = startTelemetry({ serviceName: "gateway" });
 const log = createLogger("gateway");
+// Before the transports and the app: instruments created earlier would stay no-ops.
+const metrics = await startMetrics({ serviceName: "gateway", port: config.METRICS_PORT, host: config.HOST, env: process.env });
 const urls = config as unknown as Record<string, string>;
 const transports = new Map<ServiceName, Transport>(
   SERVICE_NAMES.map((s) => [s, createGrpcTransport({ baseUrl: urls[serviceUrlEnvKey(s)]!, interceptors: [tracingClientInterceptor()] })]),
@@ -33,6 +35,7 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
     log.info({ signal, delayMs: config.SHUTDOWN_DRAIN_DELAY_MS }, "draining");
     new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DRAIN_DELAY_MS))
       .then(() => app.close())
+      .then(() => metrics.shutdown())
       .then(() => telemetry.shutdown())
       .then(
         () => process.exit(0),

@@ -5,11 +5,13 @@
 // test/infra/helm.ts (HELM_BIN, PATH, or the binary bundled in a devDependency on linux-x64).
 // The rendered objects are also validated against the Kubernetes API schemas (kubernetes-models):
 // kubectl's own validation needs a live API server.
-import { execFile } from "node:child_process";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
+import { PrometheusRule, type IPrometheusRule } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule";
+import { ServiceMonitor, type IServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor";
 import { DEFAULT_SERVICE_PORTS, SERVICE_NAMES, serviceUrlEnvKey, type ServiceName } from "@corridor/kit";
 import { Deployment, type IDeployment } from "kubernetes-models/apps/v1/Deployment";
 import type { IContainer } from "kubernetes-models/v1/Container";
@@ -60,6 +62,9 @@ for (const name of serviceNames) {
   match(source(`services/${name}/src/main.ts`), /\brunStandalone\(/, `runStandalone in services/${name}/src/main.ts`);
   defaultPort[name] = DEFAULT_SERVICE_PORTS[name as ServiceName];
 }
+
+// Every process reads METRICS_PORT (the kit's metricsPortSetting) in its config schema.
+for (const text of [gatewayMain, standaloneHost]) match(text, /^\s*METRICS_PORT: metricsPortSetting,/m, "METRICS_PORT in a config schema");
 
 /** Connection settings a deployable reads, found as keys of its config schema. */
 const INFRA_KEYS = ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS"] as const;
@@ -129,15 +134,17 @@ interface Rendered {
   deployments: Map<string, IDeployment>;
   services: Map<string, IService>;
   secrets: Map<string, ISecret>;
+  serviceMonitors: Map<string, IServiceMonitor>;
+  prometheusRules: Map<string, IPrometheusRule>;
   all: { kind: string; metadata: { name: string } }[];
 }
 
 const RELEASE = "corr";
-const models = { Deployment, Service, Secret } as const;
+const models = { Deployment, Service, Secret, ServiceMonitor, PrometheusRule } as const;
 
 async function render(overrides?: object, extraArgs: string[] = []): Promise<Rendered> {
   const out = await helm(["template", RELEASE, chart, "--namespace", "payments", ...valuesArgs(overrides), ...extraArgs]);
-  const rendered: Rendered = { deployments: new Map(), services: new Map(), secrets: new Map(), all: [] };
+  const rendered: Rendered = { deployments: new Map(), services: new Map(), secrets: new Map(), serviceMonitors: new Map(), prometheusRules: new Map(), all: [] };
   for (const doc of parseAllDocuments(out)) {
     if (doc.errors.length > 0) throw new Error(`helm rendered invalid YAML: ${doc.errors[0]!.message}`);
     const obj = doc.toJS() as { apiVersion: string; kind: string; metadata: { name: string } } | null;
@@ -146,7 +153,13 @@ async function render(overrides?: object, extraArgs: string[] = []): Promise<Ren
     if (!Model) throw new Error(`the chart renders a ${obj.kind}, which this test does not know; add its checks`);
     // Throws with the offending path when the object does not match the API schema.
     new Model(obj as never).validate();
-    const byName = { Deployment: rendered.deployments, Service: rendered.services, Secret: rendered.secrets }[obj.kind as keyof typeof models];
+    const byName = {
+      Deployment: rendered.deployments,
+      Service: rendered.services,
+      Secret: rendered.secrets,
+      ServiceMonitor: rendered.serviceMonitors,
+      PrometheusRule: rendered.prometheusRules,
+    }[obj.kind as keyof typeof models] as Map<string, unknown>;
     expect(byName.has(obj.metadata.name), `two ${obj.kind}s named ${obj.metadata.name}`).toBe(false);
     byName.set(obj.metadata.name, obj as never);
     rendered.all.push(obj);
@@ -243,7 +256,7 @@ describeHelm("unavailable" in lookup ? `helm chart — skipped: ${lookup.unavail
     for (const name of deployables) {
       const c = containerOf(r, name);
       const port = defaultPort[name]!;
-      expect(c.ports?.map((p) => p.containerPort), name).toEqual([port]);
+      expect(c.ports?.filter((p) => p.name !== "metrics").map((p) => p.containerPort), name).toEqual([port]);
       expect(plainEnv(c).PORT, name).toBe(String(port));
       const svcPorts = r.services.get(name)!.spec!.ports!;
       expect(svcPorts).toHaveLength(1);
@@ -372,7 +385,7 @@ describeHelm("unavailable" in lookup ? `helm chart — skipped: ${lookup.unavail
       expect(new Set(names).size, `${name} env names`).toBe(names.length);
     }
     const ledger = containerOf(r, "ledger");
-    expect(ledger.ports?.map((p) => p.containerPort)).toEqual([9102]);
+    expect(ledger.ports?.filter((p) => p.name !== "metrics").map((p) => p.containerPort)).toEqual([9102]);
     expect(plainEnv(ledger).PORT).toBe("9102");
     expect(ledger.readinessProbe?.grpc?.port).toBe(9102);
     expect(r.services.get("ledger")!.spec!.ports![0]!.port).toBe(9102);
@@ -427,6 +440,62 @@ describeHelm("unavailable" in lookup ? `helm chart — skipped: ${lookup.unavail
     const elsewhere = await render({ services: { ledger: { enabled: false, url: "http://ledger.other-namespace:8102" } } });
     expect(elsewhere.deployments.has("ledger")).toBe(false);
     expect(plainEnv(containerOf(elsewhere, "gateway"))[serviceUrlEnvKey("ledger")]).toBe("http://ledger.other-namespace:8102");
+  });
+
+  it("serves /metrics on a port of its own on every pod (METRICS_PORT, a container port named metrics, scrape annotations); port 0 turns it off", async () => {
+    const r = await render();
+    for (const name of deployables) {
+      const c = containerOf(r, name);
+      expect(plainEnv(c).METRICS_PORT, name).toBe("9464");
+      const metrics = c.ports!.find((p) => p.name === "metrics");
+      expect(metrics?.containerPort, name).toBe(9464);
+      expect(metrics!.containerPort).not.toBe(defaultPort[name]);
+      expect(r.deployments.get(name)!.spec!.template.metadata!.annotations).toMatchObject({ "prometheus.io/scrape": "true", "prometheus.io/port": "9464", "prometheus.io/path": "/metrics" });
+      // The public Services never expose /metrics.
+      expect(r.services.get(name)!.spec!.ports!.map((p) => p.name)).not.toContain("metrics");
+    }
+    expect(r.serviceMonitors.size + r.prometheusRules.size, "monitoring objects are off by default").toBe(0);
+    const off = await render({ metrics: { port: 0 } });
+    for (const name of deployables) {
+      expect(plainEnv(containerOf(off, name)), name).not.toHaveProperty("METRICS_PORT");
+      expect(containerOf(off, name).ports!.map((p) => p.name), name).not.toContain("metrics");
+      expect(off.deployments.get(name)!.spec!.template.metadata!.annotations ?? {}, name).not.toHaveProperty("prometheus.io/scrape");
+    }
+  });
+
+  it("renders a ServiceMonitor (and its headless Service) and a PrometheusRule when enabled, valid against the operator's schemas", async () => {
+    const r = await render({ metrics: { serviceMonitor: { enabled: true, interval: "15s", labels: { release: "kps" } }, prometheusRule: { enabled: true, labels: { release: "kps" } } } });
+    const monitor = r.serviceMonitors.get(RELEASE)!;
+    expect(monitor.metadata!.labels).toMatchObject({ release: "kps" });
+    const metricsService = r.services.get(`${RELEASE}-metrics`)!;
+    expect(metricsService.spec!.clusterIP).toBe("None");
+    // The ServiceMonitor selects the headless Service, which selects every deployable's pods on their metrics port.
+    for (const [k, v] of Object.entries(monitor.spec.selector.matchLabels!)) expect(metricsService.metadata!.labels![k], k).toBe(v);
+    for (const name of deployables) {
+      const podLabels = r.deployments.get(name)!.spec!.template.metadata!.labels!;
+      for (const [k, v] of Object.entries(metricsService.spec!.selector!)) expect(podLabels[k], `${name} ${k}`).toBe(v);
+      expect(resolvePort(containerOf(r, name), metricsService.spec!.ports![0]!.targetPort!)).toBe(9464);
+    }
+    const endpoint = monitor.spec.endpoints![0]!;
+    expect(endpoint).toMatchObject({ port: "metrics", path: "/metrics", interval: "15s" });
+    // Each target's job is its deployable's name, as the rules and the dashboard expect.
+    expect(endpoint.relabelings).toContainEqual({ sourceLabels: ["__meta_kubernetes_pod_label_app_kubernetes_io_name"], targetLabel: "job" });
+
+    // The PrometheusRule carries deploy/prometheus/rules.yml, group for group; promtool accepts what it renders.
+    const rule = r.prometheusRules.get(RELEASE)!;
+    expect(rule.metadata!.labels).toMatchObject({ release: "kps" });
+    expect(rule.spec).toEqual(parseYaml(source("deploy/prometheus/rules.yml")));
+    if (spawnSync("promtool", ["--version"]).status === 0) {
+      const file = join(scratch, "rendered-rules.yml");
+      writeFileSync(file, toYaml(rule.spec));
+      expect(execFileSync("promtool", ["check", "rules", file], { encoding: "utf8" })).toContain("SUCCESS");
+    }
+    // A ServiceMonitor without a metrics port would scrape nothing.
+    expect(await helmFails(["template", RELEASE, chart, ...valuesArgs({ metrics: { port: 0, serviceMonitor: { enabled: true } } })])).toMatch(/metrics\.serviceMonitor\.enabled needs metrics\.port/);
+  });
+
+  it("ships the chart's copy of the alert rules equal to deploy/prometheus/rules.yml", () => {
+    expect(source("helm/corridor/files/prometheus-rules.yml")).toBe(source("deploy/prometheus/rules.yml"));
   });
 
   it("renders Tilt's dev values: one replica each, the image Tilt builds", async () => {

@@ -17,7 +17,7 @@ export interface SplitSystemInfo {
   kafkaTopicPrefix: string;
 }
 
-async function freePortBlock(size: number): Promise<number> {
+export async function freePortBlock(size: number): Promise<number> {
   // Find a base port whose next `size` ports are all free.
   for (let attempt = 0; attempt < 50; attempt++) {
     const base = 20_000 + Math.floor(Math.random() * 20_000);

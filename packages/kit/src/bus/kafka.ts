@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type IHeaders, type KafkaMessage, type LogEntry, type Producer } from "kafkajs";
 import type { Logger } from "../log.js";
+import { observeConsumerLag, type ConsumerLag } from "../telemetry/instruments.js";
 import type { Bus, BusMessage, SubscribeOptions, Subscription } from "./types.js";
 
 export interface KafkaBusOptions {
@@ -99,6 +100,26 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
   /** Live consumers, each with the committer of what it has processed (flushed when it closes). */
   const consumers = new Map<Consumer, OffsetCommitter>();
   let closed = false;
+  // Groups subscribed by this process (unprefixed), for messaging.kafka.consumer.lag.
+  const lagGroups = new Map<string, string[]>();
+  observeConsumerLag(async () => {
+    const out: ConsumerLag[] = [];
+    if (closed) return out;
+    for (const [group, topics] of lagGroups) {
+      const committed = await admin.fetchOffsets({ groupId: prefix + group, topics: topics.map((t) => prefix + t) });
+      for (const t of committed) {
+        const ends = await admin.fetchTopicOffsets(t.topic);
+        for (const p of t.partitions) {
+          const end = ends.find((e) => e.partition === p.partition);
+          if (!end) continue;
+          // No commit yet: the group starts from the beginning (fromBeginning), so all of it is lag.
+          const from = Number(p.offset) >= 0 ? Number(p.offset) : Number(end.low);
+          out.push({ group, topic: t.topic.slice(prefix.length), partition: p.partition, lag: Math.max(0, Number(end.high) - from) });
+        }
+      }
+    }
+    return out;
+  });
 
   return {
     kind: "kafka",
@@ -144,6 +165,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
         heartbeatInterval: 3_000,
         retry: { initialRetryTime: 200, maxRetryTime: 10_000, retries: 10 },
       });
+      lagGroups.set(sub.group, sub.topics);
       const offsets = offsetCommitter(consumer, log.child({ group: sub.group }));
       consumers.set(consumer, offsets);
       consumer.on(consumer.events.CRASH, ({ payload }) => {
@@ -203,6 +225,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
       clearTimeout(timer);
       return {
         async close() {
+          lagGroups.delete(sub.group);
           if (!consumers.delete(consumer)) return;
           await offsets.flush();
           await consumer.disconnect();

@@ -62,6 +62,8 @@ export interface DatabaseHandle {
   listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   /** PGlite only: the whole data folder as a gzip tarball (see pgliteTemplate). */
   dumpDataDir?(): Promise<Blob>;
+  /** Postgres only: the pool's connections now (the db.client.connection.* metrics). */
+  poolStats?(): { total: number; idle: number; waiting: number; max: number };
   close(): Promise<void>;
 }
 
@@ -93,6 +95,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
   let listen: DatabaseHandle["listen"];
   let closeListener = async () => {};
   let dumpDataDir: DatabaseHandle["dumpDataDir"];
+  let poolStats: DatabaseHandle["poolStats"];
   if (opts.databaseUrl) {
     kind = "postgres";
     const pg = await loadPg();
@@ -114,6 +117,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
     // The pool re-emits an idle client's error (with the whole client attached): the client's own
     // listener above has reported it already, but an 'error' without a listener would still crash.
     pool.on("error", () => undefined);
+    poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: opts.poolSize ?? 10 });
     const kyselyPool = droppingLostConnections(opts.preparedStatements ? preparingPool(pool) : (pool as unknown as PostgresPool));
     root = new Kysely({ dialect: new PostgresDialect({ pool: kyselyPool }), log: kyselyTracingLog });
     const listener = createPgListener(pg, opts.databaseUrl, opts.onIdleError, opts.connectTimeoutMs);
@@ -150,6 +154,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
     forSchema: <DB>(schema: string) => root.withSchema(schema) as unknown as Kysely<DB>,
     listen,
     ...(dumpDataDir ? { dumpDataDir } : {}),
+    ...(poolStats ? { poolStats } : {}),
     async close() {
       await closeListener();
       await root.destroy();

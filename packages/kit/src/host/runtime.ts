@@ -3,6 +3,7 @@ import { migrateSchema } from "../db/index.js";
 import { createOutboxRelay, outboxChannel, subscribeConsumer } from "../outbox/index.js";
 import type { BackgroundWorker, BuiltService, ServiceDeps, ServiceModule } from "../service.js";
 import { serviceLogger } from "../log.js";
+import { observeOutbox } from "../telemetry/instruments.js";
 
 /** A service brought up in a host: migrated, built, consuming, relaying its outbox, working. */
 export interface RunningService {
@@ -35,6 +36,7 @@ export async function prepareService(module: ServiceModule, deps: ServiceDeps): 
   await migrateSchema(deps.db, module.schema, module.migrationsDir);
   const db = deps.db.forSchema<any>(module.schema);
   const built = await module.build({ ...deps, log });
+  observeOutbox(db, module.schema);
   const subscriptions: Subscription[] = [];
 
   return {

@@ -7,7 +7,7 @@ import { env, loadConfig, z } from "../config.js";
 import { databaseConnectTimeoutSetting, databasePreparedStatementsSetting, openDatabase, sql } from "../db/index.js";
 import { createLogger } from "../log.js";
 import type { ServiceModule, ServiceName, TransportFor } from "../service.js";
-import { startTelemetry, tracingClientInterceptor, tracingServerInterceptor } from "../telemetry/index.js";
+import { metricsPortSetting, observeDatabasePool, startMetrics, startTelemetry, tracingClientInterceptor, tracingServerInterceptor } from "../telemetry/index.js";
 import { serveConnect } from "./connect-server.js";
 import { appErrorInterceptor } from "./errors.js";
 import { HealthState } from "./health.js";
@@ -48,6 +48,8 @@ const standaloneConfig = (service: ServiceName) =>
      * seconds. Not counted in SHUTDOWN_GRACE_MS.
      */
     SHUTDOWN_DRAIN_DELAY_MS: env.int(0),
+    /** Port of the Prometheus scrape endpoint `/metrics`; unset = none (docs/operations.md, "Metrics"). */
+    METRICS_PORT: metricsPortSetting,
     /** Recycle client connections older than this (GOAWAY), so callers spread over replicas; 0 = never. */
     CONNECT_MAX_CONNECTION_AGE_MS: env.int(0),
   });
@@ -61,6 +63,8 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
   const config = loadConfig(standaloneConfig(module.name));
   const telemetry = startTelemetry({ serviceName: module.name });
   const log = createLogger(module.name);
+  // Before anything that records: instruments created earlier would stay no-ops.
+  const metrics = await startMetrics({ serviceName: module.name, port: config.METRICS_PORT, host: config.HOST, env: process.env });
 
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
@@ -70,6 +74,7 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
     connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
     onIdleError: (err) => log.warn({ err }, "a database connection failed; the pool replaces it"),
   });
+  if (db.poolStats) observeDatabasePool(module.name, db.poolStats);
   const bus = await createBus({
     kafkaBrokers: config.KAFKA_BROKERS.length > 0 ? config.KAFKA_BROKERS : undefined,
     clientId: module.name,
@@ -108,7 +113,7 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
     host: config.HOST,
     maxConnectionAgeMs: config.CONNECT_MAX_CONNECTION_AGE_MS,
   });
-  log.info({ port: server.port, database: db.kind, bus: bus.kind }, `${module.name} listening`);
+  log.info({ port: server.port, metricsPort: metrics.port, database: db.kind, bus: bus.kind }, `${module.name} listening`);
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -127,6 +132,7 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
     await bus.close();
     await configBoard?.close();
     await db.close();
+    await metrics.shutdown();
     await telemetry.shutdown();
     process.exit(0);
   };

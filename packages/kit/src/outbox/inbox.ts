@@ -4,6 +4,7 @@ import type { Kysely } from "kysely";
 import type { Bus, BusMessage, Subscription } from "../bus/types.js";
 import type { Logger } from "../log.js";
 import type { ConsumerDefinition } from "../service.js";
+import { recordInboxHandling } from "../telemetry/instruments.js";
 import { TRACER_NAME } from "../telemetry/sdk.js";
 import { inTransaction } from "./batch.js";
 import type { KitTables } from "./tables.js";
@@ -40,6 +41,9 @@ export async function subscribeConsumer(opts: SubscribeConsumerOptions): Promise
     "messaging.consumer.group.name": group,
   };
 
+  // Bounded: the consumer group and topic are fixed by the code.
+  const metricAttributes = { "messaging.consumer.group.name": group, "messaging.destination.name": def.topic };
+
   /** Runs `fn` in a CONSUMER span whose parent is the message's producer. */
   const inSpan = <T>(message: BusMessage, fn: (span: Span) => Promise<T>): Promise<T> =>
     tracer.startActiveSpan(
@@ -47,9 +51,13 @@ export async function subscribeConsumer(opts: SubscribeConsumerOptions): Promise
       { kind: SpanKind.CONSUMER, attributes: { ...messaging, "messaging.message.id": message.headers["event-id"] ?? "" } },
       propagation.extract(ROOT_CONTEXT, message.headers),
       async (span) => {
+        const started = performance.now();
         try {
-          return await fn(span);
+          const result = await fn(span);
+          recordInboxHandling((performance.now() - started) / 1000, metricAttributes);
+          return result;
         } catch (err) {
+          recordInboxHandling((performance.now() - started) / 1000, metricAttributes, err);
           span.recordException(err as Error);
           span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error)?.message });
           throw err;

@@ -12,6 +12,7 @@ import {
   type Span,
 } from "@opentelemetry/api";
 import { headersGetter, headersSetter } from "./propagation.js";
+import { recordRpcDuration } from "./instruments.js";
 import { TRACER_NAME } from "./sdk.js";
 
 /** Health probes arrive every few seconds from load balancers; a root span each is only noise. */
@@ -168,10 +169,18 @@ async function callInSpan(
   system: string,
   side: "client" | "server",
 ) {
+  const started = performance.now();
   const done = (err?: unknown) => {
     if (err === undefined) recordOk(span, system);
     else recordError(span, err, system, side);
     span.end();
+    // rpc.grpc.status_code for every system: Connect's codes are gRPC's numbers.
+    recordRpcDuration(side, (performance.now() - started) / 1000, {
+      "rpc.system": system,
+      "rpc.service": req.service.typeName,
+      "rpc.method": req.method.name,
+      "rpc.grpc.status_code": err === undefined ? 0 : ConnectError.from(err).code,
+    });
   };
   let res;
   try {

@@ -13,3 +13,6 @@ export { tracingClientInterceptor, tracingServerInterceptor, type TracingInterce
 export { createTracingPlugin, withTracing, kyselyTracingLog, type TracingPluginOptions } from "./kysely.js";
 export { registerFastifyTracing, requestTraceContext } from "./fastify.js";
 export { traceHeaders, contextFromHeaders, headersGetter, headersSetter } from "./propagation.js";
+export { startMetrics, metricsPortSetting, metricsExportRequested, kitMeter, lazyInstruments, METER_NAME, SECONDS_BUCKETS, type Metrics, type StartMetricsOptions } from "./metrics.js";
+export { observeConsumerLag, type ConsumerLag } from "./instruments.js";
+export { registerFastifyMetrics, recordRpcDuration, observeDatabasePool, observeOutbox, recordInboxHandling, statusClass, type PoolStats } from "./instruments.js";

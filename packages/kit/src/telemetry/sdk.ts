@@ -131,8 +131,9 @@ function startNodeSdk(opts: StartTelemetryOptions, serviceName: string): { shutd
     // undefined lets the SDK build OTLP/console/zipkin processors from OTEL_TRACES_EXPORTER etc.
     spanProcessors: opts.spanProcessors ?? (tracesExportRequested(env) ? undefined : [new NoopSpanProcessor()]),
     textMapPropagator: W3C_PROPAGATOR(),
-    // We emit no metrics and our logs go to stdout through pino: only set these up when asked.
-    ...(env.OTEL_METRICS_EXPORTER ? {} : { metricReaders: [] }),
+    // Metrics have their own provider (telemetry/metrics.ts, METRICS_PORT and the OTLP endpoint);
+    // our logs go to stdout through pino: set logs up only when asked.
+    metricReaders: [],
     ...(env.OTEL_LOGS_EXPORTER ? {} : { logRecordProcessors: [] }),
     instrumentations: [],
   });

@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from "uuid";
-import type { BackgroundWorker, Clock, Logger } from "@corridor/kit";
-import type { Kysely } from "kysely";
+import { lazyInstruments, type BackgroundWorker, type Clock, type Logger } from "@corridor/kit";
+import { sql, type Kysely } from "kysely";
 import { claimDue, lookWhenIdle, nextDueAt, settleAndTakeNext, settleWebhook, skipWithoutEndpoint, type Claim, type ClaimedWebhook, type EnqueuedWebhook, type SettleChange } from "../data/queue-repo.js";
 import { findSettings } from "../data/settings-repo.js";
 import type { NotificationsDatabase } from "../data/tables.js";
@@ -92,9 +92,41 @@ const NO_ENDPOINT_BATCH_MAX = 500;
  * each row is posted outside any transaction, then the attempt is recorded and the row settled in
  * one statement, which also hands the slot to the next webhook of the resource when it is due.
  */
+// Webhook metrics (docs/operations.md, "Metrics"). Labels: the outcome only (no platform id: the
+// number of platforms is not bounded by configuration).
+const webhookInstruments = lazyInstruments((meter) => ({
+  meter,
+  attempts: meter.createCounter("corridor.webhook.attempts", { unit: "{attempt}", description: "Webhook POSTs by outcome: delivered (2xx), retry (will be retried), failed (given up)." }),
+  latency: meter.createHistogram("corridor.webhook.delivery.duration", { unit: "s", description: "From the event to its webhook's 2xx (retries included)." }),
+  depth: meter.createObservableGauge("corridor.webhook.queue.depth", { unit: "{webhook}", description: "Webhooks waiting to be delivered (PENDING)." }),
+  age: meter.createObservableGauge("corridor.webhook.queue.oldest_age", { unit: "s", description: "Age of the oldest webhook waiting, from its event (0 when none)." }),
+}));
+
+/** Observes the webhook queue at collection time: one query on the pending rows. */
+function observeWebhookQueue(db: Kysely<NotificationsDatabase>): void {
+  const w = webhookInstruments();
+  w.meter.addBatchObservableCallback(
+    async (r) => {
+      try {
+        const row = await db
+          .selectFrom("webhook_queue")
+          .where("status", "=", "PENDING")
+          .select([sql<string>`count(*)`.as("n"), sql<string | null>`extract(epoch from now() - min(occurred_at))`.as("age")])
+          .executeTakeFirst();
+        r.observe(w.depth, Number(row?.n ?? 0));
+        r.observe(w.age, Math.max(0, Number(row?.age ?? 0)));
+      } catch {
+        // The database is unreachable: no value rather than a failed scrape.
+      }
+    },
+    [w.depth, w.age],
+  );
+}
+
 export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const timers = deps.timers ?? realTimers;
   const log = deps.log.child({ worker: "webhook-delivery" });
+  observeWebhookQueue(deps.db);
 
   let running = false;
   let pass: Promise<void> | undefined;
@@ -281,6 +313,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       attemptedAt: now,
     };
     if (judged.status === "FAILED") log.warn({ webhookId: row.webhook_id, platformId: row.platform_id, reason: judged.reason }, "webhook not delivered");
+    const metrics = webhookInstruments();
+    metrics.attempts.add(1, { "corridor.webhook.outcome": judged.status === "DELIVERED" ? "delivered" : judged.status === "PENDING" ? "retry" : "failed" });
+    if (judged.status === "DELIVERED") metrics.latency.record(Math.max(0, done.getTime() - row.occurred_at.getTime()) / 1000);
     if (judged.status !== "PENDING") return settleLeaving(change, attempt);
     await settleWebhook(deps.db, row.platform_id, row.webhook_id, change, attempt);
     return undefined;
