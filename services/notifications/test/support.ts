@@ -1,3 +1,5 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { SandboxService } from "@corridor/proto/corridor/sandbox/v1/sandbox_service_pb.js";
 import { randomBytes } from "node:crypto";
 import { create, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
@@ -107,6 +109,15 @@ function authSessionsFake(given: Transport | undefined, environmentOf: (platform
   );
 }
 
+/** The sandbox as notifications sees it in these tests: every sandbox platform's clock is the test's clock. */
+function sandboxFake(clock: ManualClock): Transport {
+  return createRouterTransport((router) =>
+    router.service(SandboxService, {
+      getClock: () => ({ now: timestampFromDate(clock.now()), offsetSeconds: 0n }),
+    } as never),
+  );
+}
+
 /**
  * `transports` stands in for the services notifications calls (auth-sessions' GetPlatformConfig);
  * without one, such a call fails and the service falls back to what it holds itself. Platforms are
@@ -119,7 +130,7 @@ export async function startNotifications(
   transports: Partial<Record<ServiceName, Transport>> = {},
   environmentOf: (platformId: string) => "SANDBOX" | "PRODUCTION" = () => "SANDBOX",
 ): Promise<NotificationsUnderTest> {
-  transports = { ...transports, "auth-sessions": authSessionsFake(transports["auth-sessions"], environmentOf) };
+  transports = { sandbox: sandboxFake(clock), ...transports, "auth-sessions": authSessionsFake(transports["auth-sessions"], environmentOf) };
   await migrateSchema(handle, service.schema, service.migrationsDir);
   const built = await service.build({
     db: handle,
