@@ -1,4 +1,3 @@
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { SandboxService } from "@corridor/proto/corridor/sandbox/v1/sandbox_service_pb.js";
 import { randomBytes } from "node:crypto";
 import { create, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
