@@ -7,10 +7,11 @@ describe("sandbox transfer table (spec 'Transfer in (and transfer out, same patt
     expect(sandboxTransferOutcome("123456789003")).toEqual({ kind: "FAILS_IMMEDIATELY", cause: "ACCOUNT_CLOSED_OR_INVALID" });
   });
 
-  it("has the bank reject 004, keeps 005 pending 30 s then fails it, and succeeds otherwise", () => {
+  it("has the bank reject 004, keeps 005 pending 30 s then fails it, completes then returns 006, and succeeds otherwise", () => {
     expect(sandboxTransferOutcome("123456789004")).toEqual({ kind: "BANK_REJECTS", cause: "BANK_REJECTED" });
     expect(sandboxTransferOutcome("123456789005")).toEqual({ kind: "PENDING_THEN_FAILS", afterSeconds: 30, cause: "TIMED_OUT" });
-    for (const id of ["123456789000", "123456789001", "123456789006", ""]) expect(sandboxTransferOutcome(id)).toEqual({ kind: "SUCCEEDS" });
+    expect(sandboxTransferOutcome("123456789006")).toEqual({ kind: "COMPLETES_THEN_RETURNED", afterSeconds: 60, cause: "RETURNED_BY_RECEIVING_BANK" });
+    for (const id of ["123456789000", "123456789001", "123456789007", ""]) expect(sandboxTransferOutcome(id)).toEqual({ kind: "SUCCEEDS" });
   });
 
   it("reads the suffix before a domain part and the identifier field of each account type", () => {

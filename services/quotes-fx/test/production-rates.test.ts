@@ -64,6 +64,8 @@ describe("production quotes priced from the operator's table", () => {
     h.platforms.set(PROD, usdOnly({ environment: "PRODUCTION" }));
     h.internal.set(account, { id: account, platformId: PROD, customerId: customer, type: "INTERNAL_FIAT", currency: "USD", available: 1_000_000n });
     h.external.set(payee, { id: payee, platformId: PROD, customerId: customer, status: "ACTIVE", currency: "EUR", accountType: "EUR_ACCOUNT" });
+    // The operator bound the platform's EUR payouts to a connector: pricing is what is left to test.
+    h.boundRails.add(`${PROD} EUR`);
   });
   afterAll(async () => {
     await h.close();

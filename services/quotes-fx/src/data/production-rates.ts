@@ -1,10 +1,11 @@
 import type { Kysely } from "kysely";
-import type { ProductionRatesTable, QuotesFxDatabase } from "./tables.js";
+import type { ProductionRateStore, StoredRate } from "../domain/production-rates.js";
+import type { QuotesFxDatabase } from "./tables.js";
 
-export type StoredRate = Pick<ProductionRatesTable, "currency" | "usd_value" | "source" | "as_of">;
+export type { ProductionRateStore, StoredRate };
 
 /** The production rate table: one row per currency, replaced only by a rate at least as recent. */
-export function productionRateStore(db: Kysely<QuotesFxDatabase>) {
+export function productionRateStore(db: Kysely<QuotesFxDatabase>): ProductionRateStore {
   return {
     async all(): Promise<StoredRate[]> {
       return db.selectFrom("production_rates").select(["currency", "usd_value", "source", "as_of"]).orderBy("currency").execute();
@@ -28,5 +29,3 @@ export function productionRateStore(db: Kysely<QuotesFxDatabase>) {
     },
   };
 }
-
-export type ProductionRateStore = ReturnType<typeof productionRateStore>;

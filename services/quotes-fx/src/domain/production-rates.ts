@@ -10,6 +10,20 @@ export interface ProductionRate {
   asOf: Date;
 }
 
+/** The operator's rate table as the service stores it (data/production-rates.ts implements it). */
+export interface StoredRate {
+  currency: string;
+  /** Decimal text, USD per one major unit. */
+  usd_value: string;
+  source: string;
+  as_of: Date;
+}
+export interface ProductionRateStore {
+  all(): Promise<StoredRate[]>;
+  /** Records rates; a currency keeps its row when that row's rate is newer. Returns how many changed. */
+  record(rates: readonly StoredRate[], recordedAt: Date): Promise<number>;
+}
+
 export const ratesUnavailable = (message: string, details: Record<string, string | number> = {}) => new AppError("UNAVAILABLE", "RATES_UNAVAILABLE", message, details);
 
 /**

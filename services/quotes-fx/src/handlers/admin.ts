@@ -3,7 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { AppError, errors, type Clock } from "@corridor/kit";
 import type { QuotesFxAdminService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_admin_service_pb.js";
 import { parseFeed } from "../clients/feed-rate-source.js";
-import type { ProductionRateStore, StoredRate } from "../data/production-rates.js";
+import type { ProductionRateStore, StoredRate } from "../domain/production-rates.js";
 
 /**
  * QuotesFxAdminService: the operator's production rates (docs/fx.md). A push is the common feed

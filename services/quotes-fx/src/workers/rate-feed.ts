@@ -1,7 +1,7 @@
 import { pollingWorker, type Clock, type Logger, type PollingWorker } from "@corridor/kit";
 import { parseEcbDaily } from "../clients/ecb-feed.js";
 import { parseFeed, ratesUnavailable } from "../clients/feed-rate-source.js";
-import type { ProductionRateStore } from "../data/production-rates.js";
+import type { ProductionRateStore } from "../domain/production-rates.js";
 
 export interface RateFeedOptions {
   url: string;
