@@ -171,9 +171,14 @@ export function toPublicError(
   if (err instanceof ConnectError) {
     const mapped = publicErrorFromConnect(err);
     if (mapped.body.status >= 500) {
-      log.error({ err, url: request.url }, "service call failed");
+      const answered = err.findDetails(PublicErrorSchema).length > 0;
+      // A 5xx the service chose (a dependency it named unavailable: RATES_UNAVAILABLE,
+      // EMAIL_DELIVERY_FAILED, its database) is an expected outcome the operator may want to see,
+      // not a fault: warn. No answer from the service (unreachable, reset, an internal error) is.
+      if (answered) log.warn({ code: mapped.body.code, url: request.url }, "service answered unavailable");
+      else log.error({ err, url: request.url }, "service call failed");
       // Without a service-written PublicError the message is the transport's (addresses, ports).
-      if (err.findDetails(PublicErrorSchema).length === 0) mapped.body = { ...mapped.body, message: genericServerMessage(mapped.body.status, mapped.body.code) };
+      if (!answered) mapped.body = { ...mapped.body, message: genericServerMessage(mapped.body.status, mapped.body.code) };
     }
     const location: Location = request.method === "GET" || request.method === "DELETE" ? "query" : "body";
     return { body: prefixServiceFields(mapped.body, location), shouldNotRetry: mapped.shouldNotRetry };

@@ -1,3 +1,4 @@
+import { Writable } from "node:stream";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { AppError, createLogger, errors, toConnectError } from "@corridor/kit";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
@@ -209,6 +210,20 @@ describe("gateway", () => {
       const res = await call("GET", "/config", { as: admin });
       expectError(res, 503, "SERVICE_UNAVAILABLE");
       expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
+    });
+
+    it("logs a 5xx the service chose (a dependency it names unavailable) at warn with its code, and a service that gave no answer at error", async () => {
+      const lines: { level: number; msg: string; code?: string }[] = [];
+      const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(...chunk.toString().split("\n").filter(Boolean).map((l: string) => JSON.parse(l))), done()) });
+      await app.close();
+      app = await build({ log: createLogger("gateway-test", "info", sink) });
+      fakes.failWith = new AppError("UNAVAILABLE", "RATES_UNAVAILABLE", "No EUR rate has been received");
+      expectError(await call("GET", "/config", { as: admin }), 503, "RATES_UNAVAILABLE");
+      fakes.failWith = new ConnectError("connect ECONNREFUSED 10.1.2.3:8101", Code.Unavailable);
+      expectError(await call("GET", "/config", { as: admin }), 503, "SERVICE_UNAVAILABLE");
+      const of = (msg: string) => lines.filter((l) => l.msg === msg);
+      expect(of("service answered unavailable")).toEqual([expect.objectContaining({ level: 40, code: "RATES_UNAVAILABLE" })]);
+      expect(of("service call failed")).toEqual([expect.objectContaining({ level: 50 })]);
     });
 
     it("maps a socket error under any Connect code (Unknown with an ECONNRESET cause) to 503, and a service timeout to 503 UPSTREAM_TIMEOUT", () => {
