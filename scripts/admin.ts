@@ -47,6 +47,14 @@ Commands:
       any is recorded; a currency keeps a newer rate it already has.
   rates list
       Lists the production rate table with each rate's source, age and whether quotes may use it.
+  fees set --platform <id> --rules <json>
+      Sets a platform's own spreads and fees (docs/fx.md), in CORRIDOR_QUOTE_FEES's JSON shape,
+      e.g. '{"USD:EUR":{"serviceApiMultiplier":"1.004","serviceApiFixedFee":25}}'; merged over
+      the deployment's rules key by key; replaces the platform's earlier rules.
+  fees show --platform <id> [--pair USD:EUR]
+      Shows a platform's own rules and, with --pair, the schedule that prices that pair.
+  fees clear --platform <id>
+      Removes a platform's own rules: the deployment's apply again.
 
 Target (exactly one; there is no default, so the CLI never acts on a deployment by accident):
   --url <url>                  auth-sessions' Connect endpoint, e.g. http://127.0.0.1:8081
@@ -56,7 +64,7 @@ Target (exactly one; there is no default, so the CLI never acts on a deployment 
   The deployment found there is printed (on stderr) before anything is done.
   rail commands talk to the ledger: at the same target (embedded), or at --ledger-url /
   CORRIDOR_LEDGER_URL (split: http://127.0.0.1:8102).
-  rates commands talk to quotes-fx: at the same target (embedded), or at --quotes-fx-url /
+  rates and fees commands talk to quotes-fx: at the same target (embedded), or at --quotes-fx-url /
   CORRIDOR_QUOTES_FX_URL (split: http://127.0.0.1:8103).
 
 Options:
@@ -188,6 +196,8 @@ async function main(argv: string[]): Promise<number> {
       currency: { type: "string" },
       rail: { type: "string" },
       connector: { type: "string" },
+      rules: { type: "string" },
+      pair: { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -199,6 +209,7 @@ async function main(argv: string[]): Promise<number> {
   const [resource, command, ...extra] = positionals;
   if (resource === "rail") return railCommand(command, extra, values);
   if (resource === "rates") return ratesCommand(command, extra, values);
+  if (resource === "fees") return feesCommand(command, extra, values);
   if (resource !== "platform" || (command !== "create" && command !== "list")) {
     throw new UsageError(resource ? `unknown command: ${positionals.join(" ")}` : "missing command");
   }
@@ -537,6 +548,68 @@ async function ratesCommand(
     if (out.length === 0) console.log("No production rates. Push some with: npm run admin -- rates push --base EUR --rate USD=1.0567");
     for (const r of out) console.log(`${r.currency.padEnd(5)}  ${r.usdValue.padEnd(24)}  ${r.source.padEnd(8)}  ${r.asOf ?? ""}  ${r.fresh ? "fresh" : "TOO OLD"}`);
   }
+  return 0;
+}
+
+/** `fees set|show|clear`: a platform's own spreads and fees (QuotesFxAdminService), after the deployment probe. */
+async function feesCommand(
+  command: string | undefined,
+  extra: string[],
+  values: { url?: string; "quotes-fx-url"?: string; platform?: string; rules?: string; pair?: string; json: boolean },
+): Promise<number> {
+  if (command !== "set" && command !== "show" && command !== "clear") throw new UsageError(`unknown command: fees ${command ?? ""}`.trim());
+  if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra.join(" ")}`);
+  if (!values.platform) throw new UsageError(`fees ${command} needs --platform <id>`);
+  if (command === "set" && values.rules === undefined) throw new UsageError("fees set needs --rules <json>");
+  if (command !== "set" && values.rules !== undefined) throw new UsageError(`fees ${command} takes no --rules`);
+  if (command !== "show" && values.pair !== undefined) throw new UsageError(`fees ${command} takes no --pair`);
+  let pair: [string, string] = ["", ""];
+  if (values.pair !== undefined) {
+    const m = /^([A-Za-z]{3,5}):([A-Za-z]{3,5})$/.exec(values.pair);
+    if (!m) throw new UsageError(`--pair ${JSON.stringify(values.pair)} is not SEND:RECEIVE (e.g. USD:EUR)`);
+    pair = [m[1]!.toUpperCase(), m[2]!.toUpperCase()];
+  }
+  if (values.rules !== undefined) {
+    try {
+      JSON.parse(values.rules);
+    } catch {
+      throw new UsageError("--rules must be JSON, e.g. '{\"USD:EUR\":{\"serviceApiMultiplier\":\"1.004\"}}'");
+    }
+  }
+
+  const target = resolveTarget(values.url, process.env);
+  const deployment = await probe(createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url })), target);
+  console.error(describeDeployment(deployment, target));
+  const flag = values["quotes-fx-url"] ?? (process.env.CORRIDOR_QUOTES_FX_URL || undefined);
+  const url = flag ? checkUrl(flag, values["quotes-fx-url"] ? "--quotes-fx-url" : "CORRIDOR_QUOTES_FX_URL") : target.url;
+  const fx = createClient(QuotesFxAdminService, createGrpcTransport({ baseUrl: url }));
+  if (command === "clear") {
+    const { cleared } = await fx.clearPlatformFees({ platformId: values.platform });
+    console.log(values.json ? JSON.stringify({ platformId: values.platform, cleared }, null, 2) : cleared ? `Cleared the fee rules of ${values.platform}` : `${values.platform} has no fee rules of its own; nothing changed`);
+    return 0;
+  }
+  const res =
+    command === "set"
+      ? await fx.setPlatformFees({ platformId: values.platform, rulesJson: values.rules! })
+      : await fx.getPlatformFees({ platformId: values.platform, sendingCurrency: pair[0], receivingCurrency: pair[1] });
+  const f = res.fees!;
+  const out = {
+    platformId: f.platformId,
+    rules: JSON.parse(f.rulesJson) as unknown,
+    ...(f.schedule
+      ? {
+          pair: `${pair[0]}:${pair[1]}`,
+          schedule: {
+            serviceApiMultiplier: f.schedule.serviceApiMultiplier,
+            counterpartyMultiplier: f.schedule.counterpartyMultiplier,
+            serviceApiFixedFee: Number(f.schedule.serviceApiFixedFee),
+            serviceApiVariableFeeRate: f.schedule.serviceApiVariableFeeRate,
+            counterpartyFixedFee: Number(f.schedule.counterpartyFixedFee),
+          },
+        }
+      : {}),
+  };
+  console.log(values.json ? JSON.stringify(out, null, 2) : [`${out.platformId} rules: ${JSON.stringify(out.rules)}`, ...(out.schedule ? [`${out.pair}: ${JSON.stringify(out.schedule)}`] : [])].join("\n"));
   return 0;
 }
 

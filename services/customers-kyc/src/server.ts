@@ -10,6 +10,7 @@ import type { CustomersKycDatabase } from "./data/tables.js";
 import { createCustomers } from "./domain/customers.js";
 import { createDocuments } from "./domain/documents.js";
 import { createReviewQueue } from "./domain/review-queue.js";
+import type { KycProviderFactory } from "./domain/kyc-provider.js";
 import { createInvitations } from "./domain/invitations.js";
 import { createKycLinks } from "./domain/kyc-links.js";
 import { createOwners } from "./domain/owners.js";
@@ -50,6 +51,8 @@ export function buildCustomersKyc(
     newInvitationCode?: () => string;
     /** A sandbox platform's clock (SandboxService.GetClock); absent: sandbox platforms are on the service clock. */
     sandboxNow?: (platformId: string) => Promise<Date>;
+    /** The KYC provider connector (docs/connectors.md); absent: the operator's review queue. */
+    kycProvider?: KycProviderFactory;
   },
 ): BuiltService {
   const config = loadCustomersKycConfig(deps.env);
@@ -64,13 +67,14 @@ export function buildCustomersKyc(
   });
   // The KYC provider connector that ships: the operator's review queue.
   const queue = createReviewQueue({ transact, clock: deps.clock });
+  const provider = deps.kycProvider ? deps.kycProvider({ transact, clock: deps.clock }) : queue.provider;
   const documents = createDocuments({ transact, clock: deps.clock, maxBytes: config.CORRIDOR_KYC_DOCUMENT_MAX_BYTES, contentTypes: config.CORRIDOR_KYC_DOCUMENT_CONTENT_TYPES });
   const handler = createCustomersKycHandler({
     customers: createCustomers({ ...common, ledger: deps.ledger }),
-    verifications: createVerifications({ ...common, provider: queue.provider }),
+    verifications: createVerifications({ ...common, provider }),
     owners: createOwners(common),
     invitations: createInvitations({ transact, clock: deps.clock, time, baseUrl: config.CORRIDOR_INVITATION_BASE_URL, newCode: deps.newInvitationCode }),
-    kycLinks: createKycLinks({ ...common, time, provider: queue.provider, documents, ttlMs: config.CORRIDOR_KYC_LINK_TTL_SECONDS * 1000 }),
+    kycLinks: createKycLinks({ ...common, time, provider, documents, ttlMs: config.CORRIDOR_KYC_LINK_TTL_SECONDS * 1000 }),
     documents,
   });
   const admin = createKycAdminHandler({ queue });

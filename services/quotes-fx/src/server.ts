@@ -11,6 +11,7 @@ import { loadQuotesFxConfig } from "./config.js";
 import { idempotencyRunner } from "./data/idempotency.js";
 import { lookupStore } from "./data/lookups.js";
 import { productionRateStore } from "./data/production-rates.js";
+import { platformFeeStore } from "./data/platform-fees.js";
 import { quoteStore } from "./data/quotes.js";
 import type { QuotesFxDatabase } from "./data/tables.js";
 import { createFx } from "./domain/fx.js";
@@ -87,6 +88,7 @@ export function buildQuotesFx(
   const db = deps.db.forSchema<QuotesFxDatabase>(SCHEMA);
   const ttlMs = config.CORRIDOR_FX_RATE_CACHE_SECONDS * 1000;
   const productionRateTable = productionRateStore(db);
+  const platformFees = platformFeeStore(db);
   const fx = createFx({
     clock: deps.clock,
     sandboxRates: cachedRateSource(sandboxRateSource({ maxDriftBps: config.CORRIDOR_FX_SANDBOX_DRIFT_BPS }), ttlMs),
@@ -98,6 +100,7 @@ export function buildQuotesFx(
         read: async () => (await productionRateTable.all()).map((r) => ({ currency: r.currency, usdValue: r.usd_value, source: r.source, asOf: r.as_of })),
       }),
     feeRules: config.CORRIDOR_QUOTE_FEES,
+    platformFees,
   });
   const idempotent = idempotencyRunner(db, deps.clock);
   const lookups = createLookups({ clock: deps.clock, fx, platforms: deps.platforms, ledger: deps.ledger, transactions: deps.quoteLedger, store: lookupStore(db), ttlMs: config.CORRIDOR_QUOTE_TTL_SECONDS * 1000 });
@@ -147,7 +150,12 @@ export function buildQuotesFx(
         ...createIncomingHandler(incoming, { idempotent, inTransaction: (fn) => inTransaction(db, (trx) => fn(trx)) }),
       });
       // The operator's rates (the admin CLI); the gateway routes none of it.
-      router.service(QuotesFxAdminService, createAdminHandler({ store: productionRateTable, clock: deps.clock, maxAgeMs: config.CORRIDOR_FX_RATE_MAX_AGE_SECONDS * 1000 }));
+      router.service(QuotesFxAdminService, createAdminHandler({
+          store: productionRateTable,
+          clock: deps.clock,
+          maxAgeMs: config.CORRIDOR_FX_RATE_MAX_AGE_SECONDS * 1000,
+          fees: { store: platformFees, deploymentRules: config.CORRIDOR_QUOTE_FEES, platforms: deps.platforms },
+        }));
     },
     consumers: [ledgerTransactionConsumer(quotes), ...(incoming ? [incomingGuardConsumer(deps.clock)] : [])],
     workers: [

@@ -1,6 +1,6 @@
 import { errors } from "@corridor/kit";
 import { changeTime } from "./customers.js";
-import type { Store } from "./ports.js";
+import type { Store, Transact } from "./ports.js";
 import type { BeneficialOwner, Customer, KycStatus, Verification, VerificationError } from "./types.js";
 import type { Clock } from "@corridor/kit";
 
@@ -29,6 +29,12 @@ export interface KycProvider {
    */
   submit(store: Store, request: VerificationRequest, now: Date): Promise<void>;
 }
+
+/**
+ * How customers-kyc's composition root builds a provider connector: over the service's
+ * transactions (to call applyDecision with the record of the answer) and its clock.
+ */
+export type KycProviderFactory = (ctx: { transact: Transact; clock: Clock }) => KycProvider;
 
 /** A provider's decision about one subject. */
 export interface KycDecision {

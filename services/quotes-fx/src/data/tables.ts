@@ -76,6 +76,14 @@ export interface QuotesFxDatabase {
   quotes: QuotesTable;
   incoming_approvals: IncomingApprovalsTable;
   production_rates: ProductionRatesTable;
+  platform_fee_rules: PlatformFeeRulesTable;
+}
+
+/** The operator's fee rules for one platform (same JSON shape as CORRIDOR_QUOTE_FEES). */
+export interface PlatformFeeRulesTable {
+  platform_id: string;
+  rules: ColumnType<Record<string, Record<string, string | number>>, string, string>;
+  updated_at: Date;
 }
 
 /** Production platforms' rates: the latest USD value of each currency, its source and age. */

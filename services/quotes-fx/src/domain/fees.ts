@@ -45,12 +45,27 @@ const feeRuleSchema = z
   .strict();
 export const feeRulesSchema = z.record(z.string().regex(/^(default|[A-Z]{3,5}:\*|\*:[A-Z]{3,5}|[A-Z]{3,5}:[A-Z]{3,5})$/), feeRuleSchema);
 
-/** The schedule of one pair: per key from least to most specific, the built-in rule then the configured one. */
-export function feeScheduleFor(rules: FeeRules, sendingCode: string, receivingCode: string): FeeSchedule {
+/**
+ * The operator's rules for one platform, kept by the service (data/platform-fees.ts). They are
+ * merged over the deployment's rules the same way the deployment's are over the built-in ones.
+ */
+export interface PlatformFeeStore {
+  get(platformId: string): Promise<FeeRules | undefined>;
+  set(platformId: string, rules: FeeRules, now: Date): Promise<void>;
+  /** Removes the platform's rules; false when it had none. */
+  clear(platformId: string): Promise<boolean>;
+}
+
+/**
+ * The schedule of one pair: per key from least to most specific, the built-in rule, then the
+ * deployment's, then the platform's. Specificity beats origin: a configured "default" does not
+ * undo a built-in "*:EUR", and a platform's "default" does not undo the deployment's "USD:EUR";
+ * an operator who means a pair sets that pair's key.
+ */
+export function feeScheduleFor(rules: FeeRules, sendingCode: string, receivingCode: string, platformRules: FeeRules = {}): FeeSchedule {
   const merged: FeeRule = {};
-  // Specificity beats origin: a configured "default" does not undo a built-in "*:EUR".
   for (const key of ["default", `${sendingCode}:*`, `*:${receivingCode}`, `${sendingCode}:${receivingCode}`]) {
-    Object.assign(merged, DEFAULT_FEE_RULES[key] ?? {}, rules[key] ?? {});
+    Object.assign(merged, DEFAULT_FEE_RULES[key] ?? {}, rules[key] ?? {}, platformRules[key] ?? {});
   }
   return {
     serviceApiMultiplier: dec(merged.serviceApiMultiplier ?? "1"),

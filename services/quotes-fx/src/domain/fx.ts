@@ -1,7 +1,7 @@
 import { AppError, MAX_AMOUNT, errors, type Clock, type FieldError } from "@corridor/kit";
 import { allCurrencies, findCurrency, type Currency } from "./currencies.js";
 import type { Decimal } from "./decimal.js";
-import { feeScheduleFor, type FeeRules } from "./fees.js";
+import { feeScheduleFor, type FeeRules, type PlatformFeeStore } from "./fees.js";
 import type { PlatformFacts } from "./ports.js";
 import { fixedFees, priceQuote, quotedRate, variableFee, type FeeSchedule } from "./pricing.js";
 import { payoutRailOf } from "./rails.js";
@@ -14,6 +14,8 @@ export interface FxDeps {
   /** Production platforms' rates (the operator's table: feed and pushes). */
   productionRates: RateSource;
   feeRules: FeeRules;
+  /** The operator's rules per platform, over feeRules. */
+  platformFees: PlatformFeeStore;
 }
 
 export interface ExchangeRateView {
@@ -46,7 +48,9 @@ export function createFx(deps: FxDeps) {
     return source.fetch(platformId, deps.clock.now());
   }
 
-  const fees = (sending: string, receiving: string): FeeSchedule => feeScheduleFor(deps.feeRules, sending, receiving);
+  // Read on every use (one primary-key row): a change the operator makes prices the next quote.
+  const fees = async (platformId: string, sending: string, receiving: string): Promise<FeeSchedule> =>
+    feeScheduleFor(deps.feeRules, sending, receiving, await deps.platformFees.get(platformId));
 
   return {
     table,
@@ -74,12 +78,13 @@ export function createFx(deps: FxDeps) {
         ? [...new Set(q.destinationCurrencies)].map((c) => findCurrency(c)!)
         : allCurrencies().filter((c) => c.code !== source!.code);
       const t = await table(platformId, facts);
+      const platformRules = await deps.platformFees.get(platformId);
       const sendingAmount = q.sendingAmount ?? DEFAULT_RATE_SENDING_AMOUNT;
       const config = facts.supportedCurrencies.find((c) => c.currencyCode === source!.code);
       const minSendingAmount = config?.minAmount ?? 1n;
       const maxSendingAmount = config && config.maxAmount < MAX_AMOUNT ? config.maxAmount : MAX_AMOUNT;
       return destinations.map((destination) => {
-        const schedule = fees(source!.code, destination.code);
+        const schedule = feeScheduleFor(deps.feeRules, source!.code, destination.code, platformRules);
         const market = pairRate(t, source!.code, destination.code);
         const fixed = fixedFees(market, source!, destination, schedule);
         let receivingAmount = 0n;

@@ -40,7 +40,7 @@ export function createLookups(deps: LookupDeps) {
   async function estimate(platformId: string, facts: PlatformFacts, receiving: string): Promise<string> {
     const sending = primaryCurrency(facts);
     const market = await deps.fx.marketRate(platformId, facts, sending, receiving);
-    return quotedRate(market, findCurrency(sending)!, findCurrency(receiving)!, deps.fx.fees(sending, receiving)).toString();
+    return quotedRate(market, findCurrency(sending)!, findCurrency(receiving)!, await deps.fx.fees(platformId, sending, receiving)).toString();
   }
 
   /**

@@ -187,7 +187,7 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
       sending,
       receiving,
       marketRate: await deps.fx.marketRate(platformId, facts, sending.code, receiving.code),
-      fees: deps.fx.fees(sending.code, receiving.code),
+      fees: await deps.fx.fees(platformId, sending.code, receiving.code),
       limits: {
         sending: { min: sendingConfig.minAmount, max: sendingConfig.maxAmount },
         receiving: intersect([...(receivingConfig ? [{ min: receivingConfig.minAmount, max: receivingConfig.maxAmount }] : []), ...receiverLimits]),

@@ -12,7 +12,248 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file corridor/quotes_fx/v1/quotes_fx_admin_service.proto.
  */
 export const file_corridor_quotes_fx_v1_quotes_fx_admin_service: GenFile = /*@__PURE__*/
-  fileDesc("CjNjb3JyaWRvci9xdW90ZXNfZngvdjEvcXVvdGVzX2Z4X2FkbWluX3NlcnZpY2UucHJvdG8SFWNvcnJpZG9yLnF1b3Rlc19meC52MSJ/Cg5Qcm9kdWN0aW9uUmF0ZRIQCghjdXJyZW5jeRgBIAEoCRIRCgl1c2RfdmFsdWUYAiABKAkSDgoGc291cmNlGAMgASgJEikKBWFzX29mGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVmcmVzaBgFIAEoCCK8AQoQUHVzaFJhdGVzUmVxdWVzdBIMCgRiYXNlGAEgASgJEkEKBXJhdGVzGAIgAygLMjIuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlB1c2hSYXRlc1JlcXVlc3QuUmF0ZXNFbnRyeRIpCgVhc19vZhgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaLAoKUmF0ZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIloKEVB1c2hSYXRlc1Jlc3BvbnNlEg8KB2NoYW5nZWQYASABKAUSNAoFcmF0ZXMYAiADKAsyJS5jb3JyaWRvci5xdW90ZXNfZngudjEuUHJvZHVjdGlvblJhdGUiEgoQTGlzdFJhdGVzUmVxdWVzdCJJChFMaXN0UmF0ZXNSZXNwb25zZRI0CgVyYXRlcxgBIAMoCzIlLmNvcnJpZG9yLnF1b3Rlc19meC52MS5Qcm9kdWN0aW9uUmF0ZTLWAQoUUXVvdGVzRnhBZG1pblNlcnZpY2USXgoJUHVzaFJhdGVzEicuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlB1c2hSYXRlc1JlcXVlc3QaKC5jb3JyaWRvci5xdW90ZXNfZngudjEuUHVzaFJhdGVzUmVzcG9uc2USXgoJTGlzdFJhdGVzEicuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkxpc3RSYXRlc1JlcXVlc3QaKC5jb3JyaWRvci5xdW90ZXNfZngudjEuTGlzdFJhdGVzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CjNjb3JyaWRvci9xdW90ZXNfZngvdjEvcXVvdGVzX2Z4X2FkbWluX3NlcnZpY2UucHJvdG8SFWNvcnJpZG9yLnF1b3Rlc19meC52MSJBChZTZXRQbGF0Zm9ybUZlZXNSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhIKCnJ1bGVzX2pzb24YAiABKAkiYwoWR2V0UGxhdGZvcm1GZWVzUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIYChBzZW5kaW5nX2N1cnJlbmN5GAIgASgJEhoKEnJlY2VpdmluZ19jdXJyZW5jeRgDIAEoCSK0AQoLRmVlU2NoZWR1bGUSHgoWc2VydmljZV9hcGlfbXVsdGlwbGllchgBIAEoCRIfChdjb3VudGVycGFydHlfbXVsdGlwbGllchgCIAEoCRIdChVzZXJ2aWNlX2FwaV9maXhlZF9mZWUYAyABKAMSJQodc2VydmljZV9hcGlfdmFyaWFibGVfZmVlX3JhdGUYBCABKAkSHgoWY291bnRlcnBhcnR5X2ZpeGVkX2ZlZRgFIAEoAyKdAQoMUGxhdGZvcm1GZWVzEhMKC3BsYXRmb3JtX2lkGAEgASgJEhIKCnJ1bGVzX2pzb24YAiABKAkSNAoIc2NoZWR1bGUYAyABKAsyIi5jb3JyaWRvci5xdW90ZXNfZngudjEuRmVlU2NoZWR1bGUSLgoKdXBkYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiTAoXU2V0UGxhdGZvcm1GZWVzUmVzcG9uc2USMQoEZmVlcxgBIAEoCzIjLmNvcnJpZG9yLnF1b3Rlc19meC52MS5QbGF0Zm9ybUZlZXMiTAoXR2V0UGxhdGZvcm1GZWVzUmVzcG9uc2USMQoEZmVlcxgBIAEoCzIjLmNvcnJpZG9yLnF1b3Rlc19meC52MS5QbGF0Zm9ybUZlZXMiLwoYQ2xlYXJQbGF0Zm9ybUZlZXNSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJIiwKGUNsZWFyUGxhdGZvcm1GZWVzUmVzcG9uc2USDwoHY2xlYXJlZBgBIAEoCCJ/Cg5Qcm9kdWN0aW9uUmF0ZRIQCghjdXJyZW5jeRgBIAEoCRIRCgl1c2RfdmFsdWUYAiABKAkSDgoGc291cmNlGAMgASgJEikKBWFzX29mGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVmcmVzaBgFIAEoCCK8AQoQUHVzaFJhdGVzUmVxdWVzdBIMCgRiYXNlGAEgASgJEkEKBXJhdGVzGAIgAygLMjIuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlB1c2hSYXRlc1JlcXVlc3QuUmF0ZXNFbnRyeRIpCgVhc19vZhgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaLAoKUmF0ZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIloKEVB1c2hSYXRlc1Jlc3BvbnNlEg8KB2NoYW5nZWQYASABKAUSNAoFcmF0ZXMYAiADKAsyJS5jb3JyaWRvci5xdW90ZXNfZngudjEuUHJvZHVjdGlvblJhdGUiEgoQTGlzdFJhdGVzUmVxdWVzdCJJChFMaXN0UmF0ZXNSZXNwb25zZRI0CgVyYXRlcxgBIAMoCzIlLmNvcnJpZG9yLnF1b3Rlc19meC52MS5Qcm9kdWN0aW9uUmF0ZTKyBAoUUXVvdGVzRnhBZG1pblNlcnZpY2USXgoJUHVzaFJhdGVzEicuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlB1c2hSYXRlc1JlcXVlc3QaKC5jb3JyaWRvci5xdW90ZXNfZngudjEuUHVzaFJhdGVzUmVzcG9uc2USXgoJTGlzdFJhdGVzEicuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkxpc3RSYXRlc1JlcXVlc3QaKC5jb3JyaWRvci5xdW90ZXNfZngudjEuTGlzdFJhdGVzUmVzcG9uc2UScAoPU2V0UGxhdGZvcm1GZWVzEi0uY29ycmlkb3IucXVvdGVzX2Z4LnYxLlNldFBsYXRmb3JtRmVlc1JlcXVlc3QaLi5jb3JyaWRvci5xdW90ZXNfZngudjEuU2V0UGxhdGZvcm1GZWVzUmVzcG9uc2UScAoPR2V0UGxhdGZvcm1GZWVzEi0uY29ycmlkb3IucXVvdGVzX2Z4LnYxLkdldFBsYXRmb3JtRmVlc1JlcXVlc3QaLi5jb3JyaWRvci5xdW90ZXNfZngudjEuR2V0UGxhdGZvcm1GZWVzUmVzcG9uc2USdgoRQ2xlYXJQbGF0Zm9ybUZlZXMSLy5jb3JyaWRvci5xdW90ZXNfZngudjEuQ2xlYXJQbGF0Zm9ybUZlZXNSZXF1ZXN0GjAuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkNsZWFyUGxhdGZvcm1GZWVzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+
+/**
+ * SetPlatformFeesRequest names the platform and its rules.
+ *
+ * @generated from message corridor.quotes_fx.v1.SetPlatformFeesRequest
+ */
+export type SetPlatformFeesRequest = Message<"corridor.quotes_fx.v1.SetPlatformFeesRequest"> & {
+  /**
+   * Platform:<id>.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * The rules, as JSON in the shape of CORRIDOR_QUOTE_FEES: keys default, SEND:*, *:RECV,
+   * SEND:RECV; values with serviceApiMultiplier, counterpartyMultiplier (decimal strings),
+   * serviceApiFixedFee, counterpartyFixedFee (minor units) and serviceApiVariableFeeRate.
+   *
+   * @generated from field: string rules_json = 2;
+   */
+  rulesJson: string;
+};
+
+/**
+ * Describes the message corridor.quotes_fx.v1.SetPlatformFeesRequest.
+ * Use `create(SetPlatformFeesRequestSchema)` to create a new message.
+ */
+export const SetPlatformFeesRequestSchema: GenMessage<SetPlatformFeesRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_admin_service, 0);
+
+/**
+ * GetPlatformFeesRequest names the platform and optionally a pair to show the schedule of.
+ *
+ * @generated from message corridor.quotes_fx.v1.GetPlatformFeesRequest
+ */
+export type GetPlatformFeesRequest = Message<"corridor.quotes_fx.v1.GetPlatformFeesRequest"> & {
+  /**
+   * Platform:<id>.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * With receiving_currency: the pair whose effective schedule to answer.
+   *
+   * @generated from field: string sending_currency = 2;
+   */
+  sendingCurrency: string;
+
+  /**
+   * With sending_currency: the pair whose effective schedule to answer.
+   *
+   * @generated from field: string receiving_currency = 3;
+   */
+  receivingCurrency: string;
+};
+
+/**
+ * Describes the message corridor.quotes_fx.v1.GetPlatformFeesRequest.
+ * Use `create(GetPlatformFeesRequestSchema)` to create a new message.
+ */
+export const GetPlatformFeesRequestSchema: GenMessage<GetPlatformFeesRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_admin_service, 1);
+
+/**
+ * The effective fee parameters of one pair for a platform.
+ *
+ * @generated from message corridor.quotes_fx.v1.FeeSchedule
+ */
+export type FeeSchedule = Message<"corridor.quotes_fx.v1.FeeSchedule"> & {
+  /**
+   * Markup on the market rate for the service, decimal string (1.002 = 0.2%).
+   *
+   * @generated from field: string service_api_multiplier = 1;
+   */
+  serviceApiMultiplier: string;
+
+  /**
+   * Markup for the counterparty, decimal string.
+   *
+   * @generated from field: string counterparty_multiplier = 2;
+   */
+  counterpartyMultiplier: string;
+
+  /**
+   * Fixed service fee, sending minor units.
+   *
+   * @generated from field: int64 service_api_fixed_fee = 3;
+   */
+  serviceApiFixedFee: bigint;
+
+  /**
+   * Variable service fee rate, decimal string (0.001 = 0.1%).
+   *
+   * @generated from field: string service_api_variable_fee_rate = 4;
+   */
+  serviceApiVariableFeeRate: string;
+
+  /**
+   * Fixed counterparty fee, receiving minor units.
+   *
+   * @generated from field: int64 counterparty_fixed_fee = 5;
+   */
+  counterpartyFixedFee: bigint;
+};
+
+/**
+ * Describes the message corridor.quotes_fx.v1.FeeSchedule.
+ * Use `create(FeeScheduleSchema)` to create a new message.
+ */
+export const FeeScheduleSchema: GenMessage<FeeSchedule> = /*@__PURE__*/
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_admin_service, 2);
+
+/**
+ * PlatformFees is a platform's own rules (empty JSON object: none) and, when a pair was asked,
+ * the schedule that prices it (built-in, deployment and platform rules merged).
+ *
+ * @generated from message corridor.quotes_fx.v1.PlatformFees
+ */
+export type PlatformFees = Message<"corridor.quotes_fx.v1.PlatformFees"> & {
+  /**
+   * Platform:<id>.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * The platform's own rules as JSON ({} when it has none).
+   *
+   * @generated from field: string rules_json = 2;
+   */
+  rulesJson: string;
+
+  /**
+   * The effective schedule of the pair asked about; unset when none was.
+   *
+   * @generated from field: corridor.quotes_fx.v1.FeeSchedule schedule = 3;
+   */
+  schedule?: FeeSchedule | undefined;
+
+  /**
+   * When the operator last set the platform's rules; unset when it has none.
+   *
+   * @generated from field: google.protobuf.Timestamp updated_at = 4;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message corridor.quotes_fx.v1.PlatformFees.
+ * Use `create(PlatformFeesSchema)` to create a new message.
+ */
+export const PlatformFeesSchema: GenMessage<PlatformFees> = /*@__PURE__*/
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_admin_service, 3);
+
+/**
+ * SetPlatformFeesResponse is the platform's rules as stored.
+ *
+ * @generated from message corridor.quotes_fx.v1.SetPlatformFeesResponse
+ */
+export type SetPlatformFeesResponse = Message<"corridor.quotes_fx.v1.SetPlatformFeesResponse"> & {
+  /**
+   * The rules after the change.
+   *
+   * @generated from field: corridor.quotes_fx.v1.PlatformFees fees = 1;
+   */
+  fees?: PlatformFees | undefined;
+};
+
+/**
+ * Describes the message corridor.quotes_fx.v1.SetPlatformFeesResponse.
+ * Use `create(SetPlatformFeesResponseSchema)` to create a new message.
+ */
+export const SetPlatformFeesResponseSchema: GenMessage<SetPlatformFeesResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_admin_service, 4);
+
+/**
+ * GetPlatformFeesResponse is the platform's rules (and the pair's schedule when asked).
+ *
+ * @generated from message corridor.quotes_fx.v1.GetPlatformFeesResponse
+ */
+export type GetPlatformFeesResponse = Message<"corridor.quotes_fx.v1.GetPlatformFeesResponse"> & {
+  /**
+   * The platform's rules.
+   *
+   * @generated from field: corridor.quotes_fx.v1.PlatformFees fees = 1;
+   */
+  fees?: PlatformFees | undefined;
+};
+
+/**
+ * Describes the message corridor.quotes_fx.v1.GetPlatformFeesResponse.
+ * Use `create(GetPlatformFeesResponseSchema)` to create a new message.
+ */
+export const GetPlatformFeesResponseSchema: GenMessage<GetPlatformFeesResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_admin_service, 5);
+
+/**
+ * ClearPlatformFeesRequest names the platform.
+ *
+ * @generated from message corridor.quotes_fx.v1.ClearPlatformFeesRequest
+ */
+export type ClearPlatformFeesRequest = Message<"corridor.quotes_fx.v1.ClearPlatformFeesRequest"> & {
+  /**
+   * Platform:<id>.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+};
+
+/**
+ * Describes the message corridor.quotes_fx.v1.ClearPlatformFeesRequest.
+ * Use `create(ClearPlatformFeesRequestSchema)` to create a new message.
+ */
+export const ClearPlatformFeesRequestSchema: GenMessage<ClearPlatformFeesRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_admin_service, 6);
+
+/**
+ * ClearPlatformFeesResponse says whether the platform had rules of its own.
+ *
+ * @generated from message corridor.quotes_fx.v1.ClearPlatformFeesResponse
+ */
+export type ClearPlatformFeesResponse = Message<"corridor.quotes_fx.v1.ClearPlatformFeesResponse"> & {
+  /**
+   * False when the platform had no rules of its own.
+   *
+   * @generated from field: bool cleared = 1;
+   */
+  cleared: boolean;
+};
+
+/**
+ * Describes the message corridor.quotes_fx.v1.ClearPlatformFeesResponse.
+ * Use `create(ClearPlatformFeesResponseSchema)` to create a new message.
+ */
+export const ClearPlatformFeesResponseSchema: GenMessage<ClearPlatformFeesResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_admin_service, 7);
 
 /**
  * A production rate as stored.
@@ -61,7 +302,7 @@ export type ProductionRate = Message<"corridor.quotes_fx.v1.ProductionRate"> & {
  * Use `create(ProductionRateSchema)` to create a new message.
  */
 export const ProductionRateSchema: GenMessage<ProductionRate> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_admin_service, 0);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_admin_service, 8);
 
 /**
  * PushRatesRequest is a rate table in the common feed shape.
@@ -96,7 +337,7 @@ export type PushRatesRequest = Message<"corridor.quotes_fx.v1.PushRatesRequest">
  * Use `create(PushRatesRequestSchema)` to create a new message.
  */
 export const PushRatesRequestSchema: GenMessage<PushRatesRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_admin_service, 1);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_admin_service, 9);
 
 /**
  * PushRatesResponse says how many rates changed and shows the table after the push.
@@ -124,7 +365,7 @@ export type PushRatesResponse = Message<"corridor.quotes_fx.v1.PushRatesResponse
  * Use `create(PushRatesResponseSchema)` to create a new message.
  */
 export const PushRatesResponseSchema: GenMessage<PushRatesResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_admin_service, 2);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_admin_service, 10);
 
 /**
  * ListRatesRequest takes nothing.
@@ -139,7 +380,7 @@ export type ListRatesRequest = Message<"corridor.quotes_fx.v1.ListRatesRequest">
  * Use `create(ListRatesRequestSchema)` to create a new message.
  */
 export const ListRatesRequestSchema: GenMessage<ListRatesRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_admin_service, 3);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_admin_service, 11);
 
 /**
  * ListRatesResponse is the production rate table.
@@ -160,7 +401,7 @@ export type ListRatesResponse = Message<"corridor.quotes_fx.v1.ListRatesResponse
  * Use `create(ListRatesResponseSchema)` to create a new message.
  */
 export const ListRatesResponseSchema: GenMessage<ListRatesResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_admin_service, 4);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_admin_service, 12);
 
 /**
  * QuotesFxAdminService holds the operator's exchange rates for production platforms (docs/fx.md).
@@ -190,6 +431,38 @@ export const QuotesFxAdminService: GenService<{
     methodKind: "unary";
     input: typeof ListRatesRequestSchema;
     output: typeof ListRatesResponseSchema;
+  },
+  /**
+   * SetPlatformFees replaces a platform's own fee rules (spreads and fees), merged over the
+   * deployment's CORRIDOR_QUOTE_FEES key by key (docs/fx.md). The rules are checked whole
+   * (INVALID_ARGUMENT naming the bad key) and the platform must exist (NOT_FOUND).
+   *
+   * @generated from rpc corridor.quotes_fx.v1.QuotesFxAdminService.SetPlatformFees
+   */
+  setPlatformFees: {
+    methodKind: "unary";
+    input: typeof SetPlatformFeesRequestSchema;
+    output: typeof SetPlatformFeesResponseSchema;
+  },
+  /**
+   * GetPlatformFees answers a platform's own rules and, for a pair, the schedule that prices it.
+   *
+   * @generated from rpc corridor.quotes_fx.v1.QuotesFxAdminService.GetPlatformFees
+   */
+  getPlatformFees: {
+    methodKind: "unary";
+    input: typeof GetPlatformFeesRequestSchema;
+    output: typeof GetPlatformFeesResponseSchema;
+  },
+  /**
+   * ClearPlatformFees removes a platform's own rules: the deployment's apply again.
+   *
+   * @generated from rpc corridor.quotes_fx.v1.QuotesFxAdminService.ClearPlatformFees
+   */
+  clearPlatformFees: {
+    methodKind: "unary";
+    input: typeof ClearPlatformFeesRequestSchema;
+    output: typeof ClearPlatformFeesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_corridor_quotes_fx_v1_quotes_fx_admin_service, 0);
