@@ -52,7 +52,7 @@ export function buildLedger(deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pi
     deps.directory,
   );
   const store = createStore(db, ledgerEvents);
-  const ledger = createLedger({ store, clock: deps.clock, directory, idempotent: idempotencyRunner(idempotencyKeyStore(db), deps.clock), answers: answerCodecs });
+  const ledger = createLedger({ store, clock: deps.clock, directory, idempotent: idempotencyRunner(idempotencyKeyStore(db), deps.clock), answers: answerCodecs, log: deps.log });
   const runOnce = quoteExpiryPass({
     clock: deps.clock,
     due: (now, limit, after) => dueQuoteTransactions(db, now, limit, after),
