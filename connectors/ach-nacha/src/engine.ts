@@ -310,7 +310,7 @@ export async function readBankFiles(d: EngineDeps): Promise<string[]> {
           } else if (!ours) counts.unmatched += 1;
           else if (kind === "NOC") {
             counts.nocs += 1;
-            const notice = correctionNotice(e, ours, now);
+            const notice = correctionNotice(e, ours as { transaction_id: string; platform_id: string }, now);
             if (notice) await d.notices.report(trx, notice);
             else d.log.warn({ file: f.name, line: e.line, code }, "refused notification of change (C61-C69): kept, nothing to correct");
           }

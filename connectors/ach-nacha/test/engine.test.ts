@@ -1,4 +1,4 @@
-import { createOutcomePublisher, loadConnectorConfig, type RailInstruction } from "@corridor/connector";
+import { createNoticePublisher, createOutcomePublisher, loadConnectorConfig, type RailInstruction } from "@corridor/connector";
 import { ManualClock, createLogger, newId, type DatabaseHandle } from "@corridor/kit";
 import { openServiceTestDatabase } from "@corridor/kit/testing";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
