@@ -346,9 +346,10 @@ function isoDate(yymmdd: string): string {
 /**
  * The INCOMING_CREDIT notice of an entry the bank received for the operator's account (RDFI): live
  * credits only (prenotes, zero-dollar and debit entries move no money into the account). The
- * bank's id of the entry is its trace number with the batch's effective date (trace sequences
- * restart, so the trace alone is not unique over time); the same entry in a file read again gives
- * the same id.
+ * bank's id of the entry is its trace number with the batch's effective date, company
+ * identification and batch number: trace sequences restart (the trace alone is not unique over
+ * time) and real files repeat a trace in two batches of one file (fixture 20110805A.ach). The same
+ * entry in a file read again gives the same id; each entry comes in one file of the bank.
  */
 export function incomingCreditNotice(h: BatchHeader, e: EntryDetail): IncomingCreditNotice | undefined {
   if (e.transaction.direction !== "credit" || e.transaction.use !== "live" || e.amount <= 0n) return undefined;
@@ -356,7 +357,7 @@ export function incomingCreditNotice(h: BatchHeader, e: EntryDetail): IncomingCr
   const reference = [e.identificationNumber.trim(), ...e.paymentRelatedInformation.map((p) => p.trim())].filter(Boolean).join(" ");
   return {
     kind: "INCOMING_CREDIT",
-    bankEntryId: `${h.effectiveEntryDate}-${e.traceNumber}`,
+    bankEntryId: `${h.effectiveEntryDate}-${h.companyIdentification.trim() || "-"}-${h.batchNumber}-${e.traceNumber}`,
     at: valueDate ? new Date(`${valueDate}T00:00:00Z`) : new Date(0),
     amount: e.amount,
     currency: "USD",
