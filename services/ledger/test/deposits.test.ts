@@ -255,3 +255,39 @@ describe("deposits and notifications of change from rail notices", () => {
     });
   });
 });
+
+describe("deposits with the operator's bank account configured (LEDGER_FUNDING_BANK_ACCOUNTS)", () => {
+  let h: LedgerHarness;
+  const BANK = { currency: "USD", bankName: "Operator Bank", accountNumber: "9876543210", routingNumber: "121042882" };
+  beforeAll(async () => {
+    h = await startLedgerHarness({ env: { LEDGER_FUNDING_BANK_ACCOUNTS: JSON.stringify([BANK]) } });
+  });
+  afterAll(async () => h?.close());
+
+  it("production accounts name the operator's bank with their own reference, sandbox accounts the sandbox bank; credits match the configured account only", async () => {
+    const platformId = await h.newPlatform({ environment: Environment.PRODUCTION });
+    await h.admin.bindPlatformRail({ platformId, currency: "USD", paymentRail: "ACH", connector: "ach-test" });
+    const account = (await h.ledger.listInternalAccounts({ platformId, owner: "PLATFORM", currency: "USD" })).accounts[0]!;
+    const info = account.fundingPaymentInstructions[0]!.accountOrWalletInfo as unknown as Record<string, string>;
+    expect(info).toMatchObject({ accountType: "USD_ACCOUNT", accountNumber: BANK.accountNumber, routingNumber: BANK.routingNumber, bankName: BANK.bankName, reference: expect.stringMatching(/^DEP-/) });
+    const sandbox = await h.newPlatform({ environment: Environment.SANDBOX });
+    const sandboxInfo = (await h.ledger.listInternalAccounts({ platformId: sandbox, owner: "PLATFORM", currency: "USD" })).accounts[0]!.fundingPaymentInstructions[0]!.accountOrWalletInfo as unknown as Record<string, string>;
+    expect(sandboxInfo.accountNumber).toBe(SANDBOX_BANK.accountNumber);
+
+    const notice = (creditedAccount: string) =>
+      create(RailNoticeSchema, {
+        eventId: newId("Event"),
+        occurredAt: timestampFromDate(h.clock.now()),
+        connector: "ach-test",
+        environment: "PRODUCTION",
+        bankEntryId: newId("Event"),
+        notice: { case: "incomingCredit", value: { amount: 900n, currency: "USD", paymentRail: "ACH", creditedAccount, reference: info.reference!, senderName: "X", valueDate: "2026-01-02" } },
+      });
+    const wrong = notice(SANDBOX_BANK.accountNumber);
+    await h.deliver("rail-notices", wrong);
+    expect((await h.admin.listSuspenseItems({ status: "SUSPENSE" })).items.find((i) => i.bankEntryId === wrong.bankEntryId)).toMatchObject({ suspenseReason: "ACCOUNT_MISMATCH" });
+    await h.deliver("rail-notices", notice("0009876543210"));
+    expect((await h.ledger.getInternalAccount({ platformId, accountId: account.id })).account!.balance).toBe(900n);
+  });
+});
+

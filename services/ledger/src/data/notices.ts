@@ -61,3 +61,21 @@ export async function insertAccountCorrection(db: Db, row: AccountCorrectionRow)
 export async function updateExternalAccountInfo(db: Db, platformId: string, id: string, info: Record<string, unknown>, now: Date): Promise<void> {
   await db.updateTable("external_accounts").set({ account_info: JSON.stringify(info), updated_at: now }).where("platform_id", "=", platformId).where("id", "=", id).execute();
 }
+
+/** The fiat internal accounts of production platforms in these currencies (funding instructions refresh). */
+export async function productionFiatAccounts(db: Db, currencies: string[]): Promise<AccountRow[]> {
+  if (currencies.length === 0) return [];
+  return db
+    .selectFrom("accounts")
+    .selectAll("accounts")
+    .innerJoin("platforms", "platforms.id", "accounts.platform_id")
+    .where("platforms.environment", "=", "PRODUCTION")
+    .where("accounts.type", "=", "INTERNAL_FIAT")
+    .where("accounts.owner_kind", "<>", "SYSTEM")
+    .where("accounts.currency", "in", currencies)
+    .execute();
+}
+
+export async function setFundingInstructions(db: Db, id: string, instructions: unknown[], now: Date): Promise<void> {
+  await db.updateTable("accounts").set({ funding_instructions: JSON.stringify(instructions), updated_at: now }).where("id", "=", id).execute();
+}

@@ -89,6 +89,8 @@ function statements(db: Db, systemAccountId: ReturnType<typeof systemAccountIds>
     listReceivedCredits: (f) => notices.listReceivedCredits(db, f),
     accountByReference: (ref) => notices.accountByReference(db, ref),
     accountById: (id) => notices.accountById(db, id),
+    productionFiatAccounts: (currencies) => notices.productionFiatAccounts(db, currencies),
+    setFundingInstructions: (id, instructions, now) => notices.setFundingInstructions(db, id, instructions, now),
     platformEnvironment: (p) => notices.platformEnvironment(db, p),
     insertAccountCorrection: (row) => notices.insertAccountCorrection(db, row),
     updateExternalAccountInfo: (p, id, info, now) => notices.updateExternalAccountInfo(db, p, id, info, now),

@@ -2,6 +2,7 @@ import type { Clock, Logger } from "@corridor/kit";
 import { createAccounts } from "./accounts.js";
 import { createCopies } from "./copies.js";
 import { createDeposits } from "./deposits.js";
+import type { FundingBank } from "./funding.js";
 import { createIncoming } from "./incoming.js";
 import type { Idempotent } from "./idempotency.js";
 import type { AccountRow, TransactionRow } from "./model.js";
@@ -28,13 +29,15 @@ export function createLedger(deps: {
   idempotent: Idempotent;
   answers: { transaction: AnswerCodec<TransactionRow>; internalAccount: AnswerCodec<AccountRow> };
   log?: Pick<Logger, "warn" | "error" | "info">;
+  /** LEDGER_FUNDING_BANK_ACCOUNTS: where production platforms are paid. */
+  fundingBanks?: readonly FundingBank[];
 }) {
   const { store, clock, directory, idempotent, answers } = deps;
   const rails = createRailRouter({ store, directory, clock });
   const quotes = createQuotes({ store, clock, directory, rails });
   return {
     ...createAccounts({ store, clock, directory }),
-    ...createCopies({ store, clock }),
+    ...createCopies({ store, clock, fundingBanks: deps.fundingBanks }),
     ...createTransfers({ store, clock, directory, idempotent, answers: answers.transaction, quotes, rails }),
     ...createSandboxFunding({ store, clock, directory, idempotent, answers: answers.internalAccount }),
     ...createIncoming({ store, clock, directory, idempotent, answers: answers.transaction, rails }),

@@ -142,6 +142,9 @@ export interface LedgerStatements {
   listReceivedCredits(f: { status?: string; connector?: string; limit: number }): Promise<ReceivedCreditRow[]>;
   accountByReference(reference: string): Promise<AccountRow | undefined>;
   accountById(id: string): Promise<AccountRow | undefined>;
+  /** Fiat internal accounts of production platforms in these currencies. */
+  productionFiatAccounts(currencies: string[]): Promise<AccountRow[]>;
+  setFundingInstructions(id: string, instructions: unknown[], now: Date): Promise<void>;
   platformEnvironment(platformId: string): Promise<Environment | undefined>;
   /** False when its (connector, bank entry id) is known. */
   insertAccountCorrection(row: AccountCorrectionRow): Promise<boolean>;
