@@ -291,7 +291,7 @@ export function createDeposits(deps: { store: LedgerStore; clock: Clock; log?: P
       const first = await this.getSuspenseItem(i.id);
       // Opened before the money transaction when the account exists (no inserts under locks).
       const target = await store.accountById(i.internalAccountId);
-      if (target && target.owner_kind !== "SYSTEM") await store.systemAccountId(target.platform_id, target.currency, SYSTEM_TYPES.railClearing, clock.now());
+      if (target && target.owner_kind !== "SYSTEM" && target.currency === first.currency) await store.systemAccountId(target.platform_id, first.currency, SYSTEM_TYPES.railClearing, clock.now());
       return store.transaction(async (trx) => {
         const item = (await trx.getReceivedCredit(first.id, true))!;
         if (item.status === "CREDITED" && item.internal_account_id === i.internalAccountId) return item;
