@@ -14,7 +14,7 @@ import { Environment, type Platform } from "@corridor/proto/corridor/auth_sessio
 import { PublicErrorSchema } from "@corridor/proto/corridor/common/v1/error_pb.js";
 import { KycAdminService, type Review } from "@corridor/proto/corridor/customers_kyc/v1/kyc_admin_service_pb.js";
 import type { Document } from "@corridor/proto/corridor/customers_kyc/v1/document_pb.js";
-import { LedgerAdminService, type RailBinding } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
+import { LedgerAdminService, type RailBinding, type SuspenseItem } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
 import { QuotesFxAdminService, type ProductionRate } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_admin_service_pb.js";
 
 /** Exit codes: 0 done, 1 the call failed or nothing answers, 2 the command line was wrong. */
@@ -41,6 +41,17 @@ Commands:
       Removes a binding: that rail answers 400 PAYMENT_RAIL_NOT_AVAILABLE from then on.
   rail list [--platform <id>]
       Lists the rail bindings (of one platform, or of all).
+  suspense list [--status SUSPENSE|CREDITED|RETURN_REQUESTED|RETURNED|ALL] [--connector <name>]
+      Lists the credits the bank received that matched no internal account (docs/operations.md,
+      "Deposits in suspense"); newest first.
+  suspense show --id <RailNotice:...>
+      Shows one received credit.
+  suspense assign --id <RailNotice:...> --account <InternalAccount:...> [--note <text>]
+      Credits an item in suspense to an internal account of a production platform (an INCOMING
+      transaction and its webhooks), exactly once.
+  suspense return --id <RailNotice:...> [--note <text>] [--returned]
+      Marks an item RETURN_REQUESTED (send it back through the bank); with --returned, marks a
+      RETURN_REQUESTED item RETURNED once the bank confirms.
   rates push --base <code> --rate <CODE=units per base> [--rate ...] [--as-of <ISO time>]
       Records production exchange rates (docs/fx.md): units of each currency per one unit of
       base, e.g. --base EUR --rate USD=1.0567 --rate GBP=0.8300. Every rate is checked before
@@ -62,7 +73,7 @@ Target (exactly one; there is no default, so the CLI never acts on a deployment 
   CORRIDOR_INTERNAL_PORT       embedded mode's internal port: http://127.0.0.1:<port>
   --url wins over the environment; the two variables together must name the same place.
   The deployment found there is printed (on stderr) before anything is done.
-  rail commands talk to the ledger: at the same target (embedded), or at --ledger-url /
+  rail and suspense commands talk to the ledger: at the same target (embedded), or at --ledger-url /
   CORRIDOR_LEDGER_URL (split: http://127.0.0.1:8102).
   rates and fees commands talk to quotes-fx: at the same target (embedded), or at --quotes-fx-url /
   CORRIDOR_QUOTES_FX_URL (split: http://127.0.0.1:8103).
@@ -198,6 +209,11 @@ async function main(argv: string[]): Promise<number> {
       connector: { type: "string" },
       rules: { type: "string" },
       pair: { type: "string" },
+      id: { type: "string" },
+      account: { type: "string" },
+      note: { type: "string" },
+      status: { type: "string" },
+      returned: { type: "boolean", default: false },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -208,6 +224,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const [resource, command, ...extra] = positionals;
   if (resource === "rail") return railCommand(command, extra, values);
+  if (resource === "suspense") return suspenseCommand(command, extra, values);
   if (resource === "rates") return ratesCommand(command, extra, values);
   if (resource === "fees") return feesCommand(command, extra, values);
   if (resource !== "platform" || (command !== "create" && command !== "list")) {
@@ -494,6 +511,68 @@ async function railCommand(
   }
   const { removed } = await ledger.unbindPlatformRail(key);
   console.log(values.json ? JSON.stringify({ ...key, removed }, null, 2) : removed ? `Unbound ${key.platformId} ${key.currency} ${key.paymentRail}` : `No binding of ${key.platformId} ${key.currency} ${key.paymentRail}; nothing changed`);
+  return 0;
+}
+
+const suspenseJson = (i: SuspenseItem) => ({
+  id: i.id,
+  status: i.status,
+  suspenseReason: i.suspenseReason,
+  connector: i.connector,
+  bankEntryId: i.bankEntryId,
+  amount: i.amount.toString(),
+  currency: i.currency,
+  paymentRail: i.paymentRail,
+  creditedAccount: i.creditedAccount,
+  reference: i.reference,
+  senderName: i.senderName,
+  senderAccount: i.senderAccount,
+  valueDate: i.valueDate,
+  platformId: i.platformId,
+  internalAccountId: i.internalAccountId,
+  transactionId: i.transactionId,
+  note: i.note,
+  receivedAt: i.receivedAt ? new Date(Number(i.receivedAt.seconds) * 1000 + Math.floor(i.receivedAt.nanos / 1e6)).toISOString() : undefined,
+});
+
+/** `suspense list|show|assign|return`: received credits that matched no account (LedgerAdminService), after the deployment probe. */
+async function suspenseCommand(
+  command: string | undefined,
+  extra: string[],
+  values: { url?: string; "ledger-url"?: string; id?: string; account?: string; note?: string; status?: string; connector?: string; returned: boolean; json: boolean },
+): Promise<number> {
+  if (command !== "list" && command !== "show" && command !== "assign" && command !== "return") throw new UsageError(`unknown command: suspense ${command ?? ""}`.trim());
+  if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra.join(" ")}`);
+  if (command !== "list" && !values.id) throw new UsageError(`suspense ${command} needs --id <RailNotice:...>`);
+  if (command === "assign" && !values.account) throw new UsageError("suspense assign needs --account <InternalAccount:...>");
+  if (command !== "assign" && values.account !== undefined) throw new UsageError(`suspense ${command} takes no --account`);
+  if (command !== "return" && values.returned) throw new UsageError(`suspense ${command} takes no --returned`);
+  if (command !== "list" && (values.status !== undefined || values.connector !== undefined)) throw new UsageError(`suspense ${command} takes no --status or --connector`);
+
+  const target = resolveTarget(values.url, process.env);
+  const deployment = await probe(createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url })), target);
+  console.error(describeDeployment(deployment, target));
+  const ledgerFlag = values["ledger-url"] ?? (process.env.CORRIDOR_LEDGER_URL || undefined);
+  const ledgerUrl = ledgerFlag ? checkUrl(ledgerFlag, values["ledger-url"] ? "--ledger-url" : "CORRIDOR_LEDGER_URL") : target.url;
+  const ledger = createClient(LedgerAdminService, createGrpcTransport({ baseUrl: ledgerUrl }));
+  const line = (i: ReturnType<typeof suspenseJson>) =>
+    `${i.id}  ${i.status.padEnd(16)}  ${(i.suspenseReason || "-").padEnd(20)}  ${i.amount.padStart(12)} ${i.currency}  ${i.connector}  ${i.valueDate}  ${JSON.stringify(i.reference)}  ${JSON.stringify(i.senderName)}${i.transactionId ? `  -> ${i.internalAccountId} ${i.transactionId}` : ""}`;
+
+  if (command === "list") {
+    const { items } = await ledger.listSuspenseItems({ status: values.status?.toUpperCase() ?? "", connector: values.connector ?? "" });
+    if (values.json) console.log(JSON.stringify(items.map(suspenseJson), null, 2));
+    else if (items.length === 0) console.log("Nothing in suspense.");
+    else for (const i of items.map(suspenseJson)) console.log(line(i));
+    return 0;
+  }
+  const { item } =
+    command === "show"
+      ? await ledger.getSuspenseItem({ id: values.id! })
+      : command === "assign"
+        ? await ledger.assignSuspenseItem({ id: values.id!, internalAccountId: values.account!, note: values.note ?? "" })
+        : await ledger.returnSuspenseItem({ id: values.id!, note: values.note ?? "", returned: values.returned });
+  const out = suspenseJson(item!);
+  console.log(values.json ? JSON.stringify(out, null, 2) : line(out));
   return 0;
 }
 

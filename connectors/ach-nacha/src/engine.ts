@@ -11,15 +11,16 @@
 //               COMPLETED;
 //   bank files  each file in the bank's outbox is read once: returns become FAILED (before
 //               completion) or RETURNED (after it) outcomes, NOCs and entries received as RDFI are
-//               kept for the operator, and the file is archived.
-import type { OutcomePublisher, RailInstruction } from "@corridor/connector";
+//               kept and reported as rail notices (contract 1.2: ACCOUNT_CORRECTION for a NOC of
+//               our entry, INCOMING_CREDIT for a live credit received), and the file is archived.
+import type { AccountCorrectionNotice, IncomingCreditNotice, NoticePublisher, OutcomePublisher, RailInstruction } from "@corridor/connector";
 import type { Clock, Logger } from "@corridor/kit";
 import type { Kysely, Transaction } from "kysely";
 import type { AchConfig } from "./config.js";
 import { bankingDayAfter, parseCutoffs, windowFor, zonedInstant, zonedParts, type WindowSchedule } from "./domain/calendar.js";
-import { RETURN_CODES } from "./nacha/codes.js";
+import { RETURN_CODES, TRANSACTION_CODES } from "./nacha/codes.js";
 import { isRoutingNumber } from "./nacha/fields.js";
-import { NachaFormatError, parseNachaFile } from "./nacha/reader.js";
+import { NachaFormatError, parseNachaFile, type BatchHeader, type EntryDetail } from "./nacha/reader.js";
 import { writeNachaFile, type OutgoingBatch, type OutgoingEntry } from "./nacha/writer.js";
 import type { SftpTransport } from "./sftp/transport.js";
 
@@ -29,6 +30,7 @@ export interface EngineDeps {
   log: Logger;
   config: AchConfig;
   outcomes: OutcomePublisher;
+  notices: NoticePublisher;
   transport: Pick<SftpTransport, "upload" | "listOutbox" | "listInbox" | "download" | "archive">;
 }
 
@@ -301,9 +303,17 @@ export async function readBankFiles(d: EngineDeps): Promise<string[]> {
               received_at: now,
             })
             .execute();
-          if (kind === "INCOMING") counts.incoming += 1;
-          else if (!ours) counts.unmatched += 1;
-          else if (kind === "NOC") counts.nocs += 1;
+          if (kind === "INCOMING") {
+            counts.incoming += 1;
+            const notice = incomingCreditNotice(b.header, e);
+            if (notice) await d.notices.report(trx, notice);
+          } else if (!ours) counts.unmatched += 1;
+          else if (kind === "NOC") {
+            counts.nocs += 1;
+            const notice = correctionNotice(e, ours as { transaction_id: string; platform_id: string }, now);
+            if (notice) await d.notices.report(trx, notice);
+            else d.log.warn({ file: f.name, line: e.line, code }, "refused notification of change (C61-C69): kept, nothing to correct");
+          }
           else if (e.return && (!e.return.info || e.return.info.kind === "return")) {
             counts.returns += 1;
             if (ours.status === "SUBMITTED" || ours.status === "COMPLETED" || ours.status === "FILED") {
@@ -324,6 +334,68 @@ export async function readBankFiles(d: EngineDeps): Promise<string[]> {
     read.push(f.name);
   }
   return read;
+}
+
+/** YYMMDD (a batch's effective entry date) as YYYY-MM-DD; "" when it is not a date. */
+function isoDate(yymmdd: string): string {
+  if (!/^[0-9]{6}$/.test(yymmdd)) return "";
+  const iso = `20${yymmdd.slice(0, 2)}-${yymmdd.slice(2, 4)}-${yymmdd.slice(4, 6)}`;
+  return Number.isNaN(Date.parse(`${iso}T00:00:00Z`)) ? "" : iso;
+}
+
+/**
+ * The INCOMING_CREDIT notice of an entry the bank received for the operator's account (RDFI): live
+ * credits only (prenotes, zero-dollar and debit entries move no money into the account). The
+ * bank's id of the entry is its trace number with the batch's effective date, company
+ * identification and batch number: trace sequences restart (the trace alone is not unique over
+ * time) and real files repeat a trace in two batches of one file (fixture 20110805A.ach). The same
+ * entry in a file read again gives the same id; each entry comes in one file of the bank.
+ */
+export function incomingCreditNotice(h: BatchHeader, e: EntryDetail): IncomingCreditNotice | undefined {
+  if (e.transaction.direction !== "credit" || e.transaction.use !== "live" || e.amount <= 0n) return undefined;
+  const valueDate = isoDate(h.effectiveEntryDate);
+  const reference = [e.identificationNumber.trim(), ...e.paymentRelatedInformation.map((p) => p.trim())].filter(Boolean).join(" ");
+  return {
+    kind: "INCOMING_CREDIT",
+    bankEntryId: `${h.effectiveEntryDate}-${h.companyIdentification.trim() || "-"}-${h.batchNumber}-${e.traceNumber}`,
+    at: valueDate ? new Date(`${valueDate}T00:00:00Z`) : new Date(0),
+    amount: e.amount,
+    currency: "USD",
+    paymentRail: "ACH",
+    creditedAccount: e.accountNumber.trim(),
+    creditedRouting: e.routingNumber,
+    reference,
+    // The originator of a credit is the batch's company; its identification and ODFI are what the
+    // file says of the sender's side.
+    senderName: h.companyName.trim(),
+    senderAccount: h.companyIdentification.trim(),
+    senderRouting: h.odfiIdentification,
+    valueDate,
+  };
+}
+
+/**
+ * The ACCOUNT_CORRECTION notice of a NOC of one of our entries; undefined for a refused NOC
+ * (C61-C69: the RDFI refuses our earlier NOC, there is nothing to correct). The corrected
+ * transaction code of C05-C07 also says the account type (2x checking, 3x savings).
+ */
+export function correctionNotice(e: EntryDetail, ours: { transaction_id: string; platform_id: string }, now: Date): AccountCorrectionNotice | undefined {
+  const c = e.change;
+  if (!c || c.refused) return undefined;
+  const corrected: Record<string, string> = {};
+  for (const [k, v] of Object.entries(c.corrections)) if (v) corrected[k === "individualId" ? "identification" : k] = v;
+  const tc = corrected.transactionCode ? TRANSACTION_CODES[corrected.transactionCode] : undefined;
+  if (tc && (tc.accountType === "CHECKING" || tc.accountType === "SAVINGS")) corrected.accountType = tc.accountType;
+  return {
+    kind: "ACCOUNT_CORRECTION",
+    bankEntryId: `noc-${c.originalTraceNumber}-${c.traceNumber}-${c.code}`,
+    at: now,
+    transactionId: ours.transaction_id,
+    platformId: ours.platform_id,
+    code: c.code,
+    corrected,
+    correctedData: c.correctedData,
+  };
 }
 
 /** The failure reason of an R-code, for platforms (docs/connectors.md). */

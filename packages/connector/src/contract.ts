@@ -16,6 +16,12 @@ export const SANDBOX_CONNECTOR = "sandbox";
 /** Topic every connector reports on (key: transaction id). */
 export const RAIL_OUTCOMES_TOPIC = "corridor.rail-outcomes.v1";
 
+/** Topic of what a bank says that is no outcome of an instruction (contract 1.2; key "<connector>:<bank entry id>"). */
+export const RAIL_NOTICES_TOPIC = "corridor.rail-notices.v1";
+
+/** The contract's minor version: 1.2 added notices (corridor.rail-notices.v1). */
+export const RAIL_CONTRACT_MINOR_VERSION = 2;
+
 /** A connector's name: lowercase letters, digits and dashes, 2 to 40 characters, starting with a letter. */
 export const CONNECTOR_NAME = /^[a-z][a-z0-9-]{1,39}$/;
 
@@ -137,3 +143,50 @@ export function applyOutcome(s: ContractState, status: OutcomeStatus): ContractS
 
 /** The end state of a transaction's outcomes applied in the given order. */
 export const settle = (statuses: readonly OutcomeStatus[]): ContractState => statuses.reduce(applyOutcome, INITIAL_STATE);
+
+/**
+ * Money the bank credited to the operator's account that no instruction asked for (contract 1.2):
+ * an ACH credit received as RDFI, a SEPA credit reported by camt.054/camt.053. The ledger matches
+ * it to an internal account by its funding payment instructions, or keeps it in suspense.
+ */
+export interface IncomingCreditNotice {
+  kind: "INCOMING_CREDIT";
+  /** The bank's own id of the entry; with the connector's name, the notice's dedupe key. */
+  bankEntryId: string;
+  /** The value (settlement) date as the bank gave it. */
+  at: Date;
+  /** Minor units, positive. */
+  amount: bigint;
+  currency: string;
+  paymentRail: string;
+  /** The account credited (account number or IBAN), as the bank gave it. */
+  creditedAccount: string;
+  /** Its routing number or BIC, when given. */
+  creditedRouting?: string;
+  /** Reference and remittance information, as given. */
+  reference: string;
+  senderName: string;
+  senderAccount?: string;
+  senderRouting?: string;
+  /** YYYY-MM-DD. */
+  valueDate: string;
+}
+
+/** A receiving bank's correction of an account the ledger paid or pulled (ACH NOC, C01-C14). */
+export interface AccountCorrectionNotice {
+  kind: "ACCOUNT_CORRECTION";
+  bankEntryId: string;
+  at: Date;
+  /** The transaction whose entry the correction concerns. */
+  transactionId: string;
+  platformId?: string;
+  externalAccountId?: string;
+  /** C01 ... C14. */
+  code: string;
+  /** Corrected fields by name: accountNumber, routingNumber, accountType, name, identification, transactionCode. */
+  corrected: Record<string, string>;
+  /** The corrected data as the bank gave it. */
+  correctedData: string;
+}
+
+export type NoticeReport = IncomingCreditNotice | AccountCorrectionNotice;

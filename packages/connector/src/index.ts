@@ -7,6 +7,7 @@
 export * from "./contract.js";
 export {
   CONNECTOR_MIGRATIONS_DIR,
+  createNoticePublisher,
   createOutcomePublisher,
   defineConnector,
   fromWire,
@@ -18,6 +19,7 @@ export {
   type ConnectorDefinition,
   type ConnectorDeps,
   type ConnectorParts,
+  type NoticePublisher,
   type OutcomePublisher,
   type RunningConnector,
 } from "./runtime.js";

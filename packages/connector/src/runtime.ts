@@ -19,15 +19,18 @@ import {
   type z,
 } from "@corridor/kit";
 import { RailInstructionSchema, RailOutcomeSchema, type RailInstruction as RailInstructionPb } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
+import { RailNoticeSchema } from "@corridor/proto/corridor/ledger/v1/rail_notices_pb.js";
 import { fileURLToPath } from "node:url";
 import type { Kysely, Transaction } from "kysely";
 import {
   CONNECTOR_NAME,
   OUTCOME_STATUSES,
+  RAIL_NOTICES_TOPIC,
   RAIL_OUTCOMES_TOPIC,
   SANDBOX_CONNECTOR,
   environmentOf,
   instructionTopic,
+  type NoticeReport,
   type OutcomeReport,
   type RailEnvironment,
   type RailInstruction,
@@ -45,6 +48,16 @@ export interface OutcomePublisher {
   report(trx: Transaction<any>, outcome: OutcomeReport): Promise<void>;
 }
 
+/** Reports notices (contract 1.2: incoming credits, account corrections) through the connector's outbox. */
+export interface NoticePublisher {
+  /**
+   * Records the notice in connector_notices (once per bank entry id: a second report of the same
+   * entry, from a re-read file or another statement, is ignored and answers false) and enqueues it
+   * on corridor.rail-notices.v1 in `trx`: it is published if and only if `trx` commits.
+   */
+  report(trx: Transaction<any>, notice: NoticeReport): Promise<boolean>;
+}
+
 /** What a connector's build gets. */
 export interface ConnectorContext<C> {
   /** The connector's config, parsed from the environment by its schema. */
@@ -54,6 +67,8 @@ export interface ConnectorContext<C> {
   clock: Clock;
   log: Logger;
   outcomes: OutcomePublisher;
+  /** Notices (contract 1.2); needs the package's notices migration in the connector's folder. */
+  notices: NoticePublisher;
 }
 
 /** What a connector is made of once built. */
@@ -197,6 +212,76 @@ export function createOutcomePublisher(opts: { connector: string; clock: Clock }
   };
 }
 
+/** The notice publisher of a connector: a connector_notices row (unique bank entry id) and an outbox event per new notice. */
+export function createNoticePublisher(opts: { connector: string; clock: Clock }): NoticePublisher {
+  const environment = environmentOf(opts.connector);
+  return {
+    async report(trx, n) {
+      if (!n.bankEntryId) throw new Error("a rail notice names the bank's id of its entry");
+      if (n.kind === "INCOMING_CREDIT") {
+        if (n.amount <= 0n) throw new Error("an incoming credit has a positive amount");
+        if (!/^[A-Z]{3}$/.test(n.currency)) throw new Error(`an incoming credit has an ISO 4217 currency, not ${JSON.stringify(n.currency)}`);
+      } else if (n.kind === "ACCOUNT_CORRECTION") {
+        if (!n.code) throw new Error("an account correction names its change code");
+      } else {
+        throw new Error(`unknown rail notice kind ${JSON.stringify((n as { kind: unknown }).kind)}`);
+      }
+      const noticeId = newId("Event");
+      const fresh = await trx
+        .insertInto("connector_notices")
+        .values({ bank_entry_id: n.bankEntryId, notice_id: noticeId, kind: n.kind, occurred_at: n.at, recorded_at: opts.clock.now() })
+        .onConflict((oc) => oc.column("bank_entry_id").doNothing())
+        .returning("notice_id")
+        .executeTakeFirst();
+      if (!fresh) return false;
+      const message = create(RailNoticeSchema, {
+        eventId: noticeId,
+        occurredAt: timestampFromDate(n.at),
+        connector: opts.connector,
+        environment,
+        bankEntryId: n.bankEntryId,
+        notice:
+          n.kind === "INCOMING_CREDIT"
+            ? {
+                case: "incomingCredit",
+                value: {
+                  amount: n.amount,
+                  currency: n.currency,
+                  paymentRail: n.paymentRail,
+                  creditedAccount: n.creditedAccount,
+                  creditedRouting: n.creditedRouting ?? "",
+                  reference: n.reference,
+                  senderName: n.senderName,
+                  senderAccount: n.senderAccount ?? "",
+                  senderRouting: n.senderRouting ?? "",
+                  valueDate: n.valueDate,
+                },
+              }
+            : {
+                case: "accountCorrection",
+                value: {
+                  transactionId: n.transactionId,
+                  platformId: n.platformId ?? "",
+                  externalAccountId: n.externalAccountId ?? "",
+                  code: n.code,
+                  corrected: n.corrected,
+                  correctedData: n.correctedData,
+                },
+              },
+      });
+      await enqueueEvent(trx, {
+        topic: RAIL_NOTICES_TOPIC,
+        key: `${opts.connector}:${n.bankEntryId}`,
+        eventId: noticeId,
+        eventType: `RAIL_${n.kind}`,
+        schema: RailNoticeSchema,
+        message,
+      });
+      return true;
+    },
+  };
+}
+
 /**
  * The consumer of a connector's instruction topic, for the kit's inbox (once per instruction id).
  * It acts only on an instruction addressed to this connector by name and environment (anything
@@ -270,7 +355,8 @@ export async function startConnector<S extends z.ZodObject>(def: ConnectorDefini
   await migrateSchema(deps.db, def.schema, def.migrationsDir ?? CONNECTOR_MIGRATIONS_DIR);
   const db = deps.db.forSchema<any>(def.schema);
   const outcomes = createOutcomePublisher({ connector: def.name, clock: deps.clock });
-  const parts = await def.build({ config, db, clock: deps.clock, log, outcomes });
+  const notices = createNoticePublisher({ connector: def.name, clock: deps.clock });
+  const parts = await def.build({ config, db, clock: deps.clock, log, outcomes, notices });
   const consumer = instructionConsumer({ connector: def.name, onInstruction: parts.onInstruction, log, clock: deps.clock, batch: def.batch });
   const subscription: Subscription = await subscribeConsumer({ db, bus: deps.bus, service: def.name, def: consumer, log });
   const relay = createOutboxRelay({ db, bus: deps.bus, log, wakeups: (wake) => deps.db.listen(outboxChannel(def.schema), wake) });

@@ -14,6 +14,8 @@ export const topics = {
   rails: "corridor.rails.v1",
   /** corridor.ledger.v1.RailOutcome (rail connectors -> ledger), key transaction id. */
   railOutcomes: "corridor.rail-outcomes.v1",
+  /** corridor.ledger.v1.RailNotice (rail connectors -> ledger: incoming credits, account corrections), key "<connector>:<bank entry id>". */
+  railNotices: "corridor.rail-notices.v1",
   /** corridor.agents.v1.AgentEvent (agent-action changes), key agent id. */
   agents: "corridor.agents.v1",
   /** corridor.sandbox.v1.SandboxEvent (sandbox clock advances), key platform id. */

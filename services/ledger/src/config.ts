@@ -28,6 +28,40 @@ const schema = z.object({
       }
     })
     .pipe(z.array(z.object({ platformId: z.string().min(1), currency: z.string().min(1), paymentRail: z.string().min(1), connector: z.string().min(1) }).strict())),
+  /**
+   * The operator's bank accounts production platforms are paid into, per currency (docs/connectors.md
+   * "What a bank says that is no outcome"): a JSON array of {currency, bankName, accountNumber and
+   * routingNumber (US) or iban and optional bic (SEPA)}. A production platform's fiat internal
+   * accounts show these in their funding instructions (with the account's own reference), and a
+   * credit the bank reports is matched against them. Empty: production accounts keep the sandbox
+   * bank's instructions, and their deposits go to suspense (ACCOUNT_MISMATCH).
+   */
+  LEDGER_FUNDING_BANK_ACCOUNTS: z
+    .string()
+    .default("[]")
+    .transform((v, ctx) => {
+      try {
+        return JSON.parse(v) as unknown;
+      } catch {
+        ctx.addIssue({ code: "custom", message: "must be JSON" });
+        return z.NEVER;
+      }
+    })
+    .pipe(
+      z.array(
+        z
+          .object({
+            currency: z.string().regex(/^[A-Z]{3}$/),
+            bankName: z.string().min(1),
+            accountNumber: z.string().regex(/^[0-9A-Za-z-]{1,17}$/).optional(),
+            routingNumber: z.string().regex(/^[0-9]{9}$/).optional(),
+            iban: z.string().regex(/^[A-Z]{2}[0-9]{2}[A-Za-z0-9]{1,30}$/).optional(),
+            bic: z.string().regex(/^[A-Z0-9]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?$/).optional(),
+          })
+          .strict()
+          .refine((b) => (b.accountNumber && b.routingNumber) || b.iban, "needs accountNumber and routingNumber, or iban"),
+      ),
+    ),
 });
 
 export type LedgerConfig = z.infer<typeof schema>;

@@ -19,7 +19,7 @@ import * as ledgerEvents from "./events/ledger-events.js";
 import { createAdminHandler } from "./handlers/admin-handler.js";
 import { answerCodecs, createLedgerHandler } from "./handlers/ledger-handler.js";
 import { quoteExpiryWorker } from "./workers/quote-expiry.js";
-import { configuredBindingsWorker } from "./workers/rail-bindings.js";
+import { configuredBindingsWorker, fundingInstructionsWorker } from "./workers/rail-bindings.js";
 
 export const SCHEMA = "ledger";
 
@@ -52,7 +52,7 @@ export function buildLedger(deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pi
     deps.directory,
   );
   const store = createStore(db, ledgerEvents);
-  const ledger = createLedger({ store, clock: deps.clock, directory, idempotent: idempotencyRunner(idempotencyKeyStore(db), deps.clock), answers: answerCodecs });
+  const ledger = createLedger({ store, clock: deps.clock, directory, idempotent: idempotencyRunner(idempotencyKeyStore(db), deps.clock), answers: answerCodecs, log: deps.log, fundingBanks: config.LEDGER_FUNDING_BANK_ACCOUNTS });
   const runOnce = quoteExpiryPass({
     clock: deps.clock,
     due: (now, limit, after) => dueQuoteTransactions(db, now, limit, after),
@@ -69,6 +69,7 @@ export function buildLedger(deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pi
     workers: [
       quoteExpiryWorker({ runOnce, log: deps.log ?? { warn: () => {}, debug: () => {} }, pollMs: config.LEDGER_QUOTE_EXPIRY_POLL_MS }),
       ...(config.LEDGER_RAIL_BINDINGS.length ? [configuredBindingsWorker({ ledger, bindings: config.LEDGER_RAIL_BINDINGS, log: deps.log })] : []),
+      ...(config.LEDGER_FUNDING_BANK_ACCOUNTS.length ? [fundingInstructionsWorker({ ledger, log: deps.log })] : []),
     ],
   };
 }

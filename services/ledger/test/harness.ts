@@ -56,7 +56,7 @@ export interface LedgerHarness {
   close(): Promise<void>;
 }
 
-export async function startLedgerHarness(): Promise<LedgerHarness> {
+export async function startLedgerHarness(opts: { env?: NodeJS.ProcessEnv } = {}): Promise<LedgerHarness> {
   const { db, drop } = await openServiceTestDatabase(service);
   const clock = new ManualClock("2026-01-01T00:00:00.000Z");
   const environments = new Map<string, Environment>();
@@ -102,7 +102,7 @@ export async function startLedgerHarness(): Promise<LedgerHarness> {
       },
     } as never),
   );
-  const built = buildLedger({ db, clock, directory: connectDirectory({ authSessions, customersKyc }) });
+  const built = buildLedger({ db, clock, env: opts.env, directory: connectDirectory({ authSessions, customersKyc }) });
   const transport = createRouterTransport((router) => built.routes(router), { router: { interceptors: [appErrorInterceptor] } });
   const ledger = createClient(LedgerService, transport);
   const admin = createClient(LedgerAdminService, transport);

@@ -178,6 +178,30 @@ describe("event webhooks: enqueued by the consumers, delivered by the worker wit
     expect(receiver.received[0]!.verified).toBe(true);
   });
 
+  it("delivers EXTERNAL_ACCOUNT_UPDATED (a bank's notification of change) with the external account as data", async () => {
+    const platformId = await platformWithEndpoint();
+    const event = create(LedgerEventSchema, {
+      eventId: `Event:noc-${platformId}`,
+      occurredAt: timestampFromDate(clock.now()),
+      platformId,
+      eventType: "EXTERNAL_ACCOUNT_UPDATED",
+      payload: {
+        case: "externalAccountChanged",
+        value: {
+          account: { id: "ExternalAccount:e1", status: "ACTIVE", currency: "USD", accountInfo: { accountType: "USD_ACCOUNT", accountNumber: "99990000", routingNumber: "021000021" }, createdAt: timestampFromDate(clock.now()), updatedAt: timestampFromDate(clock.now()) },
+          changeCode: "C01",
+          transactionId: "Transaction:t9",
+          changedFields: ["accountNumber"],
+        },
+      },
+    });
+    await n.handle(n.ledgerConsumer, event);
+    await drain();
+    expect(receiver.received).toHaveLength(1);
+    const body = JSON.parse(receiver.received[0]!.body);
+    expect(body).toMatchObject({ type: "EXTERNAL_ACCOUNT_UPDATED", data: { id: "ExternalAccount:e1", currency: "USD", customerId: null, accountInfo: { accountNumber: "99990000" } } });
+  });
+
   it("enqueues nothing for INCOMING_PAYMENT_PENDING or event types that are not webhooks", async () => {
     const platformId = await platformWithEndpoint();
     await n.handle(n.ledgerConsumer, transactionEvent(platformId, "INCOMING_PAYMENT_PENDING", "Transaction:t2", clock.now()));

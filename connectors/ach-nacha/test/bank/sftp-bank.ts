@@ -4,7 +4,7 @@
 // R01 (insufficient funds) after the entry settled, "…0009" gets a C01 notification of change.
 import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bankReadsUpload, bankWritesReturnFile, type BankEntry, type BankReturn } from "./simulator.js";
+import { bankReadsUpload, bankWritesIncomingCreditFile, bankWritesReturnFile, type BankEntry, type BankReturn, type IncomingCredit } from "./simulator.js";
 
 export interface SftpBank {
   /** Reads new uploads and writes whatever answers are due; `settled(trace)` says whether an entry completed on Corridor's side. */
@@ -15,6 +15,8 @@ export interface SftpBank {
   readonly received: string[];
   /** True while the bank's outbox holds a file Corridor has not archived. */
   outboxBusy(): boolean;
+  /** Puts a file of credits received for the operator's account in the bank's outbox (deposits). */
+  sendCredits(credits: readonly IncomingCredit[], date: string): string;
 }
 
 export function sftpBank(opts: { root: string; bankRouting: string; odfiRouting: string }): SftpBank {
@@ -24,10 +26,24 @@ export function sftpBank(opts: { root: string; bankRouting: string; odfiRouting:
   const received: string[] = [];
   const pendingAfterSettlement = new Map<string, BankEntry>();
   let n = 0;
+  let creditTraces = 5_000_000;
+  const publish = (name: string, text: string) => {
+    // Written under a dot-name and renamed, as a bank's own software does.
+    writeFileSync(join(outbox, `.${name}`), text);
+    renameSync(join(outbox, `.${name}`), join(outbox, name));
+  };
   return {
     accepted,
     received,
     outboxBusy: () => readdirSync(outbox).some((f) => !f.startsWith(".")),
+    sendCredits(credits, date) {
+      const text = bankWritesIncomingCreditFile({ bankRouting: opts.bankRouting, odfiRouting: opts.odfiRouting, date, credits, firstTrace: creditTraces });
+      creditTraces += credits.length;
+      n += 1;
+      const name = `CREDITS-${date}-${String(n).padStart(3, "0")}.ach`;
+      publish(name, text);
+      return name;
+    },
     async step(settled, date) {
       const items: BankReturn[] = [];
       for (const name of readdirSync(inbox).filter((f) => !f.startsWith(".")).sort()) {

@@ -178,3 +178,55 @@ export function bankWritesReturnFile(opts: { bankRouting: string; odfiRouting: s
   while (recs.length % 10 !== 0) recs.push(FILLER);
   return recs.join("\n") + "\n";
 }
+
+/** A credit someone sent to the operator's account, as the ODFI (here the RDFI) passes it on. */
+export interface IncomingCredit {
+  /** The operator's account number at the bank (what the payer was told). */
+  readonly accountNumber: string;
+  readonly amount: bigint;
+  /** The individual identification number field: where a payer puts a short reference (15). */
+  readonly identification: string;
+  /** The receiver's name as the payer wrote it (22). */
+  readonly name: string;
+  /** The originator (the payer's company) in the batch header (16). */
+  readonly companyName: string;
+  readonly companyId: string;
+}
+
+/**
+ * Writes a file of PPD credits received for the operator's account, field by field (node-nacha is
+ * not used: the file must be independent of Corridor's reader and writer). One batch per originator.
+ */
+export function bankWritesIncomingCreditFile(opts: { bankRouting: string; odfiRouting: string; date: string; credits: readonly IncomingCredit[]; firstTrace?: number }): string {
+  const bank8 = opts.bankRouting.slice(0, 8);
+  const recs: string[] = [];
+  recs.push("101" + " " + opts.odfiRouting + " " + opts.bankRouting + opts.date + "0600" + "A094101" + a("CORRIDOR ODFI", 23) + a("BANK", 23) + a("", 8));
+  let seq = opts.firstTrace ?? 0;
+  let fCount = 0;
+  let fHash = 0n;
+  let fCredit = 0n;
+  const batches = new Map<string, IncomingCredit[]>();
+  for (const c of opts.credits) batches.set(c.companyName + c.companyId, [...(batches.get(c.companyName + c.companyId) ?? []), c]);
+  let batchNo = 0;
+  for (const credits of batches.values()) {
+    batchNo += 1;
+    const c0 = credits[0]!;
+    recs.push("5220" + a(c0.companyName, 16) + a("", 20) + a(c0.companyId, 10) + "PPD" + a("PAYMENT", 10) + a("", 6) + opts.date + "   " + "1" + bank8 + z(batchNo, 7));
+    let hash = 0n;
+    let credit = 0n;
+    for (const c of credits) {
+      seq += 1;
+      recs.push("622" + opts.odfiRouting + a(c.accountNumber, 17) + z(c.amount, 10) + a(c.identification, 15) + a(c.name, 22) + "  " + "0" + bank8 + z(seq, 7));
+      hash += BigInt(opts.odfiRouting.slice(0, 8));
+      credit += c.amount;
+    }
+    recs.push("8220" + z(credits.length, 6) + z(hash % 10_000_000_000n, 10) + z(0, 12) + z(credit, 12) + a(c0.companyId, 10) + a("", 25) + bank8 + z(batchNo, 7));
+    fCount += credits.length;
+    fHash += hash;
+    fCredit += credit;
+  }
+  const blocks = Math.ceil((recs.length + 1) / 10);
+  recs.push("9" + z(batchNo, 6) + z(blocks, 6) + z(fCount, 8) + z(fHash % 10_000_000_000n, 10) + z(0, 12) + z(fCredit, 12) + a("", 39));
+  while (recs.length % 10 !== 0) recs.push(FILLER);
+  return recs.join("\n") + "\n";
+}

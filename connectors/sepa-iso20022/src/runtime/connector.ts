@@ -1,4 +1,4 @@
-import { defineConnector, parseCutoffs, windowFor, type OutcomePublisher, type OutcomeReport } from "@corridor/connector";
+import { defineConnector, parseCutoffs, windowFor, type IncomingCreditNotice, type NoticePublisher, type OutcomePublisher, type OutcomeReport } from "@corridor/connector";
 import { pollingWorker, type Clock, type Logger } from "@corridor/kit";
 import { randomUUID } from "node:crypto";
 import { sql, type Kysely, type Transaction } from "kysely";
@@ -7,7 +7,7 @@ import { Iso20022Error } from "../iso20022/errors.js";
 import { identifyMessage } from "../iso20022/messages.js";
 import { writeCreditTransferFile } from "../iso20022/pain001.js";
 import { readPaymentStatusReport } from "../iso20022/pain002.js";
-import { readNotification, type EntryDetail } from "../iso20022/camt.js";
+import { readNotification, readStatement, type BankToCustomerDocument, type EntryDetail } from "../iso20022/camt.js";
 import { admit } from "./admission.js";
 import { sepaConfigSchema, type SepaConfig } from "./config.js";
 import type { SepaTables, TransferState } from "./tables.js";
@@ -30,6 +30,8 @@ export interface SepaDeps {
   clock: Clock;
   log: Logger;
   outcomes: OutcomePublisher;
+  /** Rail notices (contract 1.2): credits received become INCOMING_CREDIT. Optional for tests of the money path alone. */
+  notices?: NoticePublisher;
   config: SepaConfig;
   drop: BankFileDrop;
 }
@@ -196,6 +198,7 @@ export function sepaWork(d: SepaDeps) {
             message = identifyMessage(xml).message;
             if (message === "pain.002") outcomes = await applyStatusReport(trx, xml);
             else if (message === "camt.054") outcomes = await applyNotification(trx, xml, name);
+            else if (message === "camt.053") await reportCredits(trx, readStatement(xml));
             else d.log.warn({ file: name, message }, "sepa: a bank report of a kind this connector does not act on was archived unread");
           } catch (err) {
             if (!(err instanceof Iso20022Error)) throw err;
@@ -281,8 +284,74 @@ export function sepaWork(d: SepaDeps) {
         }
       }
     }
+    await reportCredits(trx, readNotification(xml));
     return n;
   }
+
+  /**
+   * Every booked credit of a camt.054 or camt.053 that is neither ours coming back (a return) nor
+   * a reversal becomes an INCOMING_CREDIT notice, once per bank entry id: the same credit in a
+   * notification and in the day's statement is reported once (connector_notices).
+   */
+  async function reportCredits(trx: Trx, doc: BankToCustomerDocument): Promise<void> {
+    if (!d.notices) return;
+    for (const n of incomingCreditNotices(doc)) {
+      const ours = n.endToEndId ? await trx.selectFrom("sepa_transfers").select("transaction_id").where("end_to_end_id", "=", n.endToEndId).executeTakeFirst() : undefined;
+      if (ours) continue;
+      await d.notices.report(trx as Transaction<any>, n.notice);
+    }
+  }
+}
+
+const usable = (v: string | undefined): v is string => !!v && v.trim() !== "" && v.trim().toUpperCase() !== "NOTPROVIDED";
+
+/**
+ * The INCOMING_CREDIT notices of a camt.054 or camt.053 (pure: what the document says): booked,
+ * non-reversal credit entries that are no return, one per transaction detail (an entry without
+ * details stands for one credit of its amount). The bank's id of a credit is the detail's account
+ * servicer reference, else the entry's (with the detail's place when it has several), else the
+ * end-to-end id; a credit with none of them is skipped with nothing to dedupe it on (never seen in
+ * the fixtures). Remittance: end-to-end id, structured references and unstructured lines.
+ */
+export function incomingCreditNotices(doc: BankToCustomerDocument): { notice: IncomingCreditNotice; endToEndId?: string }[] {
+  const out: { notice: IncomingCreditNotice; endToEndId?: string }[] = [];
+  for (const r of doc.reports) {
+    for (const e of r.entries) {
+      if (e.status !== "BOOK" || e.direction !== "CREDIT" || e.reversal) continue;
+      if (e.bankTransactionCode?.subFamily === "RRTN") continue;
+      const details: EntryDetail[] = e.details.length > 0 ? e.details : [{ amount: e.amount, currency: e.currency, debtor: {}, creditor: {}, remittance: { unstructured: [], references: [] } }];
+      details.forEach((x, i) => {
+        if (x.returnReason || (x.direction && x.direction !== "CREDIT")) return;
+        const id = usable(x.accountServicerReference)
+          ? x.accountServicerReference
+          : usable(e.accountServicerReference)
+            ? details.length > 1 ? `${e.accountServicerReference}/${i + 1}` : e.accountServicerReference
+            : usable(x.endToEndId) ? `e2e:${x.endToEndId}` : undefined;
+        if (!id) return;
+        const date = (e.valueDate ?? e.bookingDate ?? "").slice(0, 10);
+        const amount = x.amount ?? e.amount;
+        if (amount <= 0n) return;
+        const reference = [usable(x.endToEndId) ? x.endToEndId : "", ...x.remittance.references, ...x.remittance.unstructured].map((v) => v.trim()).filter(Boolean).join(" ");
+        out.push({
+          endToEndId: usable(x.endToEndId) ? x.endToEndId : undefined,
+          notice: {
+            kind: "INCOMING_CREDIT",
+            bankEntryId: id,
+            at: /^\d{4}-\d{2}-\d{2}$/.test(date) ? new Date(`${date}T00:00:00Z`) : new Date(0),
+            amount,
+            currency: x.currency ?? e.currency,
+            paymentRail: "SEPA",
+            creditedAccount: r.account.iban ?? r.account.other ?? x.creditor.iban ?? "",
+            reference,
+            senderName: x.debtor.name ?? "",
+            senderAccount: x.debtor.iban,
+            valueDate: /^\d{4}-\d{2}-\d{2}$/.test(date) ? date : "",
+          },
+        });
+      });
+    }
+  }
+  return out;
 }
 
 /** The SEPA connector (docs/connectors.md): payouts in EUR as pain.001 files per cut-off window. */
@@ -292,7 +361,7 @@ export const sepaConnector = defineConnector({
   migrationsDir: SEPA_MIGRATIONS_DIR,
   config: sepaConfigSchema,
   build(ctx) {
-    const work = sepaWork({ db: ctx.db as Db, clock: ctx.clock, log: ctx.log, outcomes: ctx.outcomes, config: ctx.config, drop: directoryDrop(ctx.config.SEPA_FILE_DROP_DIR) });
+    const work = sepaWork({ db: ctx.db as Db, clock: ctx.clock, log: ctx.log, outcomes: ctx.outcomes, notices: ctx.notices, config: ctx.config, drop: directoryDrop(ctx.config.SEPA_FILE_DROP_DIR) });
     const filer = pollingWorker({ name: "sepa-files", pollMs: ctx.config.SEPA_POLL_MS, log: ctx.log, pass: async () => ({ built: await work.file(), uploaded: await work.upload() }) });
     const reader = pollingWorker({ name: "sepa-reports", pollMs: ctx.config.SEPA_POLL_MS, log: ctx.log, pass: () => work.read() });
     return { onInstruction: (i, trx) => work.accept(i, trx as unknown as Trx), workers: [filer, reader] };

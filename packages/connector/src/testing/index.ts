@@ -3,9 +3,11 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { ManualClock, createInProcessBus, createLogger, newId, type Bus, type DatabaseHandle, type Subscription, type z } from "@corridor/kit";
 import { openServiceTestDatabase } from "@corridor/kit/testing";
 import { RailInstructionSchema, RailOutcomeSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
+import { RailNoticeSchema, type RailNotice } from "@corridor/proto/corridor/ledger/v1/rail_notices_pb.js";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  RAIL_NOTICES_TOPIC,
   RAIL_OUTCOMES_TOPIC,
   environmentOf,
   instructionTopic,
@@ -16,6 +18,15 @@ import {
   type RailInstruction,
 } from "../contract.js";
 import { CONNECTOR_MIGRATIONS_DIR, startConnector, toWire, type ConnectorDefinition, type RunningConnector } from "../runtime.js";
+
+/**
+ * The rail notices a connector enqueued in its outbox (contract 1.2), oldest first, decoded, with
+ * their bus key: what the ledger will receive. For connectors' tests.
+ */
+export async function publishedNotices(db: Kysely<any>): Promise<(RailNotice & { key: string })[]> {
+  const rows = (await db.selectFrom("outbox").select(["payload", "key"]).where("topic", "=", RAIL_NOTICES_TOPIC).orderBy("id").execute()) as { payload: Uint8Array; key: string }[];
+  return rows.map((r) => Object.assign(fromBinary(RailNoticeSchema, r.payload), { key: r.key }));
+}
 
 /** What an instruction of a scenario looks like (the suite fills ids, platform, amount, time). */
 export type InstructionSeed = Pick<RailInstruction, "direction" | "currency" | "paymentRail" | "accountInfo"> & Partial<Pick<RailInstruction, "kind" | "amount" | "umaAddress">>;

@@ -3,6 +3,7 @@ export * from "./customers.js";
 export * from "./verifications.js";
 export * from "./invitations.js";
 export * from "./internal-accounts.js";
+export * from "./external-accounts.js";
 export * from "./time.js";
 export * from "./quotes.js";
 export * from "./agents.js";

@@ -9,6 +9,7 @@ import * as customers from "./customers.js";
 import * as externalAccounts from "./external-accounts.js";
 import { completeKey } from "./idempotency.js";
 import * as journal from "./journal.js";
+import * as notices from "./notices.js";
 import * as railBindings from "./rail-bindings.js";
 import * as sandboxClocks from "./sandbox-clocks.js";
 import type { Db, LedgerDatabase, Trx } from "./tables.js";
@@ -21,6 +22,7 @@ export interface LedgerEventWriters {
   emitBalanceUpdated(trx: Transaction<any>, account: AccountRow, at: Date): Promise<void>;
   emitRailInstruction(trx: Transaction<any>, tx: TransactionRow, external: ExternalAccountRow, route: RailRoute, at: Date): Promise<void>;
   emitQuotePayout(trx: Transaction<any>, tx: TransactionRow, external: ExternalAccountRow | undefined, route: RailRoute, at: Date): Promise<void>;
+  emitExternalAccountUpdated(trx: Transaction<any>, account: ExternalAccountRow, at: Date, why: { code: string; transactionId: string; fields: string[] }): Promise<void>;
 }
 
 /**
@@ -80,6 +82,18 @@ function statements(db: Db, systemAccountId: ReturnType<typeof systemAccountIds>
     upsertRailBinding: (b, now) => railBindings.upsertRailBinding(db, b, now),
     deleteRailBinding: (p, currency, rail) => railBindings.deleteRailBinding(db, p, currency, rail),
     listRailBindings: (p) => railBindings.listRailBindings(db, p),
+
+    insertReceivedCredit: (row) => notices.insertReceivedCredit(db, row),
+    getReceivedCredit: (id, forUpdate) => notices.getReceivedCredit(db, id, forUpdate),
+    updateReceivedCredit: (id, set) => notices.updateReceivedCredit(db, id, set),
+    listReceivedCredits: (f) => notices.listReceivedCredits(db, f),
+    accountByReference: (ref) => notices.accountByReference(db, ref),
+    accountById: (id) => notices.accountById(db, id),
+    productionFiatAccounts: (currencies) => notices.productionFiatAccounts(db, currencies),
+    setFundingInstructions: (id, instructions, now) => notices.setFundingInstructions(db, id, instructions, now),
+    platformEnvironment: (p) => notices.platformEnvironment(db, p),
+    insertAccountCorrection: (row) => notices.insertAccountCorrection(db, row),
+    updateExternalAccountInfo: (p, id, info, now) => notices.updateExternalAccountInfo(db, p, id, info, now),
   };
 }
 
@@ -104,6 +118,7 @@ export function createStore(db: Kysely<LedgerDatabase>, events: LedgerEventWrite
     emitBalanceUpdated: (account, at) => events.emitBalanceUpdated(trx, account, at),
     emitRailInstruction: (tx, external, route, at) => events.emitRailInstruction(trx, tx, external, route, at),
     emitQuotePayout: (tx, external, route, at) => events.emitQuotePayout(trx, tx, external, route, at),
+    emitExternalAccountUpdated: (account, at, why) => events.emitExternalAccountUpdated(trx, account, at, why),
     completeIdempotencyKey: (ref: IdempotencyKeyRef, body) => completeKey(trx, ref, body),
   });
 

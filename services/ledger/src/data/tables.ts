@@ -164,7 +164,50 @@ export interface SandboxClocksTable {
   updated_at: Date;
 }
 
+/** A credit the bank received (rail notice INCOMING_CREDIT): credited, or in suspense for the operator. */
+export interface ReceivedCreditsTable {
+  id: string;
+  connector: string;
+  bank_entry_id: string;
+  amount: bigint;
+  currency: string;
+  payment_rail: string;
+  credited_account: string;
+  credited_routing: string;
+  reference: string;
+  sender_name: string;
+  sender_account: string;
+  sender_routing: string;
+  value_date: string;
+  status: "SUSPENSE" | "CREDITED" | "RETURN_REQUESTED" | "RETURNED";
+  suspense_reason: string;
+  platform_id: string | null;
+  internal_account_id: string | null;
+  transaction_id: string | null;
+  note: string;
+  received_at: Date;
+  updated_at: Date;
+}
+
+/** A receiving bank's correction of an external account (rail notice ACCOUNT_CORRECTION), applied or refused. */
+export interface AccountCorrectionsTable {
+  id: string;
+  connector: string;
+  bank_entry_id: string;
+  transaction_id: string;
+  platform_id: string | null;
+  external_account_id: string | null;
+  code: string;
+  corrected: Json<Record<string, string>>;
+  corrected_data: string;
+  status: "APPLIED" | "REFUSED";
+  detail: string;
+  received_at: Date;
+}
+
 export interface LedgerDatabase extends KitTables {
+  received_credits: ReceivedCreditsTable;
+  account_corrections: AccountCorrectionsTable;
   platforms: PlatformsTable;
   sandbox_clocks: SandboxClocksTable;
   rail_bindings: RailBindingsTable;

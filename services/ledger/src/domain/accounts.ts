@@ -2,7 +2,7 @@ import { errors, newId, pageSize, toPage, type Clock, type FieldError } from "@c
 import { beneficiaryName, validateAccountInfo } from "./account-info.js";
 import { verifyBeneficiary } from "./beneficiary.js";
 import { isCrypto } from "./currencies.js";
-import { fundingInstructions, newReference } from "./funding.js";
+import { fundingInstructions, newReference, type FundingBank } from "./funding.js";
 import { after, internalAccount, type PageInput } from "./gates.js";
 import type { ExternalAccountScope, InternalAccountFilter } from "./model.js";
 import type { Directory, LedgerStore, LedgerTx } from "./ports.js";
@@ -11,7 +11,7 @@ import type { Directory, LedgerStore, LedgerTx } from "./ports.js";
 export const accountType = (currency: string) => (isCrypto(currency) ? "INTERNAL_CRYPTO" : "INTERNAL_FIAT");
 
 /** Opens an internal account (with its funding instructions) unless the owner has one of that type and currency. */
-export async function open(trx: LedgerTx, platformId: string, ownerKind: "CUSTOMER" | "PLATFORM", customerId: string | undefined, type: string, currency: string, now: Date) {
+export async function open(trx: LedgerTx, platformId: string, ownerKind: "CUSTOMER" | "PLATFORM", customerId: string | undefined, type: string, currency: string, now: Date, bank?: FundingBank) {
   const reference = newReference("DEP");
   await trx.openAccount({
     platformId,
@@ -20,7 +20,8 @@ export async function open(trx: LedgerTx, platformId: string, ownerKind: "CUSTOM
     type,
     currency,
     reference,
-    fundingInstructions: fundingInstructions({ currency, reference, isPlatformAccount: ownerKind === "PLATFORM" }),
+    // A production platform's fiat account is paid into the operator's bank account for its currency, when configured.
+    fundingInstructions: fundingInstructions({ currency, reference, isPlatformAccount: ownerKind === "PLATFORM", bank: type === "INTERNAL_FIAT" ? bank : undefined }),
     now,
   });
 }

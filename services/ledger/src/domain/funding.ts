@@ -13,6 +13,16 @@ export function newReference(prefix = "CRD"): string {
   return `${prefix}-${out}`;
 }
 
+/** The operator's bank account production platforms are paid into, in one currency (LEDGER_FUNDING_BANK_ACCOUNTS). */
+export interface FundingBank {
+  currency: string;
+  bankName: string;
+  accountNumber?: string;
+  routingNumber?: string;
+  iban?: string;
+  bic?: string;
+}
+
 /** The sandbox bank that "holds" every sandbox fiat deposit. */
 export const SANDBOX_BANK = { bankName: "Corridor Sandbox Bank", accountNumber: "000123456789", routingNumber: "021000021" };
 
@@ -23,9 +33,42 @@ export const SANDBOX_BANK = { bankName: "Corridor Sandbox Bank", accountNumber: 
  * non-expiring Spark invoice to the same identity key with the reference as its memo (kit
  * sandboxSparkInvoice; docs/ledger "Funding instructions").
  */
-export function fundingInstructions(opts: { currency: string; reference: string; isPlatformAccount: boolean }): Record<string, unknown>[] {
+export function fundingInstructions(opts: { currency: string; reference: string; isPlatformAccount: boolean; bank?: FundingBank }): Record<string, unknown>[] {
   if (isCrypto(opts.currency)) {
     return [sparkFundingInstruction(opts)];
+  }
+  const bank = opts.bank;
+  if (bank?.iban) {
+    return [
+      {
+        accountOrWalletInfo: {
+          accountType: "EUR_ACCOUNT",
+          paymentRails: ["SEPA", "SEPA_INSTANT"],
+          iban: bank.iban,
+          ...(bank.bic ? { swiftCode: bank.bic } : {}),
+          bankName: bank.bankName,
+          reference: opts.reference,
+        },
+        instructionsNotes: `Put the reference ${opts.reference} in the remittance information so the deposit reaches this ${opts.currency} account.`,
+        isPlatformAccount: opts.isPlatformAccount,
+      },
+    ];
+  }
+  if (bank?.accountNumber && bank.routingNumber) {
+    return [
+      {
+        accountOrWalletInfo: {
+          accountType: "USD_ACCOUNT",
+          paymentRails: ["ACH", "WIRE"],
+          accountNumber: bank.accountNumber,
+          routingNumber: bank.routingNumber,
+          bankName: bank.bankName,
+          reference: opts.reference,
+        },
+        instructionsNotes: `Put the reference ${opts.reference} in the memo (ACH: the individual identification number or the addenda) so the deposit reaches this ${opts.currency} account.`,
+        isPlatformAccount: opts.isPlatformAccount,
+      },
+    ];
   }
   return [
     {

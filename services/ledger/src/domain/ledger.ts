@@ -1,6 +1,8 @@
-import type { Clock } from "@corridor/kit";
+import type { Clock, Logger } from "@corridor/kit";
 import { createAccounts } from "./accounts.js";
 import { createCopies } from "./copies.js";
+import { createDeposits } from "./deposits.js";
+import type { FundingBank } from "./funding.js";
 import { createIncoming } from "./incoming.js";
 import type { Idempotent } from "./idempotency.js";
 import type { AccountRow, TransactionRow } from "./model.js";
@@ -26,16 +28,21 @@ export function createLedger(deps: {
   directory: Directory;
   idempotent: Idempotent;
   answers: { transaction: AnswerCodec<TransactionRow>; internalAccount: AnswerCodec<AccountRow> };
+  log?: Pick<Logger, "warn" | "error" | "info">;
+  /** LEDGER_FUNDING_BANK_ACCOUNTS: where production platforms are paid. */
+  fundingBanks?: readonly FundingBank[];
 }) {
   const { store, clock, directory, idempotent, answers } = deps;
   const rails = createRailRouter({ store, directory, clock });
   const quotes = createQuotes({ store, clock, directory, rails });
   return {
     ...createAccounts({ store, clock, directory }),
-    ...createCopies({ store, clock }),
+    ...createCopies({ store, clock, fundingBanks: deps.fundingBanks }),
     ...createTransfers({ store, clock, directory, idempotent, answers: answers.transaction, quotes, rails }),
     ...createSandboxFunding({ store, clock, directory, idempotent, answers: answers.internalAccount }),
     ...createIncoming({ store, clock, directory, idempotent, answers: answers.transaction, rails }),
+    /** Rail notices: deposits, the suspense list, notifications of change (deposits.ts). */
+    ...createDeposits({ store, clock, log: deps.log }),
     createQuoteTransaction: quotes.createQuoteTransaction,
     createLookupTransaction: quotes.createLookupTransaction,
     expireQuoteTransaction: quotes.expireQuoteTransaction,

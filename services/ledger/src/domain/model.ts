@@ -241,3 +241,46 @@ export interface TrialBalanceRow {
   /** Accounts whose stored balance differs from the sum of their postings. */
   mismatched: bigint;
 }
+
+/** A credit the bank received, as the ledger keeps it (rail notice INCOMING_CREDIT). */
+export interface ReceivedCreditRow {
+  id: string;
+  connector: string;
+  bank_entry_id: string;
+  amount: bigint;
+  currency: string;
+  payment_rail: string;
+  credited_account: string;
+  credited_routing: string;
+  reference: string;
+  sender_name: string;
+  sender_account: string;
+  sender_routing: string;
+  value_date: string;
+  /** SUSPENSE: matched no internal account; CREDITED: an INCOMING transaction credited it; RETURN_REQUESTED, RETURNED: the operator sends it back. */
+  status: "SUSPENSE" | "CREDITED" | "RETURN_REQUESTED" | "RETURNED";
+  /** Why it went to suspense ("" when matched at once). */
+  suspense_reason: string;
+  platform_id: string | null;
+  internal_account_id: string | null;
+  transaction_id: string | null;
+  note: string;
+  received_at: Date;
+  updated_at: Date;
+}
+
+/** A receiving bank's correction of an external account (rail notice ACCOUNT_CORRECTION). */
+export interface AccountCorrectionRow {
+  id: string;
+  connector: string;
+  bank_entry_id: string;
+  transaction_id: string;
+  platform_id: string | null;
+  external_account_id: string | null;
+  code: string;
+  corrected: Record<string, string>;
+  corrected_data: string;
+  status: "APPLIED" | "REFUSED";
+  detail: string;
+  received_at: Date;
+}

@@ -11,7 +11,9 @@
 import type { IdempotencyKeyRef } from "@corridor/kit";
 import type { Posting } from "./journal.js";
 import type {
+  AccountCorrectionRow,
   AccountRow,
+  ReceivedCreditRow,
   CustomerHoldings,
   ExternalAccountRow,
   ExternalAccountScope,
@@ -131,6 +133,22 @@ export interface LedgerStatements {
   /** False when there was none. */
   deleteRailBinding(platformId: string, currency: string, paymentRail: string): Promise<boolean>;
   listRailBindings(platformId?: string): Promise<RailBindingRow[]>;
+
+  /* rail notices (domain/deposits.ts) */
+  /** Inserts the credit unless its (connector, bank entry id) is known; undefined then. */
+  insertReceivedCredit(row: ReceivedCreditRow): Promise<ReceivedCreditRow | undefined>;
+  getReceivedCredit(id: string, forUpdate?: boolean): Promise<ReceivedCreditRow | undefined>;
+  updateReceivedCredit(id: string, set: Partial<Omit<ReceivedCreditRow, "id" | "connector" | "bank_entry_id">>): Promise<ReceivedCreditRow>;
+  listReceivedCredits(f: { status?: string; connector?: string; limit: number }): Promise<ReceivedCreditRow[]>;
+  accountByReference(reference: string): Promise<AccountRow | undefined>;
+  accountById(id: string): Promise<AccountRow | undefined>;
+  /** Fiat internal accounts of production platforms in these currencies. */
+  productionFiatAccounts(currencies: string[]): Promise<AccountRow[]>;
+  setFundingInstructions(id: string, instructions: unknown[], now: Date): Promise<void>;
+  platformEnvironment(platformId: string): Promise<Environment | undefined>;
+  /** False when its (connector, bank entry id) is known. */
+  insertAccountCorrection(row: AccountCorrectionRow): Promise<boolean>;
+  updateExternalAccountInfo(platformId: string, id: string, info: Record<string, unknown>, now: Date): Promise<void>;
 }
 
 /**
@@ -159,6 +177,8 @@ export interface LedgerTx extends LedgerStatements {
   /** The instruction to the connector of `route` (its topic, addressed to it). */
   emitRailInstruction(tx: TransactionRow, external: ExternalAccountRow, route: RailRoute, at: Date): Promise<void>;
   emitQuotePayout(tx: TransactionRow, external: ExternalAccountRow | undefined, route: RailRoute, at: Date): Promise<void>;
+  /** EXTERNAL_ACCOUNT_UPDATED (a receiving bank corrected the account). */
+  emitExternalAccountUpdated(account: ExternalAccountRow, at: Date, why: { code: string; transactionId: string; fields: string[] }): Promise<void>;
 
   /** Completes a claimed idempotency key with the first answer, in this transaction. */
   completeIdempotencyKey(ref: IdempotencyKeyRef, body: unknown): Promise<void>;

@@ -4,6 +4,7 @@ import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_
 import { PlatformEventSchema } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
 import { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { RailOutcomeSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
+import { RailNoticeSchema } from "@corridor/proto/corridor/ledger/v1/rail_notices_pb.js";
 import { SandboxEventSchema } from "@corridor/proto/corridor/sandbox/v1/events_pb.js";
 import type { Ledger } from "../domain/ledger.js";
 import type { QuoteOutcomeStatus } from "../domain/quotes.js";
@@ -102,5 +103,52 @@ export function ledgerConsumers(ledger: Ledger, log?: Pick<Logger, "error">): Co
     },
   };
 
-  return [platforms, customers, outcomes, sandboxClock];
+  // What a bank says that is no outcome (rail contract 1.2): deposits and notifications of change.
+  const notices: ConsumerDefinition<typeof RailNoticeSchema> = {
+    name: "rail-notices",
+    topic: topics.railNotices,
+    schema: RailNoticeSchema,
+    eventId: (e) => e.eventId,
+    async handle(e, trx) {
+      const at = e.occurredAt ? timestampDate(e.occurredAt) : new Date();
+      const n = e.notice;
+      if (n.case === "incomingCredit") {
+        const c = n.value;
+        await ledger.onIncomingCredit(trx, {
+          connector: e.connector,
+          environment: e.environment,
+          bankEntryId: e.bankEntryId,
+          at,
+          amount: c.amount,
+          currency: c.currency,
+          paymentRail: c.paymentRail,
+          creditedAccount: c.creditedAccount,
+          creditedRouting: c.creditedRouting,
+          reference: c.reference,
+          senderName: c.senderName,
+          senderAccount: c.senderAccount,
+          senderRouting: c.senderRouting,
+          valueDate: c.valueDate,
+        });
+      } else if (n.case === "accountCorrection") {
+        const c = n.value;
+        await ledger.onAccountCorrection(trx, {
+          connector: e.connector,
+          environment: e.environment,
+          bankEntryId: e.bankEntryId,
+          at,
+          transactionId: c.transactionId,
+          platformId: c.platformId,
+          externalAccountId: c.externalAccountId,
+          code: c.code,
+          corrected: { ...c.corrected },
+          correctedData: c.correctedData,
+        });
+      } else {
+        log?.error({ event_id: e.eventId, connector: e.connector }, "rail notice of a kind this ledger does not know; ignored");
+      }
+    },
+  };
+
+  return [platforms, customers, outcomes, sandboxClock, notices];
 }

@@ -7,7 +7,7 @@ import { RailInstructionSchema } from "@corridor/proto/corridor/ledger/v1/rails_
 import type { Transaction } from "kysely";
 import type { AccountRow, ExternalAccountRow, TransactionRow } from "../domain/model.js";
 import type { RailRoute } from "../domain/rails.js";
-import { internalAccountToPb, transactionToPb } from "../handlers/mappers.js";
+import { externalAccountToPb, internalAccountToPb, transactionToPb } from "../handlers/mappers.js";
 
 /**
  * Producer of corridor.ledger.v1 (LedgerEvent) and the rail instruction topics (RailInstruction). Always
@@ -115,6 +115,26 @@ export async function emitQuotePayout(trx: Transaction<any>, tx: TransactionRow,
       reference: tx.reference,
       environment: route.environment,
       connector: route.connector,
+    }),
+  });
+}
+
+/** EXTERNAL_ACCOUNT_UPDATED: a receiving bank corrected the account (rail notice ACCOUNT_CORRECTION). */
+export async function emitExternalAccountUpdated(trx: Transaction<any>, account: ExternalAccountRow, at: Date, why: { code: string; transactionId: string; fields: string[] } = { code: "", transactionId: "", fields: [] }): Promise<void> {
+  const eventId = newId("Event");
+  const eventType = "EXTERNAL_ACCOUNT_UPDATED";
+  await enqueueEvent(trx, {
+    topic: topics.ledger,
+    key: account.id,
+    eventId,
+    eventType,
+    schema: LedgerEventSchema,
+    message: create(LedgerEventSchema, {
+      eventId,
+      occurredAt: timestampFromDate(at),
+      platformId: account.platform_id,
+      eventType,
+      payload: { case: "externalAccountChanged", value: { account: externalAccountToPb(account), changeCode: why.code, transactionId: why.transactionId, changedFields: why.fields } },
     }),
   });
 }

@@ -2,7 +2,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { LedgerAdminService } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
 import type { Ledger } from "../domain/ledger.js";
-import type { RailBindingRow } from "../domain/model.js";
+import type { RailBindingRow, ReceivedCreditRow } from "../domain/model.js";
 import type { createTrialBalance } from "../domain/trial-balance.js";
 
 const bindingToPb = (b: RailBindingRow) => ({
@@ -14,13 +14,35 @@ const bindingToPb = (b: RailBindingRow) => ({
   updatedAt: timestampFromDate(b.updated_at),
 });
 
+const itemToPb = (r: ReceivedCreditRow) => ({
+  id: r.id,
+  connector: r.connector,
+  bankEntryId: r.bank_entry_id,
+  amount: r.amount,
+  currency: r.currency,
+  paymentRail: r.payment_rail,
+  creditedAccount: r.credited_account,
+  reference: r.reference,
+  senderName: r.sender_name,
+  senderAccount: r.sender_account,
+  valueDate: r.value_date,
+  status: r.status,
+  suspenseReason: r.suspense_reason,
+  platformId: r.platform_id ?? "",
+  internalAccountId: r.internal_account_id ?? "",
+  transactionId: r.transaction_id ?? "",
+  note: r.note,
+  receivedAt: timestampFromDate(r.received_at),
+  updatedAt: timestampFromDate(r.updated_at),
+});
+
 /** LedgerAdminService: the operator's questions about the books and the rail bindings; the gateway routes none of it. */
 export function createAdminHandler({
   trialBalance,
   ledger,
 }: {
   trialBalance: ReturnType<typeof createTrialBalance>;
-  ledger: Pick<Ledger, "bindRail" | "unbindRail" | "listRailBindings">;
+  ledger: Pick<Ledger, "bindRail" | "unbindRail" | "listRailBindings" | "listSuspense" | "getSuspenseItem" | "assignSuspenseItem" | "returnSuspenseItem">;
 }): ServiceImpl<typeof LedgerAdminService> {
   return {
     async getTrialBalance(req) {
@@ -35,6 +57,18 @@ export function createAdminHandler({
     },
     async listPlatformRailBindings(req) {
       return { bindings: (await ledger.listRailBindings(req.platformId || undefined)).map(bindingToPb) };
+    },
+    async listSuspenseItems(req) {
+      return { items: (await ledger.listSuspense({ status: req.status, connector: req.connector, limit: req.limit })).map(itemToPb) };
+    },
+    async getSuspenseItem(req) {
+      return { item: itemToPb(await ledger.getSuspenseItem(req.id)) };
+    },
+    async assignSuspenseItem(req) {
+      return { item: itemToPb(await ledger.assignSuspenseItem({ id: req.id, internalAccountId: req.internalAccountId, note: req.note })) };
+    },
+    async returnSuspenseItem(req) {
+      return { item: itemToPb(await ledger.returnSuspenseItem({ id: req.id, note: req.note, returned: req.returned })) };
     },
   };
 }

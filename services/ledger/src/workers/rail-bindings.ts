@@ -38,3 +38,23 @@ export function configuredBindingsWorker(opts: {
     },
   });
 }
+
+/**
+ * `funding-instructions-config`: once at start (and again an hour later, harmless), production
+ * platforms' fiat accounts take the funding instructions of LEDGER_FUNDING_BANK_ACCOUNTS (accounts
+ * opened before it was set keep their reference and get the operator's bank account).
+ */
+export function fundingInstructionsWorker(opts: { ledger: Pick<Ledger, "refreshFundingInstructions">; log?: Pick<Logger, "warn" | "error" | "info" | "debug">; pollMs?: number }): PollingWorker {
+  const log = opts.log ?? { warn: () => {}, error: () => {}, info: () => {}, debug: () => {} };
+  return pollingWorker({
+    name: "funding-instructions-config",
+    pollMs: opts.pollMs ?? 2_000,
+    log,
+    nextPollMs: () => 3_600_000,
+    pass: async () => {
+      const changed = await opts.ledger.refreshFundingInstructions();
+      if (changed) log.info({ changed }, "funding instructions of production accounts set from LEDGER_FUNDING_BANK_ACCOUNTS");
+      return changed;
+    },
+  });
+}

@@ -18,6 +18,8 @@ const LEDGER_TYPES = new Set([
   "INCOMING_PAYMENT_COMPLETED",
   "INCOMING_PAYMENT_FAILED",
   "INTERNAL_ACCOUNT_BALANCE_UPDATED",
+  // A receiving bank's notification of change corrected an external account (docs/events.md).
+  "EXTERNAL_ACCOUNT_UPDATED",
 ]);
 
 /** Whether a ledger event type is delivered as a webhook. */

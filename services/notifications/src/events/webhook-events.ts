@@ -1,7 +1,7 @@
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { newId, topics, type Clock, type ConsumerDefinition } from "@corridor/kit";
 // data is the resource exactly as its GET answers it (decisions §8): the gateway's own mappers.
-import { agentActionToJson, customerToJson, internalAccountToJson, invitationToJson, transactionToJson, verificationToJson } from "@corridor/kit/rest-json";
+import { agentActionToJson, customerToJson, externalAccountToJson, internalAccountToJson, invitationToJson, transactionToJson, verificationToJson } from "@corridor/kit/rest-json";
 import { AgentEventSchema, type AgentEvent } from "@corridor/proto/corridor/agents/v1/events_pb.js";
 import { CustomerEventSchema, type CustomerEvent } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { LedgerEventSchema, type LedgerEvent } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
@@ -47,6 +47,8 @@ export function ledgerWebhook(event: LedgerEvent): Derived | undefined {
       return event.payload.value.transaction ? { type: event.eventType, data: transactionToJson(event.payload.value.transaction) } : undefined;
     case "balanceUpdated":
       return event.payload.value.account ? { type: event.eventType, data: internalAccountToJson(event.payload.value.account) } : undefined;
+    case "externalAccountChanged":
+      return event.payload.value.account ? { type: event.eventType, data: externalAccountToJson(event.payload.value.account) } : undefined;
     default:
       return undefined;
   }
@@ -115,7 +117,7 @@ export function customerWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDef
   };
 }
 
-/** corridor.ledger.v1 → OUTGOING_PAYMENT_*, INCOMING_PAYMENT_{COMPLETED,FAILED}, INTERNAL_ACCOUNT_BALANCE_UPDATED webhooks. */
+/** corridor.ledger.v1 → OUTGOING_PAYMENT_*, INCOMING_PAYMENT_{COMPLETED,FAILED}, INTERNAL_ACCOUNT_BALANCE_UPDATED, EXTERNAL_ACCOUNT_UPDATED webhooks. */
 export function ledgerWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDefinition<typeof LedgerEventSchema> {
   return {
     name: "ledger-webhooks",

@@ -4,7 +4,7 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { InternalAccount } from "./accounts_pb.js";
+import type { ExternalAccount, InternalAccount } from "./accounts_pb.js";
 import { file_corridor_ledger_v1_accounts } from "./accounts_pb.js";
 import type { Transaction } from "./transaction_pb.js";
 import { file_corridor_ledger_v1_transaction } from "./transaction_pb.js";
@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file corridor/ledger/v1/events.proto.
  */
 export const file_corridor_ledger_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("Ch9jb3JyaWRvci9sZWRnZXIvdjEvZXZlbnRzLnByb3RvEhJjb3JyaWRvci5sZWRnZXIudjEiigIKC0xlZGdlckV2ZW50EhAKCGV2ZW50X2lkGAEgASgJEi8KC29jY3VycmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtwbGF0Zm9ybV9pZBgDIAEoCRISCgpldmVudF90eXBlGAQgASgJEkUKE3RyYW5zYWN0aW9uX2NoYW5nZWQYCiABKAsyJi5jb3JyaWRvci5sZWRnZXIudjEuVHJhbnNhY3Rpb25DaGFuZ2VkSAASPQoPYmFsYW5jZV91cGRhdGVkGAsgASgLMiIuY29ycmlkb3IubGVkZ2VyLnYxLkJhbGFuY2VVcGRhdGVkSABCCQoHcGF5bG9hZCJKChJUcmFuc2FjdGlvbkNoYW5nZWQSNAoLdHJhbnNhY3Rpb24YASABKAsyHy5jb3JyaWRvci5sZWRnZXIudjEuVHJhbnNhY3Rpb24iRgoOQmFsYW5jZVVwZGF0ZWQSNAoHYWNjb3VudBgBIAEoCzIjLmNvcnJpZG9yLmxlZGdlci52MS5JbnRlcm5hbEFjY291bnRiBnByb3RvMw", [file_corridor_ledger_v1_accounts, file_corridor_ledger_v1_transaction, file_google_protobuf_timestamp]);
+  fileDesc("Ch9jb3JyaWRvci9sZWRnZXIvdjEvZXZlbnRzLnByb3RvEhJjb3JyaWRvci5sZWRnZXIudjEi2gIKC0xlZGdlckV2ZW50EhAKCGV2ZW50X2lkGAEgASgJEi8KC29jY3VycmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtwbGF0Zm9ybV9pZBgDIAEoCRISCgpldmVudF90eXBlGAQgASgJEkUKE3RyYW5zYWN0aW9uX2NoYW5nZWQYCiABKAsyJi5jb3JyaWRvci5sZWRnZXIudjEuVHJhbnNhY3Rpb25DaGFuZ2VkSAASPQoPYmFsYW5jZV91cGRhdGVkGAsgASgLMiIuY29ycmlkb3IubGVkZ2VyLnYxLkJhbGFuY2VVcGRhdGVkSAASTgoYZXh0ZXJuYWxfYWNjb3VudF9jaGFuZ2VkGAwgASgLMiouY29ycmlkb3IubGVkZ2VyLnYxLkV4dGVybmFsQWNjb3VudENoYW5nZWRIAEIJCgdwYXlsb2FkIkoKElRyYW5zYWN0aW9uQ2hhbmdlZBI0Cgt0cmFuc2FjdGlvbhgBIAEoCzIfLmNvcnJpZG9yLmxlZGdlci52MS5UcmFuc2FjdGlvbiJGCg5CYWxhbmNlVXBkYXRlZBI0CgdhY2NvdW50GAEgASgLMiMuY29ycmlkb3IubGVkZ2VyLnYxLkludGVybmFsQWNjb3VudCKTAQoWRXh0ZXJuYWxBY2NvdW50Q2hhbmdlZBI0CgdhY2NvdW50GAEgASgLMiMuY29ycmlkb3IubGVkZ2VyLnYxLkV4dGVybmFsQWNjb3VudBITCgtjaGFuZ2VfY29kZRgCIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgDIAEoCRIWCg5jaGFuZ2VkX2ZpZWxkcxgEIAMoCWIGcHJvdG8z", [file_corridor_ledger_v1_accounts, file_corridor_ledger_v1_transaction, file_google_protobuf_timestamp]);
 
 /**
  * LedgerEvent is the envelope of topic corridor.ledger.v1 (key: the transaction or account id).
@@ -73,6 +73,15 @@ export type LedgerEvent = Message<"corridor.ledger.v1.LedgerEvent"> & {
      */
     value: BalanceUpdated;
     case: "balanceUpdated";
+  } | {
+    /**
+     * An external account changed without the platform asking: a receiving bank's notification of
+     * change corrected its accountInfo (EXTERNAL_ACCOUNT_UPDATED).
+     *
+     * @generated from field: corridor.ledger.v1.ExternalAccountChanged external_account_changed = 12;
+     */
+    value: ExternalAccountChanged;
+    case: "externalAccountChanged";
   } | { case: undefined; value?: undefined };
 };
 
@@ -124,4 +133,44 @@ export type BalanceUpdated = Message<"corridor.ledger.v1.BalanceUpdated"> & {
  */
 export const BalanceUpdatedSchema: GenMessage<BalanceUpdated> = /*@__PURE__*/
   messageDesc(file_corridor_ledger_v1_events, 2);
+
+/**
+ * ExternalAccountChanged carries the external account after the change and why it changed.
+ *
+ * @generated from message corridor.ledger.v1.ExternalAccountChanged
+ */
+export type ExternalAccountChanged = Message<"corridor.ledger.v1.ExternalAccountChanged"> & {
+  /**
+   * The external account as GET /customers/external-accounts/{id} would show it.
+   *
+   * @generated from field: corridor.ledger.v1.ExternalAccount account = 1;
+   */
+  account?: ExternalAccount | undefined;
+
+  /**
+   * What changed it: the bank's change code (for example C01) and the transaction whose entry it concerned.
+   *
+   * @generated from field: string change_code = 2;
+   */
+  changeCode: string;
+
+  /**
+   * @generated from field: string transaction_id = 3;
+   */
+  transactionId: string;
+
+  /**
+   * The accountInfo fields the correction replaced.
+   *
+   * @generated from field: repeated string changed_fields = 4;
+   */
+  changedFields: string[];
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ExternalAccountChanged.
+ * Use `create(ExternalAccountChangedSchema)` to create a new message.
+ */
+export const ExternalAccountChangedSchema: GenMessage<ExternalAccountChanged> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_events, 3);
 

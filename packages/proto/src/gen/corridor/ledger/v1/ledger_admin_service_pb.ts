@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file corridor/ledger/v1/ledger_admin_service.proto.
  */
 export const file_corridor_ledger_v1_ledger_admin_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci1jb3JyaWRvci9sZWRnZXIvdjEvbGVkZ2VyX2FkbWluX3NlcnZpY2UucHJvdG8SEmNvcnJpZG9yLmxlZGdlci52MSKdAQoLUmFpbEJpbmRpbmcSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSFAoMcGF5bWVudF9yYWlsGAMgASgJEhEKCWNvbm5lY3RvchgEIAEoCRIOCgZzb3VyY2UYBSABKAkSLgoKdXBkYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiaQoXQmluZFBsYXRmb3JtUmFpbFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSFAoMcGF5bWVudF9yYWlsGAMgASgJEhEKCWNvbm5lY3RvchgEIAEoCSJMChhCaW5kUGxhdGZvcm1SYWlsUmVzcG9uc2USMAoHYmluZGluZxgBIAEoCzIfLmNvcnJpZG9yLmxlZGdlci52MS5SYWlsQmluZGluZyJYChlVbmJpbmRQbGF0Zm9ybVJhaWxSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhQKDHBheW1lbnRfcmFpbBgDIAEoCSItChpVbmJpbmRQbGF0Zm9ybVJhaWxSZXNwb25zZRIPCgdyZW1vdmVkGAEgASgIIjYKH0xpc3RQbGF0Zm9ybVJhaWxCaW5kaW5nc1JlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkiVQogTGlzdFBsYXRmb3JtUmFpbEJpbmRpbmdzUmVzcG9uc2USMQoIYmluZGluZ3MYASADKAsyHy5jb3JyaWRvci5sZWRnZXIudjEuUmFpbEJpbmRpbmciLQoWR2V0VHJpYWxCYWxhbmNlUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCSJXChdHZXRUcmlhbEJhbGFuY2VSZXNwb25zZRI8CgpjdXJyZW5jaWVzGAEgAygLMiguY29ycmlkb3IubGVkZ2VyLnYxLkN1cnJlbmN5VHJpYWxCYWxhbmNlIsIBChRDdXJyZW5jeVRyaWFsQmFsYW5jZRIQCghjdXJyZW5jeRgBIAEoCRITCgtiYWxhbmNlX3N1bRgCIAEoAxITCgtwb3N0aW5nX3N1bRgDIAEoAxIVCg1hY2NvdW50X2NvdW50GAQgASgDEiAKGG1pc21hdGNoZWRfYWNjb3VudF9jb3VudBgFIAEoAxI1CgZncm91cHMYBiADKAsyJS5jb3JyaWRvci5sZWRnZXIudjEuVHJpYWxCYWxhbmNlR3JvdXAiaQoRVHJpYWxCYWxhbmNlR3JvdXASEgoKb3duZXJfa2luZBgBIAEoCRIUCgxhY2NvdW50X3R5cGUYAiABKAkSEwoLYmFsYW5jZV9zdW0YAyABKAMSFQoNYWNjb3VudF9jb3VudBgEIAEoAzLsAwoSTGVkZ2VyQWRtaW5TZXJ2aWNlEmoKD0dldFRyaWFsQmFsYW5jZRIqLmNvcnJpZG9yLmxlZGdlci52MS5HZXRUcmlhbEJhbGFuY2VSZXF1ZXN0GisuY29ycmlkb3IubGVkZ2VyLnYxLkdldFRyaWFsQmFsYW5jZVJlc3BvbnNlEm0KEEJpbmRQbGF0Zm9ybVJhaWwSKy5jb3JyaWRvci5sZWRnZXIudjEuQmluZFBsYXRmb3JtUmFpbFJlcXVlc3QaLC5jb3JyaWRvci5sZWRnZXIudjEuQmluZFBsYXRmb3JtUmFpbFJlc3BvbnNlEnMKElVuYmluZFBsYXRmb3JtUmFpbBItLmNvcnJpZG9yLmxlZGdlci52MS5VbmJpbmRQbGF0Zm9ybVJhaWxSZXF1ZXN0Gi4uY29ycmlkb3IubGVkZ2VyLnYxLlVuYmluZFBsYXRmb3JtUmFpbFJlc3BvbnNlEoUBChhMaXN0UGxhdGZvcm1SYWlsQmluZGluZ3MSMy5jb3JyaWRvci5sZWRnZXIudjEuTGlzdFBsYXRmb3JtUmFpbEJpbmRpbmdzUmVxdWVzdBo0LmNvcnJpZG9yLmxlZGdlci52MS5MaXN0UGxhdGZvcm1SYWlsQmluZGluZ3NSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("Ci1jb3JyaWRvci9sZWRnZXIvdjEvbGVkZ2VyX2FkbWluX3NlcnZpY2UucHJvdG8SEmNvcnJpZG9yLmxlZGdlci52MSKdAQoLUmFpbEJpbmRpbmcSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSFAoMcGF5bWVudF9yYWlsGAMgASgJEhEKCWNvbm5lY3RvchgEIAEoCRIOCgZzb3VyY2UYBSABKAkSLgoKdXBkYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiaQoXQmluZFBsYXRmb3JtUmFpbFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSFAoMcGF5bWVudF9yYWlsGAMgASgJEhEKCWNvbm5lY3RvchgEIAEoCSJMChhCaW5kUGxhdGZvcm1SYWlsUmVzcG9uc2USMAoHYmluZGluZxgBIAEoCzIfLmNvcnJpZG9yLmxlZGdlci52MS5SYWlsQmluZGluZyJYChlVbmJpbmRQbGF0Zm9ybVJhaWxSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhQKDHBheW1lbnRfcmFpbBgDIAEoCSItChpVbmJpbmRQbGF0Zm9ybVJhaWxSZXNwb25zZRIPCgdyZW1vdmVkGAEgASgIIjYKH0xpc3RQbGF0Zm9ybVJhaWxCaW5kaW5nc1JlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkiVQogTGlzdFBsYXRmb3JtUmFpbEJpbmRpbmdzUmVzcG9uc2USMQoIYmluZGluZ3MYASADKAsyHy5jb3JyaWRvci5sZWRnZXIudjEuUmFpbEJpbmRpbmciLQoWR2V0VHJpYWxCYWxhbmNlUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCSJXChdHZXRUcmlhbEJhbGFuY2VSZXNwb25zZRI8CgpjdXJyZW5jaWVzGAEgAygLMiguY29ycmlkb3IubGVkZ2VyLnYxLkN1cnJlbmN5VHJpYWxCYWxhbmNlIsIBChRDdXJyZW5jeVRyaWFsQmFsYW5jZRIQCghjdXJyZW5jeRgBIAEoCRITCgtiYWxhbmNlX3N1bRgCIAEoAxITCgtwb3N0aW5nX3N1bRgDIAEoAxIVCg1hY2NvdW50X2NvdW50GAQgASgDEiAKGG1pc21hdGNoZWRfYWNjb3VudF9jb3VudBgFIAEoAxI1CgZncm91cHMYBiADKAsyJS5jb3JyaWRvci5sZWRnZXIudjEuVHJpYWxCYWxhbmNlR3JvdXAiaQoRVHJpYWxCYWxhbmNlR3JvdXASEgoKb3duZXJfa2luZBgBIAEoCRIUCgxhY2NvdW50X3R5cGUYAiABKAkSEwoLYmFsYW5jZV9zdW0YAyABKAMSFQoNYWNjb3VudF9jb3VudBgEIAEoAyLMAwoMU3VzcGVuc2VJdGVtEgoKAmlkGAEgASgJEhEKCWNvbm5lY3RvchgCIAEoCRIVCg1iYW5rX2VudHJ5X2lkGAMgASgJEg4KBmFtb3VudBgEIAEoAxIQCghjdXJyZW5jeRgFIAEoCRIUCgxwYXltZW50X3JhaWwYBiABKAkSGAoQY3JlZGl0ZWRfYWNjb3VudBgHIAEoCRIRCglyZWZlcmVuY2UYCCABKAkSEwoLc2VuZGVyX25hbWUYCSABKAkSFgoOc2VuZGVyX2FjY291bnQYCiABKAkSEgoKdmFsdWVfZGF0ZRgLIAEoCRIOCgZzdGF0dXMYDCABKAkSFwoPc3VzcGVuc2VfcmVhc29uGA0gASgJEhMKC3BsYXRmb3JtX2lkGA4gASgJEhsKE2ludGVybmFsX2FjY291bnRfaWQYDyABKAkSFgoOdHJhbnNhY3Rpb25faWQYECABKAkSDAoEbm90ZRgRIAEoCRIvCgtyZWNlaXZlZF9hdBgSIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiTAoYTGlzdFN1c3BlbnNlSXRlbXNSZXF1ZXN0Eg4KBnN0YXR1cxgBIAEoCRIRCgljb25uZWN0b3IYAiABKAkSDQoFbGltaXQYAyABKAUiTAoZTGlzdFN1c3BlbnNlSXRlbXNSZXNwb25zZRIvCgVpdGVtcxgBIAMoCzIgLmNvcnJpZG9yLmxlZGdlci52MS5TdXNwZW5zZUl0ZW0iJAoWR2V0U3VzcGVuc2VJdGVtUmVxdWVzdBIKCgJpZBgBIAEoCSJJChdHZXRTdXNwZW5zZUl0ZW1SZXNwb25zZRIuCgRpdGVtGAEgASgLMiAuY29ycmlkb3IubGVkZ2VyLnYxLlN1c3BlbnNlSXRlbSJSChlBc3NpZ25TdXNwZW5zZUl0ZW1SZXF1ZXN0EgoKAmlkGAEgASgJEhsKE2ludGVybmFsX2FjY291bnRfaWQYAiABKAkSDAoEbm90ZRgDIAEoCSJMChpBc3NpZ25TdXNwZW5zZUl0ZW1SZXNwb25zZRIuCgRpdGVtGAEgASgLMiAuY29ycmlkb3IubGVkZ2VyLnYxLlN1c3BlbnNlSXRlbSJHChlSZXR1cm5TdXNwZW5zZUl0ZW1SZXF1ZXN0EgoKAmlkGAEgASgJEgwKBG5vdGUYAiABKAkSEAoIcmV0dXJuZWQYAyABKAgiTAoaUmV0dXJuU3VzcGVuc2VJdGVtUmVzcG9uc2USLgoEaXRlbRgBIAEoCzIgLmNvcnJpZG9yLmxlZGdlci52MS5TdXNwZW5zZUl0ZW0ytAcKEkxlZGdlckFkbWluU2VydmljZRJqCg9HZXRUcmlhbEJhbGFuY2USKi5jb3JyaWRvci5sZWRnZXIudjEuR2V0VHJpYWxCYWxhbmNlUmVxdWVzdBorLmNvcnJpZG9yLmxlZGdlci52MS5HZXRUcmlhbEJhbGFuY2VSZXNwb25zZRJtChBCaW5kUGxhdGZvcm1SYWlsEisuY29ycmlkb3IubGVkZ2VyLnYxLkJpbmRQbGF0Zm9ybVJhaWxSZXF1ZXN0GiwuY29ycmlkb3IubGVkZ2VyLnYxLkJpbmRQbGF0Zm9ybVJhaWxSZXNwb25zZRJzChJVbmJpbmRQbGF0Zm9ybVJhaWwSLS5jb3JyaWRvci5sZWRnZXIudjEuVW5iaW5kUGxhdGZvcm1SYWlsUmVxdWVzdBouLmNvcnJpZG9yLmxlZGdlci52MS5VbmJpbmRQbGF0Zm9ybVJhaWxSZXNwb25zZRKFAQoYTGlzdFBsYXRmb3JtUmFpbEJpbmRpbmdzEjMuY29ycmlkb3IubGVkZ2VyLnYxLkxpc3RQbGF0Zm9ybVJhaWxCaW5kaW5nc1JlcXVlc3QaNC5jb3JyaWRvci5sZWRnZXIudjEuTGlzdFBsYXRmb3JtUmFpbEJpbmRpbmdzUmVzcG9uc2UScAoRTGlzdFN1c3BlbnNlSXRlbXMSLC5jb3JyaWRvci5sZWRnZXIudjEuTGlzdFN1c3BlbnNlSXRlbXNSZXF1ZXN0Gi0uY29ycmlkb3IubGVkZ2VyLnYxLkxpc3RTdXNwZW5zZUl0ZW1zUmVzcG9uc2USagoPR2V0U3VzcGVuc2VJdGVtEiouY29ycmlkb3IubGVkZ2VyLnYxLkdldFN1c3BlbnNlSXRlbVJlcXVlc3QaKy5jb3JyaWRvci5sZWRnZXIudjEuR2V0U3VzcGVuc2VJdGVtUmVzcG9uc2UScwoSQXNzaWduU3VzcGVuc2VJdGVtEi0uY29ycmlkb3IubGVkZ2VyLnYxLkFzc2lnblN1c3BlbnNlSXRlbVJlcXVlc3QaLi5jb3JyaWRvci5sZWRnZXIudjEuQXNzaWduU3VzcGVuc2VJdGVtUmVzcG9uc2UScwoSUmV0dXJuU3VzcGVuc2VJdGVtEi0uY29ycmlkb3IubGVkZ2VyLnYxLlJldHVyblN1c3BlbnNlSXRlbVJlcXVlc3QaLi5jb3JyaWRvci5sZWRnZXIudjEuUmV0dXJuU3VzcGVuc2VJdGVtUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * RailBinding routes one (platform, currency, payment rail) to a connector.
@@ -374,6 +374,329 @@ export const TrialBalanceGroupSchema: GenMessage<TrialBalanceGroup> = /*@__PURE_
   messageDesc(file_corridor_ledger_v1_ledger_admin_service, 10);
 
 /**
+ * SuspenseItem is a credit the bank reported (rail notice INCOMING_CREDIT) as the ledger keeps it.
+ *
+ * @generated from message corridor.ledger.v1.SuspenseItem
+ */
+export type SuspenseItem = Message<"corridor.ledger.v1.SuspenseItem"> & {
+  /**
+   * RailNotice:<uuidv7>.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The connector that reported it, and the bank's id of the entry (unique together).
+   *
+   * @generated from field: string connector = 2;
+   */
+  connector: string;
+
+  /**
+   * @generated from field: string bank_entry_id = 3;
+   */
+  bankEntryId: string;
+
+  /**
+   * Minor units.
+   *
+   * @generated from field: int64 amount = 4;
+   */
+  amount: bigint;
+
+  /**
+   * @generated from field: string currency = 5;
+   */
+  currency: string;
+
+  /**
+   * @generated from field: string payment_rail = 6;
+   */
+  paymentRail: string;
+
+  /**
+   * The account the bank credited and the reference, sender and value date as the bank gave them.
+   *
+   * @generated from field: string credited_account = 7;
+   */
+  creditedAccount: string;
+
+  /**
+   * @generated from field: string reference = 8;
+   */
+  reference: string;
+
+  /**
+   * @generated from field: string sender_name = 9;
+   */
+  senderName: string;
+
+  /**
+   * @generated from field: string sender_account = 10;
+   */
+  senderAccount: string;
+
+  /**
+   * @generated from field: string value_date = 11;
+   */
+  valueDate: string;
+
+  /**
+   * SUSPENSE (matched nothing), CREDITED (an INCOMING transaction credited it), RETURN_REQUESTED,
+   * RETURNED.
+   *
+   * @generated from field: string status = 12;
+   */
+  status: string;
+
+  /**
+   * Why it went to suspense: UNKNOWN_REFERENCE, ACCOUNT_MISMATCH, CURRENCY_MISMATCH,
+   * CUSTOMER_CLOSED, ACCOUNT_NOT_ACTIVE, NOT_PRODUCTION, RAIL_NOT_BOUND; "" when matched at once.
+   *
+   * @generated from field: string suspense_reason = 13;
+   */
+  suspenseReason: string;
+
+  /**
+   * Where it was credited (CREDITED): platform, internal account, INCOMING transaction.
+   *
+   * @generated from field: string platform_id = 14;
+   */
+  platformId: string;
+
+  /**
+   * @generated from field: string internal_account_id = 15;
+   */
+  internalAccountId: string;
+
+  /**
+   * @generated from field: string transaction_id = 16;
+   */
+  transactionId: string;
+
+  /**
+   * The operator's note (assign, return).
+   *
+   * @generated from field: string note = 17;
+   */
+  note: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp received_at = 18;
+   */
+  receivedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 19;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.SuspenseItem.
+ * Use `create(SuspenseItemSchema)` to create a new message.
+ */
+export const SuspenseItemSchema: GenMessage<SuspenseItem> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 11);
+
+/**
+ * ListSuspenseItemsRequest filters the list.
+ *
+ * @generated from message corridor.ledger.v1.ListSuspenseItemsRequest
+ */
+export type ListSuspenseItemsRequest = Message<"corridor.ledger.v1.ListSuspenseItemsRequest"> & {
+  /**
+   * SUSPENSE (default: what awaits the operator), CREDITED, RETURN_REQUESTED, RETURNED, or ALL.
+   *
+   * @generated from field: string status = 1;
+   */
+  status: string;
+
+  /**
+   * Only this connector's; empty for all.
+   *
+   * @generated from field: string connector = 2;
+   */
+  connector: string;
+
+  /**
+   * At most this many (1 to 500; default 100).
+   *
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ListSuspenseItemsRequest.
+ * Use `create(ListSuspenseItemsRequestSchema)` to create a new message.
+ */
+export const ListSuspenseItemsRequestSchema: GenMessage<ListSuspenseItemsRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 12);
+
+/**
+ * ListSuspenseItemsResponse holds the items, newest first.
+ *
+ * @generated from message corridor.ledger.v1.ListSuspenseItemsResponse
+ */
+export type ListSuspenseItemsResponse = Message<"corridor.ledger.v1.ListSuspenseItemsResponse"> & {
+  /**
+   * @generated from field: repeated corridor.ledger.v1.SuspenseItem items = 1;
+   */
+  items: SuspenseItem[];
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ListSuspenseItemsResponse.
+ * Use `create(ListSuspenseItemsResponseSchema)` to create a new message.
+ */
+export const ListSuspenseItemsResponseSchema: GenMessage<ListSuspenseItemsResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 13);
+
+/**
+ * GetSuspenseItemRequest names the item.
+ *
+ * @generated from message corridor.ledger.v1.GetSuspenseItemRequest
+ */
+export type GetSuspenseItemRequest = Message<"corridor.ledger.v1.GetSuspenseItemRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.GetSuspenseItemRequest.
+ * Use `create(GetSuspenseItemRequestSchema)` to create a new message.
+ */
+export const GetSuspenseItemRequestSchema: GenMessage<GetSuspenseItemRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 14);
+
+/**
+ * GetSuspenseItemResponse holds it.
+ *
+ * @generated from message corridor.ledger.v1.GetSuspenseItemResponse
+ */
+export type GetSuspenseItemResponse = Message<"corridor.ledger.v1.GetSuspenseItemResponse"> & {
+  /**
+   * @generated from field: corridor.ledger.v1.SuspenseItem item = 1;
+   */
+  item?: SuspenseItem | undefined;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.GetSuspenseItemResponse.
+ * Use `create(GetSuspenseItemResponseSchema)` to create a new message.
+ */
+export const GetSuspenseItemResponseSchema: GenMessage<GetSuspenseItemResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 15);
+
+/**
+ * AssignSuspenseItemRequest names the item and the internal account to credit.
+ *
+ * @generated from message corridor.ledger.v1.AssignSuspenseItemRequest
+ */
+export type AssignSuspenseItemRequest = Message<"corridor.ledger.v1.AssignSuspenseItemRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * InternalAccount:<uuidv7> of a production platform, in the item's currency.
+   *
+   * @generated from field: string internal_account_id = 2;
+   */
+  internalAccountId: string;
+
+  /**
+   * Why (kept with the item).
+   *
+   * @generated from field: string note = 3;
+   */
+  note: string;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.AssignSuspenseItemRequest.
+ * Use `create(AssignSuspenseItemRequestSchema)` to create a new message.
+ */
+export const AssignSuspenseItemRequestSchema: GenMessage<AssignSuspenseItemRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 16);
+
+/**
+ * AssignSuspenseItemResponse holds the item, now CREDITED.
+ *
+ * @generated from message corridor.ledger.v1.AssignSuspenseItemResponse
+ */
+export type AssignSuspenseItemResponse = Message<"corridor.ledger.v1.AssignSuspenseItemResponse"> & {
+  /**
+   * @generated from field: corridor.ledger.v1.SuspenseItem item = 1;
+   */
+  item?: SuspenseItem | undefined;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.AssignSuspenseItemResponse.
+ * Use `create(AssignSuspenseItemResponseSchema)` to create a new message.
+ */
+export const AssignSuspenseItemResponseSchema: GenMessage<AssignSuspenseItemResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 17);
+
+/**
+ * ReturnSuspenseItemRequest names the item.
+ *
+ * @generated from message corridor.ledger.v1.ReturnSuspenseItemRequest
+ */
+export type ReturnSuspenseItemRequest = Message<"corridor.ledger.v1.ReturnSuspenseItemRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Why (kept with the item).
+   *
+   * @generated from field: string note = 2;
+   */
+  note: string;
+
+  /**
+   * False: SUSPENSE -> RETURN_REQUESTED. True: RETURN_REQUESTED -> RETURNED (the bank sent it back).
+   *
+   * @generated from field: bool returned = 3;
+   */
+  returned: boolean;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ReturnSuspenseItemRequest.
+ * Use `create(ReturnSuspenseItemRequestSchema)` to create a new message.
+ */
+export const ReturnSuspenseItemRequestSchema: GenMessage<ReturnSuspenseItemRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 18);
+
+/**
+ * ReturnSuspenseItemResponse holds the item.
+ *
+ * @generated from message corridor.ledger.v1.ReturnSuspenseItemResponse
+ */
+export type ReturnSuspenseItemResponse = Message<"corridor.ledger.v1.ReturnSuspenseItemResponse"> & {
+  /**
+   * @generated from field: corridor.ledger.v1.SuspenseItem item = 1;
+   */
+  item?: SuspenseItem | undefined;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ReturnSuspenseItemResponse.
+ * Use `create(ReturnSuspenseItemResponseSchema)` to create a new message.
+ */
+export const ReturnSuspenseItemResponseSchema: GenMessage<ReturnSuspenseItemResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 19);
+
+/**
  * LedgerAdminService answers operators' (and tests') questions about the books and holds the
  * operator's rail bindings. It is internal: the gateway exposes none of it, and it moves no money. It reaches accounts the
  * public API never shows (the system accounts: rail clearing, sandbox funding, FX pools, fee
@@ -426,6 +749,51 @@ export const LedgerAdminService: GenService<{
     methodKind: "unary";
     input: typeof ListPlatformRailBindingsRequestSchema;
     output: typeof ListPlatformRailBindingsResponseSchema;
+  },
+  /**
+   * ListSuspenseItems lists the rail notices of money received that matched no internal account
+   * (the suspense list; docs/operations.md "Deposits in suspense"), newest first.
+   *
+   * @generated from rpc corridor.ledger.v1.LedgerAdminService.ListSuspenseItems
+   */
+  listSuspenseItems: {
+    methodKind: "unary";
+    input: typeof ListSuspenseItemsRequestSchema;
+    output: typeof ListSuspenseItemsResponseSchema;
+  },
+  /**
+   * GetSuspenseItem answers one received credit (in suspense or not) by id; NOT_FOUND when unknown.
+   *
+   * @generated from rpc corridor.ledger.v1.LedgerAdminService.GetSuspenseItem
+   */
+  getSuspenseItem: {
+    methodKind: "unary";
+    input: typeof GetSuspenseItemRequestSchema;
+    output: typeof GetSuspenseItemResponseSchema;
+  },
+  /**
+   * AssignSuspenseItem credits an item in suspense to an internal account of a production platform
+   * (an INCOMING transaction, as a matched deposit); an item already credited to that account is
+   * answered as is, any other state is FAILED_PRECONDITION. The money is credited exactly once.
+   *
+   * @generated from rpc corridor.ledger.v1.LedgerAdminService.AssignSuspenseItem
+   */
+  assignSuspenseItem: {
+    methodKind: "unary";
+    input: typeof AssignSuspenseItemRequestSchema;
+    output: typeof AssignSuspenseItemResponseSchema;
+  },
+  /**
+   * ReturnSuspenseItem marks an item in suspense RETURN_REQUESTED (the operator sends it back to
+   * the sender through the bank), and with `returned` a RETURN_REQUESTED item RETURNED (the bank
+   * confirmed). Nothing is credited to anyone.
+   *
+   * @generated from rpc corridor.ledger.v1.LedgerAdminService.ReturnSuspenseItem
+   */
+  returnSuspenseItem: {
+    methodKind: "unary";
+    input: typeof ReturnSuspenseItemRequestSchema;
+    output: typeof ReturnSuspenseItemResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_corridor_ledger_v1_ledger_admin_service, 0);
