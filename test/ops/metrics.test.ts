@@ -136,13 +136,13 @@ describe.skipIf(!!skipReason)("metrics of a split system scraped by Prometheus",
     await prom.waitFor("max(messaging_kafka_consumer_lag)", (r) => valueOf(r) === 0);
     // Money moved: the 5 transfers completed (the simulator settles suffix 000 at once), counted per currency and direction.
     const completed = await prom.waitFor(
-      'sum(corridor_ledger_transactions_completed_total{job="ledger",corridor_currency="USD",corridor_transaction_direction="OUTGOING",corridor_transaction_kind="transfer"})',
+      'sum(corridor_ledger_transactions_completed_total{job="ledger",corridor_currency="USD",corridor_transaction_direction="OUTGOING",corridor_transaction_kind="transfer",corridor_environment="SANDBOX"})',
       (r) => valueOf(r) >= 5,
     );
     expect(valueOf(completed)).toBeLessThan(20);
     // No id in any of its labels: currency, direction and kind only (plus the scrape's own).
     const moneyLabels = new Set((await prom.query("corridor_ledger_transactions_completed_total")).flatMap((s) => Object.keys(s.metric)));
-    expect([...moneyLabels].filter((l) => !["__name__", "job", "instance", "otel_scope_name", "otel_scope_version", "corridor_currency", "corridor_transaction_direction", "corridor_transaction_kind"].includes(l))).toEqual([]);
+    expect([...moneyLabels].filter((l) => !["__name__", "job", "instance", "otel_scope_name", "otel_scope_version", "corridor_currency", "corridor_transaction_direction", "corridor_transaction_kind", "corridor_environment"].includes(l))).toEqual([]);
   });
 
   it("rail instructions waiting per connector rise while the simulator holds a payment, and drain back to 0", async () => {

@@ -21,8 +21,8 @@ describe("ledger metrics: rail instructions waiting, money moved", () => {
   const scrape = async () => (await fetch(`http://127.0.0.1:${m.port}/metrics`)).text();
   const waiting = (text: string, connector: string, status: string) => sample(text, "corridor_rail_instructions_waiting", { corridor_rail_connector: connector, corridor_rail_status: status });
   const age = (text: string, connector: string, status: string) => sample(text, "corridor_rail_instructions_oldest_age", { corridor_rail_connector: connector, corridor_rail_status: status });
-  const completed = (text: string, direction: string) =>
-    sample(text, "corridor_ledger_transactions_completed_total", { corridor_currency: "USD", corridor_transaction_direction: direction, corridor_transaction_kind: "transfer" }) ?? 0;
+  const completed = (text: string, direction: string, environment = "PRODUCTION") =>
+    sample(text, "corridor_ledger_transactions_completed_total", { corridor_currency: "USD", corridor_transaction_direction: direction, corridor_transaction_kind: "transfer", corridor_environment: environment }) ?? 0;
 
   beforeAll(async () => {
     // Before the ledger is built: its gauges register on the provider this starts.
@@ -96,17 +96,22 @@ describe("ledger metrics: rail instructions waiting, money moved", () => {
     expect(waiting(text, "sandbox", "PENDING")).toBe(0);
   });
 
-  it("keeps a sandbox platform's instructions under the simulator's name, and a failed one counts no money", async () => {
+  it("keeps a sandbox platform's instructions under the simulator's name and its money under SANDBOX; a failed one counts no money", async () => {
     const s = await platform(Environment.SANDBOX);
     await h.ledger.fundInternalAccount({ platformId: s.platformId, accountId: s.account, amount: 500n });
-    const before = completed(await scrape(), "OUTGOING");
-    const tx = await out(s.platformId, s.account, s.ext, 100n);
+    const before = await scrape();
+    const failing = await out(s.platformId, s.account, s.ext, 100n);
     let text = await scrape();
     expect(waiting(text, "sandbox", "PENDING")).toBe(1);
-    await h.outcome(s.platformId, tx.id, "FAILED", "TIMED_OUT");
+    await h.outcome(s.platformId, failing.id, "FAILED", "TIMED_OUT");
     text = await scrape();
     expect(waiting(text, "sandbox", "PENDING")).toBe(0);
-    expect(completed(text, "OUTGOING")).toBe(before);
+    expect(completed(text, "OUTGOING", "SANDBOX")).toBe(completed(before, "OUTGOING", "SANDBOX"));
+    const paid = await out(s.platformId, s.account, s.ext, 100n);
+    await h.outcome(s.platformId, paid.id, "COMPLETED");
+    text = await scrape();
+    expect(completed(text, "OUTGOING", "SANDBOX")).toBe(completed(before, "OUTGOING", "SANDBOX") + 1);
+    expect(completed(text, "OUTGOING", "PRODUCTION")).toBe(completed(before, "OUTGOING", "PRODUCTION"));
   });
 
   it("carries no id of a platform, account or transaction in any label of its metrics", async () => {

@@ -222,15 +222,21 @@ export function observeRailBacklog(read: () => Promise<RailBacklog[]>): void {
 const money = lazyInstruments((meter) =>
   meter.createCounter("corridor.ledger.transactions.completed", {
     unit: "{transaction}",
-    description: "Transactions that completed (money moved), per currency, direction and kind; counted after the commit. Counts only: no amounts, no ids.",
+    description: "Transactions that completed (money moved), per currency, direction, kind and environment; counted after the commit. Counts only: no amounts, no ids.",
   }),
 );
 
 /**
  * One completed transaction (the ledger counts it once its transaction committed). Labels are
  * bounded: the currency (the platform's supported currencies), the direction (`INCOMING`,
- * `OUTGOING`), the kind (`transfer`, `quote`).
+ * `OUTGOING`), the kind (`transfer`, `quote`), the environment (`SANDBOX`, `PRODUCTION`: sandbox
+ * money is not money and never mixes with the real).
  */
-export function recordMoneyMoved(attrs: { currency: string; direction: string; kind: "transfer" | "quote" }): void {
-  money().add(1, { "corridor.currency": attrs.currency, "corridor.transaction.direction": attrs.direction, "corridor.transaction.kind": attrs.kind });
+export function recordMoneyMoved(attrs: { currency: string; direction: string; kind: "transfer" | "quote"; environment: "SANDBOX" | "PRODUCTION" }): void {
+  money().add(1, {
+    "corridor.currency": attrs.currency,
+    "corridor.transaction.direction": attrs.direction,
+    "corridor.transaction.kind": attrs.kind,
+    "corridor.environment": attrs.environment,
+  });
 }

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { instructionTopic } from "@corridor/connector";
+import { environmentOf, instructionTopic, SANDBOX_CONNECTOR } from "@corridor/connector";
 import { afterCommit, enqueueEvent, newId, recordMoneyMoved, topics } from "@corridor/kit";
 import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import { RailInstructionSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
@@ -31,8 +31,11 @@ export async function emitTransactionChanged(trx: Transaction<any>, eventType: s
   });
   // Money moved (corridor.ledger.transactions.completed), counted once the change is durable: a
   // rolled-back transaction counts nothing, a redelivered outcome finds it COMPLETED and emits nothing.
+  // The environment is the connector's, as routing decided it (no connector: the simulator's, as
+  // for outcomes: rows from before routing, simulated incoming UMA payments).
   if (COMPLETED_EVENTS.has(eventType)) {
-    afterCommit(trx, () => recordMoneyMoved({ currency: tx.currency, direction: tx.type, kind: tx.quote_id ? "quote" : "transfer" }));
+    const environment = environmentOf(tx.connector ?? SANDBOX_CONNECTOR);
+    afterCommit(trx, () => recordMoneyMoved({ currency: tx.currency, direction: tx.type, kind: tx.quote_id ? "quote" : "transfer", environment }));
   }
 }
 
