@@ -143,7 +143,8 @@ describe.skipIf(!!skipReason)("metrics of a split system scraped by Prometheus",
     // No id in any of its labels: currency, direction and kind only (plus the scrape's own).
     const moneyLabels = new Set((await prom.query("corridor_ledger_transactions_completed_total")).flatMap((s) => Object.keys(s.metric)));
     expect([...moneyLabels].filter((l) => !["__name__", "job", "instance", "otel_scope_name", "otel_scope_version", "corridor_currency", "corridor_transaction_direction", "corridor_transaction_kind", "corridor_environment"].includes(l))).toEqual([]);
-  });
+    // A workload of a few dozen requests and their events, each step waited for: minutes on a shared, busy machine.
+  }, 300_000);
 
   it("rail instructions waiting per connector rise while the simulator holds a payment, and drain back to 0", async () => {
     expect(usdAccountId, "the workload test ran first").toBeDefined();
@@ -166,7 +167,7 @@ describe.skipIf(!!skipReason)("metrics of a split system scraped by Prometheus",
     expect((await call("POST", "/sandbox/clock/advance", { seconds: 60 })).status).toBe(200);
     await prom.waitFor('max(corridor_rail_instructions_waiting{job="ledger",corridor_rail_connector="sandbox"})', (r) => valueOf(r) === 0, 30_000);
     await prom.waitFor('max(corridor_rail_instructions_oldest_age{job="ledger",corridor_rail_connector="sandbox"})', (r) => valueOf(r) === 0, 30_000);
-  });
+  }, 180_000);
 
   it("database pools and the Node runtime are observed in every process", async () => {
     const services = (r: PromSample[]) => new Set(r.map((s) => s.metric.job)).size === SERVICE_NAMES.length;
@@ -262,7 +263,12 @@ describe.skipIf(!!skipReason)("metrics of a split system scraped by Prometheus",
       "Database transaction p99 by service",
       "Database transactions per second by outcome",
     ]) {
-      expect(empty, panel).not.toContain(panel);
+      if (!empty.includes(panel)) continue;
+      // Empty at that instant: one slow scrape (over the 1 s timeout on a busy machine) marks a
+      // process's series stale until the next. The panel must show data again within 30 s.
+      const expr = queries.find((q) => q.panel === panel)!.expr;
+      const again = await prom.waitFor(expr, (r) => r.length > 0, 30_000).catch(() => []);
+      expect(again.length, `${panel} has data`).toBeGreaterThan(0);
     }
   });
 });
