@@ -87,7 +87,9 @@ export async function startSplitSystem(
     if (logs.length > 400) logs.shift();
   });
   const ready = await new Promise<{ url: string }>((resolveReady, reject) => {
-    const timer = setTimeout(() => reject(new Error(`split system not ready in time:\n${logs.slice(-60).join("\n")}`)), 150_000);
+    // The launcher's own deadline (CORRIDOR_READY_TIMEOUT_MS, default 90 s) plus a margin: a busy machine may set it higher.
+    const launcherMs = Number(extraEnv.CORRIDOR_READY_TIMEOUT_MS ?? process.env.CORRIDOR_READY_TIMEOUT_MS) || 0;
+    const timer = setTimeout(() => reject(new Error(`split system not ready in time:\n${logs.slice(-60).join("\n")}`)), Math.max(150_000, launcherMs + 30_000));
     createInterface({ input: child.stdout! }).on("line", (line) => {
       onLine?.(line);
       if (line.startsWith("CORRIDOR_PROCESS ")) {

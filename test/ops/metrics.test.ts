@@ -36,6 +36,7 @@ describe.skipIf(!!skipReason)("metrics of a split system scraped by Prometheus",
   let prom: RunningPrometheus;
   let receiver: Server;
   let received = 0;
+  let usdAccountId: string | undefined;
   let call: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: any }>;
 
   beforeAll(async () => {
@@ -67,7 +68,7 @@ describe.skipIf(!!skipReason)("metrics of a split system scraped by Prometheus",
       const text = await res.text();
       return { status: res.status, body: text ? JSON.parse(text) : undefined };
     };
-  }, 240_000);
+  }, Math.max(240_000, (Number(process.env.CORRIDOR_READY_TIMEOUT_MS) || 0) + 90_000));
 
   afterAll(async () => {
     await prom?.stop();
@@ -88,6 +89,7 @@ describe.skipIf(!!skipReason)("metrics of a split system scraped by Prometheus",
       usd = res.status === 200 ? res.body.data[0] : undefined;
     }
     expect(usd, "platform USD account").toBeDefined();
+    usdAccountId = usd!.id;
     // Webhooks go to the receiver; notifications learns the endpoint asynchronously: a delivered TEST proves it has it.
     const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
     expect((await call("PATCH", "/config", { webhookEndpoint: endpoint })).status).toBe(200);
@@ -132,7 +134,40 @@ describe.skipIf(!!skipReason)("metrics of a split system scraped by Prometheus",
     // Every consumer group's lag is observed per partition, and returns to 0 once the events are handled.
     await prom.waitFor("count(messaging_kafka_consumer_lag)", (r) => valueOf(r) > 0);
     await prom.waitFor("max(messaging_kafka_consumer_lag)", (r) => valueOf(r) === 0);
-  });
+    // Money moved: the 5 transfers completed (the simulator settles suffix 000 at once), counted per currency and direction.
+    const completed = await prom.waitFor(
+      'sum(corridor_ledger_transactions_completed_total{job="ledger",corridor_currency="USD",corridor_transaction_direction="OUTGOING",corridor_transaction_kind="transfer",corridor_environment="SANDBOX"})',
+      (r) => valueOf(r) >= 5,
+    );
+    expect(valueOf(completed)).toBeLessThan(20);
+    // No id in any of its labels: currency, direction and kind only (plus the scrape's own).
+    const moneyLabels = new Set((await prom.query("corridor_ledger_transactions_completed_total")).flatMap((s) => Object.keys(s.metric)));
+    expect([...moneyLabels].filter((l) => !["__name__", "job", "instance", "otel_scope_name", "otel_scope_version", "corridor_currency", "corridor_transaction_direction", "corridor_transaction_kind", "corridor_environment"].includes(l))).toEqual([]);
+    // A workload of a few dozen requests and their events, each step waited for: minutes on a shared, busy machine.
+  }, 300_000);
+
+  it("rail instructions waiting per connector rise while the simulator holds a payment, and drain back to 0", async () => {
+    expect(usdAccountId, "the workload test ran first").toBeDefined();
+    // Both statuses of the simulator are reported, at 0 once the workload's transfers settled.
+    await prom.waitFor('corridor_rail_instructions_waiting{job="ledger",corridor_rail_connector="sandbox"}', (r) => r.length === 2 && r.every((s) => s.value[1] === "0"));
+    // Suffix 005: the sandbox rail accepts the payout (PROCESSING) and fails it 30 s of sandbox time later.
+    const ext = await call("POST", "/platform/external-accounts", {
+      currency: "USD",
+      accountInfo: { accountType: "USD_ACCOUNT", accountNumber: "881234500005", routingNumber: "021000021", bankAccountType: "CHECKING", bankName: "Test Bank", beneficiary: { beneficiaryType: "INDIVIDUAL", fullName: "Grace Hopper" } },
+    });
+    expect(ext.status, JSON.stringify(ext.body)).toBe(201);
+    const out = await call("POST", "/transfer-out", { source: { accountId: usdAccountId }, destination: { accountId: ext.body.id }, amount: 700 }, { "idempotency-key": randomUUID() });
+    expect(out.status, JSON.stringify(out.body)).toBeLessThan(300);
+    const waiting = await prom.waitFor('sum(corridor_rail_instructions_waiting{job="ledger",corridor_rail_connector="sandbox"})', (r) => valueOf(r) === 1, 30_000);
+    expect(valueOf(waiting)).toBe(1);
+    // The oldest's age grows from when the instruction was sent: positive, and well under a minute here.
+    const age = await prom.waitFor('max(corridor_rail_instructions_oldest_age{job="ledger",corridor_rail_connector="sandbox"})', (r) => valueOf(r) > 0, 30_000);
+    expect(valueOf(age)).toBeLessThan(60);
+    // The failure comes due: the instruction has its final outcome and the backlog drains.
+    expect((await call("POST", "/sandbox/clock/advance", { seconds: 60 })).status).toBe(200);
+    await prom.waitFor('max(corridor_rail_instructions_waiting{job="ledger",corridor_rail_connector="sandbox"})', (r) => valueOf(r) === 0, 30_000);
+    await prom.waitFor('max(corridor_rail_instructions_oldest_age{job="ledger",corridor_rail_connector="sandbox"})', (r) => valueOf(r) === 0, 30_000);
+  }, 180_000);
 
   it("database pools and the Node runtime are observed in every process", async () => {
     const services = (r: PromSample[]) => new Set(r.map((s) => s.metric.job)).size === SERVICE_NAMES.length;
@@ -143,11 +178,31 @@ describe.skipIf(!!skipReason)("metrics of a split system scraped by Prometheus",
     // Each process's heap, in bytes: more than 1 MiB, less than its limit.
     expect(heap.every((s) => Number(s.value[1]) > 1 << 20)).toBe(true);
     await prom.waitFor('nodejs_eventloop_delay{nodejs_eventloop_delay_percentile="p99"}', (r) => r.length === 8);
+    // GC pauses are observed (the ledger did the workload's work: it collected garbage).
+    await prom.waitFor('sum(v8js_gc_duration_count{job="ledger"})', (r) => valueOf(r) > 0);
+  });
+
+  it("the database transactions of every service the workload drove are timed, and the ledger's took sensible times", async () => {
+    // A histogram's series appear with its first transaction: the services the workload made work
+    // (platform creation, money, its events and webhooks). Agents and quotes-fx may have had none
+    // (they skip events that are not theirs before opening a transaction).
+    const driven = ["auth-sessions", "ledger", "notifications", "sandbox"];
+    const byJob = await prom.waitFor('sum by (job) (corridor_db_transaction_duration_count{corridor_db_transaction_outcome="commit"})', (r) =>
+      driven.every((j) => r.some((s) => s.metric.job === j && Number(s.value[1]) > 0)),
+    );
+    // Only Corridor's processes, each once: the gateway has no database.
+    expect(byJob.map((s) => s.metric.job).every((j) => (SERVICE_NAMES as readonly string[]).includes(j!))).toBe(true);
+    // The ledger's money transactions: at least the workload's transfers, each well under 5 s on average.
+    const count = await prom.waitFor('sum(corridor_db_transaction_duration_count{job="ledger",corridor_db_transaction_outcome="commit"})', (r) => valueOf(r) >= 6);
+    const sum = await prom.query('sum(corridor_db_transaction_duration_sum{job="ledger",corridor_db_transaction_outcome="commit"})');
+    const mean = valueOf(sum) / valueOf(count);
+    expect(mean).toBeGreaterThan(0);
+    expect(mean).toBeLessThan(5);
   });
 
   it("every metric the rules and the dashboard name is one the system exports", async () => {
     const text = readFileSync(RULES, "utf8") + readFileSync(DASHBOARD, "utf8");
-    const named = new Set([...text.matchAll(/(?<![:\w])((?:http_server|rpc_server|rpc_client|db_client|corridor_outbox|corridor_inbox|corridor_webhook|messaging|nodejs|v8js|process)_[a-z0-9_]*)/g)].map((m) => m[1]!));
+    const named = new Set([...text.matchAll(/(?<![:\w])((?:http_server|rpc_server|rpc_client|db_client|corridor_outbox|corridor_inbox|corridor_webhook|corridor_rail|corridor_ledger|corridor_db|messaging|nodejs|v8js|process)_[a-z0-9_]*)/g)].map((m) => m[1]!));
     const exported = new Set(((await (await fetch(`${prom.url}/api/v1/label/__name__/values`)).json()) as { data: string[] }).data);
     // Counted only when a handling fails (packages/kit/test/telemetry-metrics.test.ts scrapes it).
     const onlyOnFailure = new Set(["corridor_inbox_failures_total"]);
@@ -166,10 +221,21 @@ describe.skipIf(!!skipReason)("metrics of a split system scraped by Prometheus",
     await prom.waitFor("up", () => true);
     const bad = rules.filter((r) => r.health !== "ok").map((r) => `${r.name}: ${r.health} ${r.lastError ?? ""}`);
     expect(bad).toEqual([]);
-    // The recorded 5xx ratio is there and shows no server error (the workload caused none). It can
-    // read NaN (0/0) in some runs: seen, not yet explained (docs/operations.md, "Known gaps").
+    // The recorded ratios are there and read a number: no server error (the workload caused none),
+    // and never NaN, even for a window whose requests moved no rate (docs/operations.md, "Why the
+    // recorded ratios are never NaN"; rules.test.yml has the quiet cases).
     const ratio = await prom.waitFor("corridor:http_server_errors:ratio_rate5m", (r) => r.length === 1, 30_000);
-    expect(valueOf(ratio) > 0).toBe(false);
+    expect(valueOf(ratio)).toBe(0);
+    for (const w of ["5m", "30m", "1h", "2h", "6h", "1d", "3d"]) {
+      const r = await prom.query(`corridor:http_server_errors:ratio_rate${w}`);
+      expect(r.map((s) => s.value[1]), w).toEqual(["0"]);
+    }
+    for (const w of ["5m", "30m", "1h", "2h", "6h"]) {
+      const r = await prom.query(`corridor:http_server_slow:ratio_rate${w}`);
+      expect(r.length, w).toBe(1);
+      const v = Number(r[0]!.value[1]);
+      expect(v >= 0 && v <= 1, `${w}: ${v}`).toBe(true);
+    }
   });
 
   it("every PromQL expression of the Grafana dashboard evaluates without error, and the golden-signal panels have data", async () => {
@@ -186,8 +252,23 @@ describe.skipIf(!!skipReason)("metrics of a split system scraped by Prometheus",
     }
     expect(failures).toEqual([]);
     // Panels that must show something after the workload (failures and waits may rightly be empty).
-    for (const panel of ["Requests per second by status class", "Calls served per second by service", "Outbox backlog per schema", "Heap used", "Pool connections in use / idle"]) {
-      expect(empty, panel).not.toContain(panel);
+    for (const panel of [
+      "Requests per second by status class",
+      "Calls served per second by service",
+      "Outbox backlog per schema",
+      "Heap used",
+      "Pool connections in use / idle",
+      "Rail instructions waiting per connector",
+      "Oldest waiting rail instruction per connector",
+      "Database transaction p99 by service",
+      "Database transactions per second by outcome",
+    ]) {
+      if (!empty.includes(panel)) continue;
+      // Empty at that instant: one slow scrape (over the 1 s timeout on a busy machine) marks a
+      // process's series stale until the next. The panel must show data again within 30 s.
+      const expr = queries.find((q) => q.panel === panel)!.expr;
+      const again = await prom.waitFor(expr, (r) => r.length > 0, 30_000).catch(() => []);
+      expect(again.length, `${panel} has data`).toBeGreaterThan(0);
     }
   });
 });

@@ -6,7 +6,7 @@ import { metrics } from "@opentelemetry/api";
 import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bus, SubscribeOptions } from "../src/bus/types.js";
-import { migrateSchema, type DatabaseHandle } from "../src/db/index.js";
+import { migrateSchema, sql, type DatabaseHandle } from "../src/db/index.js";
 import { createLogger } from "../src/log.js";
 import { subscribeConsumer } from "../src/outbox/index.js";
 import type { ConsumerDefinition } from "../src/service.js";
@@ -112,6 +112,36 @@ describe("the Prometheus scrape endpoint", () => {
     text = await scrape();
     expect(sample(text, "corridor_outbox_backlog", { db_namespace: "metrics_outbox" })).toBe(0);
     expect(sample(text, "corridor_outbox_oldest_age", { db_namespace: "metrics_outbox" })).toBe(0);
+  });
+
+  it("serves every database transaction's duration by outcome, timed at the driver however it was opened", async () => {
+    const db = handle.root;
+    const before = await scrape();
+    const commits = sample(before, "corridor_db_transaction_duration_count", { corridor_db_transaction_outcome: "commit" }) ?? 0;
+    const commitSeconds = sample(before, "corridor_db_transaction_duration_sum", { corridor_db_transaction_outcome: "commit" }) ?? 0;
+    const rollbacks = sample(before, "corridor_db_transaction_duration_count", { corridor_db_transaction_outcome: "rollback" }) ?? 0;
+    await db.transaction().execute(async (trx) => {
+      await sql`select pg_sleep(0.05)`.execute(trx);
+    });
+    // A controlled transaction counts too; its savepoint is part of it, not a transaction of its own.
+    const controlled = await db.startTransaction().execute();
+    const inner = await controlled.savepoint("inner").execute();
+    await inner.releaseSavepoint("inner").execute();
+    await controlled.commit().execute();
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await sql`select 1`.execute(trx);
+        throw new Error("refused");
+      }),
+    ).rejects.toThrow("refused");
+    // Queries outside a transaction are not transactions.
+    await sql`select 1`.execute(db);
+    const text = await scrape();
+    expect(sample(text, "corridor_db_transaction_duration_count", { corridor_db_transaction_outcome: "commit" })).toBe(commits + 2);
+    expect(sample(text, "corridor_db_transaction_duration_count", { corridor_db_transaction_outcome: "rollback" })).toBe(rollbacks + 1);
+    const took = sample(text, "corridor_db_transaction_duration_sum", { corridor_db_transaction_outcome: "commit" })! - commitSeconds;
+    expect(took).toBeGreaterThanOrEqual(0.05);
+    expect(took).toBeLessThan(5);
   });
 
   it("serves the database pool's connections used, idle and waiting", async () => {

@@ -1,10 +1,12 @@
 import { fileURLToPath } from "node:url";
-import { idempotencyKeyStore, type BuiltService, type ServiceDeps, type ServiceModule } from "@corridor/kit";
+import { SANDBOX_CONNECTOR } from "@corridor/connector";
+import { idempotencyKeyStore, observeRailBacklog, type BuiltService, type ServiceDeps, type ServiceModule } from "@corridor/kit";
 import { LedgerAdminService } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
 import { connectDirectory } from "./clients/directory.js";
 import { loadLedgerConfig } from "./config.js";
 import { customerCopy, platformEnvironmentCopy } from "./data/copies.js";
+import { railBacklogReader } from "./data/rail-backlog.js";
 import { createStore } from "./data/store.js";
 import type { LedgerDatabase } from "./data/tables.js";
 import { dueQuoteTransactions } from "./data/transactions.js";
@@ -52,6 +54,8 @@ export function buildLedger(deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pi
     deps.directory,
   );
   const store = createStore(db, ledgerEvents);
+  // Rail instructions waiting per connector, read at each scrape (a no-op without metrics).
+  observeRailBacklog(railBacklogReader(db, [SANDBOX_CONNECTOR]));
   const ledger = createLedger({ store, clock: deps.clock, directory, idempotent: idempotencyRunner(idempotencyKeyStore(db), deps.clock), answers: answerCodecs, log: deps.log, fundingBanks: config.LEDGER_FUNDING_BANK_ACCOUNTS });
   const runOnce = quoteExpiryPass({
     clock: deps.clock,

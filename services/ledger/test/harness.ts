@@ -6,6 +6,7 @@ import {
   ManualClock,
   appErrorInterceptor,
   errors,
+  inTransaction,
   newId,
   sql,
   toConnectError,
@@ -111,7 +112,8 @@ export async function startLedgerHarness(opts: { env?: NodeJS.ProcessEnv } = {})
   const deliver = async (name: string, message: unknown) => {
     const def = built.consumers.find((c) => c.name === name) as ConsumerDefinition<any>;
     const eventId = def.eventId(message as never);
-    await schemaDb.transaction().execute(async (trx) => {
+    // inTransaction, as the host's inbox: afterCommit callbacks run (the ledger counts money moved in one).
+    await inTransaction(schemaDb, async (trx) => {
       const fresh = await trx
         .insertInto("inbox")
         .values({ consumer: name, event_id: eventId })

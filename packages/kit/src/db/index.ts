@@ -10,6 +10,7 @@ import { kitMigrationsFor } from "../outbox/migrations.js";
 import { unpackPgliteTemplate } from "./pglite-template.js";
 import { preparingPool } from "./prepared.js";
 import { droppingLostConnections } from "./unavailable.js";
+import { timingTransactions } from "./timed-transactions.js";
 import { createTracingPlugin, kyselyTracingLog } from "../telemetry/kysely.js";
 
 export { sql };
@@ -119,7 +120,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
     pool.on("error", () => undefined);
     poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: opts.poolSize ?? 10 });
     const kyselyPool = droppingLostConnections(opts.preparedStatements ? preparingPool(pool) : (pool as unknown as PostgresPool));
-    root = new Kysely({ dialect: new PostgresDialect({ pool: kyselyPool }), log: kyselyTracingLog });
+    root = new Kysely({ dialect: timingTransactions(new PostgresDialect({ pool: kyselyPool })), log: kyselyTracingLog });
     const listener = createPgListener(pg, opts.databaseUrl, opts.onIdleError, opts.connectTimeoutMs);
     listen = listener.listen;
     closeListener = listener.close;
@@ -136,7 +137,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
       // buffer pool: startParams replaces the defaults, so they are spelled out again.
       startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
     });
-    root = new Kysely({ dialect: new PGliteDialect({ pglite }), log: kyselyTracingLog });
+    root = new Kysely({ dialect: timingTransactions(new PGliteDialect({ pglite })), log: kyselyTracingLog });
     listen = async (channel, onNotify) => {
       const unlisten = await pglite.listen(channel, () => onNotify());
       return () => unlisten();

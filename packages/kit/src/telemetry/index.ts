@@ -16,3 +16,4 @@ export { traceHeaders, contextFromHeaders, headersGetter, headersSetter } from "
 export { startMetrics, metricsPortSetting, metricsExportRequested, kitMeter, lazyInstruments, METER_NAME, SECONDS_BUCKETS, type Metrics, type StartMetricsOptions } from "./metrics.js";
 export { observeConsumerLag, type ConsumerLag } from "./instruments.js";
 export { registerFastifyMetrics, recordRpcDuration, observeDatabasePool, observeOutbox, recordInboxHandling, statusClass, type PoolStats } from "./instruments.js";
+export { recordTransactionDuration, observeRailBacklog, recordMoneyMoved, type RailBacklog } from "./instruments.js";

@@ -163,3 +163,80 @@ export function observeConsumerLag(read: () => Promise<ConsumerLag[]>): void {
     }
   });
 }
+
+const transactions = lazyInstruments((meter) =>
+  meter.createHistogram("corridor.db.transaction.duration", {
+    unit: "s",
+    description: "Duration of database transactions, from BEGIN to COMMIT or ROLLBACK, by outcome (the process's service: the job / service.name).",
+  }),
+);
+
+/**
+ * One database transaction's duration, BEGIN to COMMIT (`commit`) or ROLLBACK (`rollback`); the
+ * driver wrapper of openDatabase records every transaction of the process (db/index.ts).
+ */
+export function recordTransactionDuration(seconds: number, outcome: "commit" | "rollback"): void {
+  transactions().record(seconds, { "corridor.db.transaction.outcome": outcome });
+}
+
+const rail = lazyInstruments((meter) => ({
+  waiting: meter.createObservableGauge("corridor.rail.instructions.waiting", {
+    unit: "{instruction}",
+    description: "Rail instructions sent to a connector and still without a final outcome, per connector and status (PENDING: not yet submitted to the rail; PROCESSING: submitted, not settled).",
+  }),
+  age: meter.createObservableGauge("corridor.rail.instructions.oldest_age", {
+    unit: "s",
+    description: "Age of the oldest rail instruction waiting per connector and status, from when it was sent (0 when none).",
+  }),
+}));
+
+export interface RailBacklog {
+  /** Connector name (bounded by the deployment's configuration: the connectors bound, and `sandbox`). */
+  connector: string;
+  status: "PENDING" | "PROCESSING";
+  waiting: number;
+  /** Seconds since the oldest waiting instruction was sent; 0 when none. */
+  oldestAgeSeconds: number;
+}
+
+/**
+ * Observes the rail instructions waiting per connector and status at each collection, from `read`
+ * (the ledger's bounded aggregate over its transactions routed to a connector). A failed read
+ * reports nothing (the series goes stale) rather than failing the scrape.
+ */
+export function observeRailBacklog(read: () => Promise<RailBacklog[]>): void {
+  const r = rail();
+  kitMeterNow().addBatchObservableCallback(async (obs) => {
+    try {
+      for (const b of await read()) {
+        const attrs = { "corridor.rail.connector": b.connector, "corridor.rail.status": b.status };
+        obs.observe(r.waiting, b.waiting, attrs);
+        obs.observe(r.age, Math.max(0, b.oldestAgeSeconds), attrs);
+      }
+    } catch {
+      // The database is unreachable: no value rather than a failed scrape.
+    }
+  }, [r.waiting, r.age]);
+}
+
+const money = lazyInstruments((meter) =>
+  meter.createCounter("corridor.ledger.transactions.completed", {
+    unit: "{transaction}",
+    description: "Transactions that completed (money moved), per currency, direction, kind and environment; counted after the commit. Counts only: no amounts, no ids.",
+  }),
+);
+
+/**
+ * One completed transaction (the ledger counts it once its transaction committed). Labels are
+ * bounded: the currency (the platform's supported currencies), the direction (`INCOMING`,
+ * `OUTGOING`), the kind (`transfer`, `quote`), the environment (`SANDBOX`, `PRODUCTION`: sandbox
+ * money is not money and never mixes with the real).
+ */
+export function recordMoneyMoved(attrs: { currency: string; direction: string; kind: "transfer" | "quote"; environment: "SANDBOX" | "PRODUCTION" }): void {
+  money().add(1, {
+    "corridor.currency": attrs.currency,
+    "corridor.transaction.direction": attrs.direction,
+    "corridor.transaction.kind": attrs.kind,
+    "corridor.environment": attrs.environment,
+  });
+}

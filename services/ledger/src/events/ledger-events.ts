@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { instructionTopic } from "@corridor/connector";
-import { enqueueEvent, newId, topics } from "@corridor/kit";
+import { environmentOf, instructionTopic, SANDBOX_CONNECTOR } from "@corridor/connector";
+import { afterCommit, enqueueEvent, newId, recordMoneyMoved, topics } from "@corridor/kit";
 import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import { RailInstructionSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
 import type { Transaction } from "kysely";
@@ -29,7 +29,18 @@ export async function emitTransactionChanged(trx: Transaction<any>, eventType: s
       payload: { case: "transactionChanged", value: { transaction: transactionToPb(tx) } },
     }),
   });
+  // Money moved (corridor.ledger.transactions.completed), counted once the change is durable: a
+  // rolled-back transaction counts nothing, a redelivered outcome finds it COMPLETED and emits nothing.
+  // The environment is the connector's, as routing decided it (no connector: the simulator's, as
+  // for outcomes: rows from before routing, simulated incoming UMA payments).
+  if (COMPLETED_EVENTS.has(eventType)) {
+    const environment = environmentOf(tx.connector ?? SANDBOX_CONNECTOR);
+    afterCommit(trx, () => recordMoneyMoved({ currency: tx.currency, direction: tx.type, kind: tx.quote_id ? "quote" : "transfer", environment }));
+  }
 }
+
+/** The events of a transaction reaching COMPLETED: its money arrived (INCOMING) or left (OUTGOING). */
+const COMPLETED_EVENTS = new Set(["INCOMING_PAYMENT_COMPLETED", "OUTGOING_PAYMENT_COMPLETED"]);
 
 export async function emitBalanceUpdated(trx: Transaction<any>, account: AccountRow, at: Date): Promise<void> {
   if (account.owner_kind === "SYSTEM") return;
