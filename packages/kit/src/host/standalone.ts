@@ -40,6 +40,13 @@ const standaloneConfig = (service: ServiceName) =>
     KAFKA_BROKERS: env.list(),
     /** Prefix for every topic name, so several stacks can share one broker. */
     KAFKA_TOPIC_PREFIX: z.string().default(""),
+    /**
+     * Partitions of a topic this process creates because it is missing (1: a single broker). Topics
+     * that exist are used as they are (docs/operations.md, "Kafka topics").
+     */
+    KAFKA_TOPIC_PARTITIONS: env.int(1).pipe(z.number().int().min(1)),
+    /** Replication factor of a topic this process creates (1: a single broker; 3 in production). */
+    KAFKA_TOPIC_REPLICATION_FACTOR: env.int(1).pipe(z.number().int().min(1)),
     /** How long SIGTERM waits for in-flight work before exiting. */
     SHUTDOWN_GRACE_MS: env.int(10_000),
     /**
@@ -90,6 +97,8 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
     kafkaBrokers: config.KAFKA_BROKERS.length > 0 ? config.KAFKA_BROKERS : undefined,
     clientId: module.name,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
+    numPartitions: config.KAFKA_TOPIC_PARTITIONS,
+    replicationFactor: config.KAFKA_TOPIC_REPLICATION_FACTOR,
     log,
     // Fail fast: a process whose consumer is gone would serve requests while its events pile up.
     onConsumerStopped: (group) => {
