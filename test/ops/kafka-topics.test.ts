@@ -6,13 +6,22 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import { resolve } from "node:path";
-import type { Kafka as KafkaType } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFreshDatabase } from "../infra/databases.js";
 
 const root = resolve(import.meta.dirname, "../..");
 // kafkajs is the kit's dependency (the bus); the test asks the broker with the same client.
-const { Kafka } = createRequire(resolve(root, "packages/kit/package.json"))("kafkajs") as { Kafka: typeof KafkaType };
+// (The test package does not depend on kafkajs: these are the few admin calls used here.)
+interface KafkaAdmin {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  listTopics(): Promise<string[]>;
+  deleteTopics(opts: { topics: string[] }): Promise<void>;
+  fetchTopicMetadata(opts: { topics: string[] }): Promise<{ topics: { name: string; partitions: unknown[] }[] }>;
+}
+const { Kafka } = createRequire(resolve(root, "packages/kit/package.json"))("kafkajs") as {
+  Kafka: new (config: { clientId: string; brokers: string[] }) => { admin(): KafkaAdmin };
+};
 
 const skip = !process.env.DATABASE_URL ? "DATABASE_URL is not set" : !process.env.KAFKA_BROKERS ? "KAFKA_BROKERS is not set" : "";
 if (skip && process.env.CI === "true") throw new Error(`Kafka topic settings suite cannot run in CI: ${skip}`);
