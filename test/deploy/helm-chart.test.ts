@@ -14,6 +14,10 @@ import { PrometheusRule, type IPrometheusRule } from "@kubernetes-models/prometh
 import { ServiceMonitor, type IServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor";
 import { DEFAULT_SERVICE_PORTS, SERVICE_NAMES, serviceUrlEnvKey, type ServiceName } from "@corridor/kit";
 import { Deployment, type IDeployment } from "kubernetes-models/apps/v1/Deployment";
+import { HorizontalPodAutoscaler, type IHorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler";
+import { Job, type IJob } from "kubernetes-models/batch/v1/Job";
+import { NetworkPolicy, type INetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
+import { PodDisruptionBudget, type IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import type { IContainer } from "kubernetes-models/v1/Container";
 import { Secret, type ISecret } from "kubernetes-models/v1/Secret";
 import { Service, type IService } from "kubernetes-models/v1/Service";
@@ -86,6 +90,27 @@ const LIVENESS_PATH = match(healthRoutes, /"(\/healthz)"/, "the gateway's livene
 const READINESS_PATH = match(healthRoutes, /"(\/readyz)"/, "the gateway's readiness route")[1]!;
 match(standaloneHost, /health\.routes\(router\)/, "grpc.health.v1 on the service port");
 
+// Who calls whom over Connect: the gateway's clients and each service's transportFor("<service>").
+function tsFiles(dir: string): string[] {
+  return readdirSync(join(root, dir), { withFileTypes: true, recursive: true })
+    .filter((d) => d.isFile() && d.name.endsWith(".ts") && !d.name.endsWith(".test.ts"))
+    .map((d) => join(d.parentPath, d.name));
+}
+const calleesIn = (files: string[]) =>
+  [...new Set(files.flatMap((f) => [...readFileSync(f, "utf8").matchAll(/transportFor!?\(\s*"([a-z-]+)"\s*\)/g)].map((m) => m[1]!)))].sort();
+const callGraph: Record<string, string[]> = { gateway: calleesIn([join(root, "gateway/src/clients.ts")]) };
+for (const name of serviceNames) callGraph[name] = calleesIn(tsFiles(`services/${name}/src`)).filter((c) => c !== name);
+const callersOf = (service: string) => Object.keys(callGraph).filter((caller) => callGraph[caller]!.includes(service)).sort();
+
+// The migrate-only and no-migration-at-start settings the chart's Job and Deployments use.
+match(standaloneHost, /^\s*CORRIDOR_MIGRATE_ONLY: env\.bool\(false\),/m, "CORRIDOR_MIGRATE_ONLY in the standalone config");
+match(standaloneHost, /^\s*CORRIDOR_MIGRATE_ON_START: env\.bool\(true\),/m, "CORRIDOR_MIGRATE_ON_START in the standalone config");
+
+// A rail connector's process (runConnector): its default health port and the settings it reads.
+const connectorHost = source("packages/connector/src/standalone.ts");
+const CONNECTOR_PORT = Number(match(connectorHost, /\bPORT:\s*env\.port\((\d+)\)/, "runConnector's default PORT")[1]);
+const connectorInfraKeys = INFRA_KEYS.filter((k) => new RegExp(`^\\s*${k}:`, "m").test(connectorHost));
+
 const chartValues = parseYaml(readFileSync(join(chart, "values.yaml"), "utf8")) as {
   image: { repository: string };
   defaults: { podSecurityContext?: { runAsNonRoot?: boolean; runAsUser?: number } };
@@ -136,15 +161,30 @@ interface Rendered {
   secrets: Map<string, ISecret>;
   serviceMonitors: Map<string, IServiceMonitor>;
   prometheusRules: Map<string, IPrometheusRule>;
-  all: { kind: string; metadata: { name: string } }[];
+  pdbs: Map<string, IPodDisruptionBudget>;
+  hpas: Map<string, IHorizontalPodAutoscaler>;
+  networkPolicies: Map<string, INetworkPolicy>;
+  jobs: Map<string, IJob>;
+  all: { kind: string; metadata: { name: string; annotations?: Record<string, string> } }[];
 }
 
 const RELEASE = "corr";
-const models = { Deployment, Service, Secret, ServiceMonitor, PrometheusRule } as const;
+const models = { Deployment, Service, Secret, ServiceMonitor, PrometheusRule, PodDisruptionBudget, HorizontalPodAutoscaler, NetworkPolicy, Job } as const;
 
 async function render(overrides?: object, extraArgs: string[] = []): Promise<Rendered> {
   const out = await helm(["template", RELEASE, chart, "--namespace", "payments", ...valuesArgs(overrides), ...extraArgs]);
-  const rendered: Rendered = { deployments: new Map(), services: new Map(), secrets: new Map(), serviceMonitors: new Map(), prometheusRules: new Map(), all: [] };
+  const rendered: Rendered = {
+    deployments: new Map(),
+    services: new Map(),
+    secrets: new Map(),
+    serviceMonitors: new Map(),
+    prometheusRules: new Map(),
+    pdbs: new Map(),
+    hpas: new Map(),
+    networkPolicies: new Map(),
+    jobs: new Map(),
+    all: [],
+  };
   for (const doc of parseAllDocuments(out)) {
     if (doc.errors.length > 0) throw new Error(`helm rendered invalid YAML: ${doc.errors[0]!.message}`);
     const obj = doc.toJS() as { apiVersion: string; kind: string; metadata: { name: string } } | null;
@@ -159,6 +199,10 @@ async function render(overrides?: object, extraArgs: string[] = []): Promise<Ren
       Secret: rendered.secrets,
       ServiceMonitor: rendered.serviceMonitors,
       PrometheusRule: rendered.prometheusRules,
+      PodDisruptionBudget: rendered.pdbs,
+      HorizontalPodAutoscaler: rendered.hpas,
+      NetworkPolicy: rendered.networkPolicies,
+      Job: rendered.jobs,
     }[obj.kind as keyof typeof models] as Map<string, unknown>;
     expect(byName.has(obj.metadata.name), `two ${obj.kind}s named ${obj.metadata.name}`).toBe(false);
     byName.set(obj.metadata.name, obj as never);
@@ -192,6 +236,38 @@ function resolvePort(c: IContainer, port: number | string): number | undefined {
   if (typeof port === "number") return c.ports?.some((p) => p.containerPort === port) ? port : undefined;
   return c.ports?.find((p) => p.name === port)?.containerPort;
 }
+
+/** Whether a label selector (matchLabels) selects the pods of a Deployment. */
+function selects(selector: Record<string, string> | undefined, d: IDeployment): boolean {
+  const labels = d.spec!.template.metadata!.labels!;
+  return selector !== undefined && Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
+}
+
+/** The deployable names (app.kubernetes.io/name) a NetworkPolicy peer list selects by pod selector. */
+function podNames(peers: { podSelector?: { matchLabels?: Record<string, string> }; namespaceSelector?: unknown; ipBlock?: unknown }[] | undefined): string[] {
+  return (peers ?? []).filter((p) => p.podSelector && !p.namespaceSelector).map((p) => p.podSelector!.matchLabels!["app.kubernetes.io/name"]!).sort();
+}
+
+const hooks = (o: { metadata?: { annotations?: Record<string, string> } }) => o.metadata?.annotations?.["helm.sh/hook"];
+
+// Where the infrastructure is, for renders with NetworkPolicies on.
+const NETPOL = {
+  networkPolicy: {
+    enabled: true,
+    egress: {
+      postgres: { cidrs: ["10.10.0.0/24"] },
+      redis: { peers: [{ podSelector: { matchLabels: { app: "redis" } } }] },
+      kafka: { cidrs: ["10.20.0.0/24"], ports: [9092, 9093] },
+      otel: { peers: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "observability" } } }] },
+    },
+  },
+};
+const ACH = {
+  name: "ach-nacha",
+  env: { ACH_SFTP_HOST: "sftp.bank.example", ACH_SFTP_USERNAME: "corridor" },
+  secretFiles: { ACH_SFTP_PRIVATE_KEY: { secret: "corridor-ach-sftp", key: "id_ed25519" }, ACH_SFTP_HOST_KEY: { secret: "corridor-ach-sftp", key: "host_key" } },
+  sftp: { cidrs: ["203.0.113.10/32"] },
+};
 
 // ---------------------------------------------------------------------------------------------
 // Tests
@@ -314,7 +390,8 @@ describeHelm("unavailable" in lookup ? `helm chart — skipped: ${lookup.unavail
 
   it("hands every deployable the connection settings it reads, from the infra Secret", async () => {
     const r = await render();
-    expect([...r.secrets.keys()]).toEqual([`${RELEASE}-infra`]);
+    // The infra Secret, and the migrations Job's hook copy of DATABASE_URL (migrations-job.yaml).
+    expect([...r.secrets.keys()].sort()).toEqual([`${RELEASE}-infra`, `${RELEASE}-migrations`]);
     const secret = r.secrets.get(`${RELEASE}-infra`)!;
     expect(Object.keys(secret.stringData ?? {}).sort()).toEqual([...INFRA_KEYS].sort());
     for (const name of deployables) {
@@ -496,6 +573,264 @@ describeHelm("unavailable" in lookup ? `helm chart — skipped: ${lookup.unavail
 
   it("ships the chart's copy of the alert rules equal to deploy/prometheus/rules.yml", () => {
     expect(source("helm/corridor/files/prometheus-rules.yml")).toBe(source("deploy/prometheus/rules.yml"));
+  });
+
+  it("runs every service's migrations once per release in a pre-install/pre-upgrade Job, and tells the services not to migrate at start", async () => {
+    const r = await render();
+    const job = r.jobs.get(`${RELEASE}-migrations`)!;
+    expect(job, "the migrations Job").toBeDefined();
+    expect(hooks(job)).toBe("pre-install,pre-upgrade");
+    const pod = job.spec!.template.spec!;
+    expect(pod.restartPolicy).toBe("Never");
+    expect(job.spec!.backoffLimit).toBeGreaterThanOrEqual(0);
+    // One container per service with a database (the gateway has none), the image's entry point
+    // for that service in migrate-only mode, DATABASE_URL from the Job's hook Secret.
+    const withDatabase = serviceNames.filter((n) => infraKeysRead[n]!.includes("DATABASE_URL"));
+    expect(pod.containers.map((c) => c.name).sort()).toEqual(withDatabase);
+    const hookSecret = r.secrets.get(`${RELEASE}-migrations`)!;
+    expect(hooks(hookSecret)).toBe("pre-install,pre-upgrade");
+    // Created before the Job (a lower weight), as the release's own infra Secret does not exist yet at pre-install.
+    expect(Number(hookSecret.metadata!.annotations!["helm.sh/hook-weight"])).toBeLessThan(Number(job.metadata!.annotations!["helm.sh/hook-weight"]));
+    expect(hookSecret.stringData).toEqual({ DATABASE_URL: r.secrets.get(`${RELEASE}-infra`)!.stringData!.DATABASE_URL });
+    for (const c of pod.containers) {
+      expect(c.args, c.name).toEqual([c.name]);
+      expect(c.command).toBeUndefined();
+      expect(c.image).toBe(containerOf(r, c.name).image);
+      expect(plainEnv(c).CORRIDOR_MIGRATE_ONLY, c.name).toBe("true");
+      expect(secretEnv(c), c.name).toEqual({ DATABASE_URL: { secret: `${RELEASE}-migrations`, key: "DATABASE_URL" } });
+      expect(c.securityContext?.readOnlyRootFilesystem, c.name).toBe(true);
+      expect(c.volumeMounts?.map((m) => m.mountPath), c.name).toContain("/tmp");
+      expect(c.resources?.limits?.memory, c.name).toBeDefined();
+    }
+    expect(pod.securityContext?.runAsNonRoot).toBe(true);
+    expect(pod.automountServiceAccountToken).toBe(false);
+    for (const name of serviceNames) expect(plainEnv(containerOf(r, name)).CORRIDOR_MIGRATE_ON_START, name).toBe("false");
+    expect(plainEnv(containerOf(r, "gateway"))).not.toHaveProperty("CORRIDOR_MIGRATE_ON_START");
+    // A service switched off (running elsewhere) is not migrated here.
+    const elsewhere = await render({ services: { sandbox: { enabled: false, url: "http://sandbox.other:8107" } } });
+    expect(elsewhere.jobs.get(`${RELEASE}-migrations`)!.spec!.template.spec!.containers.map((c) => c.name)).not.toContain("sandbox");
+
+    // With an existing Secret the Job reads it (it exists before any hook runs); no hook copy.
+    const existing = await render({ infra: { existingSecret: "corridor-connections", databaseUrl: "", redisUrl: "", kafkaBrokers: "" } });
+    expect(existing.secrets.size).toBe(0);
+    for (const c of existing.jobs.get(`${RELEASE}-migrations`)!.spec!.template.spec!.containers) {
+      expect(secretEnv(c).DATABASE_URL, c.name).toEqual({ secret: "corridor-connections", key: "DATABASE_URL" });
+    }
+
+    // Off: no Job, no hook Secret, the services migrate at start.
+    const off = await render({ migrations: { job: false } });
+    expect(off.jobs.size).toBe(0);
+    expect([...off.secrets.keys()]).toEqual([`${RELEASE}-infra`]);
+    for (const name of deployables) expect(plainEnv(containerOf(off, name)), name).not.toHaveProperty("CORRIDOR_MIGRATE_ON_START");
+  });
+
+  it("gives every Deployment of more than one replica a PodDisruptionBudget, and none to single replicas", async () => {
+    const r = await render({ services: { sandbox: { replicas: 1 } } });
+    expect([...r.pdbs.keys()].sort()).toEqual(deployables.filter((n) => n !== "sandbox").sort());
+    for (const [name, pdb] of r.pdbs) {
+      expect(pdb.spec!.maxUnavailable, name).toBe(1);
+      expect(pdb.spec!.minAvailable, name).toBeUndefined();
+      expect(selects(pdb.spec!.selector!.matchLabels, r.deployments.get(name)!), `${name}'s budget selects its pods`).toBe(true);
+      for (const [other, d] of r.deployments) if (other !== name) expect(selects(pdb.spec!.selector!.matchLabels, d), `${name}'s budget selects ${other}`).toBe(false);
+    }
+    const min = await render({ podDisruptionBudget: { enabled: true, minAvailable: 1, maxUnavailable: null } });
+    for (const [name, pdb] of min.pdbs) {
+      expect(pdb.spec!.minAvailable, name).toBe(1);
+      expect(pdb.spec!.maxUnavailable, name).toBeUndefined();
+    }
+    expect((await render({ podDisruptionBudget: { enabled: false } })).pdbs.size).toBe(0);
+    expect((await render(undefined, ["-f", join(root, "deploy", "dev", "values-dev.yaml")])).pdbs.size, "one replica each in dev: no budgets").toBe(0);
+    expect(await helmFails(["template", RELEASE, chart, ...valuesArgs({ podDisruptionBudget: { minAvailable: 1 } })])).toMatch(/minAvailable|not/);
+  });
+
+  it("autoscales on CPU when asked (autoscaling/v2), leaving replicas to the autoscaler", async () => {
+    const off = await render();
+    expect(off.hpas.size).toBe(0);
+    for (const name of deployables) expect(off.deployments.get(name)!.spec!.replicas, name).toBe(2);
+
+    const r = await render({ autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 9, targetCPUUtilizationPercentage: 65 }, services: { sandbox: { autoscaling: { enabled: false }, replicas: 1 }, ledger: { autoscaling: { maxReplicas: 4 } } } });
+    expect([...r.hpas.keys()].sort()).toEqual(deployables.filter((n) => n !== "sandbox").sort());
+    for (const [name, hpa] of r.hpas) {
+      expect(hpa.spec!.scaleTargetRef, name).toEqual({ apiVersion: "apps/v1", kind: "Deployment", name });
+      expect(r.deployments.get(name)!.spec!.replicas, `${name} leaves replicas to the autoscaler`).toBeUndefined();
+      expect(hpa.spec!.minReplicas, name).toBe(3);
+      expect(hpa.spec!.maxReplicas, name).toBe(name === "ledger" ? 4 : 9);
+      expect(hpa.spec!.metrics, name).toEqual([{ type: "Resource", resource: { name: "cpu", target: { type: "Utilization", averageUtilization: 65 } } }]);
+      // Utilization is measured against the request: there must be one.
+      expect(containerOf(r, name).resources?.requests?.cpu, name).toBeDefined();
+      expect(r.pdbs.has(name), `${name} autoscaled from 3: a budget`).toBe(true);
+    }
+    expect(r.deployments.get("sandbox")!.spec!.replicas).toBe(1);
+    expect(r.pdbs.has("sandbox")).toBe(false);
+    expect(await helmFails(["template", RELEASE, chart, ...valuesArgs({ autoscaling: { enabled: true, minReplicas: 5, maxReplicas: 2 } })])).toMatch(/minReplicas \(5\) is above maxReplicas \(2\)/);
+  });
+
+  it("spreads every Deployment's pods over zones and nodes, as a preference by default", async () => {
+    const r = await render({ connectors: [ACH] });
+    for (const [name, d] of r.deployments) {
+      const spread = d.spec!.template.spec!.topologySpreadConstraints ?? [];
+      expect(spread.map((t) => t.topologyKey), name).toEqual(["topology.kubernetes.io/zone", "kubernetes.io/hostname"]);
+      for (const t of spread) {
+        expect(t.whenUnsatisfiable, name).toBe("ScheduleAnyway");
+        expect(t.maxSkew, name).toBe(1);
+        expect(selects(t.labelSelector!.matchLabels, d), `${name} spreads its own pods`).toBe(true);
+      }
+    }
+    const strict = await render({ topologySpread: { whenUnsatisfiable: "DoNotSchedule" } });
+    for (const [name, d] of strict.deployments) for (const t of d.spec!.template.spec!.topologySpreadConstraints!) expect(t.whenUnsatisfiable, name).toBe("DoNotSchedule");
+  });
+
+  it("rolls the pods when the contents of the chart's Secret change, and only then", async () => {
+    const checksums = (r: Rendered) =>
+      new Map([...r.deployments].map(([name, d]) => [name, Object.entries(d.spec!.template.metadata!.annotations ?? {}).filter(([k]) => k.startsWith("checksum/"))]));
+    const base = checksums(await render({ connectors: [ACH] }));
+    const moved = checksums(await render({ connectors: [ACH], infra: { databaseUrl: "postgres://corridor@db.internal:5432/corridor" } }));
+    const unrelated = checksums(await render({ connectors: [ACH], otel: { endpoint: "http://elsewhere:4318" } }));
+    expect([...base.keys()].sort()).toEqual([...deployables, "connector-ach-nacha"].sort());
+    for (const [name, sums] of base) {
+      expect(sums.map(([k]) => k), name).toContain("checksum/infra-secret");
+      const secretSum = (s: [string, string][]) => s.find(([k]) => k === "checksum/infra-secret")![1];
+      expect(secretSum(moved.get(name)!), `${name} rolls when DATABASE_URL changes`).not.toBe(secretSum(sums));
+      expect(unrelated.get(name), `${name}: checksums unchanged by other values`).toEqual(sums);
+    }
+  });
+
+  it("runs each rail connector as one Deployment of the image (`connector <name>`), one replica replaced by Recreate, its secrets as mounted files", async () => {
+    expect((await render()).deployments.size, "no connectors by default").toBe(deployables.length);
+    const r = await render({ connectors: [ACH, { name: "sepa-iso20022", enabled: false }], autoscaling: { enabled: true } });
+    expect([...r.deployments.keys()].filter((n) => n.startsWith("connector-"))).toEqual(["connector-ach-nacha"]);
+    const d = r.deployments.get("connector-ach-nacha")!;
+    expect(d.spec!.replicas).toBe(1);
+    expect(d.spec!.strategy).toEqual({ type: "Recreate" });
+    const c = containerOf(r, "connector-ach-nacha");
+    expect(c.command).toBeUndefined();
+    expect(c.args).toEqual(["connector", "ach-nacha"]);
+    expect(c.image).toBe(containerOf(r, "ledger").image);
+    // Health on runConnector's port; nothing else listens, and nothing calls it: no Service.
+    expect(c.ports!.map((p) => p.containerPort)).toEqual([CONNECTOR_PORT]);
+    expect(plainEnv(c).PORT).toBe(String(CONNECTOR_PORT));
+    for (const probe of [c.startupProbe, c.readinessProbe, c.livenessProbe]) expect(probe?.grpc?.port).toBe(CONNECTOR_PORT);
+    expect([...r.services.keys()].some((n) => n.includes("connector"))).toBe(false);
+    // Connection settings from the infra Secret, as runConnector reads them.
+    expect(Object.keys(secretEnv(c)).sort()).toEqual([...connectorInfraKeys].sort());
+    for (const ref of Object.values(secretEnv(c))) expect(ref.secret).toBe(`${RELEASE}-infra`);
+    const env = plainEnv(c);
+    expect(env.ACH_SFTP_HOST).toBe("sftp.bank.example");
+    expect(env.OTEL_SERVICE_NAME).toBe("connector-ach-nacha");
+    // Each secret setting as <KEY>_FILE, pointing at the Secret's key mounted read-only; never the value in env.
+    const pod = d.spec!.template.spec!;
+    for (const [setting, ref] of Object.entries(ACH.secretFiles)) {
+      expect(env, setting).not.toHaveProperty(setting);
+      const file = env[`${setting}_FILE`]!;
+      const mount = c.volumeMounts!.find((m) => file.startsWith(`${m.mountPath}/`))!;
+      expect(mount, `${setting}_FILE is on a mount`).toBeDefined();
+      expect(mount.readOnly).toBe(true);
+      const volume = pod.volumes!.find((v) => v.name === mount.name)!;
+      expect(volume.secret?.secretName).toBe(ref.secret);
+      expect(volume.secret?.items).toEqual([{ key: ref.key, path: file.slice(mount.mountPath.length + 1) }]);
+      // Readable by the pod's user through its group (fsGroup), by nobody else.
+      expect(volume.secret?.defaultMode).toBe(0o440);
+    }
+    expect(pod.securityContext?.fsGroup).toBe(pod.securityContext?.runAsGroup);
+    expect(c.securityContext?.readOnlyRootFilesystem).toBe(true);
+    // One replica by design: no budget (it would block every drain) and no autoscaler.
+    expect(r.pdbs.has("connector-ach-nacha")).toBe(false);
+    expect(r.hpas.has("connector-ach-nacha")).toBe(false);
+    // Never two at once, never a value the Secret owns, never a secret twice.
+    expect(await helmFails(["template", RELEASE, chart, ...valuesArgs({ connectors: [{ ...ACH, replicas: 2 }] })])).toMatch(/replicas/);
+    expect(await helmFails(["template", RELEASE, chart, ...valuesArgs({ connectors: [{ ...ACH, env: { DATABASE_URL: "postgres://x" } }] })])).toMatch(/DATABASE_URL is set in env for connector ach-nacha/);
+    expect(await helmFails(["template", RELEASE, chart, ...valuesArgs({ connectors: [{ ...ACH, env: { ACH_SFTP_HOST_KEY: "ssh-ed25519 AAAA" } }] })])).toMatch(/ACH_SFTP_HOST_KEY of connector ach-nacha is both in env and in secretFiles/);
+    expect(await helmFails(["template", RELEASE, chart, ...valuesArgs({ connectors: [ACH, ACH] })])).toMatch(/ach-nacha is listed twice/);
+    expect(await helmFails(["template", RELEASE, chart, ...valuesArgs({ connectors: [{ name: "sandbox" }] })])).toMatch(/sandbox|not/);
+  });
+
+  it("ships the call graph of the code (files/service-calls.yaml)", () => {
+    expect(callGraph.gateway).toEqual([...SERVICE_NAMES].sort());
+    const shipped = parseYaml(source("helm/corridor/files/service-calls.yaml")) as Record<string, string[]>;
+    expect(Object.fromEntries(Object.entries(shipped).map(([k, v]) => [k, [...v].sort()]))).toEqual(callGraph);
+  });
+
+  it("renders no NetworkPolicy by default, and refuses to render them without where the infrastructure is", async () => {
+    expect((await render()).networkPolicies.size).toBe(0);
+    expect(await helmFails(["template", RELEASE, chart, ...valuesArgs({ networkPolicy: { enabled: true } })])).toMatch(/networkPolicy\.egress\.postgres names no destination/);
+    expect(
+      await helmFails(["template", RELEASE, chart, ...valuesArgs({ ...NETPOL, connectors: [{ ...ACH, sftp: undefined }] })]),
+    ).toMatch(/ach-nacha has no sftp\.cidrs or sftp\.peers/);
+  });
+
+  it("isolates every pod with NetworkPolicies: the gateway open on its port, each service reached only by its callers, Prometheus on the metrics port, egress only where needed", async () => {
+    const r = await render({ ...NETPOL, connectors: [ACH], networkPolicy: { ...NETPOL.networkPolicy, extraEgress: { "quotes-fx": [{ to: [{ ipBlock: { cidr: "192.0.2.10/32" } }], ports: [{ port: 443, protocol: "TCP" }] }] } } });
+    expect([...r.networkPolicies.keys()].sort()).toEqual([...deployables, "connector-ach-nacha", `${RELEASE}-migrations`].sort());
+    const policyOf = (name: string) => r.networkPolicies.get(name)!;
+    for (const [name, d] of r.deployments) {
+      const np = policyOf(name);
+      expect(np.spec!.policyTypes, name).toEqual(["Ingress", "Egress"]);
+      expect(selects(np.spec!.podSelector.matchLabels, d), `${name}'s policy selects its pods`).toBe(true);
+      for (const [other, od] of r.deployments) if (other !== name) expect(selects(np.spec!.podSelector.matchLabels, od), `${name}'s policy selects ${other}`).toBe(false);
+    }
+    const portsOf = (rule: { ports?: { port?: number | string; protocol?: string }[] }) => (rule.ports ?? []).map((p) => p.port);
+    for (const name of deployables) {
+      const np = policyOf(name);
+      const port = r.services.get(name)!.spec!.ports![0]!.port;
+      const ingress = np.spec!.ingress!;
+      // Every ingress rule names a port; the only ports are the service's and the metrics port.
+      for (const rule of ingress) expect(portsOf(rule).length, name).toBeGreaterThan(0);
+      const onPort = ingress.filter((rule) => portsOf(rule).includes(port));
+      expect(onPort, name).toHaveLength(1);
+      if (name === "gateway") expect(onPort[0]!.from, "the gateway takes traffic from anywhere").toBeUndefined();
+      else expect(podNames(onPort[0]!.from as never), `${name}'s callers`).toEqual(callersOf(name));
+      const metrics = ingress.filter((rule) => portsOf(rule).includes(9464));
+      expect(metrics, name).toHaveLength(1);
+      expect(metrics[0]!.from, `${name}: metrics from Prometheus only`).toEqual([{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } }, podSelector: { matchLabels: { "app.kubernetes.io/name": "prometheus" } } }]);
+      expect(ingress, name).toHaveLength(name === "gateway" || callersOf(name).length > 0 ? 2 : 1);
+
+      const egress = np.spec!.egress!;
+      for (const rule of egress) expect(rule.to?.length, `${name}: no egress rule open to everything`).toBeGreaterThan(0);
+      // The services it calls, each on its port.
+      const ofRelease = (rule: (typeof egress)[number]) => (rule.to ?? []).some((p) => p.podSelector?.matchLabels?.["app.kubernetes.io/instance"] === RELEASE);
+      const toPods = egress.filter(ofRelease);
+      expect(toPods.flatMap((rule) => podNames(rule.to as never)).sort(), `${name} calls`).toEqual(callGraph[name]);
+      for (const rule of toPods) {
+        expect(rule.to, name).toHaveLength(1);
+        const callee = podNames(rule.to as never)[0]!;
+        expect(portsOf(rule), `${name} → ${callee}`).toEqual([r.services.get(callee)!.spec!.ports![0]!.port]);
+      }
+      // DNS on 53, UDP and TCP.
+      expect(egress.some((rule) => portsOf(rule).includes(53) && rule.ports!.some((p) => p.protocol === "UDP")), `${name} resolves names`).toBe(true);
+      // Postgres, Redis and Kafka exactly as far as it reads their settings.
+      const reaches = (cidrOrApp: string) => egress.some((rule) => (rule.to ?? []).some((p) => p.ipBlock?.cidr === cidrOrApp || p.podSelector?.matchLabels?.app === cidrOrApp));
+      expect(reaches("10.10.0.0/24"), `${name} → postgres`).toBe(infraKeysRead[name]!.includes("DATABASE_URL"));
+      expect(reaches("redis"), `${name} → redis`).toBe(infraKeysRead[name]!.includes("REDIS_URL"));
+      expect(reaches("10.20.0.0/24"), `${name} → kafka`).toBe(infraKeysRead[name]!.includes("KAFKA_BROKERS"));
+      // The webhook targets: notifications alone, public addresses on 443 and 80, never the metadata address.
+      const internet = egress.filter((rule) => (rule.to ?? []).some((p) => p.ipBlock?.cidr === "0.0.0.0/0"));
+      if (name === "notifications") {
+        expect(internet).toHaveLength(1);
+        expect(portsOf(internet[0]!).sort()).toEqual([443, 80].sort());
+        const except = internet[0]!.to![0]!.ipBlock!.except!;
+        for (const blocked of ["169.254.0.0/16", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "127.0.0.0/8"]) expect(except, blocked).toContain(blocked);
+      } else expect(internet, `${name} has no way out to the internet`).toHaveLength(0);
+      expect(reaches("192.0.2.10/32"), `${name}: extraEgress`).toBe(name === "quotes-fx");
+    }
+    // A connector: no ingress; DNS, Postgres, Kafka and its bank's SFTP host on 22.
+    const conn = policyOf("connector-ach-nacha");
+    expect(conn.spec!.ingress).toEqual([]);
+    const sftp = conn.spec!.egress!.filter((rule) => (rule.to ?? []).some((p) => p.ipBlock?.cidr === "203.0.113.10/32"));
+    expect(sftp).toHaveLength(1);
+    expect(portsOf(sftp[0]!)).toEqual([22]);
+    const connCidrs = conn.spec!.egress!.flatMap((rule) => (rule.to ?? []).map((p) => p.ipBlock?.cidr)).filter(Boolean);
+    expect(connCidrs.sort()).toEqual(["10.10.0.0/24", "10.20.0.0/24", "203.0.113.10/32"].sort());
+    // The migrations Job's pod: a hook policy of its own (it runs before the release's objects exist), Postgres and DNS only.
+    const mig = policyOf(`${RELEASE}-migrations`);
+    expect(hooks(mig)).toBe("pre-install,pre-upgrade");
+    const jobPod = r.jobs.get(`${RELEASE}-migrations`)!.spec!.template.metadata!.labels!;
+    expect(Object.entries(mig.spec!.podSelector.matchLabels!).every(([k, v]) => jobPod[k] === v)).toBe(true);
+    expect(mig.spec!.ingress).toEqual([]);
+    expect(mig.spec!.egress!.flatMap((rule) => (rule.to ?? []).map((p) => p.ipBlock?.cidr)).filter(Boolean)).toEqual(["10.10.0.0/24"]);
+    // The gateway can be limited to the ingress controller.
+    const fenced = await render({ ...NETPOL, networkPolicy: { ...NETPOL.networkPolicy, gateway: { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }] } } });
+    const gw = fenced.networkPolicies.get("gateway")!.spec!.ingress!.find((rule) => portsOf(rule).includes(8080))!;
+    expect(gw.from).toEqual([{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }]);
   });
 
   it("renders Tilt's dev values: one replica each, the image Tilt builds", async () => {

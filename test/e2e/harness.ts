@@ -65,8 +65,13 @@ async function sendRequest(url: string, method: string, init: { body?: string | 
   return { status: res.status, headers: res.headers, body };
 }
 
-/** Starts the system in this project's mode (embedded: in this process; split: shared processes). */
-export async function startTestSystem(): Promise<TestSystem> {
+/**
+ * Starts the system in this project's mode (embedded: in this process; split: shared processes).
+ * `databaseUrl` (embedded only): run on that database, which the caller owns (it is not dropped
+ * at stop), instead of a fresh copy of the migrated template: the restore drill's source and
+ * restored databases.
+ */
+export async function startTestSystem(opts: { databaseUrl?: string } = {}): Promise<TestSystem> {
   let url: string;
   let transportFor: (service: ServiceName) => Transport;
   let stop: () => Promise<void>;
@@ -74,6 +79,7 @@ export async function startTestSystem(): Promise<TestSystem> {
   const connectors: { stop(): Promise<void> }[] = [];
   const connectorLog = createProcessLogger("e2e-connector", process.env.LOG_LEVEL ?? "warn");
 
+  if (mode === "split" && opts.databaseUrl) throw new Error("startTestSystem({ databaseUrl }) runs the embedded system only");
   if (mode === "split") {
     const info = inject("splitSystem");
     if (!info) throw new Error(inject("splitSkipReason"));
@@ -97,10 +103,10 @@ export async function startTestSystem(): Promise<TestSystem> {
       };
     };
   } else {
-    const fresh = process.env.DATABASE_URL ? await createFreshDatabase(process.env.DATABASE_URL, "corridor_e2e", { migrated: true }) : undefined;
+    const fresh = opts.databaseUrl ? undefined : process.env.DATABASE_URL ? await createFreshDatabase(process.env.DATABASE_URL, "corridor_e2e", { migrated: true }) : undefined;
     const system = await startEmbedded({
       log: createProcessLogger("e2e", process.env.LOG_LEVEL ?? "warn"),
-      databaseUrl: fresh?.url,
+      databaseUrl: opts.databaseUrl ?? fresh?.url,
       // As npm start runs by default (DATABASE_PREPARED_STATEMENTS).
       preparedStatements: true,
       dataDir: fresh ? undefined : undefined, // PGlite in memory

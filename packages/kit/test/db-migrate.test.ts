@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrateSchema, sql, type DatabaseHandle } from "../src/db/index.js";
+import { assertSchemaMigrated, migrateSchema, sql, type DatabaseHandle } from "../src/db/index.js";
 import { openTestDatabase } from "./db-fixture.js";
 
 // migrateSchema skips the migrator when the schema already lists exactly the known migrations;
@@ -45,5 +45,28 @@ describe("migrateSchema", () => {
     await migrateSchema(handle, "mig_b", folder);
     await sql`insert into ${sql.id("mig_b", "kysely_migration")} (name, timestamp) values ('20240101000000_gone', '2024-01-01T00:00:00.000Z')`.execute(handle.root);
     await expect(migrateSchema(handle, "mig_b", folder)).rejects.toThrow(/migrating schema mig_b failed/);
+  });
+
+  it("assertSchemaMigrated (CORRIDOR_MIGRATE_ON_START=false) refuses a schema missing a known migration, accepts one a newer release migrated further", async () => {
+    const own = mkdtempSync(join(tmpdir(), "kit-migrations-verify-"));
+    try {
+      writeFileSync(join(own, "20250101000000_first.mjs"), `export async function up(db) { await db.schema.createTable("first").addColumn("id", "integer").execute(); }\n`);
+      // Never migrated: refused, naming what is missing and how to run it; nothing is created.
+      await expect(assertSchemaMigrated(handle, "mig_c", own)).rejects.toThrow(/schema mig_c lacks \d+ migration\(s\).*CORRIDOR_MIGRATE_ONLY=true/);
+      const schemas = await sql<{ n: number }>`select count(*)::int as n from information_schema.schemata where schema_name = 'mig_c'`.execute(handle.root);
+      expect(schemas.rows[0]!.n).toBe(0);
+      await migrateSchema(handle, "mig_c", own);
+      await assertSchemaMigrated(handle, "mig_c", own);
+      // The code gains a migration the Job has not run yet: refused, naming it.
+      writeFileSync(join(own, "20250102000000_second.mjs"), `export async function up(db) { await db.schema.createTable("second").addColumn("id", "integer").execute(); }\n`);
+      await expect(assertSchemaMigrated(handle, "mig_c", own)).rejects.toThrow(/20250102000000_second/);
+      await migrateSchema(handle, "mig_c", own);
+      await assertSchemaMigrated(handle, "mig_c", own);
+      // An older release's pod (which does not know the second migration) still starts on the newer schema.
+      rmSync(join(own, "20250102000000_second.mjs"));
+      await assertSchemaMigrated(handle, "mig_c", own);
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
   });
 });

@@ -301,6 +301,29 @@ export async function migrateSchema(handle: DatabaseHandle, schema: string, fold
 }
 
 /**
+ * For a host told not to migrate (CORRIDOR_MIGRATE_ON_START=false, the Helm chart's migrations Job
+ * ran them): throws unless every migration this code knows is recorded in the schema. Migrations
+ * recorded that this code does not know are accepted: they are a newer release's, applied by its
+ * Job before its pods roll out, and an older pod restarting meanwhile must still start (migrations
+ * stay compatible with the release before theirs).
+ */
+export async function assertSchemaMigrated(handle: DatabaseHandle, schema: string, folder: string): Promise<void> {
+  const known = await new KitAndFolderMigrationProvider(schema, folder).names();
+  const table = await sql<{ present: boolean }>`select to_regclass(quote_ident(${schema}) || '.' || ${DEFAULT_MIGRATION_TABLE}) is not null as present`.execute(handle.root);
+  const recorded = new Set<string>();
+  if (table.rows[0]?.present) {
+    const done = await sql<{ name: string }>`select name from ${sql.id(schema, DEFAULT_MIGRATION_TABLE)}`.execute(handle.root);
+    for (const r of done.rows) recorded.add(r.name);
+  }
+  const missing = known.filter((name) => !recorded.has(name));
+  if (missing.length > 0) {
+    throw new Error(
+      `schema ${schema} lacks ${missing.length} migration(s) (${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ", …" : ""}) and this process does not migrate (CORRIDOR_MIGRATE_ON_START=false): run the migrations first (the chart's migrations Job, or this deployable with CORRIDOR_MIGRATE_ONLY=true)`,
+    );
+  }
+}
+
+/**
  * Whether the schema's migration table lists exactly the migrations known now. Anything else (no
  * table yet, a migration to run, or one recorded that no longer exists, which the migrator
  * reports as an error) goes through the migrator.

@@ -4,4 +4,4 @@ export { serveConnect, type ConnectServer } from "./connect-server.js";
 export { HealthState, LIVENESS_SERVICE, type HealthOptions } from "./health.js";
 export { appErrorInterceptor } from "./errors.js";
 export { DEFAULT_SERVICE_PORTS, serviceUrl, serviceUrlEnvKey } from "./ports.js";
-export { prepareService, startService, type PreparedService, type RunningService } from "./runtime.js";
+export { prepareService, startService, type HostOptions, type PreparedService, type RunningService } from "./runtime.js";

@@ -1,5 +1,5 @@
 import type { Subscription } from "../bus/types.js";
-import { migrateSchema } from "../db/index.js";
+import { assertSchemaMigrated, migrateSchema } from "../db/index.js";
 import { createOutboxRelay, outboxChannel, subscribeConsumer } from "../outbox/index.js";
 import type { BackgroundWorker, BuiltService, ServiceDeps, ServiceModule } from "../service.js";
 import { serviceLogger } from "../log.js";
@@ -31,9 +31,10 @@ export interface PreparedService {
  * durable only once every group that exists has processed the message: a group that subscribed
  * later would get it from memory only.
  */
-export async function prepareService(module: ServiceModule, deps: ServiceDeps): Promise<PreparedService> {
+export async function prepareService(module: ServiceModule, deps: ServiceDeps, options: HostOptions = {}): Promise<PreparedService> {
   const log = serviceLogger(deps.log, module.name);
-  await migrateSchema(deps.db, module.schema, module.migrationsDir);
+  if (options.migrate === false) await assertSchemaMigrated(deps.db, module.schema, module.migrationsDir);
+  else await migrateSchema(deps.db, module.schema, module.migrationsDir);
   const db = deps.db.forSchema<any>(module.schema);
   const built = await module.build({ ...deps, log });
   observeOutbox(db, module.schema);
@@ -64,9 +65,18 @@ export async function prepareService(module: ServiceModule, deps: ServiceDeps): 
   };
 }
 
+/** How a host brings a service up. */
+export interface HostOptions {
+  /**
+   * false: do not migrate, only check that every migration the code knows has run (the Helm
+   * chart's migrations Job ran them; CORRIDOR_MIGRATE_ON_START=false). Default: migrate.
+   */
+  migrate?: boolean;
+}
+
 /** One service on its own (split and cluster mode): subscribe, then produce. */
-export async function startService(module: ServiceModule, deps: ServiceDeps): Promise<RunningService> {
-  const prepared = await prepareService(module, deps);
+export async function startService(module: ServiceModule, deps: ServiceDeps, options: HostOptions = {}): Promise<RunningService> {
+  const prepared = await prepareService(module, deps, options);
   await prepared.subscribe();
   return prepared.start();
 }

@@ -4,7 +4,7 @@ import { createBus } from "../bus/index.js";
 import { openRedisConfigBoard } from "../clients/config-board.js";
 import { systemClock } from "../clock.js";
 import { env, loadConfig, z } from "../config.js";
-import { databaseConnectTimeoutSetting, databasePreparedStatementsSetting, openDatabase, sql } from "../db/index.js";
+import { databaseConnectTimeoutSetting, databasePreparedStatementsSetting, migrateSchema, openDatabase, sql } from "../db/index.js";
 import { createLogger } from "../log.js";
 import type { ServiceModule, ServiceName, TransportFor } from "../service.js";
 import { metricsPortSetting, observeDatabasePool, startMetrics, startTelemetry, tracingClientInterceptor, tracingServerInterceptor } from "../telemetry/index.js";
@@ -40,6 +40,13 @@ const standaloneConfig = (service: ServiceName) =>
     KAFKA_BROKERS: env.list(),
     /** Prefix for every topic name, so several stacks can share one broker. */
     KAFKA_TOPIC_PREFIX: z.string().default(""),
+    /**
+     * Partitions of a topic this process creates because it is missing (1: a single broker). Topics
+     * that exist are used as they are (docs/operations.md, "Kafka topics").
+     */
+    KAFKA_TOPIC_PARTITIONS: env.int(1).pipe(z.number().int().min(1)),
+    /** Replication factor of a topic this process creates (1: a single broker; 3 in production). */
+    KAFKA_TOPIC_REPLICATION_FACTOR: env.int(1).pipe(z.number().int().min(1)),
     /** How long SIGTERM waits for in-flight work before exiting. */
     SHUTDOWN_GRACE_MS: env.int(10_000),
     /**
@@ -52,6 +59,16 @@ const standaloneConfig = (service: ServiceName) =>
     METRICS_PORT: metricsPortSetting,
     /** Recycle client connections older than this (GOAWAY), so callers spread over replicas; 0 = never. */
     CONNECT_MAX_CONNECTION_AGE_MS: env.int(0),
+    /**
+     * Run this service's migrations and exit (0 once its schema is up to date): the Helm chart's
+     * pre-install/pre-upgrade Job. Needs only the database.
+     */
+    CORRIDOR_MIGRATE_ONLY: env.bool(false),
+    /**
+     * Migrate the schema at start (the default). false: only check that every migration this code
+     * knows has run, and refuse to start otherwise (the chart sets it when its Job migrates).
+     */
+    CORRIDOR_MIGRATE_ON_START: env.bool(true),
   });
 
 /**
@@ -61,6 +78,7 @@ const standaloneConfig = (service: ServiceName) =>
  */
 export async function runStandalone(module: ServiceModule): Promise<void> {
   const config = loadConfig(standaloneConfig(module.name));
+  if (config.CORRIDOR_MIGRATE_ONLY) return migrateOnly(module, config);
   const telemetry = startTelemetry({ serviceName: module.name });
   const log = createLogger(module.name);
   // Before anything that records: instruments created earlier would stay no-ops.
@@ -79,6 +97,8 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
     kafkaBrokers: config.KAFKA_BROKERS.length > 0 ? config.KAFKA_BROKERS : undefined,
     clientId: module.name,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
+    numPartitions: config.KAFKA_TOPIC_PARTITIONS,
+    replicationFactor: config.KAFKA_TOPIC_REPLICATION_FACTOR,
     log,
     // Fail fast: a process whose consumer is gone would serve requests while its events pile up.
     onConsumerStopped: (group) => {
@@ -99,7 +119,7 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
     return t;
   };
 
-  const running = await startService(module, { db, bus, clock: systemClock, log, transportFor, env: process.env, configBoard });
+  const running = await startService(module, { db, bus, clock: systemClock, log, transportFor, env: process.env, configBoard }, { migrate: config.CORRIDOR_MIGRATE_ON_START });
   // Readiness follows the database: NOT_SERVING while it is unreachable, SERVING again by itself
   // within a probe period of its return (the pool opens new connections on the next query).
   const health = new HealthState({ probe: () => sql`select 1`.execute(db.root) });
@@ -138,4 +158,33 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+/**
+ * CORRIDOR_MIGRATE_ONLY: the service's schema brought up to date (the kit's tables and the
+ * service's migrations), then the process exits 0; any failure exits 1 with the error logged. No
+ * Kafka, Redis, telemetry or listener: a migrations Job needs only the database.
+ */
+async function migrateOnly(module: ServiceModule, config: { DATABASE_URL?: string; CORRIDOR_DATA_DIR: string; DATABASE_PREPARED_STATEMENTS: boolean; DATABASE_CONNECT_TIMEOUT_MS: number }): Promise<void> {
+  const log = createLogger(module.name);
+  const started = Date.now();
+  try {
+    const db = await openDatabase({
+      databaseUrl: config.DATABASE_URL,
+      dataDir: config.DATABASE_URL ? undefined : config.CORRIDOR_DATA_DIR,
+      poolSize: 1,
+      preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+      connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+    });
+    try {
+      await migrateSchema(db, module.schema, module.migrationsDir);
+    } finally {
+      await db.close();
+    }
+    log.info({ schema: module.schema, ms: Date.now() - started }, "migrations done (CORRIDOR_MIGRATE_ONLY); exiting");
+    process.exit(0);
+  } catch (err) {
+    log.fatal({ err, schema: module.schema }, "migrations failed (CORRIDOR_MIGRATE_ONLY)");
+    process.exit(1);
+  }
 }
