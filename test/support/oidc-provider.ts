@@ -25,6 +25,13 @@ export const OIDC_RP_CLIENT = "corridor-e2e-rp";
 export const OIDC_OTHER_CLIENT = "corridor-e2e-other";
 /** A client whose ID tokens live one second. */
 export const OIDC_SHORT_CLIENT = "corridor-e2e-short";
+/**
+ * How long the e2e systems keep a fetched key set (CORRIDOR_OIDC_JWKS_CACHE_MS; cooldown 0): a key
+ * the provider stopped publishing verifies at most this long.
+ */
+export const E2E_OIDC_JWKS_CACHE_MS = 2_000;
+/** The audiences the e2e systems trust for this provider (CORRIDOR_OIDC_ISSUERS): never OIDC_OTHER_CLIENT. */
+export const E2E_OIDC_AUDIENCES = [OIDC_RP_CLIENT, OIDC_SHORT_CLIENT];
 const CLIENT_SECRET = "e2e-client-secret-not-a-real-one";
 const REDIRECT_URI = "https://rp.e2e.example/callback";
 

@@ -124,6 +124,8 @@ export function createOidcVerifier(opts: OidcVerifierOptions): OidcVerifier {
           issuer: known.config.issuer,
           audience: known.config.audience,
           algorithms: [...(known.config.algorithms ?? OIDC_ALGORITHMS)],
+          // An ID token always has them (OpenID Connect Core 1.0, section 2).
+          requiredClaims: ["exp", "iat", "sub"],
           currentDate: now,
         }));
       } catch (err) {
@@ -150,6 +152,7 @@ export function createOidcVerifier(opts: OidcVerifierOptions): OidcVerifier {
 function checkOf(err: InstanceType<typeof joseErrors.JOSEError>): OidcCheck {
   if (err instanceof joseErrors.JWTExpired) return "EXPIRED";
   if (err instanceof joseErrors.JWTClaimValidationFailed) {
+    if (err.reason === "missing") return err.claim === "iat" ? "IAT_MISSING" : err.claim === "sub" ? "SUBJECT_MISSING" : "INVALID_CLAIMS";
     if (err.claim === "aud") return "AUDIENCE";
     if (err.claim === "iss") return "ISSUER_UNKNOWN";
     if (err.claim === "nbf") return "NOT_YET_VALID";
