@@ -15,6 +15,7 @@ import { createFreshDatabase } from "../infra/databases.js";
 import { E2E_WALLET_ENCRYPTION_KEY } from "../infra/split-setup.js";
 import { startSplitSystem } from "../infra/split-system.js";
 import { otpCodeOf, startMailCatcher, type MailCatcher } from "../support/mail-catcher.js";
+import { E2E_OIDC_AUDIENCES, OIDC_OTHER_CLIENT, OidcProviderClient, startOidcProvider, type RunningOidcProvider } from "../support/oidc-provider.js";
 import { newClientKeyPair, openSealed, stamp } from "../support/wallet-client.js";
 import { individual } from "./customers-fixtures.js";
 import { eventually, mode, skipReason } from "./harness.js";
@@ -24,7 +25,8 @@ import { eventually, mode, skipReason } from "./harness.js";
 // each kind of secret are driven through the public API, and no captured line may contain any of
 // them: API token secrets and their Basic headers (right and wrong), webhook secrets (read and
 // rotated), EMAIL_OTP codes (production and sandbox, mailed by SMTP), session keys, exported wallet
-// keys, agent device codes and access tokens (Bearer).
+// keys, agent device codes and access tokens (Bearer), OIDC ID tokens (accepted and refused; issued
+// by a real OpenID provider, test/support/oidc-provider.ts).
 
 type Json = any;
 
@@ -35,7 +37,14 @@ interface Running {
   stop(): Promise<void>;
 }
 
-async function startEmbeddedLogged(catcher: MailCatcher): Promise<Running> {
+/** The settings that make the system trust the suite's OpenID provider (docs/auth.md). */
+const oidcEnv = (provider: RunningOidcProvider) => ({
+  CORRIDOR_OIDC_ISSUERS: JSON.stringify([{ issuer: provider.issuer, audience: E2E_OIDC_AUDIENCES }]),
+  CORRIDOR_OIDC_CA_FILE: provider.caFile,
+  CORRIDOR_OIDC_ALLOW_LOOPBACK: "true",
+});
+
+async function startEmbeddedLogged(catcher: MailCatcher, provider: RunningOidcProvider): Promise<Running> {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, done) {
@@ -47,6 +56,7 @@ async function startEmbeddedLogged(catcher: MailCatcher): Promise<Running> {
   process.env.CORRIDOR_SMTP_URL = catcher.smtpUrl;
   process.env.CORRIDOR_WALLET_ENCRYPTION_KEY = E2E_WALLET_ENCRYPTION_KEY;
   process.env.NOTIFICATIONS_DELIVERY_POLL_MS ??= "100";
+  Object.assign(process.env, oidcEnv(provider));
   const fresh = process.env.DATABASE_URL ? await createFreshDatabase(process.env.DATABASE_URL, "corridor_logscan", { migrated: true }) : undefined;
   const system = await startEmbedded({
     log: createProcessLogger("e2e-logscan", "trace", sink),
@@ -65,7 +75,7 @@ async function startEmbeddedLogged(catcher: MailCatcher): Promise<Running> {
   };
 }
 
-async function startSplitLogged(catcher: MailCatcher): Promise<Running> {
+async function startSplitLogged(catcher: MailCatcher, provider: RunningOidcProvider): Promise<Running> {
   const lines: string[] = [];
   const split = await startSplitSystem(
     { DATABASE_URL: process.env.DATABASE_URL!, REDIS_URL: process.env.REDIS_URL!, KAFKA_BROKERS: process.env.KAFKA_BROKERS! },
@@ -75,6 +85,7 @@ async function startSplitLogged(catcher: MailCatcher): Promise<Running> {
       CORRIDOR_WALLET_ENCRYPTION_KEY: E2E_WALLET_ENCRYPTION_KEY,
       NOTIFICATIONS_DELIVERY_POLL_MS: "200",
       CORRIDOR_DATA_DIR: mkdtempSync(join(tmpdir(), "corridor-logscan-")),
+      ...oidcEnv(provider),
     },
     (line) => lines.push(line),
   );
@@ -87,6 +98,7 @@ const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secr
 describe.skipIf(skipReason())(`no secret in any log line (${mode})`, () => {
   let sys: Running;
   let catcher: MailCatcher;
+  let provider: RunningOidcProvider;
   let receiver: Server;
   let received = 0;
   /** Every secret this suite created or sent, by what it is. */
@@ -94,6 +106,7 @@ describe.skipIf(skipReason())(`no secret in any log line (${mode})`, () => {
 
   beforeAll(async () => {
     catcher = await startMailCatcher();
+    provider = await startOidcProvider();
     receiver = createServer((req, res) => {
       req.resume();
       req.on("end", () => {
@@ -102,11 +115,12 @@ describe.skipIf(skipReason())(`no secret in any log line (${mode})`, () => {
       });
     });
     await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", () => r()));
-    sys = mode === "split" ? await startSplitLogged(catcher) : await startEmbeddedLogged(catcher);
+    sys = mode === "split" ? await startSplitLogged(catcher, provider) : await startEmbeddedLogged(catcher, provider);
   }, 180_000);
   afterAll(async () => {
     await sys?.stop();
     await catcher?.close();
+    await provider?.close();
     await new Promise<void>((r) => receiver?.close(() => r()));
   });
 
@@ -204,6 +218,28 @@ describe.skipIf(skipReason())(`no secret in any log line (${mode})`, () => {
     expect(exported.status, JSON.stringify(exported.body)).toBe(200);
     secrets.set("encryptedWalletCredentials", exported.body.encryptedWalletCredentials);
     secrets.set("wallet private key", Buffer.from(await openSealed(exported.body.encryptedWalletCredentials, exportKey)).toString("hex"));
+    // OAUTH on the production platform: real ID tokens registered and verified, and refused ones.
+    const idp = new OidcProviderClient({ issuer: provider.issuer, caPem: provider.caPem });
+    const oidcToken = async (what: string, clientId?: string) => {
+      const t = await idp.idToken("logscan-user", clientId);
+      secrets.set(what, t);
+      secrets.set(`${what} (signature)`, t.split(".")[2]!);
+      return t;
+    };
+    const oauth = await call(prod.auth, "POST", "/auth/credentials", { type: "OAUTH", accountId: owner.walletId, oidcToken: await oidcToken("OIDC token (create)") });
+    expect(oauth.status, JSON.stringify(oauth.body)).toBe(202);
+    const oauthDone = await call(
+      prod.auth,
+      "POST",
+      "/auth/credentials",
+      { type: "OAUTH", accountId: owner.walletId, oidcToken: secrets.get("OIDC token (create)") },
+      { "Request-Id": oauth.body.requestId, "Service-Wallet-Signature": stamp(oauth.body.payloadToSign, sessionKey) },
+    );
+    expect(oauthDone.status, JSON.stringify(oauthDone.body)).toBe(201);
+    const oauthVerify = async (token: string) =>
+      call(prod.auth, "POST", `/auth/credentials/${oauthDone.body.id}/verify`, { type: "OAUTH", oidcToken: token, clientPublicKey: newClientKeyPair().clientPublicKey });
+    expect((await oauthVerify(await oidcToken("OIDC token (verify)"))).status).toBe(200);
+    expect((await oauthVerify(await oidcToken("OIDC token (wrong audience)", OIDC_OTHER_CLIENT))).status).toBe(401);
     const sandboxOwner = await walletOwner(sandbox.auth);
     await otpSession("SANDBOX", sandbox.auth, sandboxOwner.walletId);
 

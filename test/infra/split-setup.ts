@@ -1,6 +1,7 @@
 import type { TestProject } from "vitest/node";
 import type { JWK } from "jose";
 import { serveMailbox, startMailCatcher } from "../support/mail-catcher.js";
+import { E2E_OIDC_AUDIENCES, E2E_OIDC_JWKS_CACHE_MS, startOidcProvider, type OidcProviderRef } from "../support/oidc-provider.js";
 import { localIssuer } from "../support/wallet-client.js";
 import { startSplitSystem, type SplitSystemInfo } from "./split-system.js";
 
@@ -10,6 +11,8 @@ declare module "vitest" {
     splitSkipReason: string;
     /** A local OIDC issuer the split processes trust (production OAUTH flows). */
     splitOidcIssuer: { issuer: string; audience: string; privateJwk: JWK } | null;
+    /** A real OpenID provider (oidc-provider, loopback HTTPS, a CA of the run) the split processes trust by discovery. */
+    splitOidcProvider: OidcProviderRef | null;
     /** HTTP view (test/support/mail-catcher.ts remoteMailbox) of the SMTP catcher the split processes mail to. */
     splitMailboxUrl: string | null;
   }
@@ -27,6 +30,7 @@ export default async function setup(project: TestProject) {
   if (missing.length > 0) {
     project.provide("splitSystem", null);
     project.provide("splitOidcIssuer", null);
+    project.provide("splitOidcProvider", null);
     project.provide("splitMailboxUrl", null);
     project.provide("splitSkipReason", `split mode needs ${missing.join(", ")}`);
     console.warn(`[e2e-split] skipped: split mode needs ${missing.join(", ")} (CI sets them via .ci/run)`);
@@ -36,6 +40,8 @@ export default async function setup(project: TestProject) {
   // OTP mails go to a local SMTP catcher; workers (other processes) read it over loopback HTTP.
   const catcher = await startMailCatcher();
   const mailbox = await serveMailbox(catcher);
+  // The real OpenID provider of test/e2e/oauth-oidc-provider.test.ts (key rotation included).
+  const provider = await startOidcProvider();
   const system = await startSplitSystem(
     {
       DATABASE_URL: process.env.DATABASE_URL!,
@@ -43,7 +49,14 @@ export default async function setup(project: TestProject) {
       KAFKA_BROKERS: process.env.KAFKA_BROKERS!,
     },
     {
-      CORRIDOR_OIDC_ISSUERS: JSON.stringify([{ issuer: issuer.issuer, audience: issuer.audience, jwks: issuer.jwks }]),
+      CORRIDOR_OIDC_ISSUERS: JSON.stringify([
+        { issuer: issuer.issuer, audience: issuer.audience, jwks: issuer.jwks },
+        { issuer: provider.issuer, audience: E2E_OIDC_AUDIENCES },
+      ]),
+      CORRIDOR_OIDC_CA_FILE: provider.caFile,
+      CORRIDOR_OIDC_ALLOW_LOOPBACK: "true",
+      CORRIDOR_OIDC_JWKS_CACHE_MS: String(E2E_OIDC_JWKS_CACHE_MS),
+      CORRIDOR_OIDC_JWKS_COOLDOWN_MS: "0",
       CORRIDOR_WALLET_ENCRYPTION_KEY: E2E_WALLET_ENCRYPTION_KEY,
       CORRIDOR_SMTP_URL: catcher.smtpUrl,
       CORRIDOR_FX_SANDBOX_DRIFT_BPS: "0",
@@ -53,16 +66,19 @@ export default async function setup(project: TestProject) {
       CORRIDOR_SPLIT_RESTART_LIMIT: "0",
     },
   ).catch(async (err: unknown) => {
+    await provider.close();
     await mailbox.close();
     await catcher.close();
     throw err;
   });
   project.provide("splitOidcIssuer", { issuer: issuer.issuer, audience: issuer.audience, privateJwk: issuer.privateJwk });
+  project.provide("splitOidcProvider", { issuer: provider.issuer, caPem: provider.caPem });
   project.provide("splitSystem", system.info);
   project.provide("splitMailboxUrl", mailbox.url);
   project.provide("splitSkipReason", "");
   return async () => {
     await system.stop();
+    await provider.close();
     await mailbox.close();
     await catcher.close();
   };

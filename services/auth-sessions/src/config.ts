@@ -1,14 +1,33 @@
 import { env, loadConfig, webhookTargetEnv, z } from "@corridor/kit";
 
-/** One trusted OIDC issuer: tokens must carry this iss and aud and be signed by a key of its JWKS. */
+/** Signature algorithms an OIDC issuer may sign with: asymmetric only (never `none`, never a shared secret). */
+export const OIDC_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"] as const;
+
+const httpsUrl = z
+  .string()
+  .url()
+  .refine((s) => new URL(s).protocol === "https:", { message: "must be an https URL" });
+
+/**
+ * One trusted OIDC issuer: tokens must carry this `iss` exactly and one of its audiences, and be
+ * signed by a key of its JWKS: inline (`jwks`), fetched from `jwksUrl`, or, with neither, found by
+ * discovery (`<issuer>/.well-known/openid-configuration`, whose `issuer` must be this one).
+ * `platforms` limits it to those production platforms (unset: every platform).
+ */
 const IssuerSchema = z
   .object({
     issuer: z.string().min(1),
     audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
-    jwksUrl: z.string().url().optional(),
+    jwksUrl: httpsUrl.optional(),
     jwks: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }).optional(),
+    platforms: z.array(z.string().min(1)).min(1).optional(),
+    algorithms: z.array(z.enum(OIDC_ALGORITHMS)).min(1).optional(),
   })
-  .refine((i) => Boolean(i.jwksUrl) !== Boolean(i.jwks), { message: "give exactly one of jwksUrl or jwks" });
+  .strict()
+  .refine((i) => !(i.jwksUrl && i.jwks), { message: "give at most one of jwksUrl or jwks (neither: discovery from the issuer URL)" })
+  .refine((i) => Boolean(i.jwksUrl || i.jwks) || httpsUrl.safeParse(i.issuer).success, {
+    message: "without jwksUrl or jwks the issuer must be an https URL (its keys are found by OpenID discovery)",
+  });
 
 export type OidcIssuerConfig = z.infer<typeof IssuerSchema>;
 
@@ -43,6 +62,18 @@ function isOperatorUmaDomain(s: string): boolean {
 /** auth-sessions' own settings (the host reads PORT, DATABASE_URL and the rest). */
 export const WalletAuthConfigSchema = z.object({
   CORRIDOR_OIDC_ISSUERS: jsonOf(z.array(IssuerSchema)),
+  /** PEM file of the CA that signed OIDC issuers' certificates (discovery, JWKS), trusted besides the system's CAs. */
+  CORRIDOR_OIDC_CA_FILE: z.string().optional(),
+  /** OIDC issuers on loopback (127.0.0.0/8, ::1, localhost) may be reached: development and tests only; https still. */
+  CORRIDOR_OIDC_ALLOW_LOOPBACK: env.bool(false),
+  /** CIDR ranges an OIDC issuer may be reached at although not public (an issuer in a peered network); empty: public addresses only. */
+  CORRIDOR_OIDC_ALLOWED_RANGES: webhookTargetEnv.CORRIDOR_WEBHOOK_ALLOWED_RANGES,
+  /** How long a fetched JWKS is trusted before it is fetched again (ms); a key removed by the issuer verifies at most this long. */
+  CORRIDOR_OIDC_JWKS_CACHE_MS: env.int(600_000).pipe(z.number().int().min(0).max(86_400_000)),
+  /** The least time between two JWKS fetches (ms): a token with an unknown `kid` refetches only after it. */
+  CORRIDOR_OIDC_JWKS_COOLDOWN_MS: env.int(30_000).pipe(z.number().int().min(0).max(3_600_000)),
+  /** Deadline of one discovery or JWKS fetch (ms). */
+  CORRIDOR_OIDC_HTTP_TIMEOUT_MS: env.int(5_000).pipe(z.number().int().min(100).max(60_000)),
   CORRIDOR_SANDBOX_OIDC_ISSUER: z.string().min(1).default("https://oidc.sandbox.corridor.local"),
   CORRIDOR_PASSKEY_RP_ID: z.string().min(1).default("localhost"),
   CORRIDOR_PASSKEY_ORIGINS: env.list(),

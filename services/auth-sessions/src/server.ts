@@ -4,8 +4,9 @@ import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/a
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
 import { ledgerAccounts } from "./clients/ledger-accounts.js";
-import { createMailer, readSmtpCa } from "./clients/mailer.js";
+import { createMailer, readCaFile, readSmtpCa } from "./clients/mailer.js";
 import { createOidcVerifier } from "./clients/oidc.js";
+import { createOidcFetch } from "./clients/oidc-http.js";
 import { createPasskeyVerifier } from "./clients/passkeys.js";
 import { DEFAULT_OPERATOR_UMA_DOMAIN, loadWalletAuthConfig } from "./config.js";
 import { atRestCipher, walletEncryptionKey } from "./domain/wallet/at-rest.js";
@@ -94,7 +95,18 @@ export function buildAuthSessions(
         retryMs: config.CORRIDOR_SMTP_RETRY_MS,
         log,
       }),
-    oidc: createOidcVerifier(config.CORRIDOR_OIDC_ISSUERS, config.CORRIDOR_SANDBOX_OIDC_ISSUER),
+    oidc: createOidcVerifier({
+      issuers: config.CORRIDOR_OIDC_ISSUERS,
+      sandboxIssuer: config.CORRIDOR_SANDBOX_OIDC_ISSUER,
+      fetch: createOidcFetch({
+        allowLoopback: config.CORRIDOR_OIDC_ALLOW_LOOPBACK,
+        allowedRanges: config.CORRIDOR_OIDC_ALLOWED_RANGES,
+        caPem: readCaFile("CORRIDOR_OIDC_CA_FILE", config.CORRIDOR_OIDC_CA_FILE),
+      }).fetch,
+      cacheMaxAgeMs: config.CORRIDOR_OIDC_JWKS_CACHE_MS,
+      cooldownMs: config.CORRIDOR_OIDC_JWKS_COOLDOWN_MS,
+      timeoutMs: config.CORRIDOR_OIDC_HTTP_TIMEOUT_MS,
+    }),
     passkeys: createPasskeyVerifier(),
     // Platforms without a relying party of their own (PATCH /config) use the deployment's.
     defaultRelyingParty: { rpId: config.CORRIDOR_PASSKEY_RP_ID, origins: config.passkeyOrigins },

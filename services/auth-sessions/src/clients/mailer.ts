@@ -106,10 +106,15 @@ export function createMailer(opts: MailerOptions): Mailer {
 
 /** The CA file's PEM, read once at start (a bad path fails the start, naming the setting). */
 export function readSmtpCa(path: string | undefined): string | undefined {
+  return readCaFile("CORRIDOR_SMTP_CA_FILE", path);
+}
+
+/** A CA file the operator named in a setting, read at start: a missing file stops the start and says which setting. */
+export function readCaFile(setting: string, path: string | undefined): string | undefined {
   if (!path) return undefined;
   try {
     return readFileSync(path, "utf8");
   } catch (err) {
-    throw new Error(`CORRIDOR_SMTP_CA_FILE ${path} cannot be read: ${(err as Error).message}`);
+    throw new Error(`${setting} ${path} cannot be read: ${(err as Error).message}`);
   }
 }

@@ -1,9 +1,9 @@
 import { AppError, errors, newId, platformTime, type Clock } from "@corridor/kit";
 import { newSessionKeyPair, sealToPublicKey } from "./keys.js";
 import { hashOtp, newOtpCode } from "./otp.js";
-import type { AccountDirectory, Mailer, OidcVerifier, PasskeyVerifier, RelyingParty, WalletStore, WalletTransact } from "./ports.js";
+import { OidcIssuerUnavailable, OidcRejected, type AccountDirectory, type Mailer, type OidcVerifier, type PasskeyVerifier, type RelyingParty, type WalletStore, type WalletTransact } from "./ports.js";
 import type { AtRestCipher } from "./at-rest.js";
-import { LIMITS, type AuthMethod, type Credential, type IssuedSession, type WalletSession } from "./types.js";
+import { LIMITS, REASONS, type AuthMethod, type Credential, type IssuedSession, type WalletSession } from "./types.js";
 
 export interface WalletAuthDeps {
   transact: WalletTransact;
@@ -36,6 +36,19 @@ export const toAuthMethod = (c: Credential): AuthMethod => ({
 });
 
 export const unauthorized = (reason: string, detail?: string) => errors.unauthorized(detail ? `${reason}: ${detail}` : reason, { reason });
+
+/**
+ * An OIDC token that failed a check: 401 UNAUTHORIZED, `details.reason` "Invalid OIDC token" and
+ * `details.check` naming the check (ports.ts OidcCheck). An issuer whose keys cannot be had: 503
+ * OIDC_ISSUER_UNAVAILABLE, nothing changed. Anything else is rethrown.
+ */
+export function oidcFailure(err: unknown): never {
+  if (err instanceof OidcRejected) throw errors.unauthorized(`${REASONS.oidc}: ${err.message}`, { reason: REASONS.oidc, check: err.check });
+  if (err instanceof OidcIssuerUnavailable) {
+    throw new AppError("UNAVAILABLE", "OIDC_ISSUER_UNAVAILABLE", `${err.message}; nothing was changed, retry later`, { issuer: err.issuer });
+  }
+  throw err;
+}
 
 export const alreadyExists = (type: string) =>
   errors.badRequest(`${type}_CREDENTIAL_ALREADY_EXISTS`, `The account already has a ${type} credential (at most one per account)`);

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { AppError, errors, newId } from "@corridor/kit";
 import { canonicalJson } from "./canonical.js";
-import { alreadyExists, isOnePerTypeViolation, toAuthMethod, unauthorized, type WalletAuthDeps, type WalletContext } from "./context.js";
-import { OidcRejected, PasskeyRejected } from "./ports.js";
+import { alreadyExists, isOnePerTypeViolation, oidcFailure, toAuthMethod, unauthorized, type WalletAuthDeps, type WalletContext } from "./context.js";
+import { PasskeyRejected } from "./ports.js";
 import { checkSignedRequest, consumeSignedRetry, issueSignedChallenge } from "./signed-retry.js";
 import { LIMITS, REASONS, type AuthMethod, type Credential, type CredentialMaterial, type SignedChallenge, type SignedRetry } from "./types.js";
 import * as v from "./validation.js";
@@ -80,12 +80,12 @@ export function createCredentials(deps: WalletAuthDeps, ctx: WalletContext) {
       } else if (type === "OAUTH") {
         try {
           // The token's iat is the issuer's real time: checked against the service clock.
-          const who = sandbox ? oidc.inspect(input.oidcToken!, clock.now()) : await oidc.verify(input.oidcToken!, clock.now());
+          const who = sandbox ? oidc.inspect(input.oidcToken!, clock.now()) : await oidc.verify(input.oidcToken!, clock.now(), input.platformId);
+          // The credential is bound to the issuer and subject: a later verify must name the same.
           nickname = who.email ?? who.subject;
           material = { type, issuer: who.issuer, subject: who.subject };
         } catch (err) {
-          if (err instanceof OidcRejected) throw unauthorized(REASONS.oidc, err.message);
-          throw err;
+          oidcFailure(err);
         }
       } else {
         nickname = signedBody.nickname as string;

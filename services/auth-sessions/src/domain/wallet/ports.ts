@@ -77,13 +77,50 @@ export interface OidcIdentity {
 
 /** Checks OIDC identity tokens. Failures throw OidcRejected with a readable detail. */
 export interface OidcVerifier {
-  /** Signature against the issuer's keys, iss, aud, iat within 60 s of `now`. */
-  verify(token: string, now: Date): Promise<OidcIdentity>;
+  /**
+   * Signature against the keys of an issuer configured for this platform, iss, aud, exp/nbf, iat
+   * within 60 s of `now`. OidcIssuerUnavailable when the issuer's keys cannot be fetched.
+   */
+  verify(token: string, now: Date, platformId: string): Promise<OidcIdentity>;
   /** Structure only (a JWT whose iss is a known issuer or the sandbox one): sandbox creates. */
   inspect(token: string, now: Date): OidcIdentity;
 }
 
-export class OidcRejected extends Error {}
+/** Which check an OIDC token failed: a stable name, sent to the platform as `details.check`. */
+export type OidcCheck =
+  | "MALFORMED"
+  | "ISSUER_UNKNOWN"
+  | "ALGORITHM_NOT_ALLOWED"
+  | "KEY_UNKNOWN"
+  | "SIGNATURE"
+  | "AUDIENCE"
+  | "EXPIRED"
+  | "NOT_YET_VALID"
+  | "IAT_MISSING"
+  | "IAT_TOO_OLD"
+  | "IAT_IN_FUTURE"
+  | "SUBJECT_MISSING"
+  | "SUBJECT_MISMATCH"
+  | "INVALID_CLAIMS";
+
+export class OidcRejected extends Error {
+  constructor(
+    message: string,
+    readonly check: OidcCheck = "INVALID_CLAIMS",
+  ) {
+    super(message);
+  }
+}
+
+/** The issuer's keys could not be had (discovery or JWKS fetch failed): not the caller's fault. */
+export class OidcIssuerUnavailable extends Error {
+  constructor(
+    readonly issuer: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 export interface PasskeyRegistration {
   credentialId: string;

@@ -1,6 +1,6 @@
 import { errors } from "@corridor/kit";
 import { canonicalJson } from "./canonical.js";
-import { unauthorized, type WalletAuthDeps, type WalletContext } from "./context.js";
+import { oidcFailure, unauthorized, type WalletAuthDeps, type WalletContext } from "./context.js";
 import { otpMatches } from "./otp.js";
 import { OidcRejected, PasskeyRejected } from "./ports.js";
 import { checkSignedRequest, consumeSignedRetry, issueSignedChallenge } from "./signed-retry.js";
@@ -67,14 +67,13 @@ export function createSessions(deps: WalletAuthDeps, ctx: WalletContext) {
           let who;
           try {
             // The token's iat is the issuer's real time: checked against the service clock.
-            who = await oidc.verify(input.oidcToken!, clock.now());
+            who = await oidc.verify(input.oidcToken!, clock.now(), platformId);
           } catch (err) {
-            if (err instanceof OidcRejected) throw unauthorized(REASONS.oidc, err.message);
-            throw err;
+            oidcFailure(err);
           }
           const m = credential.material;
           if (m.type !== "OAUTH" || m.issuer !== who.issuer || m.subject !== who.subject) {
-            throw unauthorized(REASONS.oidc, "the token names another identity than this credential");
+            oidcFailure(new OidcRejected("the token names another identity (iss and sub) than this credential", "SUBJECT_MISMATCH"));
           }
         }
         const key = await sealedSessionKey(clientKey);
