@@ -1,6 +1,7 @@
 import type { TestProject } from "vitest/node";
 import type { JWK } from "jose";
 import { serveMailbox, startMailCatcher } from "../support/mail-catcher.js";
+import { startRateFeed } from "../support/rate-feed.js";
 import { localIssuer } from "../support/wallet-client.js";
 import { startSplitSystem, type SplitSystemInfo } from "./split-system.js";
 
@@ -36,6 +37,8 @@ export default async function setup(project: TestProject) {
   // OTP mails go to a local SMTP catcher; workers (other processes) read it over loopback HTTP.
   const catcher = await startMailCatcher();
   const mailbox = await serveMailbox(catcher);
+  // Production platforms' rates come from an ECB-format feed quotes-fx pulls (docs/fx.md).
+  const feed = await startRateFeed();
   const system = await startSplitSystem(
     {
       DATABASE_URL: process.env.DATABASE_URL!,
@@ -47,12 +50,15 @@ export default async function setup(project: TestProject) {
       CORRIDOR_WALLET_ENCRYPTION_KEY: E2E_WALLET_ENCRYPTION_KEY,
       CORRIDOR_SMTP_URL: catcher.smtpUrl,
       CORRIDOR_FX_SANDBOX_DRIFT_BPS: "0",
+      CORRIDOR_FX_RATE_FEED_URL: feed.url,
+      CORRIDOR_FX_RATE_FEED_FORMAT: "ecb-xml",
       NOTIFICATIONS_DELIVERY_POLL_MS: "200",
       // A process that dies fails the run loudly rather than being restarted behind the suites'
       // backs (the chaos suite, test/chaos, is where restarts are exercised).
       CORRIDOR_SPLIT_RESTART_LIMIT: "0",
     },
   ).catch(async (err: unknown) => {
+    await feed.close();
     await mailbox.close();
     await catcher.close();
     throw err;
@@ -63,6 +69,7 @@ export default async function setup(project: TestProject) {
   project.provide("splitSkipReason", "");
   return async () => {
     await system.stop();
+    await feed.close();
     await mailbox.close();
     await catcher.close();
   };
