@@ -2,6 +2,7 @@ import type { TestProject } from "vitest/node";
 import type { JWK } from "jose";
 import { serveMailbox, startMailCatcher } from "../support/mail-catcher.js";
 import { E2E_OIDC_AUDIENCES, E2E_OIDC_JWKS_CACHE_MS, startOidcProvider, type OidcProviderRef } from "../support/oidc-provider.js";
+import { startRateFeed } from "../support/rate-feed.js";
 import { localIssuer } from "../support/wallet-client.js";
 import { startSplitSystem, type SplitSystemInfo } from "./split-system.js";
 
@@ -42,6 +43,8 @@ export default async function setup(project: TestProject) {
   const mailbox = await serveMailbox(catcher);
   // The real OpenID provider of test/e2e/oauth-oidc-provider.test.ts (key rotation included).
   const provider = await startOidcProvider();
+  // Production platforms' rates come from an ECB-format feed quotes-fx pulls (docs/fx.md).
+  const feed = await startRateFeed();
   const system = await startSplitSystem(
     {
       DATABASE_URL: process.env.DATABASE_URL!,
@@ -60,6 +63,8 @@ export default async function setup(project: TestProject) {
       CORRIDOR_WALLET_ENCRYPTION_KEY: E2E_WALLET_ENCRYPTION_KEY,
       CORRIDOR_SMTP_URL: catcher.smtpUrl,
       CORRIDOR_FX_SANDBOX_DRIFT_BPS: "0",
+      CORRIDOR_FX_RATE_FEED_URL: feed.url,
+      CORRIDOR_FX_RATE_FEED_FORMAT: "ecb-xml",
       NOTIFICATIONS_DELIVERY_POLL_MS: "200",
       // A process that dies fails the run loudly rather than being restarted behind the suites'
       // backs (the chaos suite, test/chaos, is where restarts are exercised).
@@ -67,6 +72,7 @@ export default async function setup(project: TestProject) {
     },
   ).catch(async (err: unknown) => {
     await provider.close();
+    await feed.close();
     await mailbox.close();
     await catcher.close();
     throw err;
@@ -79,6 +85,7 @@ export default async function setup(project: TestProject) {
   return async () => {
     await system.stop();
     await provider.close();
+    await feed.close();
     await mailbox.close();
     await catcher.close();
   };
