@@ -13,6 +13,7 @@ import { E2E_WALLET_ENCRYPTION_KEY } from "../infra/split-setup.js";
 import { otpCodeOf, remoteMailbox, startMailCatcher, type MailCatcher, type Mailbox } from "../support/mail-catcher.js";
 import { startRateFeed, type RateFeed } from "../support/rate-feed.js";
 import { newClientKeyPair, openSealed } from "../support/wallet-client.js";
+import { E2E_OIDC_AUDIENCES, E2E_OIDC_JWKS_CACHE_MS, OidcProviderClient, startOidcProvider, type RunningOidcProvider } from "../support/oidc-provider.js";
 import { testConnector } from "../support/test-connector.js";
 import { business, individual, uniq } from "./customers-fixtures.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
@@ -26,7 +27,7 @@ import { iban, txStatus, usdAccountInfo } from "./ledger-helpers.js";
  * and rejects the business; rates come from an ECB-format feed quotes-fx pulls; a USD → EUR quote
  * is priced from it, executed and paid out by the SEPA connector (pain.001 files a test bank reads
  * with its own parser and answers with pain.002); a wallet's EMAIL_OTP code arrives by real SMTP and
- * becomes a session. Every change is an event the platform's webhooks are made of (GET /events);
+ * becomes a session; an OAUTH credential verifies with a real OpenID provider's ID tokens. Every change is an event the platform's webhooks are made of (GET /events);
  * bad input is answered in the error shape. The customer's dollars arrive by a transfer-in over a
  * test connector bound to (USD, ACH): the ACH connector's own journey is test/e2e/ach-nacha.test.ts.
  */
@@ -34,6 +35,8 @@ describe.skipIf(skipReason())(`a production platform end to end (${mode})`, () =
   let system: TestSystem;
   let p: Caller;
   let feed: RateFeed | undefined;
+  let provider: RunningOidcProvider | undefined;
+  let idp: OidcProviderClient;
   let catcher: MailCatcher | undefined;
   let mailbox: Mailbox;
   let sepa: RunningConnector;
@@ -54,8 +57,16 @@ describe.skipIf(skipReason())(`a production platform end to end (${mode})`, () =
       process.env.CORRIDOR_SMTP_URL = catcher.smtpUrl;
       process.env.CORRIDOR_WALLET_ENCRYPTION_KEY = E2E_WALLET_ENCRYPTION_KEY;
       mailbox = catcher;
+      // A real OpenID provider on loopback HTTPS, trusted by discovery as an operator configures it.
+      provider = await startOidcProvider();
+      process.env.CORRIDOR_OIDC_ISSUERS = JSON.stringify([{ issuer: provider.issuer, audience: E2E_OIDC_AUDIENCES }]);
+      process.env.CORRIDOR_OIDC_CA_FILE = provider.caFile;
+      process.env.CORRIDOR_OIDC_ALLOW_LOOPBACK = "true";
+      process.env.CORRIDOR_OIDC_JWKS_CACHE_MS = String(E2E_OIDC_JWKS_CACHE_MS);
+      idp = new OidcProviderClient({ issuer: provider.issuer, caPem: provider.caPem });
     } else {
       mailbox = remoteMailbox(inject("splitMailboxUrl")!);
+      idp = new OidcProviderClient(inject("splitOidcProvider")!);
     }
     system = await startTestSystem();
     kyc = createClient(KycAdminService, system.transportFor("customers-kyc"));
@@ -77,6 +88,7 @@ describe.skipIf(skipReason())(`a production platform end to end (${mode})`, () =
     await system?.stop();
     await feed?.close();
     await catcher?.close();
+    await provider?.close();
   });
 
   const PDF = Buffer.from("%PDF-1.7\n1 0 obj\n<<>>\nendobj\ntrailer\n<<>>\n%%EOF\n");
@@ -219,5 +231,23 @@ describe.skipIf(skipReason())(`a production platform end to end (${mode})`, () =
     expect(session.status, JSON.stringify(session.body)).toBe(200);
     expect(session.body).toMatchObject({ accountId: account.id, type: "EMAIL_OTP", expiresAt: expect.any(String) });
     expect(await openSealed(session.body.encryptedSessionSigningKey, client)).toHaveLength(32);
+  });
+
+  it("registers and verifies an OAUTH credential with a real OpenID provider's ID tokens", async () => {
+    const customer = (await p.call("POST", "/customers", individual({ platformCustomerId: uniq("journey-oauth") }))).body;
+    const account = await eventually(async () => {
+      const res = await p.call("GET", `/customers/internal-accounts?customerId=${encodeURIComponent(customer.id)}&type=EMBEDDED_WALLET`);
+      return res.status === 200 && res.body.data.length > 0 ? res.body.data[0] : undefined;
+    });
+    const sub = uniq("journey-sub");
+    const created = await p.call("POST", "/auth/credentials", { type: "OAUTH", accountId: account.id, oidcToken: await idp.idToken(sub) });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const client = newClientKeyPair();
+    const session = await p.call("POST", `/auth/credentials/${created.body.id}/verify`, { type: "OAUTH", oidcToken: await idp.idToken(sub), clientPublicKey: client.clientPublicKey });
+    expect(session.status, JSON.stringify(session.body)).toBe(200);
+    expect(await openSealed(session.body.encryptedSessionSigningKey, client)).toHaveLength(32);
+    const forged = await p.call("POST", `/auth/credentials/${created.body.id}/verify`, { type: "OAUTH", oidcToken: "sandbox-valid-oidc-token", clientPublicKey: client.clientPublicKey });
+    expect(forged.status).toBe(401);
+    expect(forged.body).toMatchObject({ status: 401, code: "UNAUTHORIZED" });
   });
 });
