@@ -21,7 +21,7 @@ import { RETURN_CODES } from "./nacha/codes.js";
 import { isRoutingNumber } from "./nacha/fields.js";
 import { NachaFormatError, parseNachaFile } from "./nacha/reader.js";
 import { writeNachaFile, type OutgoingBatch, type OutgoingEntry } from "./nacha/writer.js";
-import type { SftpTransport } from "./sftp/transport.js";
+import type { BankFileDrop } from "@corridor/connector/bank-files";
 
 export interface EngineDeps {
   db: Kysely<any>;
@@ -29,7 +29,8 @@ export interface EngineDeps {
   log: Logger;
   config: AchConfig;
   outcomes: OutcomePublisher;
-  transport: Pick<SftpTransport, "upload" | "listOutbox" | "listInbox" | "download" | "archive">;
+  /** The bank's file drop (SFTP in production: @corridor/connector/bank-files). */
+  transport: BankFileDrop;
 }
 
 export function scheduleOf(c: AchConfig): WindowSchedule {
