@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createOutcomePublisher, type RailInstruction } from "@corridor/connector";
+import { createOutcomePublisher, windowFor, type RailInstruction } from "@corridor/connector";
 import { ManualClock, createLogger, newId, type DatabaseHandle } from "@corridor/kit";
 import { openServiceTestDatabase } from "@corridor/kit/testing";
 import type { Kysely } from "kysely";
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { debianTool, skipWithout } from "../../../test/infra/debian-tool.js";
 import { sftpServerRequired, sftpServerUnavailableReason, startSftpServer, type SftpTestServer } from "../../../test/infra/sftp/sshd.js";
 import { SEPA_MIGRATIONS_DIR, SEPA_SCHEMA, directoryDrop, endToEndIdOf, sepaConfigSchema, sepaDropFromConfig, sepaWork, type BankFileDrop } from "../src/index.js";
+import { sepaSchedule } from "../src/runtime/config.js";
 import type { SepaTables } from "../src/runtime/tables.js";
 import { writeStatusReport } from "./bank-simulator.js";
 import { xsd, xsdErrors } from "./fixtures.js";
@@ -322,6 +323,14 @@ describe("SEPA settings: the bank's file drop", () => {
     expect(issues({ SEPA_FILE_DROP_DIR: "/srv/bank", SEPA_SFTP_HOST: "bank.example" })).toEqual(["SEPA_SFTP_HOST"]);
     expect(issues({ SEPA_SFTP_HOST: "bank.example" }).sort()).toEqual(["SEPA_SFTP_HOST_KEY", "SEPA_SFTP_PASSWORD", "SEPA_SFTP_USERNAME"]);
     expect(issues({ SEPA_SFTP_HOST: "bank.example", SEPA_SFTP_USERNAME: "corridor", SEPA_SFTP_HOST_KEY: "SHA256:abc", SEPA_SFTP_PASSWORD: "pw" })).toEqual([]);
+  });
+
+  it("has no window on TARGET2's closing days (Good Friday, Easter Monday) unless SEPA_CALENDAR=NONE", () => {
+    const thursdayAfternoon = new Date("2026-04-02T13:00:00Z"); // 15:00 in Berlin, after the 14:00 cut-off
+    const t2 = sepaSchedule(sepaConfigSchema.parse({ ...base, SEPA_FILE_DROP_DIR: "/srv/bank" }));
+    expect(windowFor(t2, thursdayAfternoon).id).toBe("2026-04-07T0900");
+    const none = sepaSchedule(sepaConfigSchema.parse({ ...base, SEPA_FILE_DROP_DIR: "/srv/bank", SEPA_CALENDAR: "NONE" }));
+    expect(windowFor(none, thursdayAfternoon).id).toBe("2026-04-03T0900");
   });
 });
 

@@ -1,9 +1,13 @@
 import { env, z } from "@corridor/kit";
 import { parseCutoffs } from "@corridor/connector";
 
-const cutoffCheck = (v: { SEPA_CUTOFF_TIMES: string; SEPA_CUTOFF_ZONE: string; SEPA_BUSINESS_DAYS: string; SEPA_HOLIDAYS: string }, ctx: z.RefinementCtx) => {
+/** The bank's cut-off calendar from the settings (the package's cutoffs.ts; TARGET2's closing days unless SEPA_CALENDAR=NONE). */
+export const sepaSchedule = (v: { SEPA_CUTOFF_TIMES: string; SEPA_CUTOFF_ZONE: string; SEPA_BUSINESS_DAYS: string; SEPA_HOLIDAYS: string; SEPA_CALENDAR: "TARGET2" | "NONE" }) =>
+  parseCutoffs({ times: v.SEPA_CUTOFF_TIMES, zone: v.SEPA_CUTOFF_ZONE, weekdays: v.SEPA_BUSINESS_DAYS, holidays: v.SEPA_HOLIDAYS, ...(v.SEPA_CALENDAR === "TARGET2" ? { calendar: "TARGET2" as const } : {}) });
+
+const cutoffCheck = (v: Parameters<typeof sepaSchedule>[0], ctx: z.RefinementCtx) => {
   try {
-    parseCutoffs({ times: v.SEPA_CUTOFF_TIMES, zone: v.SEPA_CUTOFF_ZONE, weekdays: v.SEPA_BUSINESS_DAYS, holidays: v.SEPA_HOLIDAYS });
+    sepaSchedule(v);
   } catch (err) {
     ctx.addIssue({ code: "custom", path: ["SEPA_CUTOFF_TIMES"], message: (err as Error).message });
   }
@@ -26,8 +30,10 @@ export const sepaConfigSchema = z
     SEPA_CUTOFF_ZONE: z.string().default("Europe/Berlin"),
     /** ISO weekdays the bank takes files on (1 = Monday). */
     SEPA_BUSINESS_DAYS: z.string().default("1,2,3,4,5"),
-    /** Dates (YYYY-MM-DD) the bank is closed: TARGET2 holidays, the bank's own. */
+    /** Dates (YYYY-MM-DD) the bank is closed beyond SEPA_CALENDAR's: the bank's own. */
     SEPA_HOLIDAYS: z.string().default(""),
+    /** Closing days computed by a payment system's rules: TARGET2 (New Year, Good Friday, Easter Monday, 1 May, 25-26 December), or NONE. */
+    SEPA_CALENDAR: z.enum(["TARGET2", "NONE"]).default("TARGET2"),
     /** Send SCT Inst (local instrument INST) instead of standard SEPA credit transfers. */
     SEPA_INSTANT: env.bool(false),
     /** The bank's file drop as a local directory (inbox/, outbox/, archive/ under it): a bank that mounts its drop. Either this or SEPA_SFTP_HOST. */

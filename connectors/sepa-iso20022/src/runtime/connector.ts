@@ -1,4 +1,4 @@
-import { defineConnector, parseCutoffs, windowFor, type OutcomePublisher, type OutcomeReport } from "@corridor/connector";
+import { defineConnector, windowFor, type OutcomePublisher, type OutcomeReport } from "@corridor/connector";
 import { pollingWorker, type Clock, type Logger } from "@corridor/kit";
 import { randomUUID } from "node:crypto";
 import { sql, type Kysely, type Transaction } from "kysely";
@@ -9,7 +9,7 @@ import { writeCreditTransferFile } from "../iso20022/pain001.js";
 import { readPaymentStatusReport } from "../iso20022/pain002.js";
 import { readNotification, type EntryDetail } from "../iso20022/camt.js";
 import { admit } from "./admission.js";
-import { sepaConfigSchema, type SepaConfig } from "./config.js";
+import { sepaConfigSchema, sepaSchedule, type SepaConfig } from "./config.js";
 import type { SepaTables, TransferState } from "./tables.js";
 import { BankFileDropError, SftpTransport, directoryDrop, type BankFileDrop } from "@corridor/connector/bank-files";
 import { createHash } from "node:crypto";
@@ -68,7 +68,7 @@ export interface SepaDeps {
  *   each report applied once.
  */
 export function sepaWork(d: SepaDeps) {
-  const schedule = parseCutoffs({ times: d.config.SEPA_CUTOFF_TIMES, zone: d.config.SEPA_CUTOFF_ZONE, weekdays: d.config.SEPA_BUSINESS_DAYS, holidays: d.config.SEPA_HOLIDAYS });
+  const schedule = sepaSchedule(d.config);
   const report = (trx: Trx, platformId: string, transactionId: string, status: OutcomeReport["status"], reason = "") =>
     d.outcomes.report(trx as Transaction<any>, { platformId, transactionId, status, reason, at: d.clock.now() });
 
