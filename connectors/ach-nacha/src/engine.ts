@@ -46,7 +46,13 @@ export function scheduleOf(c: AchConfig): AchSchedule {
   let s = schedules.get(c);
   if (!s) {
     s = {
-      schedule: parseCutoffs({ times: c.ACH_CUTOFF_TIMES.join(","), zone: c.ACH_CUTOFF_TIMEZONE, holidays: c.ACH_HOLIDAYS.join(","), calendar: "FEDERAL_RESERVE" }),
+      schedule: parseCutoffs({
+        times: c.ACH_CUTOFF_TIMES.join(","),
+        zone: c.ACH_CUTOFF_TIMEZONE,
+        weekdays: c.ACH_BUSINESS_DAYS,
+        holidays: c.ACH_HOLIDAYS.join(","),
+        ...(c.ACH_CALENDAR === "FEDERAL_RESERVE" ? { calendar: "FEDERAL_RESERVE" as const } : {}),
+      }),
       sameDay: new Set(c.ACH_SAME_DAY_CUTOFFS.map(minuteOf)),
     };
     schedules.set(c, s);

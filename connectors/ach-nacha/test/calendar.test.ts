@@ -19,6 +19,9 @@ const config = achConfigSchema.parse({
   ACH_SFTP_HOST_KEY: "SHA256:abc",
 });
 const { schedule } = scheduleOf(config);
+/** The test's settings as an environment (strings only), with overrides. */
+const base = { ...config, ACH_CUTOFF_TIMES: undefined, ACH_SAME_DAY_CUTOFFS: undefined, ACH_SAME_DAY_LIMIT_CENTS: undefined, ACH_SFTP_PORT: undefined, ACH_BUSINESS_DAYS: undefined, ACH_CALENDAR: undefined };
+const env = (over: Record<string, string>) => ({ ...Object.fromEntries(Object.entries(base).filter(([, v]) => typeof v === "string")), ...over });
 const withHoliday = scheduleOf({ ...config, ACH_HOLIDAYS: ["2026-11-30"] }).schedule;
 
 describe("ACH calendar and cut-off windows", () => {
@@ -61,6 +64,13 @@ describe("ACH calendar and cut-off windows", () => {
     expect(holiday).toMatchObject({ day: "2026-11-27", key: "2026-11-27T1030" });
   });
 
+  it("ACH_BUSINESS_DAYS and ACH_CALENDAR=NONE open weekends and the Fed's holidays (a bank that takes files every day)", () => {
+    const everyDay = scheduleOf(achConfigSchema.parse({ ...env({}), ACH_BUSINESS_DAYS: "1,2,3,4,5,6,7", ACH_CALENDAR: "NONE" }));
+    expect(isBusinessDay(everyDay.schedule, "2026-11-26")).toBe(true);
+    expect(isBusinessDay(everyDay.schedule, "2026-11-28")).toBe(true);
+    expect(achConfigSchema.safeParse({ ...env({}), ACH_BUSINESS_DAYS: "0" }).error?.issues.map((i) => i.path.join("."))).toEqual(["ACH_BUSINESS_DAYS"]);
+  });
+
   it("an entry over the same-day limit skips the same-day windows", () => {
     expect(achWindowFor(config, new Date("2026-11-27T14:00:00Z"), false)).toMatchObject({ key: "2026-11-27T2000", sameDay: false, effectiveDate: "2026-11-30" });
   });
@@ -71,8 +81,6 @@ describe("ACH calendar and cut-off windows", () => {
   });
 
   it("refuses cut-offs that are not HH:MM, or a same-day cut-off that is not a cut-off", () => {
-    const base = { ...config, ACH_CUTOFF_TIMES: undefined, ACH_SAME_DAY_CUTOFFS: undefined, ACH_SAME_DAY_LIMIT_CENTS: undefined, ACH_SFTP_PORT: undefined };
-    const env = (over: Record<string, string>) => ({ ...Object.fromEntries(Object.entries(base).filter(([, v]) => typeof v === "string")), ...over });
     expect(achConfigSchema.safeParse(env({ ACH_CUTOFF_TIMES: "25:00" })).error?.issues.map((i) => i.path.join("."))).toContain("ACH_CUTOFF_TIMES.0");
     expect(achConfigSchema.safeParse(env({ ACH_CUTOFF_TIMES: "10:00", ACH_SAME_DAY_CUTOFFS: "11:00" })).error?.issues.map((i) => i.message)).toContain("11:00 is not one of ACH_CUTOFF_TIMES");
   });
