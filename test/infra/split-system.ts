@@ -112,14 +112,16 @@ export async function startSplitSystem(
       serviceUrls: Object.fromEntries(SERVICE_NAMES.map((name, i) => [name, `http://127.0.0.1:${base + 1 + i}`])) as Record<ServiceName, string>,
       kafkaTopicPrefix,
     } satisfies SplitSystemInfo,
+    /** The system's database (a rail connector's schema is in it too), for tests that look at a process's tables. */
+    databaseUrl: db.url,
     /** The pid of a process the launcher runs now (a service's name, or "gateway"). */
-    pidOf(name: ServiceName | "gateway"): number {
+    pidOf(name: ServiceName | "gateway" | `connector-${string}`): number {
       const pid = pids.get(name);
       if (pid === undefined) throw new Error(`the launcher announced no ${name} process`);
       return pid;
     },
     /** Resolves with the pid of the next start of `name` after `afterPid` (a restart by the launcher). */
-    nextStart(name: ServiceName | "gateway", afterPid: number, timeoutMs: number): Promise<number> {
+    nextStart(name: ServiceName | "gateway" | `connector-${string}`, afterPid: number, timeoutMs: number): Promise<number> {
       return new Promise((resolveStart, reject) => {
         const current = pids.get(name);
         if (current !== undefined && current !== afterPid) return resolveStart(current);
