@@ -58,6 +58,8 @@ describe.skipIf(why && !required)(`chaos: the ACH connector killed mid-window in
       infra,
       {
         CORRIDOR_CONNECTORS: "ach-nacha",
+        // A fresh database migrated by the services as they start, on a machine the other suites may share.
+        CORRIDOR_READY_TIMEOUT_MS: "400000",
         CORRIDOR_SPLIT_RESTART_LIMIT: "5",
         CORRIDOR_SPLIT_RESTART_BACKOFF_MS: "200",
         ACH_ODFI_ROUTING: ODFI,
@@ -86,10 +88,10 @@ describe.skipIf(why && !required)(`chaos: the ACH connector killed mid-window in
         lines.push(line);
         if (lines.length > 400) lines.shift();
       },
-      { fromTemplate: false },
+      { fromTemplate: false, readyTimeoutMs: 420_000 },
     );
     db = await openDatabase({ databaseUrl: system.databaseUrl, poolSize: 2 });
-  }, 300_000);
+  }, 480_000);
 
   afterAll(async () => {
     await db?.close();

@@ -52,6 +52,8 @@ export async function startSplitSystem(
      * services then migrate the empty database as they start).
      */
     fromTemplate?: boolean;
+    /** How long to wait for the ready line (default 150 s). */
+    readyTimeoutMs?: number;
   } = {},
 ) {
   const db = await createFreshDatabase(env.DATABASE_URL, "corridor_split", { migrated: opts.fromTemplate ?? true });
@@ -87,7 +89,7 @@ export async function startSplitSystem(
     if (logs.length > 400) logs.shift();
   });
   const ready = await new Promise<{ url: string }>((resolveReady, reject) => {
-    const timer = setTimeout(() => reject(new Error(`split system not ready in time:\n${logs.slice(-60).join("\n")}`)), 150_000);
+    const timer = setTimeout(() => reject(new Error(`split system not ready in time:\n${logs.slice(-60).join("\n")}`)), opts.readyTimeoutMs ?? 150_000);
     createInterface({ input: child.stdout! }).on("line", (line) => {
       onLine?.(line);
       if (line.startsWith("CORRIDOR_PROCESS ")) {
