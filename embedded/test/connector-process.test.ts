@@ -16,9 +16,9 @@ vi.setConfig({ testTimeout: 180_000 });
 const root = resolve(import.meta.dirname, "../..");
 const entry = join(root, "embedded/src/connector-main.ts");
 
-function runEntry(args: string[], env: NodeJS.ProcessEnv, opts: { until?: RegExp; timeoutMs?: number } = {}) {
+function runEntry(args: string[], env: NodeJS.ProcessEnv, opts: { until?: RegExp; timeoutMs?: number; script?: string } = {}) {
   return new Promise<{ code: number | null; stderr: string; stdout: string; matched: boolean }>((done, fail) => {
-    const child = spawn(process.execPath, ["--import", "tsx", entry, ...args], { cwd: root, env: { PATH: process.env.PATH, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", opts.script ?? entry, ...args], { cwd: root, env: { PATH: process.env.PATH, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     let matched = false;
@@ -61,6 +61,19 @@ describe("corridor connector <name>", () => {
     const noKafka = await runEntry(["sepa-iso20022"], { SEPA_DEBTOR_NAME: "Corridor Operator GmbH", SEPA_DEBTOR_IBAN: "DE89370400440532013000", SEPA_FILE_DROP_DIR: mkdtempSync(join(tmpdir(), "corridor-sepa-drop-")) });
     expect(noKafka.code).toBe(78);
     expect(noKafka.stderr).toContain("connector sepa needs KAFKA_BROKERS");
+  });
+
+  it("npm start (embedded) and npm run start:split refuse bad CORRIDOR_CONNECTORS settings the same way, before starting anything", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "corridor-embedded-"));
+    const embedded = await runEntry([], { CORRIDOR_CONNECTORS: "ach-nacha,sepa-iso20022", CORRIDOR_DATA_DIR: dataDir, CORRIDOR_HTTP_PORT: "0", CORRIDOR_INTERNAL_PORT: "0", SEPA_DEBTOR_NAME: "x" }, { script: join(root, "embedded/src/main.ts") });
+    expect(embedded.code, embedded.stderr).toBe(78);
+    expect(embedded.stderr).toContain("corridor: cannot start");
+    for (const key of ["ACH_ODFI_ROUTING", "ACH_SFTP_HOST_KEY", "SEPA_DEBTOR_IBAN"]) expect(embedded.stderr).toContain(`  ${key}:`);
+    expect(embedded.stdout).not.toContain("Corridor is running");
+    const split = await runEntry([], { CORRIDOR_CONNECTORS: "ach-nacha,swift", DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", REDIS_URL: "redis://127.0.0.1:1", KAFKA_BROKERS: "127.0.0.1:1" }, { script: join(root, "scripts/start-split.ts") });
+    expect(split.code, split.stderr).toBe(78);
+    expect(split.stderr).toContain('[split] cannot start\nCORRIDOR_CONNECTORS: unknown connector "swift"');
+    expect(split.stdout).not.toContain("CORRIDOR_PROCESS");
   });
 
   const brokers = process.env.KAFKA_BROKERS ?? "";
