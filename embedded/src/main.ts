@@ -50,6 +50,21 @@ const system = await startEmbedded({
 // In this process, on the embedded system's database and in-process bus (or its Kafka).
 const connectors = await startConnectors(connectorDefs, { db: system.db, bus: system.bus, clock: systemClock, log: serviceLogger(log, "connectors"), env: process.env });
 
+// Signal handlers before the banner: a supervisor that stops the process once it says it runs gets a drain.
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, "shutting down");
+  await connectors.stop();
+  await system.stop();
+  await metrics.shutdown();
+  await telemetry.shutdown();
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));
+
 const creds = await ensureSandboxPlatform({
   transport: system.transportFor("auth-sessions"),
   credentialsFile: join(dataDir, "sandbox-credentials.json"),
@@ -69,16 +84,3 @@ process.stdout.write(
   }),
 );
 
-let stopping = false;
-async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  log.info({ signal }, "shutting down");
-  await connectors.stop();
-  await system.stop();
-  await metrics.shutdown();
-  await telemetry.shutdown();
-  process.exit(0);
-}
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
-process.on("SIGINT", () => void shutdown("SIGINT"));

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -17,7 +17,7 @@ const root = resolve(import.meta.dirname, "../..");
 const entry = join(root, "embedded/src/connector-main.ts");
 
 function runEntry(args: string[], env: NodeJS.ProcessEnv, opts: { until?: RegExp; timeoutMs?: number; script?: string } = {}) {
-  return new Promise<{ code: number | null; stderr: string; stdout: string; matched: boolean }>((done, fail) => {
+  return new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; stdout: string; matched: boolean }>((done, fail) => {
     const child = spawn(process.execPath, ["--import", "tsx", opts.script ?? entry, ...args], { cwd: root, env: { PATH: process.env.PATH, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
@@ -34,9 +34,9 @@ function runEntry(args: string[], env: NodeJS.ProcessEnv, opts: { until?: RegExp
     };
     createInterface({ input: child.stdout }).on("line", (l) => ((stdout += `${l}\n`), onLine(l)));
     createInterface({ input: child.stderr }).on("line", (l) => ((stderr += `${l}\n`), onLine(l)));
-    child.once("exit", (code) => {
+    child.once("exit", (code, signal) => {
       clearTimeout(timer);
-      done({ code, stderr, stdout, matched });
+      done({ code, signal, stderr, stdout, matched });
     });
   });
 }
@@ -74,6 +74,30 @@ describe("corridor connector <name>", () => {
     expect(split.code, split.stderr).toBe(78);
     expect(split.stderr).toContain('[split] cannot start\nCORRIDOR_CONNECTORS: unknown connector "swift"');
     expect(split.stdout).not.toContain("CORRIDOR_PROCESS");
+  });
+
+  it("npm start (embedded) runs the named connectors in its own process, on its database and bus, and stops them on SIGTERM", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "corridor-embedded-"));
+    const drop = mkdtempSync(join(tmpdir(), "corridor-sepa-drop-"));
+    const res = await runEntry(
+      [],
+      {
+        CORRIDOR_CONNECTORS: "sepa-iso20022",
+        CORRIDOR_DATA_DIR: dataDir,
+        CORRIDOR_HTTP_PORT: "0",
+        CORRIDOR_INTERNAL_PORT: "0",
+        LOG_LEVEL: "info",
+        SEPA_DEBTOR_NAME: "Corridor Operator GmbH",
+        SEPA_DEBTOR_IBAN: "DE89370400440532013000",
+        SEPA_FILE_DROP_DIR: drop,
+        SEPA_POLL_MS: "50",
+      },
+      { script: join(root, "embedded/src/main.ts"), until: /Rail connectors: sepa/, timeoutMs: 170_000 },
+    );
+    expect(res.matched, res.stderr + res.stdout).toBe(true);
+    expect({ code: res.code, signal: res.signal }, (res.stderr + res.stdout).slice(-3000)).toEqual({ code: 0, signal: null });
+    // The connector's workers ran in the embedded process: they opened the bank's drop (inbox/, outbox/, archive/).
+    for (const folder of ["inbox", "outbox", "archive"]) expect(existsSync(join(drop, folder)), folder).toBe(true);
   });
 
   const brokers = process.env.KAFKA_BROKERS ?? "";
