@@ -4,8 +4,8 @@
 //
 // The deployable is the first argument, else CORRIDOR_DEPLOYABLE, else `embedded` (the gateway and
 // every service in one process). One of: embedded, gateway, auth-sessions, ledger, quotes-fx,
-// agents, customers-kyc, notifications, sandbox, or admin (the operator CLI; the arguments after
-// it are its own). Node itself is the container's process, so SIGTERM reaches the deployable's
+// agents, customers-kyc, notifications, sandbox, admin (the operator CLI; the arguments after
+// it are its own), or connector (`corridor connector <name>`: one rail connector, e.g. ach-nacha). Node itself is the container's process, so SIGTERM reaches the deployable's
 // drain handler directly.
 import { readFileSync } from "node:fs";
 
@@ -19,7 +19,7 @@ if (!known.includes(name)) {
 }
 // The deployable sees its own arguments at process.argv.slice(2), as when run directly.
 if (fromArgs) process.argv.splice(2, 1);
-if (name !== "embedded" && name !== "admin") process.env.OTEL_SERVICE_NAME ||= name;
+if (name !== "embedded" && name !== "admin") process.env.OTEL_SERVICE_NAME ||= name === "connector" && process.argv[2] ? process.argv[2] : name;
 // Source maps stay off by default, although the build writes linked ones: with them on, the first
 // stack trace formatted (a stream destroyed with an error, a span recording an exception) makes
 // Node parse the map of every chunk on the stack and keep it, ~25 MiB of arrays per process for

@@ -43,18 +43,23 @@ export function deployables(repoRoot = root) {
     { name: "gateway", entry: "gateway/src/main.ts" },
     ...services.map((name) => ({ name, entry: `services/${name}/src/main.ts` })),
     { name: "admin", entry: "scripts/admin.ts" },
+    // One rail connector (`corridor connector <name>`; embedded/src/connectors.ts lists them).
+    { name: "connector", entry: "embedded/src/connector-main.ts" },
   ];
 }
 
-/** Each service's migration files, compiled beside where its code looks for them. */
+/** Each service's, package's and rail connector's migration files, compiled beside where its code looks for them. */
 function migrationEntries(repoRoot) {
   const out = [];
-  for (const service of readdirSync(join(repoRoot, "services"))) {
-    const folder = join(repoRoot, "services", service, "migrations");
-    if (!existsSync(folder)) continue;
-    for (const file of readdirSync(folder).sort()) {
-      if (!file.endsWith(".ts") || file.endsWith(".d.ts") || file.includes(".test.")) continue;
-      out.push({ in: `services/${service}/migrations/${file}`, out: `services/${service}/migrations/${file.replace(/\.ts$/, "")}` });
+  for (const parent of ["services", "packages", "connectors"]) {
+    if (!existsSync(join(repoRoot, parent))) continue;
+    for (const unit of readdirSync(join(repoRoot, parent))) {
+      const folder = join(repoRoot, parent, unit, "migrations");
+      if (!existsSync(folder)) continue;
+      for (const file of readdirSync(folder).sort()) {
+        if (!file.endsWith(".ts") || file.endsWith(".d.ts") || file.includes(".test.")) continue;
+        out.push({ in: `${parent}/${unit}/migrations/${file}`, out: `${parent}/${unit}/migrations/${file.replace(/\.ts$/, "")}` });
+      }
     }
   }
   return out;

@@ -10,6 +10,7 @@ import { createInterface } from "node:readline";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { SERVICE_NAMES, env, loadConfig, serviceUrlEnvKey, z, type ServiceName } from "@corridor/kit";
 import { banner, ensureSandboxPlatform, readyInfo } from "@corridor/embedded/bootstrap";
+import { ConnectorSetupError, checkConnectorSettings, connectorDefinitions } from "@corridor/embedded/connectors";
 import { restartDelayMs } from "./split-restart.js";
 
 const config = loadConfig(
@@ -57,8 +58,19 @@ const config = loadConfig(
      * services' this+1 .. this+7 (in the order of CORRIDOR_SPLIT_PORT_BASE). 0 (default): none.
      */
     CORRIDOR_SPLIT_METRICS_PORT_BASE: env.port(0),
+    /** Rail connectors to run, each as its own process (`corridor connector <name>`), comma-separated: the same setting as embedded mode's. */
+    CORRIDOR_CONNECTORS: env.list(),
   }),
 );
+
+// The connectors' names and settings are checked before any process starts: one message lists every fault.
+try {
+  checkConnectorSettings(await connectorDefinitions(config.CORRIDOR_CONNECTORS), process.env);
+} catch (err) {
+  if (!(err instanceof ConnectorSetupError)) throw err;
+  process.stderr.write(`[split] cannot start\n${err.message}\n`);
+  process.exit(78);
+}
 
 const root = resolve(import.meta.dirname, "..");
 const portOf = (s: ServiceName) => config.CORRIDOR_SPLIT_PORT_BASE + 1 + SERVICE_NAMES.indexOf(s);
@@ -66,12 +78,12 @@ const urls = Object.fromEntries(SERVICE_NAMES.map((s) => [serviceUrlEnvKey(s), `
 const children = new Map<string, ChildProcess>();
 let stopping = false;
 
-/** The command line of one deployable (a service or the gateway) in the configured runtime. */
-function argsFor(name: string, entry: string): string[] {
+/** The command line of one deployable (a service, the gateway, or a connector: `args` after the entry) in the configured runtime. */
+function argsFor(name: string, entry: string, args: string[] = []): string[] {
   const semiSpace = config.CORRIDOR_SPLIT_SEMI_SPACE_MB > 0 ? [`--max-semi-space-size=${config.CORRIDOR_SPLIT_SEMI_SPACE_MB}`] : [];
   // The extra flags come last, so one given there wins.
   const nodeArgs = [...semiSpace, ...config.CORRIDOR_SPLIT_NODE_ARGS.split(" ").filter(Boolean)];
-  if (config.CORRIDOR_SPLIT_RUNTIME === "tsx") return [...nodeArgs, "--import", "tsx", join(root, entry)];
+  if (config.CORRIDOR_SPLIT_RUNTIME === "tsx") return [...nodeArgs, "--import", "tsx", join(root, entry), ...args];
   const dist = resolve(root, config.CORRIDOR_SPLIT_DIST_DIR);
   const compiled = join(dist, "app", "bin", `${name}.js`);
   if (!existsSync(compiled)) {
@@ -79,12 +91,14 @@ function argsFor(name: string, entry: string): string[] {
     process.exit(1);
   }
   // Through the image's entry point, as the image and the chart run it (source-mapped stack traces).
-  return [...nodeArgs, join(dist, "app", "corridor.mjs"), name];
+  return [...nodeArgs, join(dist, "app", "corridor.mjs"), name, ...args];
 }
 
 interface Deployable {
   name: string;
   entry: string;
+  /** The deployable of the built app (`connector` for every connector) and its arguments. */
+  bin?: { name: string; args: string[] };
   port: number;
   /** METRICS_PORT of the process, when the split runner gives metrics ports. */
   metricsPort: number | undefined;
@@ -96,7 +110,7 @@ interface Deployable {
 const restartTimers = new Set<NodeJS.Timeout>();
 
 function launch(d: Deployable): void {
-  const child = spawn(process.execPath, argsFor(d.name, d.entry), {
+  const child = spawn(process.execPath, argsFor(d.bin?.name ?? d.name, d.entry, d.bin?.args), {
     cwd: root,
     env: { ...process.env, ...urls, ...(d.metricsPort === undefined ? {} : { METRICS_PORT: String(d.metricsPort) }), PORT: String(d.port), HOST: "127.0.0.1", OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? d.name },
     stdio: ["ignore", "pipe", "pipe"],
@@ -154,6 +168,12 @@ const metricsPortOf = (s: ServiceName) => (metricsBase ? metricsBase + 1 + SERVI
 const deployable = (name: string, entry: string, port: number, metricsPort: number | undefined): Deployable => ({ name, entry, port, metricsPort, restarts: 0, startedAt: 0 });
 for (const s of SERVICE_NAMES) launch(deployable(s, `services/${s}/src/main.ts`, portOf(s), metricsPortOf(s)));
 launch(deployable("gateway", "gateway/src/main.ts", config.CORRIDOR_HTTP_PORT, metricsBase || undefined));
+// Each rail connector named in CORRIDOR_CONNECTORS, as its own process named `connector-<name>`
+// (health on a port of its own choosing), on the same Postgres and Kafka, its settings from this
+// environment. A connector that cannot start (a bad setting) dies and is restarted like any process.
+for (const c of config.CORRIDOR_CONNECTORS) {
+  launch({ ...deployable(`connector-${c}`, "embedded/src/connector-main.ts", 0, undefined), bin: { name: "connector", args: [c] } });
+}
 
 const base = `http://127.0.0.1:${config.CORRIDOR_HTTP_PORT}`;
 const deadline = Date.now() + config.CORRIDOR_READY_TIMEOUT_MS;

@@ -25,6 +25,8 @@ export const embeddedConfigSchema = z.object({
   KAFKA_BROKERS: env.list(),
   /** Prefix for every topic name. */
   KAFKA_TOPIC_PREFIX: z.string().default(""),
+  /** Rail connectors to run in this process, comma-separated (`ach-nacha`, `sepa-iso20022`); their own settings come from the environment (docs/connectors.md). Default none. */
+  CORRIDOR_CONNECTORS: env.list(),
   /** Fixed credentials for the sandbox platform's first token (both or neither). */
   CORRIDOR_BOOTSTRAP_CLIENT_ID: z.string().optional(),
   CORRIDOR_BOOTSTRAP_CLIENT_SECRET: z.string().min(16).optional(),

@@ -1,12 +1,22 @@
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gatewayTuning } from "@corridor/gateway/config";
-import { createProcessLogger, loadConfig, startMetrics, startTelemetry } from "@corridor/kit";
+import { createProcessLogger, loadConfig, serviceLogger, startMetrics, startTelemetry, systemClock } from "@corridor/kit";
 import { banner, ensureSandboxPlatform } from "./bootstrap.js";
 import { embeddedConfigSchema } from "./config.js";
+import { ConnectorSetupError, checkConnectorSettings, connectorDefinitions, startConnectors } from "./connectors.js";
 import { startEmbedded } from "./system.js";
 
 const config = loadConfig(embeddedConfigSchema);
+// The rail connectors named in CORRIDOR_CONNECTORS, their settings checked before anything starts:
+// one message lists every unknown name and every bad key.
+const connectorDefs = await connectorDefinitions(config.CORRIDOR_CONNECTORS)
+  .then((defs) => (checkConnectorSettings(defs, process.env), defs))
+  .catch((err: unknown) => {
+    if (!(err instanceof ConnectorSetupError)) throw err;
+    process.stderr.write(`corridor: cannot start\n${err.message}\n`);
+    process.exit(78);
+  });
 
 const telemetry = startTelemetry({ serviceName: "corridor" });
 const log = createProcessLogger("corridor");
@@ -37,6 +47,24 @@ const system = await startEmbedded({
   gateway: gatewayTuning(config),
 });
 
+// In this process, on the embedded system's database and in-process bus (or its Kafka).
+const connectors = await startConnectors(connectorDefs, { db: system.db, bus: system.bus, clock: systemClock, log: serviceLogger(log, "connectors"), env: process.env });
+
+// Signal handlers before the banner: a supervisor that stops the process once it says it runs gets a drain.
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, "shutting down");
+  await connectors.stop();
+  await system.stop();
+  await metrics.shutdown();
+  await telemetry.shutdown();
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));
+
 const creds = await ensureSandboxPlatform({
   transport: system.transportFor("auth-sessions"),
   credentialsFile: join(dataDir, "sandbox-credentials.json"),
@@ -51,19 +79,8 @@ process.stdout.write(
     extra: [
       "",
       `Data: ${config.DATABASE_URL ? "Postgres (DATABASE_URL)" : dataDir}; operator CLI: npm run admin -- --url ${system.internalUrl ?? "<internal url>"} platform list`,
+      ...(connectorDefs.length > 0 ? [`Rail connectors: ${connectorDefs.map((d) => d.name).join(", ")}`] : []),
     ],
   }),
 );
 
-let stopping = false;
-async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  log.info({ signal }, "shutting down");
-  await system.stop();
-  await metrics.shutdown();
-  await telemetry.shutdown();
-  process.exit(0);
-}
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
-process.on("SIGINT", () => void shutdown("SIGINT"));

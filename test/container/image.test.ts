@@ -52,6 +52,17 @@ describe.skipIf(!image && !required)(`the built image${image ? ` (on ${image.bas
     expect(admin.stdout).toContain("platform create");
   });
 
+  it("runs one rail connector as `connector <name>` (the chart's connector Deployments' args), refusing a bad config with every bad key and exit 78", async () => {
+    if (!image) throw new Error(`the container suites must run here (CI): ${reason}`);
+    const bad = await docker(["run", "--rm", "--network", "none", "-e", "ACH_ODFI_ROUTING=123456789", image.tag, "connector", "ach-nacha"]);
+    expect(bad.code, bad.stderr).toBe(78);
+    expect(bad.stderr).toContain("corridor connector ach-nacha: cannot start");
+    for (const key of ["ACH_ODFI_ROUTING", "ACH_IMMEDIATE_ORIGIN", "ACH_SFTP_HOST", "ACH_SFTP_HOST_KEY"]) expect(bad.stderr).toContain(`  ${key}:`);
+    const unknown = await docker(["run", "--rm", "--network", "none", image.tag, "connector", "swift"]);
+    expect(unknown.code).toBe(64);
+    expect(unknown.stderr).toContain("known: ach-nacha, sepa, sepa-iso20022");
+  });
+
   it("holds compiled JavaScript and production packages only: no TypeScript sources, no tsx, no test tooling", async () => {
     if (!image) throw new Error(`the container suites must run here (CI): ${reason}`);
     const script = [

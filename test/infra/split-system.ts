@@ -52,6 +52,8 @@ export async function startSplitSystem(
      * services then migrate the empty database as they start).
      */
     fromTemplate?: boolean;
+    /** How long to wait for the ready line (default 150 s). */
+    readyTimeoutMs?: number;
   } = {},
 ) {
   const db = await createFreshDatabase(env.DATABASE_URL, "corridor_split", { migrated: opts.fromTemplate ?? true });
@@ -89,7 +91,7 @@ export async function startSplitSystem(
   const ready = await new Promise<{ url: string }>((resolveReady, reject) => {
     // The launcher's own deadline (CORRIDOR_READY_TIMEOUT_MS, default 90 s) plus a margin: a busy machine may set it higher.
     const launcherMs = Number(extraEnv.CORRIDOR_READY_TIMEOUT_MS ?? process.env.CORRIDOR_READY_TIMEOUT_MS) || 0;
-    const timer = setTimeout(() => reject(new Error(`split system not ready in time:\n${logs.slice(-60).join("\n")}`)), Math.max(150_000, launcherMs + 30_000));
+    const timer = setTimeout(() => reject(new Error(`split system not ready in time:\n${logs.slice(-60).join("\n")}`)), opts.readyTimeoutMs ?? Math.max(150_000, launcherMs + 30_000));
     createInterface({ input: child.stdout! }).on("line", (line) => {
       onLine?.(line);
       if (line.startsWith("CORRIDOR_PROCESS ")) {
@@ -114,14 +116,16 @@ export async function startSplitSystem(
       serviceUrls: Object.fromEntries(SERVICE_NAMES.map((name, i) => [name, `http://127.0.0.1:${base + 1 + i}`])) as Record<ServiceName, string>,
       kafkaTopicPrefix,
     } satisfies SplitSystemInfo,
+    /** The system's database (a rail connector's schema is in it too), for tests that look at a process's tables. */
+    databaseUrl: db.url,
     /** The pid of a process the launcher runs now (a service's name, or "gateway"). */
-    pidOf(name: ServiceName | "gateway"): number {
+    pidOf(name: ServiceName | "gateway" | `connector-${string}`): number {
       const pid = pids.get(name);
       if (pid === undefined) throw new Error(`the launcher announced no ${name} process`);
       return pid;
     },
     /** Resolves with the pid of the next start of `name` after `afterPid` (a restart by the launcher). */
-    nextStart(name: ServiceName | "gateway", afterPid: number, timeoutMs: number): Promise<number> {
+    nextStart(name: ServiceName | "gateway" | `connector-${string}`, afterPid: number, timeoutMs: number): Promise<number> {
       return new Promise((resolveStart, reject) => {
         const current = pids.get(name);
         if (current !== undefined && current !== afterPid) return resolveStart(current);

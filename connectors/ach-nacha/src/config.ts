@@ -1,3 +1,4 @@
+import { parseCutoffs } from "@corridor/connector";
 import { env, z } from "@corridor/kit";
 import { isRoutingNumber } from "./nacha/fields.js";
 
@@ -42,6 +43,10 @@ export const achConfigSchema = z
     ACH_SAME_DAY_CUTOFFS: list("10:00,13:00,15:30").pipe(z.array(hhmm)),
     /** Largest entry (cents) sent same-day (Nacha's per-entry limit); larger ones wait for a next-day window. */
     ACH_SAME_DAY_LIMIT_CENTS: z.coerce.bigint().default(100_000_000n),
+    /** ISO weekdays (1 = Monday … 7 = Sunday) that are banking days. */
+    ACH_BUSINESS_DAYS: z.string().default("1,2,3,4,5"),
+    /** Closing days computed by a payment system's rules: FEDERAL_RESERVE (the Fed's holidays), or NONE (only ACH_HOLIDAYS). */
+    ACH_CALENDAR: z.enum(["FEDERAL_RESERVE", "NONE"]).default("FEDERAL_RESERVE"),
     /** Extra non-banking days (YYYY-MM-DD, comma-separated) beyond weekends and Federal Reserve holidays. */
     ACH_HOLIDAYS: list("").pipe(z.array(z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "YYYY-MM-DD"))),
     /** Time of the settlement day (bank zone) from which its entries count as settled. */
@@ -87,6 +92,12 @@ export const achConfigSchema = z
       new Intl.DateTimeFormat("en-US", { timeZone: c.ACH_CUTOFF_TIMEZONE });
     } catch {
       ctx.addIssue({ code: "custom", path: ["ACH_CUTOFF_TIMEZONE"], message: "not an IANA time zone" });
+      return;
+    }
+    try {
+      parseCutoffs({ times: c.ACH_CUTOFF_TIMES.join(","), zone: c.ACH_CUTOFF_TIMEZONE, weekdays: c.ACH_BUSINESS_DAYS, holidays: c.ACH_HOLIDAYS.join(",") });
+    } catch (e) {
+      ctx.addIssue({ code: "custom", path: ["ACH_BUSINESS_DAYS"], message: (e as Error).message });
     }
   });
 

@@ -3,7 +3,7 @@ import { pollingWorker } from "@corridor/kit";
 import { fileURLToPath } from "node:url";
 import { achConfigSchema } from "./config.js";
 import { acceptInstruction, buildDueFiles, completeSettled, readBankFiles, uploadFiles, type EngineDeps } from "./engine.js";
-import { SftpTransport } from "./sftp/transport.js";
+import { SftpTransport } from "@corridor/connector/bank-files";
 
 export const ACH_CONNECTOR = "ach-nacha";
 export const SCHEMA = "connector_ach_nacha";
@@ -25,6 +25,7 @@ const sftpFromConfig: TransportFactory = (c) =>
     outboxDir: c.ACH_SFTP_OUTBOX_DIR,
     archiveDir: c.ACH_SFTP_ARCHIVE_DIR,
     timeoutMs: c.ACH_SFTP_TIMEOUT_MS,
+    hostKeySetting: "ACH_SFTP_HOST_KEY",
   });
 
 /** The ACH connector (docs/connectors.md, "ACH (NACHA over SFTP)"): named `ach-nacha`, PRODUCTION only. */

@@ -13,16 +13,27 @@
 //               completion) or RETURNED (after it) outcomes, NOCs and entries received as RDFI are
 //               kept and reported as rail notices (contract 1.2: ACCOUNT_CORRECTION for a NOC of
 //               our entry, INCOMING_CREDIT for a live credit received), and the file is archived.
-import type { AccountCorrectionNotice, IncomingCreditNotice, NoticePublisher, OutcomePublisher, RailInstruction } from "@corridor/connector";
+import {
+  addBusinessDays,
+  localInstant,
+  localParts,
+  parseCutoffs,
+  windowFor,
+  type AccountCorrectionNotice,
+  type CutoffSchedule,
+  type IncomingCreditNotice,
+  type NoticePublisher,
+  type OutcomePublisher,
+  type RailInstruction,
+} from "@corridor/connector";
 import type { Clock, Logger } from "@corridor/kit";
 import type { Kysely, Transaction } from "kysely";
 import type { AchConfig } from "./config.js";
-import { bankingDayAfter, parseCutoffs, windowFor, zonedInstant, zonedParts, type WindowSchedule } from "./domain/calendar.js";
 import { RETURN_CODES, TRANSACTION_CODES } from "./nacha/codes.js";
 import { isRoutingNumber } from "./nacha/fields.js";
 import { NachaFormatError, parseNachaFile, type BatchHeader, type EntryDetail } from "./nacha/reader.js";
 import { writeNachaFile, type OutgoingBatch, type OutgoingEntry } from "./nacha/writer.js";
-import type { SftpTransport } from "./sftp/transport.js";
+import type { BankFileDrop } from "@corridor/connector/bank-files";
 
 export interface EngineDeps {
   db: Kysely<any>;
@@ -31,11 +42,45 @@ export interface EngineDeps {
   config: AchConfig;
   outcomes: OutcomePublisher;
   notices: NoticePublisher;
-  transport: Pick<SftpTransport, "upload" | "listOutbox" | "listInbox" | "download" | "archive">;
+  /** The bank's file drop (SFTP in production: @corridor/connector/bank-files). */
+  transport: BankFileDrop;
 }
 
-export function scheduleOf(c: AchConfig): WindowSchedule {
-  return { timeZone: c.ACH_CUTOFF_TIMEZONE, cutoffs: parseCutoffs(c.ACH_CUTOFF_TIMES, c.ACH_SAME_DAY_CUTOFFS), extraHolidays: new Set(c.ACH_HOLIDAYS) };
+/** The ODFI's windows and banking days (the package's cut-off calendar: weekdays, Federal Reserve holidays, ACH_HOLIDAYS), and which cut-offs are same-day. */
+export interface AchSchedule {
+  readonly schedule: CutoffSchedule;
+  /** Cut-offs (minutes after midnight) whose entries settle that day. */
+  readonly sameDay: ReadonlySet<number>;
+}
+
+const minuteOf = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
+const schedules = new WeakMap<AchConfig, AchSchedule>();
+
+export function scheduleOf(c: AchConfig): AchSchedule {
+  let s = schedules.get(c);
+  if (!s) {
+    s = {
+      schedule: parseCutoffs({
+        times: c.ACH_CUTOFF_TIMES.join(","),
+        zone: c.ACH_CUTOFF_TIMEZONE,
+        weekdays: c.ACH_BUSINESS_DAYS,
+        holidays: c.ACH_HOLIDAYS.join(","),
+        ...(c.ACH_CALENDAR === "FEDERAL_RESERVE" ? { calendar: "FEDERAL_RESERVE" as const } : {}),
+      }),
+      sameDay: new Set(c.ACH_SAME_DAY_CUTOFFS.map(minuteOf)),
+    };
+    schedules.set(c, s);
+  }
+  return s;
+}
+
+/** The window an instruction arriving at `at` is filed in: the first cut-off strictly after it on a banking day, skipping the same-day ones for an entry over the same-day limit. */
+export function achWindowFor(c: AchConfig, at: Date, sameDayAllowed = true): { key: string; cutoffAt: Date; day: string; effectiveDate: string; sameDay: boolean } {
+  const { schedule, sameDay } = scheduleOf(c);
+  const w = windowFor(schedule, at, sameDayAllowed ? {} : { skip: (m) => sameDay.has(m) });
+  const same = sameDay.has(w.minute);
+  // A same-day window's entries settle that banking day, any other window's the next banking day.
+  return { key: w.id, cutoffAt: w.closesAt, day: w.businessDate, effectiveDate: same ? w.businessDate : addBusinessDays(schedule, w.businessDate, 1), sameDay: same };
 }
 
 /** What an external account's accountInfo must carry for ACH, or why it cannot be used. */
@@ -64,7 +109,7 @@ export async function acceptInstruction(d: Omit<EngineDeps, "transport">, i: Rai
   const account = achAccountOf(i.accountInfo);
   if ("refused" in account) return reject(account.refused);
   const now = d.clock.now();
-  const w = windowFor(now, scheduleOf(d.config), i.amount <= d.config.ACH_SAME_DAY_LIMIT_CENTS);
+  const w = achWindowFor(d.config, now, i.amount <= d.config.ACH_SAME_DAY_LIMIT_CENTS);
   await trx
     .insertInto("ach_entries")
     .values({
@@ -157,7 +202,7 @@ export async function buildDueFiles(d: Omit<EngineDeps, "transport" | "outcomes"
           entries,
         });
       }
-      const local = zonedParts(now, d.config.ACH_CUTOFF_TIMEZONE);
+      const local = localParts(scheduleOf(d.config).schedule, now);
       const written = writeNachaFile({
         immediateDestination: d.config.ACH_IMMEDIATE_DESTINATION || d.config.ACH_ODFI_ROUTING,
         immediateDestinationName: d.config.ACH_IMMEDIATE_DESTINATION_NAME,
@@ -165,7 +210,7 @@ export async function buildDueFiles(d: Omit<EngineDeps, "transport" | "outcomes"
         immediateOriginName: d.config.ACH_IMMEDIATE_ORIGIN_NAME,
         odfiRouting: d.config.ACH_ODFI_ROUTING,
         creationDate: yymmdd(local.date),
-        creationTime: `${String(local.hh).padStart(2, "0")}${String(local.mm).padStart(2, "0")}`,
+        creationTime: local.time,
         fileIdModifier: modifier,
         batches,
       });
@@ -194,8 +239,9 @@ export async function buildDueFiles(d: Omit<EngineDeps, "transport" | "outcomes"
 
 /** When an entry of `effectiveDate` completes: payouts at settlement, pulls after the availability days. */
 export function completionTime(c: AchConfig, direction: "PAYOUT" | "PULL", effectiveDate: string): Date {
-  const day = direction === "PAYOUT" ? effectiveDate : bankingDayAfter(effectiveDate, c.ACH_DEBIT_AVAILABILITY_DAYS, new Set(c.ACH_HOLIDAYS));
-  return zonedInstant(day, c.ACH_SETTLEMENT_TIME, c.ACH_CUTOFF_TIMEZONE);
+  const { schedule } = scheduleOf(c);
+  const day = direction === "PAYOUT" ? effectiveDate : addBusinessDays(schedule, effectiveDate, c.ACH_DEBIT_AVAILABILITY_DAYS);
+  return localInstant(schedule, day, c.ACH_SETTLEMENT_TIME);
 }
 
 /** Uploads built files; records each only after the bank's server has it. Returns the files uploaded. */

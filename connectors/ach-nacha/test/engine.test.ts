@@ -10,7 +10,7 @@ import { sftpServerRequired, sftpServerUnavailableReason, startSftpServer, type 
 import { achConfigSchema, type AchConfig } from "../src/config.js";
 import { achConnector, MIGRATIONS_DIR, SCHEMA } from "../src/connector.js";
 import { acceptInstruction, buildDueFiles, completeSettled, completionTime, readBankFiles, uploadFiles, type EngineDeps } from "../src/engine.js";
-import { SftpTransport } from "../src/sftp/transport.js";
+import { SftpTransport } from "@corridor/connector/bank-files";
 import { bankReadsUpload, bankWritesReturnFile } from "./bank/simulator.js";
 
 const baseEnv = {

@@ -1,12 +1,14 @@
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createOutcomePublisher, type RailInstruction } from "@corridor/connector";
+import { createOutcomePublisher, windowFor, type RailInstruction } from "@corridor/connector";
 import { ManualClock, createLogger, newId, type DatabaseHandle } from "@corridor/kit";
 import { openServiceTestDatabase } from "@corridor/kit/testing";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { debianTool, skipWithout } from "../../../test/infra/debian-tool.js";
-import { SEPA_MIGRATIONS_DIR, SEPA_SCHEMA, directoryDrop, endToEndIdOf, sepaConfigSchema, sepaWork, type BankFileDrop } from "../src/index.js";
+import { sftpServerRequired, sftpServerUnavailableReason, startSftpServer, type SftpTestServer } from "../../../test/infra/sftp/sshd.js";
+import { SEPA_MIGRATIONS_DIR, SEPA_SCHEMA, directoryDrop, endToEndIdOf, sepaConfigSchema, sepaDropFromConfig, sepaWork, type BankFileDrop } from "../src/index.js";
+import { sepaSchedule } from "../src/runtime/config.js";
 import type { SepaTables } from "../src/runtime/tables.js";
 import { writeStatusReport } from "./bank-simulator.js";
 import { xsd, xsdErrors } from "./fixtures.js";
@@ -37,16 +39,34 @@ beforeEach(async () => {
 let week = 0;
 const monday = () => new Date(Date.UTC(2026, 0, 5 + 7 * week++, 7, 0, 0)); // 08:00 in Berlin
 
-function setup(over: { drop?: (d: BankFileDrop) => BankFileDrop } = {}) {
-  const bank = testBank({ [FAIL_IBAN]: { reject: "AC04" }, [RETURN_IBAN]: { settleThenReturn: "MD07" } });
+/** The SFTP settings of the test server (the bank's folders as its session names them). */
+const sftpEnv = (server: SftpTestServer, over: Record<string, string> = {}) => ({
+  SEPA_SFTP_HOST: server.host,
+  SEPA_SFTP_PORT: String(server.port),
+  SEPA_SFTP_USERNAME: server.username,
+  SEPA_SFTP_PRIVATE_KEY: server.privateKey,
+  SEPA_SFTP_HOST_KEY: server.hostPublicKey,
+  SEPA_SFTP_INBOX_DIR: server.remotePath("inbox"),
+  SEPA_SFTP_OUTBOX_DIR: server.remotePath("outbox"),
+  SEPA_SFTP_ARCHIVE_DIR: server.remotePath("archive"),
+  SEPA_SFTP_TIMEOUT_MS: "10000",
+  ...over,
+});
+
+function setup(over: { drop?: (d: BankFileDrop) => BankFileDrop; sftp?: { server: SftpTestServer; env?: Record<string, string> } } = {}) {
+  const bank = testBank({ [FAIL_IBAN]: { reject: "AC04" }, [RETURN_IBAN]: { settleThenReturn: "MD07" } }, { root: over.sftp?.server.localRoot });
   for (const d of ["inbox", "outbox", "archive"]) mkdirSync(join(bank.root, d), { recursive: true });
   const start = monday();
   const clock = new ManualClock(start);
   const day = start.toISOString().slice(0, 10).replace(/-/g, "");
   const fileOf = (cutoff: string) => `CORRIDOR-SEPA-${day}T${cutoff}-1`;
   const db = handle.forSchema<SepaTables>(SEPA_SCHEMA);
-  const config = sepaConfigSchema.parse({ SEPA_DEBTOR_NAME: "Corridor Operator GmbH", SEPA_DEBTOR_IBAN: "DE89370400440532013000", SEPA_FILE_DROP_DIR: bank.root });
-  const fileDrop = (over.drop ?? ((d) => d))(directoryDrop(bank.root));
+  const config = sepaConfigSchema.parse({
+    SEPA_DEBTOR_NAME: "Corridor Operator GmbH",
+    SEPA_DEBTOR_IBAN: "DE89370400440532013000",
+    ...(over.sftp ? sftpEnv(over.sftp.server, over.sftp.env) : { SEPA_FILE_DROP_DIR: bank.root }),
+  });
+  const fileDrop = (over.drop ?? ((d) => d))(over.sftp ? sepaDropFromConfig(config) : directoryDrop(bank.root));
   const work = sepaWork({ db, clock, log, config, drop: fileDrop, outcomes: createOutcomePublisher({ connector: "sepa", clock }) });
   const platformId = newId("Platform");
   const instruction = (iban: string, amount = 1234n, over: Partial<RailInstruction> = {}): RailInstruction => ({
@@ -115,9 +135,10 @@ describe("SEPA connector: windows, files, exactly-once upload", () => {
       drop: (d) => ({
         ...d,
         async upload(name, content) {
-          uploads++;
-          await d.upload(name, content);
+          const result = await d.upload(name, content);
+          if (result === "uploaded") uploads++;
           if (crash) throw new Error("process killed after the upload");
+          return result;
         },
       }),
     });
@@ -221,6 +242,95 @@ describe("SEPA connector: the bank's reports", () => {
       { amount: 300n, currency: "CHF", debtor_iban: "CH5109000000250092291", reference: "Rechnung 1002" },
     ]);
     expect(await s.work.read()).toBe(0);
+  });
+});
+
+const unavailable = sftpServerUnavailableReason();
+
+describe.skipIf(unavailable !== null && !sftpServerRequired)(`SEPA connector over the bank's SFTP server (OpenSSH's sshd)${unavailable ? ` — ${sftpServerRequired ? "cannot run" : "skipped"}: ${unavailable}` : ""}`, () => {
+  let server: SftpTestServer;
+  beforeAll(async () => {
+    server = await startSftpServer();
+  });
+  afterAll(async () => server?.stop());
+
+  it("uploads each window's file once whatever crashes, and applies and archives the bank's reports read over SFTP", async () => {
+    let uploads = 0;
+    let crash = true;
+    const s = setup({
+      sftp: { server },
+      drop: (d) => ({
+        upload: async (name, content) => {
+          const result = await d.upload(name, content);
+          if (result === "uploaded") uploads++;
+          if (crash) throw new Error("process killed after the upload");
+          return result;
+        },
+        listInbox: () => d.listInbox(),
+        listOutbox: () => d.listOutbox(),
+        download: (name) => d.download(name),
+        archive: (name) => d.archive(name),
+      }),
+    });
+    const ok = s.instruction("DE75512108001245126199");
+    const bad = s.instruction(FAIL_IBAN);
+    const back = s.instruction(RETURN_IBAN);
+    for (const i of [ok, bad, back]) await s.accept(i);
+    s.clock.advance(3600_000);
+    expect(await s.work.file()).toBe(1);
+    await expect(s.work.upload()).rejects.toThrow("process killed");
+    expect(await s.outcomes(ok.transactionId)).toEqual([]);
+    crash = false;
+    await s.work.upload(); // the restarted pass finds the same bytes in the bank's inbox: recorded, not sent
+    await s.work.upload();
+    expect(uploads).toBe(1);
+    expect(inbox(server.localRoot)).toContain(`${s.fileOf("0900")}.xml`);
+    expect(readdirSync(join(server.localRoot, "inbox")).filter((f) => f.endsWith(".part"))).toEqual([]);
+    expect(await s.outcomes(ok.transactionId)).toEqual(["PROCESSING"]);
+
+    expect(s.bank.answer()).toBe(1);
+    expect(s.bank.received.map((f) => f.transfers.length)).toEqual([3]);
+    expect(await s.work.read()).toBe(2);
+    expect(await s.outcomes(ok.transactionId)).toEqual(["PROCESSING", "COMPLETED"]);
+    expect(await s.outcomes(bad.transactionId)).toEqual(["PROCESSING", "REJECTED:AC04"]);
+    expect(await s.outcomes(back.transactionId)).toEqual(["PROCESSING", "COMPLETED", "RETURNED:MD07"]);
+    expect(readdirSync(join(server.localRoot, "outbox"))).toEqual([]);
+    expect(await s.work.read()).toBe(0);
+  });
+
+  it("refuses a server whose host key is not the pinned SEPA_SFTP_HOST_KEY: nothing is sent or recorded", async () => {
+    const other = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBl4f3o4b0r3Cc0mWqJ8n2yU2rS7Vx3tq9y1Jm0QxqZ1 someone-else";
+    const s = setup({ sftp: { server, env: { SEPA_SFTP_HOST_KEY: other } } });
+    const i = s.instruction("DE75512108001245126199");
+    await s.accept(i);
+    s.clock.advance(3600_000);
+    await s.work.file();
+    await expect(s.work.upload()).rejects.toThrow(/not the pinned SEPA_SFTP_HOST_KEY/);
+    expect(inbox(server.localRoot)).not.toContain(`${s.fileOf("0900")}.xml`);
+    expect(await s.outcomes(i.transactionId)).toEqual([]);
+  });
+});
+
+describe("SEPA settings: the bank's file drop", () => {
+  const base = { SEPA_DEBTOR_NAME: "Corridor Operator GmbH", SEPA_DEBTOR_IBAN: "DE89370400440532013000" };
+  it("takes a directory or an SFTP server, exactly one, and an SFTP server with a user, a pinned host key and a credential", () => {
+    const issues = (env: Record<string, string>) => {
+      const r = sepaConfigSchema.safeParse({ ...base, ...env });
+      return r.success ? [] : r.error.issues.map((i) => i.path.join("."));
+    };
+    expect(issues({ SEPA_FILE_DROP_DIR: "/srv/bank" })).toEqual([]);
+    expect(issues({})).toEqual(["SEPA_SFTP_HOST"]);
+    expect(issues({ SEPA_FILE_DROP_DIR: "/srv/bank", SEPA_SFTP_HOST: "bank.example" })).toEqual(["SEPA_SFTP_HOST"]);
+    expect(issues({ SEPA_SFTP_HOST: "bank.example" }).sort()).toEqual(["SEPA_SFTP_HOST_KEY", "SEPA_SFTP_PASSWORD", "SEPA_SFTP_USERNAME"]);
+    expect(issues({ SEPA_SFTP_HOST: "bank.example", SEPA_SFTP_USERNAME: "corridor", SEPA_SFTP_HOST_KEY: "SHA256:abc", SEPA_SFTP_PASSWORD: "pw" })).toEqual([]);
+  });
+
+  it("has no window on TARGET2's closing days (Good Friday, Easter Monday) unless SEPA_CALENDAR=NONE", () => {
+    const thursdayAfternoon = new Date("2026-04-02T13:00:00Z"); // 15:00 in Berlin, after the 14:00 cut-off
+    const t2 = sepaSchedule(sepaConfigSchema.parse({ ...base, SEPA_FILE_DROP_DIR: "/srv/bank" }));
+    expect(windowFor(t2, thursdayAfternoon).id).toBe("2026-04-07T0900");
+    const none = sepaSchedule(sepaConfigSchema.parse({ ...base, SEPA_FILE_DROP_DIR: "/srv/bank", SEPA_CALENDAR: "NONE" }));
+    expect(windowFor(none, thursdayAfternoon).id).toBe("2026-04-03T0900");
   });
 });
 

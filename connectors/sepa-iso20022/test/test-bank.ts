@@ -4,13 +4,14 @@ import { join } from "node:path";
 import { readCreditTransferFile, writeNotification, writeStatusReport, type TransactionVerdict } from "./bank-simulator.js";
 
 /**
- * A bank behind a directory file drop, for tests: it takes the pain.001 files the connector
+ * A bank behind a file drop (a directory, or the folders the SFTP test server serves), for tests: it takes the pain.001 files the connector
  * uploads to inbox/ (read with the simulator's own parser), and answers in outbox/ with a pain.002
  * per file and, for creditors it is told to, a camt.054 return after settling. Which creditor IBAN
  * gets which fate is the test's choice.
  */
-export function testBank(fates: Record<string, "settle" | { reject: string } | { settleThenReturn: string }>) {
-  const root = mkdtempSync(join(tmpdir(), "corridor-sepa-bank-"));
+export function testBank(fates: Record<string, "settle" | { reject: string } | { settleThenReturn: string }>, opts: { root?: string } = {}) {
+  // Its folders: a scratch directory (the directory drop), or the SFTP test server's root (test/infra/sftp/sshd.ts).
+  const root = opts.root ?? mkdtempSync(join(tmpdir(), "corridor-sepa-bank-"));
   const answered = new Set<string>();
   let n = 0;
   const received: ReturnType<typeof readCreditTransferFile>[] = [];

@@ -1,4 +1,5 @@
 import { DateTime, IANAZone } from "luxon";
+import { HOLIDAY_CALENDARS, holidaysOf, type HolidayCalendar } from "./holidays.js";
 
 /**
  * Cut-off windows: banks take payment files by deadlines (ACH's same-day and next-day windows,
@@ -16,6 +17,8 @@ export interface CutoffSchedule {
   weekdays: ReadonlySet<number>;
   /** Dates (YYYY-MM-DD, in the zone) the bank is closed on: no window that day. */
   holidays: ReadonlySet<string>;
+  /** A payment system's closing days, computed by its rules (holidays.ts), on top of `holidays`. */
+  calendar?: HolidayCalendar;
 }
 
 export interface CutoffWindow {
@@ -25,6 +28,8 @@ export interface CutoffWindow {
   closesAt: Date;
   /** The business date of the window, in the bank's zone (effective entry date / execution date). */
   businessDate: string;
+  /** The cut-off's time of day in the bank's zone, as minutes after midnight (one of the schedule's `minutes`). */
+  minute: number;
 }
 
 /** What an operator writes: `"10:30,14:45,16:45"`, a zone, optionally weekdays and holidays. */
@@ -35,6 +40,8 @@ export interface CutoffSettings {
   weekdays?: string;
   /** Comma-separated YYYY-MM-DD dates. */
   holidays?: string;
+  /** A payment system's closing days on top of `holidays`: FEDERAL_RESERVE (ACH), TARGET2 (SEPA). */
+  calendar?: HolidayCalendar;
 }
 
 /** Parses settings into a schedule; throws a message naming the bad part (for the config schema). */
@@ -69,37 +76,61 @@ export function parseCutoffs(s: CutoffSettings): CutoffSchedule {
         return d;
       }),
   );
-  return { zone: s.zone, minutes: sorted, weekdays, holidays };
+  if (s.calendar !== undefined && !HOLIDAY_CALENDARS.includes(s.calendar)) throw new Error(`holiday calendar ${JSON.stringify(s.calendar)} is not one of ${HOLIDAY_CALENDARS.join(", ")}`);
+  return { zone: s.zone, minutes: sorted, weekdays, holidays, ...(s.calendar ? { calendar: s.calendar } : {}) };
 }
 
-const isBusinessDay = (s: CutoffSchedule, day: DateTime) => s.weekdays.has(day.weekday) && !s.holidays.has(day.toISODate()!);
+const isOpen = (s: CutoffSchedule, day: DateTime) => {
+  const date = day.toISODate()!;
+  return s.weekdays.has(day.weekday) && !s.holidays.has(date) && !(s.calendar && holidaysOf(s.calendar, day.year).has(date));
+};
+
+/** Whether the bank takes files on `date` (YYYY-MM-DD): a business weekday, not a holiday of its own nor of its calendar. */
+export function isBusinessDay(s: CutoffSchedule, date: string): boolean {
+  return isOpen(s, DateTime.fromISO(date, { zone: s.zone }));
+}
+
+/** The instant of a wall-clock time (`HH:MM`) on a date in the bank's zone (a time in a DST gap: the next valid instant). */
+export function localInstant(s: CutoffSchedule, date: string, time: string): Date {
+  const [hour, minute] = time.split(":").map(Number) as [number, number];
+  return DateTime.fromISO(date, { zone: s.zone }).set({ hour, minute, second: 0, millisecond: 0 }).toJSDate();
+}
+
+/** An instant's date (YYYY-MM-DD) and time (HHmm) in the bank's zone. */
+export function localParts(s: CutoffSchedule, at: Date): { date: string; time: string } {
+  const t = DateTime.fromJSDate(at, { zone: s.zone });
+  return { date: t.toISODate()!, time: t.toFormat("HHmm") };
+}
 
 /**
  * The window an instruction that arrived at `at` goes into: the first cut-off strictly after `at`
- * on a business day (an instruction at exactly 14:30 misses the 14:30 window). Looks at most a year
- * ahead, which a schedule with any business day always satisfies.
+ * on a business day (an instruction at exactly 14:30 misses the 14:30 window: that window's file
+ * may already be built). `skip` leaves cut-offs out (ACH: an entry over the same-day limit skips
+ * the same-day windows). Looks at most a year ahead, which a schedule with any business day
+ * always satisfies.
  */
-export function windowFor(s: CutoffSchedule, at: Date): CutoffWindow {
+export function windowFor(s: CutoffSchedule, at: Date, opts: { skip?: (minute: number) => boolean } = {}): CutoffWindow {
   const start = DateTime.fromJSDate(at, { zone: s.zone });
   let day = start.startOf("day");
   for (let i = 0; i < 370; i++, day = day.plus({ days: 1 }).startOf("day")) {
-    if (!isBusinessDay(s, day)) continue;
+    if (!isOpen(s, day)) continue;
     for (const m of s.minutes) {
+      if (opts.skip?.(m)) continue;
       // A cut-off in a DST gap (02:30 on a spring-forward day) is taken at the next valid instant.
       const cutoff = day.set({ hour: Math.floor(m / 60), minute: m % 60, second: 0, millisecond: 0 });
-      if (cutoff > start) return { id: cutoff.toFormat("yyyy-MM-dd'T'HHmm"), closesAt: cutoff.toJSDate(), businessDate: day.toISODate()! };
+      if (cutoff > start) return { id: cutoff.toFormat("yyyy-MM-dd'T'HHmm"), closesAt: cutoff.toJSDate(), businessDate: day.toISODate()!, minute: m };
     }
   }
   throw new Error("the cut-off schedule has no business day within a year");
 }
 
-/** The business date `days` business days after `date` (YYYY-MM-DD), for settlement dates and return windows. */
+/** The business date `days` business days after `date` (YYYY-MM-DD), for settlement dates and return windows (0: `date` itself). */
 export function addBusinessDays(s: CutoffSchedule, date: string, days: number): string {
   let day = DateTime.fromISO(date, { zone: s.zone });
   let left = days;
   while (left > 0) {
     day = day.plus({ days: 1 });
-    if (isBusinessDay(s, day)) left--;
+    if (isOpen(s, day)) left--;
   }
   return day.toISODate()!;
 }

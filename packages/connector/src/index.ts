@@ -24,4 +24,5 @@ export {
   type RunningConnector,
 } from "./runtime.js";
 export { runConnector } from "./standalone.js";
-export { addBusinessDays, parseCutoffs, windowFor, type CutoffSchedule, type CutoffSettings, type CutoffWindow } from "./cutoffs.js";
+export { addBusinessDays, isBusinessDay, localInstant, localParts, parseCutoffs, windowFor, type CutoffSchedule, type CutoffSettings, type CutoffWindow } from "./cutoffs.js";
+export { HOLIDAY_CALENDARS, easterSunday, federalReserveHolidays, holidaysOf, target2ClosingDays, type HolidayCalendar } from "./holidays.js";

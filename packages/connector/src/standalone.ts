@@ -67,8 +67,6 @@ export async function runConnector<S extends z.ZodObject>(def: ConnectorDefiniti
   const running = await startConnector(def, { db, bus, clock: systemClock, log, env: process.env });
   const health = new HealthState();
   const server = await serveConnect({ routes: (router) => health.routes(router), interceptors: [tracingServerInterceptor(), appErrorInterceptor], port: config.PORT, host: config.HOST });
-  log.info({ port: server.port, database: db.kind }, `connector ${def.name} running`);
-
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -89,4 +87,6 @@ export async function runConnector<S extends z.ZodObject>(def: ConnectorDefiniti
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+  // Said once the signal handlers are in place: a supervisor that stops the process after this line is drained, never killed.
+  log.info({ port: server.port, database: db.kind }, `connector ${def.name} running`);
 }

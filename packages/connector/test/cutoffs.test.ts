@@ -8,7 +8,7 @@ const at = (iso: string) => new Date(iso);
 describe("cut-off windows", () => {
   it("puts an instruction in the next cut-off of the bank's day, in the bank's zone", () => {
     // 09:00 New York (14:00 UTC, EST) on Friday 27 November 2026 → the 10:30 window that day.
-    expect(windowFor(ach, at("2026-11-27T14:00:00Z"))).toEqual({ id: "2026-11-27T1030", closesAt: at("2026-11-27T15:30:00Z"), businessDate: "2026-11-27" });
+    expect(windowFor(ach, at("2026-11-27T14:00:00Z"))).toEqual({ id: "2026-11-27T1030", closesAt: at("2026-11-27T15:30:00Z"), businessDate: "2026-11-27", minute: 630 });
     expect(windowFor(ach, at("2026-11-27T17:00:00Z")).id).toBe("2026-11-27T1445");
   });
 

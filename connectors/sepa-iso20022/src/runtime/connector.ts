@@ -1,4 +1,4 @@
-import { defineConnector, parseCutoffs, windowFor, type IncomingCreditNotice, type NoticePublisher, type OutcomePublisher, type OutcomeReport } from "@corridor/connector";
+import { defineConnector, windowFor, type IncomingCreditNotice, type NoticePublisher, type OutcomePublisher, type OutcomeReport } from "@corridor/connector";
 import { pollingWorker, type Clock, type Logger } from "@corridor/kit";
 import { randomUUID } from "node:crypto";
 import { sql, type Kysely, type Transaction } from "kysely";
@@ -9,15 +9,37 @@ import { writeCreditTransferFile } from "../iso20022/pain001.js";
 import { readPaymentStatusReport } from "../iso20022/pain002.js";
 import { readNotification, readStatement, type BankToCustomerDocument, type EntryDetail } from "../iso20022/camt.js";
 import { admit } from "./admission.js";
-import { sepaConfigSchema, type SepaConfig } from "./config.js";
+import { sepaConfigSchema, sepaSchedule, type SepaConfig } from "./config.js";
 import type { SepaTables, TransferState } from "./tables.js";
-import { directoryDrop, sha256, type BankFileDrop } from "./transport.js";
+import { BankFileDropError, SftpTransport, directoryDrop, type BankFileDrop } from "@corridor/connector/bank-files";
+import { createHash } from "node:crypto";
 
 export const SEPA_CONNECTOR = "sepa";
 export const SEPA_SCHEMA = "connector_sepa";
 export const SEPA_MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations", import.meta.url));
 
 type Db = Kysely<SepaTables>;
+
+export const sha256 = (content: Buffer | string) => createHash("sha256").update(content).digest("hex");
+
+/** The bank's file drop the settings name: its SFTP server (pinned host key), or a mounted directory. */
+export function sepaDropFromConfig(c: SepaConfig): BankFileDrop {
+  if (c.SEPA_FILE_DROP_DIR) return directoryDrop(c.SEPA_FILE_DROP_DIR);
+  return new SftpTransport({
+    host: c.SEPA_SFTP_HOST!,
+    port: c.SEPA_SFTP_PORT,
+    username: c.SEPA_SFTP_USERNAME!,
+    password: c.SEPA_SFTP_PASSWORD,
+    privateKey: c.SEPA_SFTP_PRIVATE_KEY,
+    passphrase: c.SEPA_SFTP_PRIVATE_KEY_PASSPHRASE,
+    hostKey: c.SEPA_SFTP_HOST_KEY!,
+    hostKeySetting: "SEPA_SFTP_HOST_KEY",
+    inboxDir: c.SEPA_SFTP_INBOX_DIR,
+    outboxDir: c.SEPA_SFTP_OUTBOX_DIR,
+    archiveDir: c.SEPA_SFTP_ARCHIVE_DIR,
+    timeoutMs: c.SEPA_SFTP_TIMEOUT_MS,
+  });
+}
 type Trx = Transaction<SepaTables>;
 
 /** The status codes of a pain.002 that settle a transfer; other accepted states (ACCP, ACTC, ACSP, PDNG) move nothing. */
@@ -48,7 +70,7 @@ export interface SepaDeps {
  *   each report applied once.
  */
 export function sepaWork(d: SepaDeps) {
-  const schedule = parseCutoffs({ times: d.config.SEPA_CUTOFF_TIMES, zone: d.config.SEPA_CUTOFF_ZONE, weekdays: d.config.SEPA_BUSINESS_DAYS, holidays: d.config.SEPA_HOLIDAYS });
+  const schedule = sepaSchedule(d.config);
   const report = (trx: Trx, platformId: string, transactionId: string, status: OutcomeReport["status"], reason = "") =>
     d.outcomes.report(trx as Transaction<any>, { platformId, transactionId, status, reason, at: d.clock.now() });
 
@@ -163,9 +185,13 @@ export function sepaWork(d: SepaDeps) {
     async upload(): Promise<number> {
       const built = await d.db.selectFrom("sepa_files").select(["file_name", "content", "sha256"]).where("state", "=", "BUILT").orderBy("file_name").execute();
       for (const f of built) {
-        const there = await d.drop.inboxContent(f.file_name);
-        if (there === undefined) await d.drop.upload(f.file_name, Buffer.from(f.content));
-        else if (sha256(there) !== f.sha256) throw new Error(`the bank's inbox has another file named ${f.file_name}; refusing to overwrite it (operator: see docs/connectors.md)`);
+        try {
+          const result = await d.drop.upload(f.file_name, Buffer.from(f.content));
+          if (result === "already-present") d.log.warn({ file: f.file_name }, "sepa: the file was already in the bank's inbox (an earlier attempt got there): recorded, not sent again");
+        } catch (err) {
+          if (err instanceof BankFileDropError && err.kind === "conflict") throw new Error(`the bank's inbox has another file named ${f.file_name}; refusing to overwrite it (operator: see docs/connectors.md)`);
+          throw err;
+        }
         await d.db.transaction().execute(async (trx) => {
           const marked = await trx.updateTable("sepa_files").set({ state: "UPLOADED", uploaded_at: d.clock.now() }).where("file_name", "=", f.file_name).where("state", "=", "BUILT").executeTakeFirst();
           if (marked.numUpdatedRows === 0n) return; // another replica recorded it
@@ -185,8 +211,8 @@ export function sepaWork(d: SepaDeps) {
     /** Reads the bank's reports, each once, and archives them; returns how many it read. */
     async read(): Promise<number> {
       let read = 0;
-      for (const name of await d.drop.reports()) {
-        const content = await d.drop.read(name);
+      for (const { name } of await d.drop.listOutbox()) {
+        const content = await d.drop.download(name);
         const hash = sha256(content);
         const applied = await d.db.transaction().execute(async (trx) => {
           const fresh = await trx.insertInto("sepa_bank_documents").values({ file_name: name, sha256: hash, message: "", outcomes: 0, read_at: d.clock.now() }).onConflict((c) => c.column("file_name").doNothing()).executeTakeFirst();
@@ -361,7 +387,7 @@ export const sepaConnector = defineConnector({
   migrationsDir: SEPA_MIGRATIONS_DIR,
   config: sepaConfigSchema,
   build(ctx) {
-    const work = sepaWork({ db: ctx.db as Db, clock: ctx.clock, log: ctx.log, outcomes: ctx.outcomes, notices: ctx.notices, config: ctx.config, drop: directoryDrop(ctx.config.SEPA_FILE_DROP_DIR) });
+    const work = sepaWork({ db: ctx.db as Db, clock: ctx.clock, log: ctx.log, outcomes: ctx.outcomes, notices: ctx.notices, config: ctx.config, drop: sepaDropFromConfig(ctx.config) });
     const filer = pollingWorker({ name: "sepa-files", pollMs: ctx.config.SEPA_POLL_MS, log: ctx.log, pass: async () => ({ built: await work.file(), uploaded: await work.upload() }) });
     const reader = pollingWorker({ name: "sepa-reports", pollMs: ctx.config.SEPA_POLL_MS, log: ctx.log, pass: () => work.read() });
     return { onInstruction: (i, trx) => work.accept(i, trx as unknown as Trx), workers: [filer, reader] };

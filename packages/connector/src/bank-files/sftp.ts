@@ -1,20 +1,17 @@
-// The SFTP transport to the ODFI: Corridor uploads its NACHA files to the bank's inbox folder and
-// reads what the bank leaves in its outbox folder (acknowledgements, returns, NOCs, incoming
-// entries), then archives each file it has processed.
-//
-// An upload happens at most once per file name: a file is written under a temporary name
-// (".<name>.part") and renamed into place, so the bank never sees half a file; before writing, the
-// final name is looked up, and a file already there with the same bytes means an earlier attempt
-// got as far as the rename (a crash before it was recorded): that is reported as
-// "already-present", never written again. A file there with other bytes is a conflict the
-// operator must look at: the transport never overwrites a file in the bank's inbox.
+// The bank's file drop over SFTP (ssh2-sftp-client over ssh2): Corridor uploads its payment files
+// to the bank's inbox folder and reads what the bank leaves in its outbox folder, then archives each
+// file it has processed. The guarantees are the drop's (drop.ts): an upload lands at most once per
+// file name, never half (".<name>.part", then a rename that refuses an existing target; the same
+// bytes already there are "already-present"; other bytes a conflict, never overwritten).
 //
 // Credentials (password or private key) are passed to ssh2 and nowhere else: no log line, error
-// message or thrown object carries them. The server's host key is pinned (ACH_SFTP_HOST_KEY): a
-// server presenting another key is refused before any credential is sent.
+// message or thrown object carries them. The server's host key is pinned (`hostKey`: a public key
+// line or a SHA256: fingerprint): a server presenting another key is refused before any credential
+// is sent. One connection per operation.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { posix } from "node:path";
 import SftpClient from "ssh2-sftp-client";
+import { BankFileDropError, byAgeThenName, checkFileName, type BankFile, type BankFileDrop, type UploadResult } from "./drop.js";
 
 export interface SftpSettings {
   readonly host: string;
@@ -29,29 +26,24 @@ export interface SftpSettings {
   readonly outboxDir: string;
   readonly archiveDir: string;
   readonly timeoutMs: number;
+  /** The setting that pins the host key, named in errors (ACH_SFTP_HOST_KEY, SEPA_SFTP_HOST_KEY). */
+  readonly hostKeySetting?: string;
 }
 
-export interface RemoteFile {
-  readonly name: string;
-  readonly size: number;
-  readonly modifiedAt: Date;
-}
-
-export type UploadResult = "uploaded" | "already-present";
-
-/** A transport failure; its message names the operation and path, never a credential. */
-export class SftpTransportError extends Error {
-  constructor(readonly operation: string, message: string, readonly kind: "connect" | "host-key" | "conflict" | "io" = "io") {
-    super(`sftp ${operation}: ${message}`);
+/** An SFTP failure; its message names the operation and path, never a credential. */
+export class SftpTransportError extends BankFileDropError {
+  constructor(operation: string, message: string, kind: "connect" | "host-key" | "conflict" | "io" = "io") {
+    super(operation, message, kind, "sftp");
     this.name = "SftpTransportError";
   }
 }
 
-/** Names the transport accepts: the bank sees them, so plain ASCII without path separators. */
-const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
-
 function checkName(op: string, name: string): void {
-  if (!SAFE_NAME.test(name) || name.endsWith(".part")) throw new SftpTransportError(op, `file name ${JSON.stringify(name)} is not a plain file name`);
+  try {
+    checkFileName(op, name, "sftp");
+  } catch (e) {
+    throw new SftpTransportError(op, (e as Error).message.replace(/^sftp \S+: /, ""));
+  }
 }
 
 /** The SHA256 fingerprint OpenSSH prints for a host key blob. */
@@ -59,26 +51,26 @@ export function hostKeyFingerprint(keyBlob: Buffer): string {
   return `SHA256:${createHash("sha256").update(keyBlob).digest("base64").replace(/=+$/, "")}`;
 }
 
-function hostKeyMatcher(pinned: string): (key: Buffer) => boolean {
+function hostKeyMatcher(pinned: string, setting: string): (key: Buffer) => boolean {
   const p = pinned.trim();
   if (p.startsWith("SHA256:")) return (key) => hostKeyFingerprint(key) === p;
   const parts = p.split(/\s+/);
   const blob = Buffer.from(parts.length >= 2 ? parts[1]! : parts[0]!, "base64");
-  if (blob.length < 16) throw new SftpTransportError("connect", "ACH_SFTP_HOST_KEY is neither a public key line nor a SHA256: fingerprint", "host-key");
+  if (blob.length < 16) throw new SftpTransportError("connect", `${setting} is neither a public key line nor a SHA256: fingerprint`, "host-key");
   return (key) => key.length === blob.length && timingSafeEqual(key, blob);
 }
 
-export class SftpTransport {
+export class SftpTransport implements BankFileDrop {
   private readonly matches: (key: Buffer) => boolean;
 
   constructor(private readonly settings: SftpSettings) {
     if (!settings.password && !settings.privateKey) throw new SftpTransportError("connect", "neither a password nor a private key is configured", "connect");
-    this.matches = hostKeyMatcher(settings.hostKey);
+    this.matches = hostKeyMatcher(settings.hostKey, settings.hostKeySetting ?? "the pinned host key");
   }
 
   /** Runs `fn` on a fresh connection and always closes it. */
   private async session<T>(op: string, fn: (c: SftpClient) => Promise<T>): Promise<T> {
-    const client = new SftpClient("corridor-ach");
+    const client = new SftpClient("corridor-bank-files");
     let hostKeyRefused = false;
     const s = this.settings;
     try {
@@ -99,7 +91,7 @@ export class SftpTransport {
       });
     } catch (e) {
       await client.end().catch(() => undefined);
-      if (hostKeyRefused) throw new SftpTransportError(op, `the server at ${s.host}:${s.port} presented a host key that is not the pinned ACH_SFTP_HOST_KEY`, "host-key");
+      if (hostKeyRefused) throw new SftpTransportError(op, `the server at ${s.host}:${s.port} presented a host key that is not the pinned ${s.hostKeySetting ?? "host key"}`, "host-key");
       throw new SftpTransportError(op, `cannot connect to ${s.host}:${s.port} as ${s.username}: ${safeMessage(e)}`, "connect");
     }
     try {
@@ -134,13 +126,13 @@ export class SftpTransport {
   }
 
   /** The files waiting in the bank's outbox, oldest first (dot-files and partial uploads skipped). */
-  async listOutbox(): Promise<RemoteFile[]> {
+  async listOutbox(): Promise<BankFile[]> {
     return this.session("list", async (c) => {
       const items = await c.list(this.settings.outboxDir);
       return items
         .filter((i) => i.type === "-" && !i.name.startsWith("."))
         .map((i) => ({ name: i.name, size: i.size, modifiedAt: new Date(i.modifyTime) }))
-        .sort((a, b) => a.modifiedAt.getTime() - b.modifiedAt.getTime() || a.name.localeCompare(b.name));
+        .sort(byAgeThenName);
     });
   }
 
@@ -172,7 +164,7 @@ export class SftpTransport {
   }
 
   /** Files in the inbox (to check what the bank has not yet collected). */
-  async listInbox(): Promise<RemoteFile[]> {
+  async listInbox(): Promise<BankFile[]> {
     return this.session("list", async (c) => {
       const items = await c.list(this.settings.inboxDir);
       return items.filter((i) => i.type === "-" && !i.name.startsWith(".")).map((i) => ({ name: i.name, size: i.size, modifiedAt: new Date(i.modifyTime) }));

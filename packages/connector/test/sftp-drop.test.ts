@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync, utimesS
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sftpServerRequired, sftpServerUnavailableReason, startSftpServer, type SftpTestServer } from "../../../test/infra/sftp/sshd.js";
-import { SftpTransport, SftpTransportError, type SftpSettings } from "../src/sftp/transport.js";
+import { SftpTransport, SftpTransportError, hostKeyFingerprint, type SftpSettings } from "../src/bank-files/index.js";
 
 // The bank's server is Debian's OpenSSH (test/infra/sftp/sshd.ts), installed when missing.
 const unavailable = sftpServerUnavailableReason();
@@ -85,7 +85,6 @@ describe.skipIf(skip)(`SFTP transport against OpenSSH's sshd (internal-sftp)${un
   });
 
   it("accepts the host key pinned by its SHA256 fingerprint", async () => {
-    const { hostKeyFingerprint } = await import("../src/sftp/transport.js");
     const blob = Buffer.from(server.hostPublicKey.split(" ")[1]!, "base64");
     await new SftpTransport({ ...settings, hostKey: hostKeyFingerprint(blob) }).listOutbox();
   });
