@@ -28,7 +28,7 @@ describe("gateway", () => {
   let admin: ReturnType<FakeServices["addToken"]>;
 
   const build = (extra: Partial<GatewayOptions> = {}) => buildGateway({ transportFor: fakes.transportFor, log, ...extra });
-  const call = (method: "GET" | "POST" | "PATCH" | "DELETE", url: string, opts: { as?: typeof admin; body?: unknown } = {}) =>
+  const call = (method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE", url: string, opts: { as?: typeof admin; body?: unknown } = {}) =>
     app.inject({
       method,
       url: `${V}${url}`,
@@ -104,10 +104,32 @@ describe("gateway", () => {
       expect(fieldsOf(res)).toEqual(["query.limit"]);
     });
 
-    it("rejects a malformed token id as params.tokenId", async () => {
-      const res = await call("GET", "/tokens/not-a-token", { as: admin });
+    it("rejects a malformed token id as params.tokenId, and answers 404 NOT_FOUND for a segment that is no id", async () => {
+      const res = await call("GET", "/tokens/Token:not-a-token", { as: admin });
       expectError(res, 400, "INVALID_INPUT");
       expect(fieldsOf(res)).toEqual(["params.tokenId"]);
+      expectError(await call("GET", "/tokens/not-a-token", { as: admin }), 404, "NOT_FOUND");
+    });
+
+    it("answers 405 METHOD_NOT_ALLOWED with Allow for a served path and another method, 404 for an unknown path", async () => {
+      const res = await call("PUT", "/tokens", { as: admin, body: {} });
+      expectError(res, 405, "METHOD_NOT_ALLOWED");
+      expect(res.headers.allow).toBe("GET, POST");
+      expect(JSON.parse(res.body).details.allowed).toEqual(["GET", "POST"]);
+      const one = await call("PATCH", "/tokens/Token:0190f0a8-0000-7000-8000-000000000000", { as: admin, body: {} });
+      expectError(one, 405, "METHOD_NOT_ALLOWED");
+      expect(one.headers.allow).toBe("DELETE, GET");
+      expectError(await call("GET", "/tokens/Token:0190f0a8-0000-7000-8000-000000000000/nothing", { as: admin }), 404, "NOT_FOUND");
+    });
+
+    it("answers 415 naming application/json for a JSON route sent text/plain or multipart/form-data, and changes nothing", async () => {
+      const headers = { authorization: basic(admin) };
+      for (const type of ["text/plain", "multipart/form-data; boundary=x"]) {
+        const res = await app.inject({ method: "POST", url: `${V}/tokens`, headers: { ...headers, "content-type": type }, payload: '{"name":"t","permissions":["VIEW"]}' });
+        expectError(res, 415, "UNSUPPORTED_MEDIA_TYPE");
+        expect(JSON.parse(res.body).details).toMatchObject({ expected: "application/json", received: type.split(";")[0] });
+        expect(JSON.parse(res.body).message).toContain("application/json");
+      }
     });
 
     it("does not coerce body types: a string amount is invalid", async () => {

@@ -1330,7 +1330,7 @@ export type ExecuteQuoteTransactionResponse = Message<"corridor.ledger.v1.Execut
   transaction?: Transaction | undefined;
 
   /**
-   * True when it had been executed before this call (quotes-fx answers 409 QUOTE_ALREADY_EXECUTED).
+   * True when it had been executed before this call (quotes-fx answers 409 INVALID_STATE_TRANSITION).
    *
    * @generated from field: bool already_executed = 2;
    */
