@@ -39,6 +39,8 @@ export const ERROR_CODES = {
   INVITATION_EXPIRED: [400, "The invitation has expired."],
   INVITATION_CANCELLED: [400, "The invitation was cancelled."],
   WEBHOOK_ENDPOINT_NOT_SET: [400, "The platform has no webhookEndpoint to send to; set one with PATCH /config first."],
+  // Issue 27 (Grid parity, second pass).
+  WEBHOOK_DELIVERY_FAILED: [400, "The TEST webhook got no HTTP answer (connection failed, DNS lookup failed, TLS handshake failed, no answer in time, or the target broke the webhook endpoint rules); details.reason names the category, never a socket error."],
   // 401
   UNAUTHORIZED: [401, "Missing or wrong credentials or signature; a sandbox magic-value mismatch carries details.reason."],
   WALLET_SIGNATURE_MISSING: [401, "A signed retry without its Service-Wallet-Signature."],
@@ -194,7 +196,7 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "PATCH /config": [],
   "GET /config/webhook-secret": [],
   "POST /config/webhook-secret/rotate": [],
-  "POST /sandbox/webhooks/test": ["WEBHOOK_ENDPOINT_NOT_SET"],
+  "POST /sandbox/webhooks/test": ["WEBHOOK_ENDPOINT_NOT_SET", "WEBHOOK_DELIVERY_FAILED"],
   "GET /customers/internal-accounts": ["USER_NOT_FOUND"],
   "GET /platform/internal-accounts": [],
   "POST /customers/external-accounts": ["USER_NOT_FOUND", "INVALID_BANK_ACCOUNT"],

@@ -421,7 +421,15 @@ describe("gateway", () => {
         headers: { authorization: basic(admin), "content-type": "application/json" },
       });
       expect(res.statusCode).toBe(200);
-      expect(res.json()).toMatchObject({ id: expect.stringMatching(/^Webhook:/), type: "TEST", url: "https://example.com/h", responseStatus: 200, delivered: true });
+      expect(res.json()).toEqual({ url: "https://example.com/h", response_status: 200, response_body: "" });
+    });
+
+    it("answers 400 WEBHOOK_DELIVERY_FAILED with the category when the endpoint gave no answer", async () => {
+      await call("PATCH", "/config", { as: admin, body: { webhookEndpoint: "https://example.com/down" } });
+      fakes.testWebhookUnanswered = "connection failed";
+      const res = await call("POST", "/sandbox/webhooks/test", { as: admin });
+      expectError(res, 400, "WEBHOOK_DELIVERY_FAILED");
+      expect(res.json().details).toEqual({ url: "https://example.com/down", reason: "connection failed" });
     });
   });
 

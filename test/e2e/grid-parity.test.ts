@@ -67,6 +67,41 @@ describe.skipIf(skipReason())(`Grid parity (${mode})`, () => {
     });
   });
 
+  describe("answers about the request itself (issue 27)", () => {
+    it("answers a served path with another method 405 METHOD_NOT_ALLOWED with an Allow header", async () => {
+      const res = await p.call("DELETE", "/customers");
+      expect(res.status).toBe(405);
+      expect(res.body).toMatchObject({ status: 405, code: "METHOD_NOT_ALLOWED", details: { method: "DELETE", allowed: ["GET", "POST"] } });
+      expect(res.headers.get("allow")).toBe("GET, POST");
+      const one = await p.call("PUT", "/transactions/Transaction:0190a000-0000-7000-8000-000000000000");
+      expect(one.status).toBe(405);
+      expect(one.headers.get("allow")).toBe("GET");
+    });
+
+    it("answers an unknown sub-path 404 NOT_FOUND, not a 400 about an id pattern, and keeps 400 for a malformed id", async () => {
+      for (const path of ["/customers/not-a-route", "/transactions/whatever", "/quotes/Quote:0190a000-0000-7000-8000-000000000000/nothing"]) {
+        const res = await p.call("GET", path);
+        expect(res.status, path).toBe(404);
+        expect(res.body.code, path).toBe("NOT_FOUND");
+      }
+      const malformed = await p.call("GET", "/customers/Customer:not-hex");
+      expect(malformed.status).toBe(400);
+      expect(fieldsOf(malformed.body)).toEqual(["params.customerId"]);
+    });
+
+    it("answers a JSON route sent another content type 415 naming application/json, and creates nothing", async () => {
+      const before = (await p.call("GET", "/customers?limit=1")).body.totalCount;
+      const auth = `Basic ${Buffer.from(`${p.clientId}:${p.clientSecret}`).toString("base64")}`;
+      for (const type of ["text/plain", "application/x-www-form-urlencoded", "application/xml"]) {
+        const res = await system.raw("POST", "/2025-10-13/customers", { body: JSON.stringify(individual()), headers: { authorization: auth, "content-type": type } });
+        expect(res.status, type).toBe(415);
+        expect(res.body).toMatchObject({ code: "UNSUPPORTED_MEDIA_TYPE", details: { expected: "application/json", received: type } });
+        expect(res.body.message).toContain("application/json");
+      }
+      expect((await p.call("GET", "/customers?limit=1")).body.totalCount).toBe(before);
+    });
+  });
+
   describe("platform config", () => {
     it("answers proxyUmaSubdomain and webhookEndpoint as null while unset, and the endpoint once set", async () => {
       const fresh = await system.createPlatform({ name: "Grid parity config" });
