@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { individual } from "./customers-fixtures.js";
+import { business, individual } from "./customers-fixtures.js";
 import { mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
-import { usdAccountInfo } from "./ledger-helpers.js";
+import { balanceOf, fund, platformAccount, usdAccountInfo } from "./ledger-helpers.js";
 
 /** What a Grid integrator sends and expects back (issue 10): beneficiaries, tokens, invitations, config, owners. */
 describe.skipIf(skipReason())(`Grid parity (${mode})`, () => {
@@ -99,6 +99,47 @@ describe.skipIf(skipReason())(`Grid parity (${mode})`, () => {
         expect(res.body.message).toContain("application/json");
       }
       expect((await p.call("GET", "/customers?limit=1")).body.totalCount).toBe(before);
+    });
+  });
+
+  describe("requests Grid's clients send (issue 27)", () => {
+    it("stores and answers businessInfo.country (Grid's name for countryOfIncorporation), on create and patch", async () => {
+      const created = await p.call("POST", "/customers", business({ businessInfo: { legalName: "Acme GmbH", country: "DE" } }));
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      expect(created.body.businessInfo).toMatchObject({ legalName: "Acme GmbH", country: "DE", countryOfIncorporation: "DE" });
+      expect((await p.call("GET", `/customers/${created.body.id}`)).body.businessInfo).toMatchObject({ country: "DE" });
+      const patched = await p.call("PATCH", `/customers/${created.body.id}`, { businessInfo: { country: "FR" } });
+      expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+      expect(patched.body.businessInfo).toMatchObject({ legalName: "Acme GmbH", country: "FR", countryOfIncorporation: "FR" });
+      const both = await p.call("POST", "/customers", business({ businessInfo: { legalName: "Acme", country: "DE", countryOfIncorporation: "FR" } }));
+      expect(both.status).toBe(400);
+      expect(fieldsOf(both.body)).toEqual(["body.businessInfo.country"]);
+      const bad = await p.call("POST", "/customers", business({ businessInfo: { legalName: "Acme", country: "Germany" } }));
+      expect(bad.status).toBe(400);
+      expect(fieldsOf(bad.body)).toEqual(["body.businessInfo.country"]);
+    });
+
+    it("pays out over destination.paymentRail when it is one of the external account's rails, and refuses another without holding anything", async () => {
+      const usd = await platformAccount(p);
+      await fund(p, usd.id, 10_000);
+      const ext = await p.call("POST", "/platform/external-accounts", { currency: "USD", accountInfo: usdAccountInfo("000", { paymentRails: ["ACH", "RTP"] }) });
+      expect(ext.status, JSON.stringify(ext.body)).toBe(201);
+      const rtp = await p.call("POST", "/transfer-out", { source: { accountId: usd.id }, destination: { accountId: ext.body.id, paymentRail: "RTP" }, amount: 100 });
+      expect(rtp.status, JSON.stringify(rtp.body)).toBe(201);
+      expect(rtp.body.destination).toMatchObject({ accountId: ext.body.id, paymentRail: "RTP" });
+      const plain = await p.call("POST", "/transfer-out", { source: { accountId: usd.id }, destination: { accountId: ext.body.id }, amount: 100 });
+      expect(plain.status).toBe(201);
+      expect(plain.body.destination).toMatchObject({ paymentRail: "ACH" });
+      const before = await balanceOf(p);
+      const wire = await p.call("POST", "/transfer-out", { source: { accountId: usd.id }, destination: { accountId: ext.body.id, paymentRail: "WIRE" }, amount: 100 });
+      expect(wire.status).toBe(400);
+      expect(wire.body.code).toBe("INVALID_INPUT");
+      expect(fieldsOf(wire.body)).toEqual(["body.destination.paymentRail"]);
+      expect(wire.body.message).toContain("ACH, RTP");
+      expect(await balanceOf(p)).toBe(before);
+      // transfer-in takes no rail.
+      const into = await p.call("POST", "/transfer-in", { source: { accountId: ext.body.id, paymentRail: "ACH" }, destination: { accountId: usd.id }, amount: 100 });
+      expect(into.status).toBe(400);
     });
   });
 
