@@ -215,6 +215,7 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "POST /sandbox/clock/advance": [],
   "POST /customers": ["CONFLICT", "UMA_ADDRESS_EXISTS"],
   "GET /customers": [],
+  "GET /customers/end-user-terms": ["NOT_IMPLEMENTED"],
   "GET /customers/{customerId}": ["USER_NOT_FOUND"],
   "PATCH /customers/{customerId}": ["USER_NOT_FOUND", "CUSTOMER_DELETED", "CONFLICT", "UMA_ADDRESS_EXISTS"],
   "DELETE /customers/{customerId}": ["USER_NOT_FOUND", "CUSTOMER_DELETED", "CUSTOMER_HAS_FUNDS"],

@@ -7,6 +7,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildGateway, type GatewayOptions } from "../src/app.js";
+import { gatewayConfigSchema, gatewayTuning } from "../src/config.js";
 import { FakeServices } from "./fakes.js";
 import { publicErrorFromConnect } from "../src/http-status.js";
 
@@ -109,6 +110,16 @@ describe("gateway", () => {
       expectError(res, 400, "INVALID_INPUT");
       expect(fieldsOf(res)).toEqual(["params.tokenId"]);
       expectError(await call("GET", "/tokens/not-a-token", { as: admin }), 404, "NOT_FOUND");
+    });
+
+    it("answers GET /customers/end-user-terms from the operator's settings, 501 NOT_IMPLEMENTED without them", async () => {
+      expectError(await call("GET", "/customers/end-user-terms", { as: admin }), 501, "NOT_IMPLEMENTED");
+      await app.close();
+      app = await build(gatewayTuning(gatewayConfigSchema.parse({ CORRIDOR_END_USER_TERMS_URL: "https://operator.example/terms", CORRIDOR_END_USER_TERMS_VERSION: "2026-01" })));
+      const res = await call("GET", "/customers/end-user-terms", { as: admin });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({ version: "2026-01", url: "https://operator.example/terms" });
+      expect(() => gatewayConfigSchema.parse({ CORRIDOR_END_USER_TERMS_URL: "http://operator.example/terms" })).toThrow();
     });
 
     it("answers 405 METHOD_NOT_ALLOWED with Allow for a served path and another method, 404 for an unknown path", async () => {

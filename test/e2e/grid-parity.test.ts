@@ -89,6 +89,13 @@ describe.skipIf(skipReason())(`Grid parity (${mode})`, () => {
       expect(fieldsOf(malformed.body)).toEqual(["params.customerId"]);
     });
 
+    it("serves GET /customers/end-user-terms: 501 NOT_IMPLEMENTED where the operator publishes no terms (the default), never the 400 of a customer id", async () => {
+      const res = await p.call("GET", "/customers/end-user-terms");
+      expect(res.status).toBe(501);
+      expect(res.body).toMatchObject({ status: 501, code: "NOT_IMPLEMENTED" });
+      expect(res.body.message).toContain("CORRIDOR_END_USER_TERMS_URL");
+    });
+
     it("answers a JSON route sent another content type 415 naming application/json, and creates nothing", async () => {
       const before = (await p.call("GET", "/customers?limit=1")).body.totalCount;
       const auth = `Basic ${Buffer.from(`${p.clientId}:${p.clientSecret}`).toString("base64")}`;
