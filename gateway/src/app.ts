@@ -84,6 +84,8 @@ export interface GatewayOptions {
    * auth-sessions). Embedded mode passes the one its services share.
    */
   configBoard?: ConfigBoard;
+  /** The operator's end-user terms (GET /customers/end-user-terms); none: that route answers 501. Default: config.ts. */
+  endUserTerms?: { url: string; version: string };
   /** True once the process is draining: /readyz answers 503 so the load balancer stops sending. */
   isDraining?: () => boolean;
 }
@@ -162,6 +164,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
     guesses: new GuessThrottle(failureCounter, authFailureLimit, opts.log),
     platformConfig,
     webhookTargets: opts.webhookTargets ?? WEBHOOK_TARGET_DEFAULTS,
+    endUserTerms: opts.endUserTerms,
   };
 
   app.addHook("onRoute", assertRoutePermission);

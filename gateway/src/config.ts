@@ -23,6 +23,14 @@ export const gatewayEnv = {
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).default(15_000),
   /** A client must send a whole request (headers and body) within this many ms, or gets 408 and a closed connection (slow bodies). */
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30_000),
+  /** Where the operator publishes the end-user terms its platforms' customers accept (GET /customers/end-user-terms, an https URL); unset: that route answers 501 NOT_IMPLEMENTED. */
+  CORRIDOR_END_USER_TERMS_URL: z
+    .string()
+    .url()
+    .refine((u) => u.startsWith("https://"), "must be an https URL")
+    .optional(),
+  /** The version of those terms GET /customers/end-user-terms names. */
+  CORRIDOR_END_USER_TERMS_VERSION: z.string().min(1).max(64).default("1"),
 };
 
 export const gatewayConfigSchema = z.object(gatewayEnv);
@@ -63,6 +71,8 @@ export interface GatewayTuning {
   trustProxy: boolean;
   httpTimeouts: { headersMs: number; requestMs: number };
   webhookTargets: WebhookTargetSettings;
+  /** The operator's end-user terms, when it publishes some. */
+  endUserTerms?: { url: string; version: string };
 }
 
 export function gatewayTuning(config: GatewayConfig & Partial<WebhookTargetSettings>): GatewayTuning {
@@ -76,5 +86,6 @@ export function gatewayTuning(config: GatewayConfig & Partial<WebhookTargetSetti
     authCacheTtlMs: config.AUTH_CACHE_TTL_MS,
     trustProxy: config.TRUST_PROXY,
     httpTimeouts: { headersMs: config.HTTP_HEADERS_TIMEOUT_MS, requestMs: config.HTTP_REQUEST_TIMEOUT_MS },
+    ...(config.CORRIDOR_END_USER_TERMS_URL ? { endUserTerms: { url: config.CORRIDOR_END_USER_TERMS_URL, version: config.CORRIDOR_END_USER_TERMS_VERSION } } : {}),
   };
 }

@@ -229,16 +229,64 @@ export function notFoundBody(url: string): PublicErrorBody {
   return { status: 404, code: "NOT_FOUND", message: "No such route", details: {} };
 }
 
-/** Installs the error handler and the 404 handler (the JSON body parser is in validation.ts). */
+/**
+ * The methods each served path takes, for 405 answers: Fastify's router answers a known path with
+ * an unknown method as a 404; the not-found handler asks this table whether another method has
+ * the path. Paths are matched segment by segment (`:param` matches any one non-empty segment,
+ * `*` the rest), as the router does.
+ */
+export class MethodTable {
+  private readonly routes: { segments: string[]; method: string }[] = [];
+
+  add(method: string | readonly string[], url: string): void {
+    const segments = url.split("/").slice(1);
+    for (const m of Array.isArray(method) ? method : [method as string]) this.routes.push({ segments, method: m.toUpperCase() });
+  }
+
+  /** The methods some route serves `path` (no query) with, sorted; empty when no route has the path. */
+  allowed(path: string): string[] {
+    const segments = path.split("/").slice(1);
+    const out = new Set<string>();
+    for (const r of this.routes) {
+      const wildcard = r.segments[r.segments.length - 1] === "*";
+      if (wildcard ? segments.length < r.segments.length - 1 : segments.length !== r.segments.length) continue;
+      const fits = r.segments.every((s, i) => s === "*" || (s.startsWith(":") ? (segments[i] ?? "") !== "" : s === segments[i]));
+      if (fits) out.add(r.method);
+    }
+    return [...out].sort();
+  }
+}
+
+/** Installs the error handler and the 404 / 405 handler (the JSON body parser is in validation.ts). */
 export function installErrorHandling(app: FastifyInstance, log: Logger): void {
+  const methods = new MethodTable();
+  app.addHook("onRoute", (route) => methods.add(route.method, route.url));
   app.setErrorHandler(async (err, request, reply) => {
-    const { body, shouldNotRetry, basicChallenge } = toPublicError(err, request, log);
+    let { body, shouldNotRetry, basicChallenge } = toPublicError(err, request, log);
+    // A 415 from Fastify's parsers names what came as well as what is expected.
+    if (body.code === "UNSUPPORTED_MEDIA_TYPE" && body.details && !("received" in body.details)) {
+      const received = String(request.headers["content-type"] ?? "").split(";", 1)[0]!.trim().toLowerCase();
+      body = { ...body, details: { ...body.details, received: received || null } };
+    }
     // An oversized body is refused before it is read: the rest is read and dropped first, or the
     // connection's close would reach a client still sending as a reset instead of this 413.
     if ((err as { code?: string }).code === "FST_ERR_CTP_BODY_TOO_LARGE") await discardRequestBody(request.raw);
     return sendError(reply, body, { shouldNotRetry, basicChallenge });
   });
-  app.setNotFoundHandler((request, reply) => sendError(reply, notFoundBody(request.url)));
+  app.setNotFoundHandler((request, reply) => {
+    const q = request.url.indexOf("?");
+    const allowed = methods.allowed(q < 0 ? request.url : request.url.slice(0, q));
+    if (allowed.length > 0 && !allowed.includes(request.method)) {
+      reply.header("allow", allowed.join(", "));
+      return sendError(reply, {
+        status: 405,
+        code: "METHOD_NOT_ALLOWED",
+        message: `${request.method} is not allowed on this path; it takes ${allowed.join(", ")}`,
+        details: { method: request.method, allowed },
+      });
+    }
+    return sendError(reply, notFoundBody(request.url));
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -256,7 +304,7 @@ export function frameworkErrorBody(err: { code?: string; statusCode?: number; me
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return { status: 413, code: "PAYLOAD_TOO_LARGE", message: "The request body is larger than 1 MiB", details: {} };
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
-      return { status: 415, code: "UNSUPPORTED_MEDIA_TYPE", message: "Send request bodies as application/json", details: {} };
+      return { status: 415, code: "UNSUPPORTED_MEDIA_TYPE", message: "Send request bodies as application/json (document uploads: multipart/form-data)", details: { expected: "application/json" } };
     case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
       return invalidBody("does not match its Content-Length");
     case "FST_ERR_CTP_EMPTY_JSON_BODY":

@@ -39,6 +39,8 @@ export const ERROR_CODES = {
   INVITATION_EXPIRED: [400, "The invitation has expired."],
   INVITATION_CANCELLED: [400, "The invitation was cancelled."],
   WEBHOOK_ENDPOINT_NOT_SET: [400, "The platform has no webhookEndpoint to send to; set one with PATCH /config first."],
+  // Issue 27 (Grid parity, second pass).
+  WEBHOOK_DELIVERY_FAILED: [400, "The TEST webhook got no HTTP answer (connection failed, DNS lookup failed, TLS handshake failed, no answer in time, or the target broke the webhook endpoint rules); details.reason names the category, never a socket error."],
   // 401
   UNAUTHORIZED: [401, "Missing or wrong credentials or signature; a sandbox magic-value mismatch carries details.reason."],
   WALLET_SIGNATURE_MISSING: [401, "A signed retry without its Service-Wallet-Signature."],
@@ -51,7 +53,7 @@ export const ERROR_CODES = {
   SPENDING_LIMIT_EXCEEDED: [403, "The agent policy's spending limit would be exceeded."],
   ACCOUNT_NOT_ALLOWED: [403, "The agent policy does not allow this account."],
   // 404
-  NOT_FOUND: [404, "No such route."],
+  NOT_FOUND: [404, "No such route (also a path whose id segment is no id at all, like /customers/end-user-terms where no such route exists)."],
   VERSION_NOT_FOUND: [404, "No such API version."],
   USER_NOT_FOUND: [404, "No such customer of this platform."],
   TRANSACTION_NOT_FOUND: [404, "No such transaction."],
@@ -77,7 +79,6 @@ export const ERROR_CODES = {
   INVALID_STATE_TRANSITION: [409, "The object is not in a state that allows this (for example an agent action that is not pending)."],
   TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL: [409, "The incoming payment is not awaiting the platform's approval."],
   QUOTE_EXPIRED: [409, "The quote has expired."],
-  QUOTE_ALREADY_EXECUTED: [409, "The quote was already executed."],
   QUOTE_NOT_FUNDED: [409, "The quote's funding has not arrived."],
   IDEMPOTENCY_KEY_IN_USE: [409, "A request with this Idempotency-Key is still running."],
   DOCUMENT_IN_USE: [409, "A KYC decision (approval or rejection) used the document; it can no longer be replaced or deleted."],
@@ -87,10 +88,10 @@ export const ERROR_CODES = {
   // 410
   CUSTOMER_DELETED: [410, "The customer was deleted."],
   // Other HTTP-level refusals
-  METHOD_NOT_ALLOWED: [405, "The route does not take this method."],
+  METHOD_NOT_ALLOWED: [405, "The path is served, but not with this method; the Allow header and details.allowed list the methods it takes."],
   PAYLOAD_TOO_LARGE: [413, "The body is larger than the limit."],
   URI_TOO_LONG: [414, "The URL is too long."],
-  UNSUPPORTED_MEDIA_TYPE: [415, "Bodies are application/json (UTF-8)."],
+  UNSUPPORTED_MEDIA_TYPE: [415, "The body's Content-Type is not the one the route takes: application/json (UTF-8), multipart/form-data for document uploads; details.expected names it."],
   IDEMPOTENCY_KEY_REUSED: [422, "The Idempotency-Key was used for another route or body."],
   RATE_LIMITED: [429, "Too many requests; wait for Retry-After."],
   HEADERS_TOO_LARGE: [431, "The request headers are too large."],
@@ -164,7 +165,7 @@ const CREATE_QUOTE: readonly ErrorCode[] = [
 const EXECUTE_QUOTE: readonly ErrorCode[] = [
   "QUOTE_NOT_FOUND",
   "QUOTE_EXPIRED",
-  "QUOTE_ALREADY_EXECUTED",
+  "INVALID_STATE_TRANSITION",
   "QUOTE_NOT_EXECUTABLE",
   "INSUFFICIENT_BALANCE",
   "USER_NOT_READY",
@@ -196,7 +197,7 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "PATCH /config": [],
   "GET /config/webhook-secret": [],
   "POST /config/webhook-secret/rotate": [],
-  "POST /sandbox/webhooks/test": ["WEBHOOK_ENDPOINT_NOT_SET"],
+  "POST /sandbox/webhooks/test": ["WEBHOOK_ENDPOINT_NOT_SET", "WEBHOOK_DELIVERY_FAILED"],
   "GET /customers/internal-accounts": ["USER_NOT_FOUND"],
   "GET /platform/internal-accounts": [],
   "POST /customers/external-accounts": ["USER_NOT_FOUND", "INVALID_BANK_ACCOUNT"],
@@ -215,6 +216,7 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "POST /sandbox/clock/advance": [],
   "POST /customers": ["CONFLICT", "UMA_ADDRESS_EXISTS"],
   "GET /customers": [],
+  "GET /customers/end-user-terms": ["NOT_IMPLEMENTED"],
   "GET /customers/{customerId}": ["USER_NOT_FOUND"],
   "PATCH /customers/{customerId}": ["USER_NOT_FOUND", "CUSTOMER_DELETED", "CONFLICT", "UMA_ADDRESS_EXISTS"],
   "DELETE /customers/{customerId}": ["USER_NOT_FOUND", "CUSTOMER_DELETED", "CUSTOMER_HAS_FUNDS"],
@@ -261,7 +263,7 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "GET /quotes": [],
   "GET /quotes/{quoteId}": ["QUOTE_NOT_FOUND"],
   "POST /quotes/{quoteId}/execute": EXECUTE_QUOTE,
-  "POST /sandbox/send": ["QUOTE_NOT_FOUND", "QUOTE_EXPIRED", "QUOTE_ALREADY_EXECUTED", "QUOTE_NOT_REALTIME_FUNDED", "QUOTE_NOT_FUNDED", "AMOUNT_MISMATCH", "CURRENCY_MISMATCH", "INVALID_CURRENCY"],
+  "POST /sandbox/send": ["QUOTE_NOT_FOUND", "QUOTE_EXPIRED", "INVALID_STATE_TRANSITION", "QUOTE_NOT_REALTIME_FUNDED", "QUOTE_NOT_FUNDED", "AMOUNT_MISMATCH", "CURRENCY_MISMATCH", "INVALID_CURRENCY"],
   "POST /sandbox/uma/receive": ["UMA_NOT_FOUND", "USER_NOT_FOUND", "INVALID_CURRENCY", "AMOUNT_OUT_OF_RANGE", "TRANSACTION_TYPE_NOT_ENABLED", "USER_NOT_READY"],
   "POST /transactions/{transactionId}/approve": ["TRANSACTION_NOT_FOUND", "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL", "MISSING_MANDATORY_USER_INFO"],
   "POST /transactions/{transactionId}/reject": ["TRANSACTION_NOT_FOUND", "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL"],
@@ -307,6 +309,8 @@ export function routeErrorCodes(key: string, opts: { authenticated: boolean; ide
   if (opts.authenticated) for (const c of AUTHENTICATED) all.add(c);
   if (opts.idempotent) for (const c of IDEMPOTENT) all.add(c);
   if (key.split(" ")[1]!.startsWith("/agents/me")) for (const c of AGENT) all.add(c);
+  // A path segment that is no id where the route takes one names no route (validation.ts checkIdSegments).
+  if (key.includes("{")) all.add("NOT_FOUND");
   return [...all].sort();
 }
 

@@ -112,7 +112,58 @@ export function installValidators(app: FastifyInstance, sharedSchemas: readonly 
     httpPart === "body" ? (bodyAjv.compile(schema as object) as Validate) : decimalOnly(schema, stringAjv.compile(schema as object) as Validate);
   app.setValidatorCompiler(({ schema, httpPart }) => (lazy ? lazy.validator(() => compile(schema, httpPart)) : compile(schema, httpPart)));
   installJsonParser(app);
-  app.addHook("preValidation", async (request) => checkRequestText(request));
+  app.addHook("preValidation", async (request) => {
+    checkRequestText(request);
+    checkIdSegments(request);
+    checkBodyMediaType(request);
+  });
+}
+
+/** A path parameter whose schema is an id pattern (`^Customer:...`): its prefix without the colon. */
+function idPrefix(schema: unknown): string | undefined {
+  const pattern = (schema as { pattern?: unknown } | undefined)?.pattern;
+  return typeof pattern === "string" ? /^\^([A-Za-z]+):/.exec(pattern)?.[1] : undefined;
+}
+
+/**
+ * A path segment where a route takes an id (`Customer:<uuid>`) that is no id of any kind (no
+ * `Prefix:` at all, like `/customers/end-user-terms` or `/customers/nope`) names a path the API
+ * does not serve: 404 NOT_FOUND, as for any unknown path. A value in an id's form that is wrong in
+ * its details (another prefix, a bad uuid) stays a 400 INVALID_INPUT naming params.<name>.
+ */
+export function checkIdSegments(request: FastifyRequest): void {
+  const declared = (request.routeOptions.schema?.params as { properties?: Record<string, unknown> } | undefined)?.properties;
+  if (!declared) return;
+  const params = (request.params ?? {}) as Record<string, unknown>;
+  for (const [name, schema] of Object.entries(declared)) {
+    const prefix = idPrefix(schema);
+    const value = params[name];
+    if (prefix && typeof value === "string" && !value.includes(":")) {
+      throw new HttpError(404, "NOT_FOUND", `No such route: a ${prefix} id goes here (${prefix}:<uuid>), and no route has this path`, { param: name });
+    }
+  }
+}
+
+/** The media type of a Content-Type header value, lower case, without parameters. */
+const mediaType = (header: unknown) => String(header ?? "").split(";", 1)[0]!.trim().toLowerCase();
+
+/**
+ * A route that takes a JSON body refuses a body of another media type with 415
+ * UNSUPPORTED_MEDIA_TYPE naming the one it takes (details.expected, details.received), instead of
+ * parsing it as something else (text/plain would reach validation as a string, multipart/form-data
+ * as nothing) and answering a 400 about the body's fields.
+ */
+export function checkBodyMediaType(request: FastifyRequest): void {
+  if (!takesBody(request)) return;
+  const headers = request.headers;
+  const sent = headers["transfer-encoding"] !== undefined || (headers["content-length"] !== undefined && headers["content-length"] !== "0");
+  if (!sent) return;
+  const received = mediaType(headers["content-type"]);
+  if (received === "application/json") return;
+  throw new HttpError(415, "UNSUPPORTED_MEDIA_TYPE", `This route takes an application/json body; ${received ? `${received} is not accepted` : "the body has no Content-Type"}`, {
+    expected: "application/json",
+    received: received || null,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

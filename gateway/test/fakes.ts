@@ -58,6 +58,8 @@ export class FakeServices {
   lastListRequest: unknown;
   /** When set, every auth-sessions call but Authenticate throws it (to test 500 handling). */
   failWith?: Error;
+  /** When set, the TEST webhook gets no answer: the attempt's error category. */
+  testWebhookUnanswered = "";
   /** Calls of the fake ledger's money-moving RPCs that reached their effect (replays excluded). */
   readonly ledgerEffects: { method: string; platformId: string; amount: bigint }[] = [];
   /** Calls of the fake ledger's money-moving RPCs, replays and refusals included. */
@@ -223,8 +225,9 @@ export class FakeServices {
               webhookId: newId("Webhook"),
               type: "TEST",
               url,
-              responseStatus: 200,
-              delivered: true,
+              responseStatus: this.testWebhookUnanswered ? 0 : 200,
+              delivered: !this.testWebhookUnanswered,
+              error: this.testWebhookUnanswered,
               attemptedAt: timestampFromDate(new Date()),
             }),
           };

@@ -7,6 +7,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildGateway, type GatewayOptions } from "../src/app.js";
+import { gatewayConfigSchema, gatewayTuning } from "../src/config.js";
 import { FakeServices } from "./fakes.js";
 import { publicErrorFromConnect } from "../src/http-status.js";
 
@@ -28,7 +29,7 @@ describe("gateway", () => {
   let admin: ReturnType<FakeServices["addToken"]>;
 
   const build = (extra: Partial<GatewayOptions> = {}) => buildGateway({ transportFor: fakes.transportFor, log, ...extra });
-  const call = (method: "GET" | "POST" | "PATCH" | "DELETE", url: string, opts: { as?: typeof admin; body?: unknown } = {}) =>
+  const call = (method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE", url: string, opts: { as?: typeof admin; body?: unknown } = {}) =>
     app.inject({
       method,
       url: `${V}${url}`,
@@ -104,10 +105,42 @@ describe("gateway", () => {
       expect(fieldsOf(res)).toEqual(["query.limit"]);
     });
 
-    it("rejects a malformed token id as params.tokenId", async () => {
-      const res = await call("GET", "/tokens/not-a-token", { as: admin });
+    it("rejects a malformed token id as params.tokenId, and answers 404 NOT_FOUND for a segment that is no id", async () => {
+      const res = await call("GET", "/tokens/Token:not-a-token", { as: admin });
       expectError(res, 400, "INVALID_INPUT");
       expect(fieldsOf(res)).toEqual(["params.tokenId"]);
+      expectError(await call("GET", "/tokens/not-a-token", { as: admin }), 404, "NOT_FOUND");
+    });
+
+    it("answers GET /customers/end-user-terms from the operator's settings, 501 NOT_IMPLEMENTED without them", async () => {
+      expectError(await call("GET", "/customers/end-user-terms", { as: admin }), 501, "NOT_IMPLEMENTED");
+      await app.close();
+      app = await build(gatewayTuning(gatewayConfigSchema.parse({ CORRIDOR_END_USER_TERMS_URL: "https://operator.example/terms", CORRIDOR_END_USER_TERMS_VERSION: "2026-01" })));
+      const res = await call("GET", "/customers/end-user-terms", { as: admin });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({ version: "2026-01", url: "https://operator.example/terms" });
+      expect(() => gatewayConfigSchema.parse({ CORRIDOR_END_USER_TERMS_URL: "http://operator.example/terms" })).toThrow();
+    });
+
+    it("answers 405 METHOD_NOT_ALLOWED with Allow for a served path and another method, 404 for an unknown path", async () => {
+      const res = await call("PUT", "/tokens", { as: admin, body: {} });
+      expectError(res, 405, "METHOD_NOT_ALLOWED");
+      expect(res.headers.allow).toBe("GET, POST");
+      expect(JSON.parse(res.body).details.allowed).toEqual(["GET", "POST"]);
+      const one = await call("PATCH", "/tokens/Token:0190f0a8-0000-7000-8000-000000000000", { as: admin, body: {} });
+      expectError(one, 405, "METHOD_NOT_ALLOWED");
+      expect(one.headers.allow).toBe("DELETE, GET");
+      expectError(await call("GET", "/tokens/Token:0190f0a8-0000-7000-8000-000000000000/nothing", { as: admin }), 404, "NOT_FOUND");
+    });
+
+    it("answers 415 naming application/json for a JSON route sent text/plain or multipart/form-data, and changes nothing", async () => {
+      const headers = { authorization: basic(admin) };
+      for (const type of ["text/plain", "multipart/form-data; boundary=x"]) {
+        const res = await app.inject({ method: "POST", url: `${V}/tokens`, headers: { ...headers, "content-type": type }, payload: '{"name":"t","permissions":["VIEW"]}' });
+        expectError(res, 415, "UNSUPPORTED_MEDIA_TYPE");
+        expect(JSON.parse(res.body).details).toMatchObject({ expected: "application/json", received: type.split(";")[0] });
+        expect(JSON.parse(res.body).message).toContain("application/json");
+      }
     });
 
     it("does not coerce body types: a string amount is invalid", async () => {
@@ -399,7 +432,15 @@ describe("gateway", () => {
         headers: { authorization: basic(admin), "content-type": "application/json" },
       });
       expect(res.statusCode).toBe(200);
-      expect(res.json()).toMatchObject({ id: expect.stringMatching(/^Webhook:/), type: "TEST", url: "https://example.com/h", responseStatus: 200, delivered: true });
+      expect(res.json()).toEqual({ url: "https://example.com/h", response_status: 200, response_body: "" });
+    });
+
+    it("answers 400 WEBHOOK_DELIVERY_FAILED with the category when the endpoint gave no answer", async () => {
+      await call("PATCH", "/config", { as: admin, body: { webhookEndpoint: "https://example.com/down" } });
+      fakes.testWebhookUnanswered = "connection failed";
+      const res = await call("POST", "/sandbox/webhooks/test", { as: admin });
+      expectError(res, 400, "WEBHOOK_DELIVERY_FAILED");
+      expect(res.json().details).toEqual({ url: "https://example.com/down", reason: "connection failed" });
     });
   });
 

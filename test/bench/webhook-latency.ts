@@ -149,7 +149,7 @@ export async function measureWebhookLatency(sys: BenchSystem, f: Fixtures, opts:
     // TEST reads the config from auth-sessions, so notifications holds the endpoint after it.
     await eventually("a delivered TEST webhook", async () => {
       const res = await sys.call("POST", "/sandbox/webhooks/test");
-      return res.status === 200 && res.body?.delivered ? true : undefined;
+      return res.status === 200 && res.body?.response_status === 200 ? true : undefined;
     });
 
     console.error(`webhooks: anchor p50 ${anchor.p50.toFixed(2)} ms; posting ${opts.payments} transfers, ${opts.concurrency} at a time`);

@@ -141,7 +141,7 @@ describe.skipIf(skip)("chaos: the split system under faults keeps every acknowle
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
     receiver.useSecret((await client.call("GET", "/config/webhook-secret")).body.secret);
     // notifications learns the endpoint asynchronously; a delivered TEST proves it has it.
-    await until("the webhook endpoint is in use", 30_000, async () => (await client.call("POST", "/sandbox/webhooks/test")).body?.delivered === true);
+    await until("the webhook endpoint is in use", 30_000, async () => (await client.call("POST", "/sandbox/webhooks/test")).body?.response_status === 200);
     await until("the platform's USD account", 30_000, async () => {
       platformUsd = (await client.call("GET", "/platform/internal-accounts?currency=USD")).body?.data?.[0]?.id ?? "";
       return platformUsd !== "";

@@ -101,7 +101,7 @@ export async function runSmoke(p: Api, receiver: Receiver): Promise<void> {
   ok(await p.call("PATCH", "/config", { webhookEndpoint: receiver.url, supportedCurrencies: ["USD", "MXN"].map((currencyCode) => ({ ...base, currencyCode })) }), 200);
   await eventually(async () => {
     const res = await p.call("POST", "/sandbox/webhooks/test");
-    return res.status === 200 && res.body.delivered ? true : undefined;
+    return res.status === 200 && res.body.response_status === 200 ? true : undefined;
   });
   const secret: string = (await p.call("GET", "/config/webhook-secret")).body.secret;
   const envelopes = () =>

@@ -99,7 +99,7 @@ describe.skipIf(skipReason())(`agents through the gateway (${mode})`, () => {
     webhookSecret = (await p.call("GET", "/config/webhook-secret")).body.secret;
     await eventually(async () => {
       const res = await p.call("POST", "/sandbox/webhooks/test");
-      return res.status === 200 && res.body.delivered ? true : undefined;
+      return res.status === 200 && res.body.response_status === 200 ? true : undefined;
     });
   }, 180_000);
 

@@ -48,6 +48,7 @@ describe.skipIf(skipReason())(`deleting a customer that holds money (${mode})`, 
     expect(refused.status, JSON.stringify(refused.body)).toBe(409);
     expect(refused.headers.get("x-should-retry")).toBe("false");
     expect(refused.body.code).toBe("CUSTOMER_HAS_FUNDS");
+    expect(refused.body.message).toContain(`100.00 USD in ${usd.id} (30.00 USD held)`);
     expect(refused.body.details.accounts).toEqual([expect.objectContaining({ accountId: usd.id, currency: "USD", balance: 10_000, held: 3_000, available: 7_000 })]);
     expect(refused.body.details.inFlightTransactions).toEqual([expect.objectContaining({ id: slow.id, type: "OUTGOING", amount: 3_000, currency: "USD" })]);
     expect((await p.call("GET", `/customers/${customer.id}`)).body.isDeleted).toBe(false);

@@ -171,11 +171,14 @@ describe.skipIf(skipReason())(`customers (${mode})`, () => {
       expect(reuse.status).toBe(201);
     });
 
-    it("answers 404 USER_NOT_FOUND for an unknown id and 400 for a malformed one", async () => {
+    it("answers 404 USER_NOT_FOUND for an unknown id, 400 for a malformed one and 404 NOT_FOUND for a segment that is no id", async () => {
       const res = await platform.call("GET", "/customers/Customer:0190a000-0000-7000-8000-000000000000");
       expect(res.status).toBe(404);
       expect(res.body.code).toBe("USER_NOT_FOUND");
-      expectInvalid(await platform.call("GET", "/customers/nope"), "params.customerId");
+      expectInvalid(await platform.call("GET", "/customers/Customer:nope"), "params.customerId");
+      const noId = await platform.call("GET", "/customers/nope");
+      expect(noId.status).toBe(404);
+      expect(noId.body.code).toBe("NOT_FOUND");
     });
   });
 

@@ -53,7 +53,7 @@ describe.skipIf(skipReason())(`events API (${mode})`, () => {
     // notifications learns the endpoint asynchronously; a delivered TEST proves it has it.
     await eventually(async () => {
       const res = await p.call("POST", "/sandbox/webhooks/test");
-      return res.status === 200 && res.body.delivered ? true : undefined;
+      return res.status === 200 && res.body.response_status === 200 ? true : undefined;
     });
     const secret = (await p.call("GET", "/config/webhook-secret")).body.secret as string;
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { individual } from "./customers-fixtures.js";
+import { business, individual } from "./customers-fixtures.js";
 import { mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
-import { usdAccountInfo } from "./ledger-helpers.js";
+import { balanceOf, fund, platformAccount, usdAccountInfo } from "./ledger-helpers.js";
 
 /** What a Grid integrator sends and expects back (issue 10): beneficiaries, tokens, invitations, config, owners. */
 describe.skipIf(skipReason())(`Grid parity (${mode})`, () => {
@@ -64,6 +64,89 @@ describe.skipIf(skipReason())(`Grid parity (${mode})`, () => {
       expect(mixed.status).toBe(400);
       expect(fieldsOf(mixed.body)).toEqual(["body.accountInfo.beneficiary.birthDate"]);
       expect((await p.call("GET", "/platform/external-accounts?limit=1")).body.totalCount).toBe(before);
+    });
+  });
+
+  describe("answers about the request itself (issue 27)", () => {
+    it("answers a served path with another method 405 METHOD_NOT_ALLOWED with an Allow header", async () => {
+      const res = await p.call("DELETE", "/customers");
+      expect(res.status).toBe(405);
+      expect(res.body).toMatchObject({ status: 405, code: "METHOD_NOT_ALLOWED", details: { method: "DELETE", allowed: ["GET", "POST"] } });
+      expect(res.headers.get("allow")).toBe("GET, POST");
+      const one = await p.call("PUT", "/transactions/Transaction:0190a000-0000-7000-8000-000000000000");
+      expect(one.status).toBe(405);
+      expect(one.headers.get("allow")).toBe("GET");
+    });
+
+    it("answers an unknown sub-path 404 NOT_FOUND, not a 400 about an id pattern, and keeps 400 for a malformed id", async () => {
+      for (const path of ["/customers/not-a-route", "/transactions/whatever", "/quotes/Quote:0190a000-0000-7000-8000-000000000000/nothing"]) {
+        const res = await p.call("GET", path);
+        expect(res.status, path).toBe(404);
+        expect(res.body.code, path).toBe("NOT_FOUND");
+      }
+      const malformed = await p.call("GET", "/customers/Customer:not-hex");
+      expect(malformed.status).toBe(400);
+      expect(fieldsOf(malformed.body)).toEqual(["params.customerId"]);
+    });
+
+    it("serves GET /customers/end-user-terms: 501 NOT_IMPLEMENTED where the operator publishes no terms (the default), never the 400 of a customer id", async () => {
+      const res = await p.call("GET", "/customers/end-user-terms");
+      expect(res.status).toBe(501);
+      expect(res.body).toMatchObject({ status: 501, code: "NOT_IMPLEMENTED" });
+      expect(res.body.message).toContain("CORRIDOR_END_USER_TERMS_URL");
+    });
+
+    it("answers a JSON route sent another content type 415 naming application/json, and creates nothing", async () => {
+      const before = (await p.call("GET", "/customers?limit=1")).body.totalCount;
+      const auth = `Basic ${Buffer.from(`${p.clientId}:${p.clientSecret}`).toString("base64")}`;
+      for (const type of ["text/plain", "application/x-www-form-urlencoded", "application/xml"]) {
+        const res = await system.raw("POST", "/2025-10-13/customers", { body: JSON.stringify(individual()), headers: { authorization: auth, "content-type": type } });
+        expect(res.status, type).toBe(415);
+        expect(res.body).toMatchObject({ code: "UNSUPPORTED_MEDIA_TYPE", details: { expected: "application/json", received: type } });
+        expect(res.body.message).toContain("application/json");
+      }
+      expect((await p.call("GET", "/customers?limit=1")).body.totalCount).toBe(before);
+    });
+  });
+
+  describe("requests Grid's clients send (issue 27)", () => {
+    it("stores and answers businessInfo.country (Grid's name for countryOfIncorporation), on create and patch", async () => {
+      const created = await p.call("POST", "/customers", business({ businessInfo: { legalName: "Acme GmbH", country: "DE" } }));
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      expect(created.body.businessInfo).toMatchObject({ legalName: "Acme GmbH", country: "DE", countryOfIncorporation: "DE" });
+      expect((await p.call("GET", `/customers/${created.body.id}`)).body.businessInfo).toMatchObject({ country: "DE" });
+      const patched = await p.call("PATCH", `/customers/${created.body.id}`, { businessInfo: { country: "FR" } });
+      expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+      expect(patched.body.businessInfo).toMatchObject({ legalName: "Acme GmbH", country: "FR", countryOfIncorporation: "FR" });
+      const both = await p.call("POST", "/customers", business({ businessInfo: { legalName: "Acme", country: "DE", countryOfIncorporation: "FR" } }));
+      expect(both.status).toBe(400);
+      expect(fieldsOf(both.body)).toEqual(["body.businessInfo.country"]);
+      const bad = await p.call("POST", "/customers", business({ businessInfo: { legalName: "Acme", country: "Germany" } }));
+      expect(bad.status).toBe(400);
+      expect(fieldsOf(bad.body)).toEqual(["body.businessInfo.country"]);
+    });
+
+    it("pays out over destination.paymentRail when it is one of the external account's rails, and refuses another without holding anything", async () => {
+      const usd = await platformAccount(p);
+      await fund(p, usd.id, 10_000);
+      const ext = await p.call("POST", "/platform/external-accounts", { currency: "USD", accountInfo: usdAccountInfo("000", { paymentRails: ["ACH", "RTP"] }) });
+      expect(ext.status, JSON.stringify(ext.body)).toBe(201);
+      const rtp = await p.call("POST", "/transfer-out", { source: { accountId: usd.id }, destination: { accountId: ext.body.id, paymentRail: "RTP" }, amount: 100 });
+      expect(rtp.status, JSON.stringify(rtp.body)).toBe(201);
+      expect(rtp.body.destination).toMatchObject({ accountId: ext.body.id, paymentRail: "RTP" });
+      const plain = await p.call("POST", "/transfer-out", { source: { accountId: usd.id }, destination: { accountId: ext.body.id }, amount: 100 });
+      expect(plain.status).toBe(201);
+      expect(plain.body.destination).toMatchObject({ paymentRail: "ACH" });
+      const before = await balanceOf(p);
+      const wire = await p.call("POST", "/transfer-out", { source: { accountId: usd.id }, destination: { accountId: ext.body.id, paymentRail: "WIRE" }, amount: 100 });
+      expect(wire.status).toBe(400);
+      expect(wire.body.code).toBe("INVALID_INPUT");
+      expect(fieldsOf(wire.body)).toEqual(["body.destination.paymentRail"]);
+      expect(wire.body.message).toContain("ACH, RTP");
+      expect(await balanceOf(p)).toBe(before);
+      // transfer-in takes no rail.
+      const into = await p.call("POST", "/transfer-in", { source: { accountId: ext.body.id, paymentRail: "ACH" }, destination: { accountId: usd.id }, amount: 100 });
+      expect(into.status).toBe(400);
     });
   });
 

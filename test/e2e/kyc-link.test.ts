@@ -79,6 +79,24 @@ describe.skipIf(skipReason())(`hosted KYC link (${mode})`, () => {
     }
   });
 
+  it("takes Grid's redirectUri (an https URL) and carries it into the link flow; refuses http to a public host, a non-URL and a redirectUrl that differs", async () => {
+    const c = await customer({ fullName: "Ray Redirect" });
+    const l = await link(c.id, { redirectUri: "https://app.example.com/onboarding/completed" });
+    const done = await complete(l.kycUrl);
+    expect(done.status).toBe(200);
+    expect(done.body).toContain('href="https://app.example.com/onboarding/completed"');
+    const local = await customer();
+    const dev = await link(local.id, { redirectUri: "http://localhost:3000/done" });
+    expect((await complete(dev.kycUrl)).body).toContain('href="http://localhost:3000/done"');
+    const other = await customer();
+    for (const body of [{ redirectUri: "http://app.example.com/done" }, { redirectUri: "not a url" }, { redirectUri: "https://a.example/x", redirectUrl: "https://b.example/y" }]) {
+      const res = await p.call("POST", `/customers/${other.id}/kyc-link`, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.code).toBe("INVALID_INPUT");
+      expect([...new Set(res.body.details.errors.map((e: { field: string }) => e.field))]).toEqual(["body.redirectUri"]);
+    }
+  });
+
   it("keeps the link open and the status unchanged while the customer lacks data", async () => {
     const c = await customer({ birthDate: undefined });
     const l = await link(c.id);

@@ -89,7 +89,7 @@ describe.skipIf(skipReason())(`quotes lifecycle through the gateway (${mode})`, 
     expect(res.body).toMatchObject({ totalSendingAmount: 10_000, totalReceivingAmount: 9_196, feesIncluded: 48, lockedCurrencySide: "RECEIVING" });
   });
 
-  it("executes from the funded account once: replay with the same key, then 409 QUOTE_ALREADY_EXECUTED", async () => {
+  it("executes from the funded account once: replay with the same key, then 409 INVALID_STATE_TRANSITION", async () => {
     const before = (await p.call("GET", `/customers/internal-accounts?customerId=${customerId}`)).body.data.find((a: any) => a.id === fiat.id).balance.amount;
     const q = (await quote()).body;
     const first = await execute(q.id, { "idempotency-key": `exec-${q.id}` });
@@ -101,7 +101,7 @@ describe.skipIf(skipReason())(`quotes lifecycle through the gateway (${mode})`, 
     expect(replay.body).toEqual(first.body);
     const again = await execute(q.id);
     expect(again.status).toBe(409);
-    expect(again.body.code).toBe("QUOTE_ALREADY_EXECUTED");
+    expect(again.body.code).toBe("INVALID_STATE_TRANSITION");
     expect(again.headers.get("x-should-retry")).toBe("false");
     const tx = await eventually(async () => {
       const res = await p.call("GET", `/transactions/${q.transactionId}`);

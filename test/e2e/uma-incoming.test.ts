@@ -76,7 +76,7 @@ describe.skipIf(skipReason())(`incoming UMA payments and the approval exchange (
     // notifications learns the endpoint from the PlatformConfigUpdated event, asynchronously.
     await eventually(async () => {
       const res = await p.call("POST", "/sandbox/webhooks/test");
-      return res.status === 200 && res.body.delivered ? res.body : undefined;
+      return res.status === 200 && res.body.response_status === 200 ? res.body : undefined;
     });
   }, 120_000);
   afterAll(async () => {

@@ -61,7 +61,14 @@ export function customerBodyToProto(body: CustomerBodyJson): CustomerInput {
   if (body.birthDate !== undefined) init.birthDate = body.birthDate;
   if (body.nationality !== undefined) init.nationality = body.nationality;
   if (body.address !== undefined) init.address = addressToProto(body.address);
-  if (body.businessInfo !== undefined) init.businessInfo = create(BusinessInfoSchema, body.businessInfo);
+  if (body.businessInfo !== undefined) {
+    // `country` is Grid's name for countryOfIncorporation: one stored field, both names answered.
+    const { country, ...info } = body.businessInfo;
+    if (country !== undefined && info.countryOfIncorporation !== undefined && country !== info.countryOfIncorporation) {
+      throw errors.invalidInput([{ field: "body.businessInfo.country", reason: "differs from countryOfIncorporation (the same field under Grid's name): send one" }]);
+    }
+    init.businessInfo = create(BusinessInfoSchema, { ...info, ...(country !== undefined ? { countryOfIncorporation: country } : {}) });
+  }
   const status = body.kycStatus ?? body.kybStatus;
   if (status !== undefined) init.verificationStatus = status;
   return create(CustomerInputSchema, init);

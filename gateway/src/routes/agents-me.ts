@@ -162,7 +162,7 @@ export function agentMeRoutes(app: Api, { clients }: RouteDeps): void {
       config: { auth: "bearer", agentPermission: "EXECUTE_QUOTES" },
       schema: {
         summary: "Submit a quote's execution",
-        description: `Submits the execution of a quote the agent created, under the policy: 200 the AgentAction — APPROVED (executed, with its transaction) under AUTO, PENDING_APPROVAL when the policy asks for approval (GET /agents/approvals; webhook AGENT_ACTION_PENDING_APPROVAL), or FAILED with failureReason when the ledger refuses at once (INSUFFICIENT_BALANCE, QUOTE_EXPIRED). 403 SPENDING_LIMIT_EXCEEDED (details limit, limitAmount, used, requested, currency) and 403 ACCOUNT_NOT_ALLOWED record nothing; 404 QUOTE_NOT_FOUND; 409 QUOTE_ALREADY_EXECUTED, 409 QUOTE_EXPIRED. Honours Idempotency-Key (scoped to the agent). ${BEARER} ${PAUSED} ${needs("EXECUTE_QUOTES")}`,
+        description: `Submits the execution of a quote the agent created, under the policy: 200 the AgentAction — APPROVED (executed, with its transaction) under AUTO, PENDING_APPROVAL when the policy asks for approval (GET /agents/approvals; webhook AGENT_ACTION_PENDING_APPROVAL), or FAILED with failureReason when the ledger refuses at once (INSUFFICIENT_BALANCE, QUOTE_EXPIRED). 403 SPENDING_LIMIT_EXCEEDED (details limit, limitAmount, used, requested, currency) and 403 ACCOUNT_NOT_ALLOWED record nothing; 404 QUOTE_NOT_FOUND; 409 INVALID_STATE_TRANSITION, 409 QUOTE_EXPIRED. Honours Idempotency-Key (scoped to the agent). ${BEARER} ${PAUSED} ${needs("EXECUTE_QUOTES")}`,
         tags,
         headers: IdempotencyHeaders,
         params: QuoteParams,

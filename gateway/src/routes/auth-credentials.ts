@@ -104,10 +104,14 @@ export function authCredentialRoutes(app: Api, { clients }: RouteDeps): void {
     "/auth/credentials/:credentialId/challenge",
     {
       config: { permission: "TRANSACT" },
+      // Grid's clients send no body for an EMAIL_OTP challenge: no body means no options.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
       schema: {
         summary: "Challenge a credential",
         description:
-          "EMAIL_OTP: sends a fresh code and answers the AuthMethod (a production platform of a deployment without a mail server → 400 EMAIL_DELIVERY_NOT_CONFIGURED; a code the mail server will not take → 503 EMAIL_DELIVERY_FAILED or 400 EMAIL_UNDELIVERABLE). PASSKEY: needs clientPublicKey and answers a PasskeyAuthChallenge. One challenge per credential per 30 s, else 429 with Retry-After. Needs TRANSACT.",
+          "EMAIL_OTP: sends a fresh code and answers the AuthMethod (a production platform of a deployment without a mail server → 400 EMAIL_DELIVERY_NOT_CONFIGURED; a code the mail server will not take → 503 EMAIL_DELIVERY_FAILED or 400 EMAIL_UNDELIVERABLE). PASSKEY: needs clientPublicKey and answers a PasskeyAuthChallenge. One challenge per credential per 30 s, else 429 with Retry-After. The body may be omitted (EMAIL_OTP needs none). Needs TRANSACT.",
         tags,
         params: CredentialIdParams,
         body: Type.Optional(ChallengeBody),

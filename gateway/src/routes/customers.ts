@@ -1,4 +1,6 @@
+import { Type } from "typebox";
 import { principalOf } from "../auth.js";
+import { HttpError } from "../http-status.js";
 import { customerBodyToProto, customerToJson } from "../mappers/customers.js";
 import { timeRange } from "../mappers/tokens.js";
 import { Ref, errorResponses } from "../schemas/common.js";
@@ -8,7 +10,34 @@ import type { Api, RouteDeps } from "./types.js";
 
 const tags = ["Customers"];
 
-export function customerRoutes(app: Api, { clients }: RouteDeps): void {
+export function customerRoutes(app: Api, { clients, endUserTerms }: RouteDeps): void {
+  // Declared before /customers/:customerId; the router prefers the static segment anyway.
+  app.get(
+    "/customers/end-user-terms",
+    {
+      schema: {
+        summary: "Get the end-user terms",
+        description:
+          "Grid's EndUserTerms: the version and URL of the terms the operator of this deployment publishes for its platforms' customers (CORRIDOR_END_USER_TERMS_URL and CORRIDOR_END_USER_TERMS_VERSION). A deployment whose operator publishes none answers 501 NOT_IMPLEMENTED. Needs VIEW.",
+        tags,
+        response: {
+          200: Type.Object(
+            {
+              version: Type.String({ description: "The version of the terms.", examples: ["1"] }),
+              url: Type.String({ format: "uri", description: "Where the operator publishes this version.", examples: ["https://operator.example/legal/end-user-terms"] }),
+            },
+            { additionalProperties: false, description: "Grid's EndUserTerms." },
+          ),
+          ...errorResponses,
+        },
+      },
+    },
+    async () => {
+      if (!endUserTerms) throw new HttpError(501, "NOT_IMPLEMENTED", "This deployment publishes no end-user terms (its operator sets CORRIDOR_END_USER_TERMS_URL)", {});
+      return { version: endUserTerms.version, url: endUserTerms.url };
+    },
+  );
+
   app.post(
     "/customers",
     {

@@ -1,5 +1,5 @@
 import multipart from "@fastify/multipart";
-import { AppError, appErrorFromConnect } from "@corridor/kit";
+import { AppError, appErrorFromConnect, errors } from "@corridor/kit";
 import { isoFromTimestamp } from "@corridor/kit/rest-json";
 import type { KycLinkPage } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -19,6 +19,17 @@ const KycLinkBody = Type.Object(
   {
     redirectUrl: Type.Optional(
       Type.String({ minLength: 1, maxLength: 2048, description: "Where the page sends the customer once done (an absolute http(s) URL); shown as a link on the result page." }),
+    ),
+    redirectUri: Type.Optional(
+      Type.String({
+        format: "uri",
+        maxLength: 2048,
+        // https only; http only to a loopback host, for local development (as Grid documents).
+        pattern: "^(https://|http://(localhost|127\\.0\\.0\\.1|\\[::1\\])([:/?#]|$))",
+        description:
+          "Grid's name for redirectUrl: where the customer goes once the hosted flow is done. An https URL (http only to localhost / 127.0.0.1 / [::1], for local development); carried into the link flow as redirectUrl is (the result page links to it). Send one of the two.",
+        examples: ["https://app.example.com/onboarding/completed"],
+      }),
     ),
   },
   { additionalProperties: false, description: "Options of the link; the body may be omitted." },
@@ -62,7 +73,11 @@ export function kycLinkRoutes(app: Api, { clients }: RouteDeps): void {
     },
     async (request) => {
       const { platformId } = principalOf(request);
-      const res = await clients.customersKyc.createKycLink({ platformId, customerId: request.params.customerId, redirectUrl: request.body.redirectUrl ?? "" });
+      const { redirectUrl, redirectUri } = request.body;
+      if (redirectUrl !== undefined && redirectUri !== undefined && redirectUrl !== redirectUri) {
+        throw errors.invalidInput([{ field: "body.redirectUri", reason: "differs from redirectUrl (the same option under Grid's name): send one" }]);
+      }
+      const res = await clients.customersKyc.createKycLink({ platformId, customerId: request.params.customerId, redirectUrl: redirectUri ?? redirectUrl ?? "" });
       return {
         kycUrl: `${originOf(request)}${KYC_PAGE_PREFIX}/${encodeURIComponent(res.token)}`,
         expiresAt: isoFromTimestamp(res.expiresAt),

@@ -113,7 +113,7 @@ export function quoteRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Execute a quote",
         description:
-          "Executes a PENDING quote: 200 the Quote (PROCESSING or COMPLETED). From an internal account the ledger debits at once and hands the payout to the rail. From an EMBEDDED_WALLET, Service-Wallet-Signature (or Grid-Wallet-Signature) over the quote's payloadToSign is required; auth-sessions verifies it (401 UNAUTHORIZED or WALLET_SIGNATURE_BODY_MISMATCH). 409 QUOTE_ALREADY_EXECUTED, 409 QUOTE_EXPIRED (x-should-retry: false); 400 QUOTE_NOT_EXECUTABLE for REALTIME_FUNDING quotes (pay their instructions). Honours Idempotency-Key. Needs TRANSACT.",
+          "Executes a PENDING quote: 200 the Quote (PROCESSING or COMPLETED). From an internal account the ledger debits at once and hands the payout to the rail. From an EMBEDDED_WALLET, Service-Wallet-Signature (or Grid-Wallet-Signature) over the quote's payloadToSign is required; auth-sessions verifies it (401 UNAUTHORIZED or WALLET_SIGNATURE_BODY_MISMATCH). 409 INVALID_STATE_TRANSITION, 409 QUOTE_EXPIRED (x-should-retry: false); 400 QUOTE_NOT_EXECUTABLE for REALTIME_FUNDING quotes (pay their instructions). Honours Idempotency-Key. Needs TRANSACT.",
         tags,
         headers: ExecuteQuoteHeaders,
         params: QuoteParams,

@@ -16,7 +16,7 @@ export function sandboxQuoteRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Pay a real-time-funding quote (sandbox)",
         description:
-          "Simulates the payment of a REALTIME_FUNDING quote's paymentInstructions: the quote proceeds (the ledger credits and executes it) and the answer is its Transaction. 400 CURRENCY_MISMATCH when currencyCode is not the quote's sending currency, 400 AMOUNT_MISMATCH when currencyAmount (optional, default the quote's totalSendingAmount; `amount` is accepted as the same field) differs, 400 INVALID_INPUT for a quote with another source, 409 QUOTE_ALREADY_EXECUTED / QUOTE_EXPIRED. Honours Idempotency-Key. Sandbox platforms only (403). Needs TRANSACT.",
+          "Simulates the payment of a REALTIME_FUNDING quote's paymentInstructions: the quote proceeds (the ledger credits and executes it) and the answer is its Transaction. 400 CURRENCY_MISMATCH when currencyCode is not the quote's sending currency, 400 AMOUNT_MISMATCH when currencyAmount (optional, default the quote's totalSendingAmount; `amount` is accepted as the same field) differs, 400 INVALID_INPUT for a quote with another source, 409 INVALID_STATE_TRANSITION / QUOTE_EXPIRED. Honours Idempotency-Key. Sandbox platforms only (403). Needs TRANSACT.",
         tags: ["Sandbox"],
         headers: IdempotencyHeaders,
         body: SandboxSendBody,

@@ -2,7 +2,7 @@ import { principalOf } from "../auth.js";
 import { markIdempotentEffectDone } from "../idempotency.js";
 import { transactionToJson } from "../mappers/transactions.js";
 import { Ref, errorResponses } from "../schemas/common.js";
-import { IdempotencyHeaders, TransferBody } from "../schemas/transfers.js";
+import { IdempotencyHeaders, TransferBody, TransferOutBody } from "../schemas/transfers.js";
 import type { Api, RouteDeps } from "./types.js";
 
 const tags = ["Transfers"];
@@ -21,7 +21,7 @@ export function transferRoutes(app: Api, { clients }: RouteDeps): void {
               : "Pushes money from an internal account to an external account of the same owner and currency: 201 OUTGOING Transaction (PENDING), the amount held at once. 400 CURRENCY_MISMATCH, 400 INSUFFICIENT_BALANCE, 403 USER_NOT_READY. Honours Idempotency-Key. Needs TRANSACT.",
           tags,
           headers: IdempotencyHeaders,
-          body: TransferBody,
+          body: direction === "in" ? TransferBody : TransferOutBody,
           response: { 201: Ref("Transaction", "The new transaction."), ...errorResponses },
         },
       },
@@ -35,6 +35,7 @@ export function transferRoutes(app: Api, { clients }: RouteDeps): void {
           amount: BigInt(b.amount),
           idempotencyKey: request.headers["idempotency-key"] ?? "",
           description: b.description ?? "",
+          paymentRail: String((b.destination as { paymentRail?: string }).paymentRail ?? ""),
         };
         const res = direction === "in" ? await clients.ledger.transferIn({ transfer }) : await clients.ledger.transferOut({ transfer });
         markIdempotentEffectDone(request);

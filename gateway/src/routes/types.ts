@@ -19,4 +19,6 @@ export interface RouteDeps {
   platformConfig(platformId: string): Promise<PlatformConfig | undefined>;
   /** The operator's webhook-target settings (kit net/address-safety.ts). */
   webhookTargets: WebhookTargetSettings;
+  /** The operator's end-user terms (CORRIDOR_END_USER_TERMS_URL / _VERSION), when it publishes some. */
+  endUserTerms?: { url: string; version: string };
 }

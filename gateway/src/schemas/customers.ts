@@ -30,6 +30,7 @@ const businessInfoFields = {
   incorporatedOn: Type.Optional(Type.String({ format: "date", description: "Date of incorporation (YYYY-MM-DD)." })),
   entityType: Type.Optional(Text("Legal form, for example LLC or CORPORATION.", 64)),
   countryOfIncorporation: Type.Optional(CountryCode("Country of incorporation,")),
+  country: Type.Optional(CountryCode("Grid's name for countryOfIncorporation (either may be sent; both answered): country of incorporation or registration,")),
   doingBusinessAs: Type.Optional(Text("Trading name.")),
   website: Type.Optional(Text("Web site.", 2048)),
 };

@@ -41,3 +41,19 @@ export function findCurrency(code: string): CurrencyInfo | undefined {
 export function allCurrencies(): readonly CurrencyInfo[] {
   return REGISTRY;
 }
+
+/**
+ * An amount in minor units as people read it, for messages: major units with the currency's
+ * decimals and its code (`10000` USD → `100.00 USD`, `500` JPY → `500 JPY`, `1` BTC →
+ * `0.00000001 BTC`, `-250` USD → `-2.50 USD`). Exact (bigint arithmetic, no floats). An unknown
+ * code keeps the minor units and says so. Machine-readable amounts (details, bodies) stay integers.
+ */
+export function formatAmount(amount: bigint | number, code: string): string {
+  const minor = typeof amount === "bigint" ? amount : BigInt(Math.trunc(amount));
+  const currency = findCurrency(code);
+  if (!currency) return `${minor} ${code} minor units`;
+  const negative = minor < 0n;
+  const digits = (negative ? -minor : minor).toString().padStart(currency.decimals + 1, "0");
+  const whole = currency.decimals === 0 ? digits : `${digits.slice(0, -currency.decimals)}.${digits.slice(-currency.decimals)}`;
+  return `${negative ? "-" : ""}${whole} ${currency.code}`;
+}

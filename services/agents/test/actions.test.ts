@@ -337,7 +337,7 @@ describe("quote executions", () => {
     const { action } = await h.client.submitQuoteExecution({ platformId: w.platformId, agentId: w.agentId, quoteId: quote.id });
     expect(action).toMatchObject({ type: "EXECUTE_QUOTE", status: "APPROVED", countedAmount: 10_850n, quote: { id: quote.id, status: "PROCESSING" }, transaction: { id: quote.transactionId } });
     expect(action!.expiresAt).toBeDefined();
-    await expectPublicError(h.client.submitQuoteExecution({ platformId: w.platformId, agentId: w.agentId, quoteId: quote.id }), "CONFLICT", "QUOTE_ALREADY_EXECUTED");
+    await expectPublicError(h.client.submitQuoteExecution({ platformId: w.platformId, agentId: w.agentId, quoteId: quote.id }), "CONFLICT", "INVALID_STATE_TRANSITION");
   });
 
   it("counts a quote in its receiving currency at the quote's own rate when the policy is in that currency", async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { convertAmount } from "../src/domain/conversion.js";
 import { displayDeviceCode, newDeviceCode, normalizeDeviceCode } from "../src/domain/credentials.js";
-import { checkLimits, executionMode } from "../src/domain/evaluation.js";
+import { checkLimits, executionMode, spendingLimitExceeded } from "../src/domain/evaluation.js";
 import { ManualClock } from "@corridor/kit";
 import { platformTime } from "../src/domain/platform-time.js";
 import { defaultPolicy } from "../src/domain/policy.js";
@@ -84,5 +84,15 @@ describe("platform time", () => {
     await time.now("sbx");
     await time.now("prod");
     expect(asked).toEqual(["prod", "sbx"]);
+  });
+});
+
+describe("SPENDING_LIMIT_EXCEEDED's message", () => {
+  it("names amounts in major units with the currency, and counts as counts (issue 27)", () => {
+    const money = spendingLimitExceeded({ limit: "dailyLimit", limitAmount: 50_000n, used: 45_000n, requested: 10_000n, currency: "USD" });
+    expect(money.message).toBe("This action would exceed the agent's dailyLimit (450.00 USD of 500.00 USD used, 100.00 USD requested)");
+    expect(money.details).toMatchObject({ limitAmount: 50_000, used: 45_000, requested: 10_000, currency: "USD" });
+    const count = spendingLimitExceeded({ limit: "dailyTransactionLimit", limitAmount: 5n, used: 5n, requested: 1n, currency: "USD" });
+    expect(count.message).toBe("This action would exceed the agent's dailyTransactionLimit (5 of 5 actions today, 1 requested)");
   });
 });

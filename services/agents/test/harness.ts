@@ -245,7 +245,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; poolSize?: n
         if (!q || q.platformId !== platformId || q.agentId !== agentId) throw notFound("QUOTE", quoteId);
         if (q.status === "PENDING" && platformNow(platformId) >= q.expiresAt) q.status = "EXPIRED";
         if (q.status === "EXPIRED") throw new AppError("CONFLICT", "QUOTE_EXPIRED", "The quote has expired");
-        if (q.status !== "PENDING") throw new AppError("CONFLICT", "QUOTE_ALREADY_EXECUTED", "already executed");
+        if (q.status !== "PENDING") throw new AppError("CONFLICT", "INVALID_STATE_TRANSITION", "already executed");
         const source = accounts.get(q.sourceAccountId)!;
         if (source.balance < q.totalSendingAmount) throw new AppError("INVALID", "INSUFFICIENT_BALANCE", "The account's available balance is lower than the amount");
         source.balance -= q.totalSendingAmount;

@@ -36,6 +36,8 @@ describe("deleting a customer", () => {
     const before = (await h.events()).length;
 
     const err = await expectPublicError(h.client.deleteCustomer({ platformId, customerId: id }), "CONFLICT", "CUSTOMER_HAS_FUNDS");
+    // Amounts in the message are major units with the currency (issue 27); details keep minor units.
+    expect(err.message).toContain("100.00 USD in InternalAccount:usd (30.00 USD held)");
     expect(err.details).toEqual({
       customerId: id,
       accounts: [{ accountId: "InternalAccount:usd", type: "INTERNAL_FIAT", currency: "USD", balance: 10_000, held: 3_000, available: 7_000 }],

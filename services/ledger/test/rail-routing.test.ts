@@ -77,6 +77,23 @@ describe("ledger rail routing and the rail contract's outcomes", () => {
       expect(await instructionOf(prod.pull.id)).toEqual([expect.objectContaining({ topic: "corridor.rails.ach-test.v1", direction: "PULL", paymentRail: "ACH" })]);
     });
 
+    it("pays a production transfer-out over the rail its caller chose among the external account's (Grid's destination.paymentRail), to that rail's connector", async () => {
+      const prod = await fundedProduction(500n);
+      await h.admin.bindPlatformRail({ platformId: prod.platformId, currency: "USD", paymentRail: "WIRE", connector: "wire-test" });
+      const transfer = { platformId: prod.platformId, sourceAccountId: prod.account.id, destinationAccountId: prod.ext.id, amount: 100n };
+      const wire = (await h.ledger.transferOut({ transfer: { ...transfer, paymentRail: "WIRE" } })).result!.transaction!;
+      expect(wire.destination?.paymentRail).toBe("WIRE");
+      expect(await instructionOf(wire.id)).toEqual([expect.objectContaining({ topic: "corridor.rails.wire-test.v1", connector: "wire-test", paymentRail: "WIRE", direction: "PAYOUT" })]);
+      const plain = (await h.ledger.transferOut({ transfer })).result!.transaction!;
+      expect(await instructionOf(plain.id)).toEqual([expect.objectContaining({ connector: "ach-test", paymentRail: "ACH" })]);
+      // A rail the account does not list is refused before anything is held.
+      const before = await account(prod.platformId, prod.account.id);
+      const rtp = await publicError(h.ledger.transferOut({ transfer: { ...transfer, paymentRail: "RTP" } }));
+      expect(rtp).toMatchObject({ code: "INVALID_INPUT" });
+      expect((rtp.details?.errors as { field: string }[]).map((e) => e.field)).toEqual(["destination.paymentRail"]);
+      expect(await account(prod.platformId, prod.account.id)).toMatchObject({ balance: before.balance, held: before.held });
+    });
+
     it("applies a transaction's outcomes only from the connector it was routed to: the simulator cannot settle a production payment, nor a real connector a sandbox one", async () => {
       const prod = await fundedProduction(500n);
       const prodTx = (await out(prod.platformId, prod.account.id, prod.ext.id, 100n)).result!.transaction!;

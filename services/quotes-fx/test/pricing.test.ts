@@ -79,6 +79,14 @@ describe("fee and rate model: hand-computed examples", () => {
     expect(codeOf(catchErr(() => priceQuote({ ...base, side: "RECEIVING", amount: 99n, limits: { receiving: { min: 100n, max: 1_000n } } })))).toBe("AMOUNT_OUT_OF_RANGE");
     expect(codeOf(catchErr(() => priceQuote({ ...base, side: "SENDING", amount: MAX_AMOUNT + 1n, limits: {} })))).toBe("AMOUNT_OUT_OF_RANGE");
   });
+
+  it("names amounts in its messages in major units with the currency (issue 27); details keep minor units", () => {
+    const base = { sending: cur("USD"), receiving: cur("EUR"), marketRate: dec("1.08"), fees: usdEur };
+    const over = catchErr(() => priceQuote({ ...base, side: "SENDING", amount: 10_001n, limits: { sending: { min: 100n, max: 10_000n } } })) as Error & { details?: Record<string, unknown> };
+    expect(over.message).toBe("lockedCurrencyAmount 100.01 USD is outside 1.00 USD to 100.00 USD");
+    expect(over.details).toMatchObject({ amount: "10001", minAmount: 100, maxAmount: 10_000 });
+    expect((catchErr(() => priceQuote({ ...base, side: "SENDING", amount: 38n, limits: {} })) as Error).message).toBe("0.38 USD does not cover the fees of this quote");
+  });
 });
 
 function catchErr(fn: () => unknown): unknown {

@@ -65,12 +65,12 @@ describe("quote lifecycle", () => {
     await expectPublicError(h.client.getQuote({ platformId: OTHER, quoteId: quote!.id }), "NOT_FOUND", "QUOTE_NOT_FOUND");
   });
 
-  it("executes once from an internal account; a second execute is 409 QUOTE_ALREADY_EXECUTED", async () => {
+  it("executes once from an internal account; a second execute is 409 INVALID_STATE_TRANSITION", async () => {
     const { quote } = await h.client.createQuote(quoteBody());
     const done = await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id });
     expect(done.quote!.status).toBe("PROCESSING");
     expect(h.transactions.get(quote!.transactionId)!.executions).toBe(1);
-    const again = await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), "CONFLICT", "QUOTE_ALREADY_EXECUTED");
+    const again = await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id }), "CONFLICT", "INVALID_STATE_TRANSITION");
     expect(again.shouldNotRetry).toBe(true);
     expect(h.transactions.get(quote!.transactionId)!.executions).toBe(1);
   });
@@ -329,7 +329,7 @@ describe("quote lifecycle", () => {
       expect(paid).toMatchObject({ transactionId: quote!.transactionId, replayed: false, quote: { status: "PROCESSING" } });
       expect(h.transactions.get(quote!.transactionId)!.fundings).toEqual([{ currencyCode: "USD", amount: 10_000n }]);
       expect((await h.client.sendSandboxFunding({ platformId: PLATFORM, quoteId: quote!.id, currencyCode: "USD", idempotencyKey: "send-1" })).replayed).toBe(true);
-      await expectPublicError(h.client.sendSandboxFunding({ platformId: PLATFORM, quoteId: quote!.id, currencyCode: "USD" }), "CONFLICT", "QUOTE_ALREADY_EXECUTED");
+      await expectPublicError(h.client.sendSandboxFunding({ platformId: PLATFORM, quoteId: quote!.id, currencyCode: "USD" }), "CONFLICT", "INVALID_STATE_TRANSITION");
     });
 
     it("refuses to fund a quote that is not REALTIME_FUNDING", async () => {

@@ -53,6 +53,8 @@ export function customerToJson(c: Customer | undefined) {
             incorporatedOn: emptyToUndefined(b.incorporatedOn),
             entityType: emptyToUndefined(b.entityType),
             countryOfIncorporation: emptyToUndefined(b.countryOfIncorporation),
+            // Grid's name for the same field.
+            country: emptyToUndefined(b.countryOfIncorporation),
             doingBusinessAs: emptyToUndefined(b.doingBusinessAs),
             website: emptyToUndefined(b.website),
           }

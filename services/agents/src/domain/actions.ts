@@ -179,7 +179,7 @@ export function createActions(deps: ActionsDeps) {
         if (!sameCurrencies(locked.policy, policy, p.accountIds)) return { changed: locked.policy };
         assertAllowed(locked.policy, p.internalAccountIds);
         if (p.quote && (await tx.liveActionForQuote(platformId, p.quote.id))) {
-          throw errors.conflict("QUOTE_ALREADY_EXECUTED", `Quote ${p.quote.id} was already submitted for execution`, { id: p.quote.id });
+          throw errors.conflict("INVALID_STATE_TRANSITION", `Quote ${p.quote.id} was already submitted for execution`, { id: p.quote.id });
         }
         const submission: Submission = { ...amounts, accountIds: p.accountIds };
         const day = dayKey(platformNow);
@@ -235,7 +235,7 @@ export function createActions(deps: ActionsDeps) {
   function prepareQuoteExecution(agent: Agent, quote: QuoteFacts, platformNow: Date): Prepared {
     if (quote.sourceCustomerId !== agent.customerId) throw quoteNotFound(quote.id);
     if (quote.status === "EXPIRED") throw errors.conflict("QUOTE_EXPIRED", `Quote ${quote.id} expired at ${quote.expiresAt.toISOString()}`, { id: quote.id });
-    if (quote.status !== "PENDING") throw errors.conflict("QUOTE_ALREADY_EXECUTED", `Quote ${quote.id} was already executed`, { id: quote.id, status: quote.status });
+    if (quote.status !== "PENDING") throw errors.conflict("INVALID_STATE_TRANSITION", `Quote ${quote.id} was already executed`, { id: quote.id, status: quote.status });
     if (quote.sourceType !== "ACCOUNT") {
       throw errors.badRequest("QUOTE_NOT_EXECUTABLE", "A REALTIME_FUNDING quote proceeds when its paymentInstructions are paid, not by an execution", { id: quote.id });
     }

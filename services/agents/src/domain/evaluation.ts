@@ -1,4 +1,4 @@
-import { AppError, amountToJson } from "@corridor/kit";
+import { AppError, amountToJson, formatAmount } from "@corridor/kit";
 import type { ExecutionMode, Policy } from "./model.js";
 import { DEFAULT_POLICY_CURRENCY } from "./policy.js";
 import type { UsageRow } from "./ports.js";
@@ -22,8 +22,10 @@ export type LimitName = "perTransactionLimit" | "dailyTransactionLimit" | "daily
 
 /** 403 SPENDING_LIMIT_EXCEEDED with the details docs/agents.md names. */
 export function spendingLimitExceeded(d: { limit: LimitName; limitAmount: bigint; used: bigint; requested: bigint; currency: string; accountId?: string }): AppError {
-  const what = d.limit === "dailyTransactionLimit" ? `${d.used} of ${d.limitAmount} actions today` : `${d.used} of ${d.limitAmount} ${d.currency} used`;
-  return new AppError("FORBIDDEN", "SPENDING_LIMIT_EXCEEDED", `This action would exceed the agent's ${d.limit}${d.accountId ? ` for ${d.accountId}` : ""} (${what}, ${d.requested} requested)`, {
+  const count = d.limit === "dailyTransactionLimit";
+  const what = count ? `${d.used} of ${d.limitAmount} actions today` : `${formatAmount(d.used, d.currency)} of ${formatAmount(d.limitAmount, d.currency)} used`;
+  const requested = count ? `${d.requested}` : formatAmount(d.requested, d.currency);
+  return new AppError("FORBIDDEN", "SPENDING_LIMIT_EXCEEDED", `This action would exceed the agent's ${d.limit}${d.accountId ? ` for ${d.accountId}` : ""} (${what}, ${requested} requested)`, {
     limit: d.limit,
     limitAmount: amountToJson(d.limitAmount),
     used: amountToJson(d.used),

@@ -1,4 +1,4 @@
-import { AppError, errors, newId, type Clock } from "@corridor/kit";
+import { AppError, errors, formatAmount, newId, type Clock } from "@corridor/kit";
 import { pageOf, pageStart } from "./paging.js";
 import { Conflict, type CustomerHoldings, type CustomerLedger, type PlatformDirectory, type Store, type Transact } from "./ports.js";
 import { KYC_STATUSES, type BusinessInfo, type Customer, type CustomerFilter, type CustomerInput, type KycStatus, type Page, type PageRequest, type PlatformSettings } from "./types.js";
@@ -33,7 +33,7 @@ export const customerDeleted = (id: string) =>
  */
 export function customerHasFunds(id: string, h: CustomerHoldings): AppError {
   const parts = [
-    ...h.accounts.map((a) => `${a.balance} ${a.currency} in ${a.accountId}${a.held > 0n ? ` (${a.held} held)` : ""}`),
+    ...h.accounts.map((a) => `${formatAmount(a.balance, a.currency)} in ${a.accountId}${a.held > 0n ? ` (${formatAmount(a.held, a.currency)} held)` : ""}`),
     ...h.inFlightTransactions.map((t) => `${t.type} ${t.transactionId} ${t.refundStatus ? `refund ${t.refundStatus}` : t.status}`),
   ];
   return errors.conflict(

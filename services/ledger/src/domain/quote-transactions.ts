@@ -1,4 +1,5 @@
 import { MAX_AMOUNT, errors, newId, type Clock, type FieldError } from "@corridor/kit";
+import { accountType } from "./accounts.js";
 import { newReference } from "./funding.js";
 import { approvedCustomer, internalAccount } from "./gates.js";
 import type { Posting } from "./journal.js";
@@ -330,6 +331,10 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
       }
       const customer = await directory.customer(i.platformId, i.customerId);
       if (customer.isDeleted) throw errors.notFound("Customer", i.customerId);
+      // The money would come from the customer's internal account in the sending currency: the
+      // CREATED transaction names it as its source (Grid shows source.accountId from the start);
+      // none yet (the account opens with the customer's currencies) leaves it empty.
+      const source = await store.customerAccountOf(i.platformId, i.customerId, i.sendingCurrency, accountType(i.sendingCurrency));
 
       return store.transaction(async (trx) => {
         const now = clock.now();
@@ -340,7 +345,7 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
           type: "OUTGOING",
           status: "CREATED",
           source_type: "ACCOUNT",
-          source_account_id: "",
+          source_account_id: source?.id ?? "",
           destination_type: externalId ? "ACCOUNT" : "UMA_ADDRESS",
           destination_account_id: externalId ?? "",
           uma_address: externalId ? null : i.destination.umaAddress,

@@ -32,6 +32,8 @@ export interface TransferInput {
   agentId: string;
   /** When set, both accounts must be this customer's (agent calls). */
   customerId: string;
+  /** OUT only: the rail chosen among the external account's (empty: the account's rails in order). */
+  paymentRail?: string;
 }
 
 /**
@@ -102,7 +104,15 @@ export function createTransfers(deps: {
     settled(environmentRead);
     // Where the instruction will go: the simulator for a sandbox platform, the operator's binding
     // for a production one (400 PAYMENT_RAIL_NOT_AVAILABLE without one), before anything is held.
-    const rails = direction === "IN" ? PULL_RAILS : candidateRails(external.account_info);
+    let rails = direction === "IN" ? PULL_RAILS : candidateRails(external.account_info);
+    if (input.paymentRail) {
+      // A chosen rail must be one the external account can be paid over (Grid's destination.paymentRail).
+      if (direction === "IN") throw errors.invalidInput([{ field: "destination.paymentRail", reason: "applies to transfers out only" }]);
+      if (!rails.includes(input.paymentRail)) {
+        throw errors.invalidInput([{ field: "destination.paymentRail", reason: `must be one of the external account's payment rails: ${rails.join(", ")}` }]);
+      }
+      rails = [input.paymentRail];
+    }
     const route = await deps.rails.route(input.platformId, internal.currency, rails);
     const customer = settled(customerRead);
     return { internal, external, route, platformCustomerId: customer?.platformCustomerId ?? null };
@@ -142,7 +152,17 @@ export function createTransfers(deps: {
       {
         platformId: input.platformId,
         key: input.idempotencyKey,
-        request: { op: `transfer-${direction.toLowerCase()}`, s: input.sourceAccountId, d: input.destinationAccountId, a: input.amount, desc: input.description, agent: input.agentId, c: input.customerId },
+        request: {
+          op: `transfer-${direction.toLowerCase()}`,
+          s: input.sourceAccountId,
+          d: input.destinationAccountId,
+          a: input.amount,
+          desc: input.description,
+          agent: input.agentId,
+          c: input.customerId,
+          // Only when chosen, so a request without it hashes as before.
+          ...(input.paymentRail ? { r: input.paymentRail } : {}),
+        },
         codec: deps.answers,
       },
       async (complete) => {

@@ -47,6 +47,7 @@ function transferInput(platformSpec: TransferSpec | undefined): TransferInput {
     idempotencyKey: t.idempotencyKey,
     description: t.description,
     agentId: t.agentId,
+    paymentRail: t.paymentRail,
     customerId: t.customerId,
   };
 }

@@ -1,4 +1,4 @@
-import { AppError, MAX_AMOUNT } from "@corridor/kit";
+import { AppError, MAX_AMOUNT, formatAmount } from "@corridor/kit";
 import type { Currency } from "./currencies.js";
 import { Decimal, ROUND_DOWN, ROUND_HALF_UP, ROUND_UP, dec, pow10, toBigInt } from "./decimal.js";
 
@@ -108,7 +108,7 @@ export function priceQuote(input: PricingInput): Pricing {
   if (fees.serviceApiFixedFee < 0n || fees.counterpartyFixedFee < 0n) throw new RangeError("fixed fees must not be negative");
   const lockedCurrency = input.side === "SENDING" ? sending : receiving;
   if (input.amount < 1n || input.amount > MAX_AMOUNT) {
-    throw amountOutOfRange(`lockedCurrencyAmount must be 1 to ${MAX_AMOUNT} ${lockedCurrency.code} minor units`, { field: "lockedCurrencyAmount" });
+    throw amountOutOfRange(`lockedCurrencyAmount must be ${formatAmount(1n, lockedCurrency.code)} to ${formatAmount(MAX_AMOUNT, lockedCurrency.code)} (1 to ${MAX_AMOUNT} minor units)`, { field: "lockedCurrencyAmount" });
   }
   const rate = quotedRate(input.marketRate, sending, receiving, fees);
   const k = minorRate(rate, sending, receiving);
@@ -122,7 +122,7 @@ export function priceQuote(input: PricingInput): Pricing {
     send = input.amount;
     receive = receiveFor(send, fixed, fees.serviceApiVariableFeeRate, k);
     if (receive < 1n) {
-      throw amountOutOfRange(`${send} ${sending.code} minor units do not cover the fees of this quote`, { field: "lockedCurrencyAmount" });
+      throw amountOutOfRange(`${formatAmount(send, sending.code)} does not cover the fees of this quote`, { field: "lockedCurrencyAmount" });
     }
   } else {
     receive = input.amount;
@@ -176,7 +176,7 @@ function checkLimits(amount: bigint, currency: Currency, limits: AmountLimits | 
   const max = limits && limits.max < MAX_AMOUNT ? limits.max : MAX_AMOUNT;
   if (amount < min || amount > max) {
     const what = locked ? "lockedCurrencyAmount" : "the computed amount";
-    throw amountOutOfRange(`${what} ${amount} ${currency.code} minor units is outside ${min} to ${max}`, {
+    throw amountOutOfRange(`${what} ${formatAmount(amount, currency.code)} is outside ${formatAmount(min, currency.code)} to ${formatAmount(max, currency.code)}`, {
       field: locked ? "lockedCurrencyAmount" : "",
       currency: currency.code,
       amount: amount.toString(),

@@ -7,6 +7,7 @@ import {
   canonicalJson,
   decodeKeysetCursor,
   errors,
+  formatAmount,
   newId,
   pageSize,
   requestHash,
@@ -197,7 +198,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
 
   function refuseUnlessPending(q: Quote): void {
     if (q.status === "EXPIRED") throw errors.conflict("QUOTE_EXPIRED", `Quote ${q.id} expired at ${q.expiresAt.toISOString()}`, { id: q.id });
-    if (q.status !== "PENDING" || q.executionStartedAt) throw errors.conflict("QUOTE_ALREADY_EXECUTED", `Quote ${q.id} was already executed`, { id: q.id, status: q.status });
+    if (q.status !== "PENDING" || q.executionStartedAt) throw errors.conflict("INVALID_STATE_TRANSITION", `Quote ${q.id} was already executed`, { id: q.id, status: q.status });
   }
 
   /** Claims the quote, runs the ledger call, and commits the outcome (with `complete`). */
@@ -210,7 +211,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
     const claimed = await store.claimExecution(q.platformId, q.id, now, new Date(now.getTime() - STALE_EXECUTION_MS));
     if (!claimed) {
       refuseUnlessPending((await store.get(q.platformId, q.id)) ?? q);
-      throw errors.conflict("QUOTE_ALREADY_EXECUTED", `Quote ${q.id} is being executed`, { id: q.id });
+      throw errors.conflict("INVALID_STATE_TRANSITION", `Quote ${q.id} is being executed`, { id: q.id });
     }
     let tx: QuoteTransactionState & { alreadyExecuted: boolean };
     try {
@@ -454,7 +455,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
           }
           const amount = opts.amount > 0n ? opts.amount : q.totalSendingAmount;
           if (amount !== q.totalSendingAmount) {
-            throw new AppError("INVALID", "AMOUNT_MISMATCH", `The quote needs exactly ${q.totalSendingAmount} minor units of ${q.sendingCurrency}`, { expected: q.totalSendingAmount.toString(), amount: amount.toString() });
+            throw new AppError("INVALID", "AMOUNT_MISMATCH", `The quote needs exactly ${formatAmount(q.totalSendingAmount, q.sendingCurrency)}`, { expected: q.totalSendingAmount.toString(), amount: amount.toString() });
           }
           let transaction: unknown = null;
           const quote = await runWithLedger(

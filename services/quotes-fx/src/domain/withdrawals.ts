@@ -1,4 +1,4 @@
-import { errors, type FieldError } from "@corridor/kit";
+import { errors, formatAmount, type FieldError } from "@corridor/kit";
 import { findCurrency } from "./currencies.js";
 import { ROUND_UP, dec, pow10, toBigInt } from "./decimal.js";
 import { CRYPTO_NETWORKS, addressProblem, type CryptoNetwork } from "./addresses.js";
@@ -83,7 +83,7 @@ export function createWithdrawals(deps: { fx: Fx; platforms: PlatformDirectory; 
       const applicationFee = APPLICATION_FEES[currency!.code] ?? 0n;
       const totalFee = converted + applicationFee;
       if (totalFee >= req.amount) {
-        throw amountOutOfRange(`${req.amount} ${currency!.code} minor units do not cover the ${totalFee} of fees`, { field: "amount", totalFee: Number(totalFee) });
+        throw amountOutOfRange(`${formatAmount(req.amount, currency!.code)} does not cover the ${formatAmount(totalFee, currency!.code)} of fees`, { field: "amount", totalFee: Number(totalFee) });
       }
       return { networkFee, networkFeeAsset: network!.asset, applicationFee, totalFee, netAmount: req.amount - totalFee };
     },

@@ -1377,7 +1377,7 @@ export const QuotesFxService: GenService<{
     output: typeof GetQuoteResponseSchema;
   },
   /**
-   * ExecuteQuote executes a PENDING quote; 409 QUOTE_ALREADY_EXECUTED or QUOTE_EXPIRED.
+   * ExecuteQuote executes a PENDING quote; 409 INVALID_STATE_TRANSITION or QUOTE_EXPIRED.
    *
    * @generated from rpc corridor.quotes_fx.v1.QuotesFxService.ExecuteQuote
    */
