@@ -23,3 +23,12 @@ export {
 } from "./runtime.js";
 export { runConnector } from "./standalone.js";
 export { addBusinessDays, parseCutoffs, windowFor, type CutoffSchedule, type CutoffSettings, type CutoffWindow } from "./cutoffs.js";
+export {
+  RAIL_STATEMENTS_TOPIC,
+  checkStatement,
+  createStatementPublisher,
+  reportedStatements,
+  type StatementEntry,
+  type StatementPublisher,
+  type StatementReport,
+} from "./statements.js";

@@ -14,6 +14,10 @@ export const topics = {
   rails: "corridor.rails.v1",
   /** corridor.ledger.v1.RailOutcome (rail connectors -> ledger), key transaction id. */
   railOutcomes: "corridor.rail-outcomes.v1",
+  /** corridor.ledger.v1.RailStatement (rail connectors -> ledger: end-of-day bank statements), key connector:statement id. */
+  railStatements: "corridor.rail-statements.v1",
+  /** corridor.ledger.v1.ReconciliationReported (ledger -> operators: a statement reconciled, clean or with breaks), key report id. */
+  reconciliations: "corridor.reconciliations.v1",
   /** corridor.agents.v1.AgentEvent (agent-action changes), key agent id. */
   agents: "corridor.agents.v1",
   /** corridor.sandbox.v1.SandboxEvent (sandbox clock advances), key platform id. */

@@ -12,7 +12,353 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file corridor/ledger/v1/ledger_admin_service.proto.
  */
 export const file_corridor_ledger_v1_ledger_admin_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci1jb3JyaWRvci9sZWRnZXIvdjEvbGVkZ2VyX2FkbWluX3NlcnZpY2UucHJvdG8SEmNvcnJpZG9yLmxlZGdlci52MSKdAQoLUmFpbEJpbmRpbmcSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSFAoMcGF5bWVudF9yYWlsGAMgASgJEhEKCWNvbm5lY3RvchgEIAEoCRIOCgZzb3VyY2UYBSABKAkSLgoKdXBkYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiaQoXQmluZFBsYXRmb3JtUmFpbFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSFAoMcGF5bWVudF9yYWlsGAMgASgJEhEKCWNvbm5lY3RvchgEIAEoCSJMChhCaW5kUGxhdGZvcm1SYWlsUmVzcG9uc2USMAoHYmluZGluZxgBIAEoCzIfLmNvcnJpZG9yLmxlZGdlci52MS5SYWlsQmluZGluZyJYChlVbmJpbmRQbGF0Zm9ybVJhaWxSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhQKDHBheW1lbnRfcmFpbBgDIAEoCSItChpVbmJpbmRQbGF0Zm9ybVJhaWxSZXNwb25zZRIPCgdyZW1vdmVkGAEgASgIIjYKH0xpc3RQbGF0Zm9ybVJhaWxCaW5kaW5nc1JlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkiVQogTGlzdFBsYXRmb3JtUmFpbEJpbmRpbmdzUmVzcG9uc2USMQoIYmluZGluZ3MYASADKAsyHy5jb3JyaWRvci5sZWRnZXIudjEuUmFpbEJpbmRpbmciLQoWR2V0VHJpYWxCYWxhbmNlUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCSJXChdHZXRUcmlhbEJhbGFuY2VSZXNwb25zZRI8CgpjdXJyZW5jaWVzGAEgAygLMiguY29ycmlkb3IubGVkZ2VyLnYxLkN1cnJlbmN5VHJpYWxCYWxhbmNlIsIBChRDdXJyZW5jeVRyaWFsQmFsYW5jZRIQCghjdXJyZW5jeRgBIAEoCRITCgtiYWxhbmNlX3N1bRgCIAEoAxITCgtwb3N0aW5nX3N1bRgDIAEoAxIVCg1hY2NvdW50X2NvdW50GAQgASgDEiAKGG1pc21hdGNoZWRfYWNjb3VudF9jb3VudBgFIAEoAxI1CgZncm91cHMYBiADKAsyJS5jb3JyaWRvci5sZWRnZXIudjEuVHJpYWxCYWxhbmNlR3JvdXAiaQoRVHJpYWxCYWxhbmNlR3JvdXASEgoKb3duZXJfa2luZBgBIAEoCRIUCgxhY2NvdW50X3R5cGUYAiABKAkSEwoLYmFsYW5jZV9zdW0YAyABKAMSFQoNYWNjb3VudF9jb3VudBgEIAEoAzLsAwoSTGVkZ2VyQWRtaW5TZXJ2aWNlEmoKD0dldFRyaWFsQmFsYW5jZRIqLmNvcnJpZG9yLmxlZGdlci52MS5HZXRUcmlhbEJhbGFuY2VSZXF1ZXN0GisuY29ycmlkb3IubGVkZ2VyLnYxLkdldFRyaWFsQmFsYW5jZVJlc3BvbnNlEm0KEEJpbmRQbGF0Zm9ybVJhaWwSKy5jb3JyaWRvci5sZWRnZXIudjEuQmluZFBsYXRmb3JtUmFpbFJlcXVlc3QaLC5jb3JyaWRvci5sZWRnZXIudjEuQmluZFBsYXRmb3JtUmFpbFJlc3BvbnNlEnMKElVuYmluZFBsYXRmb3JtUmFpbBItLmNvcnJpZG9yLmxlZGdlci52MS5VbmJpbmRQbGF0Zm9ybVJhaWxSZXF1ZXN0Gi4uY29ycmlkb3IubGVkZ2VyLnYxLlVuYmluZFBsYXRmb3JtUmFpbFJlc3BvbnNlEoUBChhMaXN0UGxhdGZvcm1SYWlsQmluZGluZ3MSMy5jb3JyaWRvci5sZWRnZXIudjEuTGlzdFBsYXRmb3JtUmFpbEJpbmRpbmdzUmVxdWVzdBo0LmNvcnJpZG9yLmxlZGdlci52MS5MaXN0UGxhdGZvcm1SYWlsQmluZGluZ3NSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("Ci1jb3JyaWRvci9sZWRnZXIvdjEvbGVkZ2VyX2FkbWluX3NlcnZpY2UucHJvdG8SEmNvcnJpZG9yLmxlZGdlci52MSLtAgoUUmVjb25jaWxpYXRpb25SZXBvcnQSEQoJcmVwb3J0X2lkGAEgASgJEhEKCWNvbm5lY3RvchgCIAEoCRIPCgdhY2NvdW50GAMgASgJEhYKDnN0YXRlbWVudF9kYXRlGAQgASgJEhQKDHN0YXRlbWVudF9pZBgFIAEoCRIQCghjdXJyZW5jeRgGIAEoCRIOCgZzdGF0dXMYByABKAkSEwoLZW50cnlfY291bnQYCCABKA0SFQoNbWF0Y2hlZF9jb3VudBgJIAEoDRIWCg5vcGVuaW5nX2Jvb2tlZBgKIAEoAxIWCg5jbG9zaW5nX2Jvb2tlZBgLIAEoAxITCgtlbnRyaWVzX25ldBgMIAEoAxITCgticmVha19jb3VudBgNIAEoDRIYChBvcGVuX2JyZWFrX2NvdW50GA4gASgNEi4KCmNyZWF0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIrkCChNSZWNvbmNpbGlhdGlvbkJyZWFrEhAKCGJyZWFrX2lkGAEgASgJEgwKBGtpbmQYAiABKAkSFgoOdHJhbnNhY3Rpb25faWQYAyABKAkSFQoNYmFua19lbnRyeV9pZBgEIAEoCRIRCglyZWZlcmVuY2UYBSABKAkSFQoNbGVkZ2VyX2Ftb3VudBgGIAEoAxIYChBzdGF0ZW1lbnRfYW1vdW50GAcgASgDEhgKEGxlZGdlcl9kaXJlY3Rpb24YCCABKAkSGwoTc3RhdGVtZW50X2RpcmVjdGlvbhgJIAEoCRIOCgZkZXRhaWwYCiABKAkSLwoLcmVzb2x2ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3Jlc29sdXRpb25fbm90ZRgMIAEoCSJUCiBMaXN0UmVjb25jaWxpYXRpb25SZXBvcnRzUmVxdWVzdBIRCgljb25uZWN0b3IYASABKAkSDgoGc3RhdHVzGAIgASgJEg0KBWxpbWl0GAMgASgNIl4KIUxpc3RSZWNvbmNpbGlhdGlvblJlcG9ydHNSZXNwb25zZRI5CgdyZXBvcnRzGAEgAygLMiguY29ycmlkb3IubGVkZ2VyLnYxLlJlY29uY2lsaWF0aW9uUmVwb3J0IjMKHkdldFJlY29uY2lsaWF0aW9uUmVwb3J0UmVxdWVzdBIRCglyZXBvcnRfaWQYASABKAkilAEKH0dldFJlY29uY2lsaWF0aW9uUmVwb3J0UmVzcG9uc2USOAoGcmVwb3J0GAEgASgLMiguY29ycmlkb3IubGVkZ2VyLnYxLlJlY29uY2lsaWF0aW9uUmVwb3J0EjcKBmJyZWFrcxgCIAMoCzInLmNvcnJpZG9yLmxlZGdlci52MS5SZWNvbmNpbGlhdGlvbkJyZWFrIkMKIVJlc29sdmVSZWNvbmNpbGlhdGlvbkJyZWFrUmVxdWVzdBIQCghicmVha19pZBgBIAEoCRIMCgRub3RlGAIgASgJIpYBCiJSZXNvbHZlUmVjb25jaWxpYXRpb25CcmVha1Jlc3BvbnNlEjYKBWJyZWFrGAEgASgLMicuY29ycmlkb3IubGVkZ2VyLnYxLlJlY29uY2lsaWF0aW9uQnJlYWsSOAoGcmVwb3J0GAIgASgLMiguY29ycmlkb3IubGVkZ2VyLnYxLlJlY29uY2lsaWF0aW9uUmVwb3J0Ip0BCgtSYWlsQmluZGluZxITCgtwbGF0Zm9ybV9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRIUCgxwYXltZW50X3JhaWwYAyABKAkSEQoJY29ubmVjdG9yGAQgASgJEg4KBnNvdXJjZRgFIAEoCRIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJpChdCaW5kUGxhdGZvcm1SYWlsUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRIUCgxwYXltZW50X3JhaWwYAyABKAkSEQoJY29ubmVjdG9yGAQgASgJIkwKGEJpbmRQbGF0Zm9ybVJhaWxSZXNwb25zZRIwCgdiaW5kaW5nGAEgASgLMh8uY29ycmlkb3IubGVkZ2VyLnYxLlJhaWxCaW5kaW5nIlgKGVVuYmluZFBsYXRmb3JtUmFpbFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSFAoMcGF5bWVudF9yYWlsGAMgASgJIi0KGlVuYmluZFBsYXRmb3JtUmFpbFJlc3BvbnNlEg8KB3JlbW92ZWQYASABKAgiNgofTGlzdFBsYXRmb3JtUmFpbEJpbmRpbmdzUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCSJVCiBMaXN0UGxhdGZvcm1SYWlsQmluZGluZ3NSZXNwb25zZRIxCghiaW5kaW5ncxgBIAMoCzIfLmNvcnJpZG9yLmxlZGdlci52MS5SYWlsQmluZGluZyItChZHZXRUcmlhbEJhbGFuY2VSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJIlcKF0dldFRyaWFsQmFsYW5jZVJlc3BvbnNlEjwKCmN1cnJlbmNpZXMYASADKAsyKC5jb3JyaWRvci5sZWRnZXIudjEuQ3VycmVuY3lUcmlhbEJhbGFuY2UiwgEKFEN1cnJlbmN5VHJpYWxCYWxhbmNlEhAKCGN1cnJlbmN5GAEgASgJEhMKC2JhbGFuY2Vfc3VtGAIgASgDEhMKC3Bvc3Rpbmdfc3VtGAMgASgDEhUKDWFjY291bnRfY291bnQYBCABKAMSIAoYbWlzbWF0Y2hlZF9hY2NvdW50X2NvdW50GAUgASgDEjUKBmdyb3VwcxgGIAMoCzIlLmNvcnJpZG9yLmxlZGdlci52MS5UcmlhbEJhbGFuY2VHcm91cCJpChFUcmlhbEJhbGFuY2VHcm91cBISCgpvd25lcl9raW5kGAEgASgJEhQKDGFjY291bnRfdHlwZRgCIAEoCRITCgtiYWxhbmNlX3N1bRgDIAEoAxIVCg1hY2NvdW50X2NvdW50GAQgASgDMooHChJMZWRnZXJBZG1pblNlcnZpY2USagoPR2V0VHJpYWxCYWxhbmNlEiouY29ycmlkb3IubGVkZ2VyLnYxLkdldFRyaWFsQmFsYW5jZVJlcXVlc3QaKy5jb3JyaWRvci5sZWRnZXIudjEuR2V0VHJpYWxCYWxhbmNlUmVzcG9uc2USbQoQQmluZFBsYXRmb3JtUmFpbBIrLmNvcnJpZG9yLmxlZGdlci52MS5CaW5kUGxhdGZvcm1SYWlsUmVxdWVzdBosLmNvcnJpZG9yLmxlZGdlci52MS5CaW5kUGxhdGZvcm1SYWlsUmVzcG9uc2UScwoSVW5iaW5kUGxhdGZvcm1SYWlsEi0uY29ycmlkb3IubGVkZ2VyLnYxLlVuYmluZFBsYXRmb3JtUmFpbFJlcXVlc3QaLi5jb3JyaWRvci5sZWRnZXIudjEuVW5iaW5kUGxhdGZvcm1SYWlsUmVzcG9uc2UShQEKGExpc3RQbGF0Zm9ybVJhaWxCaW5kaW5ncxIzLmNvcnJpZG9yLmxlZGdlci52MS5MaXN0UGxhdGZvcm1SYWlsQmluZGluZ3NSZXF1ZXN0GjQuY29ycmlkb3IubGVkZ2VyLnYxLkxpc3RQbGF0Zm9ybVJhaWxCaW5kaW5nc1Jlc3BvbnNlEogBChlMaXN0UmVjb25jaWxpYXRpb25SZXBvcnRzEjQuY29ycmlkb3IubGVkZ2VyLnYxLkxpc3RSZWNvbmNpbGlhdGlvblJlcG9ydHNSZXF1ZXN0GjUuY29ycmlkb3IubGVkZ2VyLnYxLkxpc3RSZWNvbmNpbGlhdGlvblJlcG9ydHNSZXNwb25zZRKCAQoXR2V0UmVjb25jaWxpYXRpb25SZXBvcnQSMi5jb3JyaWRvci5sZWRnZXIudjEuR2V0UmVjb25jaWxpYXRpb25SZXBvcnRSZXF1ZXN0GjMuY29ycmlkb3IubGVkZ2VyLnYxLkdldFJlY29uY2lsaWF0aW9uUmVwb3J0UmVzcG9uc2USiwEKGlJlc29sdmVSZWNvbmNpbGlhdGlvbkJyZWFrEjUuY29ycmlkb3IubGVkZ2VyLnYxLlJlc29sdmVSZWNvbmNpbGlhdGlvbkJyZWFrUmVxdWVzdBo2LmNvcnJpZG9yLmxlZGdlci52MS5SZXNvbHZlUmVjb25jaWxpYXRpb25CcmVha1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
+
+/**
+ * ReconciliationReport is the ledger's reconciliation of one bank statement of a connector.
+ *
+ * @generated from message corridor.ledger.v1.ReconciliationReport
+ */
+export type ReconciliationReport = Message<"corridor.ledger.v1.ReconciliationReport"> & {
+  /**
+   * Reconciliation:<uuidv7>.
+   *
+   * @generated from field: string report_id = 1;
+   */
+  reportId: string;
+
+  /**
+   * The connector that reported the statement, the bank account and the statement's day.
+   *
+   * @generated from field: string connector = 2;
+   */
+  connector: string;
+
+  /**
+   * @generated from field: string account = 3;
+   */
+  account: string;
+
+  /**
+   * @generated from field: string statement_date = 4;
+   */
+  statementDate: string;
+
+  /**
+   * The bank's statement id.
+   *
+   * @generated from field: string statement_id = 5;
+   */
+  statementId: string;
+
+  /**
+   * Currency code.
+   *
+   * @generated from field: string currency = 6;
+   */
+  currency: string;
+
+  /**
+   * CLEAN (nothing to look at), BREAKS (open breaks) or RESOLVED (every break resolved).
+   *
+   * @generated from field: string status = 7;
+   */
+  status: string;
+
+  /**
+   * Entries on the statement and how many matched a ledger transaction.
+   *
+   * @generated from field: uint32 entry_count = 8;
+   */
+  entryCount: number;
+
+  /**
+   * @generated from field: uint32 matched_count = 9;
+   */
+  matchedCount: number;
+
+  /**
+   * Balances and movement, minor units: closing - opening, and the sum of the entries (credits - debits).
+   *
+   * @generated from field: int64 opening_booked = 10;
+   */
+  openingBooked: bigint;
+
+  /**
+   * @generated from field: int64 closing_booked = 11;
+   */
+  closingBooked: bigint;
+
+  /**
+   * @generated from field: int64 entries_net = 12;
+   */
+  entriesNet: bigint;
+
+  /**
+   * How many breaks, and how many of them are still open.
+   *
+   * @generated from field: uint32 break_count = 13;
+   */
+  breakCount: number;
+
+  /**
+   * @generated from field: uint32 open_break_count = 14;
+   */
+  openBreakCount: number;
+
+  /**
+   * When it was reconciled.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 15;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ReconciliationReport.
+ * Use `create(ReconciliationReportSchema)` to create a new message.
+ */
+export const ReconciliationReportSchema: GenMessage<ReconciliationReport> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 0);
+
+/**
+ * ReconciliationBreak is one difference between the statement and the ledger.
+ *
+ * @generated from message corridor.ledger.v1.ReconciliationBreak
+ */
+export type ReconciliationBreak = Message<"corridor.ledger.v1.ReconciliationBreak"> & {
+  /**
+   * ReconciliationBreak:<uuidv7>.
+   *
+   * @generated from field: string break_id = 1;
+   */
+  breakId: string;
+
+  /**
+   * MISSING_IN_LEDGER, MISSING_ON_STATEMENT, AMOUNT_MISMATCH, DIRECTION_MISMATCH, DUPLICATE or BALANCE_MISMATCH.
+   *
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * The ledger transaction concerned, "" when none.
+   *
+   * @generated from field: string transaction_id = 3;
+   */
+  transactionId: string;
+
+  /**
+   * The statement entry concerned (the bank's entry id), "" when none.
+   *
+   * @generated from field: string bank_entry_id = 4;
+   */
+  bankEntryId: string;
+
+  /**
+   * The reference that matched (or was looked for).
+   *
+   * @generated from field: string reference = 5;
+   */
+  reference: string;
+
+  /**
+   * What the ledger expected and what the bank booked, minor units (0 when not applicable).
+   *
+   * @generated from field: int64 ledger_amount = 6;
+   */
+  ledgerAmount: bigint;
+
+  /**
+   * @generated from field: int64 statement_amount = 7;
+   */
+  statementAmount: bigint;
+
+  /**
+   * Directions: CREDIT or DEBIT as the bank account sees it ("" when not applicable).
+   *
+   * @generated from field: string ledger_direction = 8;
+   */
+  ledgerDirection: string;
+
+  /**
+   * @generated from field: string statement_direction = 9;
+   */
+  statementDirection: string;
+
+  /**
+   * What the ledger found, in words.
+   *
+   * @generated from field: string detail = 10;
+   */
+  detail: string;
+
+  /**
+   * Set once the operator resolved it.
+   *
+   * @generated from field: google.protobuf.Timestamp resolved_at = 11;
+   */
+  resolvedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string resolution_note = 12;
+   */
+  resolutionNote: string;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ReconciliationBreak.
+ * Use `create(ReconciliationBreakSchema)` to create a new message.
+ */
+export const ReconciliationBreakSchema: GenMessage<ReconciliationBreak> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 1);
+
+/**
+ * ListReconciliationReportsRequest filters the reports.
+ *
+ * @generated from message corridor.ledger.v1.ListReconciliationReportsRequest
+ */
+export type ListReconciliationReportsRequest = Message<"corridor.ledger.v1.ListReconciliationReportsRequest"> & {
+  /**
+   * Only this connector's; empty for every connector.
+   *
+   * @generated from field: string connector = 1;
+   */
+  connector: string;
+
+  /**
+   * Only reports in this status (CLEAN, BREAKS, RESOLVED); empty for all.
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * At most this many (default 50, at most 500).
+   *
+   * @generated from field: uint32 limit = 3;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ListReconciliationReportsRequest.
+ * Use `create(ListReconciliationReportsRequestSchema)` to create a new message.
+ */
+export const ListReconciliationReportsRequestSchema: GenMessage<ListReconciliationReportsRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 2);
+
+/**
+ * ListReconciliationReportsResponse holds the reports, newest day first.
+ *
+ * @generated from message corridor.ledger.v1.ListReconciliationReportsResponse
+ */
+export type ListReconciliationReportsResponse = Message<"corridor.ledger.v1.ListReconciliationReportsResponse"> & {
+  /**
+   * @generated from field: repeated corridor.ledger.v1.ReconciliationReport reports = 1;
+   */
+  reports: ReconciliationReport[];
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ListReconciliationReportsResponse.
+ * Use `create(ListReconciliationReportsResponseSchema)` to create a new message.
+ */
+export const ListReconciliationReportsResponseSchema: GenMessage<ListReconciliationReportsResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 3);
+
+/**
+ * GetReconciliationReportRequest names a report.
+ *
+ * @generated from message corridor.ledger.v1.GetReconciliationReportRequest
+ */
+export type GetReconciliationReportRequest = Message<"corridor.ledger.v1.GetReconciliationReportRequest"> & {
+  /**
+   * @generated from field: string report_id = 1;
+   */
+  reportId: string;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.GetReconciliationReportRequest.
+ * Use `create(GetReconciliationReportRequestSchema)` to create a new message.
+ */
+export const GetReconciliationReportRequestSchema: GenMessage<GetReconciliationReportRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 4);
+
+/**
+ * GetReconciliationReportResponse answers the report and its breaks.
+ *
+ * @generated from message corridor.ledger.v1.GetReconciliationReportResponse
+ */
+export type GetReconciliationReportResponse = Message<"corridor.ledger.v1.GetReconciliationReportResponse"> & {
+  /**
+   * @generated from field: corridor.ledger.v1.ReconciliationReport report = 1;
+   */
+  report?: ReconciliationReport | undefined;
+
+  /**
+   * @generated from field: repeated corridor.ledger.v1.ReconciliationBreak breaks = 2;
+   */
+  breaks: ReconciliationBreak[];
+};
+
+/**
+ * Describes the message corridor.ledger.v1.GetReconciliationReportResponse.
+ * Use `create(GetReconciliationReportResponseSchema)` to create a new message.
+ */
+export const GetReconciliationReportResponseSchema: GenMessage<GetReconciliationReportResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 5);
+
+/**
+ * ResolveReconciliationBreakRequest names the break and why it is resolved.
+ *
+ * @generated from message corridor.ledger.v1.ResolveReconciliationBreakRequest
+ */
+export type ResolveReconciliationBreakRequest = Message<"corridor.ledger.v1.ResolveReconciliationBreakRequest"> & {
+  /**
+   * @generated from field: string break_id = 1;
+   */
+  breakId: string;
+
+  /**
+   * The operator's note: what was found and done (required, at most 2000 characters).
+   *
+   * @generated from field: string note = 2;
+   */
+  note: string;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ResolveReconciliationBreakRequest.
+ * Use `create(ResolveReconciliationBreakRequestSchema)` to create a new message.
+ */
+export const ResolveReconciliationBreakRequestSchema: GenMessage<ResolveReconciliationBreakRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 6);
+
+/**
+ * ResolveReconciliationBreakResponse answers the break as stored and its report.
+ *
+ * @generated from message corridor.ledger.v1.ResolveReconciliationBreakResponse
+ */
+export type ResolveReconciliationBreakResponse = Message<"corridor.ledger.v1.ResolveReconciliationBreakResponse"> & {
+  /**
+   * @generated from field: corridor.ledger.v1.ReconciliationBreak break = 1;
+   */
+  break?: ReconciliationBreak | undefined;
+
+  /**
+   * @generated from field: corridor.ledger.v1.ReconciliationReport report = 2;
+   */
+  report?: ReconciliationReport | undefined;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ResolveReconciliationBreakResponse.
+ * Use `create(ResolveReconciliationBreakResponseSchema)` to create a new message.
+ */
+export const ResolveReconciliationBreakResponseSchema: GenMessage<ResolveReconciliationBreakResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 7);
 
 /**
  * RailBinding routes one (platform, currency, payment rail) to a connector.
@@ -68,7 +414,7 @@ export type RailBinding = Message<"corridor.ledger.v1.RailBinding"> & {
  * Use `create(RailBindingSchema)` to create a new message.
  */
 export const RailBindingSchema: GenMessage<RailBinding> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 0);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 8);
 
 /**
  * BindPlatformRailRequest names the binding to set.
@@ -110,7 +456,7 @@ export type BindPlatformRailRequest = Message<"corridor.ledger.v1.BindPlatformRa
  * Use `create(BindPlatformRailRequestSchema)` to create a new message.
  */
 export const BindPlatformRailRequestSchema: GenMessage<BindPlatformRailRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 1);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 9);
 
 /**
  * BindPlatformRailResponse answers the binding as stored.
@@ -131,7 +477,7 @@ export type BindPlatformRailResponse = Message<"corridor.ledger.v1.BindPlatformR
  * Use `create(BindPlatformRailResponseSchema)` to create a new message.
  */
 export const BindPlatformRailResponseSchema: GenMessage<BindPlatformRailResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 2);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 10);
 
 /**
  * UnbindPlatformRailRequest names the binding to remove.
@@ -166,7 +512,7 @@ export type UnbindPlatformRailRequest = Message<"corridor.ledger.v1.UnbindPlatfo
  * Use `create(UnbindPlatformRailRequestSchema)` to create a new message.
  */
 export const UnbindPlatformRailRequestSchema: GenMessage<UnbindPlatformRailRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 3);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 11);
 
 /**
  * UnbindPlatformRailResponse says whether there was a binding to remove.
@@ -187,7 +533,7 @@ export type UnbindPlatformRailResponse = Message<"corridor.ledger.v1.UnbindPlatf
  * Use `create(UnbindPlatformRailResponseSchema)` to create a new message.
  */
 export const UnbindPlatformRailResponseSchema: GenMessage<UnbindPlatformRailResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 4);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 12);
 
 /**
  * ListPlatformRailBindingsRequest chooses whose bindings to list.
@@ -208,7 +554,7 @@ export type ListPlatformRailBindingsRequest = Message<"corridor.ledger.v1.ListPl
  * Use `create(ListPlatformRailBindingsRequestSchema)` to create a new message.
  */
 export const ListPlatformRailBindingsRequestSchema: GenMessage<ListPlatformRailBindingsRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 5);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 13);
 
 /**
  * ListPlatformRailBindingsResponse holds the bindings, by platform, currency, then rail.
@@ -229,7 +575,7 @@ export type ListPlatformRailBindingsResponse = Message<"corridor.ledger.v1.ListP
  * Use `create(ListPlatformRailBindingsResponseSchema)` to create a new message.
  */
 export const ListPlatformRailBindingsResponseSchema: GenMessage<ListPlatformRailBindingsResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 6);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 14);
 
 /**
  * GetTrialBalanceRequest chooses whose books to sum.
@@ -250,7 +596,7 @@ export type GetTrialBalanceRequest = Message<"corridor.ledger.v1.GetTrialBalance
  * Use `create(GetTrialBalanceRequestSchema)` to create a new message.
  */
 export const GetTrialBalanceRequestSchema: GenMessage<GetTrialBalanceRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 7);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 15);
 
 /**
  * GetTrialBalanceResponse holds one trial balance per currency.
@@ -271,7 +617,7 @@ export type GetTrialBalanceResponse = Message<"corridor.ledger.v1.GetTrialBalanc
  * Use `create(GetTrialBalanceResponseSchema)` to create a new message.
  */
 export const GetTrialBalanceResponseSchema: GenMessage<GetTrialBalanceResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 8);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 16);
 
 /**
  * CurrencyTrialBalance is the trial balance of one currency.
@@ -328,7 +674,7 @@ export type CurrencyTrialBalance = Message<"corridor.ledger.v1.CurrencyTrialBala
  * Use `create(CurrencyTrialBalanceSchema)` to create a new message.
  */
 export const CurrencyTrialBalanceSchema: GenMessage<CurrencyTrialBalance> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 9);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 17);
 
 /**
  * TrialBalanceGroup sums the accounts of one owner kind and type within a currency.
@@ -371,7 +717,7 @@ export type TrialBalanceGroup = Message<"corridor.ledger.v1.TrialBalanceGroup"> 
  * Use `create(TrialBalanceGroupSchema)` to create a new message.
  */
 export const TrialBalanceGroupSchema: GenMessage<TrialBalanceGroup> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 10);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 18);
 
 /**
  * LedgerAdminService answers operators' (and tests') questions about the books and holds the
@@ -426,6 +772,38 @@ export const LedgerAdminService: GenService<{
     methodKind: "unary";
     input: typeof ListPlatformRailBindingsRequestSchema;
     output: typeof ListPlatformRailBindingsResponseSchema;
+  },
+  /**
+   * ListReconciliationReports lists the reconciliation reports of bank statements (newest day
+   * first), optionally of one connector or status. Contract: docs/connectors.md, "Reconciliation".
+   *
+   * @generated from rpc corridor.ledger.v1.LedgerAdminService.ListReconciliationReports
+   */
+  listReconciliationReports: {
+    methodKind: "unary";
+    input: typeof ListReconciliationReportsRequestSchema;
+    output: typeof ListReconciliationReportsResponseSchema;
+  },
+  /**
+   * GetReconciliationReport answers one report with its breaks; NOT_FOUND for an unknown id.
+   *
+   * @generated from rpc corridor.ledger.v1.LedgerAdminService.GetReconciliationReport
+   */
+  getReconciliationReport: {
+    methodKind: "unary";
+    input: typeof GetReconciliationReportRequestSchema;
+    output: typeof GetReconciliationReportResponseSchema;
+  },
+  /**
+   * ResolveReconciliationBreak marks a break resolved with the operator's note (required). Once
+   * every break of a report is resolved the report is RESOLVED. Resolving twice changes nothing.
+   *
+   * @generated from rpc corridor.ledger.v1.LedgerAdminService.ResolveReconciliationBreak
+   */
+  resolveReconciliationBreak: {
+    methodKind: "unary";
+    input: typeof ResolveReconciliationBreakRequestSchema;
+    output: typeof ResolveReconciliationBreakResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_corridor_ledger_v1_ledger_admin_service, 0);
