@@ -9,3 +9,4 @@ export { SEPA_CONNECTOR, SEPA_MIGRATIONS_DIR, SEPA_SCHEMA, sepaConnector, sepaWo
 export { sepaConfigSchema, type SepaConfig } from "./runtime/config.js";
 export { admit, endToEndIdOf } from "./runtime/admission.js";
 export { directoryDrop, sha256, type BankFileDrop } from "./runtime/transport.js";
+export { statementsOf } from "./runtime/statements.js";

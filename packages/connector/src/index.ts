@@ -27,6 +27,7 @@ export {
   RAIL_STATEMENTS_TOPIC,
   checkStatement,
   createStatementPublisher,
+  decodeStatement,
   reportedStatements,
   type StatementEntry,
   type StatementPublisher,

@@ -1,7 +1,7 @@
-import { create } from "@bufbuild/protobuf";
+import { create, fromBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { enqueueEvent, newId, sql, type Clock } from "@corridor/kit";
-import { RailStatementSchema } from "@corridor/proto/corridor/ledger/v1/rail_statements_pb.js";
+import { RailStatementSchema, type RailStatement } from "@corridor/proto/corridor/ledger/v1/rail_statements_pb.js";
 import type { Kysely, Transaction } from "kysely";
 import { SANDBOX_CONNECTOR, environmentOf } from "./contract.js";
 
@@ -152,4 +152,9 @@ export function createStatementPublisher(opts: { connector: string; clock: Clock
 /** Statement ids in use (for the operator and tests). */
 export async function reportedStatements(db: Kysely<any>): Promise<{ account: string; statement_id: string; statement_date: string; entry_count: number }[]> {
   return db.selectFrom("connector_statements").select(["account", "statement_id", "statement_date", "entry_count"]).orderBy(sql`reported_at`).execute();
+}
+
+/** A statement message as published (an outbox row's payload), for tests and tools. */
+export function decodeStatement(payload: Uint8Array): RailStatement {
+  return fromBinary(RailStatementSchema, payload);
 }
