@@ -1,4 +1,4 @@
-import { createOutcomePublisher, loadConnectorConfig, type RailInstruction } from "@corridor/connector";
+import { createOutcomePublisher, createStatementPublisher, loadConnectorConfig, type RailInstruction } from "@corridor/connector";
 import { ManualClock, createLogger, newId, type DatabaseHandle } from "@corridor/kit";
 import { openServiceTestDatabase } from "@corridor/kit/testing";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -80,7 +80,7 @@ describe.skipIf(unavailable !== null && !sftpServerRequired)(`ACH files: exactly
       host: server.host, port: server.port, username: server.username, privateKey: server.privateKey, hostKey: server.hostPublicKey,
       inboxDir: server.remotePath("inbox"), outboxDir: server.remotePath("outbox"), archiveDir: server.remotePath("archive"), timeoutMs: 10_000,
     });
-    deps = { db, clock, log: createLogger("ach-engine-test", "silent"), config, outcomes: createOutcomePublisher({ connector: "ach-nacha", clock }), transport };
+    deps = { db, clock, log: createLogger("ach-engine-test", "silent"), config, outcomes: createOutcomePublisher({ connector: "ach-nacha", clock }), statements: createStatementPublisher({ connector: "ach-nacha", clock }), transport };
   });
   afterAll(async () => {
     await drop?.();
