@@ -223,7 +223,7 @@ describe.skipIf(unavailable !== null && !sftpServerRequired)(`ACH files: exactly
     ]);
     const files = await db.selectFrom("ach_bank_files").select(["file_name", "status", "detail"]).where("file_name", "like", "STMT-%").orderBy("file_name").execute();
     expect(files.map((f: { file_name: string; status: string }) => [f.file_name, f.status])).toEqual([["STMT-0112-BAD.bai", "REFUSED"], ["STMT-0112.bai", "PROCESSED"]]);
-    expect(files[0].detail).toMatch(/control total 7 but its records add up to/);
+    expect(files[0]!.detail).toMatch(/control total 7 but its records add up to/);
     // The bank sends the same statement again under another name: read, archived, not reported twice.
     writeFileSync(join(server.localRoot, "outbox", "STMT-0112-AGAIN.bai"), statement());
     expect(await readBankFiles(deps)).toEqual(["STMT-0112-AGAIN.bai"]);
