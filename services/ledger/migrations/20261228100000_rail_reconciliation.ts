@@ -71,11 +71,14 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addPrimaryKeyConstraint("reconciliation_matches_pkey", ["report_id", "bank_entry_id"])
     .execute();
   await db.schema.createIndex("reconciliation_matches_tx_idx").on("reconciliation_matches").columns(["transaction_id", "direction"]).execute();
+  // Statement entries find their transaction by reference among the connector's (any platform).
+  await db.schema.createIndex("transactions_connector_reference_idx").on("transactions").columns(["connector", "reference"]).where(sql.ref("connector"), "is not", null).execute();
   await db.schema.createIndex("transactions_connector_settled_idx").on("transactions").columns(["connector", "currency", "settled_at"]).where(sql.ref("connector"), "is not", null).execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex("transactions_connector_settled_idx").execute();
+  await db.schema.dropIndex("transactions_connector_reference_idx").execute();
   await db.schema.dropTable("reconciliation_matches").execute();
   await db.schema.dropTable("reconciliation_breaks").execute();
   await db.schema.dropTable("reconciliation_reports").execute();
