@@ -14,7 +14,7 @@ import { Environment, type Platform } from "@corridor/proto/corridor/auth_sessio
 import { PublicErrorSchema } from "@corridor/proto/corridor/common/v1/error_pb.js";
 import { KycAdminService, type Review } from "@corridor/proto/corridor/customers_kyc/v1/kyc_admin_service_pb.js";
 import type { Document } from "@corridor/proto/corridor/customers_kyc/v1/document_pb.js";
-import { LedgerAdminService, type RailBinding, type SuspenseItem } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
+import { LedgerAdminService, type RailBinding, type ReconciliationBreak, type ReconciliationReport, type SuspenseItem } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
 import { QuotesFxAdminService, type ProductionRate } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_admin_service_pb.js";
 
 /** Exit codes: 0 done, 1 the call failed or nothing answers, 2 the command line was wrong. */
@@ -52,6 +52,13 @@ Commands:
   suspense return --id <RailNotice:...> [--note <text>] [--returned]
       Marks an item RETURN_REQUESTED (send it back through the bank); with --returned, marks a
       RETURN_REQUESTED item RETURNED once the bank confirms.
+  reconcile list [--connector <name>] [--status CLEAN|BREAKS|RESOLVED] [--limit <n>]
+      Lists the reconciliation reports of the connectors' bank statements, newest day first
+      (docs/connectors.md, "Reconciliation"; what a break means: docs/operations.md).
+  reconcile show --report <id>
+      Shows one report and every break: kind, transaction, bank entry, amounts, resolution.
+  reconcile resolve --break <id> --note <text>
+      Marks a break resolved with what was found and done; the report is RESOLVED once none is open.
   rates push --base <code> --rate <CODE=units per base> [--rate ...] [--as-of <ISO time>]
       Records production exchange rates (docs/fx.md): units of each currency per one unit of
       base, e.g. --base EUR --rate USD=1.0567 --rate GBP=0.8300. Every rate is checked before
@@ -73,7 +80,7 @@ Target (exactly one; there is no default, so the CLI never acts on a deployment 
   CORRIDOR_INTERNAL_PORT       embedded mode's internal port: http://127.0.0.1:<port>
   --url wins over the environment; the two variables together must name the same place.
   The deployment found there is printed (on stderr) before anything is done.
-  rail and suspense commands talk to the ledger: at the same target (embedded), or at --ledger-url /
+  rail, suspense and reconcile commands talk to the ledger: at the same target (embedded), or at --ledger-url /
   CORRIDOR_LEDGER_URL (split: http://127.0.0.1:8102).
   rates and fees commands talk to quotes-fx: at the same target (embedded), or at --quotes-fx-url /
   CORRIDOR_QUOTES_FX_URL (split: http://127.0.0.1:8103).
@@ -214,6 +221,9 @@ async function main(argv: string[]): Promise<number> {
       note: { type: "string" },
       status: { type: "string" },
       returned: { type: "boolean", default: false },
+      limit: { type: "string" },
+      report: { type: "string" },
+      break: { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -225,6 +235,7 @@ async function main(argv: string[]): Promise<number> {
   const [resource, command, ...extra] = positionals;
   if (resource === "rail") return railCommand(command, extra, values);
   if (resource === "suspense") return suspenseCommand(command, extra, values);
+  if (resource === "reconcile") return reconcileCommand(command, extra, values);
   if (resource === "rates") return ratesCommand(command, extra, values);
   if (resource === "fees") return feesCommand(command, extra, values);
   if (resource !== "platform" || (command !== "create" && command !== "list")) {
@@ -548,6 +559,61 @@ async function suspenseCommand(
   if (command !== "assign" && values.account !== undefined) throw new UsageError(`suspense ${command} takes no --account`);
   if (command !== "return" && values.returned) throw new UsageError(`suspense ${command} takes no --returned`);
   if (command !== "list" && (values.status !== undefined || values.connector !== undefined)) throw new UsageError(`suspense ${command} takes no --status or --connector`);
+const isoOf = (t: { seconds: bigint; nanos: number } | undefined) => (t ? new Date(Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6)).toISOString() : undefined);
+
+const reportJson = (r: ReconciliationReport) => ({
+  reportId: r.reportId,
+  connector: r.connector,
+  account: r.account,
+  statementDate: r.statementDate,
+  statementId: r.statementId,
+  currency: r.currency,
+  status: r.status,
+  entryCount: r.entryCount,
+  matchedCount: r.matchedCount,
+  openingBooked: r.openingBooked.toString(),
+  closingBooked: r.closingBooked.toString(),
+  entriesNet: r.entriesNet.toString(),
+  breakCount: r.breakCount,
+  openBreakCount: r.openBreakCount,
+  createdAt: isoOf(r.createdAt),
+});
+
+const breakJson = (b: ReconciliationBreak) => ({
+  breakId: b.breakId,
+  kind: b.kind,
+  transactionId: b.transactionId || undefined,
+  bankEntryId: b.bankEntryId || undefined,
+  reference: b.reference || undefined,
+  ledgerAmount: b.ledgerAmount.toString(),
+  statementAmount: b.statementAmount.toString(),
+  ledgerDirection: b.ledgerDirection || undefined,
+  statementDirection: b.statementDirection || undefined,
+  detail: b.detail,
+  resolvedAt: isoOf(b.resolvedAt),
+  resolutionNote: b.resolutionNote || undefined,
+});
+
+const reportLine = (r: ReturnType<typeof reportJson>) =>
+  `${r.reportId}  ${r.statementDate}  ${r.connector.padEnd(16)}  ${r.account.padEnd(24)}  ${r.status.padEnd(8)}  ${r.matchedCount}/${r.entryCount} matched  ${r.openBreakCount}/${r.breakCount} breaks open`;
+
+/** `reconcile list|show|resolve`: the reconciliation reports of bank statements (LedgerAdminService), after the deployment probe. */
+async function reconcileCommand(
+  command: string | undefined,
+  extra: string[],
+  values: { url?: string; "ledger-url"?: string; connector?: string; status?: string; limit?: string; report?: string; break?: string; note?: string; json: boolean },
+): Promise<number> {
+  if (command !== "list" && command !== "show" && command !== "resolve") throw new UsageError(`unknown command: reconcile ${command ?? ""}`.trim());
+  if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra.join(" ")}`);
+  const takes: Record<string, string[]> = { list: ["connector", "status", "limit"], show: ["report"], resolve: ["break", "note"] };
+  for (const opt of ["connector", "status", "limit", "report", "break", "note"] as const) {
+    if (values[opt] !== undefined && !takes[command]!.includes(opt)) throw new UsageError(`reconcile ${command} takes no --${opt}`);
+  }
+  if (command === "show" && !values.report) throw new UsageError("reconcile show needs --report <id>");
+  if (command === "resolve" && (!values.break || !values.note?.trim())) throw new UsageError("reconcile resolve needs --break <id> and --note <what was found and done>");
+  if (values.limit !== undefined && !/^\d{1,3}$/.test(values.limit)) throw new UsageError("--limit must be a number from 1 to 500");
+  const status = values.status?.toUpperCase();
+  if (status !== undefined && !["CLEAN", "BREAKS", "RESOLVED"].includes(status)) throw new UsageError("--status must be CLEAN, BREAKS or RESOLVED");
 
   const target = resolveTarget(values.url, process.env);
   const deployment = await probe(createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url })), target);
@@ -573,6 +639,37 @@ async function suspenseCommand(
         : await ledger.returnSuspenseItem({ id: values.id!, note: values.note ?? "", returned: values.returned });
   const out = suspenseJson(item!);
   console.log(values.json ? JSON.stringify(out, null, 2) : line(out));
+
+  if (command === "list") {
+    const { reports } = await ledger.listReconciliationReports({ connector: values.connector ?? "", status: status ?? "", limit: values.limit ? Number(values.limit) : 0 });
+    const out = reports.map(reportJson);
+    if (values.json) console.log(JSON.stringify(out, null, 2));
+    else if (out.length === 0) console.log("No reconciliation reports. A connector reports its bank's end-of-day statements as they arrive.");
+    else for (const r of out) console.log(reportLine(r));
+    return 0;
+  }
+  if (command === "show") {
+    const { report, breaks } = await ledger.getReconciliationReport({ reportId: values.report! });
+    const r = reportJson(report!);
+    const bs = breaks.map(breakJson);
+    if (values.json) {
+      console.log(JSON.stringify({ report: r, breaks: bs }, null, 2));
+      return 0;
+    }
+    console.log(reportLine(r));
+    console.log(`  statement ${r.statementId} (${r.currency}): opening ${r.openingBooked}, closing ${r.closingBooked}, entries net ${r.entriesNet}`);
+    if (bs.length === 0) console.log("  CLEAN: every entry matched a transaction and the balances agree.");
+    for (const b of bs) {
+      console.log(`  ${b.breakId}  ${b.kind.padEnd(20)}  ${b.resolvedAt ? `RESOLVED ${b.resolvedAt}` : "OPEN"}`);
+      console.log(`      ${b.detail}`);
+      if (b.resolutionNote) console.log(`      note: ${b.resolutionNote}`);
+    }
+    return 0;
+  }
+  const resolved = await ledger.resolveReconciliationBreak({ breakId: values.break!, note: values.note! });
+  const b = breakJson(resolved.break!);
+  const r = reportJson(resolved.report!);
+  console.log(values.json ? JSON.stringify({ break: b, report: r }, null, 2) : `Resolved ${b.breakId} (${b.kind}); report ${r.reportId} is ${r.status} (${r.openBreakCount} open)`);
   return 0;
 }
 

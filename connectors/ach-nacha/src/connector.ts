@@ -36,7 +36,7 @@ export function achConnectorDefinition(opts: { transport?: TransportFactory } = 
     migrationsDir: MIGRATIONS_DIR,
     config: achConfigSchema,
     build(ctx) {
-      const deps: EngineDeps = { db: ctx.db, clock: ctx.clock, log: ctx.log, config: ctx.config, outcomes: ctx.outcomes, notices: ctx.notices, transport: (opts.transport ?? sftpFromConfig)(ctx.config) };
+      const deps: EngineDeps = { db: ctx.db, clock: ctx.clock, log: ctx.log, config: ctx.config, outcomes: ctx.outcomes, notices: ctx.notices, statements: ctx.statements, transport: (opts.transport ?? sftpFromConfig)(ctx.config) };
       // One loop, in the order a day runs: build due files, upload them, complete what settled, read the bank.
       const worker = pollingWorker({
         name: "ach-files",

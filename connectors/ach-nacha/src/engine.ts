@@ -12,7 +12,8 @@
 //   bank files  each file in the bank's outbox is read once: returns become FAILED (before
 //               completion) or RETURNED (after it) outcomes, NOCs and entries received as RDFI are
 //               kept and reported as rail notices (contract 1.2: ACCOUNT_CORRECTION for a NOC of
-//               our entry, INCOMING_CREDIT for a live credit received), and the file is archived.
+//               our entry, INCOMING_CREDIT for a live credit received), and the file is archived;
+//               BAI2 end-of-day statements are reported to the ledger for reconciliation (contract v1.2).
 import {
   addBusinessDays,
   localInstant,
@@ -25,9 +26,12 @@ import {
   type NoticePublisher,
   type OutcomePublisher,
   type RailInstruction,
+  type StatementPublisher,
 } from "@corridor/connector";
 import type { Clock, Logger } from "@corridor/kit";
 import type { Kysely, Transaction } from "kysely";
+import { Bai2FormatError, looksLikeBai2, readBai2 } from "./bai2/reader.js";
+import { bai2Statements } from "./bai2/statements.js";
 import type { AchConfig } from "./config.js";
 import { RETURN_CODES, TRANSACTION_CODES } from "./nacha/codes.js";
 import { isRoutingNumber } from "./nacha/fields.js";
@@ -42,6 +46,8 @@ export interface EngineDeps {
   config: AchConfig;
   outcomes: OutcomePublisher;
   notices: NoticePublisher;
+  /** End-of-day statements (BAI2) to the ledger. */
+  statements: StatementPublisher;
   /** The bank's file drop (SFTP in production: @corridor/connector/bank-files). */
   transport: BankFileDrop;
 }
@@ -314,6 +320,10 @@ export async function readBankFiles(d: EngineDeps): Promise<string[]> {
     }
     if (seen) continue; // REFUSED: left in place for the operator
     const content = await d.transport.download(f.name);
+    if (looksLikeBai2(content)) {
+      if (await reportBai2(d, f.name, content)) read.push(f.name);
+      continue;
+    }
     let parsed;
     try {
       parsed = await parseNachaFile(content, { customReturnCodes: d.config.ACH_CUSTOM_RETURN_CODES });
@@ -442,6 +452,44 @@ export function correctionNotice(e: EntryDetail, ours: { transaction_id: string;
     corrected,
     correctedData: c.correctedData,
   };
+}
+
+/**
+ * A BAI2 statement file from the bank's outbox: each final account statement in it reported to the
+ * ledger (once per statement id), its entries marked with our transaction where a trace number is
+ * one of ours; the file recorded PROCESSED and archived. A file that does not read (format, a
+ * control total or count that disagrees) is recorded REFUSED and left for the operator.
+ */
+async function reportBai2(d: EngineDeps, name: string, content: Buffer): Promise<boolean> {
+  let found;
+  try {
+    found = bai2Statements(readBai2(content), { sourceFile: name, timeZone: d.config.ACH_CUTOFF_TIMEZONE });
+  } catch (e) {
+    if (!(e instanceof Bai2FormatError)) throw e;
+    await d.db.insertInto("ach_bank_files").values({ file_name: name, status: "REFUSED", detail: e.message, processed_at: d.clock.now() }).onConflict((oc) => oc.column("file_name").doNothing()).execute();
+    d.log.error({ file: name, reason: e.message }, "the bank's BAI2 statement cannot be read; left in the outbox for the operator");
+    return false;
+  }
+  const summary = await d.db.transaction().execute(async (trx) => {
+    const fresh = await trx.insertInto("ach_bank_files").values({ file_name: name, status: "PROCESSED", detail: "", processed_at: d.clock.now() }).onConflict((oc) => oc.column("file_name").doNothing()).returning("file_name").executeTakeFirst();
+    if (!fresh) return undefined;
+    const counts = { statements: 0, duplicates: 0, entries: 0, skipped: found.skipped };
+    for (const s of found.statements) {
+      const traces = [...new Set(s.entries.map((e) => e.traceNumber).filter((t): t is string => !!t))];
+      const ours = traces.length ? await trx.selectFrom("ach_entries").select(["trace_number", "transaction_id"]).where("trace_number", "in", traces).execute() : [];
+      const byTrace = new Map(ours.map((e) => [e.trace_number as string, e.transaction_id as string]));
+      const entries = s.entries.map((e) => (e.traceNumber && byTrace.has(e.traceNumber) ? { ...e, transactionId: byTrace.get(e.traceNumber) } : e));
+      const reported = await d.statements.report(trx, { ...s, entries });
+      if (reported === "reported") counts.statements++;
+      else counts.duplicates++;
+      counts.entries += entries.length;
+    }
+    await trx.updateTable("ach_bank_files").set({ detail: JSON.stringify(counts) }).where("file_name", "=", name).execute();
+    return counts;
+  });
+  if (summary) d.log.info({ file: name, ...summary }, "bank statement (BAI2) read for reconciliation");
+  await d.transport.archive(name);
+  return summary !== undefined;
 }
 
 /** The failure reason of an R-code, for platforms (docs/connectors.md). */

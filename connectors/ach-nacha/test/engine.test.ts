@@ -1,4 +1,4 @@
-import { createNoticePublisher, createOutcomePublisher, loadConnectorConfig, type RailInstruction } from "@corridor/connector";
+import { RAIL_STATEMENTS_TOPIC, createNoticePublisher, createOutcomePublisher, createStatementPublisher, decodeStatement, loadConnectorConfig, type RailInstruction } from "@corridor/connector";
 import { ManualClock, createLogger, newId, type DatabaseHandle } from "@corridor/kit";
 import { openServiceTestDatabase } from "@corridor/kit/testing";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -12,6 +12,7 @@ import { achConnector, MIGRATIONS_DIR, SCHEMA } from "../src/connector.js";
 import { acceptInstruction, buildDueFiles, completeSettled, completionTime, readBankFiles, uploadFiles, type EngineDeps } from "../src/engine.js";
 import { SftpTransport } from "@corridor/connector/bank-files";
 import { bankReadsUpload, bankWritesReturnFile } from "./bank/simulator.js";
+import { writeBankBai2 } from "./bank/bai2-writer.js";
 
 const baseEnv = {
   ACH_ODFI_ROUTING: "121042882",
@@ -80,7 +81,7 @@ describe.skipIf(unavailable !== null && !sftpServerRequired)(`ACH files: exactly
       host: server.host, port: server.port, username: server.username, privateKey: server.privateKey, hostKey: server.hostPublicKey,
       inboxDir: server.remotePath("inbox"), outboxDir: server.remotePath("outbox"), archiveDir: server.remotePath("archive"), timeoutMs: 10_000,
     });
-    deps = { db, clock, log: createLogger("ach-engine-test", "silent"), config, outcomes: createOutcomePublisher({ connector: "ach-nacha", clock }), notices: createNoticePublisher({ connector: "ach-nacha", clock }), transport };
+    deps = { db, clock, log: createLogger("ach-engine-test", "silent"), config, outcomes: createOutcomePublisher({ connector: "ach-nacha", clock }), notices: createNoticePublisher({ connector: "ach-nacha", clock }), statements: createStatementPublisher({ connector: "ach-nacha", clock }), transport };
   });
   afterAll(async () => {
     await drop?.();
@@ -192,6 +193,41 @@ describe.skipIf(unavailable !== null && !sftpServerRequired)(`ACH files: exactly
     expect(await readBankFiles(deps)).toEqual(["RET-2.ach", "RET-3.ach"]);
     expect(await statuses(late.transactionId)).toEqual(["PROCESSING", "COMPLETED", "RETURNED R01"]);
     expect(await readBankFiles(deps)).toEqual([]);
+  });
+
+  it("reads the bank's BAI2 statements: each final account statement reported once, entries marked with our transaction by trace number; a statement that does not add up is left for the operator", async () => {
+    clock.set("2026-01-12T14:00:00.000Z"); // Monday 09:00 New York
+    const pay = await instruct({ amount: 6_100n, accountNumber: "61000001" });
+    clock.set("2026-01-12T15:00:01.000Z");
+    const [name] = await buildDueFiles(deps);
+    await uploadFiles(deps);
+    const seen = bankReadsUpload(readFileSync(join(server.localRoot, "inbox", name!), "latin1"));
+    const trace = seen.find((e) => e.accountNumber === "61000001")!.traceNumber;
+    const statement = (tamper?: (r: string[][]) => void) =>
+      writeBankBai2({
+        sender: "231380104", receiver: "CORRIDOR", fileId: "0112", asOf: "2026-01-12", createdAt: new Date("2026-01-13T05:00:00Z"), tamper,
+        accounts: [{ accountNumber: "9988776655", openingLedger: 500_000n, closingLedger: 500_000n - 6_100n + 900n, details: [
+          { typeCode: "455", cents: 6_100n, bankReference: "BK1", customerReference: trace, text: "ACH ORIGINATION" },
+          { typeCode: "165", cents: 900n, bankReference: "BK2", customerReference: "", text: "INCOMING ACH CREDIT" },
+        ] }],
+      });
+    writeFileSync(join(server.localRoot, "outbox", "STMT-0112.bai"), statement());
+    writeFileSync(join(server.localRoot, "outbox", "STMT-0112-BAD.bai"), statement((r) => (r.find((x) => x[0] === "49")![1] = "7")));
+    expect(await readBankFiles(deps)).toEqual(["STMT-0112.bai"]);
+    const published = async () => (await db.selectFrom("outbox").select(["payload"]).where("topic", "=", RAIL_STATEMENTS_TOPIC).execute()).map((r: { payload: Uint8Array }) => decodeStatement(r.payload));
+    const [m] = await published();
+    expect(m).toMatchObject({ connector: "ach-nacha", environment: "PRODUCTION", account: "9988776655", statementDate: "2026-01-12", timeZone: "America/New_York", openingBooked: 500_000n, closingBooked: 494_800n, sourceFile: "STMT-0112.bai" });
+    expect(m!.entries.map((e) => [e.bankEntryId, e.direction, e.amount, e.traceNumber, e.transactionId])).toEqual([
+      ["BK1", "DEBIT", 6_100n, trace, pay.transactionId],
+      ["BK2", "CREDIT", 900n, "", ""],
+    ]);
+    const files = await db.selectFrom("ach_bank_files").select(["file_name", "status", "detail"]).where("file_name", "like", "STMT-%").orderBy("file_name").execute();
+    expect(files.map((f: { file_name: string; status: string }) => [f.file_name, f.status])).toEqual([["STMT-0112-BAD.bai", "REFUSED"], ["STMT-0112.bai", "PROCESSED"]]);
+    expect(files[0]!.detail).toMatch(/control total 7 but its records add up to/);
+    // The bank sends the same statement again under another name: read, archived, not reported twice.
+    writeFileSync(join(server.localRoot, "outbox", "STMT-0112-AGAIN.bai"), statement());
+    expect(await readBankFiles(deps)).toEqual(["STMT-0112-AGAIN.bai"]);
+    expect(await published()).toHaveLength(1);
   });
 
   it("when the bank collects uploads from its inbox, an upload interrupted at an unknown point is held for the operator, never sent again; one found in the inbox is recorded", async () => {

@@ -9,3 +9,4 @@ export { SEPA_CONNECTOR, SEPA_MIGRATIONS_DIR, SEPA_SCHEMA, sepaConnector, sepaDr
 export { sepaConfigSchema, type SepaConfig } from "./runtime/config.js";
 export { admit, endToEndIdOf } from "./runtime/admission.js";
 export { directoryDrop, type BankFileDrop } from "@corridor/connector/bank-files";
+export { statementsOf } from "./runtime/statements.js";

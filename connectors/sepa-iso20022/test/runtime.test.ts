@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createOutcomePublisher, windowFor, type RailInstruction } from "@corridor/connector";
+import { RAIL_STATEMENTS_TOPIC, createOutcomePublisher, createStatementPublisher, decodeStatement, windowFor, type RailInstruction } from "@corridor/connector";
 import { ManualClock, createLogger, newId, type DatabaseHandle } from "@corridor/kit";
 import { openServiceTestDatabase } from "@corridor/kit/testing";
 import type { Kysely } from "kysely";
@@ -30,7 +30,7 @@ beforeAll(async () => {
 afterAll(async () => drop?.());
 // One connector per test: what an earlier test left (a file that failed to upload) is not this one's.
 beforeEach(async () => {
-  for (const t of ["sepa_transfers", "sepa_files", "sepa_bank_documents", "sepa_received_credits", "connector_outcomes", "connector_instructions"]) {
+  for (const t of ["sepa_transfers", "sepa_files", "sepa_bank_documents", "sepa_received_credits", "connector_outcomes", "connector_instructions", "connector_statements"]) {
     await handle.root.withSchema(SEPA_SCHEMA).deleteFrom(t).execute();
   }
 });
@@ -67,7 +67,7 @@ function setup(over: { drop?: (d: BankFileDrop) => BankFileDrop; sftp?: { server
     ...(over.sftp ? sftpEnv(over.sftp.server, over.sftp.env) : { SEPA_FILE_DROP_DIR: bank.root }),
   });
   const fileDrop = (over.drop ?? ((d) => d))(over.sftp ? sepaDropFromConfig(config) : directoryDrop(bank.root));
-  const work = sepaWork({ db, clock, log, config, drop: fileDrop, outcomes: createOutcomePublisher({ connector: "sepa", clock }) });
+  const work = sepaWork({ db, clock, log, config, drop: fileDrop, outcomes: createOutcomePublisher({ connector: "sepa", clock }), statements: createStatementPublisher({ connector: "sepa", clock }) });
   const platformId = newId("Platform");
   const instruction = (iban: string, amount = 1234n, over: Partial<RailInstruction> = {}): RailInstruction => ({
     instructionId: newId("Event"),
@@ -223,6 +223,34 @@ describe("SEPA connector: the bank's reports", () => {
     await s.work.read();
     expect(await s.outcomes(a.transactionId)).toEqual(["PROCESSING", "REJECTED:AM10"]);
     expect(await s.outcomes(b.transactionId)).toEqual(["PROCESSING", "REJECTED:AM10"]);
+  });
+
+  it("reports each camt.053 statement once to the ledger, its entries marked with our transactions by end-to-end id", async () => {
+    const s = setup();
+    const a = s.instruction("DE75512108001245126199", 1234n, { reference: "TXN-ABCDEFGHJK" });
+    const b = s.instruction(RETURN_IBAN, 500n);
+    await s.accept(a);
+    await s.accept(b);
+    s.clock.advance(3600_000);
+    await s.work.file();
+    await s.work.upload();
+    s.bank.answer("2026-01-06T08:00:00");
+    await s.work.read();
+    const name = s.bank.statement({ date: "2026-01-06" });
+    expect(await s.work.read()).toBe(1);
+    const rows = await handle.root.withSchema(SEPA_SCHEMA).selectFrom("outbox").select(["payload", "key"]).where("topic", "=", RAIL_STATEMENTS_TOPIC).execute();
+    expect(rows).toHaveLength(1);
+    const m = decodeStatement(rows[0]!.payload as Uint8Array);
+    expect(m).toMatchObject({ connector: "sepa", environment: "PRODUCTION", account: "DE89370400440532013000", statementDate: "2026-01-06", timeZone: "Europe/Berlin", currency: "EUR", openingBooked: 100_000_000n, closingBooked: 100_000_000n - 1234n - 500n + 500n, sourceFile: name });
+    expect(m.entries.map((e) => [e.direction, e.amount, e.transactionId, e.endToEndId, e.reference])).toEqual([
+      ["DEBIT", 1234n, a.transactionId, endToEndIdOf(a.transactionId), "TXN-ABCDEFGHJK"],
+      ["DEBIT", 500n, b.transactionId, endToEndIdOf(b.transactionId), ""],
+      ["CREDIT", 500n, b.transactionId, endToEndIdOf(b.transactionId), ""],
+    ]);
+    // The same statement again (under another file name) is not reported twice.
+    writeFileSync(join(s.bank.root, "outbox", `again-${name}`), readFileSync(join(s.bank.root, "archive", name)));
+    expect(await s.work.read()).toBe(1);
+    expect(await handle.root.withSchema(SEPA_SCHEMA).selectFrom("outbox").select("id").where("topic", "=", RAIL_STATEMENTS_TOPIC).execute()).toHaveLength(1);
   });
 
   it("archives a report it cannot read without crashing or retrying it forever, and keeps credits that are not ours", async () => {

@@ -26,3 +26,13 @@ export {
 export { runConnector } from "./standalone.js";
 export { addBusinessDays, isBusinessDay, localInstant, localParts, parseCutoffs, windowFor, type CutoffSchedule, type CutoffSettings, type CutoffWindow } from "./cutoffs.js";
 export { HOLIDAY_CALENDARS, easterSunday, federalReserveHolidays, holidaysOf, target2ClosingDays, type HolidayCalendar } from "./holidays.js";
+export {
+  RAIL_STATEMENTS_TOPIC,
+  checkStatement,
+  createStatementPublisher,
+  decodeStatement,
+  reportedStatements,
+  type StatementEntry,
+  type StatementPublisher,
+  type StatementReport,
+} from "./statements.js";

@@ -35,6 +35,7 @@ import {
   type RailEnvironment,
   type RailInstruction,
 } from "./contract.js";
+import { createStatementPublisher, type StatementPublisher } from "./statements.js";
 
 /** The package's migration folder (its tables only), for connectors without a folder of their own. */
 export const CONNECTOR_MIGRATIONS_DIR = fileURLToPath(new URL("../migrations", import.meta.url));
@@ -69,6 +70,8 @@ export interface ConnectorContext<C> {
   outcomes: OutcomePublisher;
   /** Notices (contract 1.2); needs the package's notices migration in the connector's folder. */
   notices: NoticePublisher;
+  /** End-of-day bank statements, through the connector's outbox (statements.ts; contract v1.2). */
+  statements: StatementPublisher;
 }
 
 /** What a connector is made of once built. */
@@ -356,7 +359,8 @@ export async function startConnector<S extends z.ZodObject>(def: ConnectorDefini
   const db = deps.db.forSchema<any>(def.schema);
   const outcomes = createOutcomePublisher({ connector: def.name, clock: deps.clock });
   const notices = createNoticePublisher({ connector: def.name, clock: deps.clock });
-  const parts = await def.build({ config, db, clock: deps.clock, log, outcomes, notices });
+  const statements = createStatementPublisher({ connector: def.name, clock: deps.clock });
+  const parts = await def.build({ config, db, clock: deps.clock, log, outcomes, notices, statements });
   const consumer = instructionConsumer({ connector: def.name, onInstruction: parts.onInstruction, log, clock: deps.clock, batch: def.batch });
   const subscription: Subscription = await subscribeConsumer({ db, bus: deps.bus, service: def.name, def: consumer, log });
   const relay = createOutboxRelay({ db, bus: deps.bus, log, wakeups: (wake) => deps.db.listen(outboxChannel(def.schema), wake) });

@@ -5,7 +5,8 @@ export type IdKind =
   | "AuthMethod" | "InternalAccount" | "ExternalAccount" | "Customer" | "Quote" | "Transaction"
   | "Agent" | "AgentAction" | "BeneficialOwner" | "PlatformConfig" | "Token" | "Platform"
   | "Session" | "Lookup" | "Verification" | "Webhook" | "Request" | "Event" | "JournalEntry"
-  | "Invitation" | "DeviceCode" | "Deployment" | "KycLink" | "KycReview" | "Document" | "RailNotice";
+  | "Invitation" | "DeviceCode" | "Deployment" | "KycLink" | "KycReview" | "Document" | "RailNotice"
+  | "Reconciliation" | "ReconciliationBreak";
 
 export function newId(kind: IdKind): string {
   return `${kind}:${uuidv7()}`;

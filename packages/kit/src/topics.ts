@@ -16,6 +16,10 @@ export const topics = {
   railOutcomes: "corridor.rail-outcomes.v1",
   /** corridor.ledger.v1.RailNotice (rail connectors -> ledger: incoming credits, account corrections), key "<connector>:<bank entry id>". */
   railNotices: "corridor.rail-notices.v1",
+  /** corridor.ledger.v1.RailStatement (rail connectors -> ledger: end-of-day bank statements), key connector:statement id. */
+  railStatements: "corridor.rail-statements.v1",
+  /** corridor.ledger.v1.ReconciliationReported (ledger -> operators: a statement reconciled, clean or with breaks), key report id. */
+  reconciliations: "corridor.reconciliations.v1",
   /** corridor.agents.v1.AgentEvent (agent-action changes), key agent id. */
   agents: "corridor.agents.v1",
   /** corridor.sandbox.v1.SandboxEvent (sandbox clock advances), key platform id. */

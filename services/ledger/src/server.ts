@@ -7,6 +7,7 @@ import { connectDirectory } from "./clients/directory.js";
 import { loadLedgerConfig } from "./config.js";
 import { customerCopy, platformEnvironmentCopy } from "./data/copies.js";
 import { railBacklogReader } from "./data/rail-backlog.js";
+import { reconciliationStore } from "./data/reconciliation.js";
 import { createStore } from "./data/store.js";
 import type { LedgerDatabase } from "./data/tables.js";
 import { dueQuoteTransactions } from "./data/transactions.js";
@@ -15,9 +16,11 @@ import { idempotencyRunner } from "./domain/idempotency.js";
 import { createLedger } from "./domain/ledger.js";
 import type { Directory } from "./domain/ports.js";
 import { quoteExpiryPass } from "./domain/quote-expiry.js";
+import { createReconciliation } from "./domain/reconciliation.js";
 import { createTrialBalance } from "./domain/trial-balance.js";
 import { ledgerConsumers } from "./events/consumers.js";
 import * as ledgerEvents from "./events/ledger-events.js";
+import { emitReconciled, statementConsumer } from "./events/reconciliation-events.js";
 import { createAdminHandler } from "./handlers/admin-handler.js";
 import { answerCodecs, createLedgerHandler } from "./handlers/ledger-handler.js";
 import { quoteExpiryWorker } from "./workers/quote-expiry.js";
@@ -31,7 +34,7 @@ export const SCHEMA = "ledger";
  * connectors. Serves LedgerService (and, for operators, LedgerAdminService: trial balance and rail
  * bindings, which the gateway does not route); produces corridor.ledger.v1 and the rail
  * instruction topics (corridor.rails.v1, corridor.rails.<connector>.v1); consumes corridor.platforms.v1, corridor.customers.v1,
- * corridor.rail-outcomes.v1 and corridor.sandbox.v1; asks auth-sessions and customers-kyc only
+ * corridor.rail-outcomes.v1, corridor.rail-statements.v1 (bank statements, reconciled: corridor.reconciliations.v1) and corridor.sandbox.v1; asks auth-sessions and customers-kyc only
  * when its event-fed copies cannot answer (domain/facts.ts); runs the quote-expiry worker.
  */
 export const service: ServiceModule = {
@@ -57,6 +60,7 @@ export function buildLedger(deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pi
   // Rail instructions waiting per connector, read at each scrape (a no-op without metrics).
   observeRailBacklog(railBacklogReader(db, [SANDBOX_CONNECTOR]));
   const ledger = createLedger({ store, clock: deps.clock, directory, idempotent: idempotencyRunner(idempotencyKeyStore(db), deps.clock), answers: answerCodecs, log: deps.log, fundingBanks: config.LEDGER_FUNDING_BANK_ACCOUNTS });
+  const reconciliation = createReconciliation({ store: reconciliationStore(db, emitReconciled), clock: deps.clock, log: deps.log });
   const runOnce = quoteExpiryPass({
     clock: deps.clock,
     due: (now, limit, after) => dueQuoteTransactions(db, now, limit, after),
@@ -67,9 +71,9 @@ export function buildLedger(deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pi
     // No per-service router options: they would replace the host's interceptors.
     routes(router) {
       router.service(LedgerService, createLedgerHandler({ ledger }));
-      router.service(LedgerAdminService, createAdminHandler({ trialBalance: createTrialBalance(store), ledger }));
+      router.service(LedgerAdminService, createAdminHandler({ trialBalance: createTrialBalance(store), ledger, reconciliation }));
     },
-    consumers: ledgerConsumers(ledger, deps.log),
+    consumers: [...ledgerConsumers(ledger, deps.log), statementConsumer(reconciliation)],
     workers: [
       quoteExpiryWorker({ runOnce, log: deps.log ?? { warn: () => {}, debug: () => {} }, pollMs: config.LEDGER_QUOTE_EXPIRY_POLL_MS }),
       ...(config.LEDGER_RAIL_BINDINGS.length ? [configuredBindingsWorker({ ledger, bindings: config.LEDGER_RAIL_BINDINGS, log: deps.log })] : []),

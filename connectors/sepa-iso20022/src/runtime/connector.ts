@@ -1,4 +1,4 @@
-import { defineConnector, windowFor, type IncomingCreditNotice, type NoticePublisher, type OutcomePublisher, type OutcomeReport } from "@corridor/connector";
+import { defineConnector, windowFor, type IncomingCreditNotice, type NoticePublisher, type OutcomePublisher, type OutcomeReport, type StatementPublisher } from "@corridor/connector";
 import { pollingWorker, type Clock, type Logger } from "@corridor/kit";
 import { randomUUID } from "node:crypto";
 import { sql, type Kysely, type Transaction } from "kysely";
@@ -10,6 +10,7 @@ import { readPaymentStatusReport } from "../iso20022/pain002.js";
 import { readNotification, readStatement, type BankToCustomerDocument, type EntryDetail } from "../iso20022/camt.js";
 import { admit } from "./admission.js";
 import { sepaConfigSchema, sepaSchedule, type SepaConfig } from "./config.js";
+import { statementsOf } from "./statements.js";
 import type { SepaTables, TransferState } from "./tables.js";
 import { BankFileDropError, SftpTransport, directoryDrop, type BankFileDrop } from "@corridor/connector/bank-files";
 import { createHash } from "node:crypto";
@@ -54,6 +55,8 @@ export interface SepaDeps {
   outcomes: OutcomePublisher;
   /** Rail notices (contract 1.2): credits received become INCOMING_CREDIT. Optional for tests of the money path alone. */
   notices?: NoticePublisher;
+  /** End-of-day statements (camt.053) to the ledger for reconciliation (contract v1.2). Optional for tests of the money path alone. */
+  statements?: StatementPublisher;
   config: SepaConfig;
   drop: BankFileDrop;
 }
@@ -67,7 +70,7 @@ export interface SepaDeps {
  * - upload: each built file reaches the bank's inbox exactly once (see `upload`), and its transfers
  *   are reported PROCESSING;
  * - read: the bank's pain.002 and camt.054 reports become COMPLETED, REJECTED and RETURNED outcomes,
- *   each report applied once.
+ *   each report applied once; its camt.053 statements are reported to the ledger for reconciliation.
  */
 export function sepaWork(d: SepaDeps) {
   const schedule = sepaSchedule(d.config);
@@ -224,7 +227,10 @@ export function sepaWork(d: SepaDeps) {
             message = identifyMessage(xml).message;
             if (message === "pain.002") outcomes = await applyStatusReport(trx, xml);
             else if (message === "camt.054") outcomes = await applyNotification(trx, xml, name);
-            else if (message === "camt.053") await reportCredits(trx, readStatement(xml));
+            else if (message === "camt.053") {
+              await reportCredits(trx, readStatement(xml));
+              await reportStatements(trx, xml, name);
+            }
             else d.log.warn({ file: name, message }, "sepa: a bank report of a kind this connector does not act on was archived unread");
           } catch (err) {
             if (!(err instanceof Iso20022Error)) throw err;
@@ -273,6 +279,22 @@ export function sepaWork(d: SepaDeps) {
       }
     }
     return n;
+  }
+
+  /**
+   * A camt.053 end-of-day statement: each account's statement to the ledger (once per statement id),
+   * its entries marked with our transaction where the end-to-end id is one of ours.
+   */
+  async function reportStatements(trx: Trx, xml: string, document: string): Promise<void> {
+    if (!d.statements) return;
+    for (const s of statementsOf(readStatement(xml), { sourceFile: document, timeZone: d.config.SEPA_CUTOFF_ZONE })) {
+      const e2e = [...new Set(s.entries.map((e) => e.endToEndId).filter((x): x is string => !!x))];
+      const ours = e2e.length ? await trx.selectFrom("sepa_transfers").select(["end_to_end_id", "transaction_id"]).where("end_to_end_id", "in", e2e).execute() : [];
+      const byE2e = new Map(ours.map((t) => [t.end_to_end_id, t.transaction_id]));
+      const entries = s.entries.map((e) => (e.endToEndId && byE2e.has(e.endToEndId) ? { ...e, transactionId: byE2e.get(e.endToEndId) } : e));
+      const reported = await d.statements!.report(trx as Transaction<any>, { ...s, entries });
+      d.log.info({ file: document, statement_id: s.statementId, account: s.account, date: s.statementDate, entries: entries.length, reported }, "sepa: end-of-day statement for reconciliation");
+    }
   }
 
   async function applyNotification(trx: Trx, xml: string, document: string): Promise<number> {
@@ -387,7 +409,7 @@ export const sepaConnector = defineConnector({
   migrationsDir: SEPA_MIGRATIONS_DIR,
   config: sepaConfigSchema,
   build(ctx) {
-    const work = sepaWork({ db: ctx.db as Db, clock: ctx.clock, log: ctx.log, outcomes: ctx.outcomes, notices: ctx.notices, config: ctx.config, drop: sepaDropFromConfig(ctx.config) });
+    const work = sepaWork({ db: ctx.db as Db, clock: ctx.clock, log: ctx.log, outcomes: ctx.outcomes, notices: ctx.notices, statements: ctx.statements, config: ctx.config, drop: sepaDropFromConfig(ctx.config) });
     const filer = pollingWorker({ name: "sepa-files", pollMs: ctx.config.SEPA_POLL_MS, log: ctx.log, pass: async () => ({ built: await work.file(), uploaded: await work.upload() }) });
     const reader = pollingWorker({ name: "sepa-reports", pollMs: ctx.config.SEPA_POLL_MS, log: ctx.log, pass: () => work.read() });
     return { onInstruction: (i, trx) => work.accept(i, trx as unknown as Trx), workers: [filer, reader] };

@@ -205,9 +205,70 @@ export interface AccountCorrectionsTable {
   received_at: Date;
 }
 
+/** Connectors' bank statements, once per (connector, account, statement id) (migration 20261228100000). */
+export interface RailStatementsTable {
+  connector: string;
+  account: string;
+  statement_id: string;
+  event_id: string;
+  statement_date: string;
+  time_zone: string;
+  currency: string;
+  opening_booked: bigint;
+  closing_booked: bigint;
+  entries: Json<unknown[]>;
+  source_file: string;
+  received_at: Date;
+}
+
+export interface ReconciliationReportsTable {
+  id: string;
+  connector: string;
+  account: string;
+  statement_id: string;
+  statement_date: string;
+  currency: string;
+  status: "CLEAN" | "BREAKS" | "RESOLVED";
+  entry_count: number;
+  matched_count: number;
+  opening_booked: bigint;
+  closing_booked: bigint;
+  entries_net: bigint;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface ReconciliationBreaksTable {
+  id: string;
+  report_id: string;
+  position: number;
+  kind: string;
+  transaction_id: string | null;
+  bank_entry_id: string | null;
+  reference: string;
+  ledger_amount: bigint | null;
+  statement_amount: bigint | null;
+  ledger_direction: string | null;
+  statement_direction: string | null;
+  detail: string;
+  resolved_at: Date | null;
+  resolution_note: string | null;
+}
+
+export interface ReconciliationMatchesTable {
+  report_id: string;
+  bank_entry_id: string;
+  transaction_id: string;
+  direction: string;
+}
+
 export interface LedgerDatabase extends KitTables {
   received_credits: ReceivedCreditsTable;
   account_corrections: AccountCorrectionsTable;
+  rail_statements: RailStatementsTable;
+  reconciliation_reports: ReconciliationReportsTable;
+  reconciliation_breaks: ReconciliationBreaksTable;
+  reconciliation_matches: ReconciliationMatchesTable;
   platforms: PlatformsTable;
   sandbox_clocks: SandboxClocksTable;
   rail_bindings: RailBindingsTable;

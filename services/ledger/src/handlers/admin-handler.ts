@@ -3,6 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { LedgerAdminService } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
 import type { Ledger } from "../domain/ledger.js";
 import type { RailBindingRow, ReceivedCreditRow } from "../domain/model.js";
+import type { BreakRow, Reconciliation, ReportRow } from "../domain/reconciliation.js";
 import type { createTrialBalance } from "../domain/trial-balance.js";
 
 const bindingToPb = (b: RailBindingRow) => ({
@@ -36,13 +37,48 @@ const itemToPb = (r: ReceivedCreditRow) => ({
   updatedAt: timestampFromDate(r.updated_at),
 });
 
+const reportToPb = (r: ReportRow) => ({
+  reportId: r.id,
+  connector: r.connector,
+  account: r.account,
+  statementDate: r.statement_date,
+  statementId: r.statement_id,
+  currency: r.currency,
+  status: r.status,
+  entryCount: r.entry_count,
+  matchedCount: r.matched_count,
+  openingBooked: BigInt(r.opening_booked),
+  closingBooked: BigInt(r.closing_booked),
+  entriesNet: BigInt(r.entries_net),
+  breakCount: r.break_count,
+  openBreakCount: r.open_break_count,
+  createdAt: timestampFromDate(r.created_at),
+});
+
+const breakToPb = (b: BreakRow) => ({
+  breakId: b.id,
+  kind: b.kind,
+  transactionId: b.transaction_id ?? "",
+  bankEntryId: b.bank_entry_id ?? "",
+  reference: b.reference,
+  ledgerAmount: b.ledger_amount === null ? 0n : BigInt(b.ledger_amount),
+  statementAmount: b.statement_amount === null ? 0n : BigInt(b.statement_amount),
+  ledgerDirection: b.ledger_direction ?? "",
+  statementDirection: b.statement_direction ?? "",
+  detail: b.detail,
+  resolvedAt: b.resolved_at ? timestampFromDate(b.resolved_at) : undefined,
+  resolutionNote: b.resolution_note ?? "",
+});
+
 /** LedgerAdminService: the operator's questions about the books and the rail bindings; the gateway routes none of it. */
 export function createAdminHandler({
   trialBalance,
   ledger,
+  reconciliation,
 }: {
   trialBalance: ReturnType<typeof createTrialBalance>;
   ledger: Pick<Ledger, "bindRail" | "unbindRail" | "listRailBindings" | "listSuspense" | "getSuspenseItem" | "assignSuspenseItem" | "returnSuspenseItem">;
+  reconciliation: Pick<Reconciliation, "listReports" | "getReport" | "resolveBreak">;
 }): ServiceImpl<typeof LedgerAdminService> {
   return {
     async getTrialBalance(req) {
@@ -69,6 +105,17 @@ export function createAdminHandler({
     },
     async returnSuspenseItem(req) {
       return { item: itemToPb(await ledger.returnSuspenseItem({ id: req.id, note: req.note, returned: req.returned })) };
+    },
+    async listReconciliationReports(req) {
+      return { reports: (await reconciliation.listReports({ connector: req.connector, status: req.status, limit: req.limit })).map(reportToPb) };
+    },
+    async getReconciliationReport(req) {
+      const { report, breaks } = await reconciliation.getReport(req.reportId);
+      return { report: reportToPb(report), breaks: breaks.map(breakToPb) };
+    },
+    async resolveReconciliationBreak(req) {
+      const r = await reconciliation.resolveBreak(req.breakId, req.note);
+      return { break: breakToPb(r.break), report: reportToPb(r.report) };
     },
   };
 }

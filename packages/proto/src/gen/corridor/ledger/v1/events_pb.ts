@@ -155,6 +155,8 @@ export type ExternalAccountChanged = Message<"corridor.ledger.v1.ExternalAccount
   changeCode: string;
 
   /**
+   * The ledger transaction concerned.
+   *
    * @generated from field: string transaction_id = 3;
    */
   transactionId: string;

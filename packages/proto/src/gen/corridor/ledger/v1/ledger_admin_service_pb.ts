@@ -12,7 +12,385 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file corridor/ledger/v1/ledger_admin_service.proto.
  */
 export const file_corridor_ledger_v1_ledger_admin_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci1jb3JyaWRvci9sZWRnZXIvdjEvbGVkZ2VyX2FkbWluX3NlcnZpY2UucHJvdG8SEmNvcnJpZG9yLmxlZGdlci52MSKdAQoLUmFpbEJpbmRpbmcSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSFAoMcGF5bWVudF9yYWlsGAMgASgJEhEKCWNvbm5lY3RvchgEIAEoCRIOCgZzb3VyY2UYBSABKAkSLgoKdXBkYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiaQoXQmluZFBsYXRmb3JtUmFpbFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSFAoMcGF5bWVudF9yYWlsGAMgASgJEhEKCWNvbm5lY3RvchgEIAEoCSJMChhCaW5kUGxhdGZvcm1SYWlsUmVzcG9uc2USMAoHYmluZGluZxgBIAEoCzIfLmNvcnJpZG9yLmxlZGdlci52MS5SYWlsQmluZGluZyJYChlVbmJpbmRQbGF0Zm9ybVJhaWxSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhQKDHBheW1lbnRfcmFpbBgDIAEoCSItChpVbmJpbmRQbGF0Zm9ybVJhaWxSZXNwb25zZRIPCgdyZW1vdmVkGAEgASgIIjYKH0xpc3RQbGF0Zm9ybVJhaWxCaW5kaW5nc1JlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkiVQogTGlzdFBsYXRmb3JtUmFpbEJpbmRpbmdzUmVzcG9uc2USMQoIYmluZGluZ3MYASADKAsyHy5jb3JyaWRvci5sZWRnZXIudjEuUmFpbEJpbmRpbmciLQoWR2V0VHJpYWxCYWxhbmNlUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCSJXChdHZXRUcmlhbEJhbGFuY2VSZXNwb25zZRI8CgpjdXJyZW5jaWVzGAEgAygLMiguY29ycmlkb3IubGVkZ2VyLnYxLkN1cnJlbmN5VHJpYWxCYWxhbmNlIsIBChRDdXJyZW5jeVRyaWFsQmFsYW5jZRIQCghjdXJyZW5jeRgBIAEoCRITCgtiYWxhbmNlX3N1bRgCIAEoAxITCgtwb3N0aW5nX3N1bRgDIAEoAxIVCg1hY2NvdW50X2NvdW50GAQgASgDEiAKGG1pc21hdGNoZWRfYWNjb3VudF9jb3VudBgFIAEoAxI1CgZncm91cHMYBiADKAsyJS5jb3JyaWRvci5sZWRnZXIudjEuVHJpYWxCYWxhbmNlR3JvdXAiaQoRVHJpYWxCYWxhbmNlR3JvdXASEgoKb3duZXJfa2luZBgBIAEoCRIUCgxhY2NvdW50X3R5cGUYAiABKAkSEwoLYmFsYW5jZV9zdW0YAyABKAMSFQoNYWNjb3VudF9jb3VudBgEIAEoAyLMAwoMU3VzcGVuc2VJdGVtEgoKAmlkGAEgASgJEhEKCWNvbm5lY3RvchgCIAEoCRIVCg1iYW5rX2VudHJ5X2lkGAMgASgJEg4KBmFtb3VudBgEIAEoAxIQCghjdXJyZW5jeRgFIAEoCRIUCgxwYXltZW50X3JhaWwYBiABKAkSGAoQY3JlZGl0ZWRfYWNjb3VudBgHIAEoCRIRCglyZWZlcmVuY2UYCCABKAkSEwoLc2VuZGVyX25hbWUYCSABKAkSFgoOc2VuZGVyX2FjY291bnQYCiABKAkSEgoKdmFsdWVfZGF0ZRgLIAEoCRIOCgZzdGF0dXMYDCABKAkSFwoPc3VzcGVuc2VfcmVhc29uGA0gASgJEhMKC3BsYXRmb3JtX2lkGA4gASgJEhsKE2ludGVybmFsX2FjY291bnRfaWQYDyABKAkSFgoOdHJhbnNhY3Rpb25faWQYECABKAkSDAoEbm90ZRgRIAEoCRIvCgtyZWNlaXZlZF9hdBgSIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiTAoYTGlzdFN1c3BlbnNlSXRlbXNSZXF1ZXN0Eg4KBnN0YXR1cxgBIAEoCRIRCgljb25uZWN0b3IYAiABKAkSDQoFbGltaXQYAyABKAUiTAoZTGlzdFN1c3BlbnNlSXRlbXNSZXNwb25zZRIvCgVpdGVtcxgBIAMoCzIgLmNvcnJpZG9yLmxlZGdlci52MS5TdXNwZW5zZUl0ZW0iJAoWR2V0U3VzcGVuc2VJdGVtUmVxdWVzdBIKCgJpZBgBIAEoCSJJChdHZXRTdXNwZW5zZUl0ZW1SZXNwb25zZRIuCgRpdGVtGAEgASgLMiAuY29ycmlkb3IubGVkZ2VyLnYxLlN1c3BlbnNlSXRlbSJSChlBc3NpZ25TdXNwZW5zZUl0ZW1SZXF1ZXN0EgoKAmlkGAEgASgJEhsKE2ludGVybmFsX2FjY291bnRfaWQYAiABKAkSDAoEbm90ZRgDIAEoCSJMChpBc3NpZ25TdXNwZW5zZUl0ZW1SZXNwb25zZRIuCgRpdGVtGAEgASgLMiAuY29ycmlkb3IubGVkZ2VyLnYxLlN1c3BlbnNlSXRlbSJHChlSZXR1cm5TdXNwZW5zZUl0ZW1SZXF1ZXN0EgoKAmlkGAEgASgJEgwKBG5vdGUYAiABKAkSEAoIcmV0dXJuZWQYAyABKAgiTAoaUmV0dXJuU3VzcGVuc2VJdGVtUmVzcG9uc2USLgoEaXRlbRgBIAEoCzIgLmNvcnJpZG9yLmxlZGdlci52MS5TdXNwZW5zZUl0ZW0ytAcKEkxlZGdlckFkbWluU2VydmljZRJqCg9HZXRUcmlhbEJhbGFuY2USKi5jb3JyaWRvci5sZWRnZXIudjEuR2V0VHJpYWxCYWxhbmNlUmVxdWVzdBorLmNvcnJpZG9yLmxlZGdlci52MS5HZXRUcmlhbEJhbGFuY2VSZXNwb25zZRJtChBCaW5kUGxhdGZvcm1SYWlsEisuY29ycmlkb3IubGVkZ2VyLnYxLkJpbmRQbGF0Zm9ybVJhaWxSZXF1ZXN0GiwuY29ycmlkb3IubGVkZ2VyLnYxLkJpbmRQbGF0Zm9ybVJhaWxSZXNwb25zZRJzChJVbmJpbmRQbGF0Zm9ybVJhaWwSLS5jb3JyaWRvci5sZWRnZXIudjEuVW5iaW5kUGxhdGZvcm1SYWlsUmVxdWVzdBouLmNvcnJpZG9yLmxlZGdlci52MS5VbmJpbmRQbGF0Zm9ybVJhaWxSZXNwb25zZRKFAQoYTGlzdFBsYXRmb3JtUmFpbEJpbmRpbmdzEjMuY29ycmlkb3IubGVkZ2VyLnYxLkxpc3RQbGF0Zm9ybVJhaWxCaW5kaW5nc1JlcXVlc3QaNC5jb3JyaWRvci5sZWRnZXIudjEuTGlzdFBsYXRmb3JtUmFpbEJpbmRpbmdzUmVzcG9uc2UScAoRTGlzdFN1c3BlbnNlSXRlbXMSLC5jb3JyaWRvci5sZWRnZXIudjEuTGlzdFN1c3BlbnNlSXRlbXNSZXF1ZXN0Gi0uY29ycmlkb3IubGVkZ2VyLnYxLkxpc3RTdXNwZW5zZUl0ZW1zUmVzcG9uc2USagoPR2V0U3VzcGVuc2VJdGVtEiouY29ycmlkb3IubGVkZ2VyLnYxLkdldFN1c3BlbnNlSXRlbVJlcXVlc3QaKy5jb3JyaWRvci5sZWRnZXIudjEuR2V0U3VzcGVuc2VJdGVtUmVzcG9uc2UScwoSQXNzaWduU3VzcGVuc2VJdGVtEi0uY29ycmlkb3IubGVkZ2VyLnYxLkFzc2lnblN1c3BlbnNlSXRlbVJlcXVlc3QaLi5jb3JyaWRvci5sZWRnZXIudjEuQXNzaWduU3VzcGVuc2VJdGVtUmVzcG9uc2UScwoSUmV0dXJuU3VzcGVuc2VJdGVtEi0uY29ycmlkb3IubGVkZ2VyLnYxLlJldHVyblN1c3BlbnNlSXRlbVJlcXVlc3QaLi5jb3JyaWRvci5sZWRnZXIudjEuUmV0dXJuU3VzcGVuc2VJdGVtUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("Ci1jb3JyaWRvci9sZWRnZXIvdjEvbGVkZ2VyX2FkbWluX3NlcnZpY2UucHJvdG8SEmNvcnJpZG9yLmxlZGdlci52MSLtAgoUUmVjb25jaWxpYXRpb25SZXBvcnQSEQoJcmVwb3J0X2lkGAEgASgJEhEKCWNvbm5lY3RvchgCIAEoCRIPCgdhY2NvdW50GAMgASgJEhYKDnN0YXRlbWVudF9kYXRlGAQgASgJEhQKDHN0YXRlbWVudF9pZBgFIAEoCRIQCghjdXJyZW5jeRgGIAEoCRIOCgZzdGF0dXMYByABKAkSEwoLZW50cnlfY291bnQYCCABKA0SFQoNbWF0Y2hlZF9jb3VudBgJIAEoDRIWCg5vcGVuaW5nX2Jvb2tlZBgKIAEoAxIWCg5jbG9zaW5nX2Jvb2tlZBgLIAEoAxITCgtlbnRyaWVzX25ldBgMIAEoAxITCgticmVha19jb3VudBgNIAEoDRIYChBvcGVuX2JyZWFrX2NvdW50GA4gASgNEi4KCmNyZWF0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIrkCChNSZWNvbmNpbGlhdGlvbkJyZWFrEhAKCGJyZWFrX2lkGAEgASgJEgwKBGtpbmQYAiABKAkSFgoOdHJhbnNhY3Rpb25faWQYAyABKAkSFQoNYmFua19lbnRyeV9pZBgEIAEoCRIRCglyZWZlcmVuY2UYBSABKAkSFQoNbGVkZ2VyX2Ftb3VudBgGIAEoAxIYChBzdGF0ZW1lbnRfYW1vdW50GAcgASgDEhgKEGxlZGdlcl9kaXJlY3Rpb24YCCABKAkSGwoTc3RhdGVtZW50X2RpcmVjdGlvbhgJIAEoCRIOCgZkZXRhaWwYCiABKAkSLwoLcmVzb2x2ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3Jlc29sdXRpb25fbm90ZRgMIAEoCSJUCiBMaXN0UmVjb25jaWxpYXRpb25SZXBvcnRzUmVxdWVzdBIRCgljb25uZWN0b3IYASABKAkSDgoGc3RhdHVzGAIgASgJEg0KBWxpbWl0GAMgASgNIl4KIUxpc3RSZWNvbmNpbGlhdGlvblJlcG9ydHNSZXNwb25zZRI5CgdyZXBvcnRzGAEgAygLMiguY29ycmlkb3IubGVkZ2VyLnYxLlJlY29uY2lsaWF0aW9uUmVwb3J0IjMKHkdldFJlY29uY2lsaWF0aW9uUmVwb3J0UmVxdWVzdBIRCglyZXBvcnRfaWQYASABKAkilAEKH0dldFJlY29uY2lsaWF0aW9uUmVwb3J0UmVzcG9uc2USOAoGcmVwb3J0GAEgASgLMiguY29ycmlkb3IubGVkZ2VyLnYxLlJlY29uY2lsaWF0aW9uUmVwb3J0EjcKBmJyZWFrcxgCIAMoCzInLmNvcnJpZG9yLmxlZGdlci52MS5SZWNvbmNpbGlhdGlvbkJyZWFrIkMKIVJlc29sdmVSZWNvbmNpbGlhdGlvbkJyZWFrUmVxdWVzdBIQCghicmVha19pZBgBIAEoCRIMCgRub3RlGAIgASgJIpYBCiJSZXNvbHZlUmVjb25jaWxpYXRpb25CcmVha1Jlc3BvbnNlEjYKBWJyZWFrGAEgASgLMicuY29ycmlkb3IubGVkZ2VyLnYxLlJlY29uY2lsaWF0aW9uQnJlYWsSOAoGcmVwb3J0GAIgASgLMiguY29ycmlkb3IubGVkZ2VyLnYxLlJlY29uY2lsaWF0aW9uUmVwb3J0Ip0BCgtSYWlsQmluZGluZxITCgtwbGF0Zm9ybV9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRIUCgxwYXltZW50X3JhaWwYAyABKAkSEQoJY29ubmVjdG9yGAQgASgJEg4KBnNvdXJjZRgFIAEoCRIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJpChdCaW5kUGxhdGZvcm1SYWlsUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRIUCgxwYXltZW50X3JhaWwYAyABKAkSEQoJY29ubmVjdG9yGAQgASgJIkwKGEJpbmRQbGF0Zm9ybVJhaWxSZXNwb25zZRIwCgdiaW5kaW5nGAEgASgLMh8uY29ycmlkb3IubGVkZ2VyLnYxLlJhaWxCaW5kaW5nIlgKGVVuYmluZFBsYXRmb3JtUmFpbFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSFAoMcGF5bWVudF9yYWlsGAMgASgJIi0KGlVuYmluZFBsYXRmb3JtUmFpbFJlc3BvbnNlEg8KB3JlbW92ZWQYASABKAgiNgofTGlzdFBsYXRmb3JtUmFpbEJpbmRpbmdzUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCSJVCiBMaXN0UGxhdGZvcm1SYWlsQmluZGluZ3NSZXNwb25zZRIxCghiaW5kaW5ncxgBIAMoCzIfLmNvcnJpZG9yLmxlZGdlci52MS5SYWlsQmluZGluZyItChZHZXRUcmlhbEJhbGFuY2VSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJIlcKF0dldFRyaWFsQmFsYW5jZVJlc3BvbnNlEjwKCmN1cnJlbmNpZXMYASADKAsyKC5jb3JyaWRvci5sZWRnZXIudjEuQ3VycmVuY3lUcmlhbEJhbGFuY2UiwgEKFEN1cnJlbmN5VHJpYWxCYWxhbmNlEhAKCGN1cnJlbmN5GAEgASgJEhMKC2JhbGFuY2Vfc3VtGAIgASgDEhMKC3Bvc3Rpbmdfc3VtGAMgASgDEhUKDWFjY291bnRfY291bnQYBCABKAMSIAoYbWlzbWF0Y2hlZF9hY2NvdW50X2NvdW50GAUgASgDEjUKBmdyb3VwcxgGIAMoCzIlLmNvcnJpZG9yLmxlZGdlci52MS5UcmlhbEJhbGFuY2VHcm91cCJpChFUcmlhbEJhbGFuY2VHcm91cBISCgpvd25lcl9raW5kGAEgASgJEhQKDGFjY291bnRfdHlwZRgCIAEoCRITCgtiYWxhbmNlX3N1bRgDIAEoAxIVCg1hY2NvdW50X2NvdW50GAQgASgDIswDCgxTdXNwZW5zZUl0ZW0SCgoCaWQYASABKAkSEQoJY29ubmVjdG9yGAIgASgJEhUKDWJhbmtfZW50cnlfaWQYAyABKAkSDgoGYW1vdW50GAQgASgDEhAKCGN1cnJlbmN5GAUgASgJEhQKDHBheW1lbnRfcmFpbBgGIAEoCRIYChBjcmVkaXRlZF9hY2NvdW50GAcgASgJEhEKCXJlZmVyZW5jZRgIIAEoCRITCgtzZW5kZXJfbmFtZRgJIAEoCRIWCg5zZW5kZXJfYWNjb3VudBgKIAEoCRISCgp2YWx1ZV9kYXRlGAsgASgJEg4KBnN0YXR1cxgMIAEoCRIXCg9zdXNwZW5zZV9yZWFzb24YDSABKAkSEwoLcGxhdGZvcm1faWQYDiABKAkSGwoTaW50ZXJuYWxfYWNjb3VudF9pZBgPIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgQIAEoCRIMCgRub3RlGBEgASgJEi8KC3JlY2VpdmVkX2F0GBIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJMChhMaXN0U3VzcGVuc2VJdGVtc1JlcXVlc3QSDgoGc3RhdHVzGAEgASgJEhEKCWNvbm5lY3RvchgCIAEoCRINCgVsaW1pdBgDIAEoBSJMChlMaXN0U3VzcGVuc2VJdGVtc1Jlc3BvbnNlEi8KBWl0ZW1zGAEgAygLMiAuY29ycmlkb3IubGVkZ2VyLnYxLlN1c3BlbnNlSXRlbSIkChZHZXRTdXNwZW5zZUl0ZW1SZXF1ZXN0EgoKAmlkGAEgASgJIkkKF0dldFN1c3BlbnNlSXRlbVJlc3BvbnNlEi4KBGl0ZW0YASABKAsyIC5jb3JyaWRvci5sZWRnZXIudjEuU3VzcGVuc2VJdGVtIlIKGUFzc2lnblN1c3BlbnNlSXRlbVJlcXVlc3QSCgoCaWQYASABKAkSGwoTaW50ZXJuYWxfYWNjb3VudF9pZBgCIAEoCRIMCgRub3RlGAMgASgJIkwKGkFzc2lnblN1c3BlbnNlSXRlbVJlc3BvbnNlEi4KBGl0ZW0YASABKAsyIC5jb3JyaWRvci5sZWRnZXIudjEuU3VzcGVuc2VJdGVtIkcKGVJldHVyblN1c3BlbnNlSXRlbVJlcXVlc3QSCgoCaWQYASABKAkSDAoEbm90ZRgCIAEoCRIQCghyZXR1cm5lZBgDIAEoCCJMChpSZXR1cm5TdXNwZW5zZUl0ZW1SZXNwb25zZRIuCgRpdGVtGAEgASgLMiAuY29ycmlkb3IubGVkZ2VyLnYxLlN1c3BlbnNlSXRlbTLSCgoSTGVkZ2VyQWRtaW5TZXJ2aWNlEmoKD0dldFRyaWFsQmFsYW5jZRIqLmNvcnJpZG9yLmxlZGdlci52MS5HZXRUcmlhbEJhbGFuY2VSZXF1ZXN0GisuY29ycmlkb3IubGVkZ2VyLnYxLkdldFRyaWFsQmFsYW5jZVJlc3BvbnNlEm0KEEJpbmRQbGF0Zm9ybVJhaWwSKy5jb3JyaWRvci5sZWRnZXIudjEuQmluZFBsYXRmb3JtUmFpbFJlcXVlc3QaLC5jb3JyaWRvci5sZWRnZXIudjEuQmluZFBsYXRmb3JtUmFpbFJlc3BvbnNlEnMKElVuYmluZFBsYXRmb3JtUmFpbBItLmNvcnJpZG9yLmxlZGdlci52MS5VbmJpbmRQbGF0Zm9ybVJhaWxSZXF1ZXN0Gi4uY29ycmlkb3IubGVkZ2VyLnYxLlVuYmluZFBsYXRmb3JtUmFpbFJlc3BvbnNlEoUBChhMaXN0UGxhdGZvcm1SYWlsQmluZGluZ3MSMy5jb3JyaWRvci5sZWRnZXIudjEuTGlzdFBsYXRmb3JtUmFpbEJpbmRpbmdzUmVxdWVzdBo0LmNvcnJpZG9yLmxlZGdlci52MS5MaXN0UGxhdGZvcm1SYWlsQmluZGluZ3NSZXNwb25zZRJwChFMaXN0U3VzcGVuc2VJdGVtcxIsLmNvcnJpZG9yLmxlZGdlci52MS5MaXN0U3VzcGVuc2VJdGVtc1JlcXVlc3QaLS5jb3JyaWRvci5sZWRnZXIudjEuTGlzdFN1c3BlbnNlSXRlbXNSZXNwb25zZRJqCg9HZXRTdXNwZW5zZUl0ZW0SKi5jb3JyaWRvci5sZWRnZXIudjEuR2V0U3VzcGVuc2VJdGVtUmVxdWVzdBorLmNvcnJpZG9yLmxlZGdlci52MS5HZXRTdXNwZW5zZUl0ZW1SZXNwb25zZRJzChJBc3NpZ25TdXNwZW5zZUl0ZW0SLS5jb3JyaWRvci5sZWRnZXIudjEuQXNzaWduU3VzcGVuc2VJdGVtUmVxdWVzdBouLmNvcnJpZG9yLmxlZGdlci52MS5Bc3NpZ25TdXNwZW5zZUl0ZW1SZXNwb25zZRJzChJSZXR1cm5TdXNwZW5zZUl0ZW0SLS5jb3JyaWRvci5sZWRnZXIudjEuUmV0dXJuU3VzcGVuc2VJdGVtUmVxdWVzdBouLmNvcnJpZG9yLmxlZGdlci52MS5SZXR1cm5TdXNwZW5zZUl0ZW1SZXNwb25zZRKIAQoZTGlzdFJlY29uY2lsaWF0aW9uUmVwb3J0cxI0LmNvcnJpZG9yLmxlZGdlci52MS5MaXN0UmVjb25jaWxpYXRpb25SZXBvcnRzUmVxdWVzdBo1LmNvcnJpZG9yLmxlZGdlci52MS5MaXN0UmVjb25jaWxpYXRpb25SZXBvcnRzUmVzcG9uc2USggEKF0dldFJlY29uY2lsaWF0aW9uUmVwb3J0EjIuY29ycmlkb3IubGVkZ2VyLnYxLkdldFJlY29uY2lsaWF0aW9uUmVwb3J0UmVxdWVzdBozLmNvcnJpZG9yLmxlZGdlci52MS5HZXRSZWNvbmNpbGlhdGlvblJlcG9ydFJlc3BvbnNlEosBChpSZXNvbHZlUmVjb25jaWxpYXRpb25CcmVhaxI1LmNvcnJpZG9yLmxlZGdlci52MS5SZXNvbHZlUmVjb25jaWxpYXRpb25CcmVha1JlcXVlc3QaNi5jb3JyaWRvci5sZWRnZXIudjEuUmVzb2x2ZVJlY29uY2lsaWF0aW9uQnJlYWtSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+
+/**
+ * ReconciliationReport is the ledger's reconciliation of one bank statement of a connector.
+ *
+ * @generated from message corridor.ledger.v1.ReconciliationReport
+ */
+export type ReconciliationReport = Message<"corridor.ledger.v1.ReconciliationReport"> & {
+  /**
+   * Reconciliation:<uuidv7>.
+   *
+   * @generated from field: string report_id = 1;
+   */
+  reportId: string;
+
+  /**
+   * The connector that reported the statement, the bank account and the statement's day.
+   *
+   * @generated from field: string connector = 2;
+   */
+  connector: string;
+
+  /**
+   * The account.
+   *
+   * @generated from field: string account = 3;
+   */
+  account: string;
+
+  /**
+   * The statement date.
+   *
+   * @generated from field: string statement_date = 4;
+   */
+  statementDate: string;
+
+  /**
+   * The bank's statement id.
+   *
+   * @generated from field: string statement_id = 5;
+   */
+  statementId: string;
+
+  /**
+   * Currency code.
+   *
+   * @generated from field: string currency = 6;
+   */
+  currency: string;
+
+  /**
+   * CLEAN (nothing to look at), BREAKS (open breaks) or RESOLVED (every break resolved).
+   *
+   * @generated from field: string status = 7;
+   */
+  status: string;
+
+  /**
+   * Entries on the statement and how many matched a ledger transaction.
+   *
+   * @generated from field: uint32 entry_count = 8;
+   */
+  entryCount: number;
+
+  /**
+   * The matched count.
+   *
+   * @generated from field: uint32 matched_count = 9;
+   */
+  matchedCount: number;
+
+  /**
+   * Balances and movement, minor units: closing - opening, and the sum of the entries (credits - debits).
+   *
+   * @generated from field: int64 opening_booked = 10;
+   */
+  openingBooked: bigint;
+
+  /**
+   * The closing booked.
+   *
+   * @generated from field: int64 closing_booked = 11;
+   */
+  closingBooked: bigint;
+
+  /**
+   * The entries net.
+   *
+   * @generated from field: int64 entries_net = 12;
+   */
+  entriesNet: bigint;
+
+  /**
+   * How many breaks, and how many of them are still open.
+   *
+   * @generated from field: uint32 break_count = 13;
+   */
+  breakCount: number;
+
+  /**
+   * The open break count.
+   *
+   * @generated from field: uint32 open_break_count = 14;
+   */
+  openBreakCount: number;
+
+  /**
+   * When it was reconciled.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 15;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ReconciliationReport.
+ * Use `create(ReconciliationReportSchema)` to create a new message.
+ */
+export const ReconciliationReportSchema: GenMessage<ReconciliationReport> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 0);
+
+/**
+ * ReconciliationBreak is one difference between the statement and the ledger.
+ *
+ * @generated from message corridor.ledger.v1.ReconciliationBreak
+ */
+export type ReconciliationBreak = Message<"corridor.ledger.v1.ReconciliationBreak"> & {
+  /**
+   * ReconciliationBreak:<uuidv7>.
+   *
+   * @generated from field: string break_id = 1;
+   */
+  breakId: string;
+
+  /**
+   * MISSING_IN_LEDGER, MISSING_ON_STATEMENT, AMOUNT_MISMATCH, DIRECTION_MISMATCH, DUPLICATE or BALANCE_MISMATCH.
+   *
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * The ledger transaction concerned, "" when none.
+   *
+   * @generated from field: string transaction_id = 3;
+   */
+  transactionId: string;
+
+  /**
+   * The statement entry concerned (the bank's entry id), "" when none.
+   *
+   * @generated from field: string bank_entry_id = 4;
+   */
+  bankEntryId: string;
+
+  /**
+   * The reference that matched (or was looked for).
+   *
+   * @generated from field: string reference = 5;
+   */
+  reference: string;
+
+  /**
+   * What the ledger expected and what the bank booked, minor units (0 when not applicable).
+   *
+   * @generated from field: int64 ledger_amount = 6;
+   */
+  ledgerAmount: bigint;
+
+  /**
+   * The statement amount.
+   *
+   * @generated from field: int64 statement_amount = 7;
+   */
+  statementAmount: bigint;
+
+  /**
+   * Directions: CREDIT or DEBIT as the bank account sees it ("" when not applicable).
+   *
+   * @generated from field: string ledger_direction = 8;
+   */
+  ledgerDirection: string;
+
+  /**
+   * The statement direction.
+   *
+   * @generated from field: string statement_direction = 9;
+   */
+  statementDirection: string;
+
+  /**
+   * What the ledger found, in words.
+   *
+   * @generated from field: string detail = 10;
+   */
+  detail: string;
+
+  /**
+   * Set once the operator resolved it.
+   *
+   * @generated from field: google.protobuf.Timestamp resolved_at = 11;
+   */
+  resolvedAt?: Timestamp | undefined;
+
+  /**
+   * The resolution note.
+   *
+   * @generated from field: string resolution_note = 12;
+   */
+  resolutionNote: string;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ReconciliationBreak.
+ * Use `create(ReconciliationBreakSchema)` to create a new message.
+ */
+export const ReconciliationBreakSchema: GenMessage<ReconciliationBreak> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 1);
+
+/**
+ * ListReconciliationReportsRequest filters the reports.
+ *
+ * @generated from message corridor.ledger.v1.ListReconciliationReportsRequest
+ */
+export type ListReconciliationReportsRequest = Message<"corridor.ledger.v1.ListReconciliationReportsRequest"> & {
+  /**
+   * Only this connector's; empty for every connector.
+   *
+   * @generated from field: string connector = 1;
+   */
+  connector: string;
+
+  /**
+   * Only reports in this status (CLEAN, BREAKS, RESOLVED); empty for all.
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * At most this many (default 50, at most 500).
+   *
+   * @generated from field: uint32 limit = 3;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ListReconciliationReportsRequest.
+ * Use `create(ListReconciliationReportsRequestSchema)` to create a new message.
+ */
+export const ListReconciliationReportsRequestSchema: GenMessage<ListReconciliationReportsRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 2);
+
+/**
+ * ListReconciliationReportsResponse holds the reports, newest day first.
+ *
+ * @generated from message corridor.ledger.v1.ListReconciliationReportsResponse
+ */
+export type ListReconciliationReportsResponse = Message<"corridor.ledger.v1.ListReconciliationReportsResponse"> & {
+  /**
+   * The reports, newest day first.
+   *
+   * @generated from field: repeated corridor.ledger.v1.ReconciliationReport reports = 1;
+   */
+  reports: ReconciliationReport[];
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ListReconciliationReportsResponse.
+ * Use `create(ListReconciliationReportsResponseSchema)` to create a new message.
+ */
+export const ListReconciliationReportsResponseSchema: GenMessage<ListReconciliationReportsResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 3);
+
+/**
+ * GetReconciliationReportRequest names a report.
+ *
+ * @generated from message corridor.ledger.v1.GetReconciliationReportRequest
+ */
+export type GetReconciliationReportRequest = Message<"corridor.ledger.v1.GetReconciliationReportRequest"> & {
+  /**
+   * The report id.
+   *
+   * @generated from field: string report_id = 1;
+   */
+  reportId: string;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.GetReconciliationReportRequest.
+ * Use `create(GetReconciliationReportRequestSchema)` to create a new message.
+ */
+export const GetReconciliationReportRequestSchema: GenMessage<GetReconciliationReportRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 4);
+
+/**
+ * GetReconciliationReportResponse answers the report and its breaks.
+ *
+ * @generated from message corridor.ledger.v1.GetReconciliationReportResponse
+ */
+export type GetReconciliationReportResponse = Message<"corridor.ledger.v1.GetReconciliationReportResponse"> & {
+  /**
+   * The report.
+   *
+   * @generated from field: corridor.ledger.v1.ReconciliationReport report = 1;
+   */
+  report?: ReconciliationReport | undefined;
+
+  /**
+   * The report's breaks.
+   *
+   * @generated from field: repeated corridor.ledger.v1.ReconciliationBreak breaks = 2;
+   */
+  breaks: ReconciliationBreak[];
+};
+
+/**
+ * Describes the message corridor.ledger.v1.GetReconciliationReportResponse.
+ * Use `create(GetReconciliationReportResponseSchema)` to create a new message.
+ */
+export const GetReconciliationReportResponseSchema: GenMessage<GetReconciliationReportResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 5);
+
+/**
+ * ResolveReconciliationBreakRequest names the break and why it is resolved.
+ *
+ * @generated from message corridor.ledger.v1.ResolveReconciliationBreakRequest
+ */
+export type ResolveReconciliationBreakRequest = Message<"corridor.ledger.v1.ResolveReconciliationBreakRequest"> & {
+  /**
+   * The break id.
+   *
+   * @generated from field: string break_id = 1;
+   */
+  breakId: string;
+
+  /**
+   * The operator's note: what was found and done (required, at most 2000 characters).
+   *
+   * @generated from field: string note = 2;
+   */
+  note: string;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ResolveReconciliationBreakRequest.
+ * Use `create(ResolveReconciliationBreakRequestSchema)` to create a new message.
+ */
+export const ResolveReconciliationBreakRequestSchema: GenMessage<ResolveReconciliationBreakRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 6);
+
+/**
+ * ResolveReconciliationBreakResponse answers the break as stored and its report.
+ *
+ * @generated from message corridor.ledger.v1.ResolveReconciliationBreakResponse
+ */
+export type ResolveReconciliationBreakResponse = Message<"corridor.ledger.v1.ResolveReconciliationBreakResponse"> & {
+  /**
+   * The break after the call.
+   *
+   * @generated from field: corridor.ledger.v1.ReconciliationBreak break = 1;
+   */
+  break?: ReconciliationBreak | undefined;
+
+  /**
+   * The report.
+   *
+   * @generated from field: corridor.ledger.v1.ReconciliationReport report = 2;
+   */
+  report?: ReconciliationReport | undefined;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ResolveReconciliationBreakResponse.
+ * Use `create(ResolveReconciliationBreakResponseSchema)` to create a new message.
+ */
+export const ResolveReconciliationBreakResponseSchema: GenMessage<ResolveReconciliationBreakResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 7);
 
 /**
  * RailBinding routes one (platform, currency, payment rail) to a connector.
@@ -68,7 +446,7 @@ export type RailBinding = Message<"corridor.ledger.v1.RailBinding"> & {
  * Use `create(RailBindingSchema)` to create a new message.
  */
 export const RailBindingSchema: GenMessage<RailBinding> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 0);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 8);
 
 /**
  * BindPlatformRailRequest names the binding to set.
@@ -110,7 +488,7 @@ export type BindPlatformRailRequest = Message<"corridor.ledger.v1.BindPlatformRa
  * Use `create(BindPlatformRailRequestSchema)` to create a new message.
  */
 export const BindPlatformRailRequestSchema: GenMessage<BindPlatformRailRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 1);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 9);
 
 /**
  * BindPlatformRailResponse answers the binding as stored.
@@ -131,7 +509,7 @@ export type BindPlatformRailResponse = Message<"corridor.ledger.v1.BindPlatformR
  * Use `create(BindPlatformRailResponseSchema)` to create a new message.
  */
 export const BindPlatformRailResponseSchema: GenMessage<BindPlatformRailResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 2);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 10);
 
 /**
  * UnbindPlatformRailRequest names the binding to remove.
@@ -166,7 +544,7 @@ export type UnbindPlatformRailRequest = Message<"corridor.ledger.v1.UnbindPlatfo
  * Use `create(UnbindPlatformRailRequestSchema)` to create a new message.
  */
 export const UnbindPlatformRailRequestSchema: GenMessage<UnbindPlatformRailRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 3);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 11);
 
 /**
  * UnbindPlatformRailResponse says whether there was a binding to remove.
@@ -187,7 +565,7 @@ export type UnbindPlatformRailResponse = Message<"corridor.ledger.v1.UnbindPlatf
  * Use `create(UnbindPlatformRailResponseSchema)` to create a new message.
  */
 export const UnbindPlatformRailResponseSchema: GenMessage<UnbindPlatformRailResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 4);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 12);
 
 /**
  * ListPlatformRailBindingsRequest chooses whose bindings to list.
@@ -208,7 +586,7 @@ export type ListPlatformRailBindingsRequest = Message<"corridor.ledger.v1.ListPl
  * Use `create(ListPlatformRailBindingsRequestSchema)` to create a new message.
  */
 export const ListPlatformRailBindingsRequestSchema: GenMessage<ListPlatformRailBindingsRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 5);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 13);
 
 /**
  * ListPlatformRailBindingsResponse holds the bindings, by platform, currency, then rail.
@@ -229,7 +607,7 @@ export type ListPlatformRailBindingsResponse = Message<"corridor.ledger.v1.ListP
  * Use `create(ListPlatformRailBindingsResponseSchema)` to create a new message.
  */
 export const ListPlatformRailBindingsResponseSchema: GenMessage<ListPlatformRailBindingsResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 6);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 14);
 
 /**
  * GetTrialBalanceRequest chooses whose books to sum.
@@ -250,7 +628,7 @@ export type GetTrialBalanceRequest = Message<"corridor.ledger.v1.GetTrialBalance
  * Use `create(GetTrialBalanceRequestSchema)` to create a new message.
  */
 export const GetTrialBalanceRequestSchema: GenMessage<GetTrialBalanceRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 7);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 15);
 
 /**
  * GetTrialBalanceResponse holds one trial balance per currency.
@@ -271,7 +649,7 @@ export type GetTrialBalanceResponse = Message<"corridor.ledger.v1.GetTrialBalanc
  * Use `create(GetTrialBalanceResponseSchema)` to create a new message.
  */
 export const GetTrialBalanceResponseSchema: GenMessage<GetTrialBalanceResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 8);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 16);
 
 /**
  * CurrencyTrialBalance is the trial balance of one currency.
@@ -328,7 +706,7 @@ export type CurrencyTrialBalance = Message<"corridor.ledger.v1.CurrencyTrialBala
  * Use `create(CurrencyTrialBalanceSchema)` to create a new message.
  */
 export const CurrencyTrialBalanceSchema: GenMessage<CurrencyTrialBalance> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 9);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 17);
 
 /**
  * TrialBalanceGroup sums the accounts of one owner kind and type within a currency.
@@ -371,7 +749,7 @@ export type TrialBalanceGroup = Message<"corridor.ledger.v1.TrialBalanceGroup"> 
  * Use `create(TrialBalanceGroupSchema)` to create a new message.
  */
 export const TrialBalanceGroupSchema: GenMessage<TrialBalanceGroup> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 10);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 18);
 
 /**
  * SuspenseItem is a credit the bank reported (rail notice INCOMING_CREDIT) as the ledger keeps it.
@@ -394,6 +772,8 @@ export type SuspenseItem = Message<"corridor.ledger.v1.SuspenseItem"> & {
   connector: string;
 
   /**
+   * The bank entry id.
+   *
    * @generated from field: string bank_entry_id = 3;
    */
   bankEntryId: string;
@@ -406,11 +786,15 @@ export type SuspenseItem = Message<"corridor.ledger.v1.SuspenseItem"> & {
   amount: bigint;
 
   /**
+   * Currency code.
+   *
    * @generated from field: string currency = 5;
    */
   currency: string;
 
   /**
+   * The payment rail.
+   *
    * @generated from field: string payment_rail = 6;
    */
   paymentRail: string;
@@ -423,21 +807,29 @@ export type SuspenseItem = Message<"corridor.ledger.v1.SuspenseItem"> & {
   creditedAccount: string;
 
   /**
+   * The reference the bank carried.
+   *
    * @generated from field: string reference = 8;
    */
   reference: string;
 
   /**
+   * The sender name.
+   *
    * @generated from field: string sender_name = 9;
    */
   senderName: string;
 
   /**
+   * The sender account.
+   *
    * @generated from field: string sender_account = 10;
    */
   senderAccount: string;
 
   /**
+   * The value date.
+   *
    * @generated from field: string value_date = 11;
    */
   valueDate: string;
@@ -466,11 +858,15 @@ export type SuspenseItem = Message<"corridor.ledger.v1.SuspenseItem"> & {
   platformId: string;
 
   /**
+   * The internal account id.
+   *
    * @generated from field: string internal_account_id = 15;
    */
   internalAccountId: string;
 
   /**
+   * The ledger transaction concerned.
+   *
    * @generated from field: string transaction_id = 16;
    */
   transactionId: string;
@@ -483,11 +879,15 @@ export type SuspenseItem = Message<"corridor.ledger.v1.SuspenseItem"> & {
   note: string;
 
   /**
+   * When the ledger received it.
+   *
    * @generated from field: google.protobuf.Timestamp received_at = 18;
    */
   receivedAt?: Timestamp | undefined;
 
   /**
+   * When it last changed.
+   *
    * @generated from field: google.protobuf.Timestamp updated_at = 19;
    */
   updatedAt?: Timestamp | undefined;
@@ -498,7 +898,7 @@ export type SuspenseItem = Message<"corridor.ledger.v1.SuspenseItem"> & {
  * Use `create(SuspenseItemSchema)` to create a new message.
  */
 export const SuspenseItemSchema: GenMessage<SuspenseItem> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 11);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 19);
 
 /**
  * ListSuspenseItemsRequest filters the list.
@@ -533,7 +933,7 @@ export type ListSuspenseItemsRequest = Message<"corridor.ledger.v1.ListSuspenseI
  * Use `create(ListSuspenseItemsRequestSchema)` to create a new message.
  */
 export const ListSuspenseItemsRequestSchema: GenMessage<ListSuspenseItemsRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 12);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 20);
 
 /**
  * ListSuspenseItemsResponse holds the items, newest first.
@@ -542,6 +942,8 @@ export const ListSuspenseItemsRequestSchema: GenMessage<ListSuspenseItemsRequest
  */
 export type ListSuspenseItemsResponse = Message<"corridor.ledger.v1.ListSuspenseItemsResponse"> & {
   /**
+   * The items, newest first.
+   *
    * @generated from field: repeated corridor.ledger.v1.SuspenseItem items = 1;
    */
   items: SuspenseItem[];
@@ -552,7 +954,7 @@ export type ListSuspenseItemsResponse = Message<"corridor.ledger.v1.ListSuspense
  * Use `create(ListSuspenseItemsResponseSchema)` to create a new message.
  */
 export const ListSuspenseItemsResponseSchema: GenMessage<ListSuspenseItemsResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 13);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 21);
 
 /**
  * GetSuspenseItemRequest names the item.
@@ -561,6 +963,8 @@ export const ListSuspenseItemsResponseSchema: GenMessage<ListSuspenseItemsRespon
  */
 export type GetSuspenseItemRequest = Message<"corridor.ledger.v1.GetSuspenseItemRequest"> & {
   /**
+   * The item's id.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -571,7 +975,7 @@ export type GetSuspenseItemRequest = Message<"corridor.ledger.v1.GetSuspenseItem
  * Use `create(GetSuspenseItemRequestSchema)` to create a new message.
  */
 export const GetSuspenseItemRequestSchema: GenMessage<GetSuspenseItemRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 14);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 22);
 
 /**
  * GetSuspenseItemResponse holds it.
@@ -580,6 +984,8 @@ export const GetSuspenseItemRequestSchema: GenMessage<GetSuspenseItemRequest> = 
  */
 export type GetSuspenseItemResponse = Message<"corridor.ledger.v1.GetSuspenseItemResponse"> & {
   /**
+   * The item after the call.
+   *
    * @generated from field: corridor.ledger.v1.SuspenseItem item = 1;
    */
   item?: SuspenseItem | undefined;
@@ -590,7 +996,7 @@ export type GetSuspenseItemResponse = Message<"corridor.ledger.v1.GetSuspenseIte
  * Use `create(GetSuspenseItemResponseSchema)` to create a new message.
  */
 export const GetSuspenseItemResponseSchema: GenMessage<GetSuspenseItemResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 15);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 23);
 
 /**
  * AssignSuspenseItemRequest names the item and the internal account to credit.
@@ -599,6 +1005,8 @@ export const GetSuspenseItemResponseSchema: GenMessage<GetSuspenseItemResponse> 
  */
 export type AssignSuspenseItemRequest = Message<"corridor.ledger.v1.AssignSuspenseItemRequest"> & {
   /**
+   * The item's id.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -623,7 +1031,7 @@ export type AssignSuspenseItemRequest = Message<"corridor.ledger.v1.AssignSuspen
  * Use `create(AssignSuspenseItemRequestSchema)` to create a new message.
  */
 export const AssignSuspenseItemRequestSchema: GenMessage<AssignSuspenseItemRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 16);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 24);
 
 /**
  * AssignSuspenseItemResponse holds the item, now CREDITED.
@@ -632,6 +1040,8 @@ export const AssignSuspenseItemRequestSchema: GenMessage<AssignSuspenseItemReque
  */
 export type AssignSuspenseItemResponse = Message<"corridor.ledger.v1.AssignSuspenseItemResponse"> & {
   /**
+   * The item after the call.
+   *
    * @generated from field: corridor.ledger.v1.SuspenseItem item = 1;
    */
   item?: SuspenseItem | undefined;
@@ -642,7 +1052,7 @@ export type AssignSuspenseItemResponse = Message<"corridor.ledger.v1.AssignSuspe
  * Use `create(AssignSuspenseItemResponseSchema)` to create a new message.
  */
 export const AssignSuspenseItemResponseSchema: GenMessage<AssignSuspenseItemResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 17);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 25);
 
 /**
  * ReturnSuspenseItemRequest names the item.
@@ -651,6 +1061,8 @@ export const AssignSuspenseItemResponseSchema: GenMessage<AssignSuspenseItemResp
  */
 export type ReturnSuspenseItemRequest = Message<"corridor.ledger.v1.ReturnSuspenseItemRequest"> & {
   /**
+   * The item's id.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -675,7 +1087,7 @@ export type ReturnSuspenseItemRequest = Message<"corridor.ledger.v1.ReturnSuspen
  * Use `create(ReturnSuspenseItemRequestSchema)` to create a new message.
  */
 export const ReturnSuspenseItemRequestSchema: GenMessage<ReturnSuspenseItemRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 18);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 26);
 
 /**
  * ReturnSuspenseItemResponse holds the item.
@@ -684,6 +1096,8 @@ export const ReturnSuspenseItemRequestSchema: GenMessage<ReturnSuspenseItemReque
  */
 export type ReturnSuspenseItemResponse = Message<"corridor.ledger.v1.ReturnSuspenseItemResponse"> & {
   /**
+   * The item after the call.
+   *
    * @generated from field: corridor.ledger.v1.SuspenseItem item = 1;
    */
   item?: SuspenseItem | undefined;
@@ -694,7 +1108,7 @@ export type ReturnSuspenseItemResponse = Message<"corridor.ledger.v1.ReturnSuspe
  * Use `create(ReturnSuspenseItemResponseSchema)` to create a new message.
  */
 export const ReturnSuspenseItemResponseSchema: GenMessage<ReturnSuspenseItemResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 19);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 27);
 
 /**
  * LedgerAdminService answers operators' (and tests') questions about the books and holds the
@@ -794,6 +1208,38 @@ export const LedgerAdminService: GenService<{
     methodKind: "unary";
     input: typeof ReturnSuspenseItemRequestSchema;
     output: typeof ReturnSuspenseItemResponseSchema;
+  },
+  /**
+   * ListReconciliationReports lists the reconciliation reports of bank statements (newest day
+   * first), optionally of one connector or status. Contract: docs/connectors.md, "Reconciliation".
+   *
+   * @generated from rpc corridor.ledger.v1.LedgerAdminService.ListReconciliationReports
+   */
+  listReconciliationReports: {
+    methodKind: "unary";
+    input: typeof ListReconciliationReportsRequestSchema;
+    output: typeof ListReconciliationReportsResponseSchema;
+  },
+  /**
+   * GetReconciliationReport answers one report with its breaks; NOT_FOUND for an unknown id.
+   *
+   * @generated from rpc corridor.ledger.v1.LedgerAdminService.GetReconciliationReport
+   */
+  getReconciliationReport: {
+    methodKind: "unary";
+    input: typeof GetReconciliationReportRequestSchema;
+    output: typeof GetReconciliationReportResponseSchema;
+  },
+  /**
+   * ResolveReconciliationBreak marks a break resolved with the operator's note (required). Once
+   * every break of a report is resolved the report is RESOLVED. Resolving twice changes nothing.
+   *
+   * @generated from rpc corridor.ledger.v1.LedgerAdminService.ResolveReconciliationBreak
+   */
+  resolveReconciliationBreak: {
+    methodKind: "unary";
+    input: typeof ResolveReconciliationBreakRequestSchema;
+    output: typeof ResolveReconciliationBreakResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_corridor_ledger_v1_ledger_admin_service, 0);

@@ -70,12 +70,16 @@ export type RailNotice = Message<"corridor.ledger.v1.RailNotice"> & {
    */
   notice: {
     /**
+     * A credit the bank received for the operator's account.
+     *
      * @generated from field: corridor.ledger.v1.IncomingCredit incoming_credit = 10;
      */
     value: IncomingCredit;
     case: "incomingCredit";
   } | {
     /**
+     * A receiving bank's correction of an external account (an ACH NOC).
+     *
      * @generated from field: corridor.ledger.v1.AccountCorrection account_correction = 11;
      */
     value: AccountCorrection;
