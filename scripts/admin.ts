@@ -559,6 +559,34 @@ async function suspenseCommand(
   if (command !== "assign" && values.account !== undefined) throw new UsageError(`suspense ${command} takes no --account`);
   if (command !== "return" && values.returned) throw new UsageError(`suspense ${command} takes no --returned`);
   if (command !== "list" && (values.status !== undefined || values.connector !== undefined)) throw new UsageError(`suspense ${command} takes no --status or --connector`);
+
+  const target = resolveTarget(values.url, process.env);
+  const deployment = await probe(createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url })), target);
+  console.error(describeDeployment(deployment, target));
+  const ledgerFlag = values["ledger-url"] ?? (process.env.CORRIDOR_LEDGER_URL || undefined);
+  const ledgerUrl = ledgerFlag ? checkUrl(ledgerFlag, values["ledger-url"] ? "--ledger-url" : "CORRIDOR_LEDGER_URL") : target.url;
+  const ledger = createClient(LedgerAdminService, createGrpcTransport({ baseUrl: ledgerUrl }));
+  const line = (i: ReturnType<typeof suspenseJson>) =>
+    `${i.id}  ${i.status.padEnd(16)}  ${(i.suspenseReason || "-").padEnd(20)}  ${i.amount.padStart(12)} ${i.currency}  ${i.connector}  ${i.valueDate}  ${JSON.stringify(i.reference)}  ${JSON.stringify(i.senderName)}${i.transactionId ? `  -> ${i.internalAccountId} ${i.transactionId}` : ""}`;
+
+  if (command === "list") {
+    const { items } = await ledger.listSuspenseItems({ status: values.status?.toUpperCase() ?? "", connector: values.connector ?? "" });
+    if (values.json) console.log(JSON.stringify(items.map(suspenseJson), null, 2));
+    else if (items.length === 0) console.log("Nothing in suspense.");
+    else for (const i of items.map(suspenseJson)) console.log(line(i));
+    return 0;
+  }
+  const { item } =
+    command === "show"
+      ? await ledger.getSuspenseItem({ id: values.id! })
+      : command === "assign"
+        ? await ledger.assignSuspenseItem({ id: values.id!, internalAccountId: values.account!, note: values.note ?? "" })
+        : await ledger.returnSuspenseItem({ id: values.id!, note: values.note ?? "", returned: values.returned });
+  const out = suspenseJson(item!);
+  console.log(values.json ? JSON.stringify(out, null, 2) : line(out));
+  return 0;
+}
+
 const isoOf = (t: { seconds: bigint; nanos: number } | undefined) => (t ? new Date(Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6)).toISOString() : undefined);
 
 const reportJson = (r: ReconciliationReport) => ({
@@ -621,24 +649,6 @@ async function reconcileCommand(
   const ledgerFlag = values["ledger-url"] ?? (process.env.CORRIDOR_LEDGER_URL || undefined);
   const ledgerUrl = ledgerFlag ? checkUrl(ledgerFlag, values["ledger-url"] ? "--ledger-url" : "CORRIDOR_LEDGER_URL") : target.url;
   const ledger = createClient(LedgerAdminService, createGrpcTransport({ baseUrl: ledgerUrl }));
-  const line = (i: ReturnType<typeof suspenseJson>) =>
-    `${i.id}  ${i.status.padEnd(16)}  ${(i.suspenseReason || "-").padEnd(20)}  ${i.amount.padStart(12)} ${i.currency}  ${i.connector}  ${i.valueDate}  ${JSON.stringify(i.reference)}  ${JSON.stringify(i.senderName)}${i.transactionId ? `  -> ${i.internalAccountId} ${i.transactionId}` : ""}`;
-
-  if (command === "list") {
-    const { items } = await ledger.listSuspenseItems({ status: values.status?.toUpperCase() ?? "", connector: values.connector ?? "" });
-    if (values.json) console.log(JSON.stringify(items.map(suspenseJson), null, 2));
-    else if (items.length === 0) console.log("Nothing in suspense.");
-    else for (const i of items.map(suspenseJson)) console.log(line(i));
-    return 0;
-  }
-  const { item } =
-    command === "show"
-      ? await ledger.getSuspenseItem({ id: values.id! })
-      : command === "assign"
-        ? await ledger.assignSuspenseItem({ id: values.id!, internalAccountId: values.account!, note: values.note ?? "" })
-        : await ledger.returnSuspenseItem({ id: values.id!, note: values.note ?? "", returned: values.returned });
-  const out = suspenseJson(item!);
-  console.log(values.json ? JSON.stringify(out, null, 2) : line(out));
 
   if (command === "list") {
     const { reports } = await ledger.listReconciliationReports({ connector: values.connector ?? "", status: status ?? "", limit: values.limit ? Number(values.limit) : 0 });

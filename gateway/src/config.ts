@@ -23,7 +23,7 @@ export const gatewayEnv = {
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).default(15_000),
   /** A client must send a whole request (headers and body) within this many ms, or gets 408 and a closed connection (slow bodies). */
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30_000),
-  /** Where the operator publishes the end-user terms its platforms' customers accept (GET /customers/end-user-terms, an https URL); unset: that route answers 501 NOT_IMPLEMENTED. */
+  /** Where the operator publishes the end-user terms its platforms' customers accept (GET /customers/end-user-terms, an https URL); unset: that route answers 404 END_USER_TERMS_NOT_CONFIGURED. */
   CORRIDOR_END_USER_TERMS_URL: z
     .string()
     .url()

@@ -55,6 +55,7 @@ export const ERROR_CODES = {
   // 404
   NOT_FOUND: [404, "No such route (also a path whose id segment is no id at all, like /customers/end-user-terms where no such route exists)."],
   VERSION_NOT_FOUND: [404, "No such API version."],
+  END_USER_TERMS_NOT_CONFIGURED: [404, "The operator of this deployment publishes no end-user terms (it sets CORRIDOR_END_USER_TERMS_URL)."],
   USER_NOT_FOUND: [404, "No such customer of this platform."],
   TRANSACTION_NOT_FOUND: [404, "No such transaction."],
   QUOTE_NOT_FOUND: [404, "No such quote."],
@@ -216,7 +217,7 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "POST /sandbox/clock/advance": [],
   "POST /customers": ["CONFLICT", "UMA_ADDRESS_EXISTS"],
   "GET /customers": [],
-  "GET /customers/end-user-terms": ["NOT_IMPLEMENTED"],
+  "GET /customers/end-user-terms": ["END_USER_TERMS_NOT_CONFIGURED"],
   "GET /customers/{customerId}": ["USER_NOT_FOUND"],
   "PATCH /customers/{customerId}": ["USER_NOT_FOUND", "CUSTOMER_DELETED", "CONFLICT", "UMA_ADDRESS_EXISTS"],
   "DELETE /customers/{customerId}": ["USER_NOT_FOUND", "CUSTOMER_DELETED", "CUSTOMER_HAS_FUNDS"],

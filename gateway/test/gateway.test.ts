@@ -112,8 +112,8 @@ describe("gateway", () => {
       expectError(await call("GET", "/tokens/not-a-token", { as: admin }), 404, "NOT_FOUND");
     });
 
-    it("answers GET /customers/end-user-terms from the operator's settings, 501 NOT_IMPLEMENTED without them", async () => {
-      expectError(await call("GET", "/customers/end-user-terms", { as: admin }), 501, "NOT_IMPLEMENTED");
+    it("answers GET /customers/end-user-terms from the operator's settings, 404 END_USER_TERMS_NOT_CONFIGURED without them", async () => {
+      expectError(await call("GET", "/customers/end-user-terms", { as: admin }), 404, "END_USER_TERMS_NOT_CONFIGURED");
       await app.close();
       app = await build(gatewayTuning(gatewayConfigSchema.parse({ CORRIDOR_END_USER_TERMS_URL: "https://operator.example/terms", CORRIDOR_END_USER_TERMS_VERSION: "2026-01" })));
       const res = await call("GET", "/customers/end-user-terms", { as: admin });

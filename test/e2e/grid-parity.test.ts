@@ -89,10 +89,10 @@ describe.skipIf(skipReason())(`Grid parity (${mode})`, () => {
       expect(fieldsOf(malformed.body)).toEqual(["params.customerId"]);
     });
 
-    it("serves GET /customers/end-user-terms: 501 NOT_IMPLEMENTED where the operator publishes no terms (the default), never the 400 of a customer id", async () => {
+    it("serves GET /customers/end-user-terms: 404 END_USER_TERMS_NOT_CONFIGURED where the operator publishes no terms (the default), never a 501 nor the 400 of a customer id", async () => {
       const res = await p.call("GET", "/customers/end-user-terms");
-      expect(res.status).toBe(501);
-      expect(res.body).toMatchObject({ status: 501, code: "NOT_IMPLEMENTED" });
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ status: 404, code: "END_USER_TERMS_NOT_CONFIGURED" });
       expect(res.body.message).toContain("CORRIDOR_END_USER_TERMS_URL");
     });
 

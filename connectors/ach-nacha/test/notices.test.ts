@@ -1,4 +1,4 @@
-import { createNoticePublisher, createOutcomePublisher } from "@corridor/connector";
+import { createNoticePublisher, createStatementPublisher, createOutcomePublisher } from "@corridor/connector";
 import { ManualClock, createLogger, type DatabaseHandle } from "@corridor/kit";
 import { openServiceTestDatabase } from "@corridor/kit/testing";
 import { publishedNotices } from "@corridor/connector/testing";
@@ -34,6 +34,7 @@ describe("ACH connector: rail notices from the bank's files", () => {
       db, clock, config, log: createLogger("ach-notices-test", "silent"),
       outcomes: createOutcomePublisher({ connector: "ach-nacha", clock }),
       notices: createNoticePublisher({ connector: "ach-nacha", clock }),
+      statements: createStatementPublisher({ connector: "ach-nacha", clock }),
       transport: {
         upload: async () => { throw new Error("nothing is uploaded here"); },
         listInbox: async () => [],

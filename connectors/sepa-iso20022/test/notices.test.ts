@@ -26,13 +26,13 @@ describe("SEPA connector: rail notices from the bank's camt files", () => {
     db = handle.forSchema<SepaTables>(SEPA_SCHEMA);
     // The bank's outbox: fixture files the test puts there, read as they are.
     const fileDrop: BankFileDrop = {
-      inboxContent: async () => undefined,
       upload: async () => {
         throw new Error("nothing is uploaded here");
       },
-      reports: async () => [...waiting],
-      read: async (name) => readFileSync(join(FIXTURES, "samples", name)),
-      archive: async (name) => void waiting.splice(waiting.indexOf(name), 1),
+      listInbox: async () => [],
+      listOutbox: async () => waiting.map((name) => ({ name, size: 0, modifiedAt: new Date(0) })),
+      download: async (name: string) => readFileSync(join(FIXTURES, "samples", name)),
+      archive: async (name: string) => void waiting.splice(waiting.indexOf(name), 1),
     };
     const config = sepaConfigSchema.parse({ SEPA_DEBTOR_NAME: "Corridor", SEPA_DEBTOR_IBAN: "DE89370400440532013000", SEPA_FILE_DROP_DIR: "/nonexistent" });
     work = sepaWork({ db, clock, log: createLogger("sepa-notices-test", "silent"), config, drop: fileDrop, outcomes: createOutcomePublisher({ connector: "sepa", clock }), notices: createNoticePublisher({ connector: "sepa", clock }) });

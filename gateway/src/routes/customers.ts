@@ -18,7 +18,7 @@ export function customerRoutes(app: Api, { clients, endUserTerms }: RouteDeps): 
       schema: {
         summary: "Get the end-user terms",
         description:
-          "Grid's EndUserTerms: the version and URL of the terms the operator of this deployment publishes for its platforms' customers (CORRIDOR_END_USER_TERMS_URL and CORRIDOR_END_USER_TERMS_VERSION). A deployment whose operator publishes none answers 501 NOT_IMPLEMENTED. Needs VIEW.",
+          "Grid's EndUserTerms: the version and URL of the terms the operator of this deployment publishes for its platforms' customers (CORRIDOR_END_USER_TERMS_URL and CORRIDOR_END_USER_TERMS_VERSION). A deployment whose operator publishes none answers 404 END_USER_TERMS_NOT_CONFIGURED. Needs VIEW.",
         tags,
         response: {
           200: Type.Object(
@@ -33,7 +33,7 @@ export function customerRoutes(app: Api, { clients, endUserTerms }: RouteDeps): 
       },
     },
     async () => {
-      if (!endUserTerms) throw new HttpError(501, "NOT_IMPLEMENTED", "This deployment publishes no end-user terms (its operator sets CORRIDOR_END_USER_TERMS_URL)", {});
+      if (!endUserTerms) throw new HttpError(404, "END_USER_TERMS_NOT_CONFIGURED", "This deployment publishes no end-user terms (its operator sets CORRIDOR_END_USER_TERMS_URL)", {});
       return { version: endUserTerms.version, url: endUserTerms.url };
     },
   );
