@@ -15,6 +15,8 @@ export interface SplitSystemInfo {
   serviceUrls: Record<ServiceName, string>;
   /** The topic prefix of this system on the shared broker, for a deployable a test runs beside it (a rail connector). */
   kafkaTopicPrefix: string;
+  /** KAFKA_TOPIC_PARTITIONS of this system's processes (the same for a deployable run beside it). */
+  kafkaTopicPartitions: number;
 }
 
 export async function freePortBlock(size: number): Promise<number> {
@@ -62,6 +64,9 @@ export async function startSplitSystem(
   const httpPort = base + 8;
   const root = resolve(import.meta.dirname, "../..");
   const kafkaTopicPrefix = extraEnv.KAFKA_TOPIC_PREFIX ?? `e2e-${randomBytes(4).toString("hex")}.`;
+  // Fewer than production's 12 (every run leaves its topics on the shared broker), but more than
+  // one, so the suites run on partitioned topics.
+  const kafkaTopicPartitions = Number(extraEnv.KAFKA_TOPIC_PARTITIONS ?? 4);
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", join(root, "scripts/start-split.ts")], {
     cwd: root,
     env: {
@@ -70,6 +75,7 @@ export async function startSplitSystem(
       REDIS_URL: env.REDIS_URL,
       KAFKA_BROKERS: env.KAFKA_BROKERS,
       KAFKA_TOPIC_PREFIX: kafkaTopicPrefix,
+      KAFKA_TOPIC_PARTITIONS: String(kafkaTopicPartitions),
       CORRIDOR_HTTP_PORT: String(httpPort),
       CORRIDOR_SPLIT_PORT_BASE: String(base),
       CORRIDOR_DATA_DIR: mkdtempSync(join(tmpdir(), "corridor-split-")),
@@ -111,6 +117,7 @@ export async function startSplitSystem(
       url: ready.url,
       serviceUrls: Object.fromEntries(SERVICE_NAMES.map((name, i) => [name, `http://127.0.0.1:${base + 1 + i}`])) as Record<ServiceName, string>,
       kafkaTopicPrefix,
+      kafkaTopicPartitions,
     } satisfies SplitSystemInfo,
     /** The pid of a process the launcher runs now (a service's name, or "gateway"). */
     pidOf(name: ServiceName | "gateway"): number {

@@ -1,6 +1,6 @@
 import type { Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { createBus } from "../bus/index.js";
+import { createBus, kafkaTopicPartitionsGrowSetting, kafkaTopicPartitionsSetting } from "../bus/index.js";
 import { openRedisConfigBoard } from "../clients/config-board.js";
 import { systemClock } from "../clock.js";
 import { env, loadConfig, z } from "../config.js";
@@ -40,6 +40,10 @@ const standaloneConfig = (service: ServiceName) =>
     KAFKA_BROKERS: env.list(),
     /** Prefix for every topic name, so several stacks can share one broker. */
     KAFKA_TOPIC_PREFIX: z.string().default(""),
+    /** Partitions of the topics this service creates (docs/events.md, "Topics"). */
+    KAFKA_TOPIC_PARTITIONS: kafkaTopicPartitionsSetting,
+    /** Add partitions to an existing topic that has fewer than KAFKA_TOPIC_PARTITIONS (default: only warn). */
+    KAFKA_TOPIC_PARTITIONS_GROW: kafkaTopicPartitionsGrowSetting,
     /** How long SIGTERM waits for in-flight work before exiting. */
     SHUTDOWN_GRACE_MS: env.int(10_000),
     /**
@@ -79,6 +83,8 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
     kafkaBrokers: config.KAFKA_BROKERS.length > 0 ? config.KAFKA_BROKERS : undefined,
     clientId: module.name,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
+    numPartitions: config.KAFKA_TOPIC_PARTITIONS,
+    growPartitions: config.KAFKA_TOPIC_PARTITIONS_GROW,
     log,
     // Fail fast: a process whose consumer is gone would serve requests while its events pile up.
     onConsumerStopped: (group) => {
