@@ -49,6 +49,18 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          // Replicas that share the work (issue 28): the money-path and webhook suites against a
+          // split system with two processes of every service (`start:split --replicas 2`), and a
+          // system of its own where one replica of every service is killed mid-run (test/replicas).
+          name: "e2e-replicas",
+          include: ["test/e2e/ledger-conservation.test.ts", "test/e2e/transfer-outcomes.test.ts", "test/e2e/webhooks.test.ts", "test/replicas/**/*.test.ts"],
+          env: { CORRIDOR_E2E_MODE: "split" },
+          globalSetup: ["test/infra/template-setup.ts", "test/infra/split-replicas-setup.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
           // Operability: a split system scraped by Debian's Prometheus, the alert rules' promtool
           // unit tests, the dashboard's queries (test/ops/prometheus.ts installs the package when
           // missing and root; without it the suites skip and say why, except in CI).

@@ -60,7 +60,9 @@ export async function startSplitSystem(
   /** The pid of each process the launcher runs now, by name (it announces each start and restart). */
   const pids = new Map<string, number>();
   const started = new EventEmitter<{ process: [name: string, pid: number] }>();
-  const base = await freePortBlock(8);
+  // Replica r of service i listens on base + 10 r + 1 + i when there are several (start-split.ts).
+  const replicas = Number(extraEnv.CORRIDOR_SPLIT_REPLICAS ?? 1);
+  const base = await freePortBlock(replicas > 1 ? 10 * replicas + 8 : 8);
   const httpPort = base + 8;
   const root = resolve(import.meta.dirname, "../..");
   const kafkaTopicPrefix = extraEnv.KAFKA_TOPIC_PREFIX ?? `e2e-${randomBytes(4).toString("hex")}.`;
@@ -119,14 +121,14 @@ export async function startSplitSystem(
       kafkaTopicPrefix,
       kafkaTopicPartitions,
     } satisfies SplitSystemInfo,
-    /** The pid of a process the launcher runs now (a service's name, or "gateway"). */
-    pidOf(name: ServiceName | "gateway"): number {
+    /** The pid of a process the launcher runs now (a service's name, "gateway", or with replicas `ledger#2`). */
+    pidOf(name: ServiceName | "gateway" | `${ServiceName}#${number}`): number {
       const pid = pids.get(name);
       if (pid === undefined) throw new Error(`the launcher announced no ${name} process`);
       return pid;
     },
     /** Resolves with the pid of the next start of `name` after `afterPid` (a restart by the launcher). */
-    nextStart(name: ServiceName | "gateway", afterPid: number, timeoutMs: number): Promise<number> {
+    nextStart(name: ServiceName | "gateway" | `${ServiceName}#${number}`, afterPid: number, timeoutMs: number): Promise<number> {
       return new Promise((resolveStart, reject) => {
         const current = pids.get(name);
         if (current !== undefined && current !== afterPid) return resolveStart(current);
