@@ -518,10 +518,13 @@ function headersToStrings(headers: IHeaders | undefined): Record<string, string>
  * - a CreateTopics answer carrying TOPIC_ALREADY_EXISTS (every service ensures the topics it uses;
  *   a real creation failure rejects the call and is reported by the caller);
  * - the idempotent producer's note that limited retries may break exactly-once: we do not rely on
- *   exactly-once — a publish that fails is retried by the outbox relay and consumers deduplicate.
+ *   exactly-once — a publish that fails is retried by the outbox relay and consumers deduplicate;
+ * - a heartbeat answered REBALANCE_IN_PROGRESS: how every member learns that a replica joined or
+ *   left its group (kafkajs then logs "re-joining" at warn, which stays).
  */
 function isExpectedNoise(message: string, extra: Record<string, unknown>): boolean {
   if (message.startsWith("Response CreateTopics") && extra.error === "Topic creation errors") return true;
+  if (message.startsWith("Response Heartbeat") && extra.error === "The group is rebalancing, so a rejoin is needed") return true;
   return message.startsWith("Limiting retries for the idempotent producer");
 }
 
