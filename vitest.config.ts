@@ -68,7 +68,7 @@ export default defineConfig({
           sequence: { groupOrder: 2 },
           globalSetup: ["test/infra/template-setup.ts"],
           testTimeout: 240_000,
-          hookTimeout: 360_000,
+          hookTimeout: 660_000,
         },
       },
       {

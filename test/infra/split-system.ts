@@ -85,7 +85,7 @@ export async function startSplitSystem(
       // The sources, as a developer runs them: no build step before the suite (the container suite runs the compiled code).
       CORRIDOR_SPLIT_RUNTIME: "tsx",
       // Twice the processes start on the same cores: give them the time (the launcher's own bound).
-      ...(replicas > 1 ? { CORRIDOR_READY_TIMEOUT_MS: String(90_000 * replicas) } : {}),
+      ...(replicas > 1 ? { CORRIDOR_READY_TIMEOUT_MS: String(240_000 * replicas) } : {}),
       ...extraEnv,
     },
     stdio: ["ignore", "pipe", "pipe"],
@@ -97,7 +97,7 @@ export async function startSplitSystem(
     if (logs.length > 400) logs.shift();
   });
   const ready = await new Promise<{ url: string }>((resolveReady, reject) => {
-    const timer = setTimeout(() => reject(new Error(`split system not ready in time:\n${logs.slice(-60).join("\n")}`)), 60_000 + 90_000 * replicas);
+    const timer = setTimeout(() => reject(new Error(`split system not ready in time:\n${logs.slice(-60).join("\n")}`)), replicas > 1 ? 60_000 + 240_000 * replicas : 150_000);
     createInterface({ input: child.stdout! }).on("line", (line) => {
       onLine?.(line);
       if (line.startsWith("CORRIDOR_PROCESS ")) {

@@ -52,7 +52,7 @@ describe.skipIf(missing.length > 0)("replicas: one replica of every service kill
     platformId = created.platform!.id;
     client = CarefulClient.basic(`${system.info.url}/2025-10-13`, created.token!.clientId, created.clientSecret);
     await setUpPlatform(hookUrl);
-  }, 360_000);
+  }, 660_000);
 
   afterAll(async () => {
     await system?.stop().catch(() => {});
