@@ -1,3 +1,4 @@
+import { appendFileSync } from "node:fs";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { SERVICE_NAMES } from "@corridor/kit";
@@ -46,6 +47,8 @@ describe.skipIf(missing.length > 0)("replicas: one replica of every service kill
         CORRIDOR_SPLIT_RESTART_BACKOFF_MS: "500",
         CORRIDOR_SPLIT_RESTART_BACKOFF_MAX_MS: "5000",
       },
+      // CORRIDOR_REPLICAS_LOG names a file for every line the processes write (diagnosing a failure).
+      process.env.CORRIDOR_REPLICAS_LOG ? (line) => appendFileSync(process.env.CORRIDOR_REPLICAS_LOG!, `${new Date().toISOString()} ${line}\n`) : undefined,
     );
     const admin = createClient(PlatformAdminService, createGrpcTransport({ baseUrl: system.info.serviceUrls["auth-sessions"] }));
     const created = await admin.createPlatform({ name: "replicas", environment: Environment.SANDBOX, isRegulatedFinancialInstitution: false });
@@ -119,6 +122,7 @@ describe.skipIf(missing.length > 0)("replicas: one replica of every service kill
 
     // One replica of every service at once, mid-run.
     const killed = SERVICE_NAMES.map((s) => ({ name: `${s}#1` as const, pid: system!.pidOf(`${s}#1`) }));
+    if (process.env.CORRIDOR_REPLICAS_LOG) appendFileSync(process.env.CORRIDOR_REPLICAS_LOG, `${new Date().toISOString()} [replicas] killing ${killed.map((k) => k.name).join(", ")}\n`);
     for (const k of killed) process.kill(k.pid, "SIGKILL");
     const ackedAtKill = acked.length;
     await traffic;
