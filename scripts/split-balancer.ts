@@ -5,7 +5,8 @@ import { connect, createServer, type Server, type Socket } from "node:net";
  * service's replicas: one port per service, each new TCP connection handed to the next replica in
  * turn (round robin), the bytes copied both ways untouched (h2c stays h2c). A replica that refuses
  * the connection (dead, or not listening yet) is skipped for the next one; when none accepts, the
- * caller's connection is closed, as a Service with no ready endpoint would. Like kube-proxy it
+ * caller's connection is dropped (reset, what it sent unread), as a Service with no ready endpoint
+ * refuses it. A replica's reset reaches the caller as a reset, its close as a close. Like kube-proxy it
  * balances connections, not requests: an HTTP/2 caller keeps its replica until its connection
  * closes, which is why the replicas recycle connections (CONNECT_MAX_CONNECTION_AGE_MS).
  */
@@ -50,7 +51,7 @@ export async function startBalancer(opts: { port: number; host: string; replicaP
   const server: Server = createServer({ pauseOnConnect: true, noDelay: true }, (client) => {
     open.add(client);
     client.once("close", () => open.delete(client));
-    client.on("error", () => client.destroy());
+    client.on("error", () => undefined);
     void upstream().then((up) => {
       if (!up || client.destroyed) {
         up?.socket.destroy();
@@ -60,12 +61,19 @@ export async function startBalancer(opts: { port: number; host: string; replicaP
       const { socket, port } = up;
       handed.set(port, (handed.get(port) ?? 0) + 1);
       open.add(socket);
-      socket.once("close", () => {
+      // A reset passes through as a reset, as it would without the balancer (kube-proxy only
+      // rewrites addresses): a caller tells a replica that died mid-call (ECONNRESET) from one that
+      // closed its connection (FIN), and maps the first to "unavailable" rather than an internal error.
+      socket.once("close", (hadError) => {
         open.delete(socket);
-        client.destroy();
+        if (hadError) client.resetAndDestroy();
+        else client.destroy();
       });
-      socket.on("error", () => socket.destroy());
-      client.once("close", () => socket.destroy());
+      socket.on("error", () => undefined);
+      client.once("close", (hadError) => {
+        if (hadError) socket.resetAndDestroy();
+        else socket.destroy();
+      });
       client.pipe(socket);
       socket.pipe(client);
       client.resume();

@@ -26,8 +26,9 @@ describe("split balancer", () => {
       let got = "";
       const s = connect({ port, host: "127.0.0.1" }, () => s.write(text));
       s.on("data", (d) => (got += d.toString()));
-      s.on("close", () => resolve(got || "closed"));
-      s.on("error", () => undefined);
+      let reset = false;
+      s.on("close", () => resolve(reset ? "reset" : got || "closed"));
+      s.on("error", (err: NodeJS.ErrnoException) => void (reset = err.code === "ECONNRESET"));
     });
 
   it("hands connections to the replicas in turn, bytes unchanged, and skips one that refuses", async () => {
@@ -45,8 +46,21 @@ describe("split balancer", () => {
     for (let i = 0; i < 3; i++) after.push(await ask(balancer.port, `again ${i}`));
     expect(after).toEqual(["b:again 0", "b:again 1", "b:again 2"]);
 
-    // None left: the caller's connection is closed, as a Service with no ready endpoint does.
+    // None left: the caller's connection is reset (what it sent is unread), as a Service with no
+    // ready endpoint refuses it.
     await new Promise((r) => servers[1]!.close(r));
-    expect(await ask(balancer.port, "anyone")).toBe("closed");
+    expect(await ask(balancer.port, "anyone")).toBe("reset");
+  });
+
+  it("passes a replica's reset on as a reset (a replica that dies mid-call), and its clean close as a close", async () => {
+    const resetting = createServer((socket) => socket.once("data", () => socket.resetAndDestroy()));
+    servers.push(resetting);
+    await new Promise<void>((r) => resetting.listen(0, "127.0.0.1", r));
+    balancer = await startBalancer({ port: 0, host: "127.0.0.1", replicaPorts: [(resetting.address() as AddressInfo).port] });
+    expect(await ask(balancer.port, "call")).toBe("reset");
+    await balancer.close();
+    const b = await replica("b");
+    balancer = await startBalancer({ port: 0, host: "127.0.0.1", replicaPorts: [b] });
+    expect(await ask(balancer.port, "call")).toBe("b:call");
   });
 });
