@@ -162,9 +162,11 @@ describe.skipIf(missing.length > 0)("replicas: one replica of every service kill
 
     // No doubled effect in the webhooks: one event (one webhook id) per transaction, type and
     // state; a redelivered copy carries the same id.
+    // (Transactions only: an account's balance webhooks all carry its status, ACTIVE.)
+    const txIds = new Set(txs.map((t) => t.id));
     const perState = new Map<string, Set<string>>();
     for (const e of receiver.envelopes) {
-      if (typeof e.data?.status !== "string") continue;
+      if (typeof e.data?.status !== "string" || !txIds.has(e.data.id)) continue;
       const k = `${e.data.id} ${e.type} ${e.data.status}`;
       perState.set(k, (perState.get(k) ?? new Set()).add(e.id));
     }
