@@ -49,6 +49,31 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          // Replicas that share the work (issue 28): the money-path and webhook suites against a
+          // split system with two processes of every service (`start:split --replicas 2`).
+          name: "e2e-replicas",
+          include: ["test/e2e/ledger-conservation.test.ts", "test/e2e/transfer-outcomes.test.ts", "test/e2e/webhooks.test.ts"],
+          env: { CORRIDOR_E2E_MODE: "split" },
+          globalSetup: ["test/infra/template-setup.ts", "test/infra/split-replicas-setup.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // A split system of its own with two replicas of everything, one of each killed mid-run
+          // (test/replicas). After every other project, chaos included (groupOrder), so its 15
+          // processes do not start while other suites' systems run.
+          name: "replicas",
+          include: ["test/replicas/**/*.test.ts"],
+          sequence: { groupOrder: 2 },
+          globalSetup: ["test/infra/template-setup.ts"],
+          testTimeout: 240_000,
+          hookTimeout: 660_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
           // Operability: a split system scraped by Debian's Prometheus, the alert rules' promtool
           // unit tests, the dashboard's queries (test/ops/prometheus.ts installs the package when
           // missing and root; without it the suites skip and say why, except in CI).

@@ -6,6 +6,13 @@ export interface Deployable {
   entry: string;
 }
 export function deployables(repoRoot?: string): Deployable[];
-export function build(opts?: { out?: string; repoRoot?: string; log?: (line: string) => void }): Promise<{ out: string; appDir: string; appVersion: string }>;
+/** Builds into `out` unless the build there was made from the tree as it is now (`force` builds anyway). */
+export function build(opts?: { out?: string; repoRoot?: string; log?: (line: string) => void; force?: boolean }): Promise<{ out: string; appDir: string; appVersion: string; skipped: boolean }>;
+/** The build manifest's file name inside an output folder. */
+export const MANIFEST: string;
+/** Why the output in `out` is not the build of the tree as it is now, or "" when it is. */
+export function staleReason(out: string, repoRoot?: string): string;
+/** Records that the output in `out` was built from `inputs` (repository-relative) as they are now. */
+export function writeManifest(out: string, repoRoot: string, inputs: string[]): void;
 /** Packages loaded only with import() where a mode uses them; the build fails if a deployable imports one statically. */
 export const LAZY_PACKAGES: string[];

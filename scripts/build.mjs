@@ -28,7 +28,6 @@ import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, re
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import * as esbuild from "esbuild";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -298,9 +297,110 @@ function listPackages(modules) {
   return names;
 }
 
-export async function build({ out = join(root, "dist"), repoRoot = root, log = console.error } = {}) {
+/** Where a build records what it was made from (inside its output, so each output folder has its own). */
+export const MANIFEST = ".build-manifest.json";
+
+/**
+ * Files that shape the output besides the sources esbuild reads: this script, esbuild itself, the
+ * lockfile and pnpm's record of what it installed (the copied packages, PGlite's version for the
+ * data template), the files copied as they are, and the chart's appVersion.
+ */
+function extraInputs(repoRoot) {
+  const files = [
+    "scripts/build.mjs",
+    "pnpm-lock.yaml",
+    "node_modules/esbuild/package.json",
+    "node_modules/.pnpm/lock.yaml",
+    "helm/corridor/Chart.yaml",
+    "deploy/corridor.mjs",
+  ];
+  for (const path of RUNTIME_FILES) files.push(...listFiles(join(repoRoot, path)).map((f) => relative(repoRoot, f)));
+  return files;
+}
+
+/** Every file under `path` (the path itself when it is a file), following no symlinked folders. */
+function listFiles(path) {
+  const st = statSync(path, { throwIfNoEntry: false });
+  if (!st) return [];
+  if (!st.isDirectory()) return [path];
+  return readdirSync(path, { withFileTypes: true }).flatMap((d) => listFiles(join(path, d.name)));
+}
+
+const sha1 = (file) => createHash("sha1").update(readFileSync(file)).digest("hex");
+
+/**
+ * The manifest of a build: each input file (every source esbuild read, workspace and bundled
+ * packages alike, and extraInputs) with its size, mtime and content hash, and the listing of every
+ * folder holding a workspace source or a migration (a file added there may change what an import
+ * resolves to, or add a migration or a service).
+ */
+function makeManifest(repoRoot, inputs) {
+  const files = {};
+  for (const rel of [...new Set(inputs)].sort()) {
+    const abs = resolve(repoRoot, rel);
+    const st = statSync(abs, { throwIfNoEntry: false });
+    files[rel] = st ? { size: st.size, mtimeMs: st.mtimeMs, sha1: sha1(abs) } : null;
+  }
+  const dirs = {};
+  const folders = new Set([join(repoRoot, "services")]);
+  for (const rel of Object.keys(files)) if (!rel.includes("node_modules")) folders.add(dirname(resolve(repoRoot, rel)));
+  for (const service of readdirSync(join(repoRoot, "services"))) folders.add(join(repoRoot, "services", service, "migrations"));
+  for (const dir of [...folders].sort()) dirs[relative(repoRoot, dir)] = listing(dir);
+  return { node: process.version, files, dirs };
+}
+
+/** Records that the output in `out` was built from `inputs` (repository-relative) and extraInputs, as they are now. */
+export function writeManifest(out, repoRoot, inputs) {
+  writeFileSync(join(out, MANIFEST), JSON.stringify(makeManifest(repoRoot, [...inputs, ...extraInputs(repoRoot)])) + "\n");
+}
+
+const listing = (dir) => (existsSync(dir) ? readdirSync(dir).sort().join("\n") : null);
+
+/**
+ * Why the output in `out` is not the build of the tree as it is now, or "" when it is. A file whose
+ * size and mtime are unchanged is taken as unchanged; one that differs is hashed, so a touched but
+ * unedited file does not rebuild.
+ */
+export function staleReason(out, repoRoot = root) {
+  const manifestFile = join(out, MANIFEST);
+  if (!existsSync(manifestFile)) return "no previous build";
+  let manifest;
+  try {
+    manifest = JSON.parse(readFileSync(manifestFile, "utf8"));
+  } catch {
+    return "unreadable build manifest";
+  }
+  if (manifest.node !== process.version) return `Node changed (${manifest.node} → ${process.version})`;
+  for (const file of ["app/corridor.mjs", "app/deployables.json", "app/pglite-template.tar.gz"]) if (!existsSync(join(out, file))) return `${file} is missing`;
+  for (const [rel, was] of Object.entries(manifest.files ?? {})) {
+    const abs = resolve(repoRoot, rel);
+    const st = statSync(abs, { throwIfNoEntry: false });
+    if (!st || !was) {
+      if (!st && !was) continue;
+      return `${rel} ${st ? "appeared" : "was removed"}`;
+    }
+    if (st.size === was.size && st.mtimeMs === was.mtimeMs) continue;
+    if (st.size !== was.size || sha1(abs) !== was.sha1) return `${rel} changed`;
+  }
+  for (const [dir, was] of Object.entries(manifest.dirs ?? {})) if (listing(resolve(repoRoot, dir)) !== was) return `files added or removed in ${dir}`;
+  for (const rel of extraInputs(repoRoot)) if (!(rel in manifest.files)) return `${rel} appeared`;
+  return "";
+}
+
+/**
+ * Builds into `out` unless the build already there was made from the tree as it is now
+ * (staleReason); `force` builds anyway. `npm start` and `npm run start:split` build every time, so
+ * an unchanged tree costs a few hundred stat calls instead of a build (docs/benchmarks.md).
+ */
+export async function build({ out = join(root, "dist"), repoRoot = root, log = console.error, force = false } = {}) {
   const started = Date.now();
   const appDir = join(out, "app");
+  const stale = force ? "forced" : staleReason(out, repoRoot);
+  if (!stale) {
+    log(`[build] ${relative(repoRoot, appDir) || appDir} is up to date (${Date.now() - started} ms)`);
+    return { out, appDir, appVersion: JSON.parse(readFileSync(join(appDir, "package.json"), "utf8")).version, skipped: true };
+  }
+  log(`[build] building: ${stale}`);
   rmSync(out, { recursive: true, force: true });
   mkdirSync(appDir, { recursive: true });
   mkdirSync(join(out, "data"), { recursive: true });
@@ -313,6 +413,8 @@ export async function build({ out = join(root, "dist"), repoRoot = root, log = c
     { in: "embedded/src/prepare-data.ts", out: "bin/prepare-data" },
     ...migrationEntries(repoRoot),
   ];
+  // Loaded here: an up-to-date output never needs it.
+  const esbuild = await import("esbuild");
   const result = await esbuild.build({
     absWorkingDir: repoRoot,
     entryPoints,
@@ -363,12 +465,16 @@ export async function build({ out = join(root, "dist"), repoRoot = root, log = c
   preparePgliteTemplate(result.metafile.outputs, appDir, repoRoot, log);
   writeFileSync(join(appDir, "deployables.json"), JSON.stringify(deployables(repoRoot).map((d) => d.name)) + "\n");
 
+  // Last, once everything is written: an interrupted build leaves no manifest, so the next one runs.
+  writeManifest(out, repoRoot, Object.keys(result.metafile.inputs));
+
   log(`[build] ${entryPoints.length} entries → ${relative(repoRoot, appDir)} with ${deps.direct.length} direct and ${deps.entries} installed packages in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  return { out, appDir, appVersion };
+  return { out, appDir, appVersion, skipped: false };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   // --quiet: `npm start` and `npm run start:split` build before they run; only a failure speaks.
-  const { values } = parseArgs({ options: { out: { type: "string" }, quiet: { type: "boolean", default: false } } });
-  await build({ out: values.out ? resolve(values.out) : undefined, log: values.quiet ? () => {} : console.error });
+  // --force: build even when the output is up to date.
+  const { values } = parseArgs({ options: { out: { type: "string" }, quiet: { type: "boolean", default: false }, force: { type: "boolean", default: false } } });
+  await build({ out: values.out ? resolve(values.out) : undefined, log: values.quiet ? () => {} : console.error, force: values.force });
 }

@@ -3,14 +3,20 @@
 // sandbox credentials once the gateway reports every service ready; stops everything on Ctrl-C.
 // A process that dies is started again after a back-off, as Kubernetes restarts a container
 // (CORRIDOR_SPLIT_RESTART_*; docs/operations.md, "Chaos suite and recovery times").
+// `--replicas N` (or CORRIDOR_SPLIT_REPLICAS) runs N processes of every service, behind one port
+// per service that hands connections to them in turn (split-balancer.ts; docs/architecture.md,
+// "Replicas").
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { connect } from "node:net";
 import { createInterface } from "node:readline";
+import { parseArgs } from "node:util";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { SERVICE_NAMES, env, loadConfig, serviceUrlEnvKey, z, type ServiceName } from "@corridor/kit";
 import { banner, ensureSandboxPlatform, readyInfo } from "@corridor/embedded/bootstrap";
 import { ConnectorSetupError, checkConnectorSettings, connectorDefinitions } from "@corridor/embedded/connectors";
+import { startBalancer } from "./split-balancer.js";
 import { restartDelayMs } from "./split-restart.js";
 
 const config = loadConfig(
@@ -60,8 +66,17 @@ const config = loadConfig(
     CORRIDOR_SPLIT_METRICS_PORT_BASE: env.port(0),
     /** Rail connectors to run, each as its own process (`corridor connector <name>`), comma-separated: the same setting as embedded mode's. */
     CORRIDOR_CONNECTORS: env.list(),
+    /**
+     * Processes of every service (the gateway stays one). Above 1, each service's port
+     * (CORRIDOR_SPLIT_PORT_BASE + 1 ..) is a balancer handing connections to its replicas in turn,
+     * and replica r listens on CORRIDOR_SPLIT_PORT_BASE + 10 r + 1 ..; their consumers share each
+     * topic's partitions (KAFKA_TOPIC_PARTITIONS). `--replicas N` on the command line wins.
+     */
+    CORRIDOR_SPLIT_REPLICAS: z.coerce.number().int().min(1).max(9).default(1),
   }),
 );
+const { values: cli } = parseArgs({ options: { replicas: { type: "string" } }, allowPositionals: false });
+const replicas = cli.replicas === undefined ? config.CORRIDOR_SPLIT_REPLICAS : z.coerce.number().int().min(1).max(9).parse(cli.replicas);
 
 // The connectors' names and settings are checked before any process starts: one message lists every fault.
 try {
@@ -74,6 +89,8 @@ try {
 
 const root = resolve(import.meta.dirname, "..");
 const portOf = (s: ServiceName) => config.CORRIDOR_SPLIT_PORT_BASE + 1 + SERVICE_NAMES.indexOf(s);
+/** Where replica `r` (1-based) of a service listens: its own port when it is the only one. */
+const replicaPortOf = (s: ServiceName, r: number) => (replicas === 1 ? portOf(s) : config.CORRIDOR_SPLIT_PORT_BASE + 10 * r + 1 + SERVICE_NAMES.indexOf(s));
 const urls = Object.fromEntries(SERVICE_NAMES.map((s) => [serviceUrlEnvKey(s), `http://127.0.0.1:${portOf(s)}`]));
 const children = new Map<string, ChildProcess>();
 let stopping = false;
@@ -95,7 +112,10 @@ function argsFor(name: string, entry: string, args: string[] = []): string[] {
 }
 
 interface Deployable {
+  /** The process's name in logs and CORRIDOR_PROCESS lines (a replica's carries its number). */
   name: string;
+  /** What it runs: a service's name, or "gateway". */
+  program: string;
   entry: string;
   /** The deployable of the built app (`connector` for every connector) and its arguments. */
   bin?: { name: string; args: string[] };
@@ -105,14 +125,16 @@ interface Deployable {
   /** Restarts in a row (reset once a start stays up CORRIDOR_SPLIT_RESTART_RESET_MS). */
   restarts: number;
   startedAt: number;
+  /** Environment of this process on top of the launcher's. */
+  env: Record<string, string>;
 }
 
 const restartTimers = new Set<NodeJS.Timeout>();
 
 function launch(d: Deployable): void {
-  const child = spawn(process.execPath, argsFor(d.bin?.name ?? d.name, d.entry, d.bin?.args), {
+  const child = spawn(process.execPath, argsFor(d.bin?.name ?? d.program, d.entry, d.bin?.args), {
     cwd: root,
-    env: { ...process.env, ...urls, ...(d.metricsPort === undefined ? {} : { METRICS_PORT: String(d.metricsPort) }), PORT: String(d.port), HOST: "127.0.0.1", OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? d.name },
+    env: { ...process.env, ...urls, ...d.env, ...(d.metricsPort === undefined ? {} : { METRICS_PORT: String(d.metricsPort) }), PORT: String(d.port), HOST: "127.0.0.1", OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? d.program },
     stdio: ["ignore", "pipe", "pipe"],
   });
   d.startedAt = Date.now();
@@ -164,15 +186,62 @@ process.on("SIGINT", () => void stopAll(0));
 process.on("SIGTERM", () => void stopAll(0));
 
 const metricsBase = config.CORRIDOR_SPLIT_METRICS_PORT_BASE;
-const metricsPortOf = (s: ServiceName) => (metricsBase ? metricsBase + 1 + SERVICE_NAMES.indexOf(s) : undefined);
-const deployable = (name: string, entry: string, port: number, metricsPort: number | undefined): Deployable => ({ name, entry, port, metricsPort, restarts: 0, startedAt: 0 });
-for (const s of SERVICE_NAMES) launch(deployable(s, `services/${s}/src/main.ts`, portOf(s), metricsPortOf(s)));
-launch(deployable("gateway", "gateway/src/main.ts", config.CORRIDOR_HTTP_PORT, metricsBase || undefined));
+const metricsPortOf = (s: ServiceName, r: number) => (metricsBase ? metricsBase + 10 * (r - 1) + 1 + SERVICE_NAMES.indexOf(s) : undefined);
+const deployable = (name: string, program: string, port: number, metricsPort: number | undefined, extraEnv: Record<string, string> = {}): Deployable => ({
+  name,
+  program,
+  entry: program === "gateway" ? "gateway/src/main.ts" : `services/${program}/src/main.ts`,
+  port,
+  metricsPort,
+  restarts: 0,
+  startedAt: 0,
+  env: extraEnv,
+});
+/** Replica r of a service is `ledger` alone, `ledger#1`, `ledger#2`, ... beside others. */
+const replicaName = (s: ServiceName, r: number) => (replicas === 1 ? s : `${s}#${r}`);
+// Behind a balancer a caller's HTTP/2 connection stays with one replica until it closes: recycle
+// connections so callers spread over the replicas (and come back to a restarted one).
+const replicaEnv: Record<string, string> = replicas === 1 ? {} : { CONNECT_MAX_CONNECTION_AGE_MS: process.env.CONNECT_MAX_CONNECTION_AGE_MS ?? "30000" };
+
+/** Resolves once something accepts TCP connections on `port` (a service listens once it has migrated and subscribed). */
+async function listening(port: number, deadline: number): Promise<boolean> {
+  while (Date.now() < deadline && !stopping) {
+    const up = await new Promise<boolean>((resolve) => {
+      const socket = connect({ port, host: "127.0.0.1" });
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once("error", () => resolve(false));
+    });
+    if (up) return true;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return false;
+}
+
+if (replicas > 1) {
+  for (const s of SERVICE_NAMES) {
+    const replicaPorts = Array.from({ length: replicas }, (_, i) => replicaPortOf(s, i + 1));
+    await startBalancer({ port: portOf(s), host: "127.0.0.1", replicaPorts });
+  }
+}
+for (const s of SERVICE_NAMES) launch(deployable(replicaName(s, 1), s, replicaPortOf(s, 1), metricsPortOf(s, 1), replicaEnv));
+launch(deployable("gateway", "gateway", config.CORRIDOR_HTTP_PORT, metricsBase || undefined));
+// The other replicas once the first of their service listens (it has migrated its schema: two
+// first starts would race for the migration tables), as a rolling deployment adds them.
+for (const s of SERVICE_NAMES) {
+  if (replicas === 1) break;
+  void listening(replicaPortOf(s, 1), Date.now() + config.CORRIDOR_READY_TIMEOUT_MS).then((up) => {
+    if (!up) return;
+    for (let r = 2; r <= replicas; r++) launch(deployable(replicaName(s, r), s, replicaPortOf(s, r), metricsPortOf(s, r), replicaEnv));
+  });
+}
 // Each rail connector named in CORRIDOR_CONNECTORS, as its own process named `connector-<name>`
 // (health on a port of its own choosing), on the same Postgres and Kafka, its settings from this
 // environment. A connector that cannot start (a bad setting) dies and is restarted like any process.
 for (const c of config.CORRIDOR_CONNECTORS) {
-  launch({ ...deployable(`connector-${c}`, "embedded/src/connector-main.ts", 0, undefined), bin: { name: "connector", args: [c] } });
+  launch({ ...deployable(`connector-${c}`, "connector", 0, undefined), entry: "embedded/src/connector-main.ts", bin: { name: "connector", args: [c] } });
 }
 
 const base = `http://127.0.0.1:${config.CORRIDOR_HTTP_PORT}`;
@@ -189,6 +258,15 @@ for (;;) {
     await stopAll(1);
   }
   await new Promise((r) => setTimeout(r, 500));
+}
+// Every replica listening too (the gateway is ready once one replica of each service serves).
+for (const s of SERVICE_NAMES) {
+  for (let r = 2; r <= replicas; r++) {
+    if (!(await listening(replicaPortOf(s, r), deadline))) {
+      process.stderr.write(`[split] ${replicaName(s, r)} did not start listening in time\n`);
+      await stopAll(1);
+    }
+  }
 }
 
 const creds = await ensureSandboxPlatform({

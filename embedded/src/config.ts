@@ -1,5 +1,5 @@
 import { gatewayEnv } from "@corridor/gateway/config";
-import { databaseConnectTimeoutSetting, databasePreparedStatementsSetting, env, metricsPortSetting, webhookTargetEnv, z } from "@corridor/kit";
+import { databaseConnectTimeoutSetting, databasePreparedStatementsSetting, env, kafkaTopicPartitionsGrowSetting, kafkaTopicPartitionsSetting, metricsPortSetting, webhookTargetEnv, z } from "@corridor/kit";
 
 /** Configuration of the embedded process (main.ts): one zod schema over process.env. */
 export const embeddedConfigSchema = z.object({
@@ -27,6 +27,10 @@ export const embeddedConfigSchema = z.object({
   KAFKA_TOPIC_PREFIX: z.string().default(""),
   /** Rail connectors to run in this process, comma-separated (`ach-nacha`, `sepa-iso20022`); their own settings come from the environment (docs/connectors.md). Default none. */
   CORRIDOR_CONNECTORS: env.list(),
+  /** With Kafka: partitions of the topics it creates (the kit's one definition; docs/events.md, "Topics"). */
+  KAFKA_TOPIC_PARTITIONS: kafkaTopicPartitionsSetting,
+  /** With Kafka: add partitions to an existing topic that has fewer than KAFKA_TOPIC_PARTITIONS. */
+  KAFKA_TOPIC_PARTITIONS_GROW: kafkaTopicPartitionsGrowSetting,
   /** Fixed credentials for the sandbox platform's first token (both or neither). */
   CORRIDOR_BOOTSTRAP_CLIENT_ID: z.string().optional(),
   CORRIDOR_BOOTSTRAP_CLIENT_SECRET: z.string().min(16).optional(),

@@ -37,6 +37,8 @@ const system = await startEmbedded({
   redisUrl: config.REDIS_URL,
   kafkaBrokers: config.KAFKA_BROKERS,
   kafkaTopicPrefix: config.KAFKA_TOPIC_PREFIX,
+  kafkaTopicPartitions: config.KAFKA_TOPIC_PARTITIONS,
+  kafkaTopicPartitionsGrow: config.KAFKA_TOPIC_PARTITIONS_GROW,
   onConsumerStopped: (group) => {
     log.fatal({ group }, "a Kafka consumer stopped for good; exiting so the supervisor restarts Corridor");
     process.exit(1);

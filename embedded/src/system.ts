@@ -20,6 +20,10 @@ export interface EmbeddedOptions {
   redisUrl?: string;
   kafkaBrokers?: string[];
   kafkaTopicPrefix?: string;
+  /** KAFKA_TOPIC_PARTITIONS (createBus's numPartitions). */
+  kafkaTopicPartitions?: number;
+  /** KAFKA_TOPIC_PARTITIONS_GROW (createBus's growPartitions). */
+  kafkaTopicPartitionsGrow?: boolean;
   /** With Kafka: a consumer kafkajs gave up on for good (the process should exit; see createBus). */
   onConsumerStopped?: (group: string, err: unknown) => void;
   httpHost: string;
@@ -63,6 +67,8 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedSyst
     kafkaBrokers: opts.kafkaBrokers?.length ? opts.kafkaBrokers : undefined,
     clientId: "corridor",
     topicPrefix: opts.kafkaTopicPrefix,
+    numPartitions: opts.kafkaTopicPartitions,
+    growPartitions: opts.kafkaTopicPartitionsGrow,
     log: opts.log,
     onConsumerStopped: opts.onConsumerStopped,
   });

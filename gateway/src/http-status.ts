@@ -76,7 +76,17 @@ const codeToPublic: Partial<Record<Code, [number, string]>> = {
  */
 export function isTransportFailure(err: unknown): boolean {
   if (!(err instanceof ConnectError) || err.findDetails(PublicErrorSchema).length > 0) return false;
-  return TRANSPORT_CODES.has(err.code) || isConnectionFailure(err);
+  return TRANSPORT_CODES.has(err.code) || isConnectionFailure(err) || isRefusedStream(err);
+}
+
+/**
+ * A call whose HTTP/2 stream the service refused unprocessed (RST_STREAM REFUSED_STREAM): a server
+ * closing its connection refuses the streams that crossed its GOAWAY, as a replica recycling a
+ * connection (CONNECT_MAX_CONNECTION_AGE_MS) or draining does. connect-node reports it as
+ * internal; gRPC maps it to unavailable, and it is safe to retry.
+ */
+function isRefusedStream(err: ConnectError): boolean {
+  return (err.code === Code.Internal || err.code === Code.Unknown) && err.rawMessage.includes("NGHTTP2_REFUSED_STREAM");
 }
 const TRANSPORT_CODES = new Set<Code>([Code.Unavailable, Code.Aborted, Code.DeadlineExceeded, Code.Canceled]);
 
@@ -92,7 +102,7 @@ export function publicErrorFromConnect(err: unknown): { body: PublicErrorBody; s
   let mapped = codeToPublic[ce.code];
   // A socket error in the cause chain (ECONNRESET, ECONNREFUSED) under a code that is not a 503
   // already (Unknown, Internal: however the transport wrapped it) is the same dependency failure.
-  if (mapped?.[0] !== 503 && isConnectionFailure(ce)) mapped = codeToPublic[Code.Unavailable];
+  if (mapped?.[0] !== 503 && (isConnectionFailure(ce) || isRefusedStream(ce))) mapped = codeToPublic[Code.Unavailable];
   if (mapped) {
     // A 5xx without a PublicError detail comes from the transport (ECONNREFUSED, timeouts): its
     // message names internal hosts, so the client gets a generic one.

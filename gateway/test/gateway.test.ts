@@ -265,6 +265,9 @@ describe("gateway", () => {
       expect(publicErrorFromConnect(new ConnectError("deadline", Code.DeadlineExceeded)).body).toMatchObject({ status: 503, code: "UPSTREAM_TIMEOUT" });
       // A service's own bug stays a 500.
       expect(publicErrorFromConnect(new ConnectError("x is undefined", Code.Unknown)).body).toMatchObject({ status: 500, code: "INTERNAL_ERROR" });
+      // A stream the service refused unprocessed (its GOAWAY crossed the call: a replica recycling
+      // its connections) is a 503 to retry, not a 500 (seen with `start:split --replicas 2`).
+      expect(publicErrorFromConnect(new ConnectError("Stream closed with error code NGHTTP2_REFUSED_STREAM", Code.Internal)).body).toMatchObject({ status: 503, code: "SERVICE_UNAVAILABLE" });
     });
   });
 

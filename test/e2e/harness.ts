@@ -92,7 +92,7 @@ export async function startTestSystem(opts: { databaseUrl?: string } = {}): Prom
     };
     stop = async () => {};
     connectorHost = async (name) => {
-      const bus = await createBus({ kafkaBrokers: process.env.KAFKA_BROKERS!.split(","), clientId: name, topicPrefix: info.kafkaTopicPrefix, log: connectorLog });
+      const bus = await createBus({ kafkaBrokers: process.env.KAFKA_BROKERS!.split(","), clientId: name, topicPrefix: info.kafkaTopicPrefix, numPartitions: info.kafkaTopicPartitions, log: connectorLog });
       const { db, drop } = await openTestDatabase();
       return {
         deps: { db, bus, clock: systemClock, log: connectorLog },

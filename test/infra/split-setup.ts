@@ -27,6 +27,11 @@ export const E2E_WALLET_ENCRYPTION_KEY = "e2".repeat(32);
  * It needs real Postgres, Redis and Kafka; without them the split suites are skipped and say why.
  */
 export default async function setup(project: TestProject) {
+  return setupSplit(project, {});
+}
+
+/** The split system of a project, with `extraEnv` on top of the suites' settings (replicas: split-replicas-setup.ts). */
+export async function setupSplit(project: TestProject, extraEnv: Record<string, string>) {
   const missing = ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS"].filter((k) => !process.env[k]);
   if (missing.length > 0) {
     project.provide("splitSystem", null);
@@ -69,6 +74,7 @@ export default async function setup(project: TestProject) {
       // A process that dies fails the run loudly rather than being restarted behind the suites'
       // backs (the chaos suite, test/chaos, is where restarts are exercised).
       CORRIDOR_SPLIT_RESTART_LIMIT: "0",
+      ...extraEnv,
     },
   ).catch(async (err: unknown) => {
     await provider.close();

@@ -15,6 +15,8 @@ export interface SplitSystemInfo {
   serviceUrls: Record<ServiceName, string>;
   /** The topic prefix of this system on the shared broker, for a deployable a test runs beside it (a rail connector). */
   kafkaTopicPrefix: string;
+  /** KAFKA_TOPIC_PARTITIONS of this system's processes (the same for a deployable run beside it). */
+  kafkaTopicPartitions: number;
 }
 
 export async function freePortBlock(size: number): Promise<number> {
@@ -60,10 +62,15 @@ export async function startSplitSystem(
   /** The pid of each process the launcher runs now, by name (it announces each start and restart). */
   const pids = new Map<string, number>();
   const started = new EventEmitter<{ process: [name: string, pid: number] }>();
-  const base = await freePortBlock(8);
+  // Replica r of service i listens on base + 10 r + 1 + i when there are several (start-split.ts).
+  const replicas = Number(extraEnv.CORRIDOR_SPLIT_REPLICAS ?? 1);
+  const base = await freePortBlock(replicas > 1 ? 10 * replicas + 8 : 8);
   const httpPort = base + 8;
   const root = resolve(import.meta.dirname, "../..");
   const kafkaTopicPrefix = extraEnv.KAFKA_TOPIC_PREFIX ?? `e2e-${randomBytes(4).toString("hex")}.`;
+  // Fewer than production's 12 (every run leaves its topics on the shared broker), but more than
+  // one, so the suites run on partitioned topics.
+  const kafkaTopicPartitions = Number(extraEnv.KAFKA_TOPIC_PARTITIONS ?? 4);
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", join(root, "scripts/start-split.ts")], {
     cwd: root,
     env: {
@@ -72,12 +79,15 @@ export async function startSplitSystem(
       REDIS_URL: env.REDIS_URL,
       KAFKA_BROKERS: env.KAFKA_BROKERS,
       KAFKA_TOPIC_PREFIX: kafkaTopicPrefix,
+      KAFKA_TOPIC_PARTITIONS: String(kafkaTopicPartitions),
       CORRIDOR_HTTP_PORT: String(httpPort),
       CORRIDOR_SPLIT_PORT_BASE: String(base),
       CORRIDOR_DATA_DIR: mkdtempSync(join(tmpdir(), "corridor-split-")),
       LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
       // The sources, as a developer runs them: no build step before the suite (the container suite runs the compiled code).
       CORRIDOR_SPLIT_RUNTIME: "tsx",
+      // Twice the processes start on the same cores: give them the time (the launcher's own bound).
+      ...(replicas > 1 ? { CORRIDOR_READY_TIMEOUT_MS: String(240_000 * replicas) } : {}),
       ...extraEnv,
     },
     stdio: ["ignore", "pipe", "pipe"],
@@ -91,7 +101,10 @@ export async function startSplitSystem(
   const ready = await new Promise<{ url: string }>((resolveReady, reject) => {
     // The launcher's own deadline (CORRIDOR_READY_TIMEOUT_MS, default 90 s) plus a margin: a busy machine may set it higher.
     const launcherMs = Number(extraEnv.CORRIDOR_READY_TIMEOUT_MS ?? process.env.CORRIDOR_READY_TIMEOUT_MS) || 0;
-    const timer = setTimeout(() => reject(new Error(`split system not ready in time:\n${logs.slice(-60).join("\n")}`)), opts.readyTimeoutMs ?? Math.max(150_000, launcherMs + 30_000));
+    const timer = setTimeout(
+      () => reject(new Error(`split system not ready in time:\n${logs.slice(-60).join("\n")}`)),
+      opts.readyTimeoutMs ?? (replicas > 1 ? 60_000 + 240_000 * replicas : Math.max(150_000, launcherMs + 30_000)),
+    );
     createInterface({ input: child.stdout! }).on("line", (line) => {
       onLine?.(line);
       if (line.startsWith("CORRIDOR_PROCESS ")) {
@@ -115,17 +128,18 @@ export async function startSplitSystem(
       url: ready.url,
       serviceUrls: Object.fromEntries(SERVICE_NAMES.map((name, i) => [name, `http://127.0.0.1:${base + 1 + i}`])) as Record<ServiceName, string>,
       kafkaTopicPrefix,
+      kafkaTopicPartitions,
     } satisfies SplitSystemInfo,
     /** The system's database (a rail connector's schema is in it too), for tests that look at a process's tables. */
     databaseUrl: db.url,
-    /** The pid of a process the launcher runs now (a service's name, or "gateway"). */
-    pidOf(name: ServiceName | "gateway" | `connector-${string}`): number {
+    /** The pid of a process the launcher runs now (a service's name, "gateway", a connector's process, or with replicas `ledger#2`). */
+    pidOf(name: ServiceName | "gateway" | `connector-${string}` | `${ServiceName}#${number}`): number {
       const pid = pids.get(name);
       if (pid === undefined) throw new Error(`the launcher announced no ${name} process`);
       return pid;
     },
     /** Resolves with the pid of the next start of `name` after `afterPid` (a restart by the launcher). */
-    nextStart(name: ServiceName | "gateway" | `connector-${string}`, afterPid: number, timeoutMs: number): Promise<number> {
+    nextStart(name: ServiceName | "gateway" | `connector-${string}` | `${ServiceName}#${number}`, afterPid: number, timeoutMs: number): Promise<number> {
       return new Promise((resolveStart, reject) => {
         const current = pids.get(name);
         if (current !== undefined && current !== afterPid) return resolveStart(current);

@@ -5,6 +5,7 @@ import type { Bus } from "./types.js";
 
 export { createInProcessBus, type InProcessBusOptions } from "./in-process.js";
 export type { KafkaBusOptions } from "./kafka.js";
+export { DEFAULT_TOPIC_PARTITIONS, kafkaTopicPartitionsGrowSetting, kafkaTopicPartitionsSetting } from "./settings.js";
 
 /**
  * The Kafka adapter (kafka.ts). kafkajs (~140 CommonJS modules) is loaded here, when a Kafka bus
@@ -22,8 +23,10 @@ export interface CreateBusOptions {
   /** KAFKA_TOPIC_PREFIX: prepended to topics and consumer groups on Kafka. */
   topicPrefix?: string;
   log: Logger;
-  /** Partitions of topics created on Kafka (default 1). */
+  /** KAFKA_TOPIC_PARTITIONS: partitions of topics created on Kafka (default: the setting's, 12). */
   numPartitions?: number;
+  /** KAFKA_TOPIC_PARTITIONS_GROW: add partitions to an existing topic that has fewer (default false: only warn). */
+  growPartitions?: boolean;
   /** Replication factor of topics created on Kafka (default 1). */
   replicationFactor?: number;
   /** Kafka: a consumer stopped for good (see KafkaBusOptions.onConsumerStopped). */
@@ -39,6 +42,7 @@ export async function createBus(opts: CreateBusOptions): Promise<Bus> {
       topicPrefix: opts.topicPrefix,
       log: opts.log,
       numPartitions: opts.numPartitions,
+      growPartitions: opts.growPartitions,
       replicationFactor: opts.replicationFactor,
       onConsumerStopped: opts.onConsumerStopped,
     });

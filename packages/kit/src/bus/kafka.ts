@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type IHeaders, type KafkaMessage, type LogEntry, type Producer } from "kafkajs";
 import type { Logger } from "../log.js";
 import { observeConsumerLag, type ConsumerLag } from "../telemetry/instruments.js";
+import { DEFAULT_TOPIC_PARTITIONS } from "./settings.js";
 import type { Bus, BusMessage, SubscribeOptions, Subscription } from "./types.js";
 
 export interface KafkaBusOptions {
@@ -13,8 +14,16 @@ export interface KafkaBusOptions {
    */
   topicPrefix?: string;
   log: Logger;
-  /** Partitions of topics this bus creates (1 is right for a single broker). */
+  /**
+   * Partitions of topics this bus creates (KAFKA_TOPIC_PARTITIONS; default DEFAULT_TOPIC_PARTITIONS).
+   * A topic that already exists keeps its count: with fewer, the bus warns (or grows it, below).
+   */
   numPartitions?: number;
+  /**
+   * KAFKA_TOPIC_PARTITIONS_GROW: add the missing partitions to an existing topic that has fewer
+   * than numPartitions. Off: only a warning saying how (docs/events.md, "Adding partitions").
+   */
+  growPartitions?: boolean;
   /** Replication factor of topics this bus creates. */
   replicationFactor?: number;
   /** How long subscribe() waits for the first group join before returning anyway. */
@@ -70,12 +79,42 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
    * marks those errors retriable but createTopics gives up on them at once, and at start-up that
    * failure would stop the service. A non-retriable error (bad config, no permission) fails fast.
    */
+  const numPartitions = opts.numPartitions ?? DEFAULT_TOPIC_PARTITIONS;
   async function createTopicPatiently(topic: string): Promise<void> {
-    await patiently({ topic }, () =>
+    const created = await patiently({ topic }, () =>
       admin.createTopics({
         waitForLeaders: true,
-        topics: [{ topic, numPartitions: opts.numPartitions ?? 1, replicationFactor: opts.replicationFactor ?? 1 }],
+        topics: [{ topic, numPartitions, replicationFactor: opts.replicationFactor ?? 1 }],
       }),
+    );
+    if (!created) await checkPartitions(topic);
+  }
+
+  /**
+   * A topic that existed already (another process created it, or an older deployment with fewer
+   * partitions): more partitions than configured is fine; fewer caps how many replicas of a
+   * consumer share its work, so say so, and how to grow it, or grow it when allowed.
+   */
+  async function checkPartitions(topic: string): Promise<void> {
+    const meta = await patiently({ topic }, () => admin.fetchTopicMetadata({ topics: [topic] }));
+    const have = meta.topics.find((t) => t.name === topic)?.partitions.length ?? 0;
+    if (have === 0 || have >= numPartitions) return;
+    if (!opts.growPartitions) {
+      log.warn(
+        { topic, partitions: have, configured: numPartitions },
+        `topic ${topic} has ${have} partition(s), fewer than KAFKA_TOPIC_PARTITIONS=${numPartitions}: at most ${have} replica(s) of each consumer work on it. ` +
+          `To grow it, stop its producers, wait until every consumer group's lag on it is 0, then run ` +
+          `kafka-topics.sh --alter --topic ${topic} --partitions ${numPartitions} (or restart a producer with KAFKA_TOPIC_PARTITIONS_GROW=true); docs/events.md, "Adding partitions"`,
+      );
+      return;
+    }
+    log.warn({ topic, from: have, to: numPartitions }, "growing topic partitions (KAFKA_TOPIC_PARTITIONS_GROW)");
+    await patiently({ topic }, () => admin.createPartitions({ validateOnly: false, timeout: 10_000, topicPartitions: [{ topic, count: numPartitions }] })).catch(
+      (err: unknown) => {
+        // Another process grew it first (INVALID_PARTITIONS: the count is no longer larger).
+        if (isAlreadyGrown(err)) return;
+        throw err;
+      },
     );
   }
 
@@ -399,6 +438,14 @@ export async function retryWhileRetriable<T>(fn: () => Promise<T>, opts: { timeo
   }
 }
 
+/** CreatePartitions refused because the topic has that many already (another process grew it). */
+function isAlreadyGrown(err: unknown): boolean {
+  if (typeof err !== "object" || err === null) return false;
+  const e = err as { type?: unknown; errors?: unknown };
+  if (Array.isArray(e.errors) && e.errors.length > 0) return e.errors.every(isAlreadyGrown);
+  return e.type === "INVALID_PARTITIONS";
+}
+
 /** kafkajs flags transient protocol errors and its own timeouts/connection errors as retriable. */
 function isRetriable(err: unknown): boolean {
   if (typeof err !== "object" || err === null) return false;
@@ -471,10 +518,13 @@ function headersToStrings(headers: IHeaders | undefined): Record<string, string>
  * - a CreateTopics answer carrying TOPIC_ALREADY_EXISTS (every service ensures the topics it uses;
  *   a real creation failure rejects the call and is reported by the caller);
  * - the idempotent producer's note that limited retries may break exactly-once: we do not rely on
- *   exactly-once — a publish that fails is retried by the outbox relay and consumers deduplicate.
+ *   exactly-once — a publish that fails is retried by the outbox relay and consumers deduplicate;
+ * - a heartbeat answered REBALANCE_IN_PROGRESS: how every member learns that a replica joined or
+ *   left its group (kafkajs then logs "re-joining" at warn, which stays).
  */
 function isExpectedNoise(message: string, extra: Record<string, unknown>): boolean {
   if (message.startsWith("Response CreateTopics") && extra.error === "Topic creation errors") return true;
+  if (message.startsWith("Response Heartbeat") && extra.error === "The group is rebalancing, so a rejoin is needed") return true;
   return message.startsWith("Limiting retries for the idempotent producer");
 }
 

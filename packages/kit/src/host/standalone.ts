@@ -1,6 +1,6 @@
 import type { Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { createBus } from "../bus/index.js";
+import { createBus, kafkaTopicPartitionsGrowSetting, kafkaTopicPartitionsSetting } from "../bus/index.js";
 import { openRedisConfigBoard } from "../clients/config-board.js";
 import { systemClock } from "../clock.js";
 import { env, loadConfig, z } from "../config.js";
@@ -40,11 +40,10 @@ const standaloneConfig = (service: ServiceName) =>
     KAFKA_BROKERS: env.list(),
     /** Prefix for every topic name, so several stacks can share one broker. */
     KAFKA_TOPIC_PREFIX: z.string().default(""),
-    /**
-     * Partitions of a topic this process creates because it is missing (1: a single broker). Topics
-     * that exist are used as they are (docs/operations.md, "Kafka topics").
-     */
-    KAFKA_TOPIC_PARTITIONS: env.int(1).pipe(z.number().int().min(1)),
+    /** Partitions of the topics this service creates (docs/events.md, "Topics"). */
+    KAFKA_TOPIC_PARTITIONS: kafkaTopicPartitionsSetting,
+    /** Add partitions to an existing topic that has fewer than KAFKA_TOPIC_PARTITIONS (default: only warn). */
+    KAFKA_TOPIC_PARTITIONS_GROW: kafkaTopicPartitionsGrowSetting,
     /** Replication factor of a topic this process creates (1: a single broker; 3 in production). */
     KAFKA_TOPIC_REPLICATION_FACTOR: env.int(1).pipe(z.number().int().min(1)),
     /** How long SIGTERM waits for in-flight work before exiting. */
@@ -99,6 +98,7 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
     numPartitions: config.KAFKA_TOPIC_PARTITIONS,
     replicationFactor: config.KAFKA_TOPIC_REPLICATION_FACTOR,
+    growPartitions: config.KAFKA_TOPIC_PARTITIONS_GROW,
     log,
     // Fail fast: a process whose consumer is gone would serve requests while its events pile up.
     onConsumerStopped: (group) => {
