@@ -19,6 +19,7 @@ import { Job, type IJob } from "kubernetes-models/batch/v1/Job";
 import { NetworkPolicy, type INetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { PodDisruptionBudget, type IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import type { IContainer } from "kubernetes-models/v1/Container";
+import { ConfigMap, type IConfigMap } from "kubernetes-models/v1/ConfigMap";
 import { Secret, type ISecret } from "kubernetes-models/v1/Secret";
 import { Service, type IService } from "kubernetes-models/v1/Service";
 import { afterAll, describe, expect, it } from "vitest";
@@ -161,6 +162,7 @@ interface Rendered {
   secrets: Map<string, ISecret>;
   serviceMonitors: Map<string, IServiceMonitor>;
   prometheusRules: Map<string, IPrometheusRule>;
+  configMaps: Map<string, IConfigMap>;
   pdbs: Map<string, IPodDisruptionBudget>;
   hpas: Map<string, IHorizontalPodAutoscaler>;
   networkPolicies: Map<string, INetworkPolicy>;
@@ -169,7 +171,7 @@ interface Rendered {
 }
 
 const RELEASE = "corr";
-const models = { Deployment, Service, Secret, ServiceMonitor, PrometheusRule, PodDisruptionBudget, HorizontalPodAutoscaler, NetworkPolicy, Job } as const;
+const models = { Deployment, Service, Secret, ConfigMap, ServiceMonitor, PrometheusRule, PodDisruptionBudget, HorizontalPodAutoscaler, NetworkPolicy, Job } as const;
 
 async function render(overrides?: object, extraArgs: string[] = []): Promise<Rendered> {
   const out = await helm(["template", RELEASE, chart, "--namespace", "payments", ...valuesArgs(overrides), ...extraArgs]);
@@ -179,6 +181,7 @@ async function render(overrides?: object, extraArgs: string[] = []): Promise<Ren
     secrets: new Map(),
     serviceMonitors: new Map(),
     prometheusRules: new Map(),
+    configMaps: new Map(),
     pdbs: new Map(),
     hpas: new Map(),
     networkPolicies: new Map(),
@@ -199,6 +202,7 @@ async function render(overrides?: object, extraArgs: string[] = []): Promise<Ren
       Secret: rendered.secrets,
       ServiceMonitor: rendered.serviceMonitors,
       PrometheusRule: rendered.prometheusRules,
+      ConfigMap: rendered.configMaps,
       PodDisruptionBudget: rendered.pdbs,
       HorizontalPodAutoscaler: rendered.hpas,
       NetworkPolicy: rendered.networkPolicies,
@@ -531,7 +535,7 @@ describeHelm("unavailable" in lookup ? `helm chart — skipped: ${lookup.unavail
       // The public Services never expose /metrics.
       expect(r.services.get(name)!.spec!.ports!.map((p) => p.name)).not.toContain("metrics");
     }
-    expect(r.serviceMonitors.size + r.prometheusRules.size, "monitoring objects are off by default").toBe(0);
+    expect(r.serviceMonitors.size + r.prometheusRules.size + r.configMaps.size, "monitoring objects are off by default").toBe(0);
     const off = await render({ metrics: { port: 0 } });
     for (const name of deployables) {
       expect(plainEnv(containerOf(off, name)), name).not.toHaveProperty("METRICS_PORT");
@@ -573,6 +577,41 @@ describeHelm("unavailable" in lookup ? `helm chart — skipped: ${lookup.unavail
 
   it("ships the chart's copy of the alert rules equal to deploy/prometheus/rules.yml", () => {
     expect(source("helm/corridor/files/prometheus-rules.yml")).toBe(source("deploy/prometheus/rules.yml"));
+  });
+
+  it("ships the Grafana dashboard as a ConfigMap for Grafana's sidecar when enabled, labelled as configured, and nothing when off", async () => {
+    const dashboard = source("deploy/prometheus/dashboard.json");
+    const off = await render({ metrics: { grafanaDashboard: { enabled: false } } });
+    expect(off.configMaps.size, "no ConfigMap when off").toBe(0);
+
+    const on = await render({ metrics: { grafanaDashboard: { enabled: true } } });
+    const name = `${RELEASE}-grafana-dashboard`;
+    expect([...on.configMaps.keys()]).toEqual([name]);
+    const cm = on.configMaps.get(name)!;
+    expect(cm.metadata!.labels).toMatchObject({ grafana_dashboard: "1", "app.kubernetes.io/instance": RELEASE });
+    expect(cm.metadata!.namespace, "the release's namespace unless told").toBeUndefined();
+    // The dashboard itself, byte for byte, and valid JSON Grafana can load (a title, a uid, panels).
+    expect(Object.keys(cm.data!)).toEqual(["corridor.json"]);
+    expect(cm.data!["corridor.json"]!.trimEnd()).toBe(dashboard.trimEnd());
+    const parsed = JSON.parse(cm.data!["corridor.json"]!) as { uid: string; title: string; panels: unknown[] };
+    expect(parsed.uid).toBe("corridor-overview");
+    expect(parsed.panels.length).toBeGreaterThan(0);
+
+    // The sidecar's label, a folder annotation and a namespace are the operator's to choose (Helm
+    // merges maps: null drops the default label).
+    const custom = await render({ metrics: { grafanaDashboard: { enabled: true, labels: { grafana_dashboard: null, dashboards: "corridor" }, annotations: { grafana_folder: "Payments" }, namespace: "monitoring" } } });
+    const c = custom.configMaps.get(name)!;
+    expect(c.metadata!.labels).toMatchObject({ dashboards: "corridor" });
+    expect(c.metadata!.labels).not.toHaveProperty("grafana_dashboard");
+    expect(c.metadata!.annotations).toEqual({ grafana_folder: "Payments" });
+    expect(c.metadata!.namespace).toBe("monitoring");
+    // The schema refuses what the template cannot render.
+    expect(await helmFails(["template", RELEASE, chart, ...valuesArgs({ metrics: { grafanaDashboard: { enabled: "sometimes" } } })])).toMatch(/enabled/);
+    expect(await helmFails(["template", RELEASE, chart, ...valuesArgs({ metrics: { grafanaDashboard: { enabled: true, namespace: "Not A Namespace" } } })])).toMatch(/namespace/);
+  });
+
+  it("ships the chart's copy of the dashboard equal to deploy/prometheus/dashboard.json", () => {
+    expect(source("helm/corridor/files/grafana-dashboard.json")).toBe(source("deploy/prometheus/dashboard.json"));
   });
 
   it("runs every service's migrations once per release in a pre-install/pre-upgrade Job, and tells the services not to migrate at start", async () => {

@@ -5,7 +5,9 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
-import { resolve } from "node:path";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFreshDatabase } from "../infra/databases.js";
 
@@ -43,8 +45,9 @@ describe.skipIf(!!skip)("topics a service creates follow KAFKA_TOPIC_PARTITIONS"
     await db?.drop();
   });
 
-  it("creates the missing topics with 3 partitions when told so", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", resolve(root, "services", "sandbox", "src", "main.ts")], {
+  /** Starts an entry point under this suite's prefix with 3 partitions; returns the topics it created, then stops it. */
+  async function topicsCreatedBy(entry: string, ready: RegExp, extraEnv: Record<string, string>) {
+    const child = spawn(process.execPath, ["--import", "tsx", resolve(root, entry)], {
       cwd: root,
       env: {
         PATH: process.env.PATH ?? "",
@@ -55,35 +58,56 @@ describe.skipIf(!!skip)("topics a service creates follow KAFKA_TOPIC_PARTITIONS"
         KAFKA_TOPIC_PREFIX: prefix,
         KAFKA_TOPIC_PARTITIONS: "3",
         KAFKA_TOPIC_REPLICATION_FACTOR: "1",
+        ...extraEnv,
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
     const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
     try {
-      await new Promise<void>((ready, fail) => {
-        const timer = setTimeout(() => fail(new Error(`sandbox did not start within 120 s:\n${output}`)), 120_000);
+      await new Promise<void>((isReady, fail) => {
+        const timer = setTimeout(() => fail(new Error(`${entry} did not start within 120 s:\n${output}`)), 120_000);
         const onData = (d: Buffer) => {
           output += String(d);
-          if (/sandbox listening/.test(output)) {
+          if (ready.test(output)) {
             clearTimeout(timer);
-            ready();
+            isReady();
           }
         };
         child.stdout.on("data", onData);
         child.stderr.on("data", onData);
         child.on("exit", (code) => {
           clearTimeout(timer);
-          fail(new Error(`sandbox exited (${code}) before listening:\n${output}`));
+          fail(new Error(`${entry} exited (${code}) before listening:\n${output}`));
         });
       });
       const mine = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
-      expect(mine.length, "topics the sandbox subscribed to were created").toBeGreaterThan(0);
-      const { topics } = await admin.fetchTopicMetadata({ topics: mine });
-      for (const t of topics) expect(t.partitions.length, t.name).toBe(3);
+      return (await admin.fetchTopicMetadata({ topics: mine })).topics;
     } finally {
       child.kill("SIGTERM");
       await exited;
+    }
+  }
+
+  it("creates the missing topics with 3 partitions when told so", async () => {
+    const topics = await topicsCreatedBy("services/sandbox/src/main.ts", /sandbox listening/, {});
+    expect(topics.length, "topics the sandbox subscribed to were created").toBeGreaterThan(0);
+    for (const t of topics) expect(t.partitions.length, t.name).toBe(3);
+  }, 180_000);
+
+  it("a rail connector's process (runConnector) creates its rail topic with 3 partitions too", async () => {
+    const drop = mkdtempSync(join(tmpdir(), "sepa-drop-"));
+    try {
+      const topics = await topicsCreatedBy("connectors/sepa-iso20022/src/main.ts", /connector sepa running/, {
+        SEPA_DEBTOR_NAME: "Corridor Test GmbH",
+        SEPA_DEBTOR_IBAN: "DE89370400440532013000",
+        SEPA_FILE_DROP_DIR: drop,
+      });
+      const rail = topics.find((t) => t.name === `${prefix}corridor.rails.sepa.v1`);
+      expect(rail, `the connector created its rail topic: ${topics.map((t) => t.name).join(", ")}`).toBeDefined();
+      expect(rail!.partitions.length).toBe(3);
+    } finally {
+      rmSync(drop, { recursive: true, force: true });
     }
   }, 180_000);
 });

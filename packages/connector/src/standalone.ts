@@ -5,6 +5,7 @@ import {
   createLogger,
   databasePreparedStatementsSetting,
   env,
+  kafkaTopicPartitionsSetting,
   loadConfig,
   openDatabase,
   serveConnect,
@@ -33,6 +34,10 @@ const hostConfig = z.object({
   KAFKA_BROKERS: env.list(),
   /** Prefix for every topic name, as the rest of the deployment uses. */
   KAFKA_TOPIC_PREFIX: z.string().default(""),
+  /** Partitions of a topic this process creates because it is missing: the kit's one definition, as the services read it (docs/events.md, "Topics"). */
+  KAFKA_TOPIC_PARTITIONS: kafkaTopicPartitionsSetting,
+  /** Replication factor of a topic this process creates (docs/operations.md, "Kafka topics"). */
+  KAFKA_TOPIC_REPLICATION_FACTOR: env.int(1).pipe(z.number().int().min(1)),
   /** How long SIGTERM waits for in-flight work before exiting. */
   SHUTDOWN_GRACE_MS: env.int(10_000),
 });
@@ -58,6 +63,8 @@ export async function runConnector<S extends z.ZodObject>(def: ConnectorDefiniti
     kafkaBrokers: config.KAFKA_BROKERS,
     clientId: def.name,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
+    numPartitions: config.KAFKA_TOPIC_PARTITIONS,
+    replicationFactor: config.KAFKA_TOPIC_REPLICATION_FACTOR,
     log,
     onConsumerStopped: (group) => {
       log.fatal({ group }, "a Kafka consumer stopped for good; exiting so the supervisor restarts this connector");

@@ -78,6 +78,14 @@ export const WalletAuthConfigSchema = z.object({
   CORRIDOR_PASSKEY_RP_ID: z.string().min(1).default("localhost"),
   CORRIDOR_PASSKEY_ORIGINS: env.list(),
   CORRIDOR_WALLET_ENCRYPTION_KEY: z.string().optional(),
+  /**
+   * The key being replaced while CORRIDOR_WALLET_ENCRYPTION_KEY is rotated: reads open rows it
+   * sealed, and the wallet-key-reencrypt worker seals them again under the current key. Unset once
+   * the worker reports none left.
+   */
+  CORRIDOR_WALLET_ENCRYPTION_KEY_PREVIOUS: z.string().optional(),
+  /** How often the wallet-key-reencrypt worker looks for wallet keys not sealed under the current key (ms). */
+  CORRIDOR_WALLET_REENCRYPT_POLL_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   /** The mail server EMAIL_OTP codes go through (smtp://user:pass@host:587, smtps://…:465); unset: sandbox codes to the log, production refused. */
   CORRIDOR_SMTP_URL: z.string().url().optional(),
   CORRIDOR_SMTP_FROM: z.string().min(1).default("Corridor <no-reply@localhost>"),

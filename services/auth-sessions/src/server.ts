@@ -9,7 +9,8 @@ import { createOidcVerifier } from "./clients/oidc.js";
 import { createOidcFetch } from "./clients/oidc-http.js";
 import { createPasskeyVerifier } from "./clients/passkeys.js";
 import { DEFAULT_OPERATOR_UMA_DOMAIN, loadWalletAuthConfig } from "./config.js";
-import { atRestCipher, walletEncryptionKey } from "./domain/wallet/at-rest.js";
+import { walletEncryptionKey, walletKeyring } from "./domain/wallet/at-rest.js";
+import { walletKeyReencryption } from "./domain/wallet/reencrypt.js";
 import { readOver, transactOver } from "./data/store.js";
 import { walletTransactOver } from "./data/wallet.js";
 import type { AccountDirectory, Mailer } from "./domain/wallet/ports.js";
@@ -67,6 +68,21 @@ export function buildAuthSessions(
   if (walletKey.insecureDefault) {
     log.warn("CORRIDOR_WALLET_ENCRYPTION_KEY is not set: wallet keys are encrypted at rest with an INSECURE built-in development key. Set it (32 bytes, hex or base64) for any real deployment; production platforms cannot export wallets without it.");
   }
+  if (walletKey.insecureDefault && config.CORRIDOR_WALLET_ENCRYPTION_KEY_PREVIOUS) {
+    throw new Error("CORRIDOR_WALLET_ENCRYPTION_KEY_PREVIOUS is set but CORRIDOR_WALLET_ENCRYPTION_KEY is not: set the new key to rotate to");
+  }
+  const previousWalletKey = config.CORRIDOR_WALLET_ENCRYPTION_KEY_PREVIOUS
+    ? walletEncryptionKey(config.CORRIDOR_WALLET_ENCRYPTION_KEY_PREVIOUS, "CORRIDOR_WALLET_ENCRYPTION_KEY_PREVIOUS").key
+    : undefined;
+  const keyring = walletKeyring(walletKey.key, previousWalletKey);
+  if (keyring.previousId) {
+    log.warn(
+      { walletKeyId: keyring.currentId, previousWalletKeyId: keyring.previousId },
+      "wallet encryption key rotation: wallet keys sealed under the previous key stay readable, and the wallet-key-reencrypt worker seals them again under the current key",
+    );
+  }
+  let reportedDone = false;
+  const reencryption = walletKeyReencryption({ transact: walletTransactOver(db), keyring });
   if (config.CORRIDOR_UMA_DOMAIN === DEFAULT_OPERATOR_UMA_DOMAIN) {
     log.warn(
       `CORRIDOR_UMA_DOMAIN is not set: production platforms get UMA domains under ${DEFAULT_OPERATOR_UMA_DOMAIN}, which resolves nowhere, so their customers' UMA addresses cannot be paid from outside. Set it to a domain you serve UMA on (with wildcard DNS and TLS for its subdomains).`,
@@ -110,7 +126,7 @@ export function buildAuthSessions(
     passkeys: createPasskeyVerifier(),
     // Platforms without a relying party of their own (PATCH /config) use the deployment's.
     defaultRelyingParty: { rpId: config.CORRIDOR_PASSKEY_RP_ID, origins: config.passkeyOrigins },
-    walletKeys: atRestCipher(walletKey.key),
+    walletKeys: keyring,
     walletKeysInsecure: walletKey.insecureDefault,
   });
   return {
@@ -130,6 +146,26 @@ export function buildAuthSessions(
         log,
         onPass: (n) => {
           if (n > 0) log.warn({ platforms: n, operatorUmaDomain: config.CORRIDOR_UMA_DOMAIN }, "gave production platforms created before CORRIDOR_UMA_DOMAIN their default UMA domain");
+        },
+      }),
+      pollingWorker({
+        name: "wallet-key-reencrypt",
+        pass: () => reencryption.pass(),
+        pollMs: config.CORRIDOR_WALLET_REENCRYPT_POLL_MS,
+        log,
+        onPass: (r) => {
+          const ids = { walletKeyId: keyring.currentId, previousWalletKeyId: keyring.previousId ?? null };
+          if (Object.keys(r.unreadable).length > 0) {
+            log.warn(
+              { ...ids, unreadableByKeyId: r.unreadable },
+              "wallet keys sealed under a key that neither CORRIDOR_WALLET_ENCRYPTION_KEY nor CORRIDOR_WALLET_ENCRYPTION_KEY_PREVIOUS is (by key id): their wallets cannot be exported. If you are rotating, CORRIDOR_WALLET_ENCRYPTION_KEY_PREVIOUS is not the key they were sealed with; set it to the key being replaced",
+            );
+          }
+          if (r.resealed > 0) log.warn({ ...ids, resealed: r.resealed, left: r.left }, "sealed wallet keys again under the current wallet encryption key");
+          if (keyring.previousId && r.left === 0 && (r.resealed > 0 || !reportedDone)) {
+            reportedDone = true;
+            log.warn(ids, "every wallet key is sealed under the current wallet encryption key: CORRIDOR_WALLET_ENCRYPTION_KEY_PREVIOUS can be removed");
+          }
         },
       }),
     ],

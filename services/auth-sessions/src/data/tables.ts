@@ -120,6 +120,8 @@ export interface WalletKeysTable {
   account_id: string;
   platform_id: string;
   sealed_key: Uint8Array;
+  /** walletKeyId of the key that sealed it; null: sealed before key ids (migration 20261228). */
+  key_id: string | null;
   created_at: Timestamp;
 }
 

@@ -292,15 +292,41 @@ export function walletRepositories(trx: Trx): WalletStore {
     },
     walletKeys: {
       async get(platformId, accountId) {
-        const r = await trx.selectFrom("wallet_keys").select("sealed_key").where("platform_id", "=", platformId).where("account_id", "=", accountId).executeTakeFirst();
-        return r ? new Uint8Array(r.sealed_key) : undefined;
+        const r = await trx.selectFrom("wallet_keys").select(["sealed_key", "key_id"]).where("platform_id", "=", platformId).where("account_id", "=", accountId).executeTakeFirst();
+        return r ? { sealed: new Uint8Array(r.sealed_key), keyId: r.key_id } : undefined;
       },
-      async insertIfAbsent(platformId, accountId, sealedKey, at) {
+      async insertIfAbsent(platformId, accountId, { sealed, keyId }, at) {
         await trx
           .insertInto("wallet_keys")
-          .values({ account_id: accountId, platform_id: platformId, sealed_key: sealedKey, created_at: at })
+          .values({ account_id: accountId, platform_id: platformId, sealed_key: sealed, key_id: keyId, created_at: at })
           .onConflict((oc) => oc.column("account_id").doNothing())
           .execute();
+      },
+      async notSealedUnder(currentKeyId, after, limit) {
+        const rows = await trx
+          .selectFrom("wallet_keys")
+          .select(["account_id", "sealed_key", "key_id"])
+          .where((eb) => eb.or([eb("key_id", "is", null), eb("key_id", "!=", currentKeyId)]))
+          .where("account_id", ">", after)
+          .orderBy("account_id")
+          .limit(limit)
+          .forUpdate()
+          .skipLocked()
+          .execute();
+        return rows.map((r) => ({ accountId: r.account_id, sealed: new Uint8Array(r.sealed_key), keyId: r.key_id }));
+      },
+      async reseal(accountId, fromKeyId, { sealed, keyId }) {
+        const r = await trx
+          .updateTable("wallet_keys")
+          .set({ sealed_key: sealed, key_id: keyId })
+          .where("account_id", "=", accountId)
+          .where((eb) => (fromKeyId === null ? eb("key_id", "is", null) : eb("key_id", "=", fromKeyId)))
+          .executeTakeFirst();
+        return Number(r.numUpdatedRows) === 1;
+      },
+      async countByKeyId() {
+        const rows = await trx.selectFrom("wallet_keys").select(["key_id", (eb) => eb.fn.countAll<string>().as("rows")]).groupBy("key_id").execute();
+        return rows.map((r) => ({ keyId: r.key_id, rows: Number(r.rows) }));
       },
     },
   };

@@ -2,7 +2,7 @@ import { AppError, errors, newId, platformTime, type Clock } from "@corridor/kit
 import { newSessionKeyPair, sealToPublicKey } from "./keys.js";
 import { hashOtp, newOtpCode } from "./otp.js";
 import { OidcIssuerUnavailable, OidcRejected, type AccountDirectory, type Mailer, type OidcVerifier, type PasskeyVerifier, type RelyingParty, type WalletStore, type WalletTransact } from "./ports.js";
-import type { AtRestCipher } from "./at-rest.js";
+import type { WalletKeyring } from "./at-rest.js";
 import { LIMITS, REASONS, type AuthMethod, type Credential, type IssuedSession, type WalletSession } from "./types.js";
 
 export interface WalletAuthDeps {
@@ -21,7 +21,7 @@ export interface WalletAuthDeps {
   passkeys: PasskeyVerifier;
   /** The deployment's relying party, for platforms that configured none of their own. */
   defaultRelyingParty: RelyingParty;
-  walletKeys: AtRestCipher;
+  walletKeys: WalletKeyring;
   /** True when walletKeys uses the built-in development key: production wallets are then refused. */
   walletKeysInsecure?: boolean;
 }

@@ -30,14 +30,14 @@ export function createWalletExport(deps: WalletAuthDeps, ctx: WalletContext) {
         if (!sealedAtRest) {
           // The wallet key is made when first needed and only ever stored encrypted.
           const fresh = randomBytes(32);
-          await store.walletKeys.insertIfAbsent(platformId, accountId, deps.walletKeys.encrypt(fresh, accountId), now);
+          await store.walletKeys.insertIfAbsent(platformId, accountId, deps.walletKeys.seal(fresh, accountId), now);
           fresh.fill(0);
           sealedAtRest = (await store.walletKeys.get(platformId, accountId))!;
         }
         return { sealedAtRest };
       });
       if ("challenge" in outcome) return { challenge: outcome.challenge };
-      const secret = deps.walletKeys.decrypt(outcome.sealedAtRest, accountId);
+      const secret = deps.walletKeys.open(outcome.sealedAtRest.sealed, accountId, outcome.sealedAtRest.keyId);
       const encryptedWalletCredentials = await sealToPublicKey(secret, clientKey);
       secret.fill(0);
       return { export: { id: accountId, encryptedWalletCredentials } };

@@ -45,10 +45,25 @@ export interface WalletStore {
     markUsed(platformId: string, id: string, at: Date): Promise<boolean>;
   };
   walletKeys: {
-    get(platformId: string, accountId: string): Promise<Uint8Array | undefined>;
+    /** The sealed key and the id of the key that sealed it (null: sealed before key ids). */
+    get(platformId: string, accountId: string): Promise<SealedWalletKey | undefined>;
     /** Keeps an existing row (a concurrent export created it first). */
-    insertIfAbsent(platformId: string, accountId: string, sealedKey: Uint8Array, at: Date): Promise<void>;
+    insertIfAbsent(platformId: string, accountId: string, sealed: SealedWalletKey, at: Date): Promise<void>;
+    /**
+     * Up to `limit` rows not sealed under `currentKeyId` (another key id, or none), after account
+     * `after` in account-id order, locked for update (rows another pass holds are skipped).
+     */
+    notSealedUnder(currentKeyId: string, after: string, limit: number): Promise<(SealedWalletKey & { accountId: string })[]>;
+    /** Rewrites a row's sealed key, only if it is still sealed under `fromKeyId` (false otherwise). */
+    reseal(accountId: string, fromKeyId: string | null, sealed: SealedWalletKey): Promise<boolean>;
+    /** How many rows each key id sealed (null: before key ids). */
+    countByKeyId(): Promise<{ keyId: string | null; rows: number }[]>;
   };
+}
+
+export interface SealedWalletKey {
+  sealed: Uint8Array;
+  keyId: string | null;
 }
 
 export type WalletTransact = <T>(work: (store: WalletStore) => Promise<T>) => Promise<T>;
