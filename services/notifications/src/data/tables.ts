@@ -61,7 +61,15 @@ export interface WebhookQueueTable {
   updated_at: Date;
 }
 
+/** The generated webhook signing key of the deployment (one row, id 'current'). */
+export interface DeploymentSigningKeyTable {
+  id: string;
+  private_key_pem: string;
+  created_at: Date;
+}
+
 export interface NotificationsDatabase {
+  deployment_signing_key: DeploymentSigningKeyTable;
   webhook_settings: WebhookSettingsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_queue: WebhookQueueTable;
