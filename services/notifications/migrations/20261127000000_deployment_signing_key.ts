@@ -11,8 +11,14 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("private_key_pem", "text", (c) => c.notNull())
     .addColumn("created_at", "timestamptz", (c) => c.notNull())
     .execute();
+  // The copy of the platform's webhookEventNaming (CORRIDOR or GRID), kept with the endpoint copy.
+  await db.schema
+    .alterTable("webhook_settings")
+    .addColumn("webhook_event_naming", "text", (c) => c.notNull().defaultTo("CORRIDOR"))
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable("webhook_settings").dropColumn("webhook_event_naming").execute();
   await db.schema.dropTable("deployment_signing_key").execute();
 }

@@ -4,6 +4,8 @@ import type { AddressInfo } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ManualClock } from "@corridor/kit";
+import { PlatformEventSchema } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
+import { PlatformConfigSchema } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
@@ -143,14 +145,7 @@ describe("X-Grid-Signature on every delivery", () => {
   });
   afterEach(() => vi.useRealTimers());
 
-  it("signs the TEST webhook and an event webhook: Grid's verification and Standard Webhooks' both pass", async () => {
-    const platformId = newPlatformId();
-    await n.deliver(configUpdated(platformId, receiver.url, clock.now()));
-    const { publicKey, algorithm } = await n.client.getWebhookPublicKey({ platformId });
-    expect(algorithm).toBe("ECDSA_P256_SHA256");
-    const secret = (await n.client.getWebhookSettings({ platformId })).settings!.secret;
-
-    await n.client.sendTestWebhook({ platformId });
+  async function completedPayment(platformId: string, txId: string) {
     const ts = timestampFromDate(clock.now());
     const usd = { code: "USD", name: "US Dollar", symbol: "$", decimals: 2 };
     await n.handle(
@@ -162,11 +157,55 @@ describe("X-Grid-Signature on every delivery", () => {
         eventType: "OUTGOING_PAYMENT_COMPLETED",
         payload: {
           case: "transactionChanged",
-          value: { transaction: { id: "Transaction:g1", status: "COMPLETED", type: "OUTGOING", amount: 1000n, sentAmount: 1000n, currency: usd, sentCurrency: usd, exchangeRate: "1", createdAt: ts, updatedAt: ts } },
+          value: { transaction: { id: txId, status: "COMPLETED", type: "OUTGOING", amount: 1000n, sentAmount: 1000n, currency: usd, sentCurrency: usd, exchangeRate: "1", createdAt: ts, updatedAt: ts } },
         },
       }),
     );
     while ((await n.worker.runOnce()) > 0);
+  }
+
+  it("gives a platform that opted into GRID naming Grid's OBJECT.EVENT types, which a handler written for Grid dispatches on", async () => {
+    const platformId = newPlatformId();
+    const ts = timestampFromDate(clock.now());
+    await n.deliver(
+      create(PlatformEventSchema, {
+        eventId: `Event:${crypto.randomUUID()}`,
+        platformId,
+        occurredAt: ts,
+        payload: {
+          case: "configUpdated",
+          value: { config: create(PlatformConfigSchema, { id: `PlatformConfig:${crypto.randomUUID()}`, platformId, webhookEndpoint: receiver.url, webhookEventNaming: "GRID", updatedAt: ts, createdAt: ts }) },
+        },
+      }),
+    );
+    const { publicKey } = await n.client.getWebhookPublicKey({ platformId });
+    const secret = (await n.client.getWebhookSettings({ platformId })).settings!.secret;
+    await completedPayment(platformId, "Transaction:grid1");
+
+    // A receiver as Grid's documentation writes one: verify, then route on the type's object.
+    const handled: string[] = [];
+    for (const r of receiver.received) {
+      expect(gridDocsVerify(publicKey, r.body, r.headers["x-grid-signature"] as string)).toBe(true);
+      expect(() => new Webhook(secret).verify(r.body, r.headers as Record<string, string>)).not.toThrow();
+      const webhook = JSON.parse(r.body) as { type: string; data: { id: string } };
+      if (webhook.type.startsWith("OUTGOING_PAYMENT.")) handled.push(`outgoing ${webhook.type} ${webhook.data.id}`);
+      else if (webhook.type.startsWith("INCOMING_PAYMENT.")) handled.push(`incoming ${webhook.type}`);
+    }
+    expect(handled).toEqual(["outgoing OUTGOING_PAYMENT.COMPLETED Transaction:grid1"]);
+    // The events API keeps the event's stored (Corridor) payload; the attempt records the body as sent.
+    const rows = await n.db.selectFrom("webhook_deliveries").select("request_body").where("platform_id", "=", platformId).execute();
+    expect(rows.map((r) => JSON.parse(r.request_body).type)).toEqual(["OUTGOING_PAYMENT.COMPLETED"]);
+  });
+
+  it("signs the TEST webhook and an event webhook: Grid's verification and Standard Webhooks' both pass", async () => {
+    const platformId = newPlatformId();
+    await n.deliver(configUpdated(platformId, receiver.url, clock.now()));
+    const { publicKey, algorithm } = await n.client.getWebhookPublicKey({ platformId });
+    expect(algorithm).toBe("ECDSA_P256_SHA256");
+    const secret = (await n.client.getWebhookSettings({ platformId })).settings!.secret;
+
+    await n.client.sendTestWebhook({ platformId });
+    await completedPayment(platformId, "Transaction:g1");
 
     expect(receiver.received.map((r) => JSON.parse(r.body).type)).toEqual(["TEST", "OUTGOING_PAYMENT_COMPLETED"]);
     for (const r of receiver.received) {

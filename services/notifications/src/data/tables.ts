@@ -13,6 +13,8 @@ export interface WebhookSettingsTable {
   config_version: NullableInt8;
   /** When the current webhook_endpoint was set (its config version); null: set before this was kept. */
   endpoint_set_at: Date | null;
+  /** The copy of the platform's webhookEventNaming: CORRIDOR or GRID. */
+  webhook_event_naming: ColumnType<string, string | undefined, string>;
   created_at: Date;
   updated_at: Date;
 }

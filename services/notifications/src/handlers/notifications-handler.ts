@@ -128,7 +128,7 @@ export function createNotificationsHandler(deps: NotificationsHandlerDeps): Serv
       return;
     }
     if (!current) return;
-    await applyEndpointCopy(settings, { platformId, webhookEndpoint: current.webhookEndpoint, configVersion: current.configVersion, at: deps.clock.now() });
+    await applyEndpointCopy(settings, { platformId, webhookEndpoint: current.webhookEndpoint, webhookEventNaming: current.webhookEventNaming, configVersion: current.configVersion, at: deps.clock.now() });
   }
 
   return {
