@@ -164,7 +164,7 @@ describe("X-Grid-Signature on every delivery", () => {
     while ((await n.worker.runOnce()) > 0);
   }
 
-  it("gives a platform that opted into GRID naming Grid's OBJECT.EVENT types, which a handler written for Grid dispatches on", async () => {
+  async function gridPlatform(): Promise<string> {
     const platformId = newPlatformId();
     const ts = timestampFromDate(clock.now());
     await n.deliver(
@@ -178,6 +178,11 @@ describe("X-Grid-Signature on every delivery", () => {
         },
       }),
     );
+    return platformId;
+  }
+
+  it("gives a platform that opted into GRID naming Grid's OBJECT.EVENT types, which a handler written for Grid dispatches on", async () => {
+    const platformId = await gridPlatform();
     const { publicKey } = await n.client.getWebhookPublicKey({ platformId });
     const secret = (await n.client.getWebhookSettings({ platformId })).settings!.secret;
     await completedPayment(platformId, "Transaction:grid1");
@@ -195,6 +200,16 @@ describe("X-Grid-Signature on every delivery", () => {
     // The events API keeps the event's stored (Corridor) payload; the attempt records the body as sent.
     const rows = await n.db.selectFrom("webhook_deliveries").select("request_body").where("platform_id", "=", platformId).execute();
     expect(rows.map((r) => JSON.parse(r.request_body).type)).toEqual(["OUTGOING_PAYMENT.COMPLETED"]);
+  });
+
+  it("asks a GRID platform for incoming-payment approval as INCOMING_PAYMENT.PENDING, signed with X-Grid-Signature", async () => {
+    const platformId = await gridPlatform();
+    const { publicKey } = await n.client.getWebhookPublicKey({ platformId });
+    await n.client.requestIncomingPaymentApproval({ platformId, transaction: { id: "Transaction:in1", status: "PENDING", type: "INCOMING" }, requestedReceiverCustomerInfoFields: [] });
+    expect(receiver.received).toHaveLength(1);
+    const r = receiver.received[0]!;
+    expect(JSON.parse(r.body).type).toBe("INCOMING_PAYMENT.PENDING");
+    expect(gridDocsVerify(publicKey, r.body, r.headers["x-grid-signature"] as string)).toBe(true);
   });
 
   it("signs the TEST webhook and an event webhook: Grid's verification and Standard Webhooks' both pass", async () => {
