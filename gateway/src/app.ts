@@ -15,6 +15,7 @@ import { GATEWAY_DEFAULTS } from "./config.js";
 import { AuthFailureThrottle, GuessThrottle, DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, MemoryFailureCounter, RedisFailureCounter, registerRateLimit } from "./rate-limit.js";
 import { beneficialOwnerRoutes } from "./routes/beneficial-owners.js";
 import { configRoutes } from "./routes/config.js";
+import { WebhookPublicKeySchema, webhookPublicKeyRoutes } from "./routes/webhook-public-key.js";
 import { customerRoutes } from "./routes/customers.js";
 import { healthRoutes } from "./routes/health.js";
 import { kycLinkRoutes, kycPageRoutes } from "./routes/kyc-links.js";
@@ -95,6 +96,7 @@ export const SHARED_SCHEMAS: TSchema[] = [
   ErrorSchema,
   ...tokenSchemas,
   ...configSchemas,
+  WebhookPublicKeySchema,
   ...sandboxSchemas,
   ...internalAccountSchemas,
   ...externalAccountSchemas,
@@ -191,6 +193,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
       const typed = api.withTypeProvider<TypeBoxTypeProvider>();
       tokenRoutes(typed, deps);
       configRoutes(typed, deps);
+      webhookPublicKeyRoutes(typed, deps);
       sandboxRoutes(typed, deps);
       internalAccountRoutes(typed, deps);
       externalAccountRoutes(typed, deps);

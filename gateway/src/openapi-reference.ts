@@ -46,7 +46,7 @@ const GROUP_OF_TAG: Record<string, string> = {
 const GROUP_OF_PATH: [RegExp, string][] = [
   [/^\/receiver\/uma\//, "UMA"],
   [/^\/transactions\/[^/]+\/(approve|reject)$/, "UMA"],
-  [/^\/config\/webhook-secret/, "Webhooks and events"],
+  [/^\/config\/webhook-(secret|public-key)/, "Webhooks and events"],
 ];
 
 /** The reference group of a route (path relative to the API version, with {params}); unknown tags are kept, and a test flags them. */

@@ -36,6 +36,7 @@ export interface UpdateConfigJson {
   supportedCurrencies?: SupportedCurrencyInputJson[];
   passkeyRelyingPartyId?: string;
   passkeyOrigins?: string[];
+  webhookEventNaming?: "CORRIDOR" | "GRID";
 }
 
 /** PATCH /config as sent: null removes a field (JSON merge-patch), as "" (or [] for passkeyOrigins) always did. */
@@ -48,13 +49,14 @@ export type UpdateConfigPatchJson = {
  * service's "" / [] = cleared) serves both spellings and GET then shows the field cleared.
  */
 export function configPatchOf(body: UpdateConfigPatchJson): UpdateConfigJson {
-  const { umaDomain, webhookEndpoint, passkeyRelyingPartyId, passkeyOrigins, supportedCurrencies } = body;
+  const { umaDomain, webhookEndpoint, passkeyRelyingPartyId, passkeyOrigins, supportedCurrencies, webhookEventNaming } = body;
   const patch: UpdateConfigJson = {};
   if (umaDomain !== undefined) patch.umaDomain = umaDomain ?? "";
   if (webhookEndpoint !== undefined) patch.webhookEndpoint = webhookEndpoint ?? "";
   if (passkeyRelyingPartyId !== undefined) patch.passkeyRelyingPartyId = passkeyRelyingPartyId ?? "";
   if (passkeyOrigins !== undefined) patch.passkeyOrigins = passkeyOrigins ?? [];
   if (supportedCurrencies !== undefined) patch.supportedCurrencies = supportedCurrencies;
+  if (webhookEventNaming !== undefined && webhookEventNaming !== null) patch.webhookEventNaming = webhookEventNaming;
   return patch;
 }
 
@@ -81,6 +83,7 @@ export function platformConfigToJson(c: PlatformConfig | undefined) {
     isRegulatedFinancialInstitution: c.isRegulatedFinancialInstitution,
     passkeyRelyingPartyId: emptyToUndefined(c.passkeyRelyingPartyId),
     passkeyOrigins: c.passkeyRelyingPartyId ? [...c.passkeyOrigins] : undefined,
+    webhookEventNaming: c.webhookEventNaming === "GRID" ? ("GRID" as const) : ("CORRIDOR" as const),
     createdAt: isoFromTimestamp(c.createdAt),
     updatedAt: isoFromTimestamp(c.updatedAt),
   };
@@ -108,5 +111,6 @@ export function updateConfigToProto(platformId: string, body: UpdateConfigJson):
   }
   if (body.passkeyRelyingPartyId !== undefined) init.passkeyRelyingPartyId = body.passkeyRelyingPartyId;
   if (body.passkeyOrigins !== undefined) init.passkeyOrigins = create(PasskeyOriginListSchema, { origins: body.passkeyOrigins });
+  if (body.webhookEventNaming !== undefined) init.webhookEventNaming = body.webhookEventNaming;
   return create(UpdatePlatformConfigRequestSchema, init);
 }

@@ -87,6 +87,9 @@ export const PlatformConfigSchema = Type.Object(
         description: "Origins allowed in the platform's WebAuthn ceremonies; absent when passkeyRelyingPartyId is.",
       }),
     ),
+    webhookEventNaming: Type.Union([Type.Literal("CORRIDOR"), Type.Literal("GRID")], {
+      description: "How webhook event types are named: CORRIDOR (OUTGOING_PAYMENT_COMPLETED, the default) or GRID (Grid's OBJECT.EVENT names, OUTGOING_PAYMENT.COMPLETED; docs/events.md). Every webhook carries X-Grid-Signature either way.",
+    }),
     createdAt: Iso8601("When the configuration was created."),
     updatedAt: Iso8601("When the configuration last changed."),
   },
@@ -129,6 +132,11 @@ export const UpdateConfigBody = Type.Object(
         }),
         "The new full list of WebAuthn origins (replaces the old list; null is the empty list). Each origin's host must be passkeyRelyingPartyId or a subdomain of it; at least one is needed while passkeyRelyingPartyId is set.",
       ),
+    ),
+    webhookEventNaming: Type.Optional(
+      Type.Union([Type.Literal("CORRIDOR"), Type.Literal("GRID")], {
+        description: "How webhook event types are named: CORRIDOR (OUTGOING_PAYMENT_COMPLETED, the default) or GRID (Grid's OBJECT.EVENT names, OUTGOING_PAYMENT.COMPLETED; docs/events.md). Every webhook carries X-Grid-Signature either way.",
+      }),
     ),
   },
   {

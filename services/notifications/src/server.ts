@@ -8,6 +8,8 @@ import { eventStore } from "./data/events-repo.js";
 import { settingsStore } from "./data/settings-repo.js";
 import type { NotificationsDatabase } from "./data/tables.js";
 import { createHttpSender } from "./clients/standard-webhooks.js";
+import { storedSigningKeyPem } from "./data/signing-key-repo.js";
+import { deploymentSigningKey, newSigningKeyPem } from "./domain/grid-webhooks.js";
 import { announcingEnqueues } from "./events/wake.js";
 import { createDeliveryWorker } from "./workers/delivery.js";
 import { createEndpointCopy, observedSettingsStore } from "./workers/endpoint.js";
@@ -24,12 +26,18 @@ export const service: ServiceModule = {
     const config = loadNotificationsConfig(deps.env);
     const db = deps.db.forSchema<NotificationsDatabase>("notifications");
     const platforms = platformFacts(() => deps.transportFor("auth-sessions"), deps.configBoard);
+    // The deployment's X-Grid-Signature key: the operator's, else the one generated once and kept in the schema.
+    const signingKey = deploymentSigningKey({
+      configured: config.CORRIDOR_WEBHOOK_SIGNING_KEY,
+      stored: () => storedSigningKeyPem(db, newSigningKeyPem(), deps.clock.now()),
+    });
     // Every POST is checked against its platform's environment (a production platform's endpoint
     // is public https only, whatever the operator allows sandbox platforms).
     const sender = createHttpSender({
       timeoutMs: config.NOTIFICATIONS_WEBHOOK_TIMEOUT_MS,
       environmentOf: (platformId) => platforms.environment(platformId),
       settings: config,
+      signingKey,
     });
     const currentEndpoint = currentEndpointReader(platforms);
     // What this process knows of each platform's endpoint, shared by the consumers, the handler's
@@ -60,6 +68,7 @@ export const service: ServiceModule = {
       // A redelivered event is announced like a freshly enqueued one, so it leaves at once.
       requeued: (event) => worker.notify([event]),
       // A sandbox platform's secret rotation window runs on its sandbox clock (issue 29, item 7).
+      signingKey,
       time: platformTime({ clock: deps.clock, environment: (id) => platforms.environment(id), sandboxNow: sandboxClockClient(() => deps.transportFor("sandbox")) }),
     });
     return {

@@ -13,7 +13,7 @@ import { enqueueWebhook, listQueued } from "../src/data/queue-repo.js";
 import { createHttpSender } from "../src/clients/standard-webhooks.js";
 import { createDeliveryWorker, type Timers } from "../src/workers/delivery.js";
 import { retryDelayMs } from "../src/domain/event-webhooks.js";
-import { configUpdated, newPlatformId, openTestDatabase, platformCreated, startNotifications, type NotificationsUnderTest } from "./support.js";
+import { configUpdated, newPlatformId, openTestDatabase, platformCreated, startNotifications, testSigningKey, type NotificationsUnderTest } from "./support.js";
 
 // The delivery worker (decisions §8, issue "Hardening" defect 5): woken by enqueues, concurrent
 // within per-endpoint and global bounds, per-resource order, no double send, no backlog released
@@ -174,7 +174,7 @@ function workerWithShortTimers(db: NotificationsUnderTest["db"], clock: ManualCl
   const live = new Set<NodeJS.Timeout>();
   const worker = createDeliveryWorker({
     db,
-    sender: createHttpSender({ timeoutMs: 60_000, environmentOf: sandboxPlatform }),
+    sender: createHttpSender({ timeoutMs: 60_000, environmentOf: sandboxPlatform , signingKey: testSigningKey }),
     clock,
     log: createLogger("delivery-test", "silent"),
     pollIntervalMs: 3_600_000,
@@ -596,7 +596,7 @@ describe("webhook delivery worker", () => {
     const t = manualTimers();
     const worker = createDeliveryWorker({
       db: n.db,
-      sender: createHttpSender({ timeoutMs: 5000, environmentOf: sandboxPlatform }),
+      sender: createHttpSender({ timeoutMs: 5000, environmentOf: sandboxPlatform , signingKey: testSigningKey }),
       clock,
       log: createLogger("delivery-test", "silent"),
       pollIntervalMs: HOUR,

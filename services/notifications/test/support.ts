@@ -23,6 +23,7 @@ import type { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc
 import type { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import type { AgentEventSchema } from "@corridor/proto/corridor/agents/v1/events_pb.js";
 import type { DeliveryWorker } from "../src/workers/delivery.js";
+import { newSigningKeyPem, signingKeyOf, type SigningKey } from "../src/domain/grid-webhooks.js";
 import { service } from "../src/server.js";
 import type { NotificationsDatabase } from "../src/data/tables.js";
 import type { Kysely } from "kysely";
@@ -158,6 +159,10 @@ export async function startNotifications(
     worker: built.workers.find((w) => w.name === "webhook-delivery") as DeliveryWorker,
   };
 }
+
+/** A signing key for senders built outside the service (a fresh P-256 key per test process). */
+const testKey = signingKeyOf(newSigningKeyPem());
+export const testSigningKey = async (): Promise<SigningKey> => testKey;
 
 export function newPlatformId(): string {
   return `Platform:${crypto.randomUUID()}`;

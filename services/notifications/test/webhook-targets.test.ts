@@ -6,7 +6,7 @@ import { createHttpSender } from "../src/clients/standard-webhooks.js";
 import { listDeliveries } from "../src/data/deliveries-repo.js";
 import { enqueueWebhook, listQueued } from "../src/data/queue-repo.js";
 import { createDeliveryWorker } from "../src/workers/delivery.js";
-import { configUpdated, newPlatformId, openTestDatabase, startNotifications, type NotificationsUnderTest } from "./support.js";
+import { configUpdated, newPlatformId, openTestDatabase, startNotifications, testSigningKey, type NotificationsUnderTest } from "./support.js";
 
 // Issue 23, finding 4: a webhook goes only where its platform's policy allows, checked when it is
 // sent (the address every name resolves to, then the connection goes to that address), whatever
@@ -97,7 +97,7 @@ describe("webhook targets checked when webhooks are sent", () => {
     await enqueueWebhook(n.db, { webhookId, platformId, sourceEventId: `Event:${crypto.randomUUID()}`, type: "CUSTOMER_KYC_APPROVED", payload, at: clock.now() });
     const worker = createDeliveryWorker({
       db: n.db,
-      sender: createHttpSender({ timeoutMs: 5000, environmentOf: async () => environment, resolve }),
+      sender: createHttpSender({ timeoutMs: 5000, environmentOf: async () => environment, resolve , signingKey: testSigningKey }),
       clock,
       log: createLogger("webhook-targets-test", "silent"),
       pollIntervalMs: HOUR,

@@ -21,6 +21,8 @@ export interface PlatformConfigFacts {
   umaDomain: string;
   isRegulated: boolean;
   webhookEndpoint: string;
+  /** How its webhook event types are named: CORRIDOR (default) or GRID. */
+  webhookEventNaming: "CORRIDOR" | "GRID";
   /** The config's updated_at; undefined when the platform has no config. */
   updatedAt: Date | undefined;
   /** updated_at in nanoseconds since the epoch (strictly increasing per config, for ordering copies). */
@@ -72,6 +74,7 @@ export function platformFactsClient(transport: () => Transport, opts: { board?: 
       umaDomain: c?.umaDomain ?? "",
       isRegulated: c?.isRegulatedFinancialInstitution ?? false,
       webhookEndpoint: c?.webhookEndpoint ?? "",
+      webhookEventNaming: c?.webhookEventNaming === "GRID" ? "GRID" : "CORRIDOR",
       updatedAt: updatedAt ? timestampDate(updatedAt) : undefined,
       version: updatedAt ? configVersion(timestampDate(updatedAt)) : undefined,
       supportedCurrencies: (c?.supportedCurrencies ?? []).map((s) => ({

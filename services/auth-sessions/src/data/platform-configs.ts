@@ -33,6 +33,7 @@ export async function insertPlatformConfig(db: Db, c: PlatformConfig): Promise<v
       supported_currencies: toStored(c.supportedCurrencies),
       passkey_rp_id: c.passkeyRelyingPartyId,
       passkey_origins: JSON.stringify(c.passkeyOrigins),
+      webhook_event_naming: c.webhookEventNaming,
       created_at: c.createdAt,
       updated_at: c.updatedAt,
     })
@@ -59,6 +60,7 @@ export async function getPlatformConfig(db: Db, platformId: string, opts: { forU
     supportedCurrencies: fromStored(r.supported_currencies),
     passkeyRelyingPartyId: r.passkey_rp_id,
     passkeyOrigins: [...r.passkey_origins],
+    webhookEventNaming: r.webhook_event_naming === "GRID" ? "GRID" : "CORRIDOR",
     isRegulatedFinancialInstitution: r.is_regulated,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -75,6 +77,7 @@ export async function updatePlatformConfig(db: Db, c: PlatformConfig): Promise<v
       supported_currencies: toStored(c.supportedCurrencies),
       passkey_rp_id: c.passkeyRelyingPartyId,
       passkey_origins: JSON.stringify(c.passkeyOrigins),
+      webhook_event_naming: c.webhookEventNaming,
       updated_at: c.updatedAt,
     })
     .where("platform_id", "=", c.platformId)

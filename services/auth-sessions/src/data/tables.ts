@@ -51,6 +51,8 @@ export interface PlatformConfigsTable {
   passkey_rp_id: string;
   /** JSON array of allowed WebAuthn origins; empty with an empty passkey_rp_id. */
   passkey_origins: JSONColumnType<string[]>;
+  /** CORRIDOR (default) or GRID: how the platform's webhook event types are named. */
+  webhook_event_naming: ColumnType<string, string | undefined, string>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -70,6 +70,7 @@ async function applyConfigPatch(store: Store, current: PlatformConfig, valid: Co
       supportedCurrencies: valid.supportedCurrencies ?? current.supportedCurrencies,
       passkeyRelyingPartyId,
       passkeyOrigins,
+      webhookEventNaming: valid.webhookEventNaming === "GRID" || valid.webhookEventNaming === "CORRIDOR" ? valid.webhookEventNaming : current.webhookEventNaming,
       updatedAt: now,
     };
     await store.configs.update(next);
@@ -268,6 +269,7 @@ export function createAuthSessions({ transact, read = transact, clock, deploymen
             supportedCurrencies: defaultSupportedCurrencies(),
             passkeyRelyingPartyId: "",
             passkeyOrigins: [],
+            webhookEventNaming: "CORRIDOR",
             isRegulatedFinancialInstitution: platform.isRegulated,
             createdAt: now,
             updatedAt: now,

@@ -61,6 +61,8 @@ export interface PlatformConfig {
   passkeyRelyingPartyId: string;
   /** Origins allowed in its WebAuthn ceremonies; empty exactly when passkeyRelyingPartyId is. */
   passkeyOrigins: string[];
+  /** How its webhook event types are named: CORRIDOR (OUTGOING_PAYMENT_COMPLETED) or GRID (OUTGOING_PAYMENT.COMPLETED). */
+  webhookEventNaming: WebhookEventNaming;
   /** Copied from the platform on every read; the operator sets it at creation only. */
   isRegulatedFinancialInstitution: boolean;
   createdAt: Date;
@@ -88,3 +90,7 @@ export interface Principal {
   environment: Environment;
   secretSha256: string;
 }
+
+/** The names a platform's webhook event types take (docs/events.md, "Grid's event names"). */
+export const WEBHOOK_EVENT_NAMINGS = ["CORRIDOR", "GRID"] as const;
+export type WebhookEventNaming = (typeof WEBHOOK_EVENT_NAMINGS)[number];

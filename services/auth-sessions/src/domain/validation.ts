@@ -91,6 +91,8 @@ export interface ConfigPatch {
   passkeyRelyingPartyId?: string;
   /** The whole list is replaced. */
   passkeyOrigins?: string[];
+  /** CORRIDOR or GRID (checked); a string as it arrives. */
+  webhookEventNaming?: string;
 }
 
 const HOST_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
@@ -237,6 +239,9 @@ export function validateConfigPatch(patch: ConfigPatch, webhookPolicy: TargetPol
     if (!isRelyingPartyId(passkeyRelyingPartyId)) {
       errs.push({ field: "passkeyRelyingPartyId", reason: "must be a hostname such as wallet.example.com (localhost or 127.0.0.1 for development)" });
     }
+  }
+  if (patch.webhookEventNaming !== undefined && patch.webhookEventNaming !== "CORRIDOR" && patch.webhookEventNaming !== "GRID") {
+    errs.push({ field: "webhookEventNaming", reason: "must be CORRIDOR or GRID" });
   }
   throwIfAny(errs);
   return { ...patch, umaDomain, passkeyRelyingPartyId };

@@ -84,6 +84,7 @@ export function createAuthSessionsHandler({ auth }: { auth: AuthSessions }): Ser
         supportedCurrencies: req.supportedCurrencies?.currencies.map(currencyFromPb),
         passkeyRelyingPartyId: req.passkeyRelyingPartyId,
         passkeyOrigins: req.passkeyOrigins ? [...req.passkeyOrigins.origins] : undefined,
+        webhookEventNaming: req.webhookEventNaming,
       });
       return create(UpdatePlatformConfigResponseSchema, { config: configToPb(config) });
     },

@@ -105,6 +105,7 @@ export function configToPb(c: PlatformConfig): PlatformConfigPb {
     isRegulatedFinancialInstitution: c.isRegulatedFinancialInstitution,
     passkeyRelyingPartyId: c.passkeyRelyingPartyId,
     passkeyOrigins: c.passkeyOrigins,
+    webhookEventNaming: c.webhookEventNaming,
     createdAt: ts(c.createdAt),
     updatedAt: ts(c.updatedAt),
   });

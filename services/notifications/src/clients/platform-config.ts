@@ -16,6 +16,6 @@ export function currentEndpointReader(platforms: PlatformFactsClient): CurrentEn
   return async (platformId) => {
     const config = await platforms.config(platformId);
     if (config.version === undefined) return undefined;
-    return { webhookEndpoint: config.webhookEndpoint, configVersion: config.version };
+    return { webhookEndpoint: config.webhookEndpoint, webhookEventNaming: config.webhookEventNaming, configVersion: config.version };
   };
 }

@@ -2,6 +2,7 @@ import { createGuardedHttpClient, type HostResolver, type TargetEnvironment, typ
 import { Webhook } from "standardwebhooks";
 import type { OutgoingWebhook, SendOutcome, WebhookSender } from "../domain/delivery.js";
 import { RESPONSE_EXCERPT_CHARS } from "../domain/ports.js";
+import { GRID_SIGNATURE_HEADER, gridSignature, type SigningKey } from "../domain/grid-webhooks.js";
 
 /**
  * The Standard Webhooks headers of a message. Each secret contributes one `v1,<sig>`; receivers
@@ -41,16 +42,26 @@ export function createHttpSender(opts: {
   settings?: WebhookTargetSettings;
   resolve?: HostResolver;
   userAgent?: string;
+  /** The deployment's key: every POST also carries X-Grid-Signature, its signature of the exact body. */
+  signingKey: () => Promise<SigningKey>;
 }): WebhookSender & { close(): void } {
   const client = createGuardedHttpClient({ settings: opts.settings, resolve: opts.resolve, userAgent: opts.userAgent ?? "Corridor-Webhooks/1" });
   return {
     async send(webhook: OutgoingWebhook, sendOpts?: { readBody?: boolean }): Promise<SendOutcome> {
       const environment = await opts.environmentOf(webhook.platformId).catch((): TargetEnvironment => "PRODUCTION");
+      let key: SigningKey;
+      try {
+        key = await opts.signingKey();
+      } catch {
+        // The stored key could not be read (its database is unavailable): nothing is sent unsigned.
+        return { error: "webhook signing key unavailable" };
+      }
+      const gridHeader = { [GRID_SIGNATURE_HEADER]: gridSignature(webhook.body, key) };
       const res = await client.request({
         url: webhook.url,
         environment,
         method: "POST",
-        headers: { "content-type": "application/json", ...signatureHeaders(webhook) },
+        headers: { "content-type": "application/json", ...signatureHeaders(webhook), ...gridHeader },
         body: webhook.body,
         timeoutMs: opts.timeoutMs,
         maxBodyBytes: sendOpts?.readBody ? BODY_READ_BYTES : EXCERPT_READ_BYTES,

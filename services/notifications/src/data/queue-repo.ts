@@ -131,6 +131,7 @@ const SETTINGS_COLUMNS = [
   "ps.previous_secret_expires_at as s_previous_secret_expires_at",
   "ps.config_version as s_config_version",
   "ps.endpoint_set_at as s_endpoint_set_at",
+  "ps.webhook_event_naming as s_webhook_event_naming",
   "ps.updated_at as s_updated_at",
 ] as const;
 
@@ -219,7 +220,7 @@ export async function claimDue(db: Kysely<NotificationsDatabase>, o: ClaimOption
       .returning(SETTINGS_COLUMNS)
       .execute();
     const settings = new Map<string, WebhookSettings | undefined>();
-    const claimed: ClaimedWebhook[] = rows.map(({ s_platform_id, s_webhook_endpoint, s_secret, s_secret_created_at, s_previous_secret, s_previous_secret_expires_at, s_config_version, s_endpoint_set_at, s_updated_at, ...row }) => {
+    const claimed: ClaimedWebhook[] = rows.map(({ s_platform_id, s_webhook_endpoint, s_secret, s_secret_created_at, s_previous_secret, s_previous_secret_expires_at, s_config_version, s_endpoint_set_at, s_webhook_event_naming, s_updated_at, ...row }) => {
       if (!settings.has(row.platform_id)) {
         settings.set(
           row.platform_id,
@@ -234,6 +235,7 @@ export async function claimDue(db: Kysely<NotificationsDatabase>, o: ClaimOption
                 previousSecretExpiresAt: s_previous_secret_expires_at,
                 configVersion: s_config_version,
                 endpointSetAt: s_endpoint_set_at,
+                webhookEventNaming: s_webhook_event_naming === "GRID" ? "GRID" : "CORRIDOR",
                 updatedAt: s_updated_at!,
               },
         );

@@ -12,6 +12,7 @@ function fromRow(r: Selectable<WebhookSettingsTable>): WebhookSettings {
     previousSecretExpiresAt: r.previous_secret_expires_at,
     configVersion: r.config_version,
     endpointSetAt: r.endpoint_set_at,
+    webhookEventNaming: r.webhook_event_naming === "GRID" ? "GRID" : "CORRIDOR",
     updatedAt: r.updated_at,
   };
 }
@@ -26,6 +27,7 @@ function toRow(s: WebhookSettings, createdAt: Date) {
     previous_secret_expires_at: s.previousSecretExpiresAt,
     config_version: s.configVersion === null ? null : s.configVersion.toString(),
     endpoint_set_at: s.endpointSetAt,
+    webhook_event_naming: s.webhookEventNaming,
     created_at: createdAt,
     updated_at: s.updatedAt,
   };
@@ -67,6 +69,8 @@ export async function upsertEndpoint(db: Db, update: EndpointUpdate, fresh: Webh
             .then(eb.ref("webhook_settings.endpoint_set_at"))
             .else(eb.ref("excluded.endpoint_set_at"))
             .end(),
+          // Absent from the update: kept.
+          webhook_event_naming: update.webhookEventNaming === undefined ? eb.ref("webhook_settings.webhook_event_naming") : eb.ref("excluded.webhook_event_naming"),
           updated_at: eb.ref("excluded.updated_at"),
         }))
         .where((eb) =>

@@ -13,6 +13,8 @@ export interface WebhookSettingsTable {
   config_version: NullableInt8;
   /** When the current webhook_endpoint was set (its config version); null: set before this was kept. */
   endpoint_set_at: Date | null;
+  /** The copy of the platform's webhookEventNaming: CORRIDOR or GRID. */
+  webhook_event_naming: ColumnType<string, string | undefined, string>;
   created_at: Date;
   updated_at: Date;
 }
@@ -61,7 +63,15 @@ export interface WebhookQueueTable {
   updated_at: Date;
 }
 
+/** The generated webhook signing key of the deployment (one row, id 'current'). */
+export interface DeploymentSigningKeyTable {
+  id: string;
+  private_key_pem: string;
+  created_at: Date;
+}
+
 export interface NotificationsDatabase {
+  deployment_signing_key: DeploymentSigningKeyTable;
   webhook_settings: WebhookSettingsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_queue: WebhookQueueTable;

@@ -2,6 +2,7 @@ import { v7 as uuidv7 } from "uuid";
 import { newId, type Clock } from "@corridor/kit";
 import { outcomeFields, type DeliveryAttempt, type DeliveryStore, type WebhookSender } from "./delivery.js";
 import { ensureSettings, signingSecrets, type SettingsStore } from "./settings.js";
+import { eventTypeFor } from "./grid-webhooks.js";
 
 export const INCOMING_PAYMENT_PENDING = "INCOMING_PAYMENT_PENDING";
 
@@ -46,7 +47,7 @@ export async function requestIncomingPaymentApproval(
   const settings = await ensureSettings(deps.settings, platformId, now);
   if (!settings.webhookEndpoint) return { reply: "NO_ENDPOINT" };
   const webhookId = newId("Webhook");
-  const body = JSON.stringify({ id: webhookId, type: INCOMING_PAYMENT_PENDING, timestamp: now.toISOString(), data });
+  const body = JSON.stringify({ id: webhookId, type: eventTypeFor(settings.webhookEventNaming, INCOMING_PAYMENT_PENDING), timestamp: now.toISOString(), data });
   const outcome = await deps.sender.send(
     { platformId, url: settings.webhookEndpoint, webhookId, timestamp: now, body, secrets: signingSecrets(settings, now) },
     { readBody: true },

@@ -3,6 +3,8 @@
  * (src/clients/), and the records those ports carry. Plain TypeScript: tests pass fakes.
  */
 
+import type { WebhookEventNaming } from "./grid-webhooks.js";
+
 /** A platform's webhook set-up as notifications holds it. */
 export interface WebhookSettings {
   platformId: string;
@@ -19,6 +21,8 @@ export interface WebhookSettings {
    * is none, or for an endpoint set before this was recorded (it receives every event).
    */
   endpointSetAt: Date | null;
+  /** How the platform's webhook types are named (its config's webhookEventNaming, copied with the endpoint). */
+  webhookEventNaming: WebhookEventNaming;
   updatedAt: Date;
 }
 
@@ -40,6 +44,8 @@ export interface SettingsStore {
 export interface EndpointUpdate {
   platformId: string;
   webhookEndpoint: string;
+  /** Absent: left as it is (CORRIDOR for a new row). */
+  webhookEventNaming?: WebhookEventNaming;
   configVersion: bigint;
   at: Date;
 }
@@ -101,7 +107,7 @@ export interface WebhookSender {
 }
 
 /** The platform's current webhook endpoint as auth-sessions holds it, with its config version (src/clients/platform-config.ts). */
-export type CurrentEndpoint = (platformId: string) => Promise<{ webhookEndpoint: string; configVersion: bigint } | undefined>;
+export type CurrentEndpoint = (platformId: string) => Promise<{ webhookEndpoint: string; webhookEventNaming?: WebhookEventNaming; configVersion: bigint } | undefined>;
 
 /** An event webhook as the events API shows it (a webhook_queue row and its attempts). */
 export interface WebhookEvent {

@@ -22,6 +22,7 @@ export function initialSettings(platformId: string, now: Date): WebhookSettings 
     previousSecretExpiresAt: null,
     configVersion: null,
     endpointSetAt: null,
+    webhookEventNaming: "CORRIDOR",
     updatedAt: now,
   };
 }
@@ -72,6 +73,7 @@ export async function applyEndpointCopy(store: SettingsStore, update: EndpointUp
   return store.applyEndpoint(update, {
     ...initialSettings(update.platformId, update.at),
     webhookEndpoint: update.webhookEndpoint,
+    webhookEventNaming: update.webhookEventNaming ?? "CORRIDOR",
     configVersion: update.configVersion,
     endpointSetAt: update.webhookEndpoint ? versionDate(update.configVersion) : null,
   });

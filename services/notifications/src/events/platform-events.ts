@@ -25,6 +25,7 @@ export function platformEventsConsumer(deps: { clock: Clock; log: Logger; copy?:
     const applied = await applyEndpointCopy(settingsStore(trx), {
       platformId,
       webhookEndpoint: config.webhookEndpoint,
+      webhookEventNaming: config.webhookEventNaming === "GRID" ? "GRID" : "CORRIDOR",
       configVersion: timestampNanos(config.updatedAt),
       at: deps.clock.now(),
     });

@@ -16,6 +16,7 @@ import { sendTestWebhook } from "../domain/delivery.js";
 import { getEvent, listEvents, redeliverEvent } from "../domain/events.js";
 import { requestIncomingPaymentApproval } from "../domain/incoming-approval.js";
 import type { CurrentEndpoint, DeliveryAttempt, DeliveryStore, EventStore, SettingsStore, WebhookEvent, WebhookSender, WebhookSettings } from "../domain/ports.js";
+import { GRID_SIGNATURE_ALGORITHM, type SigningKey } from "../domain/grid-webhooks.js";
 import { applyEndpointCopy, ensureSettings, rotateSecret, withoutExpiredPrevious } from "../domain/settings.js";
 
 export interface NotificationsHandlerDeps {
@@ -42,6 +43,8 @@ export interface NotificationsHandlerDeps {
    * sandbox clock (POST /sandbox/clock/advance moves it), else the service clock. Default: the clock.
    */
   time?: PlatformTime;
+  /** The deployment's X-Grid-Signature key; without it GetWebhookPublicKey is not implemented (tests of other parts). */
+  signingKey?: () => Promise<SigningKey>;
 }
 
 function toSettingsMessage(s: WebhookSettings): WebhookSettingsMessage {
@@ -125,10 +128,16 @@ export function createNotificationsHandler(deps: NotificationsHandlerDeps): Serv
       return;
     }
     if (!current) return;
-    await applyEndpointCopy(settings, { platformId, webhookEndpoint: current.webhookEndpoint, configVersion: current.configVersion, at: deps.clock.now() });
+    await applyEndpointCopy(settings, { platformId, webhookEndpoint: current.webhookEndpoint, webhookEventNaming: current.webhookEventNaming, configVersion: current.configVersion, at: deps.clock.now() });
   }
 
   return {
+    async getWebhookPublicKey(req) {
+      requirePlatformId(req.platformId);
+      if (!deps.signingKey) throw new Error("GetWebhookPublicKey needs the deployment signing key");
+      const key = await deps.signingKey();
+      return { publicKey: key.publicKeyPem, algorithm: GRID_SIGNATURE_ALGORITHM };
+    },
     async getWebhookSettings(req) {
       const platformId = requirePlatformId(req.platformId);
       const now = await platformNow(platformId);

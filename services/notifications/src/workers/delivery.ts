@@ -8,6 +8,7 @@ import { NO_ENDPOINT_GRACE_MS, outcomeFields, type DeliveryAttempt, type Webhook
 import { judgeAttempt, NO_ENDPOINT_RECHECK_MS } from "../domain/event-webhooks.js";
 import { signingSecrets, type WebhookSettings } from "../domain/settings.js";
 import { createEndpointCopy, createEndpointResolver, NO_ENDPOINT_REASON, type CurrentEndpoint, type EndpointCopy } from "./endpoint.js";
+import { envelopeFor } from "../domain/grid-webhooks.js";
 
 /** Where the worker sets its timers; tests pass their own so no test waits on real time. */
 export interface Timers {
@@ -280,13 +281,16 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       return undefined;
     }
 
+    // The platform's naming as of now (a GRID platform receives Grid's OBJECT.EVENT type): what is
+    // signed, sent and recorded.
+    const body = envelopeFor(settings!.webhookEventNaming, row.payload);
     // Outside any transaction: the row is ours by its lease.
     const outcome = await deps.sender.send({
       platformId: row.platform_id,
       url: verdict.url,
       webhookId: row.webhook_id,
       timestamp: now,
-      body: row.payload,
+      body,
       secrets: signingSecrets(settings!, now),
     });
     const done = deps.clock.now();
@@ -307,7 +311,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       webhookId: row.webhook_id,
       type: row.type,
       url: verdict.url,
-      requestBody: row.payload,
+      requestBody: body,
       ...outcomeFields(outcome),
       delivered: judged.status === "DELIVERED",
       attemptedAt: now,

@@ -133,7 +133,7 @@ export function createEndpointResolver(deps: { db: Kysely<NotificationsDatabase>
         return undefined;
       }
       if (!current) return undefined;
-      await applyEndpointCopy(settingsStore(deps.db), { platformId, webhookEndpoint: current.webhookEndpoint, configVersion: current.configVersion, at: asOf });
+      await applyEndpointCopy(settingsStore(deps.db), { platformId, webhookEndpoint: current.webhookEndpoint, webhookEventNaming: current.webhookEventNaming, configVersion: current.configVersion, at: asOf });
       const settings = await findSettings(deps.db, platformId);
       copy.saw(platformId, Boolean(settings?.webhookEndpoint));
       if (!settings?.webhookEndpoint) copy.rememberNoEndpoint(platformId, asOf.getTime());
