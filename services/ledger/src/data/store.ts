@@ -85,6 +85,7 @@ function statements(db: Db, systemAccountId: ReturnType<typeof systemAccountIds>
 
     insertReceivedCredit: (row) => notices.insertReceivedCredit(db, row),
     getReceivedCredit: (id, forUpdate) => notices.getReceivedCredit(db, id, forUpdate),
+    receivedCreditByReturn: (returnTransactionId) => notices.receivedCreditByReturn(db, returnTransactionId),
     updateReceivedCredit: (id, set) => notices.updateReceivedCredit(db, id, set),
     listReceivedCredits: (f) => notices.listReceivedCredits(db, f),
     accountByReference: (ref) => notices.accountByReference(db, ref),
@@ -118,6 +119,7 @@ export function createStore(db: Kysely<LedgerDatabase>, events: LedgerEventWrite
     emitBalanceUpdated: (account, at) => events.emitBalanceUpdated(trx, account, at),
     emitRailInstruction: (tx, external, route, at) => events.emitRailInstruction(trx, tx, external, route, at),
     emitQuotePayout: (tx, external, route, at) => events.emitQuotePayout(trx, tx, external, route, at),
+    emitReturnInstruction: (item, returnTransactionId, at) => events.emitReturnInstruction(trx, item, returnTransactionId, at),
     emitExternalAccountUpdated: (account, at, why) => events.emitExternalAccountUpdated(trx, account, at, why),
     completeIdempotencyKey: (ref: IdempotencyKeyRef, body) => completeKey(trx, ref, body),
   });
