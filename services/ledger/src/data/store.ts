@@ -1,6 +1,6 @@
 import { afterCommit, inTransaction, type IdempotencyKeyRef } from "@corridor/kit";
 import type { Kysely, Transaction } from "kysely";
-import type { AccountRow, ExternalAccountRow, TransactionRow } from "../domain/model.js";
+import type { AccountRow, ExternalAccountRow, ReceivedCreditRow, TransactionRow } from "../domain/model.js";
 import type { RailRoute } from "../domain/rails.js";
 import type { LedgerStatements, LedgerStore, LedgerTx } from "../domain/ports.js";
 import * as accounts from "./accounts.js";
@@ -23,6 +23,7 @@ export interface LedgerEventWriters {
   emitRailInstruction(trx: Transaction<any>, tx: TransactionRow, external: ExternalAccountRow, route: RailRoute, at: Date): Promise<void>;
   emitQuotePayout(trx: Transaction<any>, tx: TransactionRow, external: ExternalAccountRow | undefined, route: RailRoute, at: Date): Promise<void>;
   emitExternalAccountUpdated(trx: Transaction<any>, account: ExternalAccountRow, at: Date, why: { code: string; transactionId: string; fields: string[] }): Promise<void>;
+  emitReturnInstruction(trx: Transaction<any>, item: ReceivedCreditRow, returnTransactionId: string, at: Date): Promise<void>;
 }
 
 /**
