@@ -41,7 +41,7 @@ Commands:
       Removes a binding: that rail answers 400 PAYMENT_RAIL_NOT_AVAILABLE from then on.
   rail list [--platform <id>]
       Lists the rail bindings (of one platform, or of all).
-  suspense list [--status SUSPENSE|CREDITED|RETURN_REQUESTED|RETURNED|ALL] [--connector <name>]
+  suspense list [--status SUSPENSE|CREDITED|RETURN_REQUESTED|RETURNED|RETURN_FAILED|ALL] [--connector <name>]
       Lists the credits the bank received that matched no internal account (docs/operations.md,
       "Deposits in suspense"); newest first.
   suspense show --id <RailNotice:...>
@@ -49,9 +49,11 @@ Commands:
   suspense assign --id <RailNotice:...> --account <InternalAccount:...> [--note <text>]
       Credits an item in suspense to an internal account of a production platform (an INCOMING
       transaction and its webhooks), exactly once.
-  suspense return --id <RailNotice:...> [--note <text>] [--returned]
-      Marks an item RETURN_REQUESTED (send it back through the bank); with --returned, marks a
-      RETURN_REQUESTED item RETURNED once the bank confirms.
+  suspense return --id <RailNotice:...> [--reason R23|R17|R03] [--note <text>] [--returned]
+      Sends an item in suspense (or RETURN_FAILED) back to its sender through the connector that
+      reported it (a RETURN instruction, exactly once; default reason R23): RETURN_REQUESTED, then
+      RETURNED when the connector completes it, RETURN_FAILED if it fails. --returned only marks an
+      item RETURNED that was sent back outside Corridor (no instruction).
   reconcile list [--connector <name>] [--status CLEAN|BREAKS|RESOLVED] [--limit <n>]
       Lists the reconciliation reports of the connectors' bank statements, newest day first
       (docs/connectors.md, "Reconciliation"; what a break means: docs/operations.md).
@@ -224,6 +226,7 @@ async function main(argv: string[]): Promise<number> {
       limit: { type: "string" },
       report: { type: "string" },
       break: { type: "string" },
+      reason: { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -543,6 +546,9 @@ const suspenseJson = (i: SuspenseItem) => ({
   internalAccountId: i.internalAccountId,
   transactionId: i.transactionId,
   note: i.note,
+  returnTransactionId: i.returnTransactionId,
+  returnReason: i.returnReason,
+  returnDetail: i.returnDetail,
   receivedAt: i.receivedAt ? new Date(Number(i.receivedAt.seconds) * 1000 + Math.floor(i.receivedAt.nanos / 1e6)).toISOString() : undefined,
 });
 
@@ -550,7 +556,7 @@ const suspenseJson = (i: SuspenseItem) => ({
 async function suspenseCommand(
   command: string | undefined,
   extra: string[],
-  values: { url?: string; "ledger-url"?: string; id?: string; account?: string; note?: string; status?: string; connector?: string; returned: boolean; json: boolean },
+  values: { url?: string; "ledger-url"?: string; id?: string; account?: string; note?: string; status?: string; connector?: string; returned: boolean; reason?: string; json: boolean },
 ): Promise<number> {
   if (command !== "list" && command !== "show" && command !== "assign" && command !== "return") throw new UsageError(`unknown command: suspense ${command ?? ""}`.trim());
   if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra.join(" ")}`);
@@ -558,6 +564,8 @@ async function suspenseCommand(
   if (command === "assign" && !values.account) throw new UsageError("suspense assign needs --account <InternalAccount:...>");
   if (command !== "assign" && values.account !== undefined) throw new UsageError(`suspense ${command} takes no --account`);
   if (command !== "return" && values.returned) throw new UsageError(`suspense ${command} takes no --returned`);
+  if (command !== "return" && values.reason !== undefined) throw new UsageError(`suspense ${command} takes no --reason`);
+  if (values.returned && values.reason !== undefined) throw new UsageError("suspense return --returned takes no --reason (nothing is sent)");
   if (command !== "list" && (values.status !== undefined || values.connector !== undefined)) throw new UsageError(`suspense ${command} takes no --status or --connector`);
 
   const target = resolveTarget(values.url, process.env);
@@ -581,7 +589,7 @@ async function suspenseCommand(
       ? await ledger.getSuspenseItem({ id: values.id! })
       : command === "assign"
         ? await ledger.assignSuspenseItem({ id: values.id!, internalAccountId: values.account!, note: values.note ?? "" })
-        : await ledger.returnSuspenseItem({ id: values.id!, note: values.note ?? "", returned: values.returned });
+        : await ledger.returnSuspenseItem({ id: values.id!, note: values.note ?? "", returned: values.returned, reason: values.reason ?? "" });
   const out = suspenseJson(item!);
   console.log(values.json ? JSON.stringify(out, null, 2) : line(out));
   return 0;

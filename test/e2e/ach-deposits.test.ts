@@ -98,6 +98,43 @@ describe.skipIf(skip)(`ACH deposits, suspense and notifications of change end to
     expect(trial).toMatchObject({ balanceSum: 0n, postingSum: 0n, mismatchedAccountCount: 0n });
   });
 
+  it("the operator returns an unmatched credit: one RETURN instruction; the ACH connector files a return entry the bank reads; the item ends RETURNED, the books untouched", { timeout: 240_000 }, async () => {
+    const funding = usd.fundingPaymentInstructions[0]!.accountOrWalletInfo;
+    const before = (await admin.getTrialBalance({ platformId: "" })).currencies.find((c) => c.currency === "USD")!;
+    const balance = await balanceOf(prod);
+    bank.sendCredits([{ accountNumber: funding.accountNumber, amount: 4_321n, identification: "NOT OURS 9", name: "CORRIDOR", companyName: "WRONG PAYER", companyId: "5550002222" }], today());
+    const item = await eventually(async () => (await admin.listSuspenseItems({ status: "SUSPENSE" })).items.find((i) => i.amount === 4_321n), 60_000);
+    const originalTrace = item.bankEntryId.split("-").pop()!;
+    const requested = (await admin.returnSuspenseItem({ id: item.id, reason: "R23", note: "e2e" })).item!;
+    expect(requested).toMatchObject({ status: "RETURN_REQUESTED", returnReason: "R23" });
+    expect((await admin.returnSuspenseItem({ id: item.id })).item!.returnTransactionId).toBe(requested.returnTransactionId);
+    // Through the bus to the connector: a return entry in the next window's file, uploaded to the bank, completed at settlement.
+    const deadline = Date.now() + 200_000;
+    for (;;) {
+      const now = (await admin.getSuspenseItem({ id: item.id })).item!;
+      if (now.status !== "RETURN_REQUESTED") break;
+      if (Date.now() > deadline) throw new Error(`return not completed: ${JSON.stringify(now)}`);
+      await bank.step(async () => false, today());
+      const busy = await ach.db.selectFrom("ach_entries").select("transaction_id").where("status", "in", ["QUEUED", "FILED", "SUBMITTED"]).executeTakeFirst();
+      if (!bank.outboxBusy() && busy) clock.advance(30 * 60_000);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect((await admin.getSuspenseItem({ id: item.id })).item!).toMatchObject({ status: "RETURNED", returnDetail: "" });
+    // The bank (node-nacha and its own checks) received exactly one return entry: code 21, the original amount, R23 and the original trace.
+    const returns = [...bank.accepted.values()].filter((e) => e.transactionCode === "21" || e.transactionCode === "31");
+    expect(returns).toHaveLength(1);
+    expect(returns[0]).toMatchObject({ transactionCode: "21", amount: 4_321n, secCode: "PPD" });
+    expect(returns[0]!.addenda).toContain(`R23${originalTrace}`);
+    const entry = await ach.db.selectFrom("ach_entries").select(["status", "file_name"]).where("transaction_id", "=", requested.returnTransactionId).execute();
+    expect(entry).toEqual([{ status: "COMPLETED", file_name: expect.any(String) }]);
+    // No money moved on the books: the credit never entered them.
+    expect(await balanceOf(prod)).toBe(balance);
+    const after = (await admin.getTrialBalance({ platformId: "" })).currencies.find((c) => c.currency === "USD")!;
+    expect(after).toMatchObject({ balanceSum: 0n, postingSum: before.postingSum, mismatchedAccountCount: 0n });
+    // Returning it again changes nothing.
+    expect((await admin.returnSuspenseItem({ id: item.id })).item!.status).toBe("RETURNED");
+  });
+
   it("a NOC for a payout corrects the external account's number and fires EXTERNAL_ACCOUNT_UPDATED", { timeout: 240_000 }, async () => {
     const res = await prod.call("POST", "/platform/external-accounts", { currency: "USD", accountInfo: usdAccountInfo("009") }); // the test bank sends C01 for "…0009"
     expect(res.status, JSON.stringify(res.body)).toBe(201);

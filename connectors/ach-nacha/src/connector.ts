@@ -50,7 +50,8 @@ export function achConnectorDefinition(opts: { transport?: TransportFactory } = 
           return { built: built.length, uploaded: uploaded.length, completed, read: read.length };
         },
       });
-      return { onInstruction: (i, trx) => acceptInstruction(deps, i, trx), workers: [worker] };
+      // RETURN instructions (contract 1.3) become return entries in the next window's file.
+      return { onInstruction: (i, trx) => acceptInstruction(deps, i, trx), returns: true, workers: [worker] };
     },
   });
 }

@@ -34,7 +34,7 @@ import { Bai2FormatError, looksLikeBai2, readBai2 } from "./bai2/reader.js";
 import { bai2Statements } from "./bai2/statements.js";
 import type { AchConfig } from "./config.js";
 import { RETURN_CODES, TRANSACTION_CODES } from "./nacha/codes.js";
-import { isRoutingNumber } from "./nacha/fields.js";
+import { isRoutingNumber, routingCheckDigit } from "./nacha/fields.js";
 import { NachaFormatError, parseNachaFile, type BatchHeader, type EntryDetail } from "./nacha/reader.js";
 import { writeNachaFile, type OutgoingBatch, type OutgoingEntry } from "./nacha/writer.js";
 import type { BankFileDrop } from "@corridor/connector/bank-files";
@@ -105,9 +105,72 @@ export function achAccountOf(info: Record<string, unknown>): { routingNumber: st
   return { routingNumber, accountNumber, accountType: t === "SAVINGS" ? "SAVINGS" : "CHECKING", secCode: business ? "CCD" : "PPD", name: name.replace(/[^\x20-\x7e]/g, " ").trim() || "RECEIVER" };
 }
 
+/** What a return entry repeats of the credit it returns (ach_entries.return_of). */
+interface ReturnOf {
+  reasonCode: string;
+  originalTraceNumber: string;
+  originalRdfi: string;
+  companyName: string;
+  companyIdentification: string;
+}
+
+/**
+ * A RETURN instruction (rail contract 1.3): the credit this connector reported (its bank entry id
+ * ends with the entry's trace number; ach_bank_items keeps its SEC and transaction code) goes back
+ * as a return entry in the next window's file: to the original ODFI, the account it credited, the
+ * original amount, code 21/31, a type 99 addenda with the operator's reason.
+ */
+async function acceptReturn(d: Omit<EngineDeps, "transport">, i: RailInstruction, trx: Transaction<any>, reject: (reason: string) => Promise<void>): Promise<void> {
+  const rc = i.returnedCredit;
+  if (!rc) return reject("RETURN_WITHOUT_CREDIT");
+  if (!/^R[0-9]{2}$/.test(rc.reason)) return reject("INVALID_RETURN_REASON");
+  const trace = rc.bankEntryId.split("-").pop() ?? "";
+  const original = /^[0-9]{15}$/.test(trace)
+    ? await trx.selectFrom("ach_bank_items").selectAll().where("kind", "=", "INCOMING").where("trace_number", "=", trace).where("amount", "=", i.amount).orderBy("received_at", "desc").executeTakeFirst()
+    : undefined;
+  if (!original) return reject("ORIGINAL_ENTRY_NOT_FOUND");
+  const detail = (typeof original.detail === "string" ? JSON.parse(original.detail) : original.detail) as { name?: string; identificationNumber?: string; secCode?: string };
+  const sec = detail.secCode;
+  if (sec !== "PPD" && sec !== "CCD") return reject("RETURN_SEC_CODE_NOT_SUPPORTED");
+  const tc = String(original.code);
+  const accountType = tc.startsWith("3") ? "SAVINGS" : "CHECKING";
+  const odfi8 = rc.senderRouting.slice(0, 8);
+  const rdfi8 = rc.creditedRouting.slice(0, 8);
+  if (!/^[0-9]{8}$/.test(odfi8) || !/^[0-9]{8}$/.test(rdfi8) || !rc.creditedAccount) return reject("ORIGINAL_ENTRY_INCOMPLETE");
+  const now = d.clock.now();
+  const w = windowFor(now, scheduleOf(d.config), false);
+  const returnOf: ReturnOf = { reasonCode: rc.reason, originalTraceNumber: trace, originalRdfi: rdfi8, companyName: rc.senderName || "ORIGINATOR", companyIdentification: rc.senderAccount || "0000000000" };
+  await trx
+    .insertInto("ach_entries")
+    .values({
+      transaction_id: i.transactionId,
+      platform_id: i.platformId,
+      direction: "PAYOUT",
+      amount: i.amount,
+      reference: (detail.identificationNumber ?? "").trim(),
+      sec_code: sec,
+      routing_number: odfi8 + String(routingCheckDigit(odfi8)),
+      account_number: rc.creditedAccount,
+      account_type: accountType,
+      receiver_name: (detail.name ?? "").replace(/[^\x20-\x7e]/g, " ").trim() || "RECEIVER",
+      window_key: w.key,
+      cutoff_at: w.cutoffAt,
+      effective_date: w.effectiveDate,
+      status: "QUEUED",
+      created_at: now,
+      return_of: JSON.stringify(returnOf),
+    })
+    .execute();
+}
+
 /** Handles one instruction (in the inbox transaction): a QUEUED entry, or a REJECTED outcome. */
 export async function acceptInstruction(d: Omit<EngineDeps, "transport">, i: RailInstruction, trx: Transaction<any>): Promise<void> {
   const reject = (reason: string) => d.outcomes.report(trx, { platformId: i.platformId, transactionId: i.transactionId, status: "REJECTED", reason, at: d.clock.now() });
+  if (i.kind === "RETURN") {
+    if (i.currency !== "USD") return reject("CURRENCY_NOT_SUPPORTED");
+    if (i.amount <= 0n || i.amount > 9_999_999_999n) return reject("AMOUNT_OUT_OF_RANGE");
+    return acceptReturn(d, i, trx, reject);
+  }
   if (i.currency !== "USD") return reject("CURRENCY_NOT_SUPPORTED");
   if (i.paymentRail !== "" && i.paymentRail !== "ACH") return reject("PAYMENT_RAIL_NOT_SUPPORTED");
   if (i.umaAddress !== "" || i.externalAccountId === "") return reject("NOT_A_BANK_ACCOUNT");
@@ -167,9 +230,15 @@ export async function buildDueFiles(d: Omit<EngineDeps, "transport" | "outcomes"
         .skipLocked()
         .execute();
       if (rows.length === 0) return undefined;
-      // Batches: one per SEC code and direction (payouts are credits, pulls debits), each with its description.
+      // Batches: one per SEC code and direction (payouts are credits, pulls debits), each with its
+      // description; returns (contract 1.3) one per SEC code and original company, which they repeat.
       const groups = new Map<string, typeof rows>();
-      for (const r of rows) groups.set(`${r.sec_code}:${r.direction}`, [...(groups.get(`${r.sec_code}:${r.direction}`) ?? []), r]);
+      const returnOf = (r: (typeof rows)[number]): ReturnOf | undefined => (r.return_of ? ((typeof r.return_of === "string" ? JSON.parse(r.return_of) : r.return_of) as ReturnOf) : undefined);
+      const keyOf = (r: (typeof rows)[number]) => {
+        const ro = returnOf(r);
+        return ro ? `${r.sec_code}:RETURN:${ro.companyIdentification}:${ro.companyName}` : `${r.sec_code}:${r.direction}`;
+      };
+      for (const r of rows) groups.set(keyOf(r), [...(groups.get(keyOf(r)) ?? []), r]);
       const ordered = [...groups.entries()].sort(([a], [b]) => a.localeCompare(b));
       const counter = await trx.updateTable("ach_counters").set((eb) => ({ value: eb("value", "+", rows.length) })).where("name", "=", "trace").returning("value").executeTakeFirstOrThrow();
       let next = Number(counter.value) - rows.length;
@@ -181,12 +250,15 @@ export async function buildDueFiles(d: Omit<EngineDeps, "transport" | "outcomes"
       const batches: OutgoingBatch[] = [];
       const traceOf = new Map<string, number>();
       for (const [bi, [key, es]] of ordered.entries()) {
-        const [sec, direction] = key.split(":") as ["PPD" | "CCD", "PAYOUT" | "PULL"];
+        const [sec, direction] = key.split(":") as ["PPD" | "CCD", "PAYOUT" | "PULL" | "RETURN"];
+        const firstReturn = returnOf(es[0]!);
         const entries: OutgoingEntry[] = es.map((e) => {
           const seq = traceSeq();
           traceOf.set(e.transaction_id, seq);
+          const ro = returnOf(e);
           return {
-            direction: direction === "PAYOUT" ? "credit" : "debit",
+            ...(ro ? { returnOf: { reasonCode: ro.reasonCode, originalTraceNumber: ro.originalTraceNumber, originalRdfi: ro.originalRdfi } } : {}),
+            direction: direction === "PULL" ? "debit" : "credit",
             accountType: e.account_type,
             routingNumber: e.routing_number,
             accountNumber: e.account_number,
@@ -200,9 +272,9 @@ export async function buildDueFiles(d: Omit<EngineDeps, "transport" | "outcomes"
         entries.sort((a, b) => a.traceSequence - b.traceSequence);
         batches.push({
           secCode: sec,
-          companyName: d.config.ACH_COMPANY_NAME,
-          companyIdentification: d.config.ACH_COMPANY_ID,
-          companyEntryDescription: direction === "PAYOUT" ? d.config.ACH_PAYOUT_DESCRIPTION : d.config.ACH_PULL_DESCRIPTION,
+          companyName: firstReturn ? firstReturn.companyName.replace(/[^\x20-\x7e]/g, " ") : d.config.ACH_COMPANY_NAME,
+          companyIdentification: firstReturn ? firstReturn.companyIdentification.replace(/[^\x20-\x7e]/g, " ").slice(0, 10) : d.config.ACH_COMPANY_ID,
+          companyEntryDescription: firstReturn ? "RETURN" : direction === "PAYOUT" ? d.config.ACH_PAYOUT_DESCRIPTION : d.config.ACH_PULL_DESCRIPTION,
           effectiveEntryDate: yymmdd(w.effective_date),
           batchNumber: bi + 1,
           entries,

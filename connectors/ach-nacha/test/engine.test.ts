@@ -151,6 +151,18 @@ describe.skipIf(unavailable !== null && !sftpServerRequired)(`ACH files: exactly
     expect(await db.selectFrom("ach_entries").select("transaction_id").where("transaction_id", "in", [bad.transactionId, eur.transactionId]).execute()).toEqual([]);
   });
 
+  it("refuses a RETURN instruction (contract 1.3) it cannot turn into a return entry with a REJECTED outcome and no entry: unknown original entry, bad reason, no returned credit", async () => {
+    const credit = { bankEntryId: "260105-5550002222-1-091000019999999", reason: "R23", paymentRail: "ACH", senderName: "WRONG PAYER", senderAccount: "5550002222", senderRouting: "09100001", reference: "NOT OURS", creditedAccount: "55550000", creditedRouting: "121042882", valueDate: "2026-01-05", suspenseItemId: newId("RailNotice") };
+    const ret = { kind: "RETURN" as const, platformId: "", externalAccountId: "", accountInfo: {}, amount: 4_321n };
+    const unknown = await instruct({ ...ret, returnedCredit: credit });
+    const badReason = await instruct({ ...ret, returnedCredit: { ...credit, reason: "X1" } });
+    const none = await instruct({ ...ret });
+    const ids = [unknown.transactionId, badReason.transactionId, none.transactionId];
+    const rows = (await db.selectFrom("connector_outcomes").select(["transaction_id", "status", "reason"]).where("transaction_id", "in", ids).execute()) as Array<{ transaction_id: string; status: string; reason: string }>;
+    expect(ids.map((id) => rows.filter((r) => r.transaction_id === id).map((r) => `${r.status} ${r.reason}`))).toEqual([["REJECTED ORIGINAL_ENTRY_NOT_FOUND"], ["REJECTED INVALID_RETURN_REASON"], ["REJECTED RETURN_WITHOUT_CREDIT"]]);
+    expect(await db.selectFrom("ach_entries").select("transaction_id").where("transaction_id", "in", ids).execute()).toEqual([]);
+  });
+
   it("reads the bank's returns once: before completion a FAILED outcome, after it RETURNED; a NOC is kept with its corrections; a return repeated in a later file changes nothing; a file it cannot read is left for the operator", async () => {
     clock.set("2026-01-07T14:00:00.000Z"); // Wednesday 09:00 New York
     const early = await instruct({ direction: "PULL", amount: 4_000n, accountNumber: "40000003" });

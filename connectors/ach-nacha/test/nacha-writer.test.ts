@@ -59,6 +59,41 @@ describe("NACHA writer", () => {
     expect(w).toMatchObject({ entryCount: 3, totalDebit: 500n, totalCredit: 12_444n, traceNumbers: ["121042880000001", "121042880000002", "121042880000003"] });
   });
 
+  it("writes the return of a received credit (rail contract 1.3 RETURN): code 21/31, a type 99 addenda with reason, original trace and RDFI; node-nacha and Corridor's reader read it, controls balanced", async () => {
+    const ret = (over: Partial<OutgoingEntry> = {}) =>
+      entry({ routingNumber: "091000019", accountNumber: "5550001111", amount: 4_321n, identificationNumber: "NOT OURS 9", receiverName: "Corridor", returnOf: { reasonCode: "R23", originalTraceNumber: "091000010000042", originalRdfi: "23138010" }, ...over });
+    const w = writeNachaFile(file({
+      batches: [
+        batch({ companyName: "WRONG PAYER", companyIdentification: "5550002222", companyEntryDescription: "RETURN", entries: [ret({ traceSequence: 7 }), ret({ accountType: "SAVINGS", amount: 100n, traceSequence: 8, returnOf: { reasonCode: "R17", originalTraceNumber: "091000010000043", originalRdfi: "23138010", information: "REFUSED" } })] }),
+      ],
+    }));
+    // The independent parser (node-nacha) reads it record for record; the test bank checks every control.
+    const seen = bankReadsUpload(w.text);
+    expect(seen.map((e) => [e.secCode, e.transactionCode, e.routingNumber, e.accountNumber.trim(), e.amount, e.traceNumber])).toEqual([
+      ["PPD", "21", "091000019", "5550001111", 4_321n, "121042880000007"],
+      ["PPD", "31", "091000019", "5550001111", 100n, "121042880000008"],
+    ]);
+    expect(w).toMatchObject({ entryCount: 2, totalDebit: 0n, totalCredit: 4_421n });
+    // The type 99 addenda, field by field (NACHA: type, reason, original trace, date of death, original RDFI, information, trace).
+    const lines = w.text.split("\n");
+    expect(lines[1]!.slice(1, 4)).toBe("220");
+    expect(lines[2]!.slice(78, 79)).toBe("1");
+    const addenda = lines[3]!;
+    expect([addenda.slice(0, 1), addenda.slice(1, 3), addenda.slice(3, 6), addenda.slice(6, 21), addenda.slice(21, 27), addenda.slice(27, 35), addenda.slice(35, 79).trim(), addenda.slice(79, 94)]).toEqual(["7", "99", "R23", "091000010000042", "      ", "23138010", "", "121042880000007"]);
+    expect(lines[5]!.slice(35, 79).trim()).toBe("REFUSED");
+    // Corridor's own reader sees returns with their reason and original trace.
+    const parsed = await parseNachaFile(w.text);
+    expect(parsed.batches[0]!.entries.map((e) => [e.return?.code, e.return?.originalTraceNumber, e.return?.originalRdfi])).toEqual([
+      ["R23", "091000010000042", "23138010"],
+      ["R17", "091000010000043", "23138010"],
+    ]);
+    // What cannot be a return entry is refused, naming the field.
+    expect(() => writeNachaFile(file({ batches: [batch({ entries: [ret({ direction: "debit" })] })] }))).toThrow(/direction: a return entry returns a credit/);
+    expect(() => writeNachaFile(file({ batches: [batch({ entries: [ret({ paymentRelatedInformation: "x" })] })] }))).toThrow(/paymentRelatedInformation/);
+    expect(() => writeNachaFile(file({ batches: [batch({ entries: [ret({ returnOf: { reasonCode: "X23", originalTraceNumber: "091000010000042", originalRdfi: "23138010" } })] })] }))).toThrow(/reasonCode/);
+    expect(() => writeNachaFile(file({ batches: [batch({ entries: [ret({ returnOf: { reasonCode: "R23", originalTraceNumber: "42", originalRdfi: "23138010" } })] })] }))).toThrow(/originalTraceNumber/);
+  });
+
   it("lays out the file header, batch header, entry, batch control and file control field by field", () => {
     const lines = writeNachaFile(file()).text.split("\n");
     expect(lines[0]).toBe("101 121042882123456789026112718 05A094101WELLS FARGO            CORRIDOR INC                   ".replace("18 05", "1805"));

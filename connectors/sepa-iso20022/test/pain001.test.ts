@@ -11,6 +11,8 @@ import {
 } from "../src/index.js";
 import { readCreditTransferFile, writeNotification, writeStatement, writeStatusReport } from "./bank-simulator.js";
 import { xsd, xsdErrors } from "./fixtures.js";
+import { admit } from "../src/runtime/admission.js";
+import type { RailInstruction } from "@corridor/connector";
 
 // Our pain.001 against the official XSD (libxml2's xmllint) and read by the bank simulator (a W3C
 // DOM, not our code); the bank's answers written by the simulator, checked against their
@@ -38,6 +40,28 @@ describe.skipIf(skip)("pain.001.001.10: valid for the XSD and read by another im
   it("writes a file the official schema accepts", () => {
     expect(xsdErrors(xmllint.path!, writeCreditTransferFile(file()), xsd("pain.001.001.10_1.xsd"))).toBeNull();
     expect(xsdErrors(xmllint.path!, writeCreditTransferFile(file({ instant: true, transfers: file().transfers.slice(0, 1), debtor: { name: "Op", iban: "DE89370400440532013000" } })), xsd("pain.001.001.10_1.xsd"))).toBeNull();
+  });
+
+  it("a RETURN instruction (rail contract 1.3) is a credit transfer back to the debtor the camt entry named, remittance RETURN <end-to-end id / reference>; valid for the XSD and read by the bank", () => {
+    const i: RailInstruction = {
+      instructionId: "Event:1", occurredAt: new Date("2026-11-27T08:00:00Z"), platformId: "", environment: "PRODUCTION", connector: "sepa-iso20022",
+      transactionId: "Transaction:0190aa04-0000-7000-8000-000000000004", direction: "PAYOUT", kind: "RETURN", amount: 4_321n, currency: "EUR", paymentRail: "SEPA",
+      externalAccountId: "", accountInfo: {}, reference: "RETURN E2E-77 INVOICE 77", umaAddress: "",
+      returnedCredit: { bankEntryId: "ASR-123", reason: "R23", paymentRail: "SEPA", senderName: "Jörg Payer", senderAccount: "DE75 5121 0800 1245 1261 99", senderRouting: "", reference: "E2E-77 INVOICE 77", creditedAccount: "DE89370400440532013000", creditedRouting: "", valueDate: "2026-11-26", suspenseItemId: "RailNotice:1" },
+    };
+    const a = admit(i);
+    if (!a.ok) throw new Error(a.reason);
+    expect(a).toMatchObject({ creditorIban: "DE75512108001245126199", creditorName: "Jorg Payer", remittance: "RETURN E2E-77 INVOICE 77", endToEndId: "0190aa04000070008000000000000004" });
+    const xml = writeCreditTransferFile(file({ transfers: [{ instructionId: "T-0004", endToEndId: a.endToEndId, amount: i.amount, creditor: { name: a.creditorName, iban: a.creditorIban }, remittance: a.remittance }] }));
+    expect(xsdErrors(xmllint.path!, xml, xsd("pain.001.001.10_1.xsd"))).toBeNull();
+    expect(readCreditTransferFile(xml).transfers).toEqual([
+      { instructionId: "T-0004", endToEndId: a.endToEndId, amount: "43.21", currency: "EUR", creditorName: "Jorg Payer", creditorIban: "DE75512108001245126199", creditorBic: undefined, remittance: "RETURN E2E-77 INVOICE 77" },
+    ]);
+    // What cannot be returned is refused: no IBAN or name of the sender, no returned credit, another currency.
+    expect(admit({ ...i, returnedCredit: { ...i.returnedCredit!, senderAccount: "" } })).toEqual({ ok: false, reason: "SENDER_IBAN_UNKNOWN" });
+    expect(admit({ ...i, returnedCredit: { ...i.returnedCredit!, senderName: "" } })).toEqual({ ok: false, reason: "SENDER_NAME_UNKNOWN" });
+    expect(admit({ ...i, returnedCredit: undefined })).toEqual({ ok: false, reason: "RETURN_WITHOUT_CREDIT" });
+    expect(admit({ ...i, currency: "USD" })).toEqual({ ok: false, reason: "CURRENCY_NOT_SUPPORTED" });
   });
 
   it("a file the schema refuses is caught by this check (the check can fail)", () => {

@@ -54,8 +54,11 @@ export interface RailInstruction {
   transactionId: string;
   /** PAYOUT: push money to the external account. PULL: debit it (transfer-in). */
   direction: "PAYOUT" | "PULL";
-  /** TRANSFER (transfer-in/out) or QUOTE_PAYOUT (the payout of an executed quote). */
-  kind: "TRANSFER" | "QUOTE_PAYOUT";
+  /**
+   * TRANSFER (transfer-in/out), QUOTE_PAYOUT (the payout of an executed quote) or RETURN (contract
+   * 1.3: send back a credit this connector reported; see `returnedCredit`).
+   */
+  kind: "TRANSFER" | "QUOTE_PAYOUT" | "RETURN";
   /** Minor units of `currency`. */
   amount: bigint;
   currency: string;
@@ -69,6 +72,26 @@ export interface RailInstruction {
   reference: string;
   /** QUOTE_PAYOUT to a UMA address; "" otherwise. */
   umaAddress: string;
+  /** RETURN only (contract 1.3): the received credit to send back, as its INCOMING_CREDIT notice said. */
+  returnedCredit?: ReturnedCredit;
+}
+
+/** What a RETURN instruction sends back (rail contract 1.3, docs/connectors.md). */
+export interface ReturnedCredit {
+  /** The notice's bank entry id (what the connector reported). */
+  bankEntryId: string;
+  /** The return reason the operator chose: R23 (default), R17 or R03. */
+  reason: string;
+  paymentRail: string;
+  senderName: string;
+  senderAccount: string;
+  senderRouting: string;
+  reference: string;
+  creditedAccount: string;
+  creditedRouting: string;
+  valueDate: string;
+  /** RailNotice:<uuidv7>, the ledger's suspense item. */
+  suspenseItemId: string;
 }
 
 /**

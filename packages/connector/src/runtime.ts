@@ -83,6 +83,12 @@ export interface ConnectorParts {
    * instruction again. Called at most once per transaction id, whatever the bus redelivers.
    */
   onInstruction(instruction: RailInstruction, trx: Transaction<any>): Promise<void>;
+  /**
+   * True when `onInstruction` sends RETURN instructions (contract 1.3) back to the sender. Otherwise
+   * the runtime answers each RETURN instruction REJECTED `RETURN_NOT_SUPPORTED` and never hands it
+   * to the connector (it must not be paid out as a transfer).
+   */
+  returns?: boolean;
   /** Loops the connector needs (cut-off windows, polling the bank); started after the consumer. */
   workers?: BackgroundWorker[];
 }
@@ -126,7 +132,7 @@ export function fromWire(m: RailInstructionPb): RailInstruction {
     connector,
     transactionId: m.transactionId,
     direction: m.direction === "PULL" ? "PULL" : "PAYOUT",
-    kind: m.kind === "QUOTE_PAYOUT" ? "QUOTE_PAYOUT" : "TRANSFER",
+    kind: m.kind === "QUOTE_PAYOUT" ? "QUOTE_PAYOUT" : m.kind === "RETURN" ? "RETURN" : "TRANSFER",
     amount: m.amount,
     currency: m.currency,
     paymentRail: m.paymentRail,
@@ -134,6 +140,23 @@ export function fromWire(m: RailInstructionPb): RailInstruction {
     accountInfo: (m.accountInfo as Record<string, unknown> | undefined) ?? {},
     reference: m.reference,
     umaAddress: m.umaAddress,
+    ...(m.kind === "RETURN" && m.returnedCredit
+      ? {
+          returnedCredit: {
+            bankEntryId: m.returnedCredit.bankEntryId,
+            reason: m.returnedCredit.reason,
+            paymentRail: m.returnedCredit.paymentRail,
+            senderName: m.returnedCredit.senderName,
+            senderAccount: m.returnedCredit.senderAccount,
+            senderRouting: m.returnedCredit.senderRouting,
+            reference: m.returnedCredit.reference,
+            creditedAccount: m.returnedCredit.creditedAccount,
+            creditedRouting: m.returnedCredit.creditedRouting,
+            valueDate: m.returnedCredit.valueDate,
+            suspenseItemId: m.returnedCredit.suspenseItemId,
+          },
+        }
+      : {}),
   };
 }
 
@@ -155,6 +178,7 @@ export function toWire(i: RailInstruction): RailInstructionPb {
     accountInfo: i.accountInfo as never,
     reference: i.reference,
     umaAddress: i.umaAddress,
+    returnedCredit: i.returnedCredit,
   });
 }
 
@@ -166,7 +190,8 @@ export function createOutcomePublisher(opts: { connector: string; clock: Clock }
   return {
     async report(trx, o) {
       if (!STATUSES.has(o.status)) throw new Error(`unknown rail outcome status ${JSON.stringify(o.status)}`);
-      if (!o.platformId || !o.transactionId) throw new Error("a rail outcome names its platform and transaction");
+      // The platform is empty only for a RETURN of a credit no platform's reference named (contract 1.3).
+      if (!o.transactionId) throw new Error("a rail outcome names its transaction");
       const outcomeId = newId("Event");
       const reason = o.reason ?? "";
       // One reporter per transaction at a time (a consumer and a worker, or two workers, may report
@@ -297,6 +322,9 @@ export function instructionConsumer(opts: {
   log: Logger;
   clock: Clock;
   batch?: boolean;
+  /** Whether the connector sends RETURN instructions; otherwise they are answered REJECTED RETURN_NOT_SUPPORTED with `outcomes` (or, without it, refused unanswered). */
+  returns?: boolean;
+  outcomes?: OutcomePublisher;
 }): ConsumerDefinition<typeof RailInstructionSchema> {
   const environment = environmentOf(opts.connector);
   return {
@@ -322,6 +350,11 @@ export function instructionConsumer(opts: {
         .executeTakeFirst();
       if (!fresh) {
         opts.log.warn({ instruction_id: i.instructionId, transaction_id: i.transactionId }, "a second instruction for a transaction already instructed; ignored");
+        return;
+      }
+      if (i.kind === "RETURN" && !opts.returns) {
+        opts.log.error({ instruction_id: i.instructionId, transaction_id: i.transactionId }, `connector ${opts.connector} does not send returns; RETURN instruction rejected`);
+        await opts.outcomes?.report(trx, { platformId: i.platformId, transactionId: i.transactionId, status: "REJECTED", reason: "RETURN_NOT_SUPPORTED", at: opts.clock.now() });
         return;
       }
       await opts.onInstruction(i, trx);
@@ -361,7 +394,7 @@ export async function startConnector<S extends z.ZodObject>(def: ConnectorDefini
   const notices = createNoticePublisher({ connector: def.name, clock: deps.clock });
   const statements = createStatementPublisher({ connector: def.name, clock: deps.clock });
   const parts = await def.build({ config, db, clock: deps.clock, log, outcomes, notices, statements });
-  const consumer = instructionConsumer({ connector: def.name, onInstruction: parts.onInstruction, log, clock: deps.clock, batch: def.batch });
+  const consumer = instructionConsumer({ connector: def.name, onInstruction: parts.onInstruction, log, clock: deps.clock, batch: def.batch, returns: parts.returns, outcomes });
   const subscription: Subscription = await subscribeConsumer({ db, bus: deps.bus, service: def.name, def: consumer, log });
   const relay = createOutboxRelay({ db, bus: deps.bus, log, wakeups: (wake) => deps.db.listen(outboxChannel(def.schema), wake) });
   const workers: BackgroundWorker[] = [relay, ...(parts.workers ?? [])];

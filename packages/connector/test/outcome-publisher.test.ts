@@ -1,7 +1,8 @@
 import { ManualClock, inTransaction, migrateSchema, newId, type DatabaseHandle } from "@corridor/kit";
 import { openTestDatabase } from "@corridor/kit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CONNECTOR_MIGRATIONS_DIR, createOutcomePublisher } from "../src/runtime.js";
+import { CONNECTOR_MIGRATIONS_DIR, createOutcomePublisher, instructionConsumer, toWire } from "../src/runtime.js";
+import type { RailInstruction } from "../src/contract.js";
 import { register } from "tsx/esm/api";
 
 describe("outcome publisher", () => {
@@ -35,5 +36,62 @@ describe("outcome publisher", () => {
     const transactionId = newId("Transaction");
     await expect(inTransaction(schema, (trx) => publisher.report(trx, { platformId: newId("Platform"), transactionId, status: "SETTLED" as never, at: clock.now() }))).rejects.toThrow(/unknown rail outcome status/);
     expect(await schema.selectFrom("connector_outcomes").select("sequence").where("transaction_id", "=", transactionId).execute()).toEqual([]);
+  });
+
+  // Rail contract 1.3: RETURN instructions reach only connectors that declare they send returns.
+  const returnInstruction = (): RailInstruction => ({
+    instructionId: newId("Event"),
+    occurredAt: clock.now(),
+    platformId: "",
+    environment: "PRODUCTION",
+    connector: "test-bank",
+    transactionId: newId("Transaction"),
+    direction: "PAYOUT",
+    kind: "RETURN",
+    amount: 4_321n,
+    currency: "USD",
+    paymentRail: "ACH",
+    externalAccountId: "",
+    accountInfo: {},
+    reference: "RETURN WRONG BANK",
+    umaAddress: "",
+    returnedCredit: {
+      bankEntryId: "260102-1234567890-1-091000010000001",
+      reason: "R23",
+      paymentRail: "ACH",
+      senderName: "ACME PAYROLL",
+      senderAccount: "1234567890",
+      senderRouting: "09100001",
+      reference: "WRONG BANK",
+      creditedAccount: "9876543210",
+      creditedRouting: "021000021",
+      valueDate: "2026-01-02",
+      suspenseItemId: newId("RailNotice"),
+    },
+  });
+  const silentLog = { error: () => {}, warn: () => {}, info: () => {}, debug: () => {}, child: () => silentLog } as never;
+
+  it("a RETURN instruction to a connector that sends no returns is answered REJECTED RETURN_NOT_SUPPORTED (no platform needed), never handed over", async () => {
+    const schema = db.forSchema<any>("connector_publisher_test");
+    const handed: RailInstruction[] = [];
+    const outcomes = createOutcomePublisher({ connector: "test-bank", clock });
+    const consumer = instructionConsumer({ connector: "test-bank", onInstruction: async (i) => void handed.push(i), log: silentLog, clock, outcomes });
+    const i = returnInstruction();
+    await inTransaction(schema, (trx) => consumer.handle(toWire(i), trx as never));
+    expect(handed).toEqual([]);
+    const rows = await schema.selectFrom("connector_outcomes").select(["status", "reason", "platform_id"]).where("transaction_id", "=", i.transactionId).execute();
+    expect(rows).toEqual([{ status: "REJECTED", reason: "RETURN_NOT_SUPPORTED", platform_id: "" }]);
+  });
+
+  it("a connector that sends returns gets the RETURN instruction with the returned credit, once", async () => {
+    const schema = db.forSchema<any>("connector_publisher_test");
+    const handed: RailInstruction[] = [];
+    const consumer = instructionConsumer({ connector: "test-bank", onInstruction: async (i) => void handed.push(i), log: silentLog, clock, returns: true, outcomes: createOutcomePublisher({ connector: "test-bank", clock }) });
+    const i = returnInstruction();
+    await inTransaction(schema, (trx) => consumer.handle(toWire(i), trx as never));
+    await inTransaction(schema, (trx) => consumer.handle(toWire({ ...i, instructionId: newId("Event") }), trx as never));
+    expect(handed).toHaveLength(1);
+    expect(handed[0]).toMatchObject({ kind: "RETURN", direction: "PAYOUT", amount: 4_321n, returnedCredit: i.returnedCredit });
+    expect(await schema.selectFrom("connector_outcomes").select("status").where("transaction_id", "=", i.transactionId).execute()).toEqual([]);
   });
 });

@@ -150,17 +150,117 @@ describe("deposits and notifications of change from rail notices", () => {
     expect((await h.admin.getSuspenseItem({ id: item.id })).item!.status).toBe("SUSPENSE");
   });
 
-  it("return: SUSPENSE -> RETURN_REQUESTED -> RETURNED, and then it can no longer be assigned", async () => {
+  // Rail contract 1.3: a return goes to the connector that reported the credit as a RETURN instruction.
+  const returnsOf = async (itemId: string) => (await h.railInstructions()).filter((r) => r.kind === "RETURN" && r.returnedCredit?.suspenseItemId === itemId);
+  const fromConnector = { connector: CONNECTOR, environment: "PRODUCTION" };
+  const trial = async () => new Map((await h.admin.getTrialBalance({ platformId: "" })).currencies.map((c) => [c.currency, c]));
+  const expectTrialExact = async () => {
+    for (const c of (await trial()).values()) {
+      expect(c.balanceSum, c.currency).toBe(0n);
+      expect(c.mismatchedAccountCount, c.currency).toBe(0n);
+    }
+  };
+
+  it("return: one RETURN instruction to the reporting connector; COMPLETED makes it RETURNED; repeats change nothing; no money moves", async () => {
     const p = await production();
-    const m = credit({ reference: "WRONG BANK" });
+    const before = await balanceSums(h.db, p.platformId);
+    const m = credit({ reference: "WRONG BANK", amount: 4_321n });
     await deliver(m);
     const item = (await suspense("SUSPENSE")).find((i) => i.bankEntryId === m.bankEntryId)!;
+    expect(await publicError(h.admin.returnSuspenseItem({ id: item.id, reason: "R99" }))).toMatchObject({ code: "INVALID_INPUT" });
+    expect(await returnsOf(item.id)).toHaveLength(0);
+    const requested = (await h.admin.returnSuspenseItem({ id: item.id, note: "sender asked", reason: "r17" })).item!;
+    expect(requested).toMatchObject({ status: "RETURN_REQUESTED", returnReason: "R17", note: "sender asked" });
+    expect(requested.returnTransactionId).toMatch(/^Transaction:/);
+    // A second call (any reason) answers the item as it is and emits nothing more.
+    expect((await h.admin.returnSuspenseItem({ id: item.id })).item!).toMatchObject({ status: "RETURN_REQUESTED", returnTransactionId: requested.returnTransactionId, returnReason: "R17" });
     expect(await publicError(h.admin.returnSuspenseItem({ id: item.id, returned: true }))).toMatchObject({ code: "SUSPENSE_ITEM_NOT_OPEN" });
-    expect((await h.admin.returnSuspenseItem({ id: item.id, note: "sender asked" })).item!.status).toBe("RETURN_REQUESTED");
-    expect((await h.admin.returnSuspenseItem({ id: item.id })).item!.status).toBe("RETURN_REQUESTED");
     expect(await publicError(h.admin.assignSuspenseItem({ id: item.id, internalAccountId: p.account.id }))).toMatchObject({ code: "SUSPENSE_ITEM_NOT_OPEN" });
-    expect((await h.admin.returnSuspenseItem({ id: item.id, returned: true })).item!).toMatchObject({ status: "RETURNED", note: "sender asked" });
+    const sent = await returnsOf(item.id);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({
+      topic: `corridor.rails.${CONNECTOR}.v1`,
+      connector: CONNECTOR,
+      environment: "PRODUCTION",
+      direction: "PAYOUT",
+      kind: "RETURN",
+      transactionId: requested.returnTransactionId,
+      amount: 4_321n,
+      currency: "USD",
+      paymentRail: "ACH",
+      returnedCredit: { bankEntryId: m.bankEntryId, reason: "R17", senderName: "ACME PAYROLL", senderAccount: "1234567890", reference: "WRONG BANK", creditedAccount: SANDBOX_BANK.accountNumber, valueDate: "2026-01-02" },
+    });
+    // Outcomes: from another connector ignored; PROCESSING nothing; COMPLETED → RETURNED; again, or a late FAILED, nothing.
+    await h.outcome("", requested.returnTransactionId, "COMPLETED", "", newId("Event"), { connector: "other-connector", environment: "PRODUCTION" });
+    expect((await h.admin.getSuspenseItem({ id: item.id })).item!.status).toBe("RETURN_REQUESTED");
+    await h.outcome("", requested.returnTransactionId, "PROCESSING", "", newId("Event"), fromConnector);
+    expect((await h.admin.getSuspenseItem({ id: item.id })).item!.status).toBe("RETURN_REQUESTED");
+    const done = newId("Event");
+    await h.outcome("", requested.returnTransactionId, "COMPLETED", "", done, fromConnector);
+    expect((await h.admin.getSuspenseItem({ id: item.id })).item!.status).toBe("RETURNED");
+    await h.outcome("", requested.returnTransactionId, "COMPLETED", "", done, fromConnector);
+    await h.outcome("", requested.returnTransactionId, "FAILED", "R01", newId("Event"), fromConnector);
+    expect((await h.admin.getSuspenseItem({ id: item.id })).item!).toMatchObject({ status: "RETURNED", returnDetail: "" });
+    expect((await h.admin.returnSuspenseItem({ id: item.id })).item!.status).toBe("RETURNED");
+    expect(await publicError(h.admin.assignSuspenseItem({ id: item.id, internalAccountId: p.account.id }))).toMatchObject({ code: "SUSPENSE_ITEM_NOT_OPEN" });
+    expect(await returnsOf(item.id)).toHaveLength(1);
+    // Nothing was booked for the credit in suspense, nor for its return: balances as before, trial balance exact.
+    expect(await balanceSums(h.db, p.platformId)).toEqual(before);
     expect(await balance(p.platformId, p.account.id)).toBe(0n);
+    await expectTrialExact();
+  });
+
+  it("return: FAILED or REJECTED puts it back in suspense (RETURN_FAILED, the reason kept); a new return is a new instruction; it can be assigned instead", async () => {
+    const p = await production();
+    const m = credit({ reference: "NO SUCH REF", amount: 900n });
+    await deliver(m);
+    const item = (await suspense("SUSPENSE")).find((i) => i.bankEntryId === m.bankEntryId)!;
+    const first = (await h.admin.returnSuspenseItem({ id: item.id })).item!;
+    expect(first.returnReason).toBe("R23");
+    const failed = newId("Event");
+    await h.outcome("", first.returnTransactionId, "FAILED", "BANK_REJECTED", failed, fromConnector);
+    expect((await h.admin.getSuspenseItem({ id: item.id })).item!).toMatchObject({ status: "RETURN_FAILED", returnDetail: "FAILED: BANK_REJECTED" });
+    expect((await suspense("RETURN_FAILED")).map((i) => i.id)).toContain(item.id);
+    // The same outcome redelivered, or a COMPLETED for that failed attempt, changes nothing.
+    await h.outcome("", first.returnTransactionId, "FAILED", "BANK_REJECTED", failed, fromConnector);
+    await h.outcome("", first.returnTransactionId, "COMPLETED", "", newId("Event"), fromConnector);
+    expect((await h.admin.getSuspenseItem({ id: item.id })).item!.status).toBe("RETURN_FAILED");
+    // Returned again: a second instruction with a new transaction id; REJECTED fails it too.
+    const second = (await h.admin.returnSuspenseItem({ id: item.id, reason: "R03" })).item!;
+    expect(second).toMatchObject({ status: "RETURN_REQUESTED", returnReason: "R03", returnDetail: "" });
+    expect(second.returnTransactionId).not.toBe(first.returnTransactionId);
+    expect((await returnsOf(item.id)).map((r) => r.transactionId)).toEqual([first.returnTransactionId, second.returnTransactionId]);
+    await h.outcome("", first.returnTransactionId, "COMPLETED", "", newId("Event"), fromConnector);
+    expect((await h.admin.getSuspenseItem({ id: item.id })).item!.status).toBe("RETURN_REQUESTED");
+    await h.outcome("", second.returnTransactionId, "REJECTED", "UNSUPPORTED", newId("Event"), fromConnector);
+    expect((await h.admin.getSuspenseItem({ id: item.id })).item!).toMatchObject({ status: "RETURN_FAILED", returnDetail: "REJECTED: UNSUPPORTED" });
+    // The operator places it instead: credited once.
+    expect((await h.admin.assignSuspenseItem({ id: item.id, internalAccountId: p.account.id })).item!.status).toBe("CREDITED");
+    expect(await balance(p.platformId, p.account.id)).toBe(900n);
+    expect(await publicError(h.admin.returnSuspenseItem({ id: item.id }))).toMatchObject({ code: "SUSPENSE_ITEM_NOT_OPEN" });
+    expect(await returnsOf(item.id)).toHaveLength(2);
+    for (const [currency, sum] of await balanceSums(h.db, p.platformId)) expect(sum, currency).toBe(0n);
+    await expectTrialExact();
+  });
+
+  it("returned by hand (outside Corridor): SUSPENSE or RETURN_FAILED → RETURNED with no instruction", async () => {
+    await production();
+    const m = credit({ reference: "HAND" });
+    await deliver(m);
+    const item = (await suspense("SUSPENSE")).find((i) => i.bankEntryId === m.bankEntryId)!;
+    expect((await h.admin.returnSuspenseItem({ id: item.id, returned: true, note: "wired back by the bank desk" })).item!).toMatchObject({ status: "RETURNED", note: "wired back by the bank desk", returnTransactionId: "" });
+    expect((await h.admin.returnSuspenseItem({ id: item.id })).item!.status).toBe("RETURNED");
+    expect(await returnsOf(item.id)).toHaveLength(0);
+  });
+
+  it("concurrent returns of one item emit exactly one instruction", async () => {
+    await production();
+    const m = credit({ reference: "RACE" });
+    await deliver(m);
+    const item = (await suspense("SUSPENSE")).find((i) => i.bankEntryId === m.bankEntryId)!;
+    const answers = await Promise.all(Array.from({ length: 5 }, () => h.admin.returnSuspenseItem({ id: item.id })));
+    expect(new Set(answers.map((a) => a.item!.returnTransactionId)).size).toBe(1);
+    expect(await returnsOf(item.id)).toHaveLength(1);
   });
 
   it("property: duplicate and concurrent notices and assignments never credit twice", async () => {

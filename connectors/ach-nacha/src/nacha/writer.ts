@@ -27,6 +27,22 @@ export interface OutgoingEntry {
   readonly traceSequence: number;
   /** Payment-related information for one type 05 addenda record (80 characters at most). */
   readonly paymentRelatedInformation?: string;
+  /**
+   * A return entry (as RDFI: a credit the operator's account received goes back; rail contract 1.3
+   * RETURN): direction credit, transaction code 21 (checking) / 31 (savings), one type 99 addenda
+   * with the reason code, the original entry's trace number and the original RDFI's routing (8
+   * digits). The entry's routing and account are the original entry's, the amount the original's.
+   */
+  readonly returnOf?: {
+    /** R01–R85 as NACHA lists them (R23, R17, R03 for a refused credit). */
+    readonly reasonCode: string;
+    /** The original entry's 15-digit trace number. */
+    readonly originalTraceNumber: string;
+    /** The original entry's receiving DFI identification: the first 8 digits of its routing number. */
+    readonly originalRdfi: string;
+    /** Addenda information (44 characters at most). */
+    readonly information?: string;
+  };
 }
 
 export interface OutgoingBatch {
@@ -83,6 +99,7 @@ function yymmdd(field: string, v: string): string {
 
 function transactionCode(e: OutgoingEntry): string {
   const base = e.accountType === "CHECKING" ? 2 : 3;
+  if (e.returnOf) return `${base}1`; // the return of a credit (22/32)
   return `${base}${e.direction === "credit" ? 2 : 7}`;
 }
 
@@ -154,7 +171,14 @@ export function writeNachaFile(file: OutgoingFile): WrittenFile {
       if (seenTraces.has(trace)) throw new NachaWriteError(`${ew}.traceSequence`, `trace number ${trace} appears twice in the file`);
       seenTraces.add(trace);
       traceNumbers.push(trace);
-      const addenda = e.paymentRelatedInformation !== undefined;
+      if (e.returnOf) {
+        if (e.direction !== "credit") throw new NachaWriteError(`${ew}.direction`, "a return entry returns a credit (transaction code 21/31)");
+        if (e.paymentRelatedInformation !== undefined) throw new NachaWriteError(`${ew}.paymentRelatedInformation`, "a return entry carries its type 99 addenda only");
+        if (!/^R[0-9]{2}$/.test(e.returnOf.reasonCode)) throw new NachaWriteError(`${ew}.returnOf.reasonCode`, "must be R followed by two digits");
+        if (!/^[0-9]{15}$/.test(e.returnOf.originalTraceNumber)) throw new NachaWriteError(`${ew}.returnOf.originalTraceNumber`, "must be 15 digits");
+        if (!/^[0-9]{8}$/.test(e.returnOf.originalRdfi)) throw new NachaWriteError(`${ew}.returnOf.originalRdfi`, "must be 8 digits");
+      }
+      const addenda = e.paymentRelatedInformation !== undefined || e.returnOf !== undefined;
       records.push(
         "6" + transactionCode(e) + e.routingNumber.slice(0, 8) + e.routingNumber[8] +
           alpha(`${ew}.accountNumber`, e.accountNumber, 17) +
@@ -165,7 +189,13 @@ export function writeNachaFile(file: OutgoingFile): WrittenFile {
           (addenda ? "1" : "0") + trace,
       );
       count += 1;
-      if (addenda) {
+      if (e.returnOf) {
+        records.push(
+          "7" + "99" + e.returnOf.reasonCode + e.returnOf.originalTraceNumber + " ".repeat(6) + e.returnOf.originalRdfi +
+            alpha(`${ew}.returnOf.information`, e.returnOf.information ?? "", 44, { truncate: true }) + trace,
+        );
+        count += 1;
+      } else if (addenda) {
         records.push("7" + "05" + alpha(`${ew}.paymentRelatedInformation`, e.paymentRelatedInformation!, 80) + "0001" + trace.slice(8));
         count += 1;
       }

@@ -26,7 +26,8 @@ const reject = (msg: string): never => {
   throw new BankRejection(`bank rejects the file: ${msg}`);
 };
 
-const CREDIT = new Set(["22", "23", "24", "32", "33", "34"]);
+// 21 and 31: the return of a credit (22/32) an RDFI sends back; a credit code in the controls.
+const CREDIT = new Set(["21", "22", "23", "24", "31", "32", "33", "34"]);
 const DEBIT = new Set(["27", "28", "29", "37", "38", "39"]);
 
 /** Reads an uploaded file as the ODFI would; throws BankRejection for anything it would refuse. */

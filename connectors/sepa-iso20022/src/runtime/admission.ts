@@ -26,6 +26,7 @@ const str = (v: unknown) => (typeof v === "string" ? v : undefined);
  * an instruction that is not one is rejected at once rather than sent.
  */
 export function admit(i: RailInstruction): Admission {
+  if (i.kind === "RETURN") return admitReturn(i);
   if (i.direction !== "PAYOUT") return { ok: false, reason: "SEPA_DIRECT_DEBIT_NOT_SUPPORTED" };
   if (i.currency !== "EUR") return { ok: false, reason: "CURRENCY_NOT_SUPPORTED" };
   if (i.amount < 1n || i.amount > MAX_SEPA_CENTS) return { ok: false, reason: "AMOUNT_OUT_OF_RANGE" };
@@ -43,5 +44,29 @@ export function admit(i: RailInstruction): Admission {
     creditorIban: iban,
     creditorBic: bic && BIC.test(bic) ? bic : undefined,
     remittance: sepaText(i.reference, 140),
+  };
+}
+
+/**
+ * A RETURN instruction (rail contract 1.3): a credit this connector reported goes back as a credit
+ * transfer to the debtor's IBAN and name its camt entry carried, with remittance `RETURN ` and the
+ * credit's reference (its end-to-end id first, then its remittance). Filed, reported and completed
+ * as any payout.
+ */
+function admitReturn(i: RailInstruction): Admission {
+  const rc = i.returnedCredit;
+  if (!rc) return { ok: false, reason: "RETURN_WITHOUT_CREDIT" };
+  if (i.currency !== "EUR") return { ok: false, reason: "CURRENCY_NOT_SUPPORTED" };
+  if (i.amount < 1n || i.amount > MAX_SEPA_CENTS) return { ok: false, reason: "AMOUNT_OUT_OF_RANGE" };
+  const iban = rc.senderAccount.replace(/\s+/g, "").toUpperCase();
+  if (!IBAN.test(iban)) return { ok: false, reason: "SENDER_IBAN_UNKNOWN" };
+  const name = sepaText(rc.senderName, 70);
+  if (!name) return { ok: false, reason: "SENDER_NAME_UNKNOWN" };
+  return {
+    ok: true,
+    endToEndId: endToEndIdOf(i.transactionId),
+    creditorName: name,
+    creditorIban: iban,
+    remittance: sepaText(`RETURN ${rc.reference.trim() || rc.bankEntryId}`, 140),
   };
 }

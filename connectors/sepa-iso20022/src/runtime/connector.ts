@@ -412,7 +412,8 @@ export const sepaConnector = defineConnector({
     const work = sepaWork({ db: ctx.db as Db, clock: ctx.clock, log: ctx.log, outcomes: ctx.outcomes, notices: ctx.notices, statements: ctx.statements, config: ctx.config, drop: sepaDropFromConfig(ctx.config) });
     const filer = pollingWorker({ name: "sepa-files", pollMs: ctx.config.SEPA_POLL_MS, log: ctx.log, pass: async () => ({ built: await work.file(), uploaded: await work.upload() }) });
     const reader = pollingWorker({ name: "sepa-reports", pollMs: ctx.config.SEPA_POLL_MS, log: ctx.log, pass: () => work.read() });
-    return { onInstruction: (i, trx) => work.accept(i, trx as unknown as Trx), workers: [filer, reader] };
+    // RETURN instructions (contract 1.3) are admitted as transfers back to the sender (admission.ts).
+    return { onInstruction: (i, trx) => work.accept(i, trx as unknown as Trx), returns: true, workers: [filer, reader] };
   },
 });
 

@@ -21,6 +21,10 @@ export async function getReceivedCredit(db: Db, id: string, forUpdate = false): 
   return q.executeTakeFirst();
 }
 
+export async function receivedCreditByReturn(db: Db, returnTransactionId: string): Promise<ReceivedCreditRow | undefined> {
+  return db.selectFrom("received_credits").selectAll().where("return_transaction_id", "=", returnTransactionId).forUpdate().executeTakeFirst();
+}
+
 export async function updateReceivedCredit(db: Db, id: string, set: Partial<Omit<ReceivedCreditRow, "id" | "connector" | "bank_entry_id">>): Promise<ReceivedCreditRow> {
   return db.updateTable("received_credits").set(set).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
 }

@@ -1,6 +1,6 @@
 import { afterCommit, inTransaction, type IdempotencyKeyRef } from "@corridor/kit";
 import type { Kysely, Transaction } from "kysely";
-import type { AccountRow, ExternalAccountRow, TransactionRow } from "../domain/model.js";
+import type { AccountRow, ExternalAccountRow, ReceivedCreditRow, TransactionRow } from "../domain/model.js";
 import type { RailRoute } from "../domain/rails.js";
 import type { LedgerStatements, LedgerStore, LedgerTx } from "../domain/ports.js";
 import * as accounts from "./accounts.js";
@@ -23,6 +23,7 @@ export interface LedgerEventWriters {
   emitRailInstruction(trx: Transaction<any>, tx: TransactionRow, external: ExternalAccountRow, route: RailRoute, at: Date): Promise<void>;
   emitQuotePayout(trx: Transaction<any>, tx: TransactionRow, external: ExternalAccountRow | undefined, route: RailRoute, at: Date): Promise<void>;
   emitExternalAccountUpdated(trx: Transaction<any>, account: ExternalAccountRow, at: Date, why: { code: string; transactionId: string; fields: string[] }): Promise<void>;
+  emitReturnInstruction(trx: Transaction<any>, item: ReceivedCreditRow, returnTransactionId: string, at: Date): Promise<void>;
 }
 
 /**
@@ -85,6 +86,7 @@ function statements(db: Db, systemAccountId: ReturnType<typeof systemAccountIds>
 
     insertReceivedCredit: (row) => notices.insertReceivedCredit(db, row),
     getReceivedCredit: (id, forUpdate) => notices.getReceivedCredit(db, id, forUpdate),
+    receivedCreditByReturn: (returnTransactionId) => notices.receivedCreditByReturn(db, returnTransactionId),
     updateReceivedCredit: (id, set) => notices.updateReceivedCredit(db, id, set),
     listReceivedCredits: (f) => notices.listReceivedCredits(db, f),
     accountByReference: (ref) => notices.accountByReference(db, ref),
@@ -118,6 +120,7 @@ export function createStore(db: Kysely<LedgerDatabase>, events: LedgerEventWrite
     emitBalanceUpdated: (account, at) => events.emitBalanceUpdated(trx, account, at),
     emitRailInstruction: (tx, external, route, at) => events.emitRailInstruction(trx, tx, external, route, at),
     emitQuotePayout: (tx, external, route, at) => events.emitQuotePayout(trx, tx, external, route, at),
+    emitReturnInstruction: (item, returnTransactionId, at) => events.emitReturnInstruction(trx, item, returnTransactionId, at),
     emitExternalAccountUpdated: (account, at, why) => events.emitExternalAccountUpdated(trx, account, at, why),
     completeIdempotencyKey: (ref: IdempotencyKeyRef, body) => completeKey(trx, ref, body),
   });

@@ -179,7 +179,7 @@ export interface ReceivedCreditsTable {
   sender_account: string;
   sender_routing: string;
   value_date: string;
-  status: "SUSPENSE" | "CREDITED" | "RETURN_REQUESTED" | "RETURNED";
+  status: "SUSPENSE" | "CREDITED" | "RETURN_REQUESTED" | "RETURNED" | "RETURN_FAILED";
   suspense_reason: string;
   platform_id: string | null;
   internal_account_id: string | null;
@@ -187,6 +187,9 @@ export interface ReceivedCreditsTable {
   note: string;
   received_at: Date;
   updated_at: Date;
+  return_transaction_id: string | null;
+  return_reason: Generated<string>;
+  return_detail: Generated<string>;
 }
 
 /** A receiving bank's correction of an external account (rail notice ACCOUNT_CORRECTION), applied or refused. */

@@ -77,7 +77,14 @@ export function fundingAccountsOf(account: Pick<AccountRow, "funding_instruction
 }
 
 const MAX_LIST = 500;
-const STATUSES = new Set(["SUSPENSE", "CREDITED", "RETURN_REQUESTED", "RETURNED", "ALL"]);
+const STATUSES = new Set(["SUSPENSE", "CREDITED", "RETURN_REQUESTED", "RETURNED", "RETURN_FAILED", "ALL"]);
+
+/**
+ * The return reasons the operator may send (ACH R-codes an RDFI uses to return a credit it cannot
+ * place): R23 credit entry refused by receiver (the default), R17 file record edit criteria (the
+ * entry cannot be processed), R03 no account / unable to locate account.
+ */
+export const RETURN_REASONS = ["R23", "R17", "R03"] as const;
 
 /**
  * Deposits and notifications of change from production rails (rail contract 1.2,
@@ -193,6 +200,9 @@ export function createDeposits(deps: { store: LedgerStore; clock: Clock; log?: P
         note: "",
         received_at: now,
         updated_at: now,
+        return_transaction_id: null,
+        return_reason: "",
+        return_detail: "",
       });
       if (!inserted) return undefined; // the same bank entry again (another event id): applied once
       const refs = referencesIn(n.reference);
@@ -295,7 +305,7 @@ export function createDeposits(deps: { store: LedgerStore; clock: Clock; log?: P
       return store.transaction(async (trx) => {
         const item = (await trx.getReceivedCredit(first.id, true))!;
         if (item.status === "CREDITED" && item.internal_account_id === i.internalAccountId) return item;
-        if (item.status !== "SUSPENSE") throw errors.conflict("SUSPENSE_ITEM_NOT_OPEN", `The item is ${item.status}; only an item in SUSPENSE can be assigned`, { id: item.id, status: item.status });
+        if (item.status !== "SUSPENSE" && item.status !== "RETURN_FAILED") throw errors.conflict("SUSPENSE_ITEM_NOT_OPEN", `The item is ${item.status}; only an item in SUSPENSE or RETURN_FAILED can be assigned`, { id: item.id, status: item.status });
         const account = await trx.accountById(i.internalAccountId);
         if (!account || account.owner_kind === "SYSTEM") throw errors.notFound("InternalAccount", i.internalAccountId);
         const reason = await refusal(trx, item, account, false);
@@ -304,17 +314,69 @@ export function createDeposits(deps: { store: LedgerStore; clock: Clock; log?: P
       });
     },
 
-    /** SUSPENSE → RETURN_REQUESTED, or with `returned` RETURN_REQUESTED → RETURNED; repeating a step answers the item. */
-    async returnSuspenseItem(i: { id: string; note: string; returned: boolean }) {
+    /**
+     * The operator returns an item in suspense (or whose return failed) to its sender (rail
+     * contract 1.3): it becomes RETURN_REQUESTED and, in the same transaction, a RETURN instruction
+     * with a new transaction id goes to the connector that reported the credit (exactly once: the
+     * outbox). No journal entry: a credit in suspense was never booked (the money sits at the
+     * operator's bank, on nobody's account), so sending it back leaves every balance and the trial
+     * balance as they are. A repeat (RETURN_REQUESTED, RETURNED) answers the item as it is.
+     * With `returned`: marked RETURNED by hand, for money the operator sent back outside Corridor
+     * (no instruction; refused while a RETURN instruction is with the connector).
+     */
+    async returnSuspenseItem(i: { id: string; note: string; returned: boolean; reason?: string }) {
+      const reason = (i.reason ?? "").trim().toUpperCase() || "R23";
+      if (!(RETURN_REASONS as readonly string[]).includes(reason)) throw errors.invalidInput([{ field: "reason", reason: `must be one of ${RETURN_REASONS.join(", ")}` }]);
       await this.getSuspenseItem(i.id);
       return store.transaction(async (trx) => {
         const item = (await trx.getReceivedCredit(i.id, true))!;
-        const from = i.returned ? "RETURN_REQUESTED" : "SUSPENSE";
-        const to = i.returned ? "RETURNED" : "RETURN_REQUESTED";
-        if (item.status === to) return item;
-        if (item.status !== from) throw errors.conflict("SUSPENSE_ITEM_NOT_OPEN", `The item is ${item.status}; ${to} needs ${from}`, { id: item.id, status: item.status });
-        return trx.updateReceivedCredit(item.id, { status: to, note: i.note || item.note, updated_at: clock.now() });
+        const now = clock.now();
+        if (item.status === "RETURNED") return item;
+        if (i.returned) {
+          if (item.status !== "SUSPENSE" && item.status !== "RETURN_FAILED")
+            throw errors.conflict("SUSPENSE_ITEM_NOT_OPEN", `The item is ${item.status}; only an item in SUSPENSE or RETURN_FAILED can be marked RETURNED by hand`, { id: item.id, status: item.status });
+          return trx.updateReceivedCredit(item.id, { status: "RETURNED", note: i.note || item.note, updated_at: now });
+        }
+        if (item.status === "RETURN_REQUESTED") return item;
+        if (item.status !== "SUSPENSE" && item.status !== "RETURN_FAILED")
+          throw errors.conflict("SUSPENSE_ITEM_NOT_OPEN", `The item is ${item.status}; only an item in SUSPENSE or RETURN_FAILED can be returned`, { id: item.id, status: item.status });
+        const returnId = newId("Transaction");
+        const updated = await trx.updateReceivedCredit(item.id, {
+          status: "RETURN_REQUESTED",
+          return_transaction_id: returnId,
+          return_reason: reason,
+          return_detail: "",
+          note: i.note || item.note,
+          updated_at: now,
+        });
+        await trx.emitReturnInstruction(updated, returnId, now);
+        deps.log?.info({ id: item.id, connector: item.connector, return_transaction_id: returnId, reason }, "received credit returned to its sender through the connector");
+        return updated;
       });
+    },
+
+    /**
+     * A connector's outcome for a RETURN instruction (rail-outcomes consumer, in its inbox
+     * transaction); undefined when the transaction id is no return's. COMPLETED: RETURNED.
+     * FAILED or REJECTED: RETURN_FAILED with the reason (the money is still at the operator's bank,
+     * the item awaits the operator again). Anything else, a repeat, or an outcome for an earlier
+     * attempt changes nothing.
+     */
+    async applyReturnOutcome(inbox: unknown, o: { transactionId: string; status: string; reason: string; connector?: string; environment?: string }): Promise<"applied" | "not-addressed" | undefined> {
+      if (!o.transactionId) return undefined;
+      const trx = store.within(inbox);
+      const item = await trx.receivedCreditByReturn(o.transactionId);
+      if (!item) return undefined;
+      if (o.connector !== item.connector || (o.environment && o.environment !== "PRODUCTION")) return "not-addressed";
+      if (item.status !== "RETURN_REQUESTED") return "applied";
+      const now = clock.now();
+      if (o.status === "COMPLETED") {
+        await trx.updateReceivedCredit(item.id, { status: "RETURNED", return_detail: "", updated_at: now });
+      } else if (o.status === "FAILED" || o.status === "REJECTED") {
+        deps.log?.error({ id: item.id, connector: item.connector, return_transaction_id: o.transactionId, status: o.status, reason: o.reason }, "the connector failed the return of a received credit; it is back in suspense for the operator");
+        await trx.updateReceivedCredit(item.id, { status: "RETURN_FAILED", return_detail: `${o.status}${o.reason ? `: ${o.reason}` : ""}`, updated_at: now });
+      }
+      return "applied";
     },
   };
 }

@@ -35,14 +35,22 @@ export function createLedger(deps: {
   const { store, clock, directory, idempotent, answers } = deps;
   const rails = createRailRouter({ store, directory, clock });
   const quotes = createQuotes({ store, clock, directory, rails });
+  const transfers = createTransfers({ store, clock, directory, idempotent, answers: answers.transaction, quotes, rails });
+  const deposits = createDeposits({ store, clock, log: deps.log });
   return {
     ...createAccounts({ store, clock, directory }),
     ...createCopies({ store, clock, fundingBanks: deps.fundingBanks }),
-    ...createTransfers({ store, clock, directory, idempotent, answers: answers.transaction, quotes, rails }),
+    ...transfers,
     ...createSandboxFunding({ store, clock, directory, idempotent, answers: answers.internalAccount }),
     ...createIncoming({ store, clock, directory, idempotent, answers: answers.transaction, rails }),
     /** Rail notices: deposits, the suspense list, notifications of change (deposits.ts). */
-    ...createDeposits({ store, clock, log: deps.log }),
+    ...deposits,
+    /** A rail outcome: a transaction's (transfers.ts), else a RETURN instruction's (deposits.ts, contract 1.3). */
+    async applyRailOutcome(...a: Parameters<typeof transfers.applyRailOutcome>): ReturnType<typeof transfers.applyRailOutcome> {
+      const r = await transfers.applyRailOutcome(...a);
+      if (r !== "unknown") return r;
+      return (await deposits.applyReturnOutcome(a[0], a[1])) ?? "unknown";
+    },
     createQuoteTransaction: quotes.createQuoteTransaction,
     createLookupTransaction: quotes.createLookupTransaction,
     expireQuoteTransaction: quotes.expireQuoteTransaction,

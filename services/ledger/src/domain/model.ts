@@ -257,8 +257,8 @@ export interface ReceivedCreditRow {
   sender_account: string;
   sender_routing: string;
   value_date: string;
-  /** SUSPENSE: matched no internal account; CREDITED: an INCOMING transaction credited it; RETURN_REQUESTED, RETURNED: the operator sends it back. */
-  status: "SUSPENSE" | "CREDITED" | "RETURN_REQUESTED" | "RETURNED";
+  /** SUSPENSE: matched no internal account; CREDITED: an INCOMING transaction credited it; RETURN_REQUESTED: a RETURN instruction is with the connector; RETURNED; RETURN_FAILED: the connector failed it (still in suspense). */
+  status: "SUSPENSE" | "CREDITED" | "RETURN_REQUESTED" | "RETURNED" | "RETURN_FAILED";
   /** Why it went to suspense ("" when matched at once). */
   suspense_reason: string;
   platform_id: string | null;
@@ -267,6 +267,11 @@ export interface ReceivedCreditRow {
   note: string;
   received_at: Date;
   updated_at: Date;
+  /** The RETURN instruction's transaction id (rail contract 1.3; a new one per attempt), or null before any. */
+  return_transaction_id: string | null;
+  /** The return reason sent (ACH R-code) and why the connector failed it (RETURN_FAILED). */
+  return_reason: string;
+  return_detail: string;
 }
 
 /** A receiving bank's correction of an external account (rail notice ACCOUNT_CORRECTION). */

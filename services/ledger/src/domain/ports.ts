@@ -138,6 +138,8 @@ export interface LedgerStatements {
   /** Inserts the credit unless its (connector, bank entry id) is known; undefined then. */
   insertReceivedCredit(row: ReceivedCreditRow): Promise<ReceivedCreditRow | undefined>;
   getReceivedCredit(id: string, forUpdate?: boolean): Promise<ReceivedCreditRow | undefined>;
+  /** The item whose RETURN instruction has this transaction id (locked). */
+  receivedCreditByReturn(returnTransactionId: string): Promise<ReceivedCreditRow | undefined>;
   updateReceivedCredit(id: string, set: Partial<Omit<ReceivedCreditRow, "id" | "connector" | "bank_entry_id">>): Promise<ReceivedCreditRow>;
   listReceivedCredits(f: { status?: string; connector?: string; limit: number }): Promise<ReceivedCreditRow[]>;
   accountByReference(reference: string): Promise<AccountRow | undefined>;
@@ -177,6 +179,8 @@ export interface LedgerTx extends LedgerStatements {
   /** The instruction to the connector of `route` (its topic, addressed to it). */
   emitRailInstruction(tx: TransactionRow, external: ExternalAccountRow, route: RailRoute, at: Date): Promise<void>;
   emitQuotePayout(tx: TransactionRow, external: ExternalAccountRow | undefined, route: RailRoute, at: Date): Promise<void>;
+  /** A RETURN instruction (contract 1.3) to the connector that reported the credit. */
+  emitReturnInstruction(item: ReceivedCreditRow, returnTransactionId: string, at: Date): Promise<void>;
   /** EXTERNAL_ACCOUNT_UPDATED (a receiving bank corrected the account). */
   emitExternalAccountUpdated(account: ExternalAccountRow, at: Date, why: { code: string; transactionId: string; fields: string[] }): Promise<void>;
 

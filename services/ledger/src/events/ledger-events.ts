@@ -5,7 +5,7 @@ import { afterCommit, enqueueEvent, newId, recordMoneyMoved, topics } from "@cor
 import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import { RailInstructionSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
 import type { Transaction } from "kysely";
-import type { AccountRow, ExternalAccountRow, TransactionRow } from "../domain/model.js";
+import type { AccountRow, ExternalAccountRow, ReceivedCreditRow, TransactionRow } from "../domain/model.js";
 import type { RailRoute } from "../domain/rails.js";
 import { externalAccountToPb, internalAccountToPb, transactionToPb } from "../handlers/mappers.js";
 
@@ -126,6 +126,49 @@ export async function emitQuotePayout(trx: Transaction<any>, tx: TransactionRow,
       reference: tx.reference,
       environment: route.environment,
       connector: route.connector,
+    }),
+  });
+}
+
+/**
+ * A RETURN instruction (rail contract 1.3): send a received credit back to its sender, through the
+ * connector that reported it (its topic, addressed to it; always PRODUCTION: notices are). Keyed and
+ * identified by the return's transaction id, which the connector's outcomes name.
+ */
+export async function emitReturnInstruction(trx: Transaction<any>, item: ReceivedCreditRow, returnTransactionId: string, at: Date): Promise<void> {
+  const eventId = newId("Event");
+  await enqueueEvent(trx, {
+    topic: instructionTopic(item.connector),
+    key: returnTransactionId,
+    eventId,
+    eventType: "RAIL_RETURN",
+    schema: RailInstructionSchema,
+    message: create(RailInstructionSchema, {
+      eventId,
+      occurredAt: timestampFromDate(at),
+      platformId: item.platform_id ?? "",
+      transactionId: returnTransactionId,
+      direction: "PAYOUT",
+      kind: "RETURN",
+      amount: item.amount,
+      currency: item.currency,
+      reference: `RETURN ${item.reference}`.slice(0, 140),
+      paymentRail: item.payment_rail,
+      environment: "PRODUCTION",
+      connector: item.connector,
+      returnedCredit: {
+        bankEntryId: item.bank_entry_id,
+        reason: item.return_reason,
+        paymentRail: item.payment_rail,
+        senderName: item.sender_name,
+        senderAccount: item.sender_account,
+        senderRouting: item.sender_routing,
+        reference: item.reference,
+        creditedAccount: item.credited_account,
+        creditedRouting: item.credited_routing,
+        valueDate: item.value_date,
+        suspenseItemId: item.id,
+      },
     }),
   });
 }

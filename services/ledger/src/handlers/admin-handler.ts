@@ -33,6 +33,9 @@ const itemToPb = (r: ReceivedCreditRow) => ({
   internalAccountId: r.internal_account_id ?? "",
   transactionId: r.transaction_id ?? "",
   note: r.note,
+  returnTransactionId: r.return_transaction_id ?? "",
+  returnReason: r.return_reason,
+  returnDetail: r.return_detail,
   receivedAt: timestampFromDate(r.received_at),
   updatedAt: timestampFromDate(r.updated_at),
 });
@@ -104,7 +107,7 @@ export function createAdminHandler({
       return { item: itemToPb(await ledger.assignSuspenseItem({ id: req.id, internalAccountId: req.internalAccountId, note: req.note })) };
     },
     async returnSuspenseItem(req) {
-      return { item: itemToPb(await ledger.returnSuspenseItem({ id: req.id, note: req.note, returned: req.returned })) };
+      return { item: itemToPb(await ledger.returnSuspenseItem({ id: req.id, note: req.note, returned: req.returned, reason: req.reason })) };
     },
     async listReconciliationReports(req) {
       return { reports: (await reconciliation.listReports({ connector: req.connector, status: req.status, limit: req.limit })).map(reportToPb) };

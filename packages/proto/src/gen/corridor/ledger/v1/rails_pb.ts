@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file corridor/ledger/v1/rails.proto.
  */
 export const file_corridor_ledger_v1_rails: GenFile = /*@__PURE__*/
-  fileDesc("Ch5jb3JyaWRvci9sZWRnZXIvdjEvcmFpbHMucHJvdG8SEmNvcnJpZG9yLmxlZGdlci52MSL2AgoPUmFpbEluc3RydWN0aW9uEhAKCGV2ZW50X2lkGAEgASgJEi8KC29jY3VycmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtwbGF0Zm9ybV9pZBgDIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgEIAEoCRIRCglkaXJlY3Rpb24YBSABKAkSDgoGYW1vdW50GAYgASgDEhAKCGN1cnJlbmN5GAcgASgJEhsKE2V4dGVybmFsX2FjY291bnRfaWQYCCABKAkSLQoMYWNjb3VudF9pbmZvGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCglyZWZlcmVuY2UYCiABKAkSDAoEa2luZBgLIAEoCRITCgt1bWFfYWRkcmVzcxgMIAEoCRIUCgxwYXltZW50X3JhaWwYDSABKAkSEwoLZW52aXJvbm1lbnQYDiABKAkSEQoJY29ubmVjdG9yGA8gASgJIpMCCgtSYWlsT3V0Y29tZRIQCghldmVudF9pZBgBIAEoCRIvCgtvY2N1cnJlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLcGxhdGZvcm1faWQYAyABKAkSFgoOdHJhbnNhY3Rpb25faWQYBCABKAkSDgoGc3RhdHVzGAUgASgJEg4KBnJlYXNvbhgGIAEoCRI6ChZleHBlY3RlZF9zZXR0bGVtZW50X2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgljb25uZWN0b3IYCCABKAkSEwoLZW52aXJvbm1lbnQYCSABKAkSEAoIc2VxdWVuY2UYCiABKA1iBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Ch5jb3JyaWRvci9sZWRnZXIvdjEvcmFpbHMucHJvdG8SEmNvcnJpZG9yLmxlZGdlci52MSKzAwoPUmFpbEluc3RydWN0aW9uEhAKCGV2ZW50X2lkGAEgASgJEi8KC29jY3VycmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtwbGF0Zm9ybV9pZBgDIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgEIAEoCRIRCglkaXJlY3Rpb24YBSABKAkSDgoGYW1vdW50GAYgASgDEhAKCGN1cnJlbmN5GAcgASgJEhsKE2V4dGVybmFsX2FjY291bnRfaWQYCCABKAkSLQoMYWNjb3VudF9pbmZvGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCglyZWZlcmVuY2UYCiABKAkSDAoEa2luZBgLIAEoCRITCgt1bWFfYWRkcmVzcxgMIAEoCRIUCgxwYXltZW50X3JhaWwYDSABKAkSEwoLZW52aXJvbm1lbnQYDiABKAkSEQoJY29ubmVjdG9yGA8gASgJEjsKD3JldHVybmVkX2NyZWRpdBgQIAEoCzIiLmNvcnJpZG9yLmxlZGdlci52MS5SZXR1cm5lZENyZWRpdCKHAgoOUmV0dXJuZWRDcmVkaXQSFQoNYmFua19lbnRyeV9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkSFAoMcGF5bWVudF9yYWlsGAMgASgJEhMKC3NlbmRlcl9uYW1lGAQgASgJEhYKDnNlbmRlcl9hY2NvdW50GAUgASgJEhYKDnNlbmRlcl9yb3V0aW5nGAYgASgJEhEKCXJlZmVyZW5jZRgHIAEoCRIYChBjcmVkaXRlZF9hY2NvdW50GAggASgJEhgKEGNyZWRpdGVkX3JvdXRpbmcYCSABKAkSEgoKdmFsdWVfZGF0ZRgKIAEoCRIYChBzdXNwZW5zZV9pdGVtX2lkGAsgASgJIpMCCgtSYWlsT3V0Y29tZRIQCghldmVudF9pZBgBIAEoCRIvCgtvY2N1cnJlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLcGxhdGZvcm1faWQYAyABKAkSFgoOdHJhbnNhY3Rpb25faWQYBCABKAkSDgoGc3RhdHVzGAUgASgJEg4KBnJlYXNvbhgGIAEoCRI6ChZleHBlY3RlZF9zZXR0bGVtZW50X2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgljb25uZWN0b3IYCCABKAkSEwoLZW52aXJvbm1lbnQYCSABKAkSEAoIc2VxdWVuY2UYCiABKA1iBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * RailInstruction is the envelope of the instruction topics (key: transaction id): the ledger asks
@@ -95,8 +95,10 @@ export type RailInstruction = Message<"corridor.ledger.v1.RailInstruction"> & {
   reference: string;
 
   /**
-   * TRANSFER (empty too: a transfer-in/out) or QUOTE_PAYOUT (the payout of an executed quote, in
-   * the receiving currency; its outcomes may include REFUND_* after a failure or a return).
+   * TRANSFER (empty too: a transfer-in/out), QUOTE_PAYOUT (the payout of an executed quote, in
+   * the receiving currency; its outcomes may include REFUND_* after a failure or a return) or
+   * RETURN (contract 1.3: direction PAYOUT; send back a credit the connector reported as an
+   * INCOMING_CREDIT notice that the operator returns from suspense; see returned_credit).
    *
    * @generated from field: string kind = 11;
    */
@@ -133,6 +135,14 @@ export type RailInstruction = Message<"corridor.ledger.v1.RailInstruction"> & {
    * @generated from field: string connector = 15;
    */
   connector: string;
+
+  /**
+   * kind RETURN (contract 1.3): the received credit to send back, as its INCOMING_CREDIT notice
+   * said; amount and currency above are the credit's. Unset for every other kind.
+   *
+   * @generated from field: corridor.ledger.v1.ReturnedCredit returned_credit = 16;
+   */
+  returnedCredit?: ReturnedCredit | undefined;
 };
 
 /**
@@ -141,6 +151,97 @@ export type RailInstruction = Message<"corridor.ledger.v1.RailInstruction"> & {
  */
 export const RailInstructionSchema: GenMessage<RailInstruction> = /*@__PURE__*/
   messageDesc(file_corridor_ledger_v1_rails, 0);
+
+/**
+ * ReturnedCredit is the credit a RETURN instruction sends back (rail contract 1.3).
+ *
+ * @generated from message corridor.ledger.v1.ReturnedCredit
+ */
+export type ReturnedCredit = Message<"corridor.ledger.v1.ReturnedCredit"> & {
+  /**
+   * The bank's id of the received entry (the notice's bank_entry_id: for ACH the trace number).
+   *
+   * @generated from field: string bank_entry_id = 1;
+   */
+  bankEntryId: string;
+
+  /**
+   * The return reason the operator chose (ACH: R23 default, R17, R03; other rails map or ignore it).
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * The payment rail the credit came by, and the sender's data as the notice carried it.
+   *
+   * @generated from field: string payment_rail = 3;
+   */
+  paymentRail: string;
+
+  /**
+   * The sender name.
+   *
+   * @generated from field: string sender_name = 4;
+   */
+  senderName: string;
+
+  /**
+   * The sender account.
+   *
+   * @generated from field: string sender_account = 5;
+   */
+  senderAccount: string;
+
+  /**
+   * The sender routing.
+   *
+   * @generated from field: string sender_routing = 6;
+   */
+  senderRouting: string;
+
+  /**
+   * The remittance reference of the credit (SEPA: the end-to-end id or reference to quote back).
+   *
+   * @generated from field: string reference = 7;
+   */
+  reference: string;
+
+  /**
+   * The operator's account the bank credited, and the credit's value date (YYYY-MM-DD).
+   *
+   * @generated from field: string credited_account = 8;
+   */
+  creditedAccount: string;
+
+  /**
+   * The credited routing.
+   *
+   * @generated from field: string credited_routing = 9;
+   */
+  creditedRouting: string;
+
+  /**
+   * The value date.
+   *
+   * @generated from field: string value_date = 10;
+   */
+  valueDate: string;
+
+  /**
+   * RailNotice:<uuidv7>: the ledger's suspense item.
+   *
+   * @generated from field: string suspense_item_id = 11;
+   */
+  suspenseItemId: string;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ReturnedCredit.
+ * Use `create(ReturnedCreditSchema)` to create a new message.
+ */
+export const ReturnedCreditSchema: GenMessage<ReturnedCredit> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_rails, 1);
 
 /**
  * RailOutcome is the envelope of topic corridor.rail-outcomes.v1 (key: transaction id).
@@ -234,5 +335,5 @@ export type RailOutcome = Message<"corridor.ledger.v1.RailOutcome"> & {
  * Use `create(RailOutcomeSchema)` to create a new message.
  */
 export const RailOutcomeSchema: GenMessage<RailOutcome> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_rails, 1);
+  messageDesc(file_corridor_ledger_v1_rails, 2);
 
