@@ -138,7 +138,7 @@ async function acceptReturn(d: Omit<EngineDeps, "transport">, i: RailInstruction
   const rdfi8 = rc.creditedRouting.slice(0, 8);
   if (!/^[0-9]{8}$/.test(odfi8) || !/^[0-9]{8}$/.test(rdfi8) || !rc.creditedAccount) return reject("ORIGINAL_ENTRY_INCOMPLETE");
   const now = d.clock.now();
-  const w = windowFor(now, scheduleOf(d.config), false);
+  const w = achWindowFor(d.config, now, false);
   const returnOf: ReturnOf = { reasonCode: rc.reason, originalTraceNumber: trace, originalRdfi: rdfi8, companyName: rc.senderName || "ORIGINATOR", companyIdentification: rc.senderAccount || "0000000000" };
   await trx
     .insertInto("ach_entries")
