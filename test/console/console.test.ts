@@ -122,8 +122,9 @@ describe.skipIf(skip)(`the console in Chromium${chromiumFound.path ? "" : ` — 
     // notifications learns the endpoint from an event: a TEST sent before may not reach it yet.
     await eventually(async () => {
       await page.getByRole("button", { name: "Send a TEST webhook" }).click();
-      const notice = page.locator(".notice", { hasText: "TEST Webhook:" });
-      await notice.waitFor();
+      const notice = page.locator(".notice", { hasText: "TEST webhook to" });
+      // Before notifications knows the endpoint the answer is a 400 (no notice): click again.
+      await notice.waitFor({ timeout: 3_000 });
       return (await notice.textContent())?.includes("delivered (HTTP 200)") ? true : undefined;
     });
     expect(received.some((r) => r.type === "TEST")).toBe(true);

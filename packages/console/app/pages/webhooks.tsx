@@ -11,14 +11,11 @@ interface WebhookSecret {
   previousSecretExpiresAt?: string;
 }
 
+/** POST /sandbox/webhooks/test: Grid's answer when the endpoint answered (no answer is a 400 WEBHOOK_DELIVERY_FAILED). */
 export interface TestWebhookResult {
-  id: string;
-  type: string;
   url: string;
-  responseStatus: number;
-  delivered: boolean;
-  error?: string;
-  attemptedAt: string;
+  response_status: number;
+  response_body: string;
 }
 
 /** The event types Corridor sends (decisions §8), offered as suggestions in the filter. */
@@ -91,9 +88,10 @@ function EndpointCard() {
 }
 
 export function TestResult({ result }: { result: TestWebhookResult }) {
+  const delivered = result.response_status >= 200 && result.response_status < 300;
   return (
-    <Notice tone={result.delivered ? "good" : "warn"}>
-      TEST {result.id} to {result.url}: {result.delivered ? `delivered (HTTP ${result.responseStatus})` : `not delivered — ${result.error ?? `HTTP ${result.responseStatus}`}`} at {formatTime(result.attemptedAt)}.
+    <Notice tone={delivered ? "good" : "warn"}>
+      TEST webhook to {result.url}: {delivered ? `delivered (HTTP ${result.response_status})` : `not delivered — the endpoint answered HTTP ${result.response_status}`}.
     </Notice>
   );
 }
