@@ -159,9 +159,12 @@ export function checkBodyMediaType(request: FastifyRequest): void {
   const sent = headers["transfer-encoding"] !== undefined || (headers["content-length"] !== undefined && headers["content-length"] !== "0");
   if (!sent) return;
   const received = mediaType(headers["content-type"]);
-  if (received === "application/json") return;
-  throw new HttpError(415, "UNSUPPORTED_MEDIA_TYPE", `This route takes an application/json body; ${received ? `${received} is not accepted` : "the body has no Content-Type"}`, {
-    expected: "application/json",
+  // A route declares what it consumes (document uploads: multipart/form-data); JSON otherwise.
+  const consumes = ((request.routeOptions.schema as { consumes?: string[] } | undefined)?.consumes ?? ["application/json"]).map((c) => c.toLowerCase());
+  if (consumes.includes(received)) return;
+  const expected = consumes[0]!;
+  throw new HttpError(415, "UNSUPPORTED_MEDIA_TYPE", `This route takes ${expected === "application/json" ? "an" : "a"} ${expected} body; ${received ? `${received} is not accepted` : "the body has no Content-Type"}`, {
+    expected,
     received: received || null,
   });
 }

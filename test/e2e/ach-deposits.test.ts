@@ -6,6 +6,7 @@ import type { RunningConnector } from "@corridor/connector";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sftpBank, type SftpBank } from "../../connectors/ach-nacha/test/bank/sftp-bank.js";
 import { sftpServerRequired, sftpServerUnavailableReason, startSftpServer, type SftpTestServer } from "../infra/sftp/sshd.js";
+import { E2E_FUNDING_BANK_ACCOUNTS } from "../infra/split-setup.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
 import { balanceOf, platformAccount, usdAccountInfo } from "./ledger-helpers.js";
 
@@ -35,6 +36,8 @@ describe.skipIf(skip)(`ACH deposits, suspense and notifications of change end to
   beforeAll(async () => {
     server = await startSftpServer();
     bank = sftpBank({ root: server.localRoot, bankRouting: "231380104", odfiRouting: ODFI });
+    // Production accounts are paid into the operator's bank (split: test/infra/split-setup.ts sets the same).
+    if (mode === "embedded") process.env.LEDGER_FUNDING_BANK_ACCOUNTS = E2E_FUNDING_BANK_ACCOUNTS;
     system = await startTestSystem();
     ach = await system.startConnector({ ...achConnector, build: (ctx) => achConnector.build({ ...ctx, clock }) }, {
       ACH_ODFI_ROUTING: ODFI,

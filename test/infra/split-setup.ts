@@ -19,6 +19,9 @@ declare module "vitest" {
   }
 }
 
+/** The operator's bank production accounts are paid into in the end-to-end systems (LEDGER_FUNDING_BANK_ACCOUNTS). */
+export const E2E_FUNDING_BANK_ACCOUNTS = JSON.stringify([{ currency: "USD", bankName: "Corridor E2E Operator Bank", accountNumber: "000123456789", routingNumber: "121042882" }]);
+
 /** The at-rest wallet key the end-to-end systems run with (a test value, never a real one). */
 export const E2E_WALLET_ENCRYPTION_KEY = "e2".repeat(32);
 
@@ -66,6 +69,7 @@ export async function setupSplit(project: TestProject, extraEnv: Record<string, 
       CORRIDOR_OIDC_JWKS_CACHE_MS: String(E2E_OIDC_JWKS_CACHE_MS),
       CORRIDOR_OIDC_JWKS_COOLDOWN_MS: "0",
       CORRIDOR_WALLET_ENCRYPTION_KEY: E2E_WALLET_ENCRYPTION_KEY,
+      LEDGER_FUNDING_BANK_ACCOUNTS: E2E_FUNDING_BANK_ACCOUNTS,
       CORRIDOR_SMTP_URL: catcher.smtpUrl,
       CORRIDOR_FX_SANDBOX_DRIFT_BPS: "0",
       CORRIDOR_FX_RATE_FEED_URL: feed.url,

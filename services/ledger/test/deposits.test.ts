@@ -15,7 +15,8 @@ import { balanceSums, publicError, startLedgerHarness, usdInfo, type LedgerHarne
 describe("deposits and notifications of change from rail notices", () => {
   let h: LedgerHarness;
   beforeAll(async () => {
-    h = await startLedgerHarness();
+    // Production accounts are paid into the operator's bank (without one they have no funding instructions).
+    h = await startLedgerHarness({ env: { LEDGER_FUNDING_BANK_ACCOUNTS: JSON.stringify([{ currency: "USD", bankName: "Operator Bank", accountNumber: "000123456789", routingNumber: "121042882" }]) } });
   });
   afterAll(async () => h?.close());
 
@@ -391,3 +392,21 @@ describe("deposits with the operator's bank account configured (LEDGER_FUNDING_B
   });
 });
 
+
+describe("production accounts without the operator's bank", () => {
+  let h: LedgerHarness;
+  beforeAll(async () => {
+    h = await startLedgerHarness();
+  });
+  afterAll(async () => h?.close());
+
+  it("have no funding instructions (never the sandbox's made-up bank account or Spark address); sandbox accounts keep theirs", async () => {
+    const platformId = await h.newPlatform({ environment: Environment.PRODUCTION });
+    const { accounts } = await h.ledger.listInternalAccounts({ platformId, owner: "PLATFORM" });
+    expect(accounts.length).toBeGreaterThan(0);
+    for (const a of accounts) expect(a.fundingPaymentInstructions).toEqual([]);
+    const sandbox = await h.newPlatform({ environment: Environment.SANDBOX });
+    const usd = (await h.ledger.listInternalAccounts({ platformId: sandbox, owner: "PLATFORM", currency: "USD" })).accounts[0]!;
+    expect((usd.fundingPaymentInstructions[0]!.accountOrWalletInfo as unknown as Record<string, string>).accountNumber).toBe(SANDBOX_BANK.accountNumber);
+  });
+});

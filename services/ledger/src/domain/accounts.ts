@@ -11,7 +11,7 @@ import type { Directory, LedgerStore, LedgerTx } from "./ports.js";
 export const accountType = (currency: string) => (isCrypto(currency) ? "INTERNAL_CRYPTO" : "INTERNAL_FIAT");
 
 /** Opens an internal account (with its funding instructions) unless the owner has one of that type and currency. */
-export async function open(trx: LedgerTx, platformId: string, ownerKind: "CUSTOMER" | "PLATFORM", customerId: string | undefined, type: string, currency: string, now: Date, bank?: FundingBank) {
+export async function open(trx: LedgerTx, platformId: string, ownerKind: "CUSTOMER" | "PLATFORM", customerId: string | undefined, type: string, currency: string, now: Date, bank?: FundingBank, production = false) {
   const reference = newReference("DEP");
   await trx.openAccount({
     platformId,
@@ -21,7 +21,7 @@ export async function open(trx: LedgerTx, platformId: string, ownerKind: "CUSTOM
     currency,
     reference,
     // A production platform's fiat account is paid into the operator's bank account for its currency, when configured.
-    fundingInstructions: fundingInstructions({ currency, reference, isPlatformAccount: ownerKind === "PLATFORM", bank: type === "INTERNAL_FIAT" ? bank : undefined }),
+    fundingInstructions: fundingInstructions({ currency, reference, isPlatformAccount: ownerKind === "PLATFORM", bank: type === "INTERNAL_FIAT" ? bank : undefined, production }),
     now,
   });
 }

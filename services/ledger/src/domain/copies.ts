@@ -12,19 +12,18 @@ import { WALLET_CURRENCY } from "./currencies.js";
 export function createCopies(deps: { store: LedgerStore; clock: Clock; fundingBanks?: readonly FundingBank[] }) {
   const { store, clock } = deps;
   /** The operator's bank account for a production platform's currency (none for sandbox platforms). */
-  const bankFor = async (trx: LedgerTx, platformId: string) => {
-    if (!deps.fundingBanks?.length) return () => undefined;
+  const placeOf = async (trx: LedgerTx, platformId: string) => {
     const production = (await trx.platformEnvironment(platformId)) === "PRODUCTION";
-    return (currency: string) => (production ? deps.fundingBanks!.find((b) => b.currency === currency) : undefined);
+    return { production, bank: (currency: string) => (production ? deps.fundingBanks?.find((b) => b.currency === currency) : undefined) };
   };
   return {
     async onPlatform(inbox: unknown, p: { platformId: string; environment?: string; currencies: string[]; at: Date }) {
       const trx = store.within(inbox);
       await trx.upsertPlatformCopy(p);
-      const bank = await bankFor(trx, p.platformId);
+      const place = await placeOf(trx, p.platformId);
       // Currencies only ever gain accounts: a currency removed from the config keeps its account
       // (and its money).
-      for (const currency of p.currencies) await open(trx, p.platformId, "PLATFORM", undefined, accountType(currency), currency, clock.now(), bank(currency));
+      for (const currency of p.currencies) await open(trx, p.platformId, "PLATFORM", undefined, accountType(currency), currency, clock.now(), place.bank(currency), place.production);
     },
 
     async onCustomer(inbox: unknown, c: { platformId: string; customerId: string; platformCustomerId: string; currencies: string[]; isDeleted: boolean; verificationStatus?: string; at: Date }) {
@@ -34,9 +33,9 @@ export function createCopies(deps: { store: LedgerStore; clock: Clock; fundingBa
       // Closed by the ledger (deletion in progress): no new accounts, whatever the event says.
       if (closed) return;
       const now = clock.now();
-      const bank = await bankFor(trx, c.platformId);
-      for (const currency of c.currencies) await open(trx, c.platformId, "CUSTOMER", c.customerId, accountType(currency), currency, now, bank(currency));
-      await open(trx, c.platformId, "CUSTOMER", c.customerId, "EMBEDDED_WALLET", WALLET_CURRENCY, now);
+      const place = await placeOf(trx, c.platformId);
+      for (const currency of c.currencies) await open(trx, c.platformId, "CUSTOMER", c.customerId, accountType(currency), currency, now, place.bank(currency), place.production);
+      await open(trx, c.platformId, "CUSTOMER", c.customerId, "EMBEDDED_WALLET", WALLET_CURRENCY, now, undefined, place.production);
     },
 
     /**

@@ -33,7 +33,11 @@ export const SANDBOX_BANK = { bankName: "Corridor Sandbox Bank", accountNumber: 
  * non-expiring Spark invoice to the same identity key with the reference as its memo (kit
  * sandboxSparkInvoice; docs/ledger "Funding instructions").
  */
-export function fundingInstructions(opts: { currency: string; reference: string; isPlatformAccount: boolean; bank?: FundingBank }): Record<string, unknown>[] {
+export function fundingInstructions(opts: { currency: string; reference: string; isPlatformAccount: boolean; bank?: FundingBank; production?: boolean }): Record<string, unknown>[] {
+  // A production account is never told to pay into the sandbox's made-up bank account or Spark
+  // address (real money would be lost): without the operator's bank for its currency
+  // (LEDGER_FUNDING_BANK_ACCOUNTS) it has no funding instructions, and crypto has no real rail yet.
+  if (opts.production && (isCrypto(opts.currency) || !opts.bank)) return [];
   if (isCrypto(opts.currency)) {
     return [sparkFundingInstruction(opts)];
   }
