@@ -82,7 +82,7 @@ describe.skipIf(skipReason())(`Grid-style webhooks (${mode})`, () => {
     for (const p of [grid, seed]) {
       await eventually(async () => {
         const res = await p.call("POST", "/sandbox/webhooks/test");
-        return res.status === 200 && res.body.delivered ? true : undefined;
+        return res.status === 200 && res.body.response_status === 200 ? true : undefined;
       });
     }
 
