@@ -68,7 +68,7 @@ describe.skipIf(missing.length > 0)("replicas: one replica of every service kill
     const patched = await client.call("PATCH", "/config", { supportedCurrencies, webhookEndpoint: hookUrl });
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
     receiver.useSecret((await client.call("GET", "/config/webhook-secret")).body.secret);
-    await until("the webhook endpoint is in use", 30_000, async () => (await client.call("POST", "/sandbox/webhooks/test")).body?.delivered === true);
+    await until("the webhook endpoint is in use", 30_000, async () => (await client.call("POST", "/sandbox/webhooks/test")).body?.response_status === 200);
     await Promise.all(
       Array.from({ length: CUSTOMERS }, async (_, i) => {
         const created = await client.call("POST", "/customers", {
