@@ -197,6 +197,7 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "GET /config": [],
   "PATCH /config": [],
   "GET /config/webhook-secret": [],
+  "GET /config/webhook-public-key": [],
   "POST /config/webhook-secret/rotate": [],
   "POST /sandbox/webhooks/test": ["WEBHOOK_ENDPOINT_NOT_SET", "WEBHOOK_DELIVERY_FAILED"],
   "GET /customers/internal-accounts": ["USER_NOT_FOUND"],

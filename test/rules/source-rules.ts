@@ -23,7 +23,7 @@ const envAllowed: RegExp[] = [
   // Each process's zod config and composition root.
   /^services\/[^/]+\/src\/(config|main)\.ts$/,
   /^gateway\/src\/(config|main)\.ts$/,
-  /^embedded\/src\/(config|main)\.ts$/,
+  /^embedded\/src\/(config|main|connector-main)\.ts$/,
   // The kit's process bootstrap: its config loader, the hosts (the composition roots of split and
   // embedded mode), OTEL_* for the SDK (STYLE.md 9), LOG_LEVEL for loggers, and test databases.
   /^packages\/kit\/src\/config\.ts$/,
