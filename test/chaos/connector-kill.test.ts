@@ -8,8 +8,8 @@
 // fast enough); the launcher restarts it each time. The bank receives each entry exactly once, in
 // one file for the window, and every pull reaches COMPLETED with the money in the account.
 //
-// The connector runs on real time, so the bank's day is made for the test: cut-offs every two
-// minutes in UTC, every day a banking day (ACH_BUSINESS_DAYS, ACH_CALENDAR=NONE), entries settled
+// The connector runs on real time, so the bank's day is made for the test: a cut-off every
+// minute in UTC, every day a banking day (ACH_BUSINESS_DAYS, ACH_CALENDAR=NONE), entries settled
 // and available at once (same-day windows, ACH_SETTLEMENT_TIME 00:00, no availability days).
 import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -35,9 +35,9 @@ const why = missingInfra.length > 0 ? `${missingInfra.join(", ")} not set` : sft
 const required = process.env.CI === "true";
 
 const ODFI = "121042882";
-const SLOT_MS = 2 * 60_000;
-/** Every two minutes of the day, HH:MM. */
-const everyTwoMinutes = Array.from({ length: 720 }, (_, i) => `${String(Math.floor(i / 30)).padStart(2, "0")}:${String((i % 30) * 2).padStart(2, "0")}`).join(",");
+const SLOT_MS = 60_000;
+/** Every minute of the day, HH:MM (a window a minute long keeps the suite short). */
+const everyMinute = Array.from({ length: 1440 }, (_, i) => `${String(Math.floor(i / 60)).padStart(2, "0")}:${String(i % 60).padStart(2, "0")}`).join(",");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(why && !required)(`chaos: the ACH connector killed mid-window in split mode${why ? ` — skipped: ${why}` : ""}`, () => {
@@ -69,8 +69,8 @@ describe.skipIf(why && !required)(`chaos: the ACH connector killed mid-window in
         ACH_COMPANY_ID: "1234567890",
         ACH_POLL_MS: "100",
         ACH_CUTOFF_TIMEZONE: "UTC",
-        ACH_CUTOFF_TIMES: everyTwoMinutes,
-        ACH_SAME_DAY_CUTOFFS: everyTwoMinutes,
+        ACH_CUTOFF_TIMES: everyMinute,
+        ACH_SAME_DAY_CUTOFFS: everyMinute,
         ACH_BUSINESS_DAYS: "1,2,3,4,5,6,7",
         ACH_CALENDAR: "NONE",
         ACH_SETTLEMENT_TIME: "00:00",

@@ -86,8 +86,9 @@ export async function startSplitSystem(
       LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
       // The sources, as a developer runs them: no build step before the suite (the container suite runs the compiled code).
       CORRIDOR_SPLIT_RUNTIME: "tsx",
-      // Twice the processes start on the same cores: give them the time (the launcher's own bound).
-      ...(replicas > 1 ? { CORRIDOR_READY_TIMEOUT_MS: String(240_000 * replicas) } : {}),
+      // Readiness is a gate, not a measurement: a shared machine may start eight processes slowly,
+      // and twice the processes start on the same cores with replicas (the launcher's own bound).
+      CORRIDOR_READY_TIMEOUT_MS: process.env.CORRIDOR_READY_TIMEOUT_MS ?? String(240_000 * replicas),
       ...extraEnv,
     },
     stdio: ["ignore", "pipe", "pipe"],
@@ -99,8 +100,8 @@ export async function startSplitSystem(
     if (logs.length > 400) logs.shift();
   });
   const ready = await new Promise<{ url: string }>((resolveReady, reject) => {
-    // The launcher's own deadline (CORRIDOR_READY_TIMEOUT_MS, default 90 s) plus a margin: a busy machine may set it higher.
-    const launcherMs = Number(extraEnv.CORRIDOR_READY_TIMEOUT_MS ?? process.env.CORRIDOR_READY_TIMEOUT_MS) || 0;
+    // The launcher's own deadline (CORRIDOR_READY_TIMEOUT_MS, 240 s per replica here) plus a margin.
+    const launcherMs = Number(extraEnv.CORRIDOR_READY_TIMEOUT_MS ?? process.env.CORRIDOR_READY_TIMEOUT_MS) || 240_000 * replicas;
     const timer = setTimeout(
       () => reject(new Error(`split system not ready in time:\n${logs.slice(-60).join("\n")}`)),
       opts.readyTimeoutMs ?? (replicas > 1 ? 60_000 + 240_000 * replicas : Math.max(150_000, launcherMs + 30_000)),
