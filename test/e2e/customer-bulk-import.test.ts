@@ -132,7 +132,7 @@ describe.skipIf(skipReason())(`bulk customer import (${mode})`, () => {
     expect(event.type).toBe("BULK_UPLOAD_FAILED");
   });
 
-  it("refuses every malformed file whole with 400 on file naming the line, never a 500, and stores no job", async () => {
+  it("refuses every malformed file whole with 400 on file naming the line, never a 500", async () => {
     const big = `platformCustomerId,customerType\n${"x".repeat(70 * 1024)},INDIVIDUAL\n`;
     const cases: [string, string | Buffer, RegExp][] = [
       ["empty", "", /is empty/],
@@ -152,7 +152,7 @@ describe.skipIf(skipReason())(`bulk customer import (${mode})`, () => {
       const r = await p.call("POST", "/customers/bulk/csv", form(content));
       expect(r.status, name).toBe(400);
       expect(r.body.code, name).toBe("INVALID_INPUT");
-      expect(r.body.details.errors[0].field, name).toBe("file");
+      expect(r.body.details.errors[0].field, name).toBe("body.file");
       expect(r.body.details.errors[0].reason, name).toMatch(reason);
     }
 
@@ -163,7 +163,7 @@ describe.skipIf(skipReason())(`bulk customer import (${mode})`, () => {
     noFile.append("csv", "platformCustomerId,customerType\na,INDIVIDUAL\n");
     const missing = await p.call("POST", "/customers/bulk/csv", noFile);
     expect(missing.status).toBe(400);
-    expect(missing.body.details.errors.map((e: { field: string }) => e.field).sort()).toEqual(["csv", "file"]);
+    expect(missing.body.details.errors.map((e: { field: string }) => e.field).sort()).toEqual(["body.csv", "body.file"]);
     const broken = await system.raw("POST", "/2025-10-13/customers/bulk/csv", {
       body: "--x\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.csv\"\r\n\r\nplatformCustomerId",
       headers: { "content-type": "multipart/form-data; boundary=x", authorization: `Basic ${Buffer.from(`${p.clientId}:${p.clientSecret}`).toString("base64")}` },

@@ -1,5 +1,5 @@
 import multipart from "@fastify/multipart";
-import { errors } from "@corridor/kit";
+import { AppError, errors } from "@corridor/kit";
 import { customerImportToJson } from "@corridor/kit/rest-json";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
@@ -77,11 +77,13 @@ const JobIdParams = Type.Object({ jobId: Type.String({ minLength: 1, maxLength: 
 /** Maps @fastify/multipart's errors onto the error shape (400 INVALID_INPUT naming the part). */
 function multipartRefusal(err: unknown): never {
   const code = (err as { code?: string })?.code ?? "";
-  if (code === "FST_REQ_FILE_TOO_LARGE") throw errors.invalidInput([{ field: "file", reason: `is larger than ${CSV_UPLOAD_CEILING_BYTES} bytes` }]);
-  if (code === "FST_FILES_LIMIT") throw errors.invalidInput([{ field: "file", reason: "send exactly one file" }]);
+  if (code === "FST_REQ_FILE_TOO_LARGE") throw errors.invalidInput([{ field: "body.file", reason: `is larger than ${CSV_UPLOAD_CEILING_BYTES} bytes` }]);
+  if (code === "FST_FILES_LIMIT") throw errors.invalidInput([{ field: "body.file", reason: "send exactly one file" }]);
   if (code === "FST_FIELDS_LIMIT" || code === "FST_PARTS_LIMIT") throw errors.invalidInput([{ field: "body", reason: "has more parts than a CSV upload has (one file part named file)" }]);
-  if (code.startsWith("FST_") || (err as Error)?.message?.includes("Multipart")) throw errors.invalidInput([{ field: "body", reason: "is not a valid multipart/form-data body" }]);
-  throw err;
+  if (err instanceof AppError) throw err;
+  // Anything else reading the parts failed on (busboy's "Part terminated early due to unexpected
+  // end of multipart data", a malformed part header, ...) is the body's fault, not the server's.
+  throw errors.invalidInput([{ field: "body", reason: "is not a valid multipart/form-data body" }]);
 }
 
 /** The one `file` part's bytes and name. */
@@ -101,8 +103,8 @@ async function readCsvUpload(request: FastifyRequest): Promise<{ content: Buffer
   } catch (err) {
     multipartRefusal(err);
   }
-  const problems = unknown.map((f) => ({ field: f, reason: "is not a part of a CSV upload (send only the file, in a part named file)" }));
-  if (!file) problems.push({ field: "file", reason: "is required (a file part named file)" });
+  const problems = unknown.map((f) => ({ field: `body.${f}`, reason: "is not a part of a CSV upload (send only the file, in a part named file)" }));
+  if (!file) problems.push({ field: "body.file", reason: "is required (a file part named file)" });
   if (problems.length) throw errors.invalidInput(problems);
   return file!;
 }
