@@ -33,6 +33,25 @@ async function finished(p: Caller, jobId: string, ms = 60_000) {
   }, ms);
 }
 
+/**
+ * Grid's BulkCustomerImportJob (openapi components/schemas/customers/BulkCustomerImportJob.yaml,
+ * BulkCustomerImportErrorEntry = GridError + correlationId), checked member by member.
+ */
+function expectGridJob(job: Record<string, any>): void {
+  expect(Object.keys(job).every((k) => ["jobId", "status", "progress", "errors", "completedAt"].includes(k)), JSON.stringify(Object.keys(job))).toBe(true);
+  expect(typeof job.jobId).toBe("string");
+  expect(["PENDING", "PROCESSING", "COMPLETED", "FAILED"]).toContain(job.status);
+  for (const k of ["total", "processed", "successful", "failed"]) expect(Number.isInteger(job.progress[k]), k).toBe(true);
+  if (job.completedAt !== undefined) expect(Number.isNaN(Date.parse(job.completedAt))).toBe(false);
+  expect(Array.isArray(job.errors)).toBe(true);
+  for (const e of job.errors) {
+    expect(typeof e.correlationId).toBe("string");
+    expect(typeof e.code).toBe("string");
+    expect(typeof e.message).toBe("string");
+    expect(typeof e.details === "object" && e.details !== null && !Array.isArray(e.details)).toBe(true);
+  }
+}
+
 interface Received {
   headers: IncomingMessage["headers"];
   body: string;
@@ -79,7 +98,10 @@ describe.skipIf(skipReason())(`bulk customer import (${mode})`, () => {
     expect(accepted.status).toBe(202);
     expect(accepted.body).toEqual({ jobId: expect.stringMatching(/^Job:/), status: "PENDING" });
 
+    const pending = (await p.call("GET", `/customers/bulk/jobs/${accepted.body.jobId}`)).body;
+    expectGridJob(pending);
     const job = await finished(p, accepted.body.jobId);
+    expectGridJob(job);
     expect(job).toMatchObject({ jobId: accepted.body.jobId, status: "COMPLETED", progress: { total: 6, processed: 6, successful: 3, failed: 3 }, completedAt: expect.any(String) });
     expect(job.errors.map((e: { correlationId: string; code: string; details: { row: number; line: number } }) => [e.correlationId, e.code, e.details.row, e.details.line])).toEqual([
       [expect.stringMatching(/^bad-/), "INVALID_INPUT", 3, 4],
@@ -125,6 +147,7 @@ describe.skipIf(skipReason())(`bulk customer import (${mode})`, () => {
     const hook = await eventually(async () => received.find((r) => JSON.parse(r.body).data?.jobId === job.jobId));
     expect(gridVerified(publicKey, hook)).toBe(true);
     const body = JSON.parse(hook.body);
+    expectGridJob(body.data);
     expect(body).toMatchObject({ id: expect.stringMatching(/^Webhook:/), type: "BULK_UPLOAD.FAILED", timestamp: expect.any(String), data: { jobId: job.jobId, status: "FAILED" } });
     expect(body.data.errors.map((e: { correlationId: string }) => e.correlationId)).toEqual(["a", "b"]);
     // The events API keeps Corridor's name.
