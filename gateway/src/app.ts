@@ -20,6 +20,7 @@ import { customerRoutes } from "./routes/customers.js";
 import { healthRoutes } from "./routes/health.js";
 import { kycLinkRoutes, kycPageRoutes } from "./routes/kyc-links.js";
 import { documentRoutes } from "./routes/documents.js";
+import { customerImportRoutes } from "./routes/customer-imports.js";
 import { invitationRoutes } from "./routes/invitations.js";
 import { sandboxRoutes } from "./routes/sandbox.js";
 import { tokenRoutes } from "./routes/tokens.js";
@@ -204,6 +205,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
       kycLinkRoutes(typed, deps);
       verificationRoutes(typed, deps);
       documentRoutes(typed, deps);
+      customerImportRoutes(typed, deps);
       beneficialOwnerRoutes(typed, deps);
       invitationRoutes(typed, deps);
       authCredentialRoutes(typed, deps);

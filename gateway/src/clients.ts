@@ -3,6 +3,7 @@ import type { TransportFor } from "@corridor/kit";
 import { AgentsService } from "@corridor/proto/corridor/agents/v1/agents_service_pb.js";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
+import { CustomerImportsService } from "@corridor/proto/corridor/customers_kyc/v1/customer_imports_service_pb.js";
 import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
 import { SandboxService } from "@corridor/proto/corridor/sandbox/v1/sandbox_service_pb.js";
@@ -14,6 +15,8 @@ export interface ServiceClients {
   authSessions: Client<typeof AuthSessionsService>;
   notifications: Client<typeof NotificationsService>;
   customersKyc: Client<typeof CustomersKycService>;
+  /** Bulk customer imports (customers-kyc). */
+  customerImports: Client<typeof CustomerImportsService>;
   ledger: Client<typeof LedgerService>;
   sandbox: Client<typeof SandboxService>;
   walletAuth: Client<typeof WalletAuthService>;
@@ -26,6 +29,7 @@ export function createServiceClients(transportFor: TransportFor): ServiceClients
     authSessions: createClient(AuthSessionsService, transportFor("auth-sessions")),
     notifications: createClient(NotificationsService, transportFor("notifications")),
     customersKyc: createClient(CustomersKycService, transportFor("customers-kyc")),
+    customerImports: createClient(CustomerImportsService, transportFor("customers-kyc")),
     ledger: createClient(LedgerService, transportFor("ledger")),
     sandbox: createClient(SandboxService, transportFor("sandbox")),
     walletAuth: createClient(WalletAuthService, transportFor("auth-sessions")),

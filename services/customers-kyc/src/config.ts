@@ -15,6 +15,12 @@ const schema = z.object({
     .transform((s) => s.split(",").map((t) => t.trim().toLowerCase()).filter(Boolean))
     .pipe(z.array(z.enum(DOCUMENT_CONTENT_TYPES)).min(1))
     .transform((list) => list as DocumentContentType[]),
+  /** Largest CSV file of a bulk customer import (POST /customers/bulk/csv), in bytes (default 5 MiB). */
+  CORRIDOR_BULK_IMPORT_MAX_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(5 * 1024 * 1024),
+  /** Most rows (customers) in one bulk customer import file, the header not counted. */
+  CORRIDOR_BULK_IMPORT_MAX_ROWS: z.coerce.number().int().min(1).max(100_000).default(10_000),
+  /** How often the bulk import worker looks for unfinished jobs, in ms (an upload wakes it at once). */
+  CORRIDOR_BULK_IMPORT_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
 });
 
 export type CustomersKycConfig = z.infer<typeof schema>;

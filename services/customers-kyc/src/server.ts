@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
-import { platformTime, sandboxClockClient, type BuiltService, type ServiceDeps, type ServiceModule } from "@corridor/kit";
+import { createIdempotencyRunner, idempotencyKeyStore, platformTime, sandboxClockClient, type BuiltService, type Logger, type ServiceDeps, type ServiceModule } from "@corridor/kit";
 import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
+import { CustomerImportsService } from "@corridor/proto/corridor/customers_kyc/v1/customer_imports_service_pb.js";
 import { KycAdminService } from "@corridor/proto/corridor/customers_kyc/v1/kyc_admin_service_pb.js";
 import { customerLedger } from "./clients/ledger.js";
 import { platformDirectory } from "./clients/platforms.js";
@@ -18,6 +19,11 @@ import type { CustomerLedger, PlatformDirectory } from "./domain/ports.js";
 import { createVerifications } from "./domain/verifications.js";
 import { platformUmaConsumer } from "./events/platform-consumer.js";
 import { customerEvents } from "./events/customer-events.js";
+import { importTransactOver, type CustomerImportsDatabase } from "./data/customer-imports.js";
+import { createCustomerImports } from "./domain/customer-imports.js";
+import { customerImportEvents } from "./events/customer-import-events.js";
+import { createCustomerImportsHandler } from "./handlers/customer-imports.js";
+import { customerImportWorker } from "./workers/customer-imports.js";
 import { createCustomersKycHandler } from "./handlers/customers-kyc.js";
 import { createKycAdminHandler } from "./handlers/kyc-admin.js";
 
@@ -40,6 +46,7 @@ export const service: ServiceModule = {
       platforms: platformDirectory(() => deps.transportFor("auth-sessions"), deps.configBoard),
       ledger: customerLedger(() => deps.transportFor("ledger")),
       sandboxNow: sandboxClockClient(() => deps.transportFor("sandbox")),
+      log: deps.log,
     }),
 };
 
@@ -53,6 +60,8 @@ export function buildCustomersKyc(
     sandboxNow?: (platformId: string) => Promise<Date>;
     /** The KYC provider connector (docs/connectors.md); absent: the operator's review queue. */
     kycProvider?: KycProviderFactory;
+    /** Where background workers report failed passes. */
+    log?: Pick<Logger, "warn">;
   },
 ): BuiltService {
   const config = loadCustomersKycConfig(deps.env);
@@ -78,11 +87,23 @@ export function buildCustomersKyc(
     documents,
   });
   const admin = createKycAdminHandler({ queue });
+  // Bulk imports (POST /customers/bulk/csv): rows stored at upload, customers created by the worker.
+  let importWorker: ReturnType<typeof customerImportWorker> | undefined;
+  const imports = createCustomerImports({
+    transact: importTransactOver(deps.db.forSchema<CustomerImportsDatabase>(SCHEMA), customerEvents, customerImportEvents),
+    clock: deps.clock,
+    platforms: deps.platforms,
+    idempotency: createIdempotencyRunner(idempotencyKeyStore(db), deps.clock),
+    limits: { maxBytes: config.CORRIDOR_BULK_IMPORT_MAX_BYTES, maxRows: config.CORRIDOR_BULK_IMPORT_MAX_ROWS },
+    onStarted: () => importWorker?.wake(),
+  });
+  importWorker = customerImportWorker(imports, { pollMs: config.CORRIDOR_BULK_IMPORT_POLL_MS, log: deps.log ?? { warn: () => {} } });
   return {
     // No per-service router options: they would replace the host's interceptors (tracing, and the
     // AppError -> ConnectError mapping that this service once registered itself).
-    routes: (router) => router.service(CustomersKycService, handler).service(KycAdminService, admin),
+    routes: (router) =>
+      router.service(CustomersKycService, handler).service(KycAdminService, admin).service(CustomerImportsService, createCustomerImportsHandler({ imports })),
     consumers: [platformUmaConsumer({ clock: deps.clock, events: customerEvents })],
-    workers: [],
+    workers: [importWorker],
   };
 }

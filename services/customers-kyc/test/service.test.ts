@@ -31,7 +31,7 @@ describe("customers-kyc service module", () => {
     expect(rows.map((r) => r.table_name)).toEqual(expect.arrayContaining(["beneficial_owners", "customers", "invitations", "outbox", "verifications"]));
   });
 
-  it("builds with its one consumer (corridor.platforms.v1: default UMA addresses) and no workers, and rejects a bad invitation base URL at start", async () => {
+  it("builds with its one consumer (corridor.platforms.v1: default UMA addresses) and its bulk import worker, and rejects a bad invitation base URL at start", async () => {
     const deps = {
       db,
       bus: noBus,
@@ -44,7 +44,7 @@ describe("customers-kyc service module", () => {
     const built = await service.build({ ...deps, env: {} });
     expect(service).toMatchObject({ name: "customers-kyc", schema: "customers_kyc" });
     expect(built.consumers.map((c) => [c.name, c.topic])).toEqual([["customer-uma-addresses", "corridor.platforms.v1"]]);
-    expect(built.workers).toEqual([]);
+    expect(built.workers.map((w) => w.name)).toEqual(["customer-imports"]);
     expect(() => service.build({ ...deps, env: { CORRIDOR_INVITATION_BASE_URL: "not a url" } })).toThrow(/CORRIDOR_INVITATION_BASE_URL/);
   });
 });

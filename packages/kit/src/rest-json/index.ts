@@ -8,3 +8,4 @@ export * from "./time.js";
 export * from "./quotes.js";
 export * from "./agents.js";
 export * from "./events.js";
+export * from "./customer-imports.js";

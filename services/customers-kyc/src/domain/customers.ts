@@ -183,6 +183,61 @@ function conflictError(err: Conflict, value: string) {
 }
 
 /**
+ * A new customer from a create's input, checked (INVALID_INPUT listing every problem) but not
+ * stored: POST /customers and each row of a bulk import (domain/customer-imports.ts) build it so.
+ */
+export function newCustomer(platformId: string, input: CustomerInput, platform: PlatformSettings, now: Date): Customer {
+  const p = new Problems();
+  const type = input.customerType;
+  if (type !== "INDIVIDUAL" && type !== "BUSINESS") p.add("customerType", "must be one of INDIVIDUAL, BUSINESS");
+  if (input.platformCustomerId === undefined) p.add("platformCustomerId", "is required");
+  checkFields(p, input, platform, now);
+  if (type) {
+    checkTypeFields(p, type, input);
+    checkStatus(p, type, input, platform);
+  }
+  if (type === "BUSINESS") checkText(p, "businessInfo.legalName", input.businessInfo?.legalName, { required: true });
+  if (!p.empty) throw errors.invalidInput(p.list);
+  return {
+    id: newId("Customer"),
+    platformId,
+    platformCustomerId: input.platformCustomerId!.trim(),
+    customerType: type as Customer["customerType"],
+    umaAddress: input.umaAddress !== undefined ? normalizeUma(input.umaAddress) : "",
+    region: input.region ?? "",
+    currencies: input.currencies ?? [...platform.supportedCurrencies],
+    email: input.email ?? "",
+    verificationStatus: (input.verificationStatus as KycStatus | undefined) ?? "UNVERIFIED",
+    fullName: input.fullName ?? "",
+    birthDate: input.birthDate ?? "",
+    nationality: input.nationality ?? "",
+    address: input.address ? (input.address as Customer["address"]) : null,
+    businessInfo: type === "BUSINESS" ? mergeBusinessInfo(null, input.businessInfo) : null,
+    createdAt: now,
+    updatedAt: now,
+    deletedAt: null,
+  };
+}
+
+/**
+ * Stores a customer built by newCustomer, in the caller's transaction, with its events: the default
+ * UMA address when none was given, 409 CONFLICT / UMA_ADDRESS_EXISTS on a live duplicate.
+ */
+export async function insertNewCustomer(store: Store, customer: Customer, input: CustomerInput, platform: PlatformSettings): Promise<Customer> {
+  const now = customer.createdAt;
+  if (input.umaAddress === undefined && platform.umaDomain) customer.umaAddress = await defaultUmaAddress(store, customer, platform.umaDomain);
+  try {
+    await store.customers.insert(customer);
+  } catch (err) {
+    if (err instanceof Conflict) throw conflictError(err, err.field === "umaAddress" ? customer.umaAddress : customer.platformCustomerId);
+    throw err;
+  }
+  await store.events.customerCreated(customer, now);
+  if (customer.verificationStatus !== "UNVERIFIED") await store.events.customerStatusChanged(customer, "UNVERIFIED", now);
+  return customer;
+}
+
+/**
  * Customer use cases. Platform settings (UMA domain, currencies, regulated flag) are read from
  * auth-sessions before the transaction opens: a call out while holding a transaction could
  * deadlock the single embedded database session.
@@ -191,50 +246,8 @@ export function createCustomers({ transact, clock, platforms, ledger }: Customer
   return {
     async create(platformId: string, input: CustomerInput): Promise<Customer> {
       const platform = await platforms.settings(platformId);
-      const now = clock.now();
-      const p = new Problems();
-      const type = input.customerType;
-      if (type !== "INDIVIDUAL" && type !== "BUSINESS") p.add("customerType", "must be one of INDIVIDUAL, BUSINESS");
-      if (input.platformCustomerId === undefined) p.add("platformCustomerId", "is required");
-      checkFields(p, input, platform, now);
-      if (type) {
-        checkTypeFields(p, type, input);
-        checkStatus(p, type, input, platform);
-      }
-      if (type === "BUSINESS") checkText(p, "businessInfo.legalName", input.businessInfo?.legalName, { required: true });
-      if (!p.empty) throw errors.invalidInput(p.list);
-
-      const customer: Customer = {
-        id: newId("Customer"),
-        platformId,
-        platformCustomerId: input.platformCustomerId!.trim(),
-        customerType: type as Customer["customerType"],
-        umaAddress: input.umaAddress !== undefined ? normalizeUma(input.umaAddress) : "",
-        region: input.region ?? "",
-        currencies: input.currencies ?? [...platform.supportedCurrencies],
-        email: input.email ?? "",
-        verificationStatus: (input.verificationStatus as KycStatus | undefined) ?? "UNVERIFIED",
-        fullName: input.fullName ?? "",
-        birthDate: input.birthDate ?? "",
-        nationality: input.nationality ?? "",
-        address: input.address ? (input.address as Customer["address"]) : null,
-        businessInfo: type === "BUSINESS" ? mergeBusinessInfo(null, input.businessInfo) : null,
-        createdAt: now,
-        updatedAt: now,
-        deletedAt: null,
-      };
-      return transact(async (store) => {
-        if (input.umaAddress === undefined && platform.umaDomain) customer.umaAddress = await defaultUmaAddress(store, customer, platform.umaDomain);
-        try {
-          await store.customers.insert(customer);
-        } catch (err) {
-          if (err instanceof Conflict) throw conflictError(err, err.field === "umaAddress" ? customer.umaAddress : customer.platformCustomerId);
-          throw err;
-        }
-        await store.events.customerCreated(customer, now);
-        if (customer.verificationStatus !== "UNVERIFIED") await store.events.customerStatusChanged(customer, "UNVERIFIED", now);
-        return customer;
-      });
+      const customer = newCustomer(platformId, input, platform, clock.now());
+      return transact((store) => insertNewCustomer(store, customer, input, platform));
     },
 
     get(platformId: string, id: string): Promise<Customer> {

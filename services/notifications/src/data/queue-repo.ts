@@ -13,9 +13,10 @@ export type QueuedWebhook = Selectable<WebhookQueueTable>;
  */
 function fromEnvelope(payload: string): { occurredAt?: Date; resourceKey?: string } {
   try {
-    const e = JSON.parse(payload) as { timestamp?: unknown; data?: { id?: unknown; code?: unknown } };
+    const e = JSON.parse(payload) as { timestamp?: unknown; data?: { id?: unknown; code?: unknown; jobId?: unknown } };
     const t = typeof e.timestamp === "string" ? new Date(e.timestamp) : undefined;
-    const key = typeof e.data?.id === "string" ? e.data.id : typeof e.data?.code === "string" ? e.data.code : undefined;
+    // data.id, an invitation's code, a bulk import's jobId.
+    const key = typeof e.data?.id === "string" ? e.data.id : typeof e.data?.code === "string" ? e.data.code : typeof e.data?.jobId === "string" ? e.data.jobId : undefined;
     return { occurredAt: t && !Number.isNaN(t.getTime()) ? t : undefined, resourceKey: key || undefined };
   } catch {
     return {};

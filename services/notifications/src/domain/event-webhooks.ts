@@ -54,6 +54,11 @@ export function invitationType(status: string): string | undefined {
   return status === "CLAIMED" ? "INVITATION_CLAIMED" : undefined;
 }
 
+/** A finished bulk customer import: BULK_UPLOAD_COMPLETED or BULK_UPLOAD_FAILED (Grid's BULK_UPLOAD.*). */
+export function bulkUploadType(status: string): string | undefined {
+  return status === "COMPLETED" || status === "FAILED" ? `BULK_UPLOAD_${status}` : undefined;
+}
+
 export const FIRST_RETRY_MS = 30_000;
 export const MAX_RETRY_MS = 30 * 60_000;
 export const GIVE_UP_AFTER_MS = 7 * 24 * 60 * 60_000;

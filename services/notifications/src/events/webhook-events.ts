@@ -1,7 +1,7 @@
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { newId, topics, type Clock, type ConsumerDefinition } from "@corridor/kit";
 // data is the resource exactly as its GET answers it (decisions §8): the gateway's own mappers.
-import { agentActionToJson, customerToJson, externalAccountToJson, internalAccountToJson, invitationToJson, transactionToJson, verificationToJson } from "@corridor/kit/rest-json";
+import { agentActionToJson, customerImportToJson, customerToJson, externalAccountToJson, internalAccountToJson, invitationToJson, transactionToJson, verificationToJson } from "@corridor/kit/rest-json";
 import { AgentEventSchema, type AgentEvent } from "@corridor/proto/corridor/agents/v1/events_pb.js";
 import { CustomerEventSchema, type CustomerEvent } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { LedgerEventSchema, type LedgerEvent } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
@@ -10,7 +10,7 @@ import { enqueueWebhook } from "../data/queue-repo.js";
 import type { NotificationsDatabase } from "../data/tables.js";
 import type { WebhookEnvelope } from "../domain/delivery.js";
 import type { EndpointCopy } from "../workers/endpoint.js";
-import { customerStatusType, invitationType, isDeliveredAgentType, isDeliveredLedgerType, verificationType } from "../domain/event-webhooks.js";
+import { bulkUploadType, customerStatusType, invitationType, isDeliveredAgentType, isDeliveredLedgerType, verificationType } from "../domain/event-webhooks.js";
 
 /** A webhook an event turns into: its public type and the resource as `data`. */
 interface Derived {
@@ -34,6 +34,11 @@ export function customerWebhook(event: CustomerEvent): Derived | undefined {
       const i = event.payload.value.invitation;
       const type = i && invitationType(i.status);
       return i && type ? { type, data: invitationToJson(i) } : undefined;
+    }
+    case "customerImportFinished": {
+      const j = event.payload.value.job;
+      const type = j && bulkUploadType(j.status);
+      return j && type ? { type, data: customerImportToJson(j) } : undefined;
     }
     default:
       return undefined;
@@ -102,7 +107,7 @@ async function enqueue(trx: Transaction<any>, deps: WebhookConsumerDeps, event: 
   });
 }
 
-/** corridor.customers.v1 → CUSTOMER_{KYC,KYB}_*, VERIFICATION_*, INVITATION_CLAIMED webhooks. */
+/** corridor.customers.v1 → CUSTOMER_{KYC,KYB}_*, VERIFICATION_*, INVITATION_CLAIMED, BULK_UPLOAD_{COMPLETED,FAILED} webhooks. */
 export function customerWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDefinition<typeof CustomerEventSchema> {
   return {
     name: "customer-webhooks",

@@ -6,6 +6,8 @@ import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { BeneficialOwner, Customer, Invitation, Verification } from "./customer_pb.js";
 import { file_corridor_customers_kyc_v1_customer } from "./customer_pb.js";
+import type { CustomerImportJob } from "./customer_import_pb.js";
+import { file_corridor_customers_kyc_v1_customer_import } from "./customer_import_pb.js";
 import type { CustomerSummary } from "./customer_summary_pb.js";
 import { file_corridor_customers_kyc_v1_customer_summary } from "./customer_summary_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
@@ -16,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file corridor/customers_kyc/v1/events.proto.
  */
 export const file_corridor_customers_kyc_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("CiZjb3JyaWRvci9jdXN0b21lcnNfa3ljL3YxL2V2ZW50cy5wcm90bxIZY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MSKSBQoNQ3VzdG9tZXJFdmVudBIQCghldmVudF9pZBgBIAEoCRIvCgtvY2N1cnJlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLcGxhdGZvcm1faWQYAyABKAkSRgoQY3VzdG9tZXJfY3JlYXRlZBgKIAEoCzIqLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3VzdG9tZXJDcmVhdGVkSAASRgoQY3VzdG9tZXJfdXBkYXRlZBgLIAEoCzIqLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3VzdG9tZXJVcGRhdGVkSAASRgoQY3VzdG9tZXJfZGVsZXRlZBgMIAEoCzIqLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3VzdG9tZXJEZWxldGVkSAASUwoXY3VzdG9tZXJfc3RhdHVzX2NoYW5nZWQYDSABKAsyMC5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkN1c3RvbWVyU3RhdHVzQ2hhbmdlZEgAEk4KFHZlcmlmaWNhdGlvbl91cGRhdGVkGA4gASgLMi4uY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5WZXJpZmljYXRpb25VcGRhdGVkSAASVQoYYmVuZWZpY2lhbF9vd25lcl91cGRhdGVkGA8gASgLMjEuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5CZW5lZmljaWFsT3duZXJVcGRhdGVkSAASSgoSaW52aXRhdGlvbl91cGRhdGVkGBAgASgLMiwuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5JbnZpdGF0aW9uVXBkYXRlZEgAQgkKB3BheWxvYWQihgEKD0N1c3RvbWVyQ3JlYXRlZBI8CghjdXN0b21lchgBIAEoCzIqLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3VzdG9tZXJTdW1tYXJ5EjUKCHJlc291cmNlGAIgASgLMiMuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DdXN0b21lciKGAQoPQ3VzdG9tZXJVcGRhdGVkEjwKCGN1c3RvbWVyGAEgASgLMiouY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DdXN0b21lclN1bW1hcnkSNQoIcmVzb3VyY2UYAiABKAsyIy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkN1c3RvbWVyIoYBCg9DdXN0b21lckRlbGV0ZWQSPAoIY3VzdG9tZXIYASABKAsyKi5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkN1c3RvbWVyU3VtbWFyeRI1CghyZXNvdXJjZRgCIAEoCzIjLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3VzdG9tZXIiZwoVQ3VzdG9tZXJTdGF0dXNDaGFuZ2VkEjUKCGN1c3RvbWVyGAEgASgLMiMuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DdXN0b21lchIXCg9wcmV2aW91c19zdGF0dXMYAiABKAkiVAoTVmVyaWZpY2F0aW9uVXBkYXRlZBI9Cgx2ZXJpZmljYXRpb24YASABKAsyJy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLlZlcmlmaWNhdGlvbiJeChZCZW5lZmljaWFsT3duZXJVcGRhdGVkEkQKEGJlbmVmaWNpYWxfb3duZXIYASABKAsyKi5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkJlbmVmaWNpYWxPd25lciJOChFJbnZpdGF0aW9uVXBkYXRlZBI5CgppbnZpdGF0aW9uGAEgASgLMiUuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5JbnZpdGF0aW9uYgZwcm90bzM", [file_corridor_customers_kyc_v1_customer, file_corridor_customers_kyc_v1_customer_summary, file_google_protobuf_timestamp]);
+  fileDesc("CiZjb3JyaWRvci9jdXN0b21lcnNfa3ljL3YxL2V2ZW50cy5wcm90bxIZY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MSLpBQoNQ3VzdG9tZXJFdmVudBIQCghldmVudF9pZBgBIAEoCRIvCgtvY2N1cnJlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLcGxhdGZvcm1faWQYAyABKAkSRgoQY3VzdG9tZXJfY3JlYXRlZBgKIAEoCzIqLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3VzdG9tZXJDcmVhdGVkSAASRgoQY3VzdG9tZXJfdXBkYXRlZBgLIAEoCzIqLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3VzdG9tZXJVcGRhdGVkSAASRgoQY3VzdG9tZXJfZGVsZXRlZBgMIAEoCzIqLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3VzdG9tZXJEZWxldGVkSAASUwoXY3VzdG9tZXJfc3RhdHVzX2NoYW5nZWQYDSABKAsyMC5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkN1c3RvbWVyU3RhdHVzQ2hhbmdlZEgAEk4KFHZlcmlmaWNhdGlvbl91cGRhdGVkGA4gASgLMi4uY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5WZXJpZmljYXRpb25VcGRhdGVkSAASVQoYYmVuZWZpY2lhbF9vd25lcl91cGRhdGVkGA8gASgLMjEuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5CZW5lZmljaWFsT3duZXJVcGRhdGVkSAASSgoSaW52aXRhdGlvbl91cGRhdGVkGBAgASgLMiwuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5JbnZpdGF0aW9uVXBkYXRlZEgAElUKGGN1c3RvbWVyX2ltcG9ydF9maW5pc2hlZBgeIAEoCzIxLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3VzdG9tZXJJbXBvcnRGaW5pc2hlZEgAQgkKB3BheWxvYWQihgEKD0N1c3RvbWVyQ3JlYXRlZBI8CghjdXN0b21lchgBIAEoCzIqLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3VzdG9tZXJTdW1tYXJ5EjUKCHJlc291cmNlGAIgASgLMiMuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DdXN0b21lciKGAQoPQ3VzdG9tZXJVcGRhdGVkEjwKCGN1c3RvbWVyGAEgASgLMiouY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DdXN0b21lclN1bW1hcnkSNQoIcmVzb3VyY2UYAiABKAsyIy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkN1c3RvbWVyIoYBCg9DdXN0b21lckRlbGV0ZWQSPAoIY3VzdG9tZXIYASABKAsyKi5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkN1c3RvbWVyU3VtbWFyeRI1CghyZXNvdXJjZRgCIAEoCzIjLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3VzdG9tZXIiZwoVQ3VzdG9tZXJTdGF0dXNDaGFuZ2VkEjUKCGN1c3RvbWVyGAEgASgLMiMuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DdXN0b21lchIXCg9wcmV2aW91c19zdGF0dXMYAiABKAkiVAoTVmVyaWZpY2F0aW9uVXBkYXRlZBI9Cgx2ZXJpZmljYXRpb24YASABKAsyJy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLlZlcmlmaWNhdGlvbiJeChZCZW5lZmljaWFsT3duZXJVcGRhdGVkEkQKEGJlbmVmaWNpYWxfb3duZXIYASABKAsyKi5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkJlbmVmaWNpYWxPd25lciJOChFJbnZpdGF0aW9uVXBkYXRlZBI5CgppbnZpdGF0aW9uGAEgASgLMiUuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5JbnZpdGF0aW9uIlMKFkN1c3RvbWVySW1wb3J0RmluaXNoZWQSOQoDam9iGAEgASgLMiwuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DdXN0b21lckltcG9ydEpvYmIGcHJvdG8z", [file_corridor_customers_kyc_v1_customer, file_corridor_customers_kyc_v1_customer_import, file_corridor_customers_kyc_v1_customer_summary, file_google_protobuf_timestamp]);
 
 /**
  * CustomerEvent is the envelope of topic corridor.customers.v1 (key: customer_id).
@@ -106,6 +108,14 @@ export type CustomerEvent = Message<"corridor.customers_kyc.v1.CustomerEvent"> &
      */
     value: InvitationUpdated;
     case: "invitationUpdated";
+  } | {
+    /**
+     * A bulk import of customers finished (BULK_UPLOAD_COMPLETED / BULK_UPLOAD_FAILED); key is the job.
+     *
+     * @generated from field: corridor.customers_kyc.v1.CustomerImportFinished customer_import_finished = 30;
+     */
+    value: CustomerImportFinished;
+    case: "customerImportFinished";
   } | { case: undefined; value?: undefined };
 };
 
@@ -290,4 +300,25 @@ export type InvitationUpdated = Message<"corridor.customers_kyc.v1.InvitationUpd
  */
 export const InvitationUpdatedSchema: GenMessage<InvitationUpdated> = /*@__PURE__*/
   messageDesc(file_corridor_customers_kyc_v1_events, 7);
+
+/**
+ * CustomerImportFinished carries a bulk import job once its last row was handled.
+ *
+ * @generated from message corridor.customers_kyc.v1.CustomerImportFinished
+ */
+export type CustomerImportFinished = Message<"corridor.customers_kyc.v1.CustomerImportFinished"> & {
+  /**
+   * The job as GET /customers/bulk/jobs/{jobId} answers it (COMPLETED or FAILED).
+   *
+   * @generated from field: corridor.customers_kyc.v1.CustomerImportJob job = 1;
+   */
+  job?: CustomerImportJob | undefined;
+};
+
+/**
+ * Describes the message corridor.customers_kyc.v1.CustomerImportFinished.
+ * Use `create(CustomerImportFinishedSchema)` to create a new message.
+ */
+export const CustomerImportFinishedSchema: GenMessage<CustomerImportFinished> = /*@__PURE__*/
+  messageDesc(file_corridor_customers_kyc_v1_events, 8);
 
