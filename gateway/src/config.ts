@@ -1,5 +1,46 @@
 import { DEFAULT_SERVICE_PORTS, SERVICE_NAMES, WEBHOOK_TARGET_DEFAULTS, env, metricsPortSetting, serviceUrlEnvKey, webhookTargetEnv, z, type WebhookTargetSettings } from "@corridor/kit";
 
+/** One entry of the operator's VASP directory (Grid's Vasp). */
+export interface Vasp {
+  vaspName: string;
+  url: string;
+}
+
+/** CORRIDOR_VASP_DIRECTORY: JSON text of an array of Grid's Vasp objects, sorted by name once read. */
+const vaspDirectorySetting = z
+  .string()
+  .default("[]")
+  .transform((text, ctx): Vasp[] => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      ctx.addIssue({ code: "custom", message: "must be JSON: an array of {vaspName, url}" });
+      return z.NEVER;
+    }
+    const entries = z
+      .array(
+        z
+          .object({
+            vaspName: z.string().trim().min(1).max(255),
+            url: z.string().url().refine((u) => u.startsWith("https://"), "must be an https URL"),
+          })
+          .strict(),
+      )
+      .max(10_000)
+      .safeParse(parsed);
+    if (!entries.success) {
+      for (const issue of entries.error.issues) ctx.addIssue({ code: "custom", message: `${issue.path.join(".") || "value"}: ${issue.message}` });
+      return z.NEVER;
+    }
+    const names = new Set<string>();
+    for (const v of entries.data) {
+      if (names.has(v.vaspName)) ctx.addIssue({ code: "custom", message: `vaspName ${JSON.stringify(v.vaspName)} is listed twice` });
+      names.add(v.vaspName);
+    }
+    return [...entries.data].sort((a, b) => (a.vaspName < b.vaspName ? -1 : a.vaspName > b.vaspName ? 1 : 0));
+  });
+
 /**
  * The gateway's knobs, wherever a gateway runs: the split gateway (main.ts) and the embedded system
  * (embedded/src/config.ts) spread this same object into their config schema, and buildGateway's
@@ -31,6 +72,8 @@ export const gatewayEnv = {
     .optional(),
   /** The version of those terms GET /customers/end-user-terms names. */
   CORRIDOR_END_USER_TERMS_VERSION: z.string().min(1).max(64).default("1"),
+  /** The VASP directory GET /vasps answers: a JSON array of {"vaspName", "url"} (https), names unique; unset or []: an empty directory. */
+  CORRIDOR_VASP_DIRECTORY: vaspDirectorySetting,
 };
 
 export const gatewayConfigSchema = z.object(gatewayEnv);
@@ -73,6 +116,8 @@ export interface GatewayTuning {
   webhookTargets: WebhookTargetSettings;
   /** The operator's end-user terms, when it publishes some. */
   endUserTerms?: { url: string; version: string };
+  /** The operator's VASP directory (GET /vasps), sorted by name. */
+  vasps: readonly Vasp[];
 }
 
 export function gatewayTuning(config: GatewayConfig & Partial<WebhookTargetSettings>): GatewayTuning {
@@ -86,6 +131,7 @@ export function gatewayTuning(config: GatewayConfig & Partial<WebhookTargetSetti
     authCacheTtlMs: config.AUTH_CACHE_TTL_MS,
     trustProxy: config.TRUST_PROXY,
     httpTimeouts: { headersMs: config.HTTP_HEADERS_TIMEOUT_MS, requestMs: config.HTTP_REQUEST_TIMEOUT_MS },
+    vasps: config.CORRIDOR_VASP_DIRECTORY,
     ...(config.CORRIDOR_END_USER_TERMS_URL ? { endUserTerms: { url: config.CORRIDOR_END_USER_TERMS_URL, version: config.CORRIDOR_END_USER_TERMS_VERSION } } : {}),
   };
 }
