@@ -68,6 +68,10 @@ export function transactionRoutes(app: Api, { clients }: RouteDeps): void {
     "/transactions/:transactionId/cancel",
     {
       config: { permission: "TRANSACT" },
+      // Grid's body is optional: no body means no reason.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
       schema: {
         summary: "Cancel a transaction",
         description:
@@ -89,6 +93,10 @@ export function transactionRoutes(app: Api, { clients }: RouteDeps): void {
     "/transactions/:transactionId/confirm",
     {
       config: { permission: "TRANSACT" },
+      // Grid's body is optional: no body means now.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
       schema: {
         summary: "Confirm receipt delivery",
         description:
