@@ -73,7 +73,7 @@ describe.skipIf(skipReason())(`Grid discoveries, VASPs, cancel and confirm (${mo
           expect(out.body.destination.paymentRail ?? d.paymentRail).toBe(d.paymentRail);
         }
       }
-    });
+    }, 120_000);
 
     it("a production platform discovers only the rails the operator bound (none here)", async () => {
       const prod = await system.createPlatform({ environment: "PRODUCTION", name: "Grid discover prod" });
@@ -123,7 +123,7 @@ describe.skipIf(skipReason())(`Grid discoveries, VASPs, cancel and confirm (${mo
       const again = await p.call("POST", `/transactions/${q.body.transactionId}/cancel`);
       expect(again.status).toBe(409);
       expect(again.body.code).toBe("TRANSACTION_NOT_CANCELLABLE");
-    });
+    }, 120_000);
 
     it("answers 409 TRANSACTION_NOT_CANCELLABLE once the rail has the transfer, 404 for an unknown one", async () => {
       const usd = await platformAccount(p);
