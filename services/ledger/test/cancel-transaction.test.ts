@@ -80,7 +80,10 @@ describe("ledger: cancelling a transaction the rail does not have yet", () => {
     for (let i = 0; i < 12; i++) {
       const p = await fundedPlatform(1_000n);
       const tx = await transferOut(p, 1_000n);
-      const [cancel] = await Promise.allSettled([h.ledger.cancelTransaction({ platformId: p.platformId, transactionId: tx.id }), relay.flush()]);
+      // The relay starts 0 to 11 ms after the cancel: the interleavings vary (either may win);
+      // what must hold is the same for every one of them.
+      const handOff = new Promise((resolve) => setTimeout(resolve, i)).then(() => relay.flush());
+      const [cancel] = await Promise.allSettled([h.ledger.cancelTransaction({ platformId: p.platformId, transactionId: tx.id }), handOff]);
       await relay.flush();
       const out = instructionsOf(tx.id).length;
       const status = (await h.ledger.getTransaction({ platformId: p.platformId, transactionId: tx.id })).transaction!.status;
