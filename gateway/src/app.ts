@@ -38,6 +38,7 @@ import { externalAccountRoutes } from "./routes/external-accounts.js";
 import { internalAccountRoutes } from "./routes/internal-accounts.js";
 import { sandboxMoneyRoutes } from "./routes/sandbox-money.js";
 import { transactionRoutes } from "./routes/transactions.js";
+import { discoveryRoutes } from "./routes/discoveries.js";
 import { transferRoutes } from "./routes/transfers.js";
 import { authCredentialRoutes } from "./routes/auth-credentials.js";
 import { walletExportRoutes } from "./routes/wallet-export.js";
@@ -88,6 +89,8 @@ export interface GatewayOptions {
   configBoard?: ConfigBoard;
   /** The operator's end-user terms (GET /customers/end-user-terms); none: that route answers 501. Default: config.ts. */
   endUserTerms?: { url: string; version: string };
+  /** The operator's VASP directory (GET /vasps), sorted by name. Default: none (an empty directory). */
+  vasps?: readonly { vaspName: string; url: string }[];
   /** True once the process is draining: /readyz answers 503 so the load balancer stops sending. */
   isDraining?: () => boolean;
 }
@@ -168,6 +171,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
     platformConfig,
     webhookTargets: opts.webhookTargets ?? WEBHOOK_TARGET_DEFAULTS,
     endUserTerms: opts.endUserTerms,
+    vasps: opts.vasps ?? [],
   };
 
   app.addHook("onRoute", assertRoutePermission);
@@ -200,6 +204,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
       externalAccountRoutes(typed, deps);
       transferRoutes(typed, deps);
       transactionRoutes(typed, deps);
+      discoveryRoutes(typed, deps);
       sandboxMoneyRoutes(typed, deps);
       customerRoutes(typed, deps);
       kycLinkRoutes(typed, deps);

@@ -1,5 +1,57 @@
 import { DEFAULT_SERVICE_PORTS, SERVICE_NAMES, WEBHOOK_TARGET_DEFAULTS, env, metricsPortSetting, serviceUrlEnvKey, webhookTargetEnv, z, type WebhookTargetSettings } from "@corridor/kit";
 
+/** One entry of the operator's VASP directory (Grid's Vasp). */
+export interface Vasp {
+  vaspName: string;
+  url: string;
+}
+
+/** CORRIDOR_VASP_DIRECTORY's entries: exactly {vaspName, url}, https, at most 10,000. */
+const vaspEntries = z
+  .array(
+    z
+      .object({
+        vaspName: z.string().trim().min(1).max(255),
+        url: z.string().url().refine((u) => u.startsWith("https://"), "must be an https URL"),
+      })
+      .strict(),
+  )
+  .max(10_000);
+
+/** The problems of a CORRIDOR_VASP_DIRECTORY text (none: it is a valid directory). */
+function vaspDirectoryProblems(text: string): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return ["must be JSON: an array of {vaspName, url}"];
+  }
+  const entries = vaspEntries.safeParse(parsed);
+  if (!entries.success) return entries.error.issues.map((issue) => `${issue.path.join(".") || "value"}: ${issue.message}`);
+  const names = new Set<string>();
+  const problems: string[] = [];
+  for (const v of entries.data) {
+    if (names.has(v.vaspName)) problems.push(`vaspName ${JSON.stringify(v.vaspName)} is listed twice`);
+    names.add(v.vaspName);
+  }
+  return problems;
+}
+
+/** The directory of a valid CORRIDOR_VASP_DIRECTORY text (unset: empty), sorted by name. */
+export function vaspDirectory(text: string | undefined): Vasp[] {
+  if (!text) return [];
+  return [...vaspEntries.parse(JSON.parse(text))].sort((a, b) => (a.vaspName < b.vaspName ? -1 : a.vaspName > b.vaspName ? 1 : 0));
+}
+
+/** CORRIDOR_VASP_DIRECTORY: JSON text of an array of Grid's Vasp objects, checked at start. */
+const vaspDirectorySetting = z
+  .string()
+  .optional()
+  .superRefine((text, ctx) => {
+    if (text === undefined) return;
+    for (const message of vaspDirectoryProblems(text)) ctx.addIssue({ code: "custom", message });
+  });
+
 /**
  * The gateway's knobs, wherever a gateway runs: the split gateway (main.ts) and the embedded system
  * (embedded/src/config.ts) spread this same object into their config schema, and buildGateway's
@@ -31,6 +83,8 @@ export const gatewayEnv = {
     .optional(),
   /** The version of those terms GET /customers/end-user-terms names. */
   CORRIDOR_END_USER_TERMS_VERSION: z.string().min(1).max(64).default("1"),
+  /** The VASP directory GET /vasps answers: a JSON array of {"vaspName", "url"} (https), names unique; unset: an empty directory. */
+  CORRIDOR_VASP_DIRECTORY: vaspDirectorySetting,
 };
 
 export const gatewayConfigSchema = z.object(gatewayEnv);
@@ -73,6 +127,8 @@ export interface GatewayTuning {
   webhookTargets: WebhookTargetSettings;
   /** The operator's end-user terms, when it publishes some. */
   endUserTerms?: { url: string; version: string };
+  /** The operator's VASP directory (GET /vasps), sorted by name. */
+  vasps: readonly Vasp[];
 }
 
 export function gatewayTuning(config: GatewayConfig & Partial<WebhookTargetSettings>): GatewayTuning {
@@ -86,6 +142,7 @@ export function gatewayTuning(config: GatewayConfig & Partial<WebhookTargetSetti
     authCacheTtlMs: config.AUTH_CACHE_TTL_MS,
     trustProxy: config.TRUST_PROXY,
     httpTimeouts: { headersMs: config.HTTP_HEADERS_TIMEOUT_MS, requestMs: config.HTTP_REQUEST_TIMEOUT_MS },
+    vasps: vaspDirectory(config.CORRIDOR_VASP_DIRECTORY),
     ...(config.CORRIDOR_END_USER_TERMS_URL ? { endUserTerms: { url: config.CORRIDOR_END_USER_TERMS_URL, version: config.CORRIDOR_END_USER_TERMS_VERSION } } : {}),
   };
 }

@@ -122,6 +122,27 @@ describe("gateway", () => {
       expect(() => gatewayConfigSchema.parse({ CORRIDOR_END_USER_TERMS_URL: "http://operator.example/terms" })).toThrow();
     });
 
+    it("answers GET /vasps from the operator's CORRIDOR_VASP_DIRECTORY: Grid's VaspListResponse by name, searched and paged; empty without one", async () => {
+      expect((await call("GET", "/vasps", { as: admin })).json()).toEqual({ data: [], hasMore: false, totalCount: 0 });
+      const directory = [
+        { vaspName: "Kraken", url: "https://www.kraken.com" },
+        { vaspName: "Bitstamp", url: "https://www.bitstamp.net" },
+        { vaspName: "Coinbase", url: "https://www.coinbase.com" },
+      ];
+      await app.close();
+      app = await build(gatewayTuning(gatewayConfigSchema.parse({ CORRIDOR_VASP_DIRECTORY: JSON.stringify(directory) })));
+      const first = (await call("GET", "/vasps?limit=2", { as: admin })).json();
+      expect(first).toMatchObject({ data: [directory[1], directory[2]], hasMore: true, totalCount: 3 });
+      const second = (await call("GET", `/vasps?limit=2&cursor=${first.nextCursor}`, { as: admin })).json();
+      expect(second).toEqual({ data: [directory[0]], hasMore: false, totalCount: 3 });
+      expect((await call("GET", "/vasps?search=KRAK", { as: admin })).json()).toEqual({ data: [directory[0]], hasMore: false, totalCount: 1 });
+      expectError(await call("GET", "/vasps?cursor=forged", { as: admin }), 400, "INVALID_INPUT");
+      // A bad directory stops the start: not JSON, an http URL, a name twice, an unknown field.
+      for (const bad of ["nope", '[{"vaspName":"A","url":"http://a.example"}]', '[{"vaspName":"A","url":"https://a.example"},{"vaspName":"A","url":"https://b.example"}]', '[{"vaspName":"A","url":"https://a.example","x":1}]']) {
+        expect(() => gatewayConfigSchema.parse({ CORRIDOR_VASP_DIRECTORY: bad }), bad).toThrow();
+      }
+    });
+
     it("answers 405 METHOD_NOT_ALLOWED with Allow for a served path and another method, 404 for an unknown path", async () => {
       const res = await call("PUT", "/tokens", { as: admin, body: {} });
       expectError(res, 405, "METHOD_NOT_ALLOWED");

@@ -21,4 +21,6 @@ export interface RouteDeps {
   webhookTargets: WebhookTargetSettings;
   /** The operator's end-user terms (CORRIDOR_END_USER_TERMS_URL / _VERSION), when it publishes some. */
   endUserTerms?: { url: string; version: string };
+  /** The operator's VASP directory (CORRIDOR_VASP_DIRECTORY), sorted by name; empty when it configures none. */
+  vasps: readonly { vaspName: string; url: string }[];
 }

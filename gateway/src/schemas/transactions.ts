@@ -83,6 +83,9 @@ export const TransactionSchema = Type.Object(
     ),
     createdAt: Iso8601("When the transaction was created."),
     updatedAt: Iso8601("When it last changed."),
+    receiptDeliveryConfirmedAt: Type.Optional(
+      Iso8601("When the platform confirmed it delivered the transaction's receipt to its customer (POST /transactions/{transactionId}/confirm); absent until then."),
+    ),
     agentId: Type.Optional(Type.String({ description: "The agent that initiated it." })),
     description: Type.Optional(Type.String({ description: "Memo." })),
     reconciliationInstructions: Type.Optional(Type.Object({ reference: Type.String({ description: "Reference carried on the rail." }) }, { description: "Present except in status CREATED." })),
@@ -121,6 +124,24 @@ export const ListTransactionsQuery = Type.Object(
 export const TransactionIdParams = Type.Object(
   { transactionId: Type.String({ pattern: "^Transaction:[0-9a-fA-F-]{1,64}$", description: "Transaction:<uuidv7>." }) },
   { description: "Path parameters naming a transaction." },
+);
+
+export const CancelTransactionBody = Type.Object(
+  {
+    reason: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 255, description: "Grid's optional reason, for the platform's own purposes: logged with the cancellation, not stored.", examples: ["REQUESTED_AFTER_HOURS"] }),
+    ),
+  },
+  { additionalProperties: false, description: "Grid's CancelTransactionRequest (the body is optional)." },
+);
+
+export const ConfirmReceiptDeliveryBody = Type.Object(
+  {
+    receiptDeliveryConfirmedAt: Type.Optional(
+      Iso8601("When the platform delivered the transaction's receipt to its customer; absent: the current server time."),
+    ),
+  },
+  { additionalProperties: false, description: "Grid's ConfirmReceiptDeliveryRequest (the body is optional)." },
 );
 
 export const TransactionListSchema = ListEnvelope(Ref("Transaction", "A transaction."), "One page of transactions.");

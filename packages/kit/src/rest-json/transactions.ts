@@ -63,6 +63,7 @@ export function transactionToJson(t: Transaction | undefined) {
     ...(t.settledAt ? { settledAt: optionalIso(t.settledAt) } : {}),
     createdAt: isoFromTimestamp(t.createdAt),
     updatedAt: isoFromTimestamp(t.updatedAt),
+    ...(t.receiptDeliveryConfirmedAt ? { receiptDeliveryConfirmedAt: optionalIso(t.receiptDeliveryConfirmedAt) } : {}),
     ...opt("agentId", t.agentId),
     ...opt("description", t.description),
     ...(t.status !== "CREATED" && t.reference ? { reconciliationInstructions: { reference: t.reference } } : {}),

@@ -11,6 +11,7 @@ import { completeKey } from "./idempotency.js";
 import * as journal from "./journal.js";
 import * as notices from "./notices.js";
 import * as railBindings from "./rail-bindings.js";
+import { withdrawRailInstruction } from "./rail-handoff.js";
 import * as sandboxClocks from "./sandbox-clocks.js";
 import type { Db, LedgerDatabase, Trx } from "./tables.js";
 import * as transactions from "./transactions.js";
@@ -123,6 +124,7 @@ export function createStore(db: Kysely<LedgerDatabase>, events: LedgerEventWrite
     emitReturnInstruction: (item, returnTransactionId, at) => events.emitReturnInstruction(trx, item, returnTransactionId, at),
     emitExternalAccountUpdated: (account, at, why) => events.emitExternalAccountUpdated(trx, account, at, why),
     completeIdempotencyKey: (ref: IdempotencyKeyRef, body) => completeKey(trx, ref, body),
+    withdrawRailInstruction: (transactionId, topic) => withdrawRailInstruction(trx, transactionId, topic),
   });
 
   return {

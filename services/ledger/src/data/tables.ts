@@ -144,6 +144,8 @@ export interface TransactionsTable {
   expected_settlement_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** The connector the transaction's rail instruction went to (sandbox, or the operator's binding); null: none yet, or from before routing (the simulator). */
   connector: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the platform confirmed it delivered the receipt to its customer (POST /transactions/{id}/confirm); null until then. */
+  receipt_delivery_confirmed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 /** The operator's routing of a production platform's (currency, payment rail) to a connector. */

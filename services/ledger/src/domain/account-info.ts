@@ -29,6 +29,11 @@ const CURRENCIES: Record<AccountType, string[]> = {
   LIGHTNING: ["BTC"],
 };
 
+/** The currencies an account type holds (external-account validation's table). */
+export function accountCurrencies(type: AccountType): readonly string[] {
+  return CURRENCIES[type];
+}
+
 /** Rails that can debit the account on our request (decisions §9: USD_ACCOUNT, by ACH pull). */
 export const PULL_CAPABLE: ReadonlySet<string> = new Set(["USD_ACCOUNT"]);
 

@@ -1,6 +1,8 @@
 import type { Clock, Logger } from "@corridor/kit";
 import { createAccounts } from "./accounts.js";
+import { createCancellation } from "./cancellation.js";
 import { createCopies } from "./copies.js";
+import { createDiscoveries } from "./discoveries.js";
 import { createDeposits } from "./deposits.js";
 import type { FundingBank } from "./funding.js";
 import { createIncoming } from "./incoming.js";
@@ -45,6 +47,10 @@ export function createLedger(deps: {
     ...createIncoming({ store, clock, directory, idempotent, answers: answers.transaction, rails }),
     /** Rail notices: deposits, the suspense list, notifications of change (deposits.ts). */
     ...deposits,
+    /** Cancellation before the rail has a transaction, and receipt confirmations (cancellation.ts). */
+    ...createCancellation({ store, clock, log: deps.log }),
+    /** The rails a platform can pay out over, per country and currency (discoveries.ts). */
+    ...createDiscoveries({ store, directory }),
     /** A rail outcome: a transaction's (transfers.ts), else a RETURN instruction's (deposits.ts, contract 1.3). */
     async applyRailOutcome(...a: Parameters<typeof transfers.applyRailOutcome>): ReturnType<typeof transfers.applyRailOutcome> {
       const r = await transfers.applyRailOutcome(...a);

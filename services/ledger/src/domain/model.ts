@@ -91,6 +91,8 @@ export interface TransactionRow {
   expected_settlement_at: Date | null;
   /** The connector its rail instruction went to; null before one went (or from before routing: the simulator). */
   connector: string | null;
+  /** When the platform confirmed it delivered the receipt to its customer; null until then. */
+  receipt_delivery_confirmed_at: Date | null;
 }
 
 /** Where a transaction's rail instruction goes (domain/rails.ts decides it). */
@@ -192,7 +194,8 @@ type OptionalTransactionColumns =
   | "refund_initiated_at"
   | "refund_settled_at"
   | "expected_settlement_at"
-  | "connector";
+  | "connector"
+  | "receipt_delivery_confirmed_at";
 
 /** A new transaction row; the JSON columns come as JSON text. */
 export type NewTransaction = Omit<TransactionRow, OptionalTransactionColumns | "rate_details" | "counterparty_information" | "receiver_customer_info"> &
@@ -221,6 +224,7 @@ export type TransactionChange = Partial<
     | "expected_settlement_at"
     | "connector"
     | "payment_rail"
+    | "receipt_delivery_confirmed_at"
   >
 > & { /** JSON text of a map of strings. */ receiver_customer_info?: string | null };
 

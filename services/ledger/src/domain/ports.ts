@@ -186,6 +186,12 @@ export interface LedgerTx extends LedgerStatements {
 
   /** Completes a claimed idempotency key with the first answer, in this transaction. */
   completeIdempotencyKey(ref: IdempotencyKeyRef, body: unknown): Promise<void>;
+
+  /**
+   * Takes a transaction's rail instruction back out of the outbox if no relay has published or
+   * leased it yet (src/data/rail-handoff.ts); false when the hand-off to the bus has begun.
+   */
+  withdrawRailInstruction(transactionId: string, topic: string): Promise<boolean>;
 }
 
 export interface LedgerStore extends LedgerStatements {

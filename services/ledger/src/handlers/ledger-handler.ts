@@ -128,6 +128,19 @@ export function createLedgerHandler({ ledger }: { ledger: Ledger }): ServiceImpl
       return { transaction: transactionToPb(await ledger.getTransaction(req.platformId, req.transactionId, orUndefined(req.customerId))) };
     },
 
+    async cancelTransaction(req) {
+      return { transaction: transactionToPb(await ledger.cancelTransaction(req.platformId, req.transactionId, req.reason)) };
+    },
+
+    async confirmReceiptDelivery(req) {
+      return { transaction: transactionToPb(await ledger.confirmReceiptDelivery(req.platformId, req.transactionId, req.confirmedAt ? timestampDate(req.confirmedAt) : undefined)) };
+    },
+
+    async listDiscoveries(req) {
+      const found = await ledger.listDiscoveries(req.platformId, { country: orUndefined(req.country), currency: orUndefined(req.currency) });
+      return { discoveries: found.map((d) => ({ country: d.country, currency: d.currency, paymentRail: d.paymentRail, accountType: d.accountType, displayName: d.displayName })) };
+    },
+
     async checkPaymentRail(req) {
       const route = await ledger.checkPaymentRail(req.platformId, req.currency, { externalAccountId: req.externalAccountId, paymentRail: req.paymentRail });
       return { connector: route.connector, paymentRail: route.paymentRail };

@@ -110,5 +110,6 @@ export function transactionToPb(r: TransactionRow): Transaction {
     receiverCustomerInfo: r.receiver_customer_info ?? {},
     expiresAt: r.expires_at ? timestampFromDate(r.expires_at) : undefined,
     direction: directionOf(r),
+    receiptDeliveryConfirmedAt: r.receipt_delivery_confirmed_at ? timestampFromDate(r.receipt_delivery_confirmed_at) : undefined,
   });
 }
