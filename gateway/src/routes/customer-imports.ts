@@ -1,4 +1,5 @@
 import multipart from "@fastify/multipart";
+import { multipartRefusal } from "../multipart.js";
 import { AppError, errors } from "@corridor/kit";
 import { customerImportToJson } from "@corridor/kit/rest-json";
 import type { FastifyRequest } from "fastify";
@@ -74,18 +75,6 @@ const CsvUpload = Type.Object(
 
 const JobIdParams = Type.Object({ jobId: Type.String({ minLength: 1, maxLength: 128, description: "Job:<uuidv7>." }) }, { description: "Path parameters naming a bulk import job." });
 
-/** Maps @fastify/multipart's errors onto the error shape (400 INVALID_INPUT naming the part). */
-function multipartRefusal(err: unknown): never {
-  const code = (err as { code?: string })?.code ?? "";
-  if (code === "FST_REQ_FILE_TOO_LARGE") throw errors.invalidInput([{ field: "body.file", reason: `is larger than ${CSV_UPLOAD_CEILING_BYTES} bytes` }]);
-  if (code === "FST_FILES_LIMIT") throw errors.invalidInput([{ field: "body.file", reason: "send exactly one file" }]);
-  if (code === "FST_FIELDS_LIMIT" || code === "FST_PARTS_LIMIT") throw errors.invalidInput([{ field: "body", reason: "has more parts than a CSV upload has (one file part named file)" }]);
-  if (err instanceof AppError) throw err;
-  // Anything else reading the parts failed on (busboy's "Part terminated early due to unexpected
-  // end of multipart data", a malformed part header, ...) is the body's fault, not the server's.
-  throw errors.invalidInput([{ field: "body", reason: "is not a valid multipart/form-data body" }]);
-}
-
 /** The one `file` part's bytes and name. */
 async function readCsvUpload(request: FastifyRequest): Promise<{ content: Buffer; fileName: string }> {
   if (!request.isMultipart()) throw new HttpError(415, "UNSUPPORTED_MEDIA_TYPE", "Send the CSV file as multipart/form-data, in a part named file", { expected: "multipart/form-data" });
@@ -101,7 +90,7 @@ async function readCsvUpload(request: FastifyRequest): Promise<{ content: Buffer
       }
     }
   } catch (err) {
-    multipartRefusal(err);
+    multipartRefusal(err, { fileField: "body.file", ceilingBytes: CSV_UPLOAD_CEILING_BYTES, what: "a CSV upload (one file part named file)" });
   }
   const problems = unknown.map((f) => ({ field: `body.${f}`, reason: "is not a part of a CSV upload (send only the file, in a part named file)" }));
   if (!file) problems.push({ field: "body.file", reason: "is required (a file part named file)" });

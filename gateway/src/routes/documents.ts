@@ -1,4 +1,5 @@
 import multipart from "@fastify/multipart";
+import { multipartRefusal } from "../multipart.js";
 import { errors } from "@corridor/kit";
 import { isoFromTimestamp, numberFromInt64 } from "@corridor/kit/rest-json";
 import { create } from "@bufbuild/protobuf";
@@ -85,17 +86,6 @@ function documentToJson(d: Document | undefined) {
 const TEXT_FIELDS = ["documentHolder", "documentType", "side", "country", "documentNumber", "issuingAuthority"] as const;
 type TextField = (typeof TEXT_FIELDS)[number];
 
-/** Maps @fastify/multipart's limit errors onto the error shape (400 INVALID_INPUT naming the part). */
-function multipartRefusal(err: unknown): never {
-  const code = (err as { code?: string })?.code ?? "";
-  if (code === "FST_REQ_FILE_TOO_LARGE") throw errors.invalidInput([{ field: "file", reason: `is larger than ${DOCUMENT_UPLOAD_CEILING_BYTES} bytes` }]);
-  if (code === "FST_FILES_LIMIT") throw errors.invalidInput([{ field: "file", reason: "send exactly one file" }]);
-  if (code === "FST_FIELDS_LIMIT" || code === "FST_PARTS_LIMIT") throw errors.invalidInput([{ field: "body", reason: "has more parts than a document upload has" }]);
-  if (code === "FST_PROTO_VIOLATION" || code === "FST_INVALID_MULTIPART_CONTENT_TYPE") throw errors.invalidInput([{ field: "body", reason: "is not a valid multipart/form-data body" }]);
-  if (code.startsWith("FST_") || (err as Error)?.message?.includes("Multipart")) throw errors.invalidInput([{ field: "body", reason: "is not a valid multipart/form-data body" }]);
-  throw err;
-}
-
 /** Reads the multipart body: one `file` part and the metadata fields. */
 export async function readUpload(request: FastifyRequest) {
   if (!request.isMultipart()) throw new HttpError(415, "UNSUPPORTED_MEDIA_TYPE", "Send documents as multipart/form-data (the file in `file`, metadata in the other fields)", {});
@@ -118,7 +108,7 @@ export async function readUpload(request: FastifyRequest) {
       }
     }
   } catch (err) {
-    multipartRefusal(err);
+    multipartRefusal(err, { fileField: "file", ceilingBytes: DOCUMENT_UPLOAD_CEILING_BYTES, what: "a document upload" });
   }
   const problems = unknown.map((f) => ({ field: f, reason: "is not a field of a document upload" }));
   if (!file) problems.push({ field: "file", reason: "is required (a file part named file)" });

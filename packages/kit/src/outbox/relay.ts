@@ -159,11 +159,16 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     return rows.sort((x, y) => (BigInt(x.id) < BigInt(y.id) ? -1 : 1));
   }
 
-  /** Gives rows back unpublished so the next attempt (ours or another relay's) need not wait. */
+  /**
+   * Gives rows back unpublished so the next attempt (ours or another relay's) need not wait. The
+   * lease ends but `leased_by` stays: a failed publish may still have reached the bus (a produce
+   * that timed out), so a row once leased is never taken for unsent (the ledger's cancel only
+   * withdraws a row no relay ever leased).
+   */
   async function release(ids: bigint[]): Promise<void> {
     await db
       .updateTable("outbox")
-      .set({ lease_until: null, leased_by: null })
+      .set({ lease_until: null })
       .where("id", "in", ids)
       .where("leased_by", "=", relayId)
       .where("published_at", "is", null)

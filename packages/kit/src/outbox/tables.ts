@@ -12,6 +12,7 @@ export interface OutboxTable {
   published_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   /** Until when the relay in `leased_by` may publish this row without another relay taking it. */
   lease_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** The relay that last leased the row; kept when the lease is given back (the row may be on the bus), null only for a row never leased. */
   leased_by: ColumnType<string | null, string | null | undefined, string | null>;
 }
 

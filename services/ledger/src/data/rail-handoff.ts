@@ -9,9 +9,8 @@ import type { Trx } from "./tables.js";
  * false when it is gone to (or going to) the bus.
  *
  * A row a relay leased is the rail's from then on, even when the lease was given back after a
- * failed publish: only a row never leased is withdrawn (leased_by stays set on a row whose lease
- * ran out; a failed publish gives it back as null, see the kit's relay: such a row is treated as
- * never handed off, which is what the relay itself assumes when it publishes it again).
+ * failed publish (the publish may have reached the bus): the kit's relay keeps `leased_by` on a row
+ * it gives back, so only a row never leased is withdrawn.
  */
 export async function withdrawRailInstruction(trx: Trx, transactionId: string, topic: string): Promise<boolean> {
   const row = await trx
