@@ -4,6 +4,7 @@ import { createCopies } from "./copies.js";
 import { createDeposits } from "./deposits.js";
 import type { FundingBank } from "./funding.js";
 import { createIncoming } from "./incoming.js";
+import { createOwnership } from "./ownership.js";
 import type { Idempotent } from "./idempotency.js";
 import type { AccountRow, TransactionRow } from "./model.js";
 import type { AnswerCodec, Directory, LedgerStore } from "./ports.js";
@@ -37,6 +38,7 @@ export function createLedger(deps: {
   const quotes = createQuotes({ store, clock, directory, rails });
   const transfers = createTransfers({ store, clock, directory, idempotent, answers: answers.transaction, quotes, rails });
   const deposits = createDeposits({ store, clock, log: deps.log });
+  const ownership = createOwnership({ store, clock, directory, rails, log: deps.log });
   return {
     ...createAccounts({ store, clock, directory }),
     ...createCopies({ store, clock, fundingBanks: deps.fundingBanks }),
@@ -45,11 +47,19 @@ export function createLedger(deps: {
     ...createIncoming({ store, clock, directory, idempotent, answers: answers.transaction, rails }),
     /** Rail notices: deposits, the suspense list, notifications of change (deposits.ts). */
     ...deposits,
-    /** A rail outcome: a transaction's (transfers.ts), else a RETURN instruction's (deposits.ts, contract 1.3). */
+    /** Ownership verification by micro-deposits (ownership.ts). */
+    startOwnershipChallenge: ownership.startOwnershipChallenge,
+    verifyOwnership: ownership.verifyOwnership,
+    /**
+     * A rail outcome: a transaction's (transfers.ts), else a RETURN instruction's (deposits.ts,
+     * contract 1.3), else a micro-deposit's (ownership.ts).
+     */
     async applyRailOutcome(...a: Parameters<typeof transfers.applyRailOutcome>): ReturnType<typeof transfers.applyRailOutcome> {
       const r = await transfers.applyRailOutcome(...a);
       if (r !== "unknown") return r;
-      return (await deposits.applyReturnOutcome(a[0], a[1])) ?? "unknown";
+      const returned = await deposits.applyReturnOutcome(a[0], a[1]);
+      if (returned) return returned;
+      return (await ownership.applyMicroDepositOutcome(a[0], a[1])) ?? "unknown";
     },
     createQuoteTransaction: quotes.createQuoteTransaction,
     createLookupTransaction: quotes.createLookupTransaction,

@@ -18,6 +18,8 @@ import type {
   ExternalAccountRow,
   ExternalAccountScope,
   InternalAccountFilter,
+  MicroDepositRow,
+  OwnershipChallengeRow,
   NewExternalAccount,
   NewTransaction,
   OpenAccountInput,
@@ -151,6 +153,20 @@ export interface LedgerStatements {
   /** False when its (connector, bank entry id) is known. */
   insertAccountCorrection(row: AccountCorrectionRow): Promise<boolean>;
   updateExternalAccountInfo(platformId: string, id: string, info: Record<string, unknown>, now: Date): Promise<void>;
+
+  /* ownership verification by micro-deposits (domain/ownership.ts) */
+  insertOwnershipChallenge(row: OwnershipChallengeRow): Promise<void>;
+  /** The account's newest challenge; locked with `forUpdate`. */
+  latestOwnershipChallenge(platformId: string, externalAccountId: string, forUpdate?: boolean): Promise<OwnershipChallengeRow | undefined>;
+  getOwnershipChallenge(id: string, forUpdate?: boolean): Promise<OwnershipChallengeRow | undefined>;
+  updateOwnershipChallenge(id: string, set: Partial<Omit<OwnershipChallengeRow, "id" | "created_at">>): Promise<OwnershipChallengeRow>;
+  insertMicroDeposit(row: MicroDepositRow): Promise<void>;
+  /** The micro-deposit whose rail instruction has this transaction id (locked). */
+  microDepositByTransaction(transactionId: string): Promise<MicroDepositRow | undefined>;
+  microDepositsOf(challengeId: string): Promise<MicroDepositRow[]>;
+  updateMicroDeposit(transactionId: string, set: Partial<Pick<MicroDepositRow, "status" | "reason" | "updated_at">>): Promise<MicroDepositRow>;
+  /** Undefined when the account is gone (deleted). */
+  setExternalAccountStatus(platformId: string, id: string, status: string, now: Date): Promise<ExternalAccountRow | undefined>;
 }
 
 /**
@@ -181,6 +197,8 @@ export interface LedgerTx extends LedgerStatements {
   emitQuotePayout(tx: TransactionRow, external: ExternalAccountRow | undefined, route: RailRoute, at: Date): Promise<void>;
   /** A RETURN instruction (contract 1.3) to the connector that reported the credit. */
   emitReturnInstruction(item: ReceivedCreditRow, returnTransactionId: string, at: Date): Promise<void>;
+  /** A micro-deposit's instruction (a PAYOUT of kind TRANSFER) to the connector of `route`. */
+  emitMicroDeposit(deposit: MicroDepositRow, external: ExternalAccountRow, route: RailRoute, at: Date): Promise<void>;
   /** EXTERNAL_ACCOUNT_UPDATED (a receiving bank corrected the account). */
   emitExternalAccountUpdated(account: ExternalAccountRow, at: Date, why: { code: string; transactionId: string; fields: string[] }): Promise<void>;
 

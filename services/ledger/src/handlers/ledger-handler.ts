@@ -10,7 +10,7 @@ import { TransactionSchema, type Transaction } from "@corridor/proto/corridor/le
 import type { AccountRow, TransactionRow } from "../domain/model.js";
 import type { Ledger, TransferInput } from "../domain/ledger.js";
 import type { Answer } from "../domain/ports.js";
-import { externalAccountToPb, internalAccountToPb, transactionToPb } from "./mappers.js";
+import { externalAccountToPb, internalAccountToPb, ownershipChallengeToPb, transactionToPb } from "./mappers.js";
 
 /** LedgerService: maps each RPC onto the use cases and back. */
 
@@ -94,6 +94,16 @@ export function createLedgerHandler({ ledger }: { ledger: Ledger }): ServiceImpl
 
     async deleteExternalAccount(req) {
       const row = await ledger.deleteExternalAccount({ platformId: req.platformId, ownerKind: owner(req.owner), customerId: orUndefined(req.customerId) }, req.accountId);
+      return { account: externalAccountToPb(row) };
+    },
+
+    async startOwnershipChallenge(req) {
+      const { challenge, deposits } = await ledger.startOwnershipChallenge({ platformId: req.platformId, ownerKind: owner(req.owner) }, req.accountId, req.method);
+      return { challenge: ownershipChallengeToPb(challenge, deposits.length) };
+    },
+
+    async verifyOwnership(req) {
+      const row = await ledger.verifyOwnership({ platformId: req.platformId, ownerKind: owner(req.owner) }, req.accountId, req.amounts);
       return { account: externalAccountToPb(row) };
     },
 

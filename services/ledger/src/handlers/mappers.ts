@@ -10,7 +10,8 @@ import {
   type InternalAccount,
 } from "@corridor/proto/corridor/ledger/v1/accounts_pb.js";
 import { TransactionSchema, type Transaction } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
-import type { AccountRow, ExternalAccountRow, TransactionRow } from "../domain/model.js";
+import type { AccountRow, ExternalAccountRow, OwnershipChallengeRow, TransactionRow } from "../domain/model.js";
+import { OwnershipChallengeSchema, type OwnershipChallenge } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
 import { currencyInfo } from "../domain/currencies.js";
 import { accountInfoForRead } from "../domain/account-info.js";
 import { directionOf, rateDetailsOf, settledAtOf } from "../domain/transactions.js";
@@ -110,5 +111,20 @@ export function transactionToPb(r: TransactionRow): Transaction {
     receiverCustomerInfo: r.receiver_customer_info ?? {},
     expiresAt: r.expires_at ? timestampFromDate(r.expires_at) : undefined,
     direction: directionOf(r),
+  });
+}
+
+/** A challenge as the API shows it: never the amounts. */
+export function ownershipChallengeToPb(c: OwnershipChallengeRow, depositCount: number): OwnershipChallenge {
+  return create(OwnershipChallengeSchema, {
+    id: c.id,
+    externalAccountId: c.external_account_id,
+    method: c.method,
+    status: c.status,
+    depositCount,
+    attemptsRemaining: Math.max(0, c.max_attempts - c.attempts),
+    expiresAt: timestampFromDate(c.expires_at),
+    createdAt: timestampFromDate(c.created_at),
+    currency: c.currency,
   });
 }

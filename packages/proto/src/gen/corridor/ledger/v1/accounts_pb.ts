@@ -218,7 +218,7 @@ export type ExternalAccount = Message<"corridor.ledger.v1.ExternalAccount"> & {
   customerId: string;
 
   /**
-   * PENDING, ACTIVE, UNDER_REVIEW or INACTIVE.
+   * PENDING, ACTIVE, PENDING_OWNERSHIP_VERIFICATION, UNVERIFIED, UNDER_REVIEW or INACTIVE.
    *
    * @generated from field: string status = 4;
    */
