@@ -34,6 +34,7 @@ import { sandboxSchemas } from "./schemas/sandbox.js";
 import { tokenSchemas } from "./schemas/tokens.js";
 import { verificationSchemas } from "./schemas/verifications.js";
 import { externalAccountRoutes } from "./routes/external-accounts.js";
+import { externalAccountOwnershipRoutes } from "./routes/external-account-ownership.js";
 import { internalAccountRoutes } from "./routes/internal-accounts.js";
 import { sandboxMoneyRoutes } from "./routes/sandbox-money.js";
 import { transactionRoutes } from "./routes/transactions.js";
@@ -197,6 +198,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
       sandboxRoutes(typed, deps);
       internalAccountRoutes(typed, deps);
       externalAccountRoutes(typed, deps);
+      externalAccountOwnershipRoutes(typed, deps);
       transferRoutes(typed, deps);
       transactionRoutes(typed, deps);
       sandboxMoneyRoutes(typed, deps);
