@@ -266,6 +266,7 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "GET /auth/sessions": ["INTERNAL_ACCOUNT_NOT_FOUND"],
   "DELETE /auth/sessions/{sessionId}": ["SESSION_NOT_FOUND", ...SIGNED_RETRY],
   "POST /internal-accounts/{accountId}/export": ["INTERNAL_ACCOUNT_NOT_FOUND", "WALLET_ENCRYPTION_NOT_CONFIGURED", ...SIGNED_RETRY],
+  "PATCH /internal-accounts/{accountId}": ["INTERNAL_ACCOUNT_NOT_FOUND", ...SIGNED_RETRY],
   "GET /exchange-rates": ["INVALID_CURRENCY", "RATES_UNAVAILABLE"],
   "GET /uma-providers": ["PAYMENT_RAIL_NOT_AVAILABLE"], // production platforms without a UMA connector
   "GET /receiver/uma/{receiverUmaAddress}": ["UMA_NOT_FOUND", "USER_NOT_FOUND", "PAYMENT_RAIL_NOT_AVAILABLE"],

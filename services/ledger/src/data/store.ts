@@ -99,6 +99,7 @@ function statements(db: Db, systemAccountId: ReturnType<typeof systemAccountIds>
     insertAccountCorrection: (row) => notices.insertAccountCorrection(db, row),
     updateExternalAccountInfo: (p, id, info, now) => notices.updateExternalAccountInfo(db, p, id, info, now),
 
+    setPrivateEnabled: (p, id, value, now) => accounts.setPrivateEnabled(db, p, id, value, now),
     insertOwnershipChallenge: (row) => ownership.insertOwnershipChallenge(db, row),
     latestOwnershipChallenge: (p, id, forUpdate) => ownership.latestOwnershipChallenge(db, p, id, forUpdate),
     getOwnershipChallenge: (id, forUpdate) => ownership.getOwnershipChallenge(db, id, forUpdate),

@@ -46,6 +46,8 @@ export interface AccountsTable {
   updated_at: Date;
   /** PENDING, ACTIVE, CLOSED, FROZEN or FAILED (domain/account-status.ts); ACTIVE by default. */
   status: ColumnType<string, string | undefined, string>;
+  /** Wallet privacy of an EMBEDDED_WALLET (Grid's privateEnabled); false by default. */
+  private_enabled: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface JournalEntriesTable {

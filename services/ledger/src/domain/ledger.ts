@@ -7,7 +7,8 @@ import { createIncoming } from "./incoming.js";
 import { createOwnership } from "./ownership.js";
 import type { Idempotent } from "./idempotency.js";
 import type { AccountRow, TransactionRow } from "./model.js";
-import type { AnswerCodec, Directory, LedgerStore } from "./ports.js";
+import type { AnswerCodec, Directory, LedgerStore, WalletSignatures } from "./ports.js";
+import { createWalletSettings } from "./wallet-settings.js";
 import { createQuotes } from "./quote-transactions.js";
 import { createRailRouter } from "./rails.js";
 import { createSandboxFunding } from "./sandbox-funding.js";
@@ -32,6 +33,8 @@ export function createLedger(deps: {
   log?: Pick<Logger, "warn" | "error" | "info">;
   /** LEDGER_FUNDING_BANK_ACCOUNTS: where production platforms are paid. */
   fundingBanks?: readonly FundingBank[];
+  /** auth-sessions' signed retries (PATCH /internal-accounts/{id}). */
+  walletSignatures?: WalletSignatures;
 }) {
   const { store, clock, directory, idempotent, answers } = deps;
   const rails = createRailRouter({ store, directory, clock });
@@ -48,6 +51,8 @@ export function createLedger(deps: {
     /** Rail notices: deposits, the suspense list, notifications of change (deposits.ts). */
     ...deposits,
     /** Ownership verification by micro-deposits (ownership.ts). */
+    /** An embedded wallet's privacy, by signed retry (wallet-settings.ts). */
+    updateInternalAccount: createWalletSettings({ store, clock, signatures: deps.walletSignatures }).updateInternalAccount,
     startOwnershipChallenge: ownership.startOwnershipChallenge,
     verifyOwnership: ownership.verifyOwnership,
     /**

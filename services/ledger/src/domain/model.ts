@@ -22,6 +22,8 @@ export interface AccountRow {
   updated_at: Date;
   /** PENDING, ACTIVE, CLOSED, FROZEN or FAILED (domain/account-status.ts). */
   status: string;
+  /** Wallet privacy of an EMBEDDED_WALLET (PATCH /internal-accounts/{id}, signed retry). */
+  private_enabled: boolean;
 }
 
 export interface ExternalAccountRow {

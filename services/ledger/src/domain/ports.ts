@@ -52,6 +52,24 @@ export interface Directory {
   transactionTypes(platformId: string, currency: string): Promise<string[] | undefined>;
 }
 
+/** A signed-retry challenge auth-sessions issued (embedded wallets; decisions §6). */
+export interface WalletChallenge {
+  type: string;
+  payloadToSign: string;
+  requestId: string;
+  expiresAt: Date;
+}
+
+/**
+ * auth-sessions' signed-retry machinery for the ledger's own signed operations (wallet privacy):
+ * a challenge over the canonical body, and the check (and consumption) of a retry, whose refusals
+ * (401 UNAUTHORIZED, WALLET_SIGNATURE_BODY_MISMATCH, …) propagate as they are. Never inside a DB transaction.
+ */
+export interface WalletSignatures {
+  challenge(platformId: string, accountId: string, operation: string, body: string): Promise<WalletChallenge>;
+  verify(platformId: string, accountId: string, operation: string, retry: { requestId: string; signature: string }, body: string): Promise<void>;
+}
+
 /** The ledger's event-fed copies of those facts (src/data/copies.ts); undefined when no event has arrived yet. */
 export interface FactCopies {
   environment(platformId: string): Promise<Environment | undefined>;
@@ -155,6 +173,8 @@ export interface LedgerStatements {
   updateExternalAccountInfo(platformId: string, id: string, info: Record<string, unknown>, now: Date): Promise<void>;
 
   /* ownership verification by micro-deposits (domain/ownership.ts) */
+  /** Sets an account's wallet privacy (the row as changed). */
+  setPrivateEnabled(platformId: string, id: string, value: boolean, now: Date): Promise<AccountRow>;
   insertOwnershipChallenge(row: OwnershipChallengeRow): Promise<void>;
   /** The account's newest challenge; locked with `forUpdate`. */
   latestOwnershipChallenge(platformId: string, externalAccountId: string, forUpdate?: boolean): Promise<OwnershipChallengeRow | undefined>;

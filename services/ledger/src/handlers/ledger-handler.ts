@@ -1,5 +1,5 @@
 
-import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { errors } from "@corridor/kit";
 import { create, fromJson, toJson } from "@bufbuild/protobuf";
@@ -95,6 +95,15 @@ export function createLedgerHandler({ ledger }: { ledger: Ledger }): ServiceImpl
     async deleteExternalAccount(req) {
       const row = await ledger.deleteExternalAccount({ platformId: req.platformId, ownerKind: owner(req.owner), customerId: orUndefined(req.customerId) }, req.accountId);
       return { account: externalAccountToPb(row) };
+    },
+
+    async updateInternalAccount(req) {
+      const res = await ledger.updateInternalAccount(req.platformId, req.accountId, { privateEnabled: req.privateEnabled }, { requestId: req.requestId, signature: req.signature });
+      if (res.challenge) {
+        const c = res.challenge;
+        return { result: { case: "challenge", value: { type: c.type, payloadToSign: c.payloadToSign, requestId: c.requestId, expiresAt: timestampFromDate(c.expiresAt) } } };
+      }
+      return { result: { case: "account", value: internalAccountToPb(res.account) } };
     },
 
     async startOwnershipChallenge(req) {

@@ -43,6 +43,7 @@ export function internalAccountToPb(r: AccountRow): InternalAccount {
     createdAt: timestampFromDate(r.created_at),
     updatedAt: timestampFromDate(r.updated_at),
     status: r.status,
+    privateEnabled: r.private_enabled ?? false,
   });
 }
 
