@@ -20,6 +20,8 @@ export const ERROR_CODES = {
   CURRENCY_NOT_CONVERTIBLE: [400, "No rate converts the amount into the agent policy's limit currency."],
   TRANSACTION_TYPE_NOT_ENABLED: [400, "The platform's configuration does not enable this transaction type for the currency."],
   PAYMENT_RAIL_NOT_AVAILABLE: [400, "No connector serves this production platform's payment rail in the currency (the operator binds one); details name currency and paymentRail. Nothing was held."],
+  MICRO_DEPOSIT_AMOUNTS_MISMATCH: [400, "The amounts confirmed are not the two micro-deposits sent; the attempt counts, details.attemptsRemaining says how many are left."],
+  MICRO_DEPOSIT_ATTEMPTS_EXCEEDED: [400, "The amounts confirmed are wrong and no attempt is left: the challenge failed and the external account is UNVERIFIED; start a new challenge."],
   QUOTE_NOT_EXECUTABLE: [400, "The quote cannot be executed this way (a REALTIME_FUNDING quote is paid through its instructions)."],
   QUOTE_NOT_REALTIME_FUNDED: [400, "The quote is not a REALTIME_FUNDING quote."],
   LOOKUP_EXPIRED: [400, "The receiver lookup is older than a quote's validity."],
@@ -89,6 +91,9 @@ export const ERROR_CODES = {
   CUSTOMER_HAS_FUNDS: [409, "The customer holds money (a balance, a hold or a transaction in flight); details lists it."],
   AGENT_ALREADY_CONNECTED: [409, "The agent is already connected."],
   POLICY_CHANGED: [409, "The agent's policy changed since the action was submitted."],
+  OWNERSHIP_VERIFICATION_NOT_APPLICABLE: [409, "Ownership of this external account cannot be verified this way: Corridor verifies bank accounts (USD_ACCOUNT, EUR_ACCOUNT) by MICRO_DEPOSITS only."],
+  EXTERNAL_ACCOUNT_ALREADY_VERIFIED: [409, "The external account's ownership is already verified."],
+  OWNERSHIP_CHALLENGE_NOT_FOUND: [409, "No ownership challenge is outstanding for the external account (none was started, or the last one expired or failed: details.challengeStatus and reason); start one."],
   // 410
   CUSTOMER_DELETED: [410, "The customer was deleted."],
   // Other HTTP-level refusals
@@ -213,6 +218,10 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "DELETE /customers/external-accounts/{externalAccountId}": ["EXTERNAL_ACCOUNT_NOT_FOUND"],
   "GET /platform/external-accounts/{externalAccountId}": ["EXTERNAL_ACCOUNT_NOT_FOUND"],
   "DELETE /platform/external-accounts/{externalAccountId}": ["EXTERNAL_ACCOUNT_NOT_FOUND"],
+  "POST /customers/external-accounts/{externalAccountId}/challenge": ["EXTERNAL_ACCOUNT_NOT_FOUND", "USER_NOT_FOUND", "OWNERSHIP_VERIFICATION_NOT_APPLICABLE", "EXTERNAL_ACCOUNT_ALREADY_VERIFIED", "PAYMENT_RAIL_NOT_AVAILABLE"],
+  "POST /customers/external-accounts/{externalAccountId}/verify": ["EXTERNAL_ACCOUNT_NOT_FOUND", "MICRO_DEPOSIT_AMOUNTS_MISMATCH", "MICRO_DEPOSIT_ATTEMPTS_EXCEEDED", "OWNERSHIP_CHALLENGE_NOT_FOUND", "EXTERNAL_ACCOUNT_ALREADY_VERIFIED"],
+  "POST /platform/external-accounts/{externalAccountId}/challenge": ["EXTERNAL_ACCOUNT_NOT_FOUND", "OWNERSHIP_VERIFICATION_NOT_APPLICABLE", "EXTERNAL_ACCOUNT_ALREADY_VERIFIED", "PAYMENT_RAIL_NOT_AVAILABLE"],
+  "POST /platform/external-accounts/{externalAccountId}/verify": ["EXTERNAL_ACCOUNT_NOT_FOUND", "MICRO_DEPOSIT_AMOUNTS_MISMATCH", "MICRO_DEPOSIT_ATTEMPTS_EXCEEDED", "OWNERSHIP_CHALLENGE_NOT_FOUND", "EXTERNAL_ACCOUNT_ALREADY_VERIFIED"],
   "POST /transfer-in": [...TRANSFER, "TRANSFER_IN_NOT_SUPPORTED"],
   "POST /transfer-out": [...TRANSFER, "INSUFFICIENT_BALANCE"],
   "GET /transactions": [],
@@ -266,6 +275,7 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "GET /auth/sessions": ["INTERNAL_ACCOUNT_NOT_FOUND"],
   "DELETE /auth/sessions/{sessionId}": ["SESSION_NOT_FOUND", ...SIGNED_RETRY],
   "POST /internal-accounts/{accountId}/export": ["INTERNAL_ACCOUNT_NOT_FOUND", "WALLET_ENCRYPTION_NOT_CONFIGURED", ...SIGNED_RETRY],
+  "PATCH /internal-accounts/{accountId}": ["INTERNAL_ACCOUNT_NOT_FOUND", ...SIGNED_RETRY],
   "GET /exchange-rates": ["INVALID_CURRENCY", "RATES_UNAVAILABLE"],
   "GET /uma-providers": ["PAYMENT_RAIL_NOT_AVAILABLE"], // production platforms without a UMA connector
   "GET /receiver/uma/{receiverUmaAddress}": ["UMA_NOT_FOUND", "USER_NOT_FOUND", "PAYMENT_RAIL_NOT_AVAILABLE"],

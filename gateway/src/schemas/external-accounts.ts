@@ -101,7 +101,10 @@ export const AccountInfoSchema = Type.Object(
 export const ExternalAccountSchema = Type.Object(
   {
     id: Type.String({ description: "ExternalAccount:<uuidv7>." }),
-    status: Type.Enum(["PENDING", "ACTIVE", "UNDER_REVIEW", "INACTIVE"], { description: "Lifecycle status." }),
+    status: Type.Enum(["PENDING", "ACTIVE", "PENDING_OWNERSHIP_VERIFICATION", "UNVERIFIED", "UNDER_REVIEW", "INACTIVE"], {
+      description:
+        "Lifecycle status (Grid's ExternalAccountStatus). Ownership verification by micro-deposits: PENDING_OWNERSHIP_VERIFICATION while a challenge is outstanding (the account stays usable), ACTIVE once the amounts are confirmed, UNVERIFIED when the last challenge failed or expired (start a new one).",
+    }),
     currency: Type.String({ description: "ISO 4217 or asset code." }),
     accountInfo: Ref("AccountInfo", "The account details."),
     customerId: Type.Union([Type.String(), Type.Null()], { description: "The owning customer; null for the platform's own accounts." }),
@@ -165,3 +168,44 @@ export const ExternalAccountIdParams = Type.Object(
 export const ExternalAccountListSchema = ListEnvelope(Ref("ExternalAccount", "An external account."), "One page of external accounts, newest first.");
 
 export const externalAccountSchemas = [AccountInfoSchema, ExternalAccountSchema];
+
+export const OwnershipChallengeBody = Type.Object(
+  {
+    method: Type.Optional(
+      Type.Enum(["MICRO_DEPOSITS", "WALLET_SIGNATURE", "LIVENESS"], {
+        description: "The verification method (Grid's field). Corridor verifies bank accounts by MICRO_DEPOSITS (the default); WALLET_SIGNATURE and LIVENESS answer 409 OWNERSHIP_VERIFICATION_NOT_APPLICABLE.",
+      }),
+    ),
+  },
+  { additionalProperties: false, description: "Starts an ownership verification challenge." },
+);
+
+export const OwnershipChallengeSchema = Type.Object(
+  {
+    method: Type.Literal("MICRO_DEPOSITS", { description: "How ownership is verified: two small credits to the account whose amounts the owner confirms." }),
+    id: Type.String({ description: "OwnershipChallenge:<uuidv7>." }),
+    externalAccountId: Type.String({ description: "The account being verified." }),
+    status: Type.Enum(["PENDING", "VERIFIED", "FAILED", "EXPIRED"], { description: "The challenge's state (a new one is PENDING)." }),
+    currency: Type.String({ description: "The micro-deposits' currency (the account's)." }),
+    depositCount: Type.Integer({ description: "How many micro-deposits were sent (2)." }),
+    attemptsRemaining: Type.Integer({ description: "Wrong confirmations still accepted before the challenge fails." }),
+    expiresAt: Iso8601("When the challenge lapses (14 days after it started); confirm before."),
+    createdAt: Iso8601("When the challenge started."),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "A micro-deposit challenge. Two credits of 1 to 99 minor units each go to the account through its rail (production: the connector bound to the platform's currency and rail, in its next ACH or SEPA file; sandbox platforms: always 32 and 45, at once). The amounts are never shown: the owner reads them on its bank statement and confirms them with the verify endpoint.",
+  },
+);
+
+export const OwnershipVerifyBody = Type.Object(
+  {
+    amounts: Type.Array(Type.Integer({ minimum: 1, maximum: 99, description: "One micro-deposit's amount, in minor units." }), {
+      minItems: 2,
+      maxItems: 2,
+      description: "The two micro-deposit amounts as the owner's bank shows them, in minor units, in either order.",
+    }),
+  },
+  { additionalProperties: false, description: "Confirms a micro-deposit challenge." },
+);

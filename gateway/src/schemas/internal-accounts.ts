@@ -53,6 +53,7 @@ export const InternalAccountSchema = Type.Object(
     ),
     fundingPaymentInstructions: Type.Array(Ref("PaymentInstruction", "One way to fund the account."), { description: "How to fund the account." }),
     customerId: Type.Optional(Type.String({ description: "The owning customer; absent for platform accounts." })),
+    privateEnabled: Type.Optional(Type.Boolean({ description: "EMBEDDED_WALLET only: whether wallet privacy is on (PATCH /internal-accounts/{id} with a signed retry changes it)." })),
     createdAt: Iso8601("When the account was opened."),
     updatedAt: Iso8601("When the account last changed."),
   },

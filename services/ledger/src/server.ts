@@ -4,6 +4,7 @@ import { idempotencyKeyStore, observeRailBacklog, type BuiltService, type Servic
 import { LedgerAdminService } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
 import { connectDirectory } from "./clients/directory.js";
+import { connectWalletSignatures } from "./clients/wallet-signatures.js";
 import { loadLedgerConfig } from "./config.js";
 import { customerCopy, platformEnvironmentCopy } from "./data/copies.js";
 import { railBacklogReader } from "./data/rail-backlog.js";
@@ -14,7 +15,7 @@ import { dueQuoteTransactions } from "./data/transactions.js";
 import { withEventCopies } from "./domain/facts.js";
 import { idempotencyRunner } from "./domain/idempotency.js";
 import { createLedger } from "./domain/ledger.js";
-import type { Directory } from "./domain/ports.js";
+import type { Directory, WalletSignatures } from "./domain/ports.js";
 import { quoteExpiryPass } from "./domain/quote-expiry.js";
 import { createReconciliation } from "./domain/reconciliation.js";
 import { createTrialBalance } from "./domain/trial-balance.js";
@@ -45,11 +46,12 @@ export const service: ServiceModule = {
     buildLedger({
       ...deps,
       directory: connectDirectory({ authSessions: deps.transportFor("auth-sessions"), customersKyc: deps.transportFor("customers-kyc"), configBoard: deps.configBoard }),
+      walletSignatures: connectWalletSignatures(() => deps.transportFor("auth-sessions")),
     }),
 };
 
 /** The service from the deps it uses; tests pass a fake Directory (the RPC fallback of the event-fed copies). */
-export function buildLedger(deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pick<ServiceDeps, "env" | "log">> & { directory: Directory }): BuiltService {
+export function buildLedger(deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pick<ServiceDeps, "env" | "log">> & { directory: Directory; walletSignatures?: WalletSignatures }): BuiltService {
   const config = loadLedgerConfig(deps.env);
   const db = deps.db.forSchema<LedgerDatabase>(SCHEMA);
   const directory = withEventCopies(
@@ -59,7 +61,7 @@ export function buildLedger(deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pi
   const store = createStore(db, ledgerEvents);
   // Rail instructions waiting per connector, read at each scrape (a no-op without metrics).
   observeRailBacklog(railBacklogReader(db, [SANDBOX_CONNECTOR]));
-  const ledger = createLedger({ store, clock: deps.clock, directory, idempotent: idempotencyRunner(idempotencyKeyStore(db), deps.clock), answers: answerCodecs, log: deps.log, fundingBanks: config.LEDGER_FUNDING_BANK_ACCOUNTS });
+  const ledger = createLedger({ store, clock: deps.clock, directory, idempotent: idempotencyRunner(idempotencyKeyStore(db), deps.clock), answers: answerCodecs, log: deps.log, fundingBanks: config.LEDGER_FUNDING_BANK_ACCOUNTS, walletSignatures: deps.walletSignatures });
   const reconciliation = createReconciliation({ store: reconciliationStore(db, emitReconciled), clock: deps.clock, log: deps.log });
   const runOnce = quoteExpiryPass({
     clock: deps.clock,
@@ -85,3 +87,4 @@ export function buildLedger(deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pi
 export { createLedger, type Ledger } from "./domain/ledger.js";
 export type { Directory } from "./domain/ports.js";
 export { connectDirectory } from "./clients/directory.js";
+export { connectWalletSignatures } from "./clients/wallet-signatures.js";

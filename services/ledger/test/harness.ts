@@ -3,6 +3,7 @@ import { create, fromBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
 import {
+  AppError,
   ManualClock,
   appErrorInterceptor,
   errors,
@@ -15,6 +16,7 @@ import {
   type DatabaseHandle,
 } from "@corridor/kit";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
+import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
 import { PlatformEventSchema } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
@@ -24,7 +26,7 @@ import { LedgerAdminService } from "@corridor/proto/corridor/ledger/v1/ledger_ad
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
 import { RailInstructionSchema, RailOutcomeSchema, type RailInstruction } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
 import { expect } from "vitest";
-import { buildLedger, connectDirectory, service } from "../src/server.js";
+import { buildLedger, connectDirectory, connectWalletSignatures, service } from "../src/server.js";
 import { openServiceTestDatabase, openTestDatabase } from "@corridor/kit/testing";
 export { openTestDatabase };
 
@@ -63,9 +65,27 @@ export async function startLedgerHarness(opts: { env?: NodeJS.ProcessEnv } = {})
   const environments = new Map<string, Environment>();
   const customers = new Map<string, FakeCustomer>();
   const transactionTypes = new Map<string, Record<string, string[]>>();
+  const signedChallenges = new Map<string, { accountId: string; operation: string; body: string }>();
 
   // Fakes of the services the ledger asks, as real Connect services over in-memory transports.
-  const authSessions = createRouterTransport((router) =>
+  const authSessions = createRouterTransport((router) => {
+    // auth-sessions' signed retries, faked: a challenge remembers its operation and body; a retry
+    // passes with the sandbox magic signature and the same body, once (401s as auth-sessions answers).
+    router.service(WalletAuthService, {
+      async createSignedChallenge(req: { platformId: string; accountId: string; operation: string; body: Uint8Array }) {
+        const requestId = newId("Request");
+        signedChallenges.set(requestId, { ...req, body: new TextDecoder().decode(req.body) });
+        return { challenge: { type: "EMAIL_OTP", payloadToSign: JSON.stringify({ requestId, accountId: req.accountId, operation: req.operation }), requestId, expiresAt: timestampFromDate(new Date(clock.now().getTime() + 300_000)) } };
+      },
+      async verifySignedRetry(req: { platformId: string; accountId: string; operation: string; body: Uint8Array; signedRetry?: { requestId: string; signature: string } }) {
+        const r = req.signedRetry;
+        const c = r ? signedChallenges.get(r.requestId) : undefined;
+        if (!c || c.accountId !== req.accountId || c.operation !== req.operation || r?.signature !== "sandbox-valid-signature") throw toConnectError(errors.unauthorized("Invalid Service-Wallet-Signature"));
+        if (c.body !== new TextDecoder().decode(req.body)) throw toConnectError(new AppError("UNAUTHENTICATED", "WALLET_SIGNATURE_BODY_MISMATCH", "The retry's body differs from the first call's"));
+        signedChallenges.delete(r!.requestId);
+        return { sessionId: "" };
+      },
+    } as never);
     router.service(AuthSessionsService, {
       async getPlatform(req: { platformId: string }) {
         const env = environments.get(req.platformId);
@@ -83,8 +103,8 @@ export async function startLedgerHarness(opts: { env?: NodeJS.ProcessEnv } = {})
           },
         };
       },
-    } as never),
-  );
+    } as never);
+  });
   const customersKyc = createRouterTransport((router) =>
     router.service(CustomersKycService, {
       async getCustomerSummary(req: { platformId: string; customerId: string }) {
@@ -103,7 +123,7 @@ export async function startLedgerHarness(opts: { env?: NodeJS.ProcessEnv } = {})
       },
     } as never),
   );
-  const built = buildLedger({ db, clock, env: opts.env, directory: connectDirectory({ authSessions, customersKyc }) });
+  const built = buildLedger({ db, clock, env: opts.env, directory: connectDirectory({ authSessions, customersKyc }), walletSignatures: connectWalletSignatures(() => authSessions) });
   const transport = createRouterTransport((router) => built.routes(router), { router: { interceptors: [appErrorInterceptor] } });
   const ledger = createClient(LedgerService, transport);
   const admin = createClient(LedgerAdminService, transport);

@@ -30,6 +30,8 @@ export function internalAccountToJson(a: InternalAccount | undefined) {
       isPlatformAccount: i.isPlatformAccount,
     })),
     ...(customerId ? { customerId } : {}),
+    // Grid's wallet privacy flag, on embedded wallets only.
+    ...(a.type === "EMBEDDED_WALLET" ? { privateEnabled: a.privateEnabled } : {}),
     createdAt: isoFromTimestamp(a.createdAt),
     updatedAt: isoFromTimestamp(a.updatedAt),
   };

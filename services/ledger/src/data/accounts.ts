@@ -165,3 +165,8 @@ export async function customerAccountOf(db: Db, platformId: string, customerId: 
     .orderBy("created_at", "asc")
     .executeTakeFirst();
 }
+
+/** Wallet privacy of an embedded wallet (PATCH /internal-accounts/{id}). */
+export async function setPrivateEnabled(db: Db, platformId: string, id: string, value: boolean, now: Date): Promise<AccountRow> {
+  return db.updateTable("accounts").set({ private_enabled: value, updated_at: now }).where("platform_id", "=", platformId).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
+}

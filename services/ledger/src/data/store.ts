@@ -1,6 +1,6 @@
 import { afterCommit, inTransaction, type IdempotencyKeyRef } from "@corridor/kit";
 import type { Kysely, Transaction } from "kysely";
-import type { AccountRow, ExternalAccountRow, ReceivedCreditRow, TransactionRow } from "../domain/model.js";
+import type { AccountRow, ExternalAccountRow, MicroDepositRow, ReceivedCreditRow, TransactionRow } from "../domain/model.js";
 import type { RailRoute } from "../domain/rails.js";
 import type { LedgerStatements, LedgerStore, LedgerTx } from "../domain/ports.js";
 import * as accounts from "./accounts.js";
@@ -10,6 +10,7 @@ import * as externalAccounts from "./external-accounts.js";
 import { completeKey } from "./idempotency.js";
 import * as journal from "./journal.js";
 import * as notices from "./notices.js";
+import * as ownership from "./ownership.js";
 import * as railBindings from "./rail-bindings.js";
 import { withdrawRailInstruction } from "./rail-handoff.js";
 import * as sandboxClocks from "./sandbox-clocks.js";
@@ -25,6 +26,7 @@ export interface LedgerEventWriters {
   emitQuotePayout(trx: Transaction<any>, tx: TransactionRow, external: ExternalAccountRow | undefined, route: RailRoute, at: Date): Promise<void>;
   emitExternalAccountUpdated(trx: Transaction<any>, account: ExternalAccountRow, at: Date, why: { code: string; transactionId: string; fields: string[] }): Promise<void>;
   emitReturnInstruction(trx: Transaction<any>, item: ReceivedCreditRow, returnTransactionId: string, at: Date): Promise<void>;
+  emitMicroDeposit(trx: Transaction<any>, deposit: MicroDepositRow, external: ExternalAccountRow, route: RailRoute, at: Date): Promise<void>;
 }
 
 /**
@@ -97,6 +99,17 @@ function statements(db: Db, systemAccountId: ReturnType<typeof systemAccountIds>
     platformEnvironment: (p) => notices.platformEnvironment(db, p),
     insertAccountCorrection: (row) => notices.insertAccountCorrection(db, row),
     updateExternalAccountInfo: (p, id, info, now) => notices.updateExternalAccountInfo(db, p, id, info, now),
+
+    setPrivateEnabled: (p, id, value, now) => accounts.setPrivateEnabled(db, p, id, value, now),
+    insertOwnershipChallenge: (row) => ownership.insertOwnershipChallenge(db, row),
+    latestOwnershipChallenge: (p, id, forUpdate) => ownership.latestOwnershipChallenge(db, p, id, forUpdate),
+    getOwnershipChallenge: (id, forUpdate) => ownership.getOwnershipChallenge(db, id, forUpdate),
+    updateOwnershipChallenge: (id, set) => ownership.updateOwnershipChallenge(db, id, set),
+    insertMicroDeposit: (row) => ownership.insertMicroDeposit(db, row),
+    microDepositByTransaction: (id) => ownership.microDepositByTransaction(db, id),
+    microDepositsOf: (id) => ownership.microDepositsOf(db, id),
+    updateMicroDeposit: (id, set) => ownership.updateMicroDeposit(db, id, set),
+    setExternalAccountStatus: (p, id, status, now) => ownership.setExternalAccountStatus(db, p, id, status, now),
   };
 }
 
@@ -122,6 +135,7 @@ export function createStore(db: Kysely<LedgerDatabase>, events: LedgerEventWrite
     emitRailInstruction: (tx, external, route, at) => events.emitRailInstruction(trx, tx, external, route, at),
     emitQuotePayout: (tx, external, route, at) => events.emitQuotePayout(trx, tx, external, route, at),
     emitReturnInstruction: (item, returnTransactionId, at) => events.emitReturnInstruction(trx, item, returnTransactionId, at),
+    emitMicroDeposit: (deposit, external, route, at) => events.emitMicroDeposit(trx, deposit, external, route, at),
     emitExternalAccountUpdated: (account, at, why) => events.emitExternalAccountUpdated(trx, account, at, why),
     completeIdempotencyKey: (ref: IdempotencyKeyRef, body) => completeKey(trx, ref, body),
     withdrawRailInstruction: (transactionId, topic) => withdrawRailInstruction(trx, transactionId, topic),

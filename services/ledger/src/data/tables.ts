@@ -46,6 +46,8 @@ export interface AccountsTable {
   updated_at: Date;
   /** PENDING, ACTIVE, CLOSED, FROZEN or FAILED (domain/account-status.ts); ACTIVE by default. */
   status: ColumnType<string, string | undefined, string>;
+  /** Wallet privacy of an EMBEDDED_WALLET (Grid's privateEnabled); false by default. */
+  private_enabled: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface JournalEntriesTable {
@@ -92,6 +94,38 @@ export interface ExternalAccountsTable {
   created_at: Created;
   updated_at: Date;
   deleted_at: Date | null;
+}
+
+/** External-account ownership challenges (micro-deposits; issue 27). */
+export interface OwnershipChallengesTable {
+  id: string;
+  platform_id: string;
+  external_account_id: string;
+  method: string;
+  status: "PENDING" | "VERIFIED" | "FAILED" | "EXPIRED";
+  currency: string;
+  attempts: ColumnType<number, number | undefined, number>;
+  max_attempts: number;
+  failure_reason: ColumnType<string, string | undefined, string>;
+  expires_at: Date;
+  created_at: Created;
+  updated_at: Date;
+}
+
+/** The credits of a micro-deposit challenge, one rail instruction each (keyed by its transaction id). */
+export interface MicroDepositsTable {
+  transaction_id: string;
+  challenge_id: string;
+  platform_id: string;
+  amount: bigint;
+  currency: string;
+  connector: string;
+  payment_rail: string;
+  reference: string;
+  status: "PENDING" | "COMPLETED" | "FAILED" | "RETURNED";
+  reason: ColumnType<string, string | undefined, string>;
+  created_at: Created;
+  updated_at: Date;
 }
 
 export interface TransactionsTable {
@@ -284,4 +318,6 @@ export interface LedgerDatabase extends KitTables {
   holds: HoldsTable;
   external_accounts: ExternalAccountsTable;
   transactions: TransactionsTable;
+  ownership_challenges: OwnershipChallengesTable;
+  micro_deposits: MicroDepositsTable;
 }

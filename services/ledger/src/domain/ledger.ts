@@ -6,9 +6,11 @@ import { createDiscoveries } from "./discoveries.js";
 import { createDeposits } from "./deposits.js";
 import type { FundingBank } from "./funding.js";
 import { createIncoming } from "./incoming.js";
+import { createOwnership } from "./ownership.js";
 import type { Idempotent } from "./idempotency.js";
 import type { AccountRow, TransactionRow } from "./model.js";
-import type { AnswerCodec, Directory, LedgerStore } from "./ports.js";
+import type { AnswerCodec, Directory, LedgerStore, WalletSignatures } from "./ports.js";
+import { createWalletSettings } from "./wallet-settings.js";
 import { createQuotes } from "./quote-transactions.js";
 import { createRailRouter } from "./rails.js";
 import { createSandboxFunding } from "./sandbox-funding.js";
@@ -33,12 +35,15 @@ export function createLedger(deps: {
   log?: Pick<Logger, "warn" | "error" | "info">;
   /** LEDGER_FUNDING_BANK_ACCOUNTS: where production platforms are paid. */
   fundingBanks?: readonly FundingBank[];
+  /** auth-sessions' signed retries (PATCH /internal-accounts/{id}). */
+  walletSignatures?: WalletSignatures;
 }) {
   const { store, clock, directory, idempotent, answers } = deps;
   const rails = createRailRouter({ store, directory, clock });
   const quotes = createQuotes({ store, clock, directory, rails });
   const transfers = createTransfers({ store, clock, directory, idempotent, answers: answers.transaction, quotes, rails });
   const deposits = createDeposits({ store, clock, log: deps.log });
+  const ownership = createOwnership({ store, clock, directory, rails, log: deps.log });
   return {
     ...createAccounts({ store, clock, directory }),
     ...createCopies({ store, clock, fundingBanks: deps.fundingBanks }),
@@ -51,11 +56,21 @@ export function createLedger(deps: {
     ...createCancellation({ store, clock, log: deps.log }),
     /** The rails a platform can pay out over, per country and currency (discoveries.ts). */
     ...createDiscoveries({ store, directory }),
-    /** A rail outcome: a transaction's (transfers.ts), else a RETURN instruction's (deposits.ts, contract 1.3). */
+    /** An embedded wallet's privacy, by signed retry (wallet-settings.ts). */
+    updateInternalAccount: createWalletSettings({ store, clock, signatures: deps.walletSignatures }).updateInternalAccount,
+    /** Ownership verification by micro-deposits (ownership.ts). */
+    startOwnershipChallenge: ownership.startOwnershipChallenge,
+    verifyOwnership: ownership.verifyOwnership,
+    /**
+     * A rail outcome: a transaction's (transfers.ts), else a RETURN instruction's (deposits.ts,
+     * contract 1.3), else a micro-deposit's (ownership.ts).
+     */
     async applyRailOutcome(...a: Parameters<typeof transfers.applyRailOutcome>): ReturnType<typeof transfers.applyRailOutcome> {
       const r = await transfers.applyRailOutcome(...a);
       if (r !== "unknown") return r;
-      return (await deposits.applyReturnOutcome(a[0], a[1])) ?? "unknown";
+      const returned = await deposits.applyReturnOutcome(a[0], a[1]);
+      if (returned) return returned;
+      return (await ownership.applyMicroDepositOutcome(a[0], a[1])) ?? "unknown";
     },
     createQuoteTransaction: quotes.createQuoteTransaction,
     createLookupTransaction: quotes.createLookupTransaction,

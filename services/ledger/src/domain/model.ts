@@ -22,6 +22,8 @@ export interface AccountRow {
   updated_at: Date;
   /** PENDING, ACTIVE, CLOSED, FROZEN or FAILED (domain/account-status.ts). */
   status: string;
+  /** Wallet privacy of an EMBEDDED_WALLET (PATCH /internal-accounts/{id}, signed retry). */
+  private_enabled: boolean;
 }
 
 export interface ExternalAccountRow {
@@ -130,6 +132,11 @@ export const SYSTEM_TYPES = {
    * platform owes it (docs/connectors.md, "Returns"); the operator collects it from the platform.
    */
   returnShortfall: "RETURN_SHORTFALL",
+  /**
+   * What ownership verification by micro-deposits cost (domain/ownership.ts): each credit that
+   * completed, booked from here to RAIL_CLEARING. Negative: the operator's expense.
+   */
+  microDepositExpense: "MICRO_DEPOSIT_EXPENSE",
 } as const;
 
 export interface OpenAccountInput {
@@ -292,4 +299,36 @@ export interface AccountCorrectionRow {
   status: "APPLIED" | "REFUSED";
   detail: string;
   received_at: Date;
+}
+
+/** An external-account ownership challenge (micro-deposits; domain/ownership.ts). */
+export interface OwnershipChallengeRow {
+  id: string;
+  platform_id: string;
+  external_account_id: string;
+  method: string;
+  status: "PENDING" | "VERIFIED" | "FAILED" | "EXPIRED";
+  currency: string;
+  attempts: number;
+  max_attempts: number;
+  failure_reason: string;
+  expires_at: Date;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** One credit of a micro-deposit challenge: a rail instruction of its own (transaction_id). */
+export interface MicroDepositRow {
+  transaction_id: string;
+  challenge_id: string;
+  platform_id: string;
+  amount: bigint;
+  currency: string;
+  connector: string;
+  payment_rail: string;
+  reference: string;
+  status: "PENDING" | "COMPLETED" | "FAILED" | "RETURNED";
+  reason: string;
+  created_at: Date;
+  updated_at: Date;
 }

@@ -18,6 +18,8 @@ import type {
   ExternalAccountRow,
   ExternalAccountScope,
   InternalAccountFilter,
+  MicroDepositRow,
+  OwnershipChallengeRow,
   NewExternalAccount,
   NewTransaction,
   OpenAccountInput,
@@ -48,6 +50,24 @@ export interface Directory {
    * not in its supported currencies.
    */
   transactionTypes(platformId: string, currency: string): Promise<string[] | undefined>;
+}
+
+/** A signed-retry challenge auth-sessions issued (embedded wallets; decisions §6). */
+export interface WalletChallenge {
+  type: string;
+  payloadToSign: string;
+  requestId: string;
+  expiresAt: Date;
+}
+
+/**
+ * auth-sessions' signed-retry machinery for the ledger's own signed operations (wallet privacy):
+ * a challenge over the canonical body, and the check (and consumption) of a retry, whose refusals
+ * (401 UNAUTHORIZED, WALLET_SIGNATURE_BODY_MISMATCH, …) propagate as they are. Never inside a DB transaction.
+ */
+export interface WalletSignatures {
+  challenge(platformId: string, accountId: string, operation: string, body: string): Promise<WalletChallenge>;
+  verify(platformId: string, accountId: string, operation: string, retry: { requestId: string; signature: string }, body: string): Promise<void>;
 }
 
 /** The ledger's event-fed copies of those facts (src/data/copies.ts); undefined when no event has arrived yet. */
@@ -151,6 +171,22 @@ export interface LedgerStatements {
   /** False when its (connector, bank entry id) is known. */
   insertAccountCorrection(row: AccountCorrectionRow): Promise<boolean>;
   updateExternalAccountInfo(platformId: string, id: string, info: Record<string, unknown>, now: Date): Promise<void>;
+
+  /* ownership verification by micro-deposits (domain/ownership.ts) */
+  /** Sets an account's wallet privacy (the row as changed). */
+  setPrivateEnabled(platformId: string, id: string, value: boolean, now: Date): Promise<AccountRow>;
+  insertOwnershipChallenge(row: OwnershipChallengeRow): Promise<void>;
+  /** The account's newest challenge; locked with `forUpdate`. */
+  latestOwnershipChallenge(platformId: string, externalAccountId: string, forUpdate?: boolean): Promise<OwnershipChallengeRow | undefined>;
+  getOwnershipChallenge(id: string, forUpdate?: boolean): Promise<OwnershipChallengeRow | undefined>;
+  updateOwnershipChallenge(id: string, set: Partial<Omit<OwnershipChallengeRow, "id" | "created_at">>): Promise<OwnershipChallengeRow>;
+  insertMicroDeposit(row: MicroDepositRow): Promise<void>;
+  /** The micro-deposit whose rail instruction has this transaction id (locked). */
+  microDepositByTransaction(transactionId: string): Promise<MicroDepositRow | undefined>;
+  microDepositsOf(challengeId: string): Promise<MicroDepositRow[]>;
+  updateMicroDeposit(transactionId: string, set: Partial<Pick<MicroDepositRow, "status" | "reason" | "updated_at">>): Promise<MicroDepositRow>;
+  /** Undefined when the account is gone (deleted). */
+  setExternalAccountStatus(platformId: string, id: string, status: string, now: Date): Promise<ExternalAccountRow | undefined>;
 }
 
 /**
@@ -181,6 +217,8 @@ export interface LedgerTx extends LedgerStatements {
   emitQuotePayout(tx: TransactionRow, external: ExternalAccountRow | undefined, route: RailRoute, at: Date): Promise<void>;
   /** A RETURN instruction (contract 1.3) to the connector that reported the credit. */
   emitReturnInstruction(item: ReceivedCreditRow, returnTransactionId: string, at: Date): Promise<void>;
+  /** A micro-deposit's instruction (a PAYOUT of kind TRANSFER) to the connector of `route`. */
+  emitMicroDeposit(deposit: MicroDepositRow, external: ExternalAccountRow, route: RailRoute, at: Date): Promise<void>;
   /** EXTERNAL_ACCOUNT_UPDATED (a receiving bank corrected the account). */
   emitExternalAccountUpdated(account: ExternalAccountRow, at: Date, why: { code: string; transactionId: string; fields: string[] }): Promise<void>;
 

@@ -5,7 +5,7 @@ import { afterCommit, enqueueEvent, newId, recordMoneyMoved, topics } from "@cor
 import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import { RailInstructionSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
 import type { Transaction } from "kysely";
-import type { AccountRow, ExternalAccountRow, ReceivedCreditRow, TransactionRow } from "../domain/model.js";
+import type { AccountRow, ExternalAccountRow, MicroDepositRow, ReceivedCreditRow, TransactionRow } from "../domain/model.js";
 import type { RailRoute } from "../domain/rails.js";
 import { externalAccountToPb, internalAccountToPb, transactionToPb } from "../handlers/mappers.js";
 
@@ -93,6 +93,39 @@ export async function emitRailInstruction(
       externalAccountId: external.id,
       accountInfo: external.account_info as never,
       reference: tx.reference,
+      kind: "TRANSFER",
+      paymentRail: route.paymentRail,
+      environment: route.environment,
+      connector: route.connector,
+    }),
+  });
+}
+
+/**
+ * One credit of a micro-deposit challenge (ownership verification): a PAYOUT of kind TRANSFER, so
+ * every connector sends it as it sends a transfer-out (ACH: a credit entry in the window's file;
+ * the simulator: at once), on its connector's topic and addressed to it. The outcomes name the
+ * deposit's own transaction id.
+ */
+export async function emitMicroDeposit(trx: Transaction<any>, d: MicroDepositRow, external: ExternalAccountRow, route: RailRoute, at: Date): Promise<void> {
+  const eventId = newId("Event");
+  await enqueueEvent(trx, {
+    topic: instructionTopic(route.connector),
+    key: d.transaction_id,
+    eventId,
+    eventType: "RAIL_PAYOUT",
+    schema: RailInstructionSchema,
+    message: create(RailInstructionSchema, {
+      eventId,
+      occurredAt: timestampFromDate(at),
+      platformId: d.platform_id,
+      transactionId: d.transaction_id,
+      direction: "PAYOUT",
+      amount: d.amount,
+      currency: d.currency,
+      externalAccountId: external.id,
+      accountInfo: external.account_info as never,
+      reference: d.reference,
       kind: "TRANSFER",
       paymentRail: route.paymentRail,
       environment: route.environment,

@@ -1,5 +1,5 @@
 
-import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { errors } from "@corridor/kit";
 import { create, fromJson, toJson } from "@bufbuild/protobuf";
@@ -10,7 +10,7 @@ import { TransactionSchema, type Transaction } from "@corridor/proto/corridor/le
 import type { AccountRow, TransactionRow } from "../domain/model.js";
 import type { Ledger, TransferInput } from "../domain/ledger.js";
 import type { Answer } from "../domain/ports.js";
-import { externalAccountToPb, internalAccountToPb, transactionToPb } from "./mappers.js";
+import { externalAccountToPb, internalAccountToPb, ownershipChallengeToPb, transactionToPb } from "./mappers.js";
 
 /** LedgerService: maps each RPC onto the use cases and back. */
 
@@ -94,6 +94,25 @@ export function createLedgerHandler({ ledger }: { ledger: Ledger }): ServiceImpl
 
     async deleteExternalAccount(req) {
       const row = await ledger.deleteExternalAccount({ platformId: req.platformId, ownerKind: owner(req.owner), customerId: orUndefined(req.customerId) }, req.accountId);
+      return { account: externalAccountToPb(row) };
+    },
+
+    async updateInternalAccount(req) {
+      const res = await ledger.updateInternalAccount(req.platformId, req.accountId, { privateEnabled: req.privateEnabled }, { requestId: req.requestId, signature: req.signature });
+      if (res.challenge) {
+        const c = res.challenge;
+        return { result: { case: "challenge", value: { type: c.type, payloadToSign: c.payloadToSign, requestId: c.requestId, expiresAt: timestampFromDate(c.expiresAt) } } };
+      }
+      return { result: { case: "account", value: internalAccountToPb(res.account) } };
+    },
+
+    async startOwnershipChallenge(req) {
+      const { challenge, deposits } = await ledger.startOwnershipChallenge({ platformId: req.platformId, ownerKind: owner(req.owner) }, req.accountId, req.method);
+      return { challenge: ownershipChallengeToPb(challenge, deposits.length) };
+    },
+
+    async verifyOwnership(req) {
+      const row = await ledger.verifyOwnership({ platformId: req.platformId, ownerKind: owner(req.owner) }, req.accountId, req.amounts);
       return { account: externalAccountToPb(row) };
     },
 

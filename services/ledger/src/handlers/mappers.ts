@@ -10,7 +10,8 @@ import {
   type InternalAccount,
 } from "@corridor/proto/corridor/ledger/v1/accounts_pb.js";
 import { TransactionSchema, type Transaction } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
-import type { AccountRow, ExternalAccountRow, TransactionRow } from "../domain/model.js";
+import type { AccountRow, ExternalAccountRow, OwnershipChallengeRow, TransactionRow } from "../domain/model.js";
+import { OwnershipChallengeSchema, type OwnershipChallenge } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
 import { currencyInfo } from "../domain/currencies.js";
 import { accountInfoForRead } from "../domain/account-info.js";
 import { directionOf, rateDetailsOf, settledAtOf } from "../domain/transactions.js";
@@ -42,6 +43,7 @@ export function internalAccountToPb(r: AccountRow): InternalAccount {
     createdAt: timestampFromDate(r.created_at),
     updatedAt: timestampFromDate(r.updated_at),
     status: r.status,
+    privateEnabled: r.private_enabled ?? false,
   });
 }
 
@@ -111,5 +113,20 @@ export function transactionToPb(r: TransactionRow): Transaction {
     expiresAt: r.expires_at ? timestampFromDate(r.expires_at) : undefined,
     direction: directionOf(r),
     receiptDeliveryConfirmedAt: r.receipt_delivery_confirmed_at ? timestampFromDate(r.receipt_delivery_confirmed_at) : undefined,
+  });
+}
+
+/** A challenge as the API shows it: never the amounts. */
+export function ownershipChallengeToPb(c: OwnershipChallengeRow, depositCount: number): OwnershipChallenge {
+  return create(OwnershipChallengeSchema, {
+    id: c.id,
+    externalAccountId: c.external_account_id,
+    method: c.method,
+    status: c.status,
+    depositCount,
+    attemptsRemaining: Math.max(0, c.max_attempts - c.attempts),
+    expiresAt: timestampFromDate(c.expires_at),
+    createdAt: timestampFromDate(c.created_at),
+    currency: c.currency,
   });
 }
