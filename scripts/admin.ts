@@ -486,6 +486,20 @@ const bindingJson = (b: RailBinding) => ({
   updatedAt: b.updatedAt ? new Date(Number(b.updatedAt.seconds) * 1000 + Math.floor(b.updatedAt.nanos / 1e6)).toISOString() : undefined,
 });
 
+/**
+ * The setup every service command shares: find the target, probe the deployment there and name it
+ * on stderr (before anything is changed), then a client of `service` at its own URL (`--<flag>` or
+ * `<env>`, split mode) or at the target (embedded serves every service on one port).
+ */
+async function probedClient<S extends Parameters<typeof createClient>[0]>(url: string | undefined, service: S, own: { flag: string; env: string; value: string | undefined }): Promise<Client<S>> {
+  const target = resolveTarget(url, process.env);
+  const deployment = await probe(createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url })), target);
+  console.error(describeDeployment(deployment, target));
+  const given = own.value ?? (process.env[own.env] || undefined);
+  const serviceUrl = given ? checkUrl(given, own.value ? `--${own.flag}` : own.env) : target.url;
+  return createClient(service, createGrpcTransport({ baseUrl: serviceUrl }));
+}
+
 /** `rail bind|unbind|list`: the operator's rail bindings (LedgerAdminService), after the deployment probe. */
 async function railCommand(
   command: string | undefined,
@@ -502,12 +516,7 @@ async function railCommand(
   if (command !== "bind" && values.connector !== undefined) throw new UsageError(`rail ${command} takes no --connector`);
   if (command === "list" && (values.currency !== undefined || values.rail !== undefined)) throw new UsageError("rail list takes only --platform");
 
-  const target = resolveTarget(values.url, process.env);
-  const deployment = await probe(createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url })), target);
-  console.error(describeDeployment(deployment, target));
-  const ledgerFlag = values["ledger-url"] ?? (process.env.CORRIDOR_LEDGER_URL || undefined);
-  const ledgerUrl = ledgerFlag ? checkUrl(ledgerFlag, values["ledger-url"] ? "--ledger-url" : "CORRIDOR_LEDGER_URL") : target.url;
-  const ledger = createClient(LedgerAdminService, createGrpcTransport({ baseUrl: ledgerUrl }));
+  const ledger = await probedClient(values.url, LedgerAdminService, { flag: "ledger-url", env: "CORRIDOR_LEDGER_URL", value: values["ledger-url"] });
 
   if (command === "list") {
     const { bindings } = await ledger.listPlatformRailBindings({ platformId: values.platform ?? "" });
@@ -568,12 +577,7 @@ async function suspenseCommand(
   if (values.returned && values.reason !== undefined) throw new UsageError("suspense return --returned takes no --reason (nothing is sent)");
   if (command !== "list" && (values.status !== undefined || values.connector !== undefined)) throw new UsageError(`suspense ${command} takes no --status or --connector`);
 
-  const target = resolveTarget(values.url, process.env);
-  const deployment = await probe(createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url })), target);
-  console.error(describeDeployment(deployment, target));
-  const ledgerFlag = values["ledger-url"] ?? (process.env.CORRIDOR_LEDGER_URL || undefined);
-  const ledgerUrl = ledgerFlag ? checkUrl(ledgerFlag, values["ledger-url"] ? "--ledger-url" : "CORRIDOR_LEDGER_URL") : target.url;
-  const ledger = createClient(LedgerAdminService, createGrpcTransport({ baseUrl: ledgerUrl }));
+  const ledger = await probedClient(values.url, LedgerAdminService, { flag: "ledger-url", env: "CORRIDOR_LEDGER_URL", value: values["ledger-url"] });
   const line = (i: ReturnType<typeof suspenseJson>) =>
     `${i.id}  ${i.status.padEnd(16)}  ${(i.suspenseReason || "-").padEnd(20)}  ${i.amount.padStart(12)} ${i.currency}  ${i.connector}  ${i.valueDate}  ${JSON.stringify(i.reference)}  ${JSON.stringify(i.senderName)}${i.transactionId ? `  -> ${i.internalAccountId} ${i.transactionId}` : ""}`;
 
@@ -651,12 +655,7 @@ async function reconcileCommand(
   const status = values.status?.toUpperCase();
   if (status !== undefined && !["CLEAN", "BREAKS", "RESOLVED"].includes(status)) throw new UsageError("--status must be CLEAN, BREAKS or RESOLVED");
 
-  const target = resolveTarget(values.url, process.env);
-  const deployment = await probe(createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url })), target);
-  console.error(describeDeployment(deployment, target));
-  const ledgerFlag = values["ledger-url"] ?? (process.env.CORRIDOR_LEDGER_URL || undefined);
-  const ledgerUrl = ledgerFlag ? checkUrl(ledgerFlag, values["ledger-url"] ? "--ledger-url" : "CORRIDOR_LEDGER_URL") : target.url;
-  const ledger = createClient(LedgerAdminService, createGrpcTransport({ baseUrl: ledgerUrl }));
+  const ledger = await probedClient(values.url, LedgerAdminService, { flag: "ledger-url", env: "CORRIDOR_LEDGER_URL", value: values["ledger-url"] });
 
   if (command === "list") {
     const { reports } = await ledger.listReconciliationReports({ connector: values.connector ?? "", status: status ?? "", limit: values.limit ? Number(values.limit) : 0 });
@@ -725,12 +724,7 @@ async function ratesCommand(
     throw new UsageError("rates list takes no --base, --rate or --as-of");
   }
 
-  const target = resolveTarget(values.url, process.env);
-  const deployment = await probe(createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url })), target);
-  console.error(describeDeployment(deployment, target));
-  const flag = values["quotes-fx-url"] ?? (process.env.CORRIDOR_QUOTES_FX_URL || undefined);
-  const url = flag ? checkUrl(flag, values["quotes-fx-url"] ? "--quotes-fx-url" : "CORRIDOR_QUOTES_FX_URL") : target.url;
-  const fx = createClient(QuotesFxAdminService, createGrpcTransport({ baseUrl: url }));
+  const fx = await probedClient(values.url, QuotesFxAdminService, { flag: "quotes-fx-url", env: "CORRIDOR_QUOTES_FX_URL", value: values["quotes-fx-url"] });
   const table =
     command === "push"
       ? await fx.pushRates({ base: values.base!.toUpperCase(), rates, asOf: asOf ? { seconds: BigInt(Math.floor(asOf.getTime() / 1000)), nanos: 0 } : undefined })
@@ -771,12 +765,7 @@ async function feesCommand(
     }
   }
 
-  const target = resolveTarget(values.url, process.env);
-  const deployment = await probe(createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url })), target);
-  console.error(describeDeployment(deployment, target));
-  const flag = values["quotes-fx-url"] ?? (process.env.CORRIDOR_QUOTES_FX_URL || undefined);
-  const url = flag ? checkUrl(flag, values["quotes-fx-url"] ? "--quotes-fx-url" : "CORRIDOR_QUOTES_FX_URL") : target.url;
-  const fx = createClient(QuotesFxAdminService, createGrpcTransport({ baseUrl: url }));
+  const fx = await probedClient(values.url, QuotesFxAdminService, { flag: "quotes-fx-url", env: "CORRIDOR_QUOTES_FX_URL", value: values["quotes-fx-url"] });
   if (command === "clear") {
     const { cleared } = await fx.clearPlatformFees({ platformId: values.platform });
     console.log(values.json ? JSON.stringify({ platformId: values.platform, cleared }, null, 2) : cleared ? `Cleared the fee rules of ${values.platform}` : `${values.platform} has no fee rules of its own; nothing changed`);
