@@ -54,6 +54,9 @@ Commands:
       reported it (a RETURN instruction, exactly once; default reason R23): RETURN_REQUESTED, then
       RETURNED when the connector completes it, RETURN_FAILED if it fails. --returned only marks an
       item RETURNED that was sent back outside Corridor (no instruction).
+  noc list [--status REFUSED|APPLIED|ALL] [--connector <name>] [--limit <n>]
+      Lists the notifications of change (C-codes) the banks sent, newest first: REFUSED ones (the
+      default: nothing changed, the reason given; docs/connectors.md) or APPLIED to the account.
   reconcile list [--connector <name>] [--status CLEAN|BREAKS|RESOLVED] [--limit <n>]
       Lists the reconciliation reports of the connectors' bank statements, newest day first
       (docs/connectors.md, "Reconciliation"; what a break means: docs/operations.md).
@@ -82,7 +85,7 @@ Target (exactly one; there is no default, so the CLI never acts on a deployment 
   CORRIDOR_INTERNAL_PORT       embedded mode's internal port: http://127.0.0.1:<port>
   --url wins over the environment; the two variables together must name the same place.
   The deployment found there is printed (on stderr) before anything is done.
-  rail, suspense and reconcile commands talk to the ledger: at the same target (embedded), or at --ledger-url /
+  rail, suspense, noc and reconcile commands talk to the ledger: at the same target (embedded), or at --ledger-url /
   CORRIDOR_LEDGER_URL (split: http://127.0.0.1:8102).
   rates and fees commands talk to quotes-fx: at the same target (embedded), or at --quotes-fx-url /
   CORRIDOR_QUOTES_FX_URL (split: http://127.0.0.1:8103).
@@ -238,6 +241,7 @@ async function main(argv: string[]): Promise<number> {
   const [resource, command, ...extra] = positionals;
   if (resource === "rail") return railCommand(command, extra, values);
   if (resource === "suspense") return suspenseCommand(command, extra, values);
+  if (resource === "noc") return nocCommand(command, extra, values);
   if (resource === "reconcile") return reconcileCommand(command, extra, values);
   if (resource === "rates") return ratesCommand(command, extra, values);
   if (resource === "fees") return feesCommand(command, extra, values);
@@ -486,6 +490,20 @@ const bindingJson = (b: RailBinding) => ({
   updatedAt: b.updatedAt ? new Date(Number(b.updatedAt.seconds) * 1000 + Math.floor(b.updatedAt.nanos / 1e6)).toISOString() : undefined,
 });
 
+/**
+ * The setup every service command shares: find the target, probe the deployment there and name it
+ * on stderr (before anything is changed), then a client of `service` at its own URL (`--<flag>` or
+ * `<env>`, split mode) or at the target (embedded serves every service on one port).
+ */
+async function probedClient<S extends Parameters<typeof createClient>[0]>(url: string | undefined, service: S, own: { flag: string; env: string; value: string | undefined }): Promise<Client<S>> {
+  const target = resolveTarget(url, process.env);
+  const deployment = await probe(createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url })), target);
+  console.error(describeDeployment(deployment, target));
+  const given = own.value ?? (process.env[own.env] || undefined);
+  const serviceUrl = given ? checkUrl(given, own.value ? `--${own.flag}` : own.env) : target.url;
+  return createClient(service, createGrpcTransport({ baseUrl: serviceUrl }));
+}
+
 /** `rail bind|unbind|list`: the operator's rail bindings (LedgerAdminService), after the deployment probe. */
 async function railCommand(
   command: string | undefined,
@@ -502,12 +520,7 @@ async function railCommand(
   if (command !== "bind" && values.connector !== undefined) throw new UsageError(`rail ${command} takes no --connector`);
   if (command === "list" && (values.currency !== undefined || values.rail !== undefined)) throw new UsageError("rail list takes only --platform");
 
-  const target = resolveTarget(values.url, process.env);
-  const deployment = await probe(createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url })), target);
-  console.error(describeDeployment(deployment, target));
-  const ledgerFlag = values["ledger-url"] ?? (process.env.CORRIDOR_LEDGER_URL || undefined);
-  const ledgerUrl = ledgerFlag ? checkUrl(ledgerFlag, values["ledger-url"] ? "--ledger-url" : "CORRIDOR_LEDGER_URL") : target.url;
-  const ledger = createClient(LedgerAdminService, createGrpcTransport({ baseUrl: ledgerUrl }));
+  const ledger = await probedClient(values.url, LedgerAdminService, { flag: "ledger-url", env: "CORRIDOR_LEDGER_URL", value: values["ledger-url"] });
 
   if (command === "list") {
     const { bindings } = await ledger.listPlatformRailBindings({ platformId: values.platform ?? "" });
@@ -568,12 +581,7 @@ async function suspenseCommand(
   if (values.returned && values.reason !== undefined) throw new UsageError("suspense return --returned takes no --reason (nothing is sent)");
   if (command !== "list" && (values.status !== undefined || values.connector !== undefined)) throw new UsageError(`suspense ${command} takes no --status or --connector`);
 
-  const target = resolveTarget(values.url, process.env);
-  const deployment = await probe(createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url })), target);
-  console.error(describeDeployment(deployment, target));
-  const ledgerFlag = values["ledger-url"] ?? (process.env.CORRIDOR_LEDGER_URL || undefined);
-  const ledgerUrl = ledgerFlag ? checkUrl(ledgerFlag, values["ledger-url"] ? "--ledger-url" : "CORRIDOR_LEDGER_URL") : target.url;
-  const ledger = createClient(LedgerAdminService, createGrpcTransport({ baseUrl: ledgerUrl }));
+  const ledger = await probedClient(values.url, LedgerAdminService, { flag: "ledger-url", env: "CORRIDOR_LEDGER_URL", value: values["ledger-url"] });
   const line = (i: ReturnType<typeof suspenseJson>) =>
     `${i.id}  ${i.status.padEnd(16)}  ${(i.suspenseReason || "-").padEnd(20)}  ${i.amount.padStart(12)} ${i.currency}  ${i.connector}  ${i.valueDate}  ${JSON.stringify(i.reference)}  ${JSON.stringify(i.senderName)}${i.transactionId ? `  -> ${i.internalAccountId} ${i.transactionId}` : ""}`;
 
@@ -633,6 +641,25 @@ const breakJson = (b: ReconciliationBreak) => ({
 const reportLine = (r: ReturnType<typeof reportJson>) =>
   `${r.reportId}  ${r.statementDate}  ${r.connector.padEnd(16)}  ${r.account.padEnd(24)}  ${r.status.padEnd(8)}  ${r.matchedCount}/${r.entryCount} matched  ${r.openBreakCount}/${r.breakCount} breaks open`;
 
+/** `noc list`: the notifications of change the ledger received (LedgerAdminService), after the deployment probe. */
+async function nocCommand(command: string | undefined, extra: string[], values: { url?: string; "ledger-url"?: string; status?: string; connector?: string; limit?: string; json: boolean }): Promise<number> {
+  if (command !== "list") throw new UsageError(`unknown command: noc ${command ?? ""}`.trim());
+  if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra.join(" ")}`);
+  const status = values.status?.toUpperCase();
+  if (status !== undefined && !["REFUSED", "APPLIED", "ALL"].includes(status)) throw new UsageError("--status must be REFUSED, APPLIED or ALL");
+  if (values.limit !== undefined && !/^\d{1,3}$/.test(values.limit)) throw new UsageError("--limit must be a number from 1 to 500");
+  const ledger = await probedClient(values.url, LedgerAdminService, { flag: "ledger-url", env: "CORRIDOR_LEDGER_URL", value: values["ledger-url"] });
+  const { corrections } = await ledger.listAccountCorrections({ status: status ?? "", connector: values.connector ?? "", limit: values.limit ? Number(values.limit) : 0 });
+  const out = corrections.map((c) => ({
+    id: c.id, connector: c.connector, bankEntryId: c.bankEntryId, transactionId: c.transactionId, platformId: c.platformId, externalAccountId: c.externalAccountId,
+    code: c.code, corrected: c.corrected, correctedData: c.correctedData, status: c.status, detail: c.detail, receivedAt: tsIso(c.receivedAt) || undefined,
+  }));
+  if (values.json) console.log(JSON.stringify(out, null, 2));
+  else if (out.length === 0) console.log(status === "APPLIED" || status === "ALL" ? "No notifications of change." : "No refused notifications of change.");
+  else for (const c of out) console.log(`${c.receivedAt ?? ""}  ${c.status.padEnd(8)}  ${c.code}  ${c.connector}  ${c.transactionId}  ${c.externalAccountId || "-"}  ${JSON.stringify(c.corrected)}${c.detail ? `  ${c.detail}` : ""}`);
+  return 0;
+}
+
 /** `reconcile list|show|resolve`: the reconciliation reports of bank statements (LedgerAdminService), after the deployment probe. */
 async function reconcileCommand(
   command: string | undefined,
@@ -651,12 +678,7 @@ async function reconcileCommand(
   const status = values.status?.toUpperCase();
   if (status !== undefined && !["CLEAN", "BREAKS", "RESOLVED"].includes(status)) throw new UsageError("--status must be CLEAN, BREAKS or RESOLVED");
 
-  const target = resolveTarget(values.url, process.env);
-  const deployment = await probe(createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url })), target);
-  console.error(describeDeployment(deployment, target));
-  const ledgerFlag = values["ledger-url"] ?? (process.env.CORRIDOR_LEDGER_URL || undefined);
-  const ledgerUrl = ledgerFlag ? checkUrl(ledgerFlag, values["ledger-url"] ? "--ledger-url" : "CORRIDOR_LEDGER_URL") : target.url;
-  const ledger = createClient(LedgerAdminService, createGrpcTransport({ baseUrl: ledgerUrl }));
+  const ledger = await probedClient(values.url, LedgerAdminService, { flag: "ledger-url", env: "CORRIDOR_LEDGER_URL", value: values["ledger-url"] });
 
   if (command === "list") {
     const { reports } = await ledger.listReconciliationReports({ connector: values.connector ?? "", status: status ?? "", limit: values.limit ? Number(values.limit) : 0 });
@@ -725,12 +747,7 @@ async function ratesCommand(
     throw new UsageError("rates list takes no --base, --rate or --as-of");
   }
 
-  const target = resolveTarget(values.url, process.env);
-  const deployment = await probe(createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url })), target);
-  console.error(describeDeployment(deployment, target));
-  const flag = values["quotes-fx-url"] ?? (process.env.CORRIDOR_QUOTES_FX_URL || undefined);
-  const url = flag ? checkUrl(flag, values["quotes-fx-url"] ? "--quotes-fx-url" : "CORRIDOR_QUOTES_FX_URL") : target.url;
-  const fx = createClient(QuotesFxAdminService, createGrpcTransport({ baseUrl: url }));
+  const fx = await probedClient(values.url, QuotesFxAdminService, { flag: "quotes-fx-url", env: "CORRIDOR_QUOTES_FX_URL", value: values["quotes-fx-url"] });
   const table =
     command === "push"
       ? await fx.pushRates({ base: values.base!.toUpperCase(), rates, asOf: asOf ? { seconds: BigInt(Math.floor(asOf.getTime() / 1000)), nanos: 0 } : undefined })
@@ -771,12 +788,7 @@ async function feesCommand(
     }
   }
 
-  const target = resolveTarget(values.url, process.env);
-  const deployment = await probe(createClient(PlatformAdminService, createGrpcTransport({ baseUrl: target.url })), target);
-  console.error(describeDeployment(deployment, target));
-  const flag = values["quotes-fx-url"] ?? (process.env.CORRIDOR_QUOTES_FX_URL || undefined);
-  const url = flag ? checkUrl(flag, values["quotes-fx-url"] ? "--quotes-fx-url" : "CORRIDOR_QUOTES_FX_URL") : target.url;
-  const fx = createClient(QuotesFxAdminService, createGrpcTransport({ baseUrl: url }));
+  const fx = await probedClient(values.url, QuotesFxAdminService, { flag: "quotes-fx-url", env: "CORRIDOR_QUOTES_FX_URL", value: values["quotes-fx-url"] });
   if (command === "clear") {
     const { cleared } = await fx.clearPlatformFees({ platformId: values.platform });
     console.log(values.json ? JSON.stringify({ platformId: values.platform, cleared }, null, 2) : cleared ? `Cleared the fee rules of ${values.platform}` : `${values.platform} has no fee rules of its own; nothing changed`);

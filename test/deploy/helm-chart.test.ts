@@ -26,6 +26,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, parseAllDocuments, stringify as toYaml } from "yaml";
 import { deployables as imageDeployables } from "../../scripts/build.mjs";
 import { findHelm } from "../infra/helm.js";
+import { loadLedgerConfig } from "../../services/ledger/src/config.js";
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, "../..");
@@ -485,6 +486,25 @@ describeHelm("unavailable" in lookup ? `helm chart — skipped: ${lookup.unavail
     }
     expect(plainEnv(containerOf(await render({}), "ledger"))).not.toHaveProperty("LEDGER_RAIL_BINDINGS");
     await expect(render({ railBindings: [{ ...railBindings[0], connector: "sandbox" }] })).rejects.toThrow();
+  });
+
+  it("hands the operator's fundingBankAccounts to the ledger alone, as LEDGER_FUNDING_BANK_ACCOUNTS the ledger's settings take, and refuses an account it would refuse", async () => {
+    const fundingBankAccounts = [
+      { currency: "USD", bankName: "First Bank", accountNumber: "9988776655", routingNumber: "121042882" },
+      { currency: "EUR", bankName: "Euro Bank", iban: "DE89370400440532013000", bic: "COBADEFFXXX" },
+    ];
+    const r = await render({ fundingBankAccounts });
+    for (const name of deployables) {
+      const env = plainEnv(containerOf(r, name));
+      if (name === "ledger") {
+        expect(JSON.parse(env.LEDGER_FUNDING_BANK_ACCOUNTS!)).toEqual(fundingBankAccounts);
+        expect(loadLedgerConfig({ LEDGER_FUNDING_BANK_ACCOUNTS: env.LEDGER_FUNDING_BANK_ACCOUNTS }).LEDGER_FUNDING_BANK_ACCOUNTS).toEqual(fundingBankAccounts);
+      } else expect(env, name).not.toHaveProperty("LEDGER_FUNDING_BANK_ACCOUNTS");
+    }
+    expect(plainEnv(containerOf(await render({}), "ledger"))).not.toHaveProperty("LEDGER_FUNDING_BANK_ACCOUNTS");
+    await expect(render({ fundingBankAccounts: [{ currency: "USD", bankName: "First Bank", accountNumber: "9988776655" }] })).rejects.toThrow(); // no routing number, no IBAN
+    await expect(render({ fundingBankAccounts: [{ ...fundingBankAccounts[0], routingNumber: "12104288" }] })).rejects.toThrow();
+    await expect(render({ fundingBankAccounts: [{ ...fundingBankAccounts[1], password: "x" }] })).rejects.toThrow();
   });
 
   it("uses an existing Secret instead of creating one", async () => {

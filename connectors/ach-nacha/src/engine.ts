@@ -38,6 +38,7 @@ import { isRoutingNumber, routingCheckDigit } from "./nacha/fields.js";
 import { NachaFormatError, parseNachaFile, type BatchHeader, type EntryDetail } from "./nacha/reader.js";
 import { writeNachaFile, type OutgoingBatch, type OutgoingEntry } from "./nacha/writer.js";
 import type { BankFileDrop } from "@corridor/connector/bank-files";
+import { acknowledgementOf, answeredFile, applyAcknowledgement, applyFileSentBack } from "./acknowledgements.js";
 
 export interface EngineDeps {
   db: Kysely<any>;
@@ -114,6 +115,36 @@ interface ReturnOf {
   companyIdentification: string;
 }
 
+type CreditDetail = { name?: string; identificationNumber?: string; secCode?: string; bankEntryId?: string; companyIdentification?: string; accountNumber?: string };
+const parseDetail = (v: unknown): CreditDetail => (typeof v === "string" ? JSON.parse(v) : v) as CreditDetail;
+
+/**
+ * The credit a RETURN instruction sends back, among the entries the bank reported received
+ * (ach_bank_items, kind INCOMING): by the trace number that ends the notice's bank entry id and the
+ * original entry's identity — the whole bank entry id (effective date, company identification,
+ * batch number, trace: what the notice was keyed on), for items read before it was kept, the
+ * sender's company identification and the account credited — and its amount. The same entry read
+ * in two of the bank's files is one entry; two different entries that fit are ambiguous and
+ * refused (the credit stays in the ledger's suspense, RETURN_FAILED, with the reason).
+ */
+export async function originalCreditOf(trx: Transaction<any>, rc: NonNullable<RailInstruction["returnedCredit"]>, amount: bigint): Promise<{ item: any; trace: string } | { refused: "ORIGINAL_ENTRY_NOT_FOUND" | "ORIGINAL_ENTRY_AMBIGUOUS" | "ORIGINAL_AMOUNT_MISMATCH" }> {
+  const trace = rc.bankEntryId.split("-").pop() ?? "";
+  if (!/^[0-9]{15}$/.test(trace)) return { refused: "ORIGINAL_ENTRY_NOT_FOUND" };
+  const items = await trx.selectFrom("ach_bank_items").selectAll().where("kind", "=", "INCOMING").where("trace_number", "=", trace).orderBy("received_at").orderBy("bank_file").orderBy("line").execute();
+  const fits = items.filter((it) => {
+    const x = parseDetail(it.detail);
+    if (x.bankEntryId) return x.bankEntryId === rc.bankEntryId;
+    return (x.companyIdentification === undefined || x.companyIdentification === rc.senderAccount) && (x.accountNumber === undefined || x.accountNumber === rc.creditedAccount);
+  });
+  if (fits.length === 0) return { refused: "ORIGINAL_ENTRY_NOT_FOUND" };
+  // The same entry (one bank entry id) read from two of the bank's files is one entry.
+  const distinct = new Set(fits.map((it) => parseDetail(it.detail).bankEntryId ?? `${it.bank_file}:${it.line}`));
+  if (distinct.size > 1) return { refused: "ORIGINAL_ENTRY_AMBIGUOUS" };
+  const item = fits[0]!;
+  if (BigInt(item.amount) !== amount) return { refused: "ORIGINAL_AMOUNT_MISMATCH" };
+  return { item, trace };
+}
+
 /**
  * A RETURN instruction (rail contract 1.3): the credit this connector reported (its bank entry id
  * ends with the entry's trace number; ach_bank_items keeps its SEC and transaction code) goes back
@@ -124,12 +155,10 @@ async function acceptReturn(d: Omit<EngineDeps, "transport">, i: RailInstruction
   const rc = i.returnedCredit;
   if (!rc) return reject("RETURN_WITHOUT_CREDIT");
   if (!/^R[0-9]{2}$/.test(rc.reason)) return reject("INVALID_RETURN_REASON");
-  const trace = rc.bankEntryId.split("-").pop() ?? "";
-  const original = /^[0-9]{15}$/.test(trace)
-    ? await trx.selectFrom("ach_bank_items").selectAll().where("kind", "=", "INCOMING").where("trace_number", "=", trace).where("amount", "=", i.amount).orderBy("received_at", "desc").executeTakeFirst()
-    : undefined;
-  if (!original) return reject("ORIGINAL_ENTRY_NOT_FOUND");
-  const detail = (typeof original.detail === "string" ? JSON.parse(original.detail) : original.detail) as { name?: string; identificationNumber?: string; secCode?: string };
+  const found = await originalCreditOf(trx, rc, i.amount);
+  if ("refused" in found) return reject(found.refused);
+  const { item: original, trace } = found;
+  const detail = parseDetail(original.detail);
   const sec = detail.secCode;
   if (sec !== "PPD" && sec !== "CCD") return reject("RETURN_SEC_CODE_NOT_SUPPORTED");
   const tc = String(original.code);
@@ -396,6 +425,24 @@ export async function readBankFiles(d: EngineDeps): Promise<string[]> {
       if (await reportBai2(d, f.name, content)) read.push(f.name);
       continue;
     }
+    // An acknowledgement of one of our files (no entries; the bank's count of our file).
+    const ack = acknowledgementOf(content);
+    if (ack) {
+      const done = await d.db.transaction().execute(async (trx) => {
+        const answered = await answeredFile(trx, ack.header);
+        if (!answered) return undefined; // not about a file of ours: read as any other file below
+        const fresh = await trx.insertInto("ach_bank_files").values({ file_name: f.name, status: "PROCESSED", detail: "", processed_at: d.clock.now() }).onConflict((oc) => oc.column("file_name").doNothing()).returning("file_name").executeTakeFirst();
+        if (!fresh) return {};
+        const what = await applyAcknowledgement(d, trx, f.name, ack, answered);
+        await trx.updateTable("ach_bank_files").set({ detail: JSON.stringify(what) }).where("file_name", "=", f.name).execute();
+        return what;
+      });
+      if (done) {
+        await d.transport.archive(f.name);
+        read.push(f.name);
+        continue;
+      }
+    }
     let parsed;
     try {
       parsed = await parseNachaFile(content, { customReturnCodes: d.config.ACH_CUSTOM_RETURN_CODES });
@@ -409,13 +456,25 @@ export async function readBankFiles(d: EngineDeps): Promise<string[]> {
       const now = d.clock.now();
       const fresh = await trx.insertInto("ach_bank_files").values({ file_name: f.name, status: "PROCESSED", detail: "", processed_at: now }).onConflict((oc) => oc.column("file_name").doNothing()).returning("file_name").executeTakeFirst();
       if (!fresh) return undefined;
+      // The bank's answer to one of our files (an acknowledgement, or the file sent back).
+      const answered = await answeredFile(trx, parsed.header);
+      if (answered) {
+        const what = await applyFileSentBack(d, trx, f.name, parsed, answered);
+        await trx.updateTable("ach_bank_files").set({ detail: JSON.stringify(what) }).where("file_name", "=", f.name).execute();
+        return what;
+      }
       const counts = { returns: 0, nocs: 0, incoming: 0, unmatched: 0 };
       for (const b of parsed.batches) {
         for (const e of b.entries) {
           const original = e.return?.originalTraceNumber ?? e.change?.originalTraceNumber ?? "";
-          const ours = original ? await trx.selectFrom("ach_entries").selectAll().where("trace_number", "=", original).forUpdate().executeTakeFirst() : undefined;
           const kind = e.return ? "RETURN" : e.change ? "NOC" : "INCOMING";
           const code = e.return?.code ?? e.change?.code ?? e.transactionCode;
+          // A return or NOC names our entry by its trace number; it must also be that entry (RDFI,
+          // account, direction and, for a return, amount), else it waits in suspense for the operator.
+          const match = kind === "INCOMING" ? undefined : await originalEntryOf(trx, e);
+          const ours = match && "entry" in match ? match.entry : undefined;
+          const suspense = match && "suspense" in match ? match.suspense : null;
+          if (suspense) d.log.warn({ file: f.name, line: e.line, code, original_trace: original, reason: suspense }, "ACH return/NOC does not match an entry of ours: kept in suspense for the operator");
           await trx
             .insertInto("ach_bank_items")
             .values({
@@ -427,8 +486,15 @@ export async function readBankFiles(d: EngineDeps): Promise<string[]> {
               code,
               amount: e.amount,
               transaction_id: ours?.transaction_id ?? null,
-              detail: JSON.stringify(e.change ? { corrections: e.change.corrections, refused: e.change.refused } : e.return ? { dishonored: e.return.dishonored ?? null, information: e.return.addendaInformation } : { name: e.name, identificationNumber: e.identificationNumber, secCode: b.header.secCode }),
+              detail: JSON.stringify(
+                e.change
+                  ? { corrections: e.change.corrections, refused: e.change.refused }
+                  : e.return
+                    ? { dishonored: e.return.dishonored ?? null, information: e.return.addendaInformation }
+                    : { name: e.name, identificationNumber: e.identificationNumber, secCode: b.header.secCode, bankEntryId: bankEntryIdOf(b.header, e), companyIdentification: b.header.companyIdentification.trim(), accountNumber: e.accountNumber.trim() },
+              ),
               received_at: now,
+              suspense_reason: suspense,
             })
             .execute();
           if (kind === "INCOMING") {
@@ -464,6 +530,31 @@ export async function readBankFiles(d: EngineDeps): Promise<string[]> {
   return read;
 }
 
+/** Why a return or NOC is not matched to an entry of ours (ach_bank_items.suspense_reason). */
+export type ReturnSuspenseReason = "UNKNOWN_TRACE" | "RDFI_MISMATCH" | "ACCOUNT_MISMATCH" | "DIRECTION_MISMATCH" | "AMOUNT_MISMATCH";
+
+/**
+ * The entry of ours a return or NOC is about: the one whose trace number its addenda names, and
+ * only if it is that entry — the same receiving DFI (the addenda's original RDFI), the same account
+ * (the return entry repeats the receiver's account), the same direction (21/31 return or correct a
+ * credit of ours, 26/36 a debit) and, for a return, the same amount. Trace numbers are unique among
+ * our entries, but a bank's error or a trace sequence that wrapped could name another entry: such a
+ * return moves no money and is kept in suspense with its reason.
+ */
+export async function originalEntryOf(trx: Transaction<any>, e: EntryDetail): Promise<{ entry: any } | { suspense: ReturnSuspenseReason }> {
+  const addenda = e.return ?? e.change;
+  const original = addenda?.originalTraceNumber ?? "";
+  const entry = original ? await trx.selectFrom("ach_entries").selectAll().where("trace_number", "=", original).forUpdate().executeTakeFirst() : undefined;
+  if (!entry) return { suspense: "UNKNOWN_TRACE" };
+  const rdfi = (addenda?.originalRdfi ?? "").trim();
+  if (rdfi !== "" && rdfi !== String(entry.routing_number).slice(0, 8)) return { suspense: "RDFI_MISMATCH" };
+  if (e.accountNumber.trim() !== String(entry.account_number).trim()) return { suspense: "ACCOUNT_MISMATCH" };
+  const credit = Number(e.transactionCode[1]) <= 4;
+  if ((entry.direction === "PAYOUT") !== credit) return { suspense: "DIRECTION_MISMATCH" };
+  if (e.return && e.amount !== BigInt(entry.amount)) return { suspense: "AMOUNT_MISMATCH" };
+  return { entry };
+}
+
 /** YYMMDD (a batch's effective entry date) as YYYY-MM-DD; "" when it is not a date. */
 function isoDate(yymmdd: string): string {
   if (!/^[0-9]{6}$/.test(yymmdd)) return "";
@@ -479,13 +570,15 @@ function isoDate(yymmdd: string): string {
  * time) and real files repeat a trace in two batches of one file (fixture 20110805A.ach). The same
  * entry in a file read again gives the same id; each entry comes in one file of the bank.
  */
+export const bankEntryIdOf = (h: BatchHeader, e: EntryDetail): string => `${h.effectiveEntryDate}-${h.companyIdentification.trim() || "-"}-${h.batchNumber}-${e.traceNumber}`;
+
 export function incomingCreditNotice(h: BatchHeader, e: EntryDetail): IncomingCreditNotice | undefined {
   if (e.transaction.direction !== "credit" || e.transaction.use !== "live" || e.amount <= 0n) return undefined;
   const valueDate = isoDate(h.effectiveEntryDate);
   const reference = [e.identificationNumber.trim(), ...e.paymentRelatedInformation.map((p) => p.trim())].filter(Boolean).join(" ");
   return {
     kind: "INCOMING_CREDIT",
-    bankEntryId: `${h.effectiveEntryDate}-${h.companyIdentification.trim() || "-"}-${h.batchNumber}-${e.traceNumber}`,
+    bankEntryId: bankEntryIdOf(h, e),
     at: valueDate ? new Date(`${valueDate}T00:00:00Z`) : new Date(0),
     amount: e.amount,
     currency: "USD",

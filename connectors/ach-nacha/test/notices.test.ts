@@ -83,7 +83,8 @@ describe("ACH connector: rail notices from the bank's files", () => {
     const now = clock.now();
     await db.insertInto("ach_entries").values({
       transaction_id: "Transaction:019a0000-0000-7000-8000-000000000001", platform_id: "Platform:p1", direction: "PAYOUT", amount: 100n, reference: "TXN-1", sec_code: "PPD",
-      routing_number: "231380104", account_number: "12345678", account_type: "CHECKING", receiver_name: "Jane", window_key: "w", cutoff_at: now, effective_date: "2019-06-25",
+      // The entry the NOC is about: its addenda names the RDFI 12104288, its entry the account 744-5678-99.
+      routing_number: "121042882", account_number: "744-5678-99", account_type: "CHECKING", receiver_name: "Jane", window_key: "w", cutoff_at: now, effective_date: "2019-06-25",
       status: "COMPLETED", trace_number: "121042880000001", created_at: now,
     }).execute();
     const before = (await notices()).length;

@@ -37,7 +37,14 @@ beforeEach(async () => {
 
 // Each test starts on a Monday of its own, so its windows (and file names) are its own in the shared schema.
 let week = 0;
-const monday = () => new Date(Date.UTC(2026, 0, 5 + 7 * week++, 7, 0, 0)); // 08:00 in Berlin
+const monday = () => {
+  let day = 5 + 7 * week++;
+  // Easter Monday is a TARGET2 closing day: no window that day.
+  if (new Date(Date.UTC(2026, 0, day)).toISOString().startsWith("2026-04-06")) day = 5 + 7 * week++;
+  // 08:00 in Berlin: UTC+1, or UTC+2 in summer time (from 29 March 2026).
+  const summer = Date.UTC(2026, 0, day) >= Date.UTC(2026, 2, 29) && Date.UTC(2026, 0, day) < Date.UTC(2026, 9, 25);
+  return new Date(Date.UTC(2026, 0, day, summer ? 6 : 7, 0, 0));
+};
 
 /** The SFTP settings of the test server (the bank's folders as its session names them). */
 const sftpEnv = (server: SftpTestServer, over: Record<string, string> = {}) => ({
@@ -223,6 +230,66 @@ describe("SEPA connector: the bank's reports", () => {
     await s.work.read();
     expect(await s.outcomes(a.transactionId)).toEqual(["PROCESSING", "REJECTED:AM10"]);
     expect(await s.outcomes(b.transactionId)).toEqual(["PROCESSING", "REJECTED:AM10"]);
+  });
+
+  it.skipIf(skipWithout(xmllint, "sepa-iso20022 XSD"))("moves the file as the bank's pain.002 (schema-valid) says: accepted, then partly rejected (each rejection once); a report on a message not ours, or a real bank's report on its own file, changes nothing", async () => {
+    const s = setup();
+    const a = s.instruction("DE75512108001245126199");
+    const b = s.instruction("DE75512108001245126199", 88n);
+    await s.accept(a);
+    await s.accept(b);
+    s.clock.advance(3600_000);
+    await s.work.file();
+    await s.work.upload();
+    const name = `${s.fileOf("0900")}.xml`;
+    const state = async () => (await s.db.selectFrom("sepa_files").select(["state", "status_report", "status_reason"]).where("file_name", "=", name).executeTakeFirstOrThrow());
+    const original = { messageId: s.fileOf("0900"), numberOfTransactions: 2, controlSum: "13.22", paymentInfoId: `${s.fileOf("0900")}-P`, debtorIban: "", requestedExecutionDate: "", serviceLevel: "SEPA", transfers: [] };
+    const drop = (file: string, xml: string) => {
+      expect(xsdErrors(xmllint.path!, xml, xsd("pain.002.001.11.xsd"))).toBeNull();
+      writeFileSync(join(s.bank.root, "outbox", file), xml);
+    };
+    drop("1-actc.xml", writeStatusReport({ messageId: "B1", createdAt: "2026-01-05T09:00:00", original, groupStatus: "ACTC", verdicts: [] }));
+    expect(await s.work.read()).toBe(1);
+    expect(await state()).toEqual({ state: "ACCEPTED", status_report: "1-actc.xml", status_reason: null });
+    expect(await s.outcomes(a.transactionId)).toEqual(["PROCESSING"]);
+
+    const verdicts = [{ instructionId: endToEndIdOf(b.transactionId), endToEndId: endToEndIdOf(b.transactionId), status: "RJCT", reason: "AC01" }];
+    drop("2-part.xml", writeStatusReport({ messageId: "B2", createdAt: "2026-01-05T10:00:00", original, groupStatus: "PART", verdicts }));
+    drop("3-part-again.xml", writeStatusReport({ messageId: "B3", createdAt: "2026-01-05T10:05:00", original, groupStatus: "PART", verdicts }));
+    expect(await s.work.read()).toBe(2);
+    expect(await state()).toMatchObject({ state: "PARTIALLY_ACCEPTED", status_report: "2-part.xml" });
+    expect(await s.outcomes(b.transactionId)).toEqual(["PROCESSING", "REJECTED:AC01"]);
+    expect(await s.outcomes(a.transactionId)).toEqual(["PROCESSING"]);
+
+    // Someone else's message, and PostFinance's real reports (on its own test files), touch nothing of ours.
+    drop("4-other.xml", writeStatusReport({ messageId: "B4", createdAt: "2026-01-05T11:00:00", original: { ...original, messageId: "NOT-OURS" }, groupStatus: "RJCT", groupReason: "AM05", verdicts: [] }));
+    for (const real of ["pain002-epo_p_0_0_0_2018032614401842.xml", "pain002-epo_p_ch5109000000250092291_1110097605_0_2018031511252307.xml"]) {
+      writeFileSync(join(s.bank.root, "outbox", `5-${real}`), readFileSync(join(import.meta.dirname, "../../../../shared/fixtures/iso20022/samples", real)));
+    }
+    expect(await s.work.read()).toBe(3);
+    expect(await s.outcomes(a.transactionId)).toEqual(["PROCESSING"]);
+    expect((await state()).state).toBe("PARTIALLY_ACCEPTED");
+    expect(await s.db.selectFrom("sepa_bank_documents").select(["file_name", "message", "outcomes"]).where("file_name", "like", "5-%").orderBy("file_name").execute()).toEqual([
+      { file_name: "5-pain002-epo_p_0_0_0_2018032614401842.xml", message: "pain.002", outcomes: 0 },
+      { file_name: "5-pain002-epo_p_ch5109000000250092291_1110097605_0_2018031511252307.xml", message: "pain.002", outcomes: 0 },
+    ]);
+  });
+
+  it("a file the bank rejects whole (pain.002 RJCT) is REJECTED with its reason", async () => {
+    const s = setup();
+    const a = s.instruction("DE75512108001245126199");
+    await s.accept(a);
+    s.clock.advance(3600_000);
+    await s.work.file();
+    await s.work.upload();
+    const original = { messageId: s.fileOf("0900"), numberOfTransactions: 1, controlSum: "12.34", paymentInfoId: "x", debtorIban: "", requestedExecutionDate: "", serviceLevel: "SEPA", transfers: [] };
+    writeFileSync(join(s.bank.root, "outbox", "dup.xml"), writeStatusReport({ messageId: "B1", createdAt: "2026-01-05T09:00:00", original, groupStatus: "RJCT", groupReason: "DU01", verdicts: [] }));
+    await s.work.read();
+    expect((await s.db.selectFrom("sepa_files").select("state").executeTakeFirstOrThrow()).state).toBe("UPLOADED");
+    writeFileSync(join(s.bank.root, "outbox", "rjct.xml"), writeStatusReport({ messageId: "B2", createdAt: "2026-01-05T09:00:00", original, groupStatus: "RJCT", groupReason: "FF01", verdicts: [] }));
+    await s.work.read();
+    expect(await s.db.selectFrom("sepa_files").select(["state", "status_report", "status_reason"]).executeTakeFirstOrThrow()).toEqual({ state: "REJECTED", status_report: "rjct.xml", status_reason: "FF01" });
+    expect(await s.outcomes(a.transactionId)).toEqual(["PROCESSING", "REJECTED:FF01"]);
   });
 
   it("reports each camt.053 statement once to the ledger, its entries marked with our transactions by end-to-end id", async () => {

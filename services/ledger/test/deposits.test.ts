@@ -353,6 +353,12 @@ describe("deposits and notifications of change from rail notices", () => {
       expect((await h.ledgerEvents()).slice(before).filter((e) => e.eventType === "EXTERNAL_ACCOUNT_UPDATED")).toHaveLength(0);
       const rows = await h.db.forSchema<any>("ledger").selectFrom("account_corrections").select(["status", "detail"]).where("bank_entry_id", "in", refused.map((m) => m.bankEntryId)).execute();
       expect(rows.map((r: { status: string }) => r.status)).toEqual(["REFUSED", "REFUSED", "REFUSED", "REFUSED"]);
+      // The operator sees them without SQL (LedgerAdminService.ListAccountCorrections, `npm run admin -- noc list`).
+      const listed = (await h.admin.listAccountCorrections({})).corrections.filter((c) => refused.some((m) => m.bankEntryId === c.bankEntryId));
+      expect(listed.map((c) => [c.code, c.status, c.detail !== ""]).sort()).toEqual([["C01", "REFUSED", true], ["C01", "REFUSED", true], ["C02", "REFUSED", true], ["C04", "REFUSED", true]]);
+      expect((await h.admin.listAccountCorrections({ status: "APPLIED" })).corrections.filter((c) => refused.some((m) => m.bankEntryId === c.bankEntryId))).toEqual([]);
+      expect((await h.admin.listAccountCorrections({ connector: "other-bank" })).corrections.map((c) => c.code)).toEqual(["C01"]);
+      await expect(h.admin.listAccountCorrections({ status: "BOGUS" })).rejects.toThrow(/status/);
     });
   });
 });

@@ -231,3 +231,72 @@ export function bankWritesIncomingCreditFile(opts: { bankRouting: string; odfiRo
   while (recs.length % 10 !== 0) recs.push(FILLER);
   return recs.join("\n") + "\n";
 }
+
+// ---- the bank's answer to an uploaded file ---------------------------------------------------
+
+/**
+ * The ODFI's acknowledgement of an uploaded file, NACHA layout: its own file header addressed back
+ * to the originator (destination and origin swapped) with the uploaded file's creation date, time
+ * and file ID modifier, no batches, and a file control with the totals the bank counted in its own
+ * reading of the upload (bankReadsUpload, node-nacha); `totals: "zero"` writes a bare
+ * acknowledgement as some banks do, `tamper` other totals.
+ */
+export function bankWritesAcknowledgement(uploaded: string, opts: { totals?: "counted" | "zero"; tamper?: boolean } = {}): string {
+  const header = uploaded.slice(0, 94);
+  const destination = header.slice(3, 13);
+  const origin = header.slice(13, 23);
+  const stamp = header.slice(23, 34);
+  const recs = ["101" + origin + destination + stamp + "094101" + a("CORRIDOR", 23) + a("BANK ACK", 23) + a("ACK", 8)];
+  let count = 0;
+  let hash = 0n;
+  let debit = 0n;
+  let credit = 0n;
+  if (opts.totals !== "zero") {
+    for (const e of bankReadsUpload(uploaded)) {
+      count += 1 + (e.addenda ? 1 : 0);
+      hash += BigInt(e.routingNumber.slice(0, 8));
+      if (DEBIT.has(e.transactionCode)) debit += e.amount;
+      else credit += e.amount;
+    }
+  }
+  if (opts.tamper) credit += 1n;
+  recs.push("9" + z(0, 6) + z(1, 6) + z(count, 8) + z(hash % 10_000_000_000n, 10) + z(debit, 12) + z(credit, 12) + a("", 39));
+  while (recs.length % 10 !== 0) recs.push(FILLER);
+  return recs.join("\n") + "\n";
+}
+
+/**
+ * The ODFI sends an uploaded file back (it refuses it): the uploaded records as they are, keeping
+ * only the batches `keep` selects (all by default), with the file control recounted, and a reason in
+ * the file header's reference code. Built from the upload's lines, not from Corridor's code.
+ */
+export function bankSendsFileBack(uploaded: string, opts: { reason?: string; keep?: (batchNumber: number) => boolean } = {}): string {
+  const lines = uploaded.split(/\r?\n/).filter((l) => l !== "" && l !== FILLER);
+  const out = [lines[0]!.slice(0, 86) + a(opts.reason ?? "", 8)];
+  let batchCount = 0;
+  let count = 0;
+  let hash = 0n;
+  let debit = 0n;
+  let credit = 0n;
+  let current: string[] = [];
+  for (const l of lines.slice(1)) {
+    if (l[0] === "5") current = [l];
+    else if (l[0] === "6" || l[0] === "7") current.push(l);
+    else if (l[0] === "8") {
+      current.push(l);
+      const n = Number(l.slice(87, 94));
+      if (!opts.keep || opts.keep(n)) {
+        out.push(...current);
+        batchCount++;
+        count += Number(l.slice(4, 10));
+        hash += BigInt(l.slice(10, 20));
+        debit += BigInt(l.slice(20, 32));
+        credit += BigInt(l.slice(32, 44));
+      }
+    }
+  }
+  const blocks = Math.ceil((out.length + 1) / 10);
+  out.push("9" + z(batchCount, 6) + z(blocks, 6) + z(count, 8) + z(hash % 10_000_000_000n, 10) + z(debit, 12) + z(credit, 12) + a("", 39));
+  while (out.length % 10 !== 0) out.push(FILLER);
+  return out.join("\n") + "\n";
+}

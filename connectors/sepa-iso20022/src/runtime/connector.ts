@@ -45,6 +45,8 @@ type Trx = Transaction<SepaTables>;
 
 /** The status codes of a pain.002 that settle a transfer; other accepted states (ACCP, ACTC, ACSP, PDNG) move nothing. */
 const SETTLED = new Set(["ACSC", "ACCC"]);
+/** The statuses of a pain.002 that say the bank took a file or transaction (accepted at some stage, or settled). */
+const ACCEPTED = new Set(["ACCP", "ACTC", "ACSP", "ACSC", "ACCC", "ACWC", "ACWP", "ACFC"]);
 /** A duplicate-message rejection: the bank already has this file (a re-upload after a crash); never a rejection of its transfers. */
 const DUPLICATE = "DU01";
 
@@ -225,7 +227,7 @@ export function sepaWork(d: SepaDeps) {
           try {
             const xml = content.toString("utf8");
             message = identifyMessage(xml).message;
-            if (message === "pain.002") outcomes = await applyStatusReport(trx, xml);
+            if (message === "pain.002") outcomes = await applyStatusReport(trx, xml, name);
             else if (message === "camt.054") outcomes = await applyNotification(trx, xml, name);
             else if (message === "camt.053") {
               await reportCredits(trx, readStatement(xml));
@@ -247,36 +249,64 @@ export function sepaWork(d: SepaDeps) {
     },
   };
 
-  async function applyStatusReport(trx: Trx, xml: string): Promise<number> {
+  /**
+   * A pain.002 status report on one of our files (its original message id is the file's name):
+   * rejected transfers are REJECTED and settled ones COMPLETED, each once (a transfer moves only
+   * from FILED or SENT); the file takes the bank's verdict (ACCEPTED, REJECTED, PARTIALLY_ACCEPTED).
+   * A report on a message that is not ours changes nothing (logged); the duplicate check's
+   * rejection (DU01) of a re-upload neither rejects the transfers nor the file.
+   */
+  async function applyStatusReport(trx: Trx, xml: string, document: string): Promise<number> {
     const r = readPaymentStatusReport(xml);
     const file = `${r.originalMessageId}.xml`;
+    const ours = await trx.selectFrom("sepa_files").select(["file_name", "state"]).where("file_name", "=", file).forUpdate().executeTakeFirst();
+    if (!ours) {
+      d.log.warn({ report: document, original_message_id: r.originalMessageId }, "sepa: a status report on a message that is not one of our files; nothing changed");
+      return 0;
+    }
     let n = 0;
-    const reject = async (where: { file?: string; endToEndId?: string }, reason: string) => {
-      let q = trx.selectFrom("sepa_transfers").select(["transaction_id"]).where("state", "in", ["FILED", "SENT"]);
-      if (where.file) q = q.where("file_name", "=", where.file);
+    const reject = async (where: { endToEndId?: string }, reason: string) => {
+      let q = trx.selectFrom("sepa_transfers").select(["transaction_id"]).where("file_name", "=", file).where("state", "in", ["FILED", "SENT"]);
       if (where.endToEndId) q = q.where("end_to_end_id", "=", where.endToEndId);
       for (const t of await q.execute()) {
         const moved = await move(trx, t, ["FILED", "SENT"], "REJECTED");
         if (moved) (await report(trx, moved.platform_id, t.transaction_id, "REJECTED", reason), n++);
       }
     };
-    const groupReason = r.groupReasons[0]?.code ?? r.groupReasons[0]?.proprietary ?? "";
+    const code = (rs: { code?: string; proprietary?: string }[]) => rs[0]?.code ?? rs[0]?.proprietary ?? "";
+    const verdict = async (state: "ACCEPTED" | "REJECTED" | "PARTIALLY_ACCEPTED", reason = "") => {
+      // A later report may narrow the verdict (accepted, then some transactions rejected); a
+      // rejected file stays rejected.
+      if (ours.state === "REJECTED" || ours.state === state) return;
+      await trx.updateTable("sepa_files").set({ state, status_report: document, status_reason: reason || null, acknowledged_at: d.clock.now() }).where("file_name", "=", file).execute();
+    };
+    const groupReason = code(r.groupReasons);
     if (r.groupStatus === "RJCT") {
       if (groupReason === DUPLICATE) return 0;
-      await reject({ file }, groupReason || "RJCT");
+      await reject({}, groupReason || "RJCT");
+      await verdict("REJECTED", groupReason || "RJCT");
       return n;
     }
+    let rejected = 0;
+    let accepted = 0;
     for (const p of r.payments) {
-      if (p.status === "RJCT" && p.transactions.length === 0) await reject({ file }, p.reasons[0]?.code ?? "RJCT");
+      if (p.status === "RJCT" && p.transactions.length === 0) (await reject({}, code(p.reasons) || "RJCT"), rejected++);
       for (const t of p.transactions) {
         if (!t.originalEndToEndId) continue;
-        if (t.status === "RJCT") await reject({ endToEndId: t.originalEndToEndId }, t.reasons[0]?.code ?? t.reasons[0]?.proprietary ?? "RJCT");
-        else if (t.status && SETTLED.has(t.status)) {
-          const row = await trx.selectFrom("sepa_transfers").select("transaction_id").where("end_to_end_id", "=", t.originalEndToEndId).executeTakeFirst();
+        if (t.status === "RJCT") (await reject({ endToEndId: t.originalEndToEndId }, code(t.reasons) || "RJCT"), rejected++);
+        else if (t.status && ACCEPTED.has(t.status)) accepted++;
+        if (t.status && SETTLED.has(t.status)) {
+          const row = await trx.selectFrom("sepa_transfers").select("transaction_id").where("file_name", "=", file).where("end_to_end_id", "=", t.originalEndToEndId).executeTakeFirst();
           const moved = row && (await move(trx, row, ["FILED", "SENT"], "COMPLETED"));
           if (row && moved) (await report(trx, moved.platform_id, row.transaction_id, "COMPLETED"), n++);
         }
       }
+    }
+    const left = await trx.selectFrom("sepa_transfers").select(sql<number>`count(*)::int`.as("n")).where("file_name", "=", file).where("state", "!=", "REJECTED").executeTakeFirstOrThrow();
+    if (rejected > 0) await verdict(left.n === 0 ? "REJECTED" : "PARTIALLY_ACCEPTED", left.n === 0 ? "RJCT" : "");
+    else if (r.groupStatus === "PART") await verdict("PARTIALLY_ACCEPTED");
+    else if ((r.groupStatus && ACCEPTED.has(r.groupStatus)) || accepted > 0) {
+      if (ours.state !== "PARTIALLY_ACCEPTED") await verdict("ACCEPTED");
     }
     return n;
   }

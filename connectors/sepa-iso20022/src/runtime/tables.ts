@@ -27,9 +27,13 @@ export interface SepaTables {
     sha256: string;
     transfer_count: number;
     control_sum: bigint;
-    state: "BUILT" | "UPLOADED";
+    state: "BUILT" | "UPLOADED" | "ACCEPTED" | "REJECTED" | "PARTIALLY_ACCEPTED";
     built_at: Date;
     uploaded_at: Date | null;
+    /** The pain.002 that gave the bank's verdict on the file, its reason, and when it was read. */
+    status_report: string | null;
+    status_reason: string | null;
+    acknowledged_at: Date | null;
   };
   sepa_bank_documents: { file_name: string; sha256: string; message: string; outcomes: number; read_at: Date };
   sepa_received_credits: {

@@ -37,6 +37,15 @@ export async function listReceivedCredits(db: Db, f: { status?: string; connecto
   return q.orderBy("received_at", "desc").orderBy("id", "desc").limit(f.limit).execute();
 }
 
+/** Notifications of change received, newest first (the operator's list; domain/deposits.ts). */
+export async function listAccountCorrections(db: Db, f: { status?: string; connector?: string; limit: number }): Promise<AccountCorrectionRow[]> {
+  let q = db.selectFrom("account_corrections").selectAll();
+  if (f.status) q = q.where("status", "=", f.status as AccountCorrectionRow["status"]);
+  if (f.connector) q = q.where("connector", "=", f.connector);
+  const rows = await q.orderBy("received_at", "desc").orderBy("id", "desc").limit(f.limit).execute();
+  return rows.map((r) => ({ ...r, corrected: (typeof r.corrected === "string" ? JSON.parse(r.corrected) : r.corrected) as Record<string, string> }));
+}
+
 /** The internal account whose funding reference this is (references are unique over the ledger). */
 export async function accountByReference(db: Db, reference: string): Promise<AccountRow | undefined> {
   return db.selectFrom("accounts").selectAll().where("reference", "=", reference).where("owner_kind", "<>", "SYSTEM").executeTakeFirst();

@@ -92,6 +92,7 @@ function statements(db: Db, systemAccountId: ReturnType<typeof systemAccountIds>
     receivedCreditByReturn: (returnTransactionId) => notices.receivedCreditByReturn(db, returnTransactionId),
     updateReceivedCredit: (id, set) => notices.updateReceivedCredit(db, id, set),
     listReceivedCredits: (f) => notices.listReceivedCredits(db, f),
+    listAccountCorrections: (f) => notices.listAccountCorrections(db, f),
     accountByReference: (ref) => notices.accountByReference(db, ref),
     accountById: (id) => notices.accountById(db, id),
     productionFiatAccounts: (currencies) => notices.productionFiatAccounts(db, currencies),

@@ -278,6 +278,14 @@ export function createDeposits(deps: { store: LedgerStore; clock: Clock; log?: P
       return "APPLIED";
     },
 
+    /** The operator's list of notifications of change: REFUSED by default (what needs a look), APPLIED, or ALL. */
+    async listAccountCorrections(f: { status?: string; connector?: string; limit?: number }) {
+      const status = f.status || "REFUSED";
+      if (!["REFUSED", "APPLIED", "ALL"].includes(status)) throw errors.invalidInput([{ field: "status", reason: "must be one of REFUSED, APPLIED, ALL" }]);
+      const limit = f.limit && f.limit > 0 ? Math.min(f.limit, MAX_LIST) : 100;
+      return store.listAccountCorrections({ status: status === "ALL" ? undefined : status, connector: f.connector || undefined, limit });
+    },
+
     async listSuspense(f: { status?: string; connector?: string; limit?: number }) {
       const status = f.status || "SUSPENSE";
       if (!STATUSES.has(status)) throw errors.invalidInput([{ field: "status", reason: `must be one of ${[...STATUSES].join(", ")}` }]);

@@ -162,6 +162,8 @@ export interface LedgerStatements {
   receivedCreditByReturn(returnTransactionId: string): Promise<ReceivedCreditRow | undefined>;
   updateReceivedCredit(id: string, set: Partial<Omit<ReceivedCreditRow, "id" | "connector" | "bank_entry_id">>): Promise<ReceivedCreditRow>;
   listReceivedCredits(f: { status?: string; connector?: string; limit: number }): Promise<ReceivedCreditRow[]>;
+  /** Notifications of change received (account_corrections), newest first. */
+  listAccountCorrections(f: { status?: string; connector?: string; limit: number }): Promise<AccountCorrectionRow[]>;
   accountByReference(reference: string): Promise<AccountRow | undefined>;
   accountById(id: string): Promise<AccountRow | undefined>;
   /** Fiat internal accounts of production platforms in these currencies. */

@@ -2,7 +2,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { LedgerAdminService } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
 import type { Ledger } from "../domain/ledger.js";
-import type { RailBindingRow, ReceivedCreditRow } from "../domain/model.js";
+import type { AccountCorrectionRow, RailBindingRow, ReceivedCreditRow } from "../domain/model.js";
 import type { BreakRow, Reconciliation, ReportRow } from "../domain/reconciliation.js";
 import type { createTrialBalance } from "../domain/trial-balance.js";
 
@@ -13,6 +13,21 @@ const bindingToPb = (b: RailBindingRow) => ({
   connector: b.connector,
   source: b.source,
   updatedAt: timestampFromDate(b.updated_at),
+});
+
+const correctionToPb = (r: AccountCorrectionRow) => ({
+  id: r.id,
+  connector: r.connector,
+  bankEntryId: r.bank_entry_id,
+  transactionId: r.transaction_id,
+  platformId: r.platform_id ?? "",
+  externalAccountId: r.external_account_id ?? "",
+  code: r.code,
+  corrected: r.corrected,
+  correctedData: r.corrected_data,
+  status: r.status,
+  detail: r.detail,
+  receivedAt: timestampFromDate(r.received_at),
 });
 
 const itemToPb = (r: ReceivedCreditRow) => ({
@@ -80,7 +95,7 @@ export function createAdminHandler({
   reconciliation,
 }: {
   trialBalance: ReturnType<typeof createTrialBalance>;
-  ledger: Pick<Ledger, "bindRail" | "unbindRail" | "listRailBindings" | "listSuspense" | "getSuspenseItem" | "assignSuspenseItem" | "returnSuspenseItem">;
+  ledger: Pick<Ledger, "bindRail" | "unbindRail" | "listRailBindings" | "listSuspense" | "listAccountCorrections" | "getSuspenseItem" | "assignSuspenseItem" | "returnSuspenseItem">;
   reconciliation: Pick<Reconciliation, "listReports" | "getReport" | "resolveBreak">;
 }): ServiceImpl<typeof LedgerAdminService> {
   return {
@@ -99,6 +114,9 @@ export function createAdminHandler({
     },
     async listSuspenseItems(req) {
       return { items: (await ledger.listSuspense({ status: req.status, connector: req.connector, limit: req.limit })).map(itemToPb) };
+    },
+    async listAccountCorrections(req) {
+      return { corrections: (await ledger.listAccountCorrections({ status: req.status, connector: req.connector, limit: req.limit })).map(correctionToPb) };
     },
     async getSuspenseItem(req) {
       return { item: itemToPb(await ledger.getSuspenseItem(req.id)) };

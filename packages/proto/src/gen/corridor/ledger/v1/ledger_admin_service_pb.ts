@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file corridor/ledger/v1/ledger_admin_service.proto.
  */
 export const file_corridor_ledger_v1_ledger_admin_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci1jb3JyaWRvci9sZWRnZXIvdjEvbGVkZ2VyX2FkbWluX3NlcnZpY2UucHJvdG8SEmNvcnJpZG9yLmxlZGdlci52MSLtAgoUUmVjb25jaWxpYXRpb25SZXBvcnQSEQoJcmVwb3J0X2lkGAEgASgJEhEKCWNvbm5lY3RvchgCIAEoCRIPCgdhY2NvdW50GAMgASgJEhYKDnN0YXRlbWVudF9kYXRlGAQgASgJEhQKDHN0YXRlbWVudF9pZBgFIAEoCRIQCghjdXJyZW5jeRgGIAEoCRIOCgZzdGF0dXMYByABKAkSEwoLZW50cnlfY291bnQYCCABKA0SFQoNbWF0Y2hlZF9jb3VudBgJIAEoDRIWCg5vcGVuaW5nX2Jvb2tlZBgKIAEoAxIWCg5jbG9zaW5nX2Jvb2tlZBgLIAEoAxITCgtlbnRyaWVzX25ldBgMIAEoAxITCgticmVha19jb3VudBgNIAEoDRIYChBvcGVuX2JyZWFrX2NvdW50GA4gASgNEi4KCmNyZWF0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIrkCChNSZWNvbmNpbGlhdGlvbkJyZWFrEhAKCGJyZWFrX2lkGAEgASgJEgwKBGtpbmQYAiABKAkSFgoOdHJhbnNhY3Rpb25faWQYAyABKAkSFQoNYmFua19lbnRyeV9pZBgEIAEoCRIRCglyZWZlcmVuY2UYBSABKAkSFQoNbGVkZ2VyX2Ftb3VudBgGIAEoAxIYChBzdGF0ZW1lbnRfYW1vdW50GAcgASgDEhgKEGxlZGdlcl9kaXJlY3Rpb24YCCABKAkSGwoTc3RhdGVtZW50X2RpcmVjdGlvbhgJIAEoCRIOCgZkZXRhaWwYCiABKAkSLwoLcmVzb2x2ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3Jlc29sdXRpb25fbm90ZRgMIAEoCSJUCiBMaXN0UmVjb25jaWxpYXRpb25SZXBvcnRzUmVxdWVzdBIRCgljb25uZWN0b3IYASABKAkSDgoGc3RhdHVzGAIgASgJEg0KBWxpbWl0GAMgASgNIl4KIUxpc3RSZWNvbmNpbGlhdGlvblJlcG9ydHNSZXNwb25zZRI5CgdyZXBvcnRzGAEgAygLMiguY29ycmlkb3IubGVkZ2VyLnYxLlJlY29uY2lsaWF0aW9uUmVwb3J0IjMKHkdldFJlY29uY2lsaWF0aW9uUmVwb3J0UmVxdWVzdBIRCglyZXBvcnRfaWQYASABKAkilAEKH0dldFJlY29uY2lsaWF0aW9uUmVwb3J0UmVzcG9uc2USOAoGcmVwb3J0GAEgASgLMiguY29ycmlkb3IubGVkZ2VyLnYxLlJlY29uY2lsaWF0aW9uUmVwb3J0EjcKBmJyZWFrcxgCIAMoCzInLmNvcnJpZG9yLmxlZGdlci52MS5SZWNvbmNpbGlhdGlvbkJyZWFrIkMKIVJlc29sdmVSZWNvbmNpbGlhdGlvbkJyZWFrUmVxdWVzdBIQCghicmVha19pZBgBIAEoCRIMCgRub3RlGAIgASgJIpYBCiJSZXNvbHZlUmVjb25jaWxpYXRpb25CcmVha1Jlc3BvbnNlEjYKBWJyZWFrGAEgASgLMicuY29ycmlkb3IubGVkZ2VyLnYxLlJlY29uY2lsaWF0aW9uQnJlYWsSOAoGcmVwb3J0GAIgASgLMiguY29ycmlkb3IubGVkZ2VyLnYxLlJlY29uY2lsaWF0aW9uUmVwb3J0Ip0BCgtSYWlsQmluZGluZxITCgtwbGF0Zm9ybV9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRIUCgxwYXltZW50X3JhaWwYAyABKAkSEQoJY29ubmVjdG9yGAQgASgJEg4KBnNvdXJjZRgFIAEoCRIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJpChdCaW5kUGxhdGZvcm1SYWlsUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRIUCgxwYXltZW50X3JhaWwYAyABKAkSEQoJY29ubmVjdG9yGAQgASgJIkwKGEJpbmRQbGF0Zm9ybVJhaWxSZXNwb25zZRIwCgdiaW5kaW5nGAEgASgLMh8uY29ycmlkb3IubGVkZ2VyLnYxLlJhaWxCaW5kaW5nIlgKGVVuYmluZFBsYXRmb3JtUmFpbFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSFAoMcGF5bWVudF9yYWlsGAMgASgJIi0KGlVuYmluZFBsYXRmb3JtUmFpbFJlc3BvbnNlEg8KB3JlbW92ZWQYASABKAgiNgofTGlzdFBsYXRmb3JtUmFpbEJpbmRpbmdzUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCSJVCiBMaXN0UGxhdGZvcm1SYWlsQmluZGluZ3NSZXNwb25zZRIxCghiaW5kaW5ncxgBIAMoCzIfLmNvcnJpZG9yLmxlZGdlci52MS5SYWlsQmluZGluZyItChZHZXRUcmlhbEJhbGFuY2VSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJIlcKF0dldFRyaWFsQmFsYW5jZVJlc3BvbnNlEjwKCmN1cnJlbmNpZXMYASADKAsyKC5jb3JyaWRvci5sZWRnZXIudjEuQ3VycmVuY3lUcmlhbEJhbGFuY2UiwgEKFEN1cnJlbmN5VHJpYWxCYWxhbmNlEhAKCGN1cnJlbmN5GAEgASgJEhMKC2JhbGFuY2Vfc3VtGAIgASgDEhMKC3Bvc3Rpbmdfc3VtGAMgASgDEhUKDWFjY291bnRfY291bnQYBCABKAMSIAoYbWlzbWF0Y2hlZF9hY2NvdW50X2NvdW50GAUgASgDEjUKBmdyb3VwcxgGIAMoCzIlLmNvcnJpZG9yLmxlZGdlci52MS5UcmlhbEJhbGFuY2VHcm91cCJpChFUcmlhbEJhbGFuY2VHcm91cBISCgpvd25lcl9raW5kGAEgASgJEhQKDGFjY291bnRfdHlwZRgCIAEoCRITCgtiYWxhbmNlX3N1bRgDIAEoAxIVCg1hY2NvdW50X2NvdW50GAQgASgDIpkECgxTdXNwZW5zZUl0ZW0SCgoCaWQYASABKAkSEQoJY29ubmVjdG9yGAIgASgJEhUKDWJhbmtfZW50cnlfaWQYAyABKAkSDgoGYW1vdW50GAQgASgDEhAKCGN1cnJlbmN5GAUgASgJEhQKDHBheW1lbnRfcmFpbBgGIAEoCRIYChBjcmVkaXRlZF9hY2NvdW50GAcgASgJEhEKCXJlZmVyZW5jZRgIIAEoCRITCgtzZW5kZXJfbmFtZRgJIAEoCRIWCg5zZW5kZXJfYWNjb3VudBgKIAEoCRISCgp2YWx1ZV9kYXRlGAsgASgJEg4KBnN0YXR1cxgMIAEoCRIXCg9zdXNwZW5zZV9yZWFzb24YDSABKAkSEwoLcGxhdGZvcm1faWQYDiABKAkSGwoTaW50ZXJuYWxfYWNjb3VudF9pZBgPIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgQIAEoCRIMCgRub3RlGBEgASgJEi8KC3JlY2VpdmVkX2F0GBIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIdChVyZXR1cm5fdHJhbnNhY3Rpb25faWQYFCABKAkSFQoNcmV0dXJuX3JlYXNvbhgVIAEoCRIVCg1yZXR1cm5fZGV0YWlsGBYgASgJIkwKGExpc3RTdXNwZW5zZUl0ZW1zUmVxdWVzdBIOCgZzdGF0dXMYASABKAkSEQoJY29ubmVjdG9yGAIgASgJEg0KBWxpbWl0GAMgASgFIkwKGUxpc3RTdXNwZW5zZUl0ZW1zUmVzcG9uc2USLwoFaXRlbXMYASADKAsyIC5jb3JyaWRvci5sZWRnZXIudjEuU3VzcGVuc2VJdGVtIiQKFkdldFN1c3BlbnNlSXRlbVJlcXVlc3QSCgoCaWQYASABKAkiSQoXR2V0U3VzcGVuc2VJdGVtUmVzcG9uc2USLgoEaXRlbRgBIAEoCzIgLmNvcnJpZG9yLmxlZGdlci52MS5TdXNwZW5zZUl0ZW0iUgoZQXNzaWduU3VzcGVuc2VJdGVtUmVxdWVzdBIKCgJpZBgBIAEoCRIbChNpbnRlcm5hbF9hY2NvdW50X2lkGAIgASgJEgwKBG5vdGUYAyABKAkiTAoaQXNzaWduU3VzcGVuc2VJdGVtUmVzcG9uc2USLgoEaXRlbRgBIAEoCzIgLmNvcnJpZG9yLmxlZGdlci52MS5TdXNwZW5zZUl0ZW0iVwoZUmV0dXJuU3VzcGVuc2VJdGVtUmVxdWVzdBIKCgJpZBgBIAEoCRIMCgRub3RlGAIgASgJEhAKCHJldHVybmVkGAMgASgIEg4KBnJlYXNvbhgEIAEoCSJMChpSZXR1cm5TdXNwZW5zZUl0ZW1SZXNwb25zZRIuCgRpdGVtGAEgASgLMiAuY29ycmlkb3IubGVkZ2VyLnYxLlN1c3BlbnNlSXRlbTLSCgoSTGVkZ2VyQWRtaW5TZXJ2aWNlEmoKD0dldFRyaWFsQmFsYW5jZRIqLmNvcnJpZG9yLmxlZGdlci52MS5HZXRUcmlhbEJhbGFuY2VSZXF1ZXN0GisuY29ycmlkb3IubGVkZ2VyLnYxLkdldFRyaWFsQmFsYW5jZVJlc3BvbnNlEm0KEEJpbmRQbGF0Zm9ybVJhaWwSKy5jb3JyaWRvci5sZWRnZXIudjEuQmluZFBsYXRmb3JtUmFpbFJlcXVlc3QaLC5jb3JyaWRvci5sZWRnZXIudjEuQmluZFBsYXRmb3JtUmFpbFJlc3BvbnNlEnMKElVuYmluZFBsYXRmb3JtUmFpbBItLmNvcnJpZG9yLmxlZGdlci52MS5VbmJpbmRQbGF0Zm9ybVJhaWxSZXF1ZXN0Gi4uY29ycmlkb3IubGVkZ2VyLnYxLlVuYmluZFBsYXRmb3JtUmFpbFJlc3BvbnNlEoUBChhMaXN0UGxhdGZvcm1SYWlsQmluZGluZ3MSMy5jb3JyaWRvci5sZWRnZXIudjEuTGlzdFBsYXRmb3JtUmFpbEJpbmRpbmdzUmVxdWVzdBo0LmNvcnJpZG9yLmxlZGdlci52MS5MaXN0UGxhdGZvcm1SYWlsQmluZGluZ3NSZXNwb25zZRJwChFMaXN0U3VzcGVuc2VJdGVtcxIsLmNvcnJpZG9yLmxlZGdlci52MS5MaXN0U3VzcGVuc2VJdGVtc1JlcXVlc3QaLS5jb3JyaWRvci5sZWRnZXIudjEuTGlzdFN1c3BlbnNlSXRlbXNSZXNwb25zZRJqCg9HZXRTdXNwZW5zZUl0ZW0SKi5jb3JyaWRvci5sZWRnZXIudjEuR2V0U3VzcGVuc2VJdGVtUmVxdWVzdBorLmNvcnJpZG9yLmxlZGdlci52MS5HZXRTdXNwZW5zZUl0ZW1SZXNwb25zZRJzChJBc3NpZ25TdXNwZW5zZUl0ZW0SLS5jb3JyaWRvci5sZWRnZXIudjEuQXNzaWduU3VzcGVuc2VJdGVtUmVxdWVzdBouLmNvcnJpZG9yLmxlZGdlci52MS5Bc3NpZ25TdXNwZW5zZUl0ZW1SZXNwb25zZRJzChJSZXR1cm5TdXNwZW5zZUl0ZW0SLS5jb3JyaWRvci5sZWRnZXIudjEuUmV0dXJuU3VzcGVuc2VJdGVtUmVxdWVzdBouLmNvcnJpZG9yLmxlZGdlci52MS5SZXR1cm5TdXNwZW5zZUl0ZW1SZXNwb25zZRKIAQoZTGlzdFJlY29uY2lsaWF0aW9uUmVwb3J0cxI0LmNvcnJpZG9yLmxlZGdlci52MS5MaXN0UmVjb25jaWxpYXRpb25SZXBvcnRzUmVxdWVzdBo1LmNvcnJpZG9yLmxlZGdlci52MS5MaXN0UmVjb25jaWxpYXRpb25SZXBvcnRzUmVzcG9uc2USggEKF0dldFJlY29uY2lsaWF0aW9uUmVwb3J0EjIuY29ycmlkb3IubGVkZ2VyLnYxLkdldFJlY29uY2lsaWF0aW9uUmVwb3J0UmVxdWVzdBozLmNvcnJpZG9yLmxlZGdlci52MS5HZXRSZWNvbmNpbGlhdGlvblJlcG9ydFJlc3BvbnNlEosBChpSZXNvbHZlUmVjb25jaWxpYXRpb25CcmVhaxI1LmNvcnJpZG9yLmxlZGdlci52MS5SZXNvbHZlUmVjb25jaWxpYXRpb25CcmVha1JlcXVlc3QaNi5jb3JyaWRvci5sZWRnZXIudjEuUmVzb2x2ZVJlY29uY2lsaWF0aW9uQnJlYWtSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("Ci1jb3JyaWRvci9sZWRnZXIvdjEvbGVkZ2VyX2FkbWluX3NlcnZpY2UucHJvdG8SEmNvcnJpZG9yLmxlZGdlci52MSLtAgoUUmVjb25jaWxpYXRpb25SZXBvcnQSEQoJcmVwb3J0X2lkGAEgASgJEhEKCWNvbm5lY3RvchgCIAEoCRIPCgdhY2NvdW50GAMgASgJEhYKDnN0YXRlbWVudF9kYXRlGAQgASgJEhQKDHN0YXRlbWVudF9pZBgFIAEoCRIQCghjdXJyZW5jeRgGIAEoCRIOCgZzdGF0dXMYByABKAkSEwoLZW50cnlfY291bnQYCCABKA0SFQoNbWF0Y2hlZF9jb3VudBgJIAEoDRIWCg5vcGVuaW5nX2Jvb2tlZBgKIAEoAxIWCg5jbG9zaW5nX2Jvb2tlZBgLIAEoAxITCgtlbnRyaWVzX25ldBgMIAEoAxITCgticmVha19jb3VudBgNIAEoDRIYChBvcGVuX2JyZWFrX2NvdW50GA4gASgNEi4KCmNyZWF0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIrkCChNSZWNvbmNpbGlhdGlvbkJyZWFrEhAKCGJyZWFrX2lkGAEgASgJEgwKBGtpbmQYAiABKAkSFgoOdHJhbnNhY3Rpb25faWQYAyABKAkSFQoNYmFua19lbnRyeV9pZBgEIAEoCRIRCglyZWZlcmVuY2UYBSABKAkSFQoNbGVkZ2VyX2Ftb3VudBgGIAEoAxIYChBzdGF0ZW1lbnRfYW1vdW50GAcgASgDEhgKEGxlZGdlcl9kaXJlY3Rpb24YCCABKAkSGwoTc3RhdGVtZW50X2RpcmVjdGlvbhgJIAEoCRIOCgZkZXRhaWwYCiABKAkSLwoLcmVzb2x2ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3Jlc29sdXRpb25fbm90ZRgMIAEoCSJUCiBMaXN0UmVjb25jaWxpYXRpb25SZXBvcnRzUmVxdWVzdBIRCgljb25uZWN0b3IYASABKAkSDgoGc3RhdHVzGAIgASgJEg0KBWxpbWl0GAMgASgNIl4KIUxpc3RSZWNvbmNpbGlhdGlvblJlcG9ydHNSZXNwb25zZRI5CgdyZXBvcnRzGAEgAygLMiguY29ycmlkb3IubGVkZ2VyLnYxLlJlY29uY2lsaWF0aW9uUmVwb3J0IjMKHkdldFJlY29uY2lsaWF0aW9uUmVwb3J0UmVxdWVzdBIRCglyZXBvcnRfaWQYASABKAkilAEKH0dldFJlY29uY2lsaWF0aW9uUmVwb3J0UmVzcG9uc2USOAoGcmVwb3J0GAEgASgLMiguY29ycmlkb3IubGVkZ2VyLnYxLlJlY29uY2lsaWF0aW9uUmVwb3J0EjcKBmJyZWFrcxgCIAMoCzInLmNvcnJpZG9yLmxlZGdlci52MS5SZWNvbmNpbGlhdGlvbkJyZWFrIkMKIVJlc29sdmVSZWNvbmNpbGlhdGlvbkJyZWFrUmVxdWVzdBIQCghicmVha19pZBgBIAEoCRIMCgRub3RlGAIgASgJIpYBCiJSZXNvbHZlUmVjb25jaWxpYXRpb25CcmVha1Jlc3BvbnNlEjYKBWJyZWFrGAEgASgLMicuY29ycmlkb3IubGVkZ2VyLnYxLlJlY29uY2lsaWF0aW9uQnJlYWsSOAoGcmVwb3J0GAIgASgLMiguY29ycmlkb3IubGVkZ2VyLnYxLlJlY29uY2lsaWF0aW9uUmVwb3J0Ip0BCgtSYWlsQmluZGluZxITCgtwbGF0Zm9ybV9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRIUCgxwYXltZW50X3JhaWwYAyABKAkSEQoJY29ubmVjdG9yGAQgASgJEg4KBnNvdXJjZRgFIAEoCRIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJpChdCaW5kUGxhdGZvcm1SYWlsUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRIUCgxwYXltZW50X3JhaWwYAyABKAkSEQoJY29ubmVjdG9yGAQgASgJIkwKGEJpbmRQbGF0Zm9ybVJhaWxSZXNwb25zZRIwCgdiaW5kaW5nGAEgASgLMh8uY29ycmlkb3IubGVkZ2VyLnYxLlJhaWxCaW5kaW5nIlgKGVVuYmluZFBsYXRmb3JtUmFpbFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSFAoMcGF5bWVudF9yYWlsGAMgASgJIi0KGlVuYmluZFBsYXRmb3JtUmFpbFJlc3BvbnNlEg8KB3JlbW92ZWQYASABKAgiNgofTGlzdFBsYXRmb3JtUmFpbEJpbmRpbmdzUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCSJVCiBMaXN0UGxhdGZvcm1SYWlsQmluZGluZ3NSZXNwb25zZRIxCghiaW5kaW5ncxgBIAMoCzIfLmNvcnJpZG9yLmxlZGdlci52MS5SYWlsQmluZGluZyItChZHZXRUcmlhbEJhbGFuY2VSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJIlcKF0dldFRyaWFsQmFsYW5jZVJlc3BvbnNlEjwKCmN1cnJlbmNpZXMYASADKAsyKC5jb3JyaWRvci5sZWRnZXIudjEuQ3VycmVuY3lUcmlhbEJhbGFuY2UiwgEKFEN1cnJlbmN5VHJpYWxCYWxhbmNlEhAKCGN1cnJlbmN5GAEgASgJEhMKC2JhbGFuY2Vfc3VtGAIgASgDEhMKC3Bvc3Rpbmdfc3VtGAMgASgDEhUKDWFjY291bnRfY291bnQYBCABKAMSIAoYbWlzbWF0Y2hlZF9hY2NvdW50X2NvdW50GAUgASgDEjUKBmdyb3VwcxgGIAMoCzIlLmNvcnJpZG9yLmxlZGdlci52MS5UcmlhbEJhbGFuY2VHcm91cCJpChFUcmlhbEJhbGFuY2VHcm91cBISCgpvd25lcl9raW5kGAEgASgJEhQKDGFjY291bnRfdHlwZRgCIAEoCRITCgtiYWxhbmNlX3N1bRgDIAEoAxIVCg1hY2NvdW50X2NvdW50GAQgASgDIpkECgxTdXNwZW5zZUl0ZW0SCgoCaWQYASABKAkSEQoJY29ubmVjdG9yGAIgASgJEhUKDWJhbmtfZW50cnlfaWQYAyABKAkSDgoGYW1vdW50GAQgASgDEhAKCGN1cnJlbmN5GAUgASgJEhQKDHBheW1lbnRfcmFpbBgGIAEoCRIYChBjcmVkaXRlZF9hY2NvdW50GAcgASgJEhEKCXJlZmVyZW5jZRgIIAEoCRITCgtzZW5kZXJfbmFtZRgJIAEoCRIWCg5zZW5kZXJfYWNjb3VudBgKIAEoCRISCgp2YWx1ZV9kYXRlGAsgASgJEg4KBnN0YXR1cxgMIAEoCRIXCg9zdXNwZW5zZV9yZWFzb24YDSABKAkSEwoLcGxhdGZvcm1faWQYDiABKAkSGwoTaW50ZXJuYWxfYWNjb3VudF9pZBgPIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgQIAEoCRIMCgRub3RlGBEgASgJEi8KC3JlY2VpdmVkX2F0GBIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIdChVyZXR1cm5fdHJhbnNhY3Rpb25faWQYFCABKAkSFQoNcmV0dXJuX3JlYXNvbhgVIAEoCRIVCg1yZXR1cm5fZGV0YWlsGBYgASgJIpEDChdBY2NvdW50Q29ycmVjdGlvblJlY29yZBIKCgJpZBgBIAEoCRIRCgljb25uZWN0b3IYAiABKAkSFQoNYmFua19lbnRyeV9pZBgDIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgEIAEoCRITCgtwbGF0Zm9ybV9pZBgFIAEoCRIbChNleHRlcm5hbF9hY2NvdW50X2lkGAYgASgJEgwKBGNvZGUYByABKAkSTQoJY29ycmVjdGVkGAggAygLMjouY29ycmlkb3IubGVkZ2VyLnYxLkFjY291bnRDb3JyZWN0aW9uUmVjb3JkLkNvcnJlY3RlZEVudHJ5EhYKDmNvcnJlY3RlZF9kYXRhGAkgASgJEg4KBnN0YXR1cxgKIAEoCRIOCgZkZXRhaWwYCyABKAkSLwoLcmVjZWl2ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wGjAKDkNvcnJlY3RlZEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiUQodTGlzdEFjY291bnRDb3JyZWN0aW9uc1JlcXVlc3QSDgoGc3RhdHVzGAEgASgJEhEKCWNvbm5lY3RvchgCIAEoCRINCgVsaW1pdBgDIAEoBSJiCh5MaXN0QWNjb3VudENvcnJlY3Rpb25zUmVzcG9uc2USQAoLY29ycmVjdGlvbnMYASADKAsyKy5jb3JyaWRvci5sZWRnZXIudjEuQWNjb3VudENvcnJlY3Rpb25SZWNvcmQiTAoYTGlzdFN1c3BlbnNlSXRlbXNSZXF1ZXN0Eg4KBnN0YXR1cxgBIAEoCRIRCgljb25uZWN0b3IYAiABKAkSDQoFbGltaXQYAyABKAUiTAoZTGlzdFN1c3BlbnNlSXRlbXNSZXNwb25zZRIvCgVpdGVtcxgBIAMoCzIgLmNvcnJpZG9yLmxlZGdlci52MS5TdXNwZW5zZUl0ZW0iJAoWR2V0U3VzcGVuc2VJdGVtUmVxdWVzdBIKCgJpZBgBIAEoCSJJChdHZXRTdXNwZW5zZUl0ZW1SZXNwb25zZRIuCgRpdGVtGAEgASgLMiAuY29ycmlkb3IubGVkZ2VyLnYxLlN1c3BlbnNlSXRlbSJSChlBc3NpZ25TdXNwZW5zZUl0ZW1SZXF1ZXN0EgoKAmlkGAEgASgJEhsKE2ludGVybmFsX2FjY291bnRfaWQYAiABKAkSDAoEbm90ZRgDIAEoCSJMChpBc3NpZ25TdXNwZW5zZUl0ZW1SZXNwb25zZRIuCgRpdGVtGAEgASgLMiAuY29ycmlkb3IubGVkZ2VyLnYxLlN1c3BlbnNlSXRlbSJXChlSZXR1cm5TdXNwZW5zZUl0ZW1SZXF1ZXN0EgoKAmlkGAEgASgJEgwKBG5vdGUYAiABKAkSEAoIcmV0dXJuZWQYAyABKAgSDgoGcmVhc29uGAQgASgJIkwKGlJldHVyblN1c3BlbnNlSXRlbVJlc3BvbnNlEi4KBGl0ZW0YASABKAsyIC5jb3JyaWRvci5sZWRnZXIudjEuU3VzcGVuc2VJdGVtMtMLChJMZWRnZXJBZG1pblNlcnZpY2USagoPR2V0VHJpYWxCYWxhbmNlEiouY29ycmlkb3IubGVkZ2VyLnYxLkdldFRyaWFsQmFsYW5jZVJlcXVlc3QaKy5jb3JyaWRvci5sZWRnZXIudjEuR2V0VHJpYWxCYWxhbmNlUmVzcG9uc2USbQoQQmluZFBsYXRmb3JtUmFpbBIrLmNvcnJpZG9yLmxlZGdlci52MS5CaW5kUGxhdGZvcm1SYWlsUmVxdWVzdBosLmNvcnJpZG9yLmxlZGdlci52MS5CaW5kUGxhdGZvcm1SYWlsUmVzcG9uc2UScwoSVW5iaW5kUGxhdGZvcm1SYWlsEi0uY29ycmlkb3IubGVkZ2VyLnYxLlVuYmluZFBsYXRmb3JtUmFpbFJlcXVlc3QaLi5jb3JyaWRvci5sZWRnZXIudjEuVW5iaW5kUGxhdGZvcm1SYWlsUmVzcG9uc2UShQEKGExpc3RQbGF0Zm9ybVJhaWxCaW5kaW5ncxIzLmNvcnJpZG9yLmxlZGdlci52MS5MaXN0UGxhdGZvcm1SYWlsQmluZGluZ3NSZXF1ZXN0GjQuY29ycmlkb3IubGVkZ2VyLnYxLkxpc3RQbGF0Zm9ybVJhaWxCaW5kaW5nc1Jlc3BvbnNlEnAKEUxpc3RTdXNwZW5zZUl0ZW1zEiwuY29ycmlkb3IubGVkZ2VyLnYxLkxpc3RTdXNwZW5zZUl0ZW1zUmVxdWVzdBotLmNvcnJpZG9yLmxlZGdlci52MS5MaXN0U3VzcGVuc2VJdGVtc1Jlc3BvbnNlEn8KFkxpc3RBY2NvdW50Q29ycmVjdGlvbnMSMS5jb3JyaWRvci5sZWRnZXIudjEuTGlzdEFjY291bnRDb3JyZWN0aW9uc1JlcXVlc3QaMi5jb3JyaWRvci5sZWRnZXIudjEuTGlzdEFjY291bnRDb3JyZWN0aW9uc1Jlc3BvbnNlEmoKD0dldFN1c3BlbnNlSXRlbRIqLmNvcnJpZG9yLmxlZGdlci52MS5HZXRTdXNwZW5zZUl0ZW1SZXF1ZXN0GisuY29ycmlkb3IubGVkZ2VyLnYxLkdldFN1c3BlbnNlSXRlbVJlc3BvbnNlEnMKEkFzc2lnblN1c3BlbnNlSXRlbRItLmNvcnJpZG9yLmxlZGdlci52MS5Bc3NpZ25TdXNwZW5zZUl0ZW1SZXF1ZXN0Gi4uY29ycmlkb3IubGVkZ2VyLnYxLkFzc2lnblN1c3BlbnNlSXRlbVJlc3BvbnNlEnMKElJldHVyblN1c3BlbnNlSXRlbRItLmNvcnJpZG9yLmxlZGdlci52MS5SZXR1cm5TdXNwZW5zZUl0ZW1SZXF1ZXN0Gi4uY29ycmlkb3IubGVkZ2VyLnYxLlJldHVyblN1c3BlbnNlSXRlbVJlc3BvbnNlEogBChlMaXN0UmVjb25jaWxpYXRpb25SZXBvcnRzEjQuY29ycmlkb3IubGVkZ2VyLnYxLkxpc3RSZWNvbmNpbGlhdGlvblJlcG9ydHNSZXF1ZXN0GjUuY29ycmlkb3IubGVkZ2VyLnYxLkxpc3RSZWNvbmNpbGlhdGlvblJlcG9ydHNSZXNwb25zZRKCAQoXR2V0UmVjb25jaWxpYXRpb25SZXBvcnQSMi5jb3JyaWRvci5sZWRnZXIudjEuR2V0UmVjb25jaWxpYXRpb25SZXBvcnRSZXF1ZXN0GjMuY29ycmlkb3IubGVkZ2VyLnYxLkdldFJlY29uY2lsaWF0aW9uUmVwb3J0UmVzcG9uc2USiwEKGlJlc29sdmVSZWNvbmNpbGlhdGlvbkJyZWFrEjUuY29ycmlkb3IubGVkZ2VyLnYxLlJlc29sdmVSZWNvbmNpbGlhdGlvbkJyZWFrUmVxdWVzdBo2LmNvcnJpZG9yLmxlZGdlci52MS5SZXNvbHZlUmVjb25jaWxpYXRpb25CcmVha1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * ReconciliationReport is the ledger's reconciliation of one bank statement of a connector.
@@ -924,6 +924,160 @@ export const SuspenseItemSchema: GenMessage<SuspenseItem> = /*@__PURE__*/
   messageDesc(file_corridor_ledger_v1_ledger_admin_service, 19);
 
 /**
+ * AccountCorrectionRecord is a notification of change the ledger received from a connector.
+ *
+ * @generated from message corridor.ledger.v1.AccountCorrectionRecord
+ */
+export type AccountCorrectionRecord = Message<"corridor.ledger.v1.AccountCorrectionRecord"> & {
+  /**
+   * The ledger's id of it.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The connector that reported it.
+   *
+   * @generated from field: string connector = 2;
+   */
+  connector: string;
+
+  /**
+   * The bank's id of the entry (the dedupe key with the connector).
+   *
+   * @generated from field: string bank_entry_id = 3;
+   */
+  bankEntryId: string;
+
+  /**
+   * The transaction whose entry it concerns.
+   *
+   * @generated from field: string transaction_id = 4;
+   */
+  transactionId: string;
+
+  /**
+   * The platform, when known.
+   *
+   * @generated from field: string platform_id = 5;
+   */
+  platformId: string;
+
+  /**
+   * The external account it corrects, when known.
+   *
+   * @generated from field: string external_account_id = 6;
+   */
+  externalAccountId: string;
+
+  /**
+   * The change code (C01…C14).
+   *
+   * @generated from field: string code = 7;
+   */
+  code: string;
+
+  /**
+   * The corrected values by field (accountNumber, routingNumber, accountType, …).
+   *
+   * @generated from field: map<string, string> corrected = 8;
+   */
+  corrected: { [key: string]: string };
+
+  /**
+   * The corrected data as the bank wrote it.
+   *
+   * @generated from field: string corrected_data = 9;
+   */
+  correctedData: string;
+
+  /**
+   * APPLIED or REFUSED.
+   *
+   * @generated from field: string status = 10;
+   */
+  status: string;
+
+  /**
+   * Why it was refused (empty when applied).
+   *
+   * @generated from field: string detail = 11;
+   */
+  detail: string;
+
+  /**
+   * When the ledger received it.
+   *
+   * @generated from field: google.protobuf.Timestamp received_at = 12;
+   */
+  receivedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.AccountCorrectionRecord.
+ * Use `create(AccountCorrectionRecordSchema)` to create a new message.
+ */
+export const AccountCorrectionRecordSchema: GenMessage<AccountCorrectionRecord> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 20);
+
+/**
+ * ListAccountCorrectionsRequest filters the list.
+ *
+ * @generated from message corridor.ledger.v1.ListAccountCorrectionsRequest
+ */
+export type ListAccountCorrectionsRequest = Message<"corridor.ledger.v1.ListAccountCorrectionsRequest"> & {
+  /**
+   * REFUSED (default: what awaits the operator), APPLIED, or ALL.
+   *
+   * @generated from field: string status = 1;
+   */
+  status: string;
+
+  /**
+   * Only this connector's; empty for all.
+   *
+   * @generated from field: string connector = 2;
+   */
+  connector: string;
+
+  /**
+   * At most this many (1 to 500; default 100).
+   *
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ListAccountCorrectionsRequest.
+ * Use `create(ListAccountCorrectionsRequestSchema)` to create a new message.
+ */
+export const ListAccountCorrectionsRequestSchema: GenMessage<ListAccountCorrectionsRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 21);
+
+/**
+ * ListAccountCorrectionsResponse holds the corrections, newest first.
+ *
+ * @generated from message corridor.ledger.v1.ListAccountCorrectionsResponse
+ */
+export type ListAccountCorrectionsResponse = Message<"corridor.ledger.v1.ListAccountCorrectionsResponse"> & {
+  /**
+   * The corrections, newest first.
+   *
+   * @generated from field: repeated corridor.ledger.v1.AccountCorrectionRecord corrections = 1;
+   */
+  corrections: AccountCorrectionRecord[];
+};
+
+/**
+ * Describes the message corridor.ledger.v1.ListAccountCorrectionsResponse.
+ * Use `create(ListAccountCorrectionsResponseSchema)` to create a new message.
+ */
+export const ListAccountCorrectionsResponseSchema: GenMessage<ListAccountCorrectionsResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 22);
+
+/**
  * ListSuspenseItemsRequest filters the list.
  *
  * @generated from message corridor.ledger.v1.ListSuspenseItemsRequest
@@ -956,7 +1110,7 @@ export type ListSuspenseItemsRequest = Message<"corridor.ledger.v1.ListSuspenseI
  * Use `create(ListSuspenseItemsRequestSchema)` to create a new message.
  */
 export const ListSuspenseItemsRequestSchema: GenMessage<ListSuspenseItemsRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 20);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 23);
 
 /**
  * ListSuspenseItemsResponse holds the items, newest first.
@@ -977,7 +1131,7 @@ export type ListSuspenseItemsResponse = Message<"corridor.ledger.v1.ListSuspense
  * Use `create(ListSuspenseItemsResponseSchema)` to create a new message.
  */
 export const ListSuspenseItemsResponseSchema: GenMessage<ListSuspenseItemsResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 21);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 24);
 
 /**
  * GetSuspenseItemRequest names the item.
@@ -998,7 +1152,7 @@ export type GetSuspenseItemRequest = Message<"corridor.ledger.v1.GetSuspenseItem
  * Use `create(GetSuspenseItemRequestSchema)` to create a new message.
  */
 export const GetSuspenseItemRequestSchema: GenMessage<GetSuspenseItemRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 22);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 25);
 
 /**
  * GetSuspenseItemResponse holds it.
@@ -1019,7 +1173,7 @@ export type GetSuspenseItemResponse = Message<"corridor.ledger.v1.GetSuspenseIte
  * Use `create(GetSuspenseItemResponseSchema)` to create a new message.
  */
 export const GetSuspenseItemResponseSchema: GenMessage<GetSuspenseItemResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 23);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 26);
 
 /**
  * AssignSuspenseItemRequest names the item and the internal account to credit.
@@ -1054,7 +1208,7 @@ export type AssignSuspenseItemRequest = Message<"corridor.ledger.v1.AssignSuspen
  * Use `create(AssignSuspenseItemRequestSchema)` to create a new message.
  */
 export const AssignSuspenseItemRequestSchema: GenMessage<AssignSuspenseItemRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 24);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 27);
 
 /**
  * AssignSuspenseItemResponse holds the item, now CREDITED.
@@ -1075,7 +1229,7 @@ export type AssignSuspenseItemResponse = Message<"corridor.ledger.v1.AssignSuspe
  * Use `create(AssignSuspenseItemResponseSchema)` to create a new message.
  */
 export const AssignSuspenseItemResponseSchema: GenMessage<AssignSuspenseItemResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 25);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 28);
 
 /**
  * ReturnSuspenseItemRequest names the item.
@@ -1117,7 +1271,7 @@ export type ReturnSuspenseItemRequest = Message<"corridor.ledger.v1.ReturnSuspen
  * Use `create(ReturnSuspenseItemRequestSchema)` to create a new message.
  */
 export const ReturnSuspenseItemRequestSchema: GenMessage<ReturnSuspenseItemRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 26);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 29);
 
 /**
  * ReturnSuspenseItemResponse holds the item.
@@ -1138,7 +1292,7 @@ export type ReturnSuspenseItemResponse = Message<"corridor.ledger.v1.ReturnSuspe
  * Use `create(ReturnSuspenseItemResponseSchema)` to create a new message.
  */
 export const ReturnSuspenseItemResponseSchema: GenMessage<ReturnSuspenseItemResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 27);
+  messageDesc(file_corridor_ledger_v1_ledger_admin_service, 30);
 
 /**
  * LedgerAdminService answers operators' (and tests') questions about the books and holds the
@@ -1204,6 +1358,18 @@ export const LedgerAdminService: GenService<{
     methodKind: "unary";
     input: typeof ListSuspenseItemsRequestSchema;
     output: typeof ListSuspenseItemsResponseSchema;
+  },
+  /**
+   * ListAccountCorrections lists the notifications of change (ACCOUNT_CORRECTION notices) the
+   * ledger received, newest first: APPLIED to the external account, or REFUSED with the reason
+   * (docs/connectors.md, "What a bank says that is no outcome").
+   *
+   * @generated from rpc corridor.ledger.v1.LedgerAdminService.ListAccountCorrections
+   */
+  listAccountCorrections: {
+    methodKind: "unary";
+    input: typeof ListAccountCorrectionsRequestSchema;
+    output: typeof ListAccountCorrectionsResponseSchema;
   },
   /**
    * GetSuspenseItem answers one received credit (in suspense or not) by id; NOT_FOUND when unknown.
