@@ -19,6 +19,7 @@ import { WebhookPublicKeySchema, webhookPublicKeyRoutes } from "./routes/webhook
 import { customerRoutes } from "./routes/customers.js";
 import { healthRoutes } from "./routes/health.js";
 import { kycLinkRoutes, kycPageRoutes } from "./routes/kyc-links.js";
+import { contactVerificationRoutes } from "./routes/contact-verification.js";
 import { documentRoutes } from "./routes/documents.js";
 import { invitationRoutes } from "./routes/invitations.js";
 import { sandboxRoutes } from "./routes/sandbox.js";
@@ -202,6 +203,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
       sandboxMoneyRoutes(typed, deps);
       customerRoutes(typed, deps);
       kycLinkRoutes(typed, deps);
+      contactVerificationRoutes(typed, deps);
       verificationRoutes(typed, deps);
       documentRoutes(typed, deps);
       beneficialOwnerRoutes(typed, deps);

@@ -18,6 +18,9 @@ import type { CustomerLedger, PlatformDirectory } from "./domain/ports.js";
 import { createVerifications } from "./domain/verifications.js";
 import { platformUmaConsumer } from "./events/platform-consumer.js";
 import { customerEvents } from "./events/customer-events.js";
+import { codeDelivery } from "./clients/code-delivery.js";
+import { contactTransactOver } from "./data/contact-verifications.js";
+import { createContactVerification, type ContactCodeSender } from "./domain/contact-verification.js";
 import { createCustomersKycHandler } from "./handlers/customers-kyc.js";
 import { createKycAdminHandler } from "./handlers/kyc-admin.js";
 
@@ -40,6 +43,7 @@ export const service: ServiceModule = {
       platforms: platformDirectory(() => deps.transportFor("auth-sessions"), deps.configBoard),
       ledger: customerLedger(() => deps.transportFor("ledger")),
       sandboxNow: sandboxClockClient(() => deps.transportFor("sandbox")),
+      codeSender: codeDelivery(() => deps.transportFor("auth-sessions")),
     }),
 };
 
@@ -53,6 +57,10 @@ export function buildCustomersKyc(
     sandboxNow?: (platformId: string) => Promise<Date>;
     /** The KYC provider connector (docs/connectors.md); absent: the operator's review queue. */
     kycProvider?: KycProviderFactory;
+    /** Delivers contact-verification codes (auth-sessions' CodeDeliveryService); absent: sends fail. */
+    codeSender?: ContactCodeSender;
+    /** Tests fix contact-verification codes; default: six random digits. */
+    newContactCode?: () => string;
   },
 ): BuiltService {
   const config = loadCustomersKycConfig(deps.env);
@@ -76,6 +84,14 @@ export function buildCustomersKyc(
     invitations: createInvitations({ transact, clock: deps.clock, time, baseUrl: config.CORRIDOR_INVITATION_BASE_URL, newCode: deps.newInvitationCode }),
     kycLinks: createKycLinks({ ...common, time, provider, documents, ttlMs: config.CORRIDOR_KYC_LINK_TTL_SECONDS * 1000 }),
     documents,
+    contact: createContactVerification({
+      transact: contactTransactOver(db),
+      clock: deps.clock,
+      platformNow: (platformId) => time.now(platformId),
+      environment: async (platformId) => (await deps.platforms.settings(platformId)).environment,
+      sender: deps.codeSender ?? missingSender,
+      newCode: deps.newContactCode,
+    }),
   });
   const admin = createKycAdminHandler({ queue });
   return {
@@ -86,3 +102,9 @@ export function buildCustomersKyc(
     workers: [],
   };
 }
+
+const missingSender: ContactCodeSender = {
+  send() {
+    throw new Error("customers-kyc was built without a code sender; contact verification codes cannot be delivered");
+  },
+};

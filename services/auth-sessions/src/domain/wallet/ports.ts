@@ -82,6 +82,12 @@ export interface Mailer {
   /** Whether a code for a platform of this environment reaches its user (production: only by a real mail server). */
   deliversTo(environment: "SANDBOX" | "PRODUCTION"): boolean;
   sendOtp(to: string, code: string, ctx: { platformId: string; credentialId: string; environment: "SANDBOX" | "PRODUCTION" }): Promise<void>;
+  /**
+   * A customer's contact-verification code (customers-kyc). Never logged: false when nothing was
+   * sent (a sandbox platform without a mail server); a production platform without one gets 400
+   * EMAIL_DELIVERY_NOT_CONFIGURED.
+   */
+  sendContactCode(to: string, code: string, ctx: { platformId: string; customerId: string; environment: "SANDBOX" | "PRODUCTION" }): Promise<boolean>;
 }
 
 export interface OidcIdentity {
