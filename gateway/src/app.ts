@@ -41,6 +41,7 @@ import { transactionRoutes } from "./routes/transactions.js";
 import { transferRoutes } from "./routes/transfers.js";
 import { authCredentialRoutes } from "./routes/auth-credentials.js";
 import { walletExportRoutes } from "./routes/wallet-export.js";
+import { walletKeyRoutes } from "./routes/wallet-keys.js";
 import { externalAccountSchemas } from "./schemas/external-accounts.js";
 import { internalAccountSchemas } from "./schemas/internal-accounts.js";
 import { sandboxMoneySchemas } from "./schemas/sandbox-money.js";
@@ -210,6 +211,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
       invitationRoutes(typed, deps);
       authCredentialRoutes(typed, deps);
       walletExportRoutes(typed, deps);
+      walletKeyRoutes(typed, deps);
       exchangeRateRoutes(typed, deps);
       receiverRoutes(typed, deps);
       quoteRoutes(typed, deps);

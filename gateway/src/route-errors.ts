@@ -274,6 +274,11 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "POST /auth/credentials/{credentialId}/verify": ["AUTH_METHOD_NOT_FOUND", "OIDC_ISSUER_UNAVAILABLE"],
   "GET /auth/sessions": ["INTERNAL_ACCOUNT_NOT_FOUND"],
   "DELETE /auth/sessions/{sessionId}": ["SESSION_NOT_FOUND", ...SIGNED_RETRY],
+  "POST /auth/sessions/{sessionId}/refresh": ["SESSION_NOT_FOUND", "SESSION_NOT_ACTIVE", "AUTH_METHOD_NOT_FOUND", ...SIGNED_RETRY],
+  "POST /auth/delegated-keys": ["INTERNAL_ACCOUNT_NOT_FOUND", "DELEGATED_KEY_EXISTS", ...SIGNED_RETRY],
+  "GET /auth/delegated-keys": [],
+  "GET /auth/delegated-keys/{id}": ["DELEGATED_KEY_NOT_FOUND"],
+  "DELETE /auth/delegated-keys/{id}": ["DELEGATED_KEY_NOT_FOUND", "DELEGATED_KEY_NOT_ACTIVE"],
   "POST /internal-accounts/{accountId}/export": ["INTERNAL_ACCOUNT_NOT_FOUND", "WALLET_ENCRYPTION_NOT_CONFIGURED", ...SIGNED_RETRY],
   "GET /exchange-rates": ["INVALID_CURRENCY", "RATES_UNAVAILABLE"],
   "GET /uma-providers": ["PAYMENT_RAIL_NOT_AVAILABLE"], // production platforms without a UMA connector

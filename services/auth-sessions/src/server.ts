@@ -6,6 +6,8 @@ import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wal
 import { ledgerAccounts } from "./clients/ledger-accounts.js";
 import { CodeDeliveryService } from "@corridor/proto/corridor/auth_sessions/v1/code_delivery_service_pb.js";
 import { createCodeDeliveryHandler } from "./handlers/code-delivery.js";
+import { WalletKeysService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_keys_service_pb.js";
+import { createWalletKeysHandler } from "./handlers/wallet-keys.js";
 import { createMailer, readCaFile, readSmtpCa } from "./clients/mailer.js";
 import { createOidcVerifier } from "./clients/oidc.js";
 import { createOidcFetch } from "./clients/oidc-http.js";
@@ -139,6 +141,7 @@ export function buildAuthSessions(
       router.service(AuthSessionsService, createAuthSessionsHandler({ auth }));
       router.service(PlatformAdminService, createPlatformAdminHandler({ auth }));
       router.service(WalletAuthService, createWalletAuthHandler({ wallet }));
+      router.service(WalletKeysService, createWalletKeysHandler({ wallet }));
       router.service(CodeDeliveryService, createCodeDeliveryHandler({ mailer, environment: (platformId) => walletTransactOver(db)((store) => store.environmentOf(platformId)) }));
     },
     consumers: [],

@@ -1,5 +1,5 @@
 import type { Environment } from "../types.js";
-import type { Credential, CredentialMaterial, PasskeyChallenge, SignedRequest, StoredOtp, WalletSession } from "./types.js";
+import type { Credential, CredentialMaterial, DelegatedKey, PasskeyChallenge, SignedRequest, StoredDelegatedKey, StoredOtp, WalletSession } from "./types.js";
 
 /** Storage of the wallet-auth use cases, bound to one database transaction. */
 export interface WalletStore {
@@ -43,6 +43,18 @@ export interface WalletStore {
     get(platformId: string, id: string): Promise<SignedRequest | undefined>;
     /** False when it was already used (the single-use guarantee). */
     markUsed(platformId: string, id: string, at: Date): Promise<boolean>;
+  };
+  delegatedKeys: {
+    insert(k: StoredDelegatedKey): Promise<void>;
+    /** With `forUpdate`, locked until the transaction ends. */
+    get(platformId: string, id: string, opts?: { forUpdate?: boolean }): Promise<StoredDelegatedKey | undefined>;
+    byActivationRequest(platformId: string, requestId: string): Promise<StoredDelegatedKey | undefined>;
+    /** The account's ACTIVE key, if any. */
+    active(platformId: string, accountId: string): Promise<StoredDelegatedKey | undefined>;
+    /** Every key of the account, newest first. */
+    listByAccount(platformId: string, accountId: string): Promise<DelegatedKey[]>;
+    /** Moves a key from one status to another; false when it was not in `from` any more. */
+    setStatus(platformId: string, id: string, from: DelegatedKey["status"], to: DelegatedKey["status"], at: Date): Promise<boolean>;
   };
   walletKeys: {
     /** The sealed key and the id of the key that sealed it (null: sealed before key ids). */
