@@ -13,6 +13,7 @@ const RefreshBody = Type.Object(
   {
     clientPublicKey: Type.String({
       pattern: "^(0[23][0-9a-fA-F]{64}|04[0-9a-fA-F]{128})$",
+      examples: ["02f45f2a22c908b9ce09a7150e514afd24627c401c38a4afc164e1ea783adaaa31"],
       description:
         "A fresh P-256 public key of the client, hex. Compressed (66 characters, 02/03): the client-held-key model, this key becomes the new session's signing key and nothing is sealed back. Uncompressed (130 characters, 04): a new signing key is made and sealed to it (encryptedSessionSigningKey).",
     }),
