@@ -19,6 +19,7 @@ import { WebhookPublicKeySchema, webhookPublicKeyRoutes } from "./routes/webhook
 import { customerRoutes } from "./routes/customers.js";
 import { healthRoutes } from "./routes/health.js";
 import { kycLinkRoutes, kycPageRoutes } from "./routes/kyc-links.js";
+import { contactVerificationRoutes } from "./routes/contact-verification.js";
 import { documentRoutes } from "./routes/documents.js";
 import { customerImportRoutes } from "./routes/customer-imports.js";
 import { invitationRoutes } from "./routes/invitations.js";
@@ -44,6 +45,7 @@ import { transferRoutes } from "./routes/transfers.js";
 import { authCredentialRoutes } from "./routes/auth-credentials.js";
 import { walletExportRoutes } from "./routes/wallet-export.js";
 import { internalAccountUpdateRoutes } from "./routes/internal-account-update.js";
+import { walletKeyRoutes } from "./routes/wallet-keys.js";
 import { externalAccountSchemas } from "./schemas/external-accounts.js";
 import { internalAccountSchemas } from "./schemas/internal-accounts.js";
 import { sandboxMoneySchemas } from "./schemas/sandbox-money.js";
@@ -211,6 +213,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
       sandboxMoneyRoutes(typed, deps);
       customerRoutes(typed, deps);
       kycLinkRoutes(typed, deps);
+      contactVerificationRoutes(typed, deps);
       verificationRoutes(typed, deps);
       documentRoutes(typed, deps);
       customerImportRoutes(typed, deps);
@@ -219,6 +222,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
       authCredentialRoutes(typed, deps);
       walletExportRoutes(typed, deps);
       internalAccountUpdateRoutes(typed, deps);
+      walletKeyRoutes(typed, deps);
       exchangeRateRoutes(typed, deps);
       receiverRoutes(typed, deps);
       quoteRoutes(typed, deps);

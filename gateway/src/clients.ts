@@ -7,6 +7,7 @@ import { CustomerImportsService } from "@corridor/proto/corridor/customers_kyc/v
 import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
 import { SandboxService } from "@corridor/proto/corridor/sandbox/v1/sandbox_service_pb.js";
+import { WalletKeysService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_keys_service_pb.js";
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
 import { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
 
@@ -20,6 +21,7 @@ export interface ServiceClients {
   ledger: Client<typeof LedgerService>;
   sandbox: Client<typeof SandboxService>;
   walletAuth: Client<typeof WalletAuthService>;
+  walletKeys: Client<typeof WalletKeysService>;
   quotesFx: Client<typeof QuotesFxService>;
   agents: Client<typeof AgentsService>;
 }
@@ -33,6 +35,7 @@ export function createServiceClients(transportFor: TransportFor): ServiceClients
     ledger: createClient(LedgerService, transportFor("ledger")),
     sandbox: createClient(SandboxService, transportFor("sandbox")),
     walletAuth: createClient(WalletAuthService, transportFor("auth-sessions")),
+    walletKeys: createClient(WalletKeysService, transportFor("auth-sessions")),
     quotesFx: createClient(QuotesFxService, transportFor("quotes-fx")),
     agents: createClient(AgentsService, transportFor("agents")),
   };

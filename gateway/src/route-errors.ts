@@ -115,6 +115,18 @@ export const ERROR_CODES = {
   RATES_UNAVAILABLE: [503, "No exchange rate fresh enough to price with is available: for a production platform none has been received yet, or the newest is older than the deployment's limit (CORRIDOR_FX_RATE_MAX_AGE_SECONDS); details name the currency and, when there is one, its source, asOf and maxAgeSeconds. Never a stale price: retry once the operator's rates are fresh."],
   WALLET_ENCRYPTION_NOT_CONFIGURED: [503, "Wallet export needs CORRIDOR_WALLET_ENCRYPTION_KEY."],
   UPSTREAM_TIMEOUT: [503, "A service this request needs did not answer in time; retry after Retry-After."],
+  // Issue 27: contact verification, session refresh, delegated keys.
+  CONTACT_VERIFICATION_NOT_REQUIRED: [409, "The customer has no such contact to verify (no email address on file; customers carry no phone number)."],
+  CONTACT_ALREADY_VERIFIED: [409, "The customer's email (or phone) is already VERIFIED."],
+  VERIFICATION_CODE_NOT_SENT: [400, "No contact-verification code is outstanding for the channel (none sent, or the contact changed since): send one with verify-email / verify-phone."],
+  VERIFICATION_CODE_EXPIRED: [400, "The contact-verification code is older than 5 minutes; send a new one."],
+  INVALID_VERIFICATION_CODE: [400, "The contact-verification code does not match; details.attemptsLeft says how many wrong codes remain before a new one must be sent."],
+  VERIFICATION_ATTEMPTS_EXCEEDED: [400, "Five wrong contact-verification codes were entered: the code is spent; send a new one."],
+  SMS_DELIVERY_NOT_CONFIGURED: [400, "Phone verification codes of production platforms need an SMS gateway this deployment lacks."],
+  DELEGATED_KEY_NOT_FOUND: [404, "No such delegated key of this platform."],
+  DELEGATED_KEY_EXISTS: [409, "The embedded wallet already has an ACTIVE delegated key; revoke it (DELETE /auth/delegated-keys/{id}) before creating another."],
+  DELEGATED_KEY_NOT_ACTIVE: [400, "The delegated key is not ACTIVE (already REVOKED, or PENDING: its creation was abandoned after the second leg)."],
+  SESSION_NOT_ACTIVE: [401, "The session to refresh has expired or was revoked: re-authenticate with the credential (challenge, then verify)."],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -187,6 +199,8 @@ const EXECUTE_QUOTE: readonly ErrorCode[] = [
 const AGENT_SPEND: readonly ErrorCode[] = ["ACCOUNT_NOT_ALLOWED", "SPENDING_LIMIT_EXCEEDED", "CURRENCY_NOT_CONVERTIBLE"];
 const SIGNED_RETRY: readonly ErrorCode[] = ["WALLET_SIGNATURE_BODY_MISMATCH", "WALLET_SIGNATURE_MISSING", "REQUEST_ID_MISSING"];
 const VERIFY: readonly ErrorCode[] = ["USER_NOT_FOUND", "CUSTOMER_DELETED", "CUSTOMER_ALREADY_APPROVED", "CUSTOMER_ALREADY_REJECTED", "KYC_MANAGED_BY_PLATFORM"];
+const CONTACT: readonly ErrorCode[] = ["USER_NOT_FOUND", "CUSTOMER_DELETED", "CONTACT_VERIFICATION_NOT_REQUIRED", "CONTACT_ALREADY_VERIFIED"];
+const CONTACT_CODE: readonly ErrorCode[] = ["VERIFICATION_CODE_NOT_SENT", "VERIFICATION_CODE_EXPIRED", "INVALID_VERIFICATION_CODE", "VERIFICATION_ATTEMPTS_EXCEEDED"];
 const INVITATION_STATE: readonly ErrorCode[] = ["INVITATION_NOT_FOUND", "INVITATION_ALREADY_CLAIMED", "INVITATION_EXPIRED", "INVITATION_CANCELLED"];
 
 /**
@@ -239,6 +253,10 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "PATCH /customers/{customerId}": ["USER_NOT_FOUND", "CUSTOMER_DELETED", "CONFLICT", "UMA_ADDRESS_EXISTS"],
   "DELETE /customers/{customerId}": ["USER_NOT_FOUND", "CUSTOMER_DELETED", "CUSTOMER_HAS_FUNDS"],
   "POST /customers/{customerId}/kyc-link": VERIFY,
+  "POST /customers/{customerId}/verify-email": [...CONTACT, "EMAIL_DELIVERY_NOT_CONFIGURED", "EMAIL_UNDELIVERABLE", "EMAIL_DELIVERY_FAILED"],
+  "POST /customers/{customerId}/verify-email/confirm": [...CONTACT, ...CONTACT_CODE],
+  "POST /customers/{customerId}/verify-phone": [...CONTACT, "SMS_DELIVERY_NOT_CONFIGURED"],
+  "POST /customers/{customerId}/verify-phone/confirm": [...CONTACT, ...CONTACT_CODE],
   "POST /verifications": VERIFY,
   "GET /verifications": [],
   "GET /verifications/{verificationId}": ["VERIFICATION_NOT_FOUND"],
@@ -274,6 +292,11 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "POST /auth/credentials/{credentialId}/verify": ["AUTH_METHOD_NOT_FOUND", "OIDC_ISSUER_UNAVAILABLE"],
   "GET /auth/sessions": ["INTERNAL_ACCOUNT_NOT_FOUND"],
   "DELETE /auth/sessions/{sessionId}": ["SESSION_NOT_FOUND", ...SIGNED_RETRY],
+  "POST /auth/sessions/{sessionId}/refresh": ["SESSION_NOT_FOUND", "SESSION_NOT_ACTIVE", "AUTH_METHOD_NOT_FOUND", ...SIGNED_RETRY],
+  "POST /auth/delegated-keys": ["INTERNAL_ACCOUNT_NOT_FOUND", "DELEGATED_KEY_EXISTS", ...SIGNED_RETRY],
+  "GET /auth/delegated-keys": [],
+  "GET /auth/delegated-keys/{id}": ["DELEGATED_KEY_NOT_FOUND"],
+  "DELETE /auth/delegated-keys/{id}": ["DELEGATED_KEY_NOT_FOUND", "DELEGATED_KEY_NOT_ACTIVE"],
   "POST /internal-accounts/{accountId}/export": ["INTERNAL_ACCOUNT_NOT_FOUND", "WALLET_ENCRYPTION_NOT_CONFIGURED", ...SIGNED_RETRY],
   "PATCH /internal-accounts/{accountId}": ["INTERNAL_ACCOUNT_NOT_FOUND", ...SIGNED_RETRY],
   "GET /exchange-rates": ["INVALID_CURRENCY", "RATES_UNAVAILABLE"],

@@ -86,6 +86,8 @@ export const UpdateCustomerBody = Type.Object(
   { additionalProperties: false, description: "Fields to change; absent fields stay as they are. customerType may be sent but cannot change." },
 );
 
+const ContactVerificationStatusSchema = Type.Union([Type.Literal("PENDING"), Type.Literal("VERIFIED")], { description: "PENDING (not yet confirmed) or VERIFIED." });
+
 export const CustomerSchema = Type.Object(
   {
     id: Type.String({ description: "Customer:<uuidv7>." }),
@@ -105,6 +107,19 @@ export const CustomerSchema = Type.Object(
     nationality: Type.Optional(Type.String({ description: "INDIVIDUAL: nationality." })),
     address: Type.Optional(AddressRef("Postal address.")),
     businessInfo: Type.Optional(Type.Unsafe<Static<typeof BusinessInfoSchema>>(Type.Ref("BusinessInfo", { description: "BUSINESS: business details." }))),
+    contactVerification: Type.Optional(
+      Type.Object(
+        {
+          email: Type.Optional(ContactVerificationStatusSchema),
+          phone: Type.Optional(ContactVerificationStatusSchema),
+        },
+        {
+          additionalProperties: false,
+          description:
+            "Verification state of each contact on file (Grid's shape): a channel is present when the customer has that contact, PENDING until confirmed with POST /customers/{customerId}/verify-email (/confirm), VERIFIED while the contact equals the one confirmed. Absent when the customer has no contact to verify.",
+        },
+      ),
+    ),
   },
   { $id: "Customer", description: "A customer: individuals carry kycStatus, businesses kybStatus and businessInfo." },
 );

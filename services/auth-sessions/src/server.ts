@@ -4,6 +4,10 @@ import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/a
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
 import { ledgerAccounts } from "./clients/ledger-accounts.js";
+import { CodeDeliveryService } from "@corridor/proto/corridor/auth_sessions/v1/code_delivery_service_pb.js";
+import { createCodeDeliveryHandler } from "./handlers/code-delivery.js";
+import { WalletKeysService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_keys_service_pb.js";
+import { createWalletKeysHandler } from "./handlers/wallet-keys.js";
 import { createMailer, readCaFile, readSmtpCa } from "./clients/mailer.js";
 import { createOidcVerifier } from "./clients/oidc.js";
 import { createOidcFetch } from "./clients/oidc-http.js";
@@ -94,23 +98,24 @@ export function buildAuthSessions(
     );
   }
   const accounts: AccountDirectory = deps.accounts ?? (deps.transportFor ? ledgerAccounts(() => deps.transportFor!("ledger")) : missingLedger);
+  const mailer =
+    deps.mailer ??
+    createMailer({
+      smtpUrl: config.CORRIDOR_SMTP_URL,
+      from: config.CORRIDOR_SMTP_FROM,
+      requireTls: config.CORRIDOR_SMTP_REQUIRE_TLS,
+      caPem: readSmtpCa(config.CORRIDOR_SMTP_CA_FILE),
+      attempts: config.CORRIDOR_SMTP_ATTEMPTS,
+      retryMs: config.CORRIDOR_SMTP_RETRY_MS,
+      log,
+    });
   const wallet = createWalletAuth({
     transact: walletTransactOver(db),
     clock: deps.clock,
     // Sandbox platforms' expiries follow their sandbox clock (POST /sandbox/clock/advance).
     sandboxNow: deps.sandboxNow ?? (deps.transportFor ? sandboxClockClient(() => deps.transportFor!("sandbox")) : undefined),
     accounts,
-    mailer:
-      deps.mailer ??
-      createMailer({
-        smtpUrl: config.CORRIDOR_SMTP_URL,
-        from: config.CORRIDOR_SMTP_FROM,
-        requireTls: config.CORRIDOR_SMTP_REQUIRE_TLS,
-        caPem: readSmtpCa(config.CORRIDOR_SMTP_CA_FILE),
-        attempts: config.CORRIDOR_SMTP_ATTEMPTS,
-        retryMs: config.CORRIDOR_SMTP_RETRY_MS,
-        log,
-      }),
+    mailer,
     oidc: createOidcVerifier({
       issuers: config.CORRIDOR_OIDC_ISSUERS,
       sandboxIssuer: config.CORRIDOR_SANDBOX_OIDC_ISSUER,
@@ -136,6 +141,8 @@ export function buildAuthSessions(
       router.service(AuthSessionsService, createAuthSessionsHandler({ auth }));
       router.service(PlatformAdminService, createPlatformAdminHandler({ auth }));
       router.service(WalletAuthService, createWalletAuthHandler({ wallet }));
+      router.service(WalletKeysService, createWalletKeysHandler({ wallet }));
+      router.service(CodeDeliveryService, createCodeDeliveryHandler({ mailer, environment: (platformId) => walletTransactOver(db)((store) => store.environmentOf(platformId)) }));
     },
     consumers: [],
     workers: [

@@ -11,6 +11,8 @@ import { expect } from "vitest";
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
 import type { AccountDirectory, Mailer } from "../src/domain/wallet/ports.js";
 import { buildAuthSessions, service } from "../src/server.js";
+import { CodeDeliveryService } from "@corridor/proto/corridor/auth_sessions/v1/code_delivery_service_pb.js";
+import { WalletKeysService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_keys_service_pb.js";
 import { openServiceTestDatabase } from "@corridor/kit/testing";
 
 export interface Harness {
@@ -19,6 +21,8 @@ export interface Harness {
   auth: Client<typeof AuthSessionsService>;
   admin: Client<typeof PlatformAdminService>;
   wallet: Client<typeof WalletAuthService>;
+  walletKeys: Client<typeof WalletKeysService>;
+  codeDelivery: Client<typeof CodeDeliveryService>;
   /** A new sandbox platform and its bootstrap credentials. */
   newPlatform(opts?: { environment?: Environment; regulated?: boolean; name?: string }): Promise<{ platformId: string; clientId: string; clientSecret: string; tokenId: string }>;
   /** Events this service put in its outbox, oldest first. */
@@ -42,6 +46,8 @@ export async function startHarness(
     auth,
     admin,
     wallet: createClient(WalletAuthService, transport),
+    walletKeys: createClient(WalletKeysService, transport),
+    codeDelivery: createClient(CodeDeliveryService, transport),
     async newPlatform(opts = {}) {
       const res = await admin.createPlatform({
         name: opts.name ?? "Test platform",

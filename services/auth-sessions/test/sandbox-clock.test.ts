@@ -41,7 +41,7 @@ let h: Harness;
 beforeAll(async () => {
   h = await startHarness({
     accounts: ledgerAccounts(ledgerTransport),
-    mailer: { deliversTo: () => true, sendOtp: async (to, code) => void mail.push({ to, code }) },
+    mailer: { deliversTo: () => true, sendOtp: async (to, code) => void mail.push({ to, code }), sendContactCode: async () => false },
     env: { CORRIDOR_PASSKEY_RP_ID: RP.rpId, CORRIDOR_PASSKEY_ORIGINS: RP.origin, CORRIDOR_WALLET_ENCRYPTION_KEY: "11".repeat(32) },
     sandboxNow: async (platformId) => new Date(h.clock.now().getTime() + (offsets.get(platformId) ?? 0)),
   });

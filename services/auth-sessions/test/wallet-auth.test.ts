@@ -43,6 +43,10 @@ beforeAll(async () => {
       async sendOtp(to, code) {
         mail.push({ to, code });
       },
+      async sendContactCode(to, code) {
+        mail.push({ to, code });
+        return true;
+      },
     },
     env: {
       CORRIDOR_OIDC_ISSUERS: JSON.stringify([{ issuer: issuer.issuer, audience: issuer.audience, jwks: issuer.jwks }]),

@@ -24,6 +24,9 @@ import { createCustomerImports } from "./domain/customer-imports.js";
 import { customerImportEvents } from "./events/customer-import-events.js";
 import { createCustomerImportsHandler } from "./handlers/customer-imports.js";
 import { customerImportWorker } from "./workers/customer-imports.js";
+import { codeDelivery } from "./clients/code-delivery.js";
+import { contactTransactOver } from "./data/contact-verifications.js";
+import { createContactVerification, type ContactCodeSender } from "./domain/contact-verification.js";
 import { createCustomersKycHandler } from "./handlers/customers-kyc.js";
 import { createKycAdminHandler } from "./handlers/kyc-admin.js";
 
@@ -47,6 +50,7 @@ export const service: ServiceModule = {
       ledger: customerLedger(() => deps.transportFor("ledger")),
       sandboxNow: sandboxClockClient(() => deps.transportFor("sandbox")),
       log: deps.log,
+      codeSender: codeDelivery(() => deps.transportFor("auth-sessions")),
     }),
 };
 
@@ -62,6 +66,10 @@ export function buildCustomersKyc(
     kycProvider?: KycProviderFactory;
     /** Where background workers report failed passes. */
     log?: Pick<Logger, "warn">;
+    /** Delivers contact-verification codes (auth-sessions' CodeDeliveryService); absent: sends fail. */
+    codeSender?: ContactCodeSender;
+    /** Tests fix contact-verification codes; default: six random digits. */
+    newContactCode?: () => string;
   },
 ): BuiltService {
   const config = loadCustomersKycConfig(deps.env);
@@ -85,6 +93,14 @@ export function buildCustomersKyc(
     invitations: createInvitations({ transact, clock: deps.clock, time, baseUrl: config.CORRIDOR_INVITATION_BASE_URL, newCode: deps.newInvitationCode }),
     kycLinks: createKycLinks({ ...common, time, provider, documents, ttlMs: config.CORRIDOR_KYC_LINK_TTL_SECONDS * 1000 }),
     documents,
+    contact: createContactVerification({
+      transact: contactTransactOver(db),
+      clock: deps.clock,
+      platformNow: (platformId) => time.now(platformId),
+      environment: async (platformId) => (await deps.platforms.settings(platformId)).environment,
+      sender: deps.codeSender ?? missingSender,
+      newCode: deps.newContactCode,
+    }),
   });
   const admin = createKycAdminHandler({ queue });
   // Bulk imports (POST /customers/bulk/csv): rows stored at upload, customers created by the worker.
@@ -107,3 +123,9 @@ export function buildCustomersKyc(
     workers: [importWorker],
   };
 }
+
+const missingSender: ContactCodeSender = {
+  send() {
+    throw new Error("customers-kyc was built without a code sender; contact verification codes cannot be delivered");
+  },
+};

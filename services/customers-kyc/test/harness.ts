@@ -9,6 +9,7 @@ import { CustomerEventSchema, type CustomerEvent } from "@corridor/proto/corrido
 import { expect } from "vitest";
 import type { CustomerHoldings, CustomerLedger, PlatformDirectory } from "../src/domain/ports.js";
 import type { PlatformSettings } from "../src/domain/types.js";
+import type { ContactCodeSender } from "../src/domain/contact-verification.js";
 import type { KycProviderFactory } from "../src/domain/kyc-provider.js";
 import { buildCustomersKyc, service } from "../src/server.js";
 import { openServiceTestDatabase } from "@corridor/kit/testing";
@@ -37,7 +38,9 @@ export interface Harness {
 let platformSeq = 0;
 
 /** The service over a real database, with auth-sessions replaced by a map of platform settings. */
-export async function startHarness(opts: { env?: NodeJS.ProcessEnv; codes?: string[]; kycProvider?: KycProviderFactory } = {}): Promise<Harness> {
+export async function startHarness(
+  opts: { env?: NodeJS.ProcessEnv; codes?: string[]; kycProvider?: KycProviderFactory; codeSender?: ContactCodeSender; newContactCode?: () => string } = {},
+): Promise<Harness> {
   const { db, drop } = await openServiceTestDatabase(service);
   const clock = new ManualClock("2025-10-13T12:00:00.000Z");
   const platforms = new Map<string, TestPlatform>();
@@ -69,6 +72,8 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; codes?: stri
     newInvitationCode: codes.length ? () => codes.shift() ?? randomBytes(12).toString("base64url") : undefined,
     sandboxNow: async (platformId) => new Date(clock.now().getTime() + (sandboxOffsets.get(platformId) ?? 0)),
     kycProvider: opts.kycProvider,
+    codeSender: opts.codeSender,
+    newContactCode: opts.newContactCode,
   });
   const transport = createRouterTransport(built.routes, { router: { interceptors: [appErrorInterceptor] } });
   return {

@@ -59,5 +59,14 @@ export function customerToJson(c: Customer | undefined) {
             website: emptyToUndefined(b.website),
           }
         : undefined,
+    contactVerification: contactVerificationToJson(c.contactVerification),
   };
+}
+
+type ContactStatus = "PENDING" | "VERIFIED";
+
+/** Grid's contactVerification: only the channels with a contact on file; absent when none. */
+function contactVerificationToJson(v: Customer["contactVerification"]): { email?: ContactStatus; phone?: ContactStatus } | undefined {
+  if (!v || (!v.email && !v.phone)) return undefined;
+  return { email: (emptyToUndefined(v.email) as ContactStatus | undefined), phone: (emptyToUndefined(v.phone) as ContactStatus | undefined) };
 }

@@ -77,6 +77,22 @@ export function createMailer(opts: MailerOptions): Mailer {
         );
         return;
       }
+      await deliver(transport, to, code, ctx);
+    },
+    async sendContactCode(to, code, ctx) {
+      // Never the development mailer: a contact-verification code is never written to a log.
+      // Without a mail server a sandbox platform's code goes nowhere (its magic code confirms).
+      if (!transport) {
+        if (ctx.environment !== "SANDBOX") throw new AppError("INVALID", "EMAIL_DELIVERY_NOT_CONFIGURED", "This deployment has no mail server (CORRIDOR_SMTP_URL), so verification codes cannot reach production customers", { channel: "EMAIL" });
+        return false;
+      }
+      await deliver(transport, to, code, { platformId: ctx.platformId, credentialId: ctx.customerId });
+      return true;
+    },
+  };
+
+  /** One code mail, retried on transient failures; the log gets the server's reply codes, never the message. */
+  async function deliver(transport: ReturnType<typeof nodemailer.createTransport>, to: string, code: string, ctx: { platformId: string; credentialId: string }): Promise<void> {
       for (let attempt = 1; ; attempt++) {
         try {
           await transport.sendMail({
@@ -100,8 +116,7 @@ export function createMailer(opts: MailerOptions): Mailer {
           await sleep(retryMs * 2 ** (attempt - 1));
         }
       }
-    },
-  };
+  }
 }
 
 /** The CA file's PEM, read once at start (a bad path fails the start, naming the setting). */

@@ -151,6 +151,22 @@ export interface AuthSessionsDatabase {
   wallet_sessions: WalletSessionsTable;
   wallet_signed_requests: WalletSignedRequestsTable;
   wallet_keys: WalletKeysTable;
+  wallet_delegated_keys: WalletDelegatedKeysTable;
+}
+
+/** Delegated keys (migration 20261228100000): the private key only sealed, under key_id. */
+export interface WalletDelegatedKeysTable {
+  id: string;
+  platform_id: string;
+  account_id: string;
+  public_key: string;
+  sealed_key: Uint8Array;
+  key_id: string;
+  nickname: string;
+  status: "PENDING" | "ACTIVE" | "REVOKED";
+  activation_request_id: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
 }
 
 export type PlatformRow = Selectable<PlatformsTable>;

@@ -1,8 +1,8 @@
 import { inTransaction } from "@corridor/kit";
 import type { Kysely, Selectable, Transaction } from "kysely";
 import type { WalletStore, WalletTransact } from "../domain/wallet/ports.js";
-import type { Credential, CredentialMaterial, PasskeyChallenge, SignedRequest, StoredOtp, WalletSession } from "../domain/wallet/types.js";
-import type { AuthSessionsDatabase, WalletCredentialsTable, WalletSessionsTable } from "./tables.js";
+import type { Credential, CredentialMaterial, PasskeyChallenge, SignedRequest, StoredDelegatedKey, StoredOtp, WalletSession } from "../domain/wallet/types.js";
+import type { AuthSessionsDatabase, WalletCredentialsTable, WalletDelegatedKeysTable, WalletSessionsTable } from "./tables.js";
 
 type Trx = Transaction<AuthSessionsDatabase>;
 
@@ -17,6 +17,22 @@ function toCredential(r: Selectable<WalletCredentialsTable>): Credential {
     lastChallengeAt: r.last_challenge_at,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+  };
+}
+
+function toDelegatedKey(r: Selectable<WalletDelegatedKeysTable>): StoredDelegatedKey {
+  return {
+    id: r.id,
+    platformId: r.platform_id,
+    accountId: r.account_id,
+    publicKey: r.public_key,
+    nickname: r.nickname,
+    status: r.status,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    sealedKey: r.sealed_key,
+    keyId: r.key_id,
+    activationRequestId: r.activation_request_id,
   };
 }
 
@@ -289,6 +305,67 @@ export function walletRepositories(trx: Trx): WalletStore {
         );
       },
       markUsed: (platformId, id, at) => markUsedOnce(trx, "wallet_signed_requests", platformId, id, at),
+    },
+    delegatedKeys: {
+      async insert(k) {
+        await trx
+          .insertInto("wallet_delegated_keys")
+          .values({
+            id: k.id,
+            platform_id: k.platformId,
+            account_id: k.accountId,
+            public_key: k.publicKey,
+            sealed_key: k.sealedKey,
+            key_id: k.keyId,
+            nickname: k.nickname,
+            status: k.status,
+            activation_request_id: k.activationRequestId,
+            created_at: k.createdAt,
+            updated_at: k.updatedAt,
+          })
+          .execute();
+      },
+      async get(platformId, id, opts) {
+        let q = trx.selectFrom("wallet_delegated_keys").selectAll().where("platform_id", "=", platformId).where("id", "=", id);
+        if (opts?.forUpdate) q = q.forUpdate();
+        const r = await q.executeTakeFirst();
+        return r && toDelegatedKey(r);
+      },
+      async byActivationRequest(platformId, requestId) {
+        const r = await trx.selectFrom("wallet_delegated_keys").selectAll().where("platform_id", "=", platformId).where("activation_request_id", "=", requestId).executeTakeFirst();
+        return r && toDelegatedKey(r);
+      },
+      async active(platformId, accountId) {
+        const r = await trx
+          .selectFrom("wallet_delegated_keys")
+          .selectAll()
+          .where("platform_id", "=", platformId)
+          .where("account_id", "=", accountId)
+          .where("status", "=", "ACTIVE")
+          .executeTakeFirst();
+        return r && toDelegatedKey(r);
+      },
+      async listByAccount(platformId, accountId) {
+        const rows = await trx
+          .selectFrom("wallet_delegated_keys")
+          .selectAll()
+          .where("platform_id", "=", platformId)
+          .where("account_id", "=", accountId)
+          .orderBy("created_at", "desc")
+          .orderBy("id", "desc")
+          .execute();
+        return rows.map(toDelegatedKey);
+      },
+      async setStatus(platformId, id, from, to, at) {
+        const res = await trx
+          .updateTable("wallet_delegated_keys")
+          .set({ status: to, updated_at: at })
+          .where("platform_id", "=", platformId)
+          .where("id", "=", id)
+          .where("status", "=", from)
+          .executeTakeFirst();
+        return Number(res.numUpdatedRows) === 1;
+      },
     },
     walletKeys: {
       async get(platformId, accountId) {

@@ -24,6 +24,7 @@ function toCustomer(r: CustomerRow): Customer {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     deletedAt: r.deleted_at,
+    verifiedEmail: r.verified_email ?? null,
   };
 }
 

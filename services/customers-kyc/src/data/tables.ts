@@ -25,6 +25,8 @@ export interface CustomersTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   deleted_at: NullableTimestamp;
+  /** The email address the customer confirmed by code (contact verification); null until then. */
+  verified_email: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface VerificationsTable {
@@ -85,6 +87,19 @@ export interface CustomersKycDatabase {
   kyc_links: KycLinksTable;
   kyc_reviews: KycReviewsTable;
   kyc_documents: KycDocumentsTable;
+  contact_verification_codes: ContactVerificationCodesTable;
+}
+
+/** A sent contact-verification code: only its SHA-256, with the wrong guesses counted. */
+export interface ContactVerificationCodesTable {
+  platform_id: string;
+  customer_id: string;
+  channel: "EMAIL" | "PHONE";
+  sent_to: string;
+  code_sha256: string;
+  attempts: number;
+  created_at: Timestamp;
+  expires_at: Timestamp;
 }
 
 export type CustomerRow = Selectable<CustomersTable>;

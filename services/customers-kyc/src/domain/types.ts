@@ -51,6 +51,11 @@ export interface Customer {
   createdAt: Date;
   updatedAt: Date;
   deletedAt: Date | null;
+  /**
+   * The email address the customer confirmed by code (contact verification); the email is
+   * VERIFIED while it equals this. Written only by contact verification (absent: never verified).
+   */
+  verifiedEmail?: string | null;
 }
 
 /** Fields of a create or a patch as the caller sent them (absent = undefined). */

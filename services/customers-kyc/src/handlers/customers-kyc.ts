@@ -31,7 +31,10 @@ import {
   ListDocumentsResponseSchema,
   ReplaceDocumentResponseSchema,
   DeleteDocumentResponseSchema,
+  SendContactVerificationResponseSchema,
+  ConfirmContactVerificationResponseSchema,
 } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
+import type { ContactVerification } from "../domain/contact-verification.js";
 import type { Customers } from "../domain/customers.js";
 import type { Documents } from "../domain/documents.js";
 import { documentInputFromPb, documentToPb } from "./documents.js";
@@ -61,13 +64,14 @@ export interface UseCases {
   invitations: Invitations;
   kycLinks: KycLinks;
   documents: Documents;
+  contact: ContactVerification;
 }
 
 const pageInfo = (p: Page<unknown>) => create(PageInfoSchema, { hasMore: p.hasMore, nextCursor: p.nextCursor ?? "", totalCount: BigInt(p.totalCount) });
 const pageReq = (page: { limit: number; cursor: string } | undefined) => ({ limit: page?.limit, cursor: page?.cursor || undefined });
 
 /** CustomersKycService: maps each RPC onto the use cases and back. */
-export function createCustomersKycHandler({ customers, verifications, owners, invitations, kycLinks, documents }: UseCases): ServiceImpl<typeof CustomersKycService> {
+export function createCustomersKycHandler({ customers, verifications, owners, invitations, kycLinks, documents, contact }: UseCases): ServiceImpl<typeof CustomersKycService> {
   return {
     async getCustomerSummary(req) {
       return create(GetCustomerSummaryResponseSchema, { customer: summaryToPb(await customers.get(req.platformId, req.customerId)) });
@@ -204,6 +208,13 @@ export function createCustomersKycHandler({ customers, verifications, owners, in
     },
     async deleteDocument(req) {
       return create(DeleteDocumentResponseSchema, { document: documentToPb(await documents.delete(req.platformId, req.documentId)) });
+    },
+    async sendContactVerification(req) {
+      await contact.send(req.platformId, req.customerId, req.channel);
+      return create(SendContactVerificationResponseSchema, {});
+    },
+    async confirmContactVerification(req) {
+      return create(ConfirmContactVerificationResponseSchema, { customer: customerToPb(await contact.confirm(req.platformId, req.customerId, req.channel, req.code)) });
     },
   };
 }

@@ -4,6 +4,7 @@ import {
   AddressSchema,
   BeneficialOwnerSchema,
   BusinessInfoSchema,
+  ContactVerificationSchema,
   CustomerSchema,
   InvitationSchema,
   PersonalInfoSchema,
@@ -21,6 +22,7 @@ import {
 import { CustomerSummarySchema, type CustomerSummary } from "@corridor/proto/corridor/customers_kyc/v1/customer_summary_pb.js";
 import type { TimeRange } from "@corridor/proto/corridor/common/v1/paging_pb.js";
 import { KycLinkPageSchema, type KycLinkPage as KycLinkPagePb } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
+import { contactVerificationOf } from "../domain/contact-verification.js";
 import type { InvitationView } from "../domain/invitations.js";
 import { documentToPb } from "./documents.js";
 import type { KycLinkPage } from "../domain/kyc-links.js";
@@ -86,7 +88,13 @@ export function customerToPb(c: Customer): CustomerPb {
     nationality: c.nationality,
     address: addressToPb(c.address),
     businessInfo: businessInfoToPb(c.businessInfo),
+    contactVerification: contactVerificationToPb(c),
   });
+}
+
+function contactVerificationToPb(c: Customer) {
+  const v = contactVerificationOf(c);
+  return v && create(ContactVerificationSchema, { email: v.email ?? "", phone: v.phone ?? "" });
 }
 
 export function summaryToPb(c: Customer): CustomerSummary {

@@ -1,5 +1,5 @@
 import type { Environment } from "../types.js";
-import type { Credential, CredentialMaterial, PasskeyChallenge, SignedRequest, StoredOtp, WalletSession } from "./types.js";
+import type { Credential, CredentialMaterial, DelegatedKey, PasskeyChallenge, SignedRequest, StoredDelegatedKey, StoredOtp, WalletSession } from "./types.js";
 
 /** Storage of the wallet-auth use cases, bound to one database transaction. */
 export interface WalletStore {
@@ -44,6 +44,18 @@ export interface WalletStore {
     /** False when it was already used (the single-use guarantee). */
     markUsed(platformId: string, id: string, at: Date): Promise<boolean>;
   };
+  delegatedKeys: {
+    insert(k: StoredDelegatedKey): Promise<void>;
+    /** With `forUpdate`, locked until the transaction ends. */
+    get(platformId: string, id: string, opts?: { forUpdate?: boolean }): Promise<StoredDelegatedKey | undefined>;
+    byActivationRequest(platformId: string, requestId: string): Promise<StoredDelegatedKey | undefined>;
+    /** The account's ACTIVE key, if any. */
+    active(platformId: string, accountId: string): Promise<StoredDelegatedKey | undefined>;
+    /** Every key of the account, newest first. */
+    listByAccount(platformId: string, accountId: string): Promise<DelegatedKey[]>;
+    /** Moves a key from one status to another; false when it was not in `from` any more. */
+    setStatus(platformId: string, id: string, from: DelegatedKey["status"], to: DelegatedKey["status"], at: Date): Promise<boolean>;
+  };
   walletKeys: {
     /** The sealed key and the id of the key that sealed it (null: sealed before key ids). */
     get(platformId: string, accountId: string): Promise<SealedWalletKey | undefined>;
@@ -82,6 +94,12 @@ export interface Mailer {
   /** Whether a code for a platform of this environment reaches its user (production: only by a real mail server). */
   deliversTo(environment: "SANDBOX" | "PRODUCTION"): boolean;
   sendOtp(to: string, code: string, ctx: { platformId: string; credentialId: string; environment: "SANDBOX" | "PRODUCTION" }): Promise<void>;
+  /**
+   * A customer's contact-verification code (customers-kyc). Never logged: false when nothing was
+   * sent (a sandbox platform without a mail server); a production platform without one gets 400
+   * EMAIL_DELIVERY_NOT_CONFIGURED.
+   */
+  sendContactCode(to: string, code: string, ctx: { platformId: string; customerId: string; environment: "SANDBOX" | "PRODUCTION" }): Promise<boolean>;
 }
 
 export interface OidcIdentity {

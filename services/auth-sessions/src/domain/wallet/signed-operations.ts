@@ -4,7 +4,12 @@ import { consumeSignedRetry, issueSignedChallenge } from "./signed-retry.js";
 import type { SignedChallenge, SignedRetry } from "./types.js";
 
 /** Signed challenges and retries for other services' operations (quotes-fx's embedded-wallet execute). */
-export function createSignedOperations(deps: WalletAuthDeps, ctx: WalletContext) {
+export function createSignedOperations(
+  deps: WalletAuthDeps,
+  ctx: WalletContext,
+  /** Delegated keys (wallet-keys.ts): an unsigned EXECUTE_QUOTE retry is signed by the wallet's ACTIVE one. */
+  delegated?: { signWithDelegatedKey(platformId: string, accountId: string, operation: string, requestId: string, body: string): Promise<{ sessionId: string } | undefined> },
+) {
   const { transact, accounts } = deps;
   const { environment, accountType, platformNow } = ctx;
   return {
@@ -23,6 +28,10 @@ export function createSignedOperations(deps: WalletAuthDeps, ctx: WalletContext)
     async verifySignedRetry(platformId: string, accountId: string, operation: string, retry: SignedRetry, body: string): Promise<{ sessionId: string }> {
       // Grid's codes for the missing halves of a signed retry.
       if (!retry.requestId) throw new AppError("UNAUTHENTICATED", "REQUEST_ID_MISSING", "Send Request-Id and Service-Wallet-Signature", { reason: "Missing signed-retry headers" });
+      if (!retry.signature) {
+        const signed = await delegated?.signWithDelegatedKey(platformId, accountId, operation, retry.requestId, body);
+        if (signed) return signed;
+      }
       if (!retry.signature) throw new AppError("UNAUTHENTICATED", "WALLET_SIGNATURE_MISSING", "Send Request-Id and Service-Wallet-Signature", { reason: "Missing signed-retry headers" });
       const now = await platformNow(platformId);
       return transact(async (store) => {

@@ -98,6 +98,27 @@ export interface PasskeyChallenge {
   usedAt: Date | null;
 }
 
+/** A key the service custodies to sign EXECUTE_QUOTE for one embedded wallet in place of a session (Grid's delegated key). */
+export interface DelegatedKey {
+  id: string;
+  platformId: string;
+  accountId: string;
+  /** Compressed P-256 public key, lower-case hex. */
+  publicKey: string;
+  nickname: string;
+  status: "PENDING" | "ACTIVE" | "REVOKED";
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface StoredDelegatedKey extends DelegatedKey {
+  /** The private key sealed under the wallet encryption key `keyId` (associated data: the key's id). */
+  sealedKey: Uint8Array;
+  keyId: string;
+  /** The Request-Id of the challenge whose signed retry activates it. */
+  activationRequestId: string;
+}
+
 /** The Request-Id and signature headers of a retry; absent on a first call. */
 export interface SignedRetry {
   requestId: string;

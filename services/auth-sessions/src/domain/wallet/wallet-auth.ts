@@ -3,6 +3,7 @@ import { createCredentials } from "./credentials.js";
 import { createWalletExport } from "./export.js";
 import { createSessions } from "./sessions.js";
 import { createSignedOperations } from "./signed-operations.js";
+import { createWalletKeys } from "./wallet-keys.js";
 
 export { toAuthMethod, type WalletAuthDeps } from "./context.js";
 export type { CreateCredentialInput, PasskeyAssertionInput, PasskeyAttestationInput } from "./credentials.js";
@@ -16,11 +17,13 @@ export type { VerifyInput } from "./sessions.js";
  */
 export function createWalletAuth(deps: WalletAuthDeps) {
   const ctx = walletContext(deps);
+  const keys = createWalletKeys(deps, ctx);
   return {
     ...createCredentials(deps, ctx),
     ...createSessions(deps, ctx),
     ...createWalletExport(deps, ctx),
-    ...createSignedOperations(deps, ctx),
+    ...createSignedOperations(deps, ctx, keys),
+    ...keys,
   };
 }
 

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file corridor/customers_kyc/v1/customer.proto.
  */
 export const file_corridor_customers_kyc_v1_customer: GenFile = /*@__PURE__*/
-  fileDesc("Cihjb3JyaWRvci9jdXN0b21lcnNfa3ljL3YxL2N1c3RvbWVyLnByb3RvEhljb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxImoKB0FkZHJlc3MSDQoFbGluZTEYASABKAkSDQoFbGluZTIYAiABKAkSDAoEY2l0eRgDIAEoCRINCgVzdGF0ZRgEIAEoCRITCgtwb3N0YWxfY29kZRgFIAEoCRIPCgdjb3VudHJ5GAYgASgJIssBCgxCdXNpbmVzc0luZm8SEgoKbGVnYWxfbmFtZRgBIAEoCRIbChNyZWdpc3RyYXRpb25fbnVtYmVyGAIgASgJEg4KBnRheF9pZBgDIAEoCRIXCg9pbmNvcnBvcmF0ZWRfb24YBCABKAkSEwoLZW50aXR5X3R5cGUYBSABKAkSIAoYY291bnRyeV9vZl9pbmNvcnBvcmF0aW9uGAYgASgJEhkKEWRvaW5nX2J1c2luZXNzX2FzGAcgASgJEg8KB3dlYnNpdGUYCCABKAki6gMKCEN1c3RvbWVyEgoKAmlkGAEgASgJEhMKC3BsYXRmb3JtX2lkGAIgASgJEhwKFHBsYXRmb3JtX2N1c3RvbWVyX2lkGAMgASgJEhUKDWN1c3RvbWVyX3R5cGUYBCABKAkSEwoLdW1hX2FkZHJlc3MYBSABKAkSDgoGcmVnaW9uGAYgASgJEhIKCmN1cnJlbmNpZXMYByADKAkSDQoFZW1haWwYCCABKAkSLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKaXNfZGVsZXRlZBgLIAEoCBIbChN2ZXJpZmljYXRpb25fc3RhdHVzGAwgASgJEhEKCWZ1bGxfbmFtZRgNIAEoCRISCgpiaXJ0aF9kYXRlGA4gASgJEhMKC25hdGlvbmFsaXR5GA8gASgJEjMKB2FkZHJlc3MYECABKAsyIi5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkFkZHJlc3MSPgoNYnVzaW5lc3NfaW5mbxgRIAEoCzInLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQnVzaW5lc3NJbmZvIsUECg1DdXN0b21lcklucHV0EiEKFHBsYXRmb3JtX2N1c3RvbWVyX2lkGAEgASgJSACIAQESGgoNY3VzdG9tZXJfdHlwZRgCIAEoCUgBiAEBEhgKC3VtYV9hZGRyZXNzGAMgASgJSAKIAQESEwoGcmVnaW9uGAQgASgJSAOIAQESOwoKY3VycmVuY2llcxgFIAEoCzInLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQ3VycmVuY3lMaXN0EhIKBWVtYWlsGAYgASgJSASIAQESFgoJZnVsbF9uYW1lGAcgASgJSAWIAQESFwoKYmlydGhfZGF0ZRgIIAEoCUgGiAEBEhgKC25hdGlvbmFsaXR5GAkgASgJSAeIAQESMwoHYWRkcmVzcxgKIAEoCzIiLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQWRkcmVzcxI+Cg1idXNpbmVzc19pbmZvGAsgASgLMicuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5CdXNpbmVzc0luZm8SIAoTdmVyaWZpY2F0aW9uX3N0YXR1cxgMIAEoCUgIiAEBQhcKFV9wbGF0Zm9ybV9jdXN0b21lcl9pZEIQCg5fY3VzdG9tZXJfdHlwZUIOCgxfdW1hX2FkZHJlc3NCCQoHX3JlZ2lvbkIICgZfZW1haWxCDAoKX2Z1bGxfbmFtZUINCgtfYmlydGhfZGF0ZUIOCgxfbmF0aW9uYWxpdHlCFgoUX3ZlcmlmaWNhdGlvbl9zdGF0dXMiHQoMQ3VycmVuY3lMaXN0Eg0KBWNvZGVzGAEgAygJIkAKEVZlcmlmaWNhdGlvbkVycm9yEgwKBHR5cGUYASABKAkSDQoFZmllbGQYAiABKAkSDgoGcmVhc29uGAMgASgJIv8BCgxWZXJpZmljYXRpb24SCgoCaWQYASABKAkSEwoLcGxhdGZvcm1faWQYAiABKAkSEwoLY3VzdG9tZXJfaWQYAyABKAkSGwoTdmVyaWZpY2F0aW9uX3N0YXR1cxgEIAEoCRI8CgZlcnJvcnMYBSADKAsyLC5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLlZlcmlmaWNhdGlvbkVycm9yEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIo8CCgxQZXJzb25hbEluZm8SEgoKZmlyc3RfbmFtZRgBIAEoCRIRCglsYXN0X25hbWUYAiABKAkSEwoLbWlkZGxlX25hbWUYAyABKAkSEgoKYmlydGhfZGF0ZRgEIAEoCRITCgtuYXRpb25hbGl0eRgFIAEoCRIzCgdhZGRyZXNzGAYgASgLMiIuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5BZGRyZXNzEg8KB2lkX3R5cGUYByABKAkSEgoKaWRlbnRpZmllchgIIAEoCRINCgVlbWFpbBgJIAEoCRIUCgxwaG9uZV9udW1iZXIYCiABKAkSGwoTY291bnRyeV9vZl9pc3N1YW5jZRgLIAEoCSKuAgoPQmVuZWZpY2lhbE93bmVyEgoKAmlkGAEgASgJEhMKC3BsYXRmb3JtX2lkGAIgASgJEhMKC2N1c3RvbWVyX2lkGAMgASgJEg0KBXJvbGVzGAQgAygJEhwKFG93bmVyc2hpcF9wZXJjZW50YWdlGAogASgBEj4KDXBlcnNvbmFsX2luZm8YBiABKAsyJy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLlBlcnNvbmFsSW5mbxISCgpreWNfc3RhdHVzGAcgASgJEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSgQIBRAGIoADCgpJbnZpdGF0aW9uEgwKBGNvZGUYASABKAkSEwoLcGxhdGZvcm1faWQYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASCwoDdXJsGAQgASgJEhMKC2ludml0ZXJfdW1hGAUgASgJEhsKE2ludml0ZXJfY3VzdG9tZXJfaWQYBiABKAkSDgoGc3RhdHVzGAcgASgJEi4KCmNsYWltZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2ludml0ZWVfdW1hGAogASgJEhIKCmZpcnN0X25hbWUYCyABKAkSGwoOYW1vdW50X3RvX3NlbmQYDCABKANIAIgBARIXCg9hbW91bnRfY3VycmVuY3kYDSABKAlCEQoPX2Ftb3VudF90b19zZW5kYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("Cihjb3JyaWRvci9jdXN0b21lcnNfa3ljL3YxL2N1c3RvbWVyLnByb3RvEhljb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxImoKB0FkZHJlc3MSDQoFbGluZTEYASABKAkSDQoFbGluZTIYAiABKAkSDAoEY2l0eRgDIAEoCRINCgVzdGF0ZRgEIAEoCRITCgtwb3N0YWxfY29kZRgFIAEoCRIPCgdjb3VudHJ5GAYgASgJIssBCgxCdXNpbmVzc0luZm8SEgoKbGVnYWxfbmFtZRgBIAEoCRIbChNyZWdpc3RyYXRpb25fbnVtYmVyGAIgASgJEg4KBnRheF9pZBgDIAEoCRIXCg9pbmNvcnBvcmF0ZWRfb24YBCABKAkSEwoLZW50aXR5X3R5cGUYBSABKAkSIAoYY291bnRyeV9vZl9pbmNvcnBvcmF0aW9uGAYgASgJEhkKEWRvaW5nX2J1c2luZXNzX2FzGAcgASgJEg8KB3dlYnNpdGUYCCABKAkiuAQKCEN1c3RvbWVyEgoKAmlkGAEgASgJEhMKC3BsYXRmb3JtX2lkGAIgASgJEhwKFHBsYXRmb3JtX2N1c3RvbWVyX2lkGAMgASgJEhUKDWN1c3RvbWVyX3R5cGUYBCABKAkSEwoLdW1hX2FkZHJlc3MYBSABKAkSDgoGcmVnaW9uGAYgASgJEhIKCmN1cnJlbmNpZXMYByADKAkSDQoFZW1haWwYCCABKAkSLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKaXNfZGVsZXRlZBgLIAEoCBIbChN2ZXJpZmljYXRpb25fc3RhdHVzGAwgASgJEhEKCWZ1bGxfbmFtZRgNIAEoCRISCgpiaXJ0aF9kYXRlGA4gASgJEhMKC25hdGlvbmFsaXR5GA8gASgJEjMKB2FkZHJlc3MYECABKAsyIi5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkFkZHJlc3MSPgoNYnVzaW5lc3NfaW5mbxgRIAEoCzInLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuQnVzaW5lc3NJbmZvEkwKFGNvbnRhY3RfdmVyaWZpY2F0aW9uGB4gASgLMi4uY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5Db250YWN0VmVyaWZpY2F0aW9uIjMKE0NvbnRhY3RWZXJpZmljYXRpb24SDQoFZW1haWwYASABKAkSDQoFcGhvbmUYAiABKAkixQQKDUN1c3RvbWVySW5wdXQSIQoUcGxhdGZvcm1fY3VzdG9tZXJfaWQYASABKAlIAIgBARIaCg1jdXN0b21lcl90eXBlGAIgASgJSAGIAQESGAoLdW1hX2FkZHJlc3MYAyABKAlIAogBARITCgZyZWdpb24YBCABKAlIA4gBARI7CgpjdXJyZW5jaWVzGAUgASgLMicuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5DdXJyZW5jeUxpc3QSEgoFZW1haWwYBiABKAlIBIgBARIWCglmdWxsX25hbWUYByABKAlIBYgBARIXCgpiaXJ0aF9kYXRlGAggASgJSAaIAQESGAoLbmF0aW9uYWxpdHkYCSABKAlIB4gBARIzCgdhZGRyZXNzGAogASgLMiIuY29ycmlkb3IuY3VzdG9tZXJzX2t5Yy52MS5BZGRyZXNzEj4KDWJ1c2luZXNzX2luZm8YCyABKAsyJy5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkJ1c2luZXNzSW5mbxIgChN2ZXJpZmljYXRpb25fc3RhdHVzGAwgASgJSAiIAQFCFwoVX3BsYXRmb3JtX2N1c3RvbWVyX2lkQhAKDl9jdXN0b21lcl90eXBlQg4KDF91bWFfYWRkcmVzc0IJCgdfcmVnaW9uQggKBl9lbWFpbEIMCgpfZnVsbF9uYW1lQg0KC19iaXJ0aF9kYXRlQg4KDF9uYXRpb25hbGl0eUIWChRfdmVyaWZpY2F0aW9uX3N0YXR1cyIdCgxDdXJyZW5jeUxpc3QSDQoFY29kZXMYASADKAkiQAoRVmVyaWZpY2F0aW9uRXJyb3ISDAoEdHlwZRgBIAEoCRINCgVmaWVsZBgCIAEoCRIOCgZyZWFzb24YAyABKAki/wEKDFZlcmlmaWNhdGlvbhIKCgJpZBgBIAEoCRITCgtwbGF0Zm9ybV9pZBgCIAEoCRITCgtjdXN0b21lcl9pZBgDIAEoCRIbChN2ZXJpZmljYXRpb25fc3RhdHVzGAQgASgJEjwKBmVycm9ycxgFIAMoCzIsLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuVmVyaWZpY2F0aW9uRXJyb3ISLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijwIKDFBlcnNvbmFsSW5mbxISCgpmaXJzdF9uYW1lGAEgASgJEhEKCWxhc3RfbmFtZRgCIAEoCRITCgttaWRkbGVfbmFtZRgDIAEoCRISCgpiaXJ0aF9kYXRlGAQgASgJEhMKC25hdGlvbmFsaXR5GAUgASgJEjMKB2FkZHJlc3MYBiABKAsyIi5jb3JyaWRvci5jdXN0b21lcnNfa3ljLnYxLkFkZHJlc3MSDwoHaWRfdHlwZRgHIAEoCRISCgppZGVudGlmaWVyGAggASgJEg0KBWVtYWlsGAkgASgJEhQKDHBob25lX251bWJlchgKIAEoCRIbChNjb3VudHJ5X29mX2lzc3VhbmNlGAsgASgJIq4CCg9CZW5lZmljaWFsT3duZXISCgoCaWQYASABKAkSEwoLcGxhdGZvcm1faWQYAiABKAkSEwoLY3VzdG9tZXJfaWQYAyABKAkSDQoFcm9sZXMYBCADKAkSHAoUb3duZXJzaGlwX3BlcmNlbnRhZ2UYCiABKAESPgoNcGVyc29uYWxfaW5mbxgGIAEoCzInLmNvcnJpZG9yLmN1c3RvbWVyc19reWMudjEuUGVyc29uYWxJbmZvEhIKCmt5Y19zdGF0dXMYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBKBAgFEAYigAMKCkludml0YXRpb24SDAoEY29kZRgBIAEoCRITCgtwbGF0Zm9ybV9pZBgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBILCgN1cmwYBCABKAkSEwoLaW52aXRlcl91bWEYBSABKAkSGwoTaW52aXRlcl9jdXN0b21lcl9pZBgGIAEoCRIOCgZzdGF0dXMYByABKAkSLgoKY2xhaW1lZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLaW52aXRlZV91bWEYCiABKAkSEgoKZmlyc3RfbmFtZRgLIAEoCRIbCg5hbW91bnRfdG9fc2VuZBgMIAEoA0gAiAEBEhcKD2Ftb3VudF9jdXJyZW5jeRgNIAEoCUIRCg9fYW1vdW50X3RvX3NlbmRiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * Address is a postal address of a customer or a beneficial owner.
@@ -264,6 +264,13 @@ export type Customer = Message<"corridor.customers_kyc.v1.Customer"> & {
    * @generated from field: corridor.customers_kyc.v1.BusinessInfo business_info = 17;
    */
   businessInfo?: BusinessInfo | undefined;
+
+  /**
+   * Contact verification per channel; unset when the customer has no contact to verify.
+   *
+   * @generated from field: corridor.customers_kyc.v1.ContactVerification contact_verification = 30;
+   */
+  contactVerification?: ContactVerification | undefined;
 };
 
 /**
@@ -272,6 +279,34 @@ export type Customer = Message<"corridor.customers_kyc.v1.Customer"> & {
  */
 export const CustomerSchema: GenMessage<Customer> = /*@__PURE__*/
   messageDesc(file_corridor_customers_kyc_v1_customer, 2);
+
+/**
+ * ContactVerification is the verification state of each contact channel on file.
+ *
+ * @generated from message corridor.customers_kyc.v1.ContactVerification
+ */
+export type ContactVerification = Message<"corridor.customers_kyc.v1.ContactVerification"> & {
+  /**
+   * PENDING or VERIFIED; empty when the customer has no email.
+   *
+   * @generated from field: string email = 1;
+   */
+  email: string;
+
+  /**
+   * PENDING or VERIFIED; empty when the customer has no phone.
+   *
+   * @generated from field: string phone = 2;
+   */
+  phone: string;
+};
+
+/**
+ * Describes the message corridor.customers_kyc.v1.ContactVerification.
+ * Use `create(ContactVerificationSchema)` to create a new message.
+ */
+export const ContactVerificationSchema: GenMessage<ContactVerification> = /*@__PURE__*/
+  messageDesc(file_corridor_customers_kyc_v1_customer, 3);
 
 /**
  * CustomerInput carries the fields of a create or a patch; unset fields are absent.
@@ -369,7 +404,7 @@ export type CustomerInput = Message<"corridor.customers_kyc.v1.CustomerInput"> &
  * Use `create(CustomerInputSchema)` to create a new message.
  */
 export const CustomerInputSchema: GenMessage<CustomerInput> = /*@__PURE__*/
-  messageDesc(file_corridor_customers_kyc_v1_customer, 3);
+  messageDesc(file_corridor_customers_kyc_v1_customer, 4);
 
 /**
  * CurrencyList wraps the list so that "unset" and "set to empty" differ.
@@ -390,7 +425,7 @@ export type CurrencyList = Message<"corridor.customers_kyc.v1.CurrencyList"> & {
  * Use `create(CurrencyListSchema)` to create a new message.
  */
 export const CurrencyListSchema: GenMessage<CurrencyList> = /*@__PURE__*/
-  messageDesc(file_corridor_customers_kyc_v1_customer, 4);
+  messageDesc(file_corridor_customers_kyc_v1_customer, 5);
 
 /**
  * VerificationError names one reason a verification cannot proceed.
@@ -425,7 +460,7 @@ export type VerificationError = Message<"corridor.customers_kyc.v1.VerificationE
  * Use `create(VerificationErrorSchema)` to create a new message.
  */
 export const VerificationErrorSchema: GenMessage<VerificationError> = /*@__PURE__*/
-  messageDesc(file_corridor_customers_kyc_v1_customer, 5);
+  messageDesc(file_corridor_customers_kyc_v1_customer, 6);
 
 /**
  * Verification is one KYC (individual) or KYB (business) verification run.
@@ -488,7 +523,7 @@ export type Verification = Message<"corridor.customers_kyc.v1.Verification"> & {
  * Use `create(VerificationSchema)` to create a new message.
  */
 export const VerificationSchema: GenMessage<Verification> = /*@__PURE__*/
-  messageDesc(file_corridor_customers_kyc_v1_customer, 6);
+  messageDesc(file_corridor_customers_kyc_v1_customer, 7);
 
 /**
  * PersonalInfo describes a beneficial owner.
@@ -579,7 +614,7 @@ export type PersonalInfo = Message<"corridor.customers_kyc.v1.PersonalInfo"> & {
  * Use `create(PersonalInfoSchema)` to create a new message.
  */
 export const PersonalInfoSchema: GenMessage<PersonalInfo> = /*@__PURE__*/
-  messageDesc(file_corridor_customers_kyc_v1_customer, 7);
+  messageDesc(file_corridor_customers_kyc_v1_customer, 8);
 
 /**
  * BeneficialOwner is an owner, director or officer of a business customer.
@@ -656,7 +691,7 @@ export type BeneficialOwner = Message<"corridor.customers_kyc.v1.BeneficialOwner
  * Use `create(BeneficialOwnerSchema)` to create a new message.
  */
 export const BeneficialOwnerSchema: GenMessage<BeneficialOwner> = /*@__PURE__*/
-  messageDesc(file_corridor_customers_kyc_v1_customer, 8);
+  messageDesc(file_corridor_customers_kyc_v1_customer, 9);
 
 /**
  * Invitation is an UMA invitation link.
@@ -761,5 +796,5 @@ export type Invitation = Message<"corridor.customers_kyc.v1.Invitation"> & {
  * Use `create(InvitationSchema)` to create a new message.
  */
 export const InvitationSchema: GenMessage<Invitation> = /*@__PURE__*/
-  messageDesc(file_corridor_customers_kyc_v1_customer, 9);
+  messageDesc(file_corridor_customers_kyc_v1_customer, 10);
 

@@ -1,0 +1,147 @@
+import { randomUUID } from "node:crypto";
+import { Writable } from "node:stream";
+import { create } from "@bufbuild/protobuf";
+import { createRouterTransport } from "@connectrpc/connect";
+import { appErrorInterceptor, createProcessLogger, errors } from "@corridor/kit";
+import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
+import { InternalAccountSchema } from "@corridor/proto/corridor/ledger/v1/accounts_pb.js";
+import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newClientKeyPair, openSealed, stamp } from "../../../test/support/wallet-client.js";
+import { ledgerAccounts } from "../src/clients/ledger-accounts.js";
+import { expectPublicError, startHarness, type Harness } from "./harness.js";
+
+// Delegated keys sign EXECUTE_QUOTE (and only that) in place of a session; contact codes are never
+// logged. Real Postgres (the unit harness), a fake ledger, the real mailer without a mail server.
+
+const accounts = new Map<string, string>();
+const ledgerTransport = createRouterTransport(
+  (router) =>
+    router.service(LedgerService, {
+      async getInternalAccount(req: { platformId: string; accountId: string }) {
+        if (accounts.get(req.accountId) !== req.platformId) throw errors.notFound("InternalAccount", req.accountId);
+        return { account: create(InternalAccountSchema, { id: req.accountId, platformId: req.platformId, type: "EMBEDDED_WALLET" }) };
+      },
+    } as never),
+  { router: { interceptors: [appErrorInterceptor] } },
+);
+const lines: string[] = [];
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness({
+    accounts: ledgerAccounts(ledgerTransport),
+    // No mailer: the real one, without CORRIDOR_SMTP_URL, logging into `lines`.
+    log: createProcessLogger(
+      "auth-sessions-test",
+      "trace",
+      new Writable({
+        write(chunk, _enc, done) {
+          lines.push(chunk.toString());
+          done();
+        },
+      }),
+    ),
+  });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+async function sandboxWallet() {
+  const p = await h.newPlatform({ environment: Environment.SANDBOX });
+  const accountId = `InternalAccount:${randomUUID()}`;
+  accounts.set(accountId, p.platformId);
+  return { platformId: p.platformId, accountId };
+}
+
+/** A sandbox EMAIL_OTP session (magic OTP) and its secret key. */
+async function session(platformId: string, accountId: string) {
+  await h.wallet.createCredential({ platformId, accountId, type: "EMAIL_OTP", email: `u-${randomUUID()}@example.com` });
+  const [c] = (await h.wallet.listCredentials({ platformId, accountId })).authMethods;
+  const client = newClientKeyPair();
+  const s = (await h.wallet.verifyCredential({ platformId, credentialId: c!.id, type: "EMAIL_OTP", otp: "000000", clientPublicKey: client.clientPublicKey })).session!;
+  return { sessionId: s.id, key: await openSealed(s.encryptedSessionSigningKey, client) };
+}
+
+const signed = (key: Uint8Array, c: { payloadToSign: string; requestId: string }) => ({ requestId: c.requestId, signature: stamp(c.payloadToSign, key) });
+
+async function activeKey(platformId: string, accountId: string, key: Uint8Array) {
+  const body = { platformId, internalAccountId: accountId, nickname: "k" };
+  const leg1 = await h.walletKeys.createDelegatedKey(body);
+  const leg2 = await h.walletKeys.createDelegatedKey({ ...body, signedRetry: signed(key, leg1.result.value as never) });
+  const leg3 = await h.walletKeys.createDelegatedKey({ ...body, signedRetry: signed(key, leg2.result.value as never) });
+  expect(leg3.result.case).toBe("key");
+  return leg3.result.value as { id: string; status: string };
+}
+
+describe("delegated keys", () => {
+  it("sign an EXECUTE_QUOTE retry sent without a signature while ACTIVE, single use, and no longer once revoked", async () => {
+    const { platformId, accountId } = await sandboxWallet();
+    const { key } = await session(platformId, accountId);
+    const body = new TextEncoder().encode('{"quoteId":"Quote:1"}');
+    const challenge = async () => (await h.wallet.createSignedChallenge({ platformId, accountId, operation: "EXECUTE_QUOTE", body })).challenge!;
+    const c1 = await challenge();
+    await expectPublicError(h.wallet.verifySignedRetry({ platformId, accountId, operation: "EXECUTE_QUOTE", signedRetry: { requestId: c1.requestId, signature: "" }, body }), "UNAUTHENTICATED", "WALLET_SIGNATURE_MISSING");
+
+    const k = await activeKey(platformId, accountId, key);
+    expect(k.status).toBe("ACTIVE");
+    await h.wallet.verifySignedRetry({ platformId, accountId, operation: "EXECUTE_QUOTE", signedRetry: { requestId: c1.requestId, signature: "" }, body });
+    await expectPublicError(h.wallet.verifySignedRetry({ platformId, accountId, operation: "EXECUTE_QUOTE", signedRetry: { requestId: c1.requestId, signature: "" }, body }), "UNAUTHENTICATED", "UNAUTHORIZED");
+    // Another body than the challenge's: refused even with the key.
+    const c2 = await challenge();
+    await expectPublicError(
+      h.wallet.verifySignedRetry({ platformId, accountId, operation: "EXECUTE_QUOTE", signedRetry: { requestId: c2.requestId, signature: "" }, body: new TextEncoder().encode("{}") }),
+      "UNAUTHENTICATED",
+      "WALLET_SIGNATURE_BODY_MISMATCH",
+    );
+
+    await h.walletKeys.revokeDelegatedKey({ platformId, id: k.id });
+    const c3 = await challenge();
+    await expectPublicError(h.wallet.verifySignedRetry({ platformId, accountId, operation: "EXECUTE_QUOTE", signedRetry: { requestId: c3.requestId, signature: "" }, body }), "UNAUTHENTICATED", "WALLET_SIGNATURE_MISSING");
+  });
+
+  it("sign nothing but EXECUTE_QUOTE: other signed operations of the wallet still need a session's signature", async () => {
+    const { platformId, accountId } = await sandboxWallet();
+    const { key } = await session(platformId, accountId);
+    await activeKey(platformId, accountId, key);
+    const body = new TextEncoder().encode("{}");
+    const c = (await h.wallet.createSignedChallenge({ platformId, accountId, operation: "OTHER_OPERATION", body })).challenge!;
+    await expectPublicError(h.wallet.verifySignedRetry({ platformId, accountId, operation: "OTHER_OPERATION", signedRetry: { requestId: c.requestId, signature: "" }, body }), "UNAUTHENTICATED", "WALLET_SIGNATURE_MISSING");
+    const client = newClientKeyPair();
+    const exp = await h.wallet.exportWallet({ platformId, accountId, clientPublicKey: client.clientPublicKey });
+    await expectPublicError(
+      h.wallet.exportWallet({ platformId, accountId, clientPublicKey: client.clientPublicKey, signedRetry: { requestId: (exp.result.value as { requestId: string }).requestId, signature: "" } }),
+      "UNAUTHENTICATED",
+      "UNAUTHORIZED",
+    );
+  });
+
+  it("allow one ACTIVE key per wallet; an abandoned PENDING key blocks nothing", async () => {
+    const { platformId, accountId } = await sandboxWallet();
+    const { key } = await session(platformId, accountId);
+    const body = { platformId, internalAccountId: accountId, nickname: "abandoned" };
+    const leg1 = await h.walletKeys.createDelegatedKey(body);
+    await h.walletKeys.createDelegatedKey({ ...body, signedRetry: signed(key, leg1.result.value as never) });
+    const k = await activeKey(platformId, accountId, key);
+    await expectPublicError(h.walletKeys.createDelegatedKey(body), "CONFLICT", "DELEGATED_KEY_EXISTS");
+    const listed = (await h.walletKeys.listDelegatedKeys({ platformId, accountId })).keys.map((x) => x.status).sort();
+    expect(listed).toEqual(["ACTIVE", "PENDING"]);
+    const pending = (await h.walletKeys.listDelegatedKeys({ platformId, accountId })).keys.find((x) => x.status === "PENDING")!;
+    await expectPublicError(h.walletKeys.revokeDelegatedKey({ platformId, id: pending.id }), "INVALID", "DELEGATED_KEY_NOT_ACTIVE");
+    await h.walletKeys.revokeDelegatedKey({ platformId, id: k.id });
+  });
+});
+
+describe("code delivery (contact verification)", () => {
+  it("never writes a code to the log: sandbox without a mail server sends nothing, production is refused", async () => {
+    const sandbox = await h.newPlatform({ environment: Environment.SANDBOX });
+    const production = await h.newPlatform({ environment: Environment.PRODUCTION });
+    const res = await h.codeDelivery.deliverCode({ platformId: sandbox.platformId, channel: "EMAIL", to: "a@example.com", code: "482913", customerId: "Customer:x" });
+    expect(res.delivered).toBe(false);
+    await expectPublicError(h.codeDelivery.deliverCode({ platformId: production.platformId, channel: "EMAIL", to: "a@example.com", code: "482913", customerId: "Customer:x" }), "INVALID", "EMAIL_DELIVERY_NOT_CONFIGURED");
+    await expectPublicError(h.codeDelivery.deliverCode({ platformId: production.platformId, channel: "PHONE", to: "+15550100", code: "482913", customerId: "Customer:x" }), "INVALID", "SMS_DELIVERY_NOT_CONFIGURED");
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.join("\n")).not.toContain("482913");
+  });
+});
