@@ -20,6 +20,10 @@ export const ERROR_CODES = {
   CURRENCY_NOT_CONVERTIBLE: [400, "No rate converts the amount into the agent policy's limit currency."],
   TRANSACTION_TYPE_NOT_ENABLED: [400, "The platform's configuration does not enable this transaction type for the currency."],
   PAYMENT_RAIL_NOT_AVAILABLE: [400, "No connector serves this production platform's payment rail in the currency (the operator binds one); details name currency and paymentRail. Nothing was held."],
+  SCA_CODE_INVALID: [400, "The strong-customer-authentication code does not match; details.attemptsLeft says how many tries the challenge has left."],
+  SCA_CHALLENGE_EXPIRED: [400, "The strong-customer-authentication challenge has expired (5 minutes); it can no longer be authorized."],
+  SCA_ATTEMPTS_EXCEEDED: [400, "The strong-customer-authentication challenge took 5 wrong codes; it can no longer be authorized."],
+  SCA_DELIVERY_NOT_CONFIGURED: [400, "The customer needs strong customer authentication but the code cannot reach them: the deployment has no mail server (CORRIDOR_SMTP_URL) or the customer no email address (production platforms)."],
   QUOTE_NOT_EXECUTABLE: [400, "The quote cannot be executed this way (a REALTIME_FUNDING quote is paid through its instructions)."],
   QUOTE_NOT_REALTIME_FUNDED: [400, "The quote is not a REALTIME_FUNDING quote."],
   LOOKUP_EXPIRED: [400, "The receiver lookup is older than a quote's validity."],
@@ -80,6 +84,8 @@ export const ERROR_CODES = {
   INVALID_STATE_TRANSITION: [409, "The object is not in a state that allows this (for example an agent action that is not pending)."],
   TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL: [409, "The incoming payment is not awaiting the platform's approval."],
   QUOTE_EXPIRED: [409, "The quote has expired."],
+  QUOTE_PENDING_AUTHORIZATION: [409, "The quote waits for strong customer authentication (status PENDING_AUTHORIZATION): POST /quotes/{quoteId}/authorize first."],
+  SCA_NOT_PENDING: [409, "There is no strong-customer-authentication challenge to satisfy (none was needed, it was satisfied, or it expired or took too many wrong codes)."],
   QUOTE_NOT_FUNDED: [409, "The quote's funding has not arrived."],
   IDEMPOTENCY_KEY_IN_USE: [409, "A request with this Idempotency-Key is still running."],
   DOCUMENT_IN_USE: [409, "A KYC decision (approval or rejection) used the document; it can no longer be replaced or deleted."],
@@ -146,6 +152,9 @@ const TRANSFER: readonly ErrorCode[] = [
 ];
 const CREATE_QUOTE: readonly ErrorCode[] = [
   "USER_NOT_FOUND",
+  "SCA_DELIVERY_NOT_CONFIGURED",
+  "EMAIL_UNDELIVERABLE",
+  "EMAIL_DELIVERY_FAILED",
   "USER_NOT_READY",
   "INTERNAL_ACCOUNT_NOT_FOUND",
   "EXTERNAL_ACCOUNT_NOT_FOUND",
@@ -165,6 +174,7 @@ const CREATE_QUOTE: readonly ErrorCode[] = [
 ];
 const EXECUTE_QUOTE: readonly ErrorCode[] = [
   "QUOTE_NOT_FOUND",
+  "QUOTE_PENDING_AUTHORIZATION",
   "QUOTE_EXPIRED",
   "INVALID_STATE_TRANSITION",
   "QUOTE_NOT_EXECUTABLE",
@@ -265,7 +275,9 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "GET /quotes": [],
   "GET /quotes/{quoteId}": ["QUOTE_NOT_FOUND"],
   "POST /quotes/{quoteId}/execute": EXECUTE_QUOTE,
-  "POST /sandbox/send": ["QUOTE_NOT_FOUND", "QUOTE_EXPIRED", "INVALID_STATE_TRANSITION", "QUOTE_NOT_REALTIME_FUNDED", "QUOTE_NOT_FUNDED", "AMOUNT_MISMATCH", "CURRENCY_MISMATCH", "INVALID_CURRENCY"],
+  "POST /quotes/{quoteId}/authorize": ["SCA_NOT_PENDING", "SCA_CODE_INVALID", "SCA_CHALLENGE_EXPIRED", "SCA_ATTEMPTS_EXCEEDED", ...EXECUTE_QUOTE],
+  "POST /quotes/{quoteId}/authorize/resend": ["QUOTE_NOT_FOUND", "QUOTE_EXPIRED", "SCA_NOT_PENDING", "SCA_DELIVERY_NOT_CONFIGURED", "USER_NOT_FOUND", "EMAIL_UNDELIVERABLE", "EMAIL_DELIVERY_FAILED"],
+  "POST /sandbox/send": ["QUOTE_NOT_FOUND", "QUOTE_EXPIRED", "QUOTE_PENDING_AUTHORIZATION", "INVALID_STATE_TRANSITION", "QUOTE_NOT_REALTIME_FUNDED", "QUOTE_NOT_FUNDED", "AMOUNT_MISMATCH", "CURRENCY_MISMATCH", "INVALID_CURRENCY"],
   "POST /sandbox/uma/receive": ["UMA_NOT_FOUND", "USER_NOT_FOUND", "INVALID_CURRENCY", "AMOUNT_OUT_OF_RANGE", "TRANSACTION_TYPE_NOT_ENABLED", "USER_NOT_READY"],
   "POST /transactions/{transactionId}/approve": ["TRANSACTION_NOT_FOUND", "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL", "MISSING_MANDATORY_USER_INFO"],
   "POST /transactions/{transactionId}/reject": ["TRANSACTION_NOT_FOUND", "TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL"],

@@ -6,7 +6,7 @@ export type IdKind =
   | "Agent" | "AgentAction" | "BeneficialOwner" | "PlatformConfig" | "Token" | "Platform"
   | "Session" | "Lookup" | "Verification" | "Webhook" | "Request" | "Event" | "JournalEntry"
   | "Invitation" | "DeviceCode" | "Deployment" | "KycLink" | "KycReview" | "Document" | "RailNotice"
-  | "Reconciliation" | "ReconciliationBreak";
+  | "Reconciliation" | "ReconciliationBreak" | "ScaChallenge";
 
 export function newId(kind: IdKind): string {
   return `${kind}:${uuidv7()}`;
