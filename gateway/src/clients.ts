@@ -7,6 +7,7 @@ import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
 import { SandboxService } from "@corridor/proto/corridor/sandbox/v1/sandbox_service_pb.js";
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
+import { ScaService } from "@corridor/proto/corridor/auth_sessions/v1/sca_service_pb.js";
 import { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
 
 /** Connect clients of the services the routes call, built once per gateway. */
@@ -17,6 +18,7 @@ export interface ServiceClients {
   ledger: Client<typeof LedgerService>;
   sandbox: Client<typeof SandboxService>;
   walletAuth: Client<typeof WalletAuthService>;
+  sca: Client<typeof ScaService>;
   quotesFx: Client<typeof QuotesFxService>;
   agents: Client<typeof AgentsService>;
 }
@@ -29,6 +31,7 @@ export function createServiceClients(transportFor: TransportFor): ServiceClients
     ledger: createClient(LedgerService, transportFor("ledger")),
     sandbox: createClient(SandboxService, transportFor("sandbox")),
     walletAuth: createClient(WalletAuthService, transportFor("auth-sessions")),
+    sca: createClient(ScaService, transportFor("auth-sessions")),
     quotesFx: createClient(QuotesFxService, transportFor("quotes-fx")),
     agents: createClient(AgentsService, transportFor("agents")),
   };

@@ -37,6 +37,13 @@ export function createScaHandler(deps: { sca: Sca }): ServiceImpl<typeof ScaServ
     async authorize(req) {
       return { challenge: challengeMsg(await deps.sca.authorize(req.platformId, subject(req.subjectType), req.subjectId, req.code)) };
     },
+    async startTrust(req) {
+      return { challenge: challengeMsg(await deps.sca.startTrust({ platformId: req.platformId, customerId: req.customerId, externalAccountId: req.externalAccountId, trust: req.trust })) };
+    },
+    async confirmTrust(req) {
+      const trusted = await deps.sca.confirmTrust({ platformId: req.platformId, externalAccountId: req.externalAccountId, trust: req.trust, code: req.code, challengeId: req.challengeId });
+      return { trusted };
+    },
     async resendCode(req) {
       await deps.sca.resend(req.platformId, subject(req.subjectType), req.subjectId);
       return {};

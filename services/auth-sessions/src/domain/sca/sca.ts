@@ -181,7 +181,45 @@ export function createSca(deps: ScaDeps) {
     });
   }
 
+  const trustSubject = (trust: boolean): ScaSubjectType => (trust ? "TRUST_BENEFICIARY" : "UNTRUST_BENEFICIARY");
+
+  /** Trusting (untrusting) a beneficiary: a challenge of its own (409 SCA_NOT_REQUIRED outside SCA-regulated regions). */
+  async function startTrust(input: { platformId: string; customerId: string; externalAccountId: string; trust: boolean }): Promise<ScaChallengeView> {
+    const customer = await regulatedCustomer(input.platformId, input.customerId);
+    const subjectType = trustSubject(input.trust);
+    const latest = await transact((s) => s.challenges.latest(input.platformId, subjectType, input.externalAccountId));
+    // A new start sends a new code: limited like a resend (the customer's inbox).
+    if (latest && !latest.authorizedAt) {
+      const waitMs = latest.lastSentAt.getTime() + SCA_LIMITS.resendMs - clock.now().getTime();
+      if (waitMs > 0) {
+        const retryAfterSeconds = Math.ceil(waitMs / 1000);
+        throw new AppError("RATE_LIMITED", "RATE_LIMITED", `One code per beneficiary every 30 seconds; retry in ${retryAfterSeconds} s`, { retryAfterSeconds });
+      }
+    }
+    const env = await environment(input.platformId);
+    return issue({ platformId: input.platformId, customerId: input.customerId, email: customer.email, subjectType, subjectId: input.externalAccountId, purpose: subjectType }, env);
+  }
+
+  async function confirmTrust(input: { platformId: string; externalAccountId: string; trust: boolean; code: string; challengeId: string }): Promise<boolean> {
+    const subjectType = trustSubject(input.trust);
+    if (input.challengeId) {
+      const latest = await transact((s) => s.challenges.latest(input.platformId, subjectType, input.externalAccountId));
+      if (!latest || latest.id !== input.challengeId) throw notPending(subjectType, input.externalAccountId);
+    }
+    const c = await authorize(input.platformId, subjectType, input.externalAccountId, input.code);
+    const at = await time.now(input.platformId);
+    await transact(async (s) => {
+      const challenge = await s.challenges.latest(input.platformId, subjectType, input.externalAccountId);
+      if (!challenge || challenge.id !== c.id) throw notPending(subjectType, input.externalAccountId);
+      if (input.trust) await s.trusted.trust(input.platformId, challenge.customerId, input.externalAccountId, at);
+      else await s.trusted.untrust(input.platformId, input.externalAccountId);
+    });
+    return input.trust;
+  }
+
   return {
+    startTrust,
+    confirmTrust,
     /**
      * Whether an operation of the customer needs SCA, and its challenge when it does (one per
      * subject: a second call answers the same live challenge).

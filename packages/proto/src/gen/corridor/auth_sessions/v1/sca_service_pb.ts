@@ -12,7 +12,140 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file corridor/auth_sessions/v1/sca_service.proto.
  */
 export const file_corridor_auth_sessions_v1_sca_service: GenFile = /*@__PURE__*/
-  fileDesc("Citjb3JyaWRvci9hdXRoX3Nlc3Npb25zL3YxL3NjYV9zZXJ2aWNlLnByb3RvEhljb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxIrkBCgxTY2FDaGFsbGVuZ2USCgoCaWQYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGZmFjdG9yGAMgASgJEhkKEWF2YWlsYWJsZV9mYWN0b3JzGAQgAygJEg8KB3B1cnBvc2UYBSABKAkSMQoNYXV0aG9yaXplZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijAEKGUJlZ2luQXV0aG9yaXphdGlvblJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSFAoMc3ViamVjdF90eXBlGAMgASgJEhIKCnN1YmplY3RfaWQYBCABKAkSGwoTZXh0ZXJuYWxfYWNjb3VudF9pZBgFIAEoCSJqChpCZWdpbkF1dGhvcml6YXRpb25SZXNwb25zZRIQCghyZXF1aXJlZBgBIAEoCBI6CgljaGFsbGVuZ2UYAiABKAsyJy5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlNjYUNoYWxsZW5nZSJfChBBdXRob3JpemVSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhQKDHN1YmplY3RfdHlwZRgCIAEoCRISCgpzdWJqZWN0X2lkGAMgASgJEgwKBGNvZGUYBCABKAkiTwoRQXV0aG9yaXplUmVzcG9uc2USOgoJY2hhbGxlbmdlGAEgASgLMicuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TY2FDaGFsbGVuZ2UiUgoRUmVzZW5kQ29kZVJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSFAoMc3ViamVjdF90eXBlGAIgASgJEhIKCnN1YmplY3RfaWQYAyABKAkiFAoSUmVzZW5kQ29kZVJlc3BvbnNlMuMCCgpTY2FTZXJ2aWNlEoEBChJCZWdpbkF1dGhvcml6YXRpb24SNC5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkJlZ2luQXV0aG9yaXphdGlvblJlcXVlc3QaNS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkJlZ2luQXV0aG9yaXphdGlvblJlc3BvbnNlEmYKCUF1dGhvcml6ZRIrLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQXV0aG9yaXplUmVxdWVzdBosLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQXV0aG9yaXplUmVzcG9uc2USaQoKUmVzZW5kQ29kZRIsLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuUmVzZW5kQ29kZVJlcXVlc3QaLS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlJlc2VuZENvZGVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("Citjb3JyaWRvci9hdXRoX3Nlc3Npb25zL3YxL3NjYV9zZXJ2aWNlLnByb3RvEhljb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxImkKEVN0YXJ0VHJ1c3RSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJEhsKE2V4dGVybmFsX2FjY291bnRfaWQYAyABKAkSDQoFdHJ1c3QYBCABKAgiUAoSU3RhcnRUcnVzdFJlc3BvbnNlEjoKCWNoYWxsZW5nZRgBIAEoCzInLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuU2NhQ2hhbGxlbmdlInoKE0NvbmZpcm1UcnVzdFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSGwoTZXh0ZXJuYWxfYWNjb3VudF9pZBgCIAEoCRINCgV0cnVzdBgDIAEoCBIMCgRjb2RlGAQgASgJEhQKDGNoYWxsZW5nZV9pZBgFIAEoCSInChRDb25maXJtVHJ1c3RSZXNwb25zZRIPCgd0cnVzdGVkGAEgASgIIrkBCgxTY2FDaGFsbGVuZ2USCgoCaWQYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGZmFjdG9yGAMgASgJEhkKEWF2YWlsYWJsZV9mYWN0b3JzGAQgAygJEg8KB3B1cnBvc2UYBSABKAkSMQoNYXV0aG9yaXplZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijAEKGUJlZ2luQXV0aG9yaXphdGlvblJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSFAoMc3ViamVjdF90eXBlGAMgASgJEhIKCnN1YmplY3RfaWQYBCABKAkSGwoTZXh0ZXJuYWxfYWNjb3VudF9pZBgFIAEoCSJqChpCZWdpbkF1dGhvcml6YXRpb25SZXNwb25zZRIQCghyZXF1aXJlZBgBIAEoCBI6CgljaGFsbGVuZ2UYAiABKAsyJy5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlNjYUNoYWxsZW5nZSJfChBBdXRob3JpemVSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhQKDHN1YmplY3RfdHlwZRgCIAEoCRISCgpzdWJqZWN0X2lkGAMgASgJEgwKBGNvZGUYBCABKAkiTwoRQXV0aG9yaXplUmVzcG9uc2USOgoJY2hhbGxlbmdlGAEgASgLMicuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TY2FDaGFsbGVuZ2UiUgoRUmVzZW5kQ29kZVJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSFAoMc3ViamVjdF90eXBlGAIgASgJEhIKCnN1YmplY3RfaWQYAyABKAkiFAoSUmVzZW5kQ29kZVJlc3BvbnNlMr8ECgpTY2FTZXJ2aWNlEoEBChJCZWdpbkF1dGhvcml6YXRpb24SNC5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkJlZ2luQXV0aG9yaXphdGlvblJlcXVlc3QaNS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkJlZ2luQXV0aG9yaXphdGlvblJlc3BvbnNlEmYKCUF1dGhvcml6ZRIrLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQXV0aG9yaXplUmVxdWVzdBosLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQXV0aG9yaXplUmVzcG9uc2USaQoKUmVzZW5kQ29kZRIsLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuUmVzZW5kQ29kZVJlcXVlc3QaLS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlJlc2VuZENvZGVSZXNwb25zZRJpCgpTdGFydFRydXN0EiwuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TdGFydFRydXN0UmVxdWVzdBotLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuU3RhcnRUcnVzdFJlc3BvbnNlEm8KDENvbmZpcm1UcnVzdBIuLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQ29uZmlybVRydXN0UmVxdWVzdBovLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQ29uZmlybVRydXN0UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+
+/**
+ * StartTrustRequest names the beneficiary.
+ *
+ * @generated from message corridor.auth_sessions.v1.StartTrustRequest
+ */
+export type StartTrustRequest = Message<"corridor.auth_sessions.v1.StartTrustRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Customer:<uuidv7> owning the external account.
+   *
+   * @generated from field: string customer_id = 2;
+   */
+  customerId: string;
+
+  /**
+   * ExternalAccount:<uuidv7>.
+   *
+   * @generated from field: string external_account_id = 3;
+   */
+  externalAccountId: string;
+
+  /**
+   * True to trust, false to untrust.
+   *
+   * @generated from field: bool trust = 4;
+   */
+  trust: boolean;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.StartTrustRequest.
+ * Use `create(StartTrustRequestSchema)` to create a new message.
+ */
+export const StartTrustRequestSchema: GenMessage<StartTrustRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 0);
+
+/**
+ * StartTrustResponse is the challenge to satisfy.
+ *
+ * @generated from message corridor.auth_sessions.v1.StartTrustResponse
+ */
+export type StartTrustResponse = Message<"corridor.auth_sessions.v1.StartTrustResponse"> & {
+  /**
+   * The challenge.
+   *
+   * @generated from field: corridor.auth_sessions.v1.ScaChallenge challenge = 1;
+   */
+  challenge?: ScaChallenge | undefined;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.StartTrustResponse.
+ * Use `create(StartTrustResponseSchema)` to create a new message.
+ */
+export const StartTrustResponseSchema: GenMessage<StartTrustResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 1);
+
+/**
+ * ConfirmTrustRequest carries the proof.
+ *
+ * @generated from message corridor.auth_sessions.v1.ConfirmTrustRequest
+ */
+export type ConfirmTrustRequest = Message<"corridor.auth_sessions.v1.ConfirmTrustRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * ExternalAccount:<uuidv7>.
+   *
+   * @generated from field: string external_account_id = 2;
+   */
+  externalAccountId: string;
+
+  /**
+   * True to trust, false to untrust.
+   *
+   * @generated from field: bool trust = 3;
+   */
+  trust: boolean;
+
+  /**
+   * The one-time code.
+   *
+   * @generated from field: string code = 4;
+   */
+  code: string;
+
+  /**
+   * The challenge id from the start; empty: the latest.
+   *
+   * @generated from field: string challenge_id = 5;
+   */
+  challengeId: string;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.ConfirmTrustRequest.
+ * Use `create(ConfirmTrustRequestSchema)` to create a new message.
+ */
+export const ConfirmTrustRequestSchema: GenMessage<ConfirmTrustRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 2);
+
+/**
+ * ConfirmTrustResponse says whether the beneficiary is now trusted.
+ *
+ * @generated from message corridor.auth_sessions.v1.ConfirmTrustResponse
+ */
+export type ConfirmTrustResponse = Message<"corridor.auth_sessions.v1.ConfirmTrustResponse"> & {
+  /**
+   * True after a trust, false after an untrust.
+   *
+   * @generated from field: bool trusted = 1;
+   */
+  trusted: boolean;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.ConfirmTrustResponse.
+ * Use `create(ConfirmTrustResponseSchema)` to create a new message.
+ */
+export const ConfirmTrustResponseSchema: GenMessage<ConfirmTrustResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 3);
 
 /**
  * ScaChallenge is a challenge an operation waits on.
@@ -68,7 +201,7 @@ export type ScaChallenge = Message<"corridor.auth_sessions.v1.ScaChallenge"> & {
  * Use `create(ScaChallengeSchema)` to create a new message.
  */
 export const ScaChallengeSchema: GenMessage<ScaChallenge> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 0);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 4);
 
 /**
  * BeginAuthorizationRequest names the operation and who performs it.
@@ -117,7 +250,7 @@ export type BeginAuthorizationRequest = Message<"corridor.auth_sessions.v1.Begin
  * Use `create(BeginAuthorizationRequestSchema)` to create a new message.
  */
 export const BeginAuthorizationRequestSchema: GenMessage<BeginAuthorizationRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 1);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 5);
 
 /**
  * BeginAuthorizationResponse says whether SCA applies.
@@ -145,7 +278,7 @@ export type BeginAuthorizationResponse = Message<"corridor.auth_sessions.v1.Begi
  * Use `create(BeginAuthorizationResponseSchema)` to create a new message.
  */
 export const BeginAuthorizationResponseSchema: GenMessage<BeginAuthorizationResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 2);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 6);
 
 /**
  * AuthorizeRequest carries the proof.
@@ -187,7 +320,7 @@ export type AuthorizeRequest = Message<"corridor.auth_sessions.v1.AuthorizeReque
  * Use `create(AuthorizeRequestSchema)` to create a new message.
  */
 export const AuthorizeRequestSchema: GenMessage<AuthorizeRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 3);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 7);
 
 /**
  * AuthorizeResponse is the satisfied challenge.
@@ -208,7 +341,7 @@ export type AuthorizeResponse = Message<"corridor.auth_sessions.v1.AuthorizeResp
  * Use `create(AuthorizeResponseSchema)` to create a new message.
  */
 export const AuthorizeResponseSchema: GenMessage<AuthorizeResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 4);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 8);
 
 /**
  * ResendCodeRequest names the subject whose challenge's code is sent again.
@@ -243,7 +376,7 @@ export type ResendCodeRequest = Message<"corridor.auth_sessions.v1.ResendCodeReq
  * Use `create(ResendCodeRequestSchema)` to create a new message.
  */
 export const ResendCodeRequestSchema: GenMessage<ResendCodeRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 5);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 9);
 
 /**
  * ResendCodeResponse is empty: the code went out.
@@ -258,7 +391,7 @@ export type ResendCodeResponse = Message<"corridor.auth_sessions.v1.ResendCodeRe
  * Use `create(ResendCodeResponseSchema)` to create a new message.
  */
 export const ResendCodeResponseSchema: GenMessage<ResendCodeResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 6);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 10);
 
 /**
  * ScaService owns strong customer authentication (docs/sca.md): whether a customer is in an
@@ -303,6 +436,27 @@ export const ScaService: GenService<{
     methodKind: "unary";
     input: typeof ResendCodeRequestSchema;
     output: typeof ResendCodeResponseSchema;
+  },
+  /**
+   * StartTrust issues the challenge that trusts (or untrusts) a customer's external account; 409
+   * SCA_NOT_REQUIRED for a customer outside SCA-regulated regions; 429 within 30 s of the last code.
+   *
+   * @generated from rpc corridor.auth_sessions.v1.ScaService.StartTrust
+   */
+  startTrust: {
+    methodKind: "unary";
+    input: typeof StartTrustRequestSchema;
+    output: typeof StartTrustResponseSchema;
+  },
+  /**
+   * ConfirmTrust checks the code of the trust (untrust) challenge and records the outcome.
+   *
+   * @generated from rpc corridor.auth_sessions.v1.ScaService.ConfirmTrust
+   */
+  confirmTrust: {
+    methodKind: "unary";
+    input: typeof ConfirmTrustRequestSchema;
+    output: typeof ConfirmTrustResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_corridor_auth_sessions_v1_sca_service, 0);
