@@ -20,7 +20,6 @@ export const REFERENCE_TAGS: { name: string; description: string }[] = [
   },
   { name: "Agents", description: "The platform's agents: policies, device codes and approvals of agent actions (HTTP Basic)." },
   { name: "Agent operations", description: "What an agent does for its customer, under its policy (HTTP Bearer: the agent's access token)." },
-  { name: "Strong Customer Authentication", description: "Authorize money movement of customers in SCA-regulated regions (the EEA) with a one-time code: quotes in PENDING_AUTHORIZATION (docs/sca.md)." },
   { name: "Embedded wallets", description: "Embedded-wallet authentication (credentials, challenges, sessions) and wallet export." },
   { name: "Sandbox", description: "Sandbox-only helpers: fund accounts, advance the clock, simulate payments and test webhooks (production platforms get 403)." },
   { name: "Tokens and config", description: "API tokens for HTTP Basic authentication, the platform's configuration, and this contract." },
@@ -34,6 +33,8 @@ const GROUP_OF_TAG: Record<string, string> = {
   Transfers: "Transfers",
   Transactions: "Transfers",
   Quotes: "Quotes and FX",
+  // Quote authorization and trusted beneficiaries (docs/sca.md).
+  "Strong Customer Authentication": "Quotes and FX",
   Crypto: "Quotes and FX",
   Invitations: "UMA",
   "Embedded wallet authentication": "Embedded wallets",
