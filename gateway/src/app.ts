@@ -55,6 +55,7 @@ import { LazyCompilers } from "./lazy-compile.js";
 import { exchangeRateRoutes } from "./routes/exchange-rates.js";
 import { receiverRoutes } from "./routes/receivers.js";
 import { quoteRoutes } from "./routes/quotes.js";
+import { scaRoutes } from "./routes/sca.js";
 import { sandboxQuoteRoutes } from "./routes/sandbox-quotes.js";
 import { incomingPaymentRoutes } from "./routes/incoming-payments.js";
 import { cryptoRoutes } from "./routes/crypto.js";
@@ -226,6 +227,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
       exchangeRateRoutes(typed, deps);
       receiverRoutes(typed, deps);
       quoteRoutes(typed, deps);
+      scaRoutes(typed, deps);
       sandboxQuoteRoutes(typed, deps);
       incomingPaymentRoutes(typed, deps);
       cryptoRoutes(typed, deps);

@@ -9,6 +9,7 @@ import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service
 import { SandboxService } from "@corridor/proto/corridor/sandbox/v1/sandbox_service_pb.js";
 import { WalletKeysService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_keys_service_pb.js";
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
+import { ScaService } from "@corridor/proto/corridor/auth_sessions/v1/sca_service_pb.js";
 import { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
 
 /** Connect clients of the services the routes call, built once per gateway. */
@@ -22,6 +23,7 @@ export interface ServiceClients {
   sandbox: Client<typeof SandboxService>;
   walletAuth: Client<typeof WalletAuthService>;
   walletKeys: Client<typeof WalletKeysService>;
+  sca: Client<typeof ScaService>;
   quotesFx: Client<typeof QuotesFxService>;
   agents: Client<typeof AgentsService>;
 }
@@ -36,6 +38,7 @@ export function createServiceClients(transportFor: TransportFor): ServiceClients
     sandbox: createClient(SandboxService, transportFor("sandbox")),
     walletAuth: createClient(WalletAuthService, transportFor("auth-sessions")),
     walletKeys: createClient(WalletKeysService, transportFor("auth-sessions")),
+    sca: createClient(ScaService, transportFor("auth-sessions")),
     quotesFx: createClient(QuotesFxService, transportFor("quotes-fx")),
     agents: createClient(AgentsService, transportFor("agents")),
   };

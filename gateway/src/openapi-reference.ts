@@ -33,6 +33,8 @@ const GROUP_OF_TAG: Record<string, string> = {
   Transfers: "Transfers",
   Transactions: "Transfers",
   Quotes: "Quotes and FX",
+  // Quote authorization and trusted beneficiaries (docs/sca.md).
+  "Strong Customer Authentication": "Quotes and FX",
   Crypto: "Quotes and FX",
   Invitations: "UMA",
   "Embedded wallet authentication": "Embedded wallets",

@@ -179,10 +179,31 @@ const PaymentInstructionSchema = Type.Object(
   { description: "A payment instruction." },
 );
 
+/** Grid's ScaChallenge (docs/sca.md). */
+export const ScaChallengeSchema = Type.Object(
+  {
+    id: Str("ScaChallenge:<uuidv7>; informational (the server resolves the challenge from the quote)."),
+    expiresAt: Iso8601("After this the challenge can no longer be authorized."),
+    factor: Type.String({ description: "SMS_OTP, TOTP or PASSKEY: the factor the challenge was issued for: SMS_OTP, a one-time code sent to the customer (Corridor delivers it through the deployment's mail server; sandbox: 123456)." }),
+    availableFactors: Type.Array(Type.String(), { description: "The factors (SMS_OTP, TOTP, PASSKEY) that may satisfy it." }),
+    purpose: Opt(Str("What it authorizes (TRANSFER, TRUST_BENEFICIARY, UNTRUST_BENEFICIARY); informational.")),
+  },
+  { description: "A strong-customer-authentication challenge: present while a quote is PENDING_AUTHORIZATION (customers in SCA-regulated regions paying a destination they have not trusted)." },
+);
+
+/** Grid's ScaAuthorization: the proof for a challenge. */
+export const ScaAuthorizationBody = Type.Object(
+  {
+    code: Type.Optional(Type.Union([Type.String({ maxLength: 16, description: "The six-digit one-time code (sandbox: always 123456)." }), Type.Null()])),
+    passkeyAssertion: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true, description: "A WebAuthn assertion (PASSKEY challenges; Corridor issues SMS_OTP challenges only)." }), Type.Null()])),
+  },
+  { description: "Proof that satisfies an ScaChallenge: the code." },
+);
+
 export const QuoteSchema = Type.Object(
   {
     id: Str("Quote:<uuidv7>."),
-    status: Str("PENDING, PROCESSING, COMPLETED, FAILED or EXPIRED; follows the quote's transaction."),
+    status: Str("PENDING_AUTHORIZATION (waits for strong customer authentication: POST /quotes/{id}/authorize), PENDING, PROCESSING, COMPLETED, FAILED or EXPIRED; follows the quote's transaction."),
     createdAt: Iso8601("Creation time."),
     expiresAt: Iso8601("5 minutes after creation: later the quote (and its transaction) is EXPIRED."),
     source: Type.Object(
@@ -230,6 +251,7 @@ export const QuoteSchema = Type.Object(
     description: Opt(Str("Memo.")),
     purposeOfPayment: Opt(Str("Purpose of payment.")),
     failureReason: Opt(Str("Set once FAILED or EXPIRED (QUOTE_EXPIRED, ...).")),
+    scaChallenge: Opt(ScaChallengeSchema),
   },
   { description: "A quote." },
 );
@@ -262,7 +284,7 @@ export const ListQuotesQuery = Type.Object(
   {
     ...pagingQuery,
     customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "Only quotes whose sending customer is this one." })),
-    status: Type.Optional(Type.Enum(["PENDING", "PROCESSING", "COMPLETED", "FAILED", "EXPIRED"], { description: "Only quotes in this status." })),
+    status: Type.Optional(Type.Enum(["PENDING_AUTHORIZATION", "PENDING", "PROCESSING", "COMPLETED", "FAILED", "EXPIRED"], { description: "Only quotes in this status." })),
     createdAfter: Type.Optional(Iso8601("Only quotes created at or after this time.")),
     createdBefore: Type.Optional(Iso8601("Only quotes created at or before this time.")),
   },

@@ -7,7 +7,7 @@ export type IdKind =
   | "Session" | "Lookup" | "Verification" | "Webhook" | "Request" | "Event" | "JournalEntry"
   | "Invitation" | "DeviceCode" | "Deployment" | "KycLink" | "KycReview" | "Document" | "RailNotice"
   | "Reconciliation" | "ReconciliationBreak" | "Job"
-  | "DelegatedKey";
+  | "DelegatedKey" | "ScaChallenge";
 
 export function newId(kind: IdKind): string {
   return `${kind}:${uuidv7()}`;

@@ -3,6 +3,12 @@ import { pollingWorker, sandboxClockClient, type BuiltService, type ServiceDeps,
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
+import { ScaService } from "@corridor/proto/corridor/auth_sessions/v1/sca_service_pb.js";
+import { scaCustomers } from "./clients/customers.js";
+import { scaTransactOver, type ScaDatabase } from "./data/sca.js";
+import type { ScaCustomerDirectory } from "./domain/sca/ports.js";
+import { createSca } from "./domain/sca/sca.js";
+import { createScaHandler } from "./handlers/sca.js";
 import { ledgerAccounts } from "./clients/ledger-accounts.js";
 import { CodeDeliveryService } from "@corridor/proto/corridor/auth_sessions/v1/code_delivery_service_pb.js";
 import { createCodeDeliveryHandler } from "./handlers/code-delivery.js";
@@ -48,6 +54,8 @@ export function buildAuthSessions(
   deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pick<ServiceDeps, "log" | "env" | "transportFor" | "configBoard">> & {
     accounts?: AccountDirectory;
     mailer?: Mailer;
+    /** SCA's view of customers; default CustomersKycService over transportFor. */
+    customers?: ScaCustomerDirectory;
     /** A sandbox platform's clock; default SandboxService.GetClock over transportFor (none without it). */
     sandboxNow?: (platformId: string) => Promise<Date>;
   },
@@ -109,11 +117,21 @@ export function buildAuthSessions(
       retryMs: config.CORRIDOR_SMTP_RETRY_MS,
       log,
     });
+  const sandboxNow = deps.sandboxNow ?? (deps.transportFor ? sandboxClockClient(() => deps.transportFor!("sandbox")) : undefined);
+  const sca = createSca({
+    transact: scaTransactOver(deps.db.forSchema<ScaDatabase>(SCHEMA)),
+    clock: deps.clock,
+    sandboxNow,
+    customers: deps.customers ?? (deps.transportFor ? scaCustomers(() => deps.transportFor!("customers-kyc")) : missingCustomers),
+    // Only a real mail server (or a test's mailer): SCA codes are never written to the log, so a
+    // sandbox platform without one uses the sandbox code (docs/sca.md).
+    sender: deps.mailer ?? (config.CORRIDOR_SMTP_URL ? mailer : undefined),
+  });
   const wallet = createWalletAuth({
     transact: walletTransactOver(db),
     clock: deps.clock,
     // Sandbox platforms' expiries follow their sandbox clock (POST /sandbox/clock/advance).
-    sandboxNow: deps.sandboxNow ?? (deps.transportFor ? sandboxClockClient(() => deps.transportFor!("sandbox")) : undefined),
+    sandboxNow,
     accounts,
     mailer,
     oidc: createOidcVerifier({
@@ -143,6 +161,7 @@ export function buildAuthSessions(
       router.service(WalletAuthService, createWalletAuthHandler({ wallet }));
       router.service(WalletKeysService, createWalletKeysHandler({ wallet }));
       router.service(CodeDeliveryService, createCodeDeliveryHandler({ mailer, environment: (platformId) => walletTransactOver(db)((store) => store.environmentOf(platformId)) }));
+      router.service(ScaService, createScaHandler({ sca }));
     },
     consumers: [],
     workers: [
@@ -178,6 +197,12 @@ export function buildAuthSessions(
     ],
   };
 }
+
+const missingCustomers: ScaCustomerDirectory = {
+  get() {
+    throw new Error("auth-sessions was built without a customers-kyc transport; SCA cannot look customers up");
+  },
+};
 
 const missingLedger: AccountDirectory = {
   requireEmbeddedWallet() {

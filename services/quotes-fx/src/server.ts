@@ -7,6 +7,7 @@ import { platformDirectory } from "./clients/platforms.js";
 import { quoteLedgerPort } from "./clients/quote-ledger.js";
 import { sandboxClock } from "./clients/sandbox-clock.js";
 import { walletSignaturePort } from "./clients/wallet-auth.js";
+import { scaPort } from "./clients/sca.js";
 import { loadQuotesFxConfig } from "./config.js";
 import { idempotencyRunner } from "./data/idempotency.js";
 import { lookupStore } from "./data/lookups.js";
@@ -16,7 +17,7 @@ import { quoteStore } from "./data/quotes.js";
 import type { QuotesFxDatabase } from "./data/tables.js";
 import { createFx } from "./domain/fx.js";
 import { createLookups } from "./domain/lookups.js";
-import type { LedgerPort, PlatformDirectory, QuoteLedgerPort, WalletSignaturePort } from "./domain/ports.js";
+import type { LedgerPort, PlatformDirectory, QuoteLedgerPort, ScaPort, WalletSignaturePort } from "./domain/ports.js";
 import { createQuoteLifecycle } from "./domain/quote-lifecycle.js";
 import { platformClock } from "./domain/platform-clock.js";
 import { storedRateSource } from "./domain/production-rates.js";
@@ -58,6 +59,7 @@ export const service: ServiceModule = {
       ledger: ledgerPort(() => deps.transportFor("ledger")),
       quoteLedger: quoteLedgerPort(() => deps.transportFor("ledger")),
       signer: walletSignaturePort(() => deps.transportFor("auth-sessions")),
+      sca: scaPort(() => deps.transportFor("auth-sessions")),
       sandboxNow,
       incoming: incomingPorts({
         customersKyc: () => deps.transportFor("customers-kyc"),
@@ -76,6 +78,8 @@ export function buildQuotesFx(
     ledger: LedgerPort;
     quoteLedger: QuoteLedgerPort;
     signer: WalletSignaturePort;
+    /** auth-sessions' strong customer authentication (docs/sca.md); without it no quote waits for SCA. */
+    sca?: ScaPort;
     /** SandboxService.GetClock: sandbox platforms' quotes expire by it; without it, by the service clock. */
     sandboxNow?: (platformId: string) => Promise<Date>;
     /** Incoming UMA payments (issue 5); without it those RPCs answer 501. */
@@ -113,6 +117,7 @@ export function buildQuotesFx(
     prepare: createQuotePreparation({ fx, platforms: deps.platforms, ledger: deps.ledger, lookups }),
     ledger: deps.quoteLedger,
     signer: deps.signer,
+    sca: deps.sca,
     store: quoteStore(db),
     idempotent,
   });

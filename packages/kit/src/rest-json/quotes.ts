@@ -55,6 +55,18 @@ export function quoteToJson(q: Quote | undefined) {
     ...opt("description", q.description),
     ...opt("purposeOfPayment", q.purposeOfPayment),
     ...opt("failureReason", q.failureReason),
+    // PENDING_AUTHORIZATION quotes: the strong-customer-authentication challenge (Grid's ScaChallenge).
+    ...(q.scaChallenge
+      ? {
+          scaChallenge: {
+            id: q.scaChallenge.id,
+            expiresAt: isoFromTimestamp(q.scaChallenge.expiresAt),
+            factor: q.scaChallenge.factor,
+            availableFactors: [...q.scaChallenge.availableFactors],
+            ...opt("purpose", q.scaChallenge.purpose),
+          },
+        }
+      : {}),
   };
 }
 

@@ -7,7 +7,7 @@ import type { QuotesFxDatabase, QuotesTable } from "./tables.js";
 type Db = Kysely<QuotesFxDatabase> | Transaction<QuotesFxDatabase>;
 
 /** Forward order of quote statuses; a change only ever moves up (COMPLETED → FAILED is a returned payment). */
-const RANK: Record<QuoteStatus, number> = { PENDING: 0, PROCESSING: 1, COMPLETED: 2, FAILED: 3, EXPIRED: 3 };
+const RANK: Record<QuoteStatus, number> = { PENDING_AUTHORIZATION: -1, PENDING: 0, PROCESSING: 1, COMPLETED: 2, FAILED: 3, EXPIRED: 3 };
 
 /** Quotes over Kysely; every statement is scoped by platform_id. */
 export function quoteStore(db: Kysely<QuotesFxDatabase>): QuoteStore {
@@ -148,11 +148,29 @@ export function quoteStore(db: Kysely<QuotesFxDatabase>): QuoteStore {
       return { rows: rows.map(toQuote), total: Number(total.n) };
     },
 
+    async markAuthorized(platformId, id, change) {
+      const row = await db
+        .updateTable("quotes")
+        .set({
+          status: "PENDING",
+          sca_challenge: null,
+          payment_instructions: JSON.stringify(change.paymentInstructions.map(instructionToJson)),
+          updated_at: notBeforeCreation(change.at),
+        })
+        .where("platform_id", "=", platformId)
+        .where("id", "=", id)
+        .where("status", "=", "PENDING_AUTHORIZATION")
+        .where("confirmed", "=", true)
+        .returningAll()
+        .executeTakeFirst();
+      return row ? toQuote(row) : undefined;
+    },
+
     async dueForExpiry(now, limit) {
       const rows = await db
         .selectFrom("quotes")
         .select(["platform_id", "id"])
-        .where("status", "=", "PENDING")
+        .where("status", "in", ["PENDING", "PENDING_AUTHORIZATION"])
         .where("confirmed", "=", true)
         .where("expires_at", "<=", now)
         .orderBy("expires_at")
@@ -203,6 +221,8 @@ function toRow(q: Quote) {
     failure_reason: q.failureReason,
     execution_started_at: q.executionStartedAt ?? null,
     agent_id: q.agentId || null,
+    sca_challenge: q.scaChallenge ? JSON.stringify({ ...q.scaChallenge, expiresAt: q.scaChallenge.expiresAt.toISOString() }) : null,
+    execute_on_authorization: q.executeOnAuthorization ?? false,
     created_at: q.createdAt,
     updated_at: q.updatedAt,
     expires_at: q.expiresAt,
@@ -247,6 +267,8 @@ function toQuote(r: Selectable<QuotesTable>): Quote {
     failureReason: r.failure_reason,
     executionStartedAt: r.execution_started_at ?? undefined,
     agentId: r.agent_id ?? "",
+    ...(r.sca_challenge ? { scaChallenge: { ...r.sca_challenge, expiresAt: new Date(r.sca_challenge.expiresAt) } } : {}),
+    executeOnAuthorization: r.execute_on_authorization,
   };
 }
 

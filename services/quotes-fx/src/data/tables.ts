@@ -24,6 +24,9 @@ export interface StoredOffer {
 }
 
 export interface QuotesTable {
+  /** migrations/20261228100000_quote_sca.ts: the challenge of a PENDING_AUTHORIZATION quote (jsonb), else null. */
+  sca_challenge: ColumnType<{ id: string; expiresAt: string; factor: string; availableFactors: string[]; purpose: string } | null, string | null | undefined, string | null>;
+  execute_on_authorization: ColumnType<boolean, boolean | undefined, boolean>;
   id: string;
   platform_id: string;
   status: string;

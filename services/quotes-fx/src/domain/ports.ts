@@ -89,7 +89,26 @@ export interface LookupStore {
 
 /* ---------- Part 2: the quote lifecycle ---------- */
 
-export type QuoteStatus = "PENDING" | "PROCESSING" | "COMPLETED" | "FAILED" | "EXPIRED";
+export type QuoteStatus = "PENDING_AUTHORIZATION" | "PENDING" | "PROCESSING" | "COMPLETED" | "FAILED" | "EXPIRED";
+
+/** The SCA challenge a PENDING_AUTHORIZATION quote waits on (auth-sessions issued it; docs/sca.md). */
+export interface QuoteScaChallenge {
+  id: string;
+  expiresAt: Date;
+  factor: string;
+  availableFactors: string[];
+  purpose: string;
+}
+
+/** auth-sessions' strong customer authentication, for quotes. */
+export interface ScaPort {
+  /** The challenge when the customer's payment needs SCA; undefined when it does not. */
+  begin(input: { platformId: string; customerId: string; quoteId: string; externalAccountId: string }): Promise<QuoteScaChallenge | undefined>;
+  /** Throws auth-sessions' refusal (400 SCA_CODE_INVALID, SCA_CHALLENGE_EXPIRED, SCA_ATTEMPTS_EXCEEDED; 409 SCA_NOT_PENDING). */
+  authorize(platformId: string, quoteId: string, code: string): Promise<void>;
+  /** Throws 429 RATE_LIMITED within 30 s of the last code. */
+  resend(platformId: string, quoteId: string): Promise<void>;
+}
 
 /** How to pay a REALTIME_FUNDING quote (spec: payment instruction item). */
 export interface PaymentInstruction {
@@ -151,6 +170,10 @@ export interface Quote {
   executionStartedAt?: Date;
   /** Agent:<uuidv7> when an agent created the quote; "" otherwise. */
   agentId: string;
+  /** PENDING_AUTHORIZATION quotes: the challenge they wait on. */
+  scaChallenge?: QuoteScaChallenge;
+  /** Created with immediatelyExecute while it needed SCA: executed once authorized. */
+  executeOnAuthorization?: boolean;
 }
 
 /** The quote's transaction as the ledger reports it. */
@@ -253,7 +276,12 @@ export interface QuoteStore {
    * then runs `hook` in the same transaction with the quote as stored. `trx` continues an open transaction.
    */
   advance(platformId: string, id: string, change: { status: QuoteStatus; failureReason: string; at: Date }, hook?: (trx: unknown, q: Quote) => Promise<void>, trx?: unknown): Promise<Quote | undefined>;
-  /** PENDING quotes past expiry with no execution in flight, oldest first. */
+  /**
+   * A PENDING_AUTHORIZATION quote becomes PENDING (its challenge satisfied), with the funding
+   * instructions it withheld until then; undefined when it is no longer PENDING_AUTHORIZATION.
+   */
+  markAuthorized(platformId: string, id: string, change: { paymentInstructions: PaymentInstruction[]; at: Date }): Promise<Quote | undefined>;
+  /** PENDING (and PENDING_AUTHORIZATION) quotes past expiry with no execution in flight, oldest first. */
   dueForExpiry(now: Date, limit: number): Promise<{ platformId: string; id: string }[]>;
   /** The quote of a ledger transaction (consumer path), inside `trx`. */
   idByTransaction(trx: unknown, platformId: string, transactionId: string): Promise<string | undefined>;

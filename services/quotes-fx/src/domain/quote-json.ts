@@ -17,6 +17,7 @@ export function quoteToJson(q: Quote): Record<string, unknown> {
     lockedCurrencyAmount: q.lockedCurrencyAmount.toString(),
     rateDetails: rateDetailsToJson(q.rateDetails),
     paymentInstructions: q.paymentInstructions.map(instructionToJson),
+    scaChallenge: q.scaChallenge ? { ...q.scaChallenge, expiresAt: q.scaChallenge.expiresAt.toISOString() } : undefined,
   };
 }
 
@@ -36,6 +37,7 @@ export function quoteFromJson(json: unknown): Quote {
     lockedCurrencyAmount: BigInt(j.lockedCurrencyAmount),
     rateDetails: rateDetailsFromJson(j.rateDetails),
     paymentInstructions: (j.paymentInstructions ?? []).map(instructionFromJson),
+    scaChallenge: j.scaChallenge ? { ...j.scaChallenge, expiresAt: new Date(j.scaChallenge.expiresAt) } : undefined,
   };
 }
 

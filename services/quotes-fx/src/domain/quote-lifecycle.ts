@@ -27,6 +27,7 @@ import type {
   QuoteStatus,
   QuoteStore,
   QuoteTransactionState,
+  ScaPort,
   WalletSignaturePort,
 } from "./ports.js";
 import { quoteFromJson, quoteToJson, rateDetailsToJson } from "./quote-json.js";
@@ -93,6 +94,11 @@ export interface LifecycleDeps {
   signer: WalletSignaturePort;
   store: QuoteStore;
   idempotent: Idempotent;
+  /**
+   * auth-sessions' strong customer authentication (docs/sca.md): a customer's quote that needs it
+   * waits in PENDING_AUTHORIZATION. Without it (unit harnesses without auth-sessions) no quote does.
+   */
+  sca?: ScaPort;
 }
 
 const codec = { encode: quoteToJson, decode: quoteFromJson };
@@ -185,7 +191,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
    * bulk, on the service clock: `at`); answers the quote as it then is.
    */
   async function expireIfDue(q: Quote, at?: Date): Promise<Quote> {
-    if (q.status !== "PENDING") return q;
+    if (q.status !== "PENDING" && q.status !== "PENDING_AUTHORIZATION") return q;
     // Read before any transaction: the sandbox clock is another service.
     const now = at ?? (await platformNow(q.platformId));
     if (now < q.expiresAt) return q;
@@ -198,6 +204,9 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
 
   function refuseUnlessPending(q: Quote): void {
     if (q.status === "EXPIRED") throw errors.conflict("QUOTE_EXPIRED", `Quote ${q.id} expired at ${q.expiresAt.toISOString()}`, { id: q.id });
+    if (q.status === "PENDING_AUTHORIZATION") {
+      throw errors.conflict("QUOTE_PENDING_AUTHORIZATION", `Quote ${q.id} waits for strong customer authentication: POST /quotes/${q.id}/authorize first`, { id: q.id, status: q.status });
+    }
     if (q.status !== "PENDING" || q.executionStartedAt) throw errors.conflict("INVALID_STATE_TRANSITION", `Quote ${q.id} was already executed`, { id: q.id, status: q.status });
   }
 
@@ -238,7 +247,9 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
    */
   async function confirmWithLedger(q: Quote, hook?: (trx: unknown, value: Quote) => Promise<void>): Promise<Quote> {
     const tx = await ledger.createQuoteTransaction(quoteTransactionInput(q));
-    const status = quoteStatusOf(tx.status) ?? "PENDING";
+    const ledgerStatus = quoteStatusOf(tx.status) ?? "PENDING";
+    // The ledger's PENDING transaction of a quote that waits for SCA: the quote keeps waiting.
+    const status = ledgerStatus === "PENDING" && q.status === "PENDING_AUTHORIZATION" ? "PENDING_AUTHORIZATION" : ledgerStatus;
     return store.confirm(q, { transactionId: tx.id, status, failureReason: tx.failureReason, at: clock.now() }, hook);
   }
 
@@ -265,8 +276,10 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
    * stored answer is the executed quote; if the ledger refuses, for example 400
    * INSUFFICIENT_BALANCE, the error is the answer and the quote stays PENDING until it expires).
    */
-  async function finishCreate(q: Quote, confirmed: boolean, immediatelyExecute: boolean, complete: (trx: unknown, value: Quote) => Promise<void>): Promise<Quote> {
+  async function finishCreate(q: Quote, confirmed: boolean, executeNow: boolean, complete: (trx: unknown, value: Quote) => Promise<void>): Promise<Quote> {
     let quote = q;
+    // A quote that waits for SCA executes when it is authorized (executeOnAuthorization), not now.
+    const immediatelyExecute = executeNow && q.status !== "PENDING_AUTHORIZATION";
     if (!confirmed) {
       try {
         quote = await confirmWithLedger(q, immediatelyExecute ? undefined : complete);
@@ -350,6 +363,19 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
           failureReason: "",
           agentId: req.agentId,
         };
+        // Strong customer authentication (docs/sca.md): a customer's payment to a destination they
+        // have not trusted waits for it. Embedded-wallet sources are signed by the customer's own
+        // wallet credential instead. Asked before anything is stored: a refusal leaves nothing behind.
+        if (deps.sca && p.customerId && !p.needsSignature) {
+          const challenge = await deps.sca.begin({ platformId, customerId: p.customerId, quoteId: id, externalAccountId: destination.destinationType === "ACCOUNT" ? destination.accountId : "" });
+          if (challenge) {
+            draft.status = "PENDING_AUTHORIZATION";
+            draft.scaChallenge = challenge;
+            draft.executeOnAuthorization = req.immediatelyExecute;
+            // Grid: a realtime-funding quote gets its paymentInstructions once authorized.
+            draft.paymentInstructions = [];
+          }
+        }
         // The challenge first: a failure here leaves nothing behind at the ledger. Its lifetime is
         // auth-sessions' fixed 5 minutes, never shorter than the quote's (TTL ≤ 300 s).
         if (p.needsSignature) {
@@ -430,6 +456,40 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
     },
 
     /**
+     * POST /quotes/{id}/authorize: satisfies the quote's SCA challenge (auth-sessions checks the
+     * code), then the quote is PENDING with its funding instructions, or executed when it was
+     * created with immediatelyExecute (a ledger refusal, e.g. 400 INSUFFICIENT_BALANCE, is the
+     * answer and the quote stays PENDING, authorized). 409 SCA_NOT_PENDING when the quote waits
+     * for nothing; a retry after a lost answer finds the challenge authorized and goes on.
+     */
+    async authorize(platformId: string, id: string, code: string): Promise<Quote> {
+      const q = await expireIfDue(await load(platformId, id));
+      if (q.status === "EXPIRED") throw errors.conflict("QUOTE_EXPIRED", `Quote ${q.id} expired at ${q.expiresAt.toISOString()}`, { id: q.id });
+      if (q.status !== "PENDING_AUTHORIZATION" || !deps.sca) {
+        throw errors.conflict("SCA_NOT_PENDING", `Quote ${id} has no strong-customer-authentication challenge to satisfy`, { id, status: q.status });
+      }
+      await deps.sca.authorize(platformId, id, code);
+      const now = await platformNow(platformId);
+      const instructions =
+        q.source.sourceType === "REALTIME_FUNDING" ? fundingInstructions(q.id, q.sendingCurrency, q.totalSendingAmount, { now, expiresAt: q.expiresAt }) : q.paymentInstructions;
+      const authorized = await store.markAuthorized(platformId, id, { paymentInstructions: instructions, at: clock.now() });
+      // Authorized meanwhile by a concurrent call (or expired): the quote as it is now.
+      if (!authorized) return expireIfDue(await load(platformId, id));
+      if (!authorized.executeOnAuthorization || authorized.source.sourceType === "REALTIME_FUNDING") return authorized;
+      return execute(authorized, async () => {});
+    },
+
+    /** POST /quotes/{id}/authorize/resend: 409 SCA_NOT_PENDING unless the quote waits for SCA. */
+    async resendAuthorization(platformId: string, id: string): Promise<void> {
+      const q = await expireIfDue(await load(platformId, id));
+      if (q.status === "EXPIRED") throw errors.conflict("QUOTE_EXPIRED", `Quote ${q.id} expired at ${q.expiresAt.toISOString()}`, { id: q.id });
+      if (q.status !== "PENDING_AUTHORIZATION" || !deps.sca) {
+        throw errors.conflict("SCA_NOT_PENDING", `Quote ${id} has no strong-customer-authentication challenge to satisfy`, { id, status: q.status });
+      }
+      await deps.sca.resend(platformId, id);
+    },
+
+    /**
      * POST /sandbox/send. Answers the quote and the transaction as the ledger answered the payment;
      * both are the stored first answer on a replay (decisions §3), not the state at the replay.
      */
@@ -493,7 +553,8 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
     /** Consumer step: a ledger transaction of a quote changed; the quote follows it (forward only). */
     async onTransactionChanged(trx: unknown, e: { platformId: string; transactionId: string; status: string; failureReason: string; at: Date }): Promise<void> {
       const status = quoteStatusOf(e.status);
-      if (!status) return;
+      // PENDING is where every quote's transaction starts: it moves no quote (a PENDING_AUTHORIZATION one waits for SCA).
+      if (!status || status === "PENDING") return;
       const id = await store.idByTransaction(trx, e.platformId, e.transactionId);
       if (!id) return;
       await store.advance(e.platformId, id, { status, failureReason: e.failureReason, at: e.at }, undefined, trx);

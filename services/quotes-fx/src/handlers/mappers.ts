@@ -51,5 +51,6 @@ export function quoteMsg(q: Quote): QuoteMsg {
     signatureRequestId: q.signatureRequestId,
     failureReason: q.failureReason,
     agentId: q.agentId,
+    scaChallenge: q.scaChallenge ? { ...q.scaChallenge, expiresAt: timestampFromDate(q.scaChallenge.expiresAt) } : undefined,
   });
 }

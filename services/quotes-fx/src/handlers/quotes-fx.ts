@@ -18,7 +18,7 @@ import { currencyMsg, lookupMsg, quoteMsg } from "./mappers.js";
 
 const pageInfo = (p: { hasMore: boolean; nextCursor?: string; totalCount: number }) =>
   create(PageInfoSchema, { hasMore: p.hasMore, nextCursor: p.nextCursor ?? "", totalCount: BigInt(p.totalCount) });
-const QUOTE_STATUSES = ["PENDING", "PROCESSING", "COMPLETED", "FAILED", "EXPIRED"] as const;
+const QUOTE_STATUSES = ["PENDING_AUTHORIZATION", "PENDING", "PROCESSING", "COMPLETED", "FAILED", "EXPIRED"] as const;
 
 export interface HandlerDeps {
   fx: Fx;
@@ -122,6 +122,15 @@ export function createQuotesFxHandler(deps: HandlerDeps): Omit<ServiceImpl<typeo
     async executeQuote(req) {
       const r = await deps.quotes.execute(req.platformId, req.quoteId, { idempotencyKey: req.idempotencyKey, requestId: req.requestId, signature: req.signature, agentId: req.agentId });
       return { quote: quoteMsg(r.quote), replayed: r.replayed };
+    },
+
+    async authorizeQuote(req) {
+      return { quote: quoteMsg(await deps.quotes.authorize(req.platformId, req.quoteId, req.code)) };
+    },
+
+    async resendQuoteAuthorization(req) {
+      await deps.quotes.resendAuthorization(req.platformId, req.quoteId);
+      return {};
     },
 
     async sendSandboxFunding(req) {

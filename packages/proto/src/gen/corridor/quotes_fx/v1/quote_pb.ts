@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file corridor/quotes_fx/v1/quote.proto.
  */
 export const file_corridor_quotes_fx_v1_quote: GenFile = /*@__PURE__*/
-  fileDesc("CiFjb3JyaWRvci9xdW90ZXNfZngvdjEvcXVvdGUucHJvdG8SFWNvcnJpZG9yLnF1b3Rlc19meC52MSJICghDdXJyZW5jeRIMCgRjb2RlGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGc3ltYm9sGAMgASgJEhAKCGRlY2ltYWxzGAQgASgFIt0BCgtSYXRlRGV0YWlscxIfChdjb3VudGVycGFydHlfbXVsdGlwbGllchgBIAEoCRIeChZjb3VudGVycGFydHlfZml4ZWRfZmVlGAIgASgDEh4KFnNlcnZpY2VfYXBpX211bHRpcGxpZXIYAyABKAkSHQoVc2VydmljZV9hcGlfZml4ZWRfZmVlGAQgASgDEiUKHXNlcnZpY2VfYXBpX3ZhcmlhYmxlX2ZlZV9yYXRlGAUgASgJEicKH3NlcnZpY2VfYXBpX3ZhcmlhYmxlX2ZlZV9hbW91bnQYBiABKAMiXQoLUXVvdGVTb3VyY2USEwoLc291cmNlX3R5cGUYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRITCgtjdXN0b21lcl9pZBgDIAEoCRIQCghjdXJyZW5jeRgEIAEoCSJ9ChBRdW90ZURlc3RpbmF0aW9uEhgKEGRlc3RpbmF0aW9uX3R5cGUYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIUCgxwYXltZW50X3JhaWwYAyABKAkSEwoLdW1hX2FkZHJlc3MYBCABKAkSEAoIY3VycmVuY3kYBSABKAki6QcKBVF1b3RlEgoKAmlkGAEgASgJEhMKC3BsYXRmb3JtX2lkGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIuCgpjcmVhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCgZzb3VyY2UYBiABKAsyIi5jb3JyaWRvci5xdW90ZXNfZngudjEuUXVvdGVTb3VyY2USPAoLZGVzdGluYXRpb24YByABKAsyJy5jb3JyaWRvci5xdW90ZXNfZngudjEuUXVvdGVEZXN0aW5hdGlvbhI5ChBzZW5kaW5nX2N1cnJlbmN5GAggASgLMh8uY29ycmlkb3IucXVvdGVzX2Z4LnYxLkN1cnJlbmN5EjsKEnJlY2VpdmluZ19jdXJyZW5jeRgJIAEoCzIfLmNvcnJpZG9yLnF1b3Rlc19meC52MS5DdXJyZW5jeRIcChR0b3RhbF9zZW5kaW5nX2Ftb3VudBgKIAEoAxIeChZ0b3RhbF9yZWNlaXZpbmdfYW1vdW50GAsgASgDEhUKDWV4Y2hhbmdlX3JhdGUYDCABKAkSFQoNZmVlc19pbmNsdWRlZBgNIAEoAxIWCg50cmFuc2FjdGlvbl9pZBgOIAEoCRJbChhjb3VudGVycGFydHlfaW5mb3JtYXRpb24YDyADKAsyOS5jb3JyaWRvci5xdW90ZXNfZngudjEuUXVvdGUuQ291bnRlcnBhcnR5SW5mb3JtYXRpb25FbnRyeRI4CgxyYXRlX2RldGFpbHMYECABKAsyIi5jb3JyaWRvci5xdW90ZXNfZngudjEuUmF0ZURldGFpbHMSFwoPcGF5bG9hZF90b19zaWduGBEgASgJEhwKFGxvY2tlZF9jdXJyZW5jeV9zaWRlGBIgASgJEhEKCWxvb2t1cF9pZBgTIAEoCRITCgtkZXNjcmlwdGlvbhgUIAEoCRIaChJwdXJwb3NlX29mX3BheW1lbnQYFSABKAkSRwoUcGF5bWVudF9pbnN0cnVjdGlvbnMYFiADKAsyKS5jb3JyaWRvci5xdW90ZXNfZngudjEuUGF5bWVudEluc3RydWN0aW9uEhwKFHNpZ25hdHVyZV9yZXF1ZXN0X2lkGBcgASgJEhYKDmZhaWx1cmVfcmVhc29uGBggASgJEhAKCGFnZW50X2lkGBkgASgJGj4KHENvdW50ZXJwYXJ0eUluZm9ybWF0aW9uRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKLAgoSUGF5bWVudEluc3RydWN0aW9uEhQKDGFjY291bnRfdHlwZRgBIAEoCRIVCg1wYXltZW50X3JhaWxzGAIgAygJEhYKDmFjY291bnRfbnVtYmVyGAMgASgJEhYKDnJvdXRpbmdfbnVtYmVyGAQgASgJEhEKCWJhbmtfbmFtZRgFIAEoCRIRCglyZWZlcmVuY2UYBiABKAkSEgoKYXNzZXRfdHlwZRgHIAEoCRIPCgdhZGRyZXNzGAggASgJEg8KB2ludm9pY2UYCSABKAkSGgoSaW5zdHJ1Y3Rpb25zX25vdGVzGAogASgJEg4KBmFtb3VudBgLIAEoAxIQCghjdXJyZW5jeRgMIAEoCWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CiFjb3JyaWRvci9xdW90ZXNfZngvdjEvcXVvdGUucHJvdG8SFWNvcnJpZG9yLnF1b3Rlc19meC52MSJICghDdXJyZW5jeRIMCgRjb2RlGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGc3ltYm9sGAMgASgJEhAKCGRlY2ltYWxzGAQgASgFIt0BCgtSYXRlRGV0YWlscxIfChdjb3VudGVycGFydHlfbXVsdGlwbGllchgBIAEoCRIeChZjb3VudGVycGFydHlfZml4ZWRfZmVlGAIgASgDEh4KFnNlcnZpY2VfYXBpX211bHRpcGxpZXIYAyABKAkSHQoVc2VydmljZV9hcGlfZml4ZWRfZmVlGAQgASgDEiUKHXNlcnZpY2VfYXBpX3ZhcmlhYmxlX2ZlZV9yYXRlGAUgASgJEicKH3NlcnZpY2VfYXBpX3ZhcmlhYmxlX2ZlZV9hbW91bnQYBiABKAMiXQoLUXVvdGVTb3VyY2USEwoLc291cmNlX3R5cGUYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRITCgtjdXN0b21lcl9pZBgDIAEoCRIQCghjdXJyZW5jeRgEIAEoCSJ9ChBRdW90ZURlc3RpbmF0aW9uEhgKEGRlc3RpbmF0aW9uX3R5cGUYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIUCgxwYXltZW50X3JhaWwYAyABKAkSEwoLdW1hX2FkZHJlc3MYBCABKAkSEAoIY3VycmVuY3kYBSABKAkiqggKBVF1b3RlEgoKAmlkGAEgASgJEhMKC3BsYXRmb3JtX2lkGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIuCgpjcmVhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCgZzb3VyY2UYBiABKAsyIi5jb3JyaWRvci5xdW90ZXNfZngudjEuUXVvdGVTb3VyY2USPAoLZGVzdGluYXRpb24YByABKAsyJy5jb3JyaWRvci5xdW90ZXNfZngudjEuUXVvdGVEZXN0aW5hdGlvbhI5ChBzZW5kaW5nX2N1cnJlbmN5GAggASgLMh8uY29ycmlkb3IucXVvdGVzX2Z4LnYxLkN1cnJlbmN5EjsKEnJlY2VpdmluZ19jdXJyZW5jeRgJIAEoCzIfLmNvcnJpZG9yLnF1b3Rlc19meC52MS5DdXJyZW5jeRIcChR0b3RhbF9zZW5kaW5nX2Ftb3VudBgKIAEoAxIeChZ0b3RhbF9yZWNlaXZpbmdfYW1vdW50GAsgASgDEhUKDWV4Y2hhbmdlX3JhdGUYDCABKAkSFQoNZmVlc19pbmNsdWRlZBgNIAEoAxIWCg50cmFuc2FjdGlvbl9pZBgOIAEoCRJbChhjb3VudGVycGFydHlfaW5mb3JtYXRpb24YDyADKAsyOS5jb3JyaWRvci5xdW90ZXNfZngudjEuUXVvdGUuQ291bnRlcnBhcnR5SW5mb3JtYXRpb25FbnRyeRI4CgxyYXRlX2RldGFpbHMYECABKAsyIi5jb3JyaWRvci5xdW90ZXNfZngudjEuUmF0ZURldGFpbHMSFwoPcGF5bG9hZF90b19zaWduGBEgASgJEhwKFGxvY2tlZF9jdXJyZW5jeV9zaWRlGBIgASgJEhEKCWxvb2t1cF9pZBgTIAEoCRITCgtkZXNjcmlwdGlvbhgUIAEoCRIaChJwdXJwb3NlX29mX3BheW1lbnQYFSABKAkSRwoUcGF5bWVudF9pbnN0cnVjdGlvbnMYFiADKAsyKS5jb3JyaWRvci5xdW90ZXNfZngudjEuUGF5bWVudEluc3RydWN0aW9uEhwKFHNpZ25hdHVyZV9yZXF1ZXN0X2lkGBcgASgJEhYKDmZhaWx1cmVfcmVhc29uGBggASgJEhAKCGFnZW50X2lkGBkgASgJEj8KDXNjYV9jaGFsbGVuZ2UYGiABKAsyKC5jb3JyaWRvci5xdW90ZXNfZngudjEuUXVvdGVTY2FDaGFsbGVuZ2UaPgocQ291bnRlcnBhcnR5SW5mb3JtYXRpb25FbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIosBChFRdW90ZVNjYUNoYWxsZW5nZRIKCgJpZBgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZmYWN0b3IYAyABKAkSGQoRYXZhaWxhYmxlX2ZhY3RvcnMYBCADKAkSDwoHcHVycG9zZRgFIAEoCSKLAgoSUGF5bWVudEluc3RydWN0aW9uEhQKDGFjY291bnRfdHlwZRgBIAEoCRIVCg1wYXltZW50X3JhaWxzGAIgAygJEhYKDmFjY291bnRfbnVtYmVyGAMgASgJEhYKDnJvdXRpbmdfbnVtYmVyGAQgASgJEhEKCWJhbmtfbmFtZRgFIAEoCRIRCglyZWZlcmVuY2UYBiABKAkSEgoKYXNzZXRfdHlwZRgHIAEoCRIPCgdhZGRyZXNzGAggASgJEg8KB2ludm9pY2UYCSABKAkSGgoSaW5zdHJ1Y3Rpb25zX25vdGVzGAogASgJEg4KBmFtb3VudBgLIAEoAxIQCghjdXJyZW5jeRgMIAEoCWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * Currency describes a currency or asset as the public API shows it.
@@ -224,7 +224,7 @@ export type Quote = Message<"corridor.quotes_fx.v1.Quote"> & {
   platformId: string;
 
   /**
-   * PENDING, PROCESSING, COMPLETED, FAILED or EXPIRED.
+   * PENDING_AUTHORIZATION, PENDING, PROCESSING, COMPLETED, FAILED or EXPIRED.
    *
    * @generated from field: string status = 3;
    */
@@ -383,6 +383,13 @@ export type Quote = Message<"corridor.quotes_fx.v1.Quote"> & {
    * @generated from field: string agent_id = 25;
    */
   agentId: string;
+
+  /**
+   * The SCA challenge a PENDING_AUTHORIZATION quote waits on; unset otherwise.
+   *
+   * @generated from field: corridor.quotes_fx.v1.QuoteScaChallenge sca_challenge = 26;
+   */
+  scaChallenge?: QuoteScaChallenge | undefined;
 };
 
 /**
@@ -391,6 +398,55 @@ export type Quote = Message<"corridor.quotes_fx.v1.Quote"> & {
  */
 export const QuoteSchema: GenMessage<Quote> = /*@__PURE__*/
   messageDesc(file_corridor_quotes_fx_v1_quote, 4);
+
+/**
+ * QuoteScaChallenge is the strong-customer-authentication challenge of a quote (docs/sca.md).
+ *
+ * @generated from message corridor.quotes_fx.v1.QuoteScaChallenge
+ */
+export type QuoteScaChallenge = Message<"corridor.quotes_fx.v1.QuoteScaChallenge"> & {
+  /**
+   * ScaChallenge:<uuidv7>.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * When it can no longer be authorized.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 2;
+   */
+  expiresAt?: Timestamp | undefined;
+
+  /**
+   * The factor it was issued for (SMS_OTP).
+   *
+   * @generated from field: string factor = 3;
+   */
+  factor: string;
+
+  /**
+   * The factors that may satisfy it.
+   *
+   * @generated from field: repeated string available_factors = 4;
+   */
+  availableFactors: string[];
+
+  /**
+   * What it authorizes (TRANSFER).
+   *
+   * @generated from field: string purpose = 5;
+   */
+  purpose: string;
+};
+
+/**
+ * Describes the message corridor.quotes_fx.v1.QuoteScaChallenge.
+ * Use `create(QuoteScaChallengeSchema)` to create a new message.
+ */
+export const QuoteScaChallengeSchema: GenMessage<QuoteScaChallenge> = /*@__PURE__*/
+  messageDesc(file_corridor_quotes_fx_v1_quote, 5);
 
 /**
  * PaymentInstruction tells the payer of a REALTIME_FUNDING quote where to send the money.
@@ -488,5 +544,5 @@ export type PaymentInstruction = Message<"corridor.quotes_fx.v1.PaymentInstructi
  * Use `create(PaymentInstructionSchema)` to create a new message.
  */
 export const PaymentInstructionSchema: GenMessage<PaymentInstruction> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quote, 5);
+  messageDesc(file_corridor_quotes_fx_v1_quote, 6);
 

@@ -18,7 +18,106 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file corridor/quotes_fx/v1/quotes_fx_service.proto.
  */
 export const file_corridor_quotes_fx_v1_quotes_fx_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci1jb3JyaWRvci9xdW90ZXNfZngvdjEvcXVvdGVzX2Z4X3NlcnZpY2UucHJvdG8SFWNvcnJpZG9yLnF1b3Rlc19meC52MSKAAQoYTGlzdEV4Y2hhbmdlUmF0ZXNSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhcKD3NvdXJjZV9jdXJyZW5jeRgCIAEoCRIeChZkZXN0aW5hdGlvbl9jdXJyZW5jaWVzGAMgAygJEhYKDnNlbmRpbmdfYW1vdW50GAQgASgDIoUDCgxFeGNoYW5nZVJhdGUSOAoPc291cmNlX2N1cnJlbmN5GAEgASgLMh8uY29ycmlkb3IucXVvdGVzX2Z4LnYxLkN1cnJlbmN5Ej0KFGRlc3RpbmF0aW9uX2N1cnJlbmN5GAIgASgLMh8uY29ycmlkb3IucXVvdGVzX2Z4LnYxLkN1cnJlbmN5EhUKDWV4Y2hhbmdlX3JhdGUYAyABKAkSFgoOc2VuZGluZ19hbW91bnQYBCABKAMSGAoQcmVjZWl2aW5nX2Ftb3VudBgFIAEoAxIVCg1mZWVzX2luY2x1ZGVkGAYgASgDEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiAKGGRlc3RpbmF0aW9uX3BheW1lbnRfcmFpbBgIIAEoCRIaChJtaW5fc2VuZGluZ19hbW91bnQYCSABKAMSGgoSbWF4X3NlbmRpbmdfYW1vdW50GAogASgDEhIKCmZpeGVkX2ZlZXMYCyABKAMiTwoZTGlzdEV4Y2hhbmdlUmF0ZXNSZXNwb25zZRIyCgVyYXRlcxgBIAMoCzIjLmNvcnJpZG9yLnF1b3Rlc19meC52MS5FeGNoYW5nZVJhdGUigAEKEFJlY2VpdmVyQ3VycmVuY3kSMQoIY3VycmVuY3kYASABKAsyHy5jb3JyaWRvci5xdW90ZXNfZngudjEuQ3VycmVuY3kSHwoXZXN0aW1hdGVkX2V4Y2hhbmdlX3JhdGUYAiABKAkSCwoDbWluGAMgASgDEgsKA21heBgEIAEoAyIxCg5QYXllckRhdGFGaWVsZBIMCgRuYW1lGAEgASgJEhEKCW1hbmRhdG9yeRgCIAEoCCKQAgoOUmVjZWl2ZXJMb29rdXASCgoCaWQYASABKAkSHAoUcmVjZWl2ZXJfdW1hX2FkZHJlc3MYAiABKAkSEgoKYWNjb3VudF9pZBgDIAEoCRJFChRzdXBwb3J0ZWRfY3VycmVuY2llcxgEIAMoCzInLmNvcnJpZG9yLnF1b3Rlc19meC52MS5SZWNlaXZlckN1cnJlbmN5EkkKGnJlcXVpcmVkX3BheWVyX2RhdGFfZmllbGRzGAUgAygLMiUuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlBheWVyRGF0YUZpZWxkEi4KCmV4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIn4KGExvb2t1cFVtYVJlY2VpdmVyUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIcChRyZWNlaXZlcl91bWFfYWRkcmVzcxgCIAEoCRITCgtjdXN0b21lcl9pZBgDIAEoCRIaChJzZW5kZXJfdW1hX2FkZHJlc3MYBCABKAkiUgoZTG9va3VwVW1hUmVjZWl2ZXJSZXNwb25zZRI1CgZsb29rdXAYASABKAsyJS5jb3JyaWRvci5xdW90ZXNfZngudjEuUmVjZWl2ZXJMb29rdXAigAEKJExvb2t1cEV4dGVybmFsQWNjb3VudFJlY2VpdmVyUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhMKC2N1c3RvbWVyX2lkGAMgASgJEhoKEnNlbmRlcl91bWFfYWRkcmVzcxgEIAEoCSJeCiVMb29rdXBFeHRlcm5hbEFjY291bnRSZWNlaXZlclJlc3BvbnNlEjUKBmxvb2t1cBgBIAEoCzIlLmNvcnJpZG9yLnF1b3Rlc19meC52MS5SZWNlaXZlckxvb2t1cCKnAQocRXN0aW1hdGVXaXRoZHJhd2FsRmVlUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIbChNpbnRlcm5hbF9hY2NvdW50X2lkGAIgASgJEhAKCGN1cnJlbmN5GAMgASgJEhYKDmNyeXB0b19uZXR3b3JrGAQgASgJEg4KBmFtb3VudBgFIAEoAxIbChNkZXN0aW5hdGlvbl9hZGRyZXNzGAYgASgJIo8BCh1Fc3RpbWF0ZVdpdGhkcmF3YWxGZWVSZXNwb25zZRITCgtuZXR3b3JrX2ZlZRgBIAEoAxIZChFuZXR3b3JrX2ZlZV9hc3NldBgCIAEoCRIXCg9hcHBsaWNhdGlvbl9mZWUYAyABKAMSEQoJdG90YWxfZmVlGAQgASgDEhIKCm5ldF9hbW91bnQYBSABKAMixwUKEkNyZWF0ZVF1b3RlUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIyCgZzb3VyY2UYAiABKAsyIi5jb3JyaWRvci5xdW90ZXNfZngudjEuUXVvdGVTb3VyY2USPAoLZGVzdGluYXRpb24YAyABKAsyJy5jb3JyaWRvci5xdW90ZXNfZngudjEuUXVvdGVEZXN0aW5hdGlvbhIcChRsb2NrZWRfY3VycmVuY3lfc2lkZRgEIAEoCRIeChZsb2NrZWRfY3VycmVuY3lfYW1vdW50GAUgASgDEhEKCWxvb2t1cF9pZBgGIAEoCRIbChNpbW1lZGlhdGVseV9leGVjdXRlGAcgASgIEhMKC2Rlc2NyaXB0aW9uGAggASgJEhoKEnB1cnBvc2Vfb2ZfcGF5bWVudBgJIAEoCRJfChRzZW5kZXJfY3VzdG9tZXJfaW5mbxgKIAMoCzJBLmNvcnJpZG9yLnF1b3Rlc19meC52MS5DcmVhdGVRdW90ZVJlcXVlc3QuU2VuZGVyQ3VzdG9tZXJJbmZvRW50cnkSaAoYY291bnRlcnBhcnR5X2luZm9ybWF0aW9uGAsgAygLMkYuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkNyZWF0ZVF1b3RlUmVxdWVzdC5Db3VudGVycGFydHlJbmZvcm1hdGlvbkVudHJ5EhcKD2lkZW1wb3RlbmN5X2tleRgMIAEoCRIQCghhZ2VudF9pZBgNIAEoCRIaChJhY3RpbmdfY3VzdG9tZXJfaWQYDiABKAkaOQoXU2VuZGVyQ3VzdG9tZXJJbmZvRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARo+ChxDb3VudGVycGFydHlJbmZvcm1hdGlvbkVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiVAoTQ3JlYXRlUXVvdGVSZXNwb25zZRIrCgVxdW90ZRgBIAEoCzIcLmNvcnJpZG9yLnF1b3Rlc19meC52MS5RdW90ZRIQCghyZXBsYXllZBgCIAEoCCJKCg9HZXRRdW90ZVJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIcXVvdGVfaWQYAiABKAkSEAoIYWdlbnRfaWQYAyABKAkiPwoQR2V0UXVvdGVSZXNwb25zZRIrCgVxdW90ZRgBIAEoCzIcLmNvcnJpZG9yLnF1b3Rlc19meC52MS5RdW90ZSKOAQoTRXhlY3V0ZVF1b3RlUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIQCghxdW90ZV9pZBgCIAEoCRIXCg9pZGVtcG90ZW5jeV9rZXkYAyABKAkSEgoKcmVxdWVzdF9pZBgEIAEoCRIRCglzaWduYXR1cmUYBSABKAkSEAoIYWdlbnRfaWQYBiABKAkiVQoURXhlY3V0ZVF1b3RlUmVzcG9uc2USKwoFcXVvdGUYASABKAsyHC5jb3JyaWRvci5xdW90ZXNfZngudjEuUXVvdGUSEAoIcmVwbGF5ZWQYAiABKAgiggEKGVNlbmRTYW5kYm94RnVuZGluZ1JlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIcXVvdGVfaWQYAiABKAkSFQoNY3VycmVuY3lfY29kZRgDIAEoCRIOCgZhbW91bnQYBCABKAMSFwoPaWRlbXBvdGVuY3lfa2V5GAUgASgJIqkBChpTZW5kU2FuZGJveEZ1bmRpbmdSZXNwb25zZRIWCg50cmFuc2FjdGlvbl9pZBgBIAEoCRIrCgVxdW90ZRgCIAEoCzIcLmNvcnJpZG9yLnF1b3Rlc19meC52MS5RdW90ZRIQCghyZXBsYXllZBgDIAEoCBI0Cgt0cmFuc2FjdGlvbhgEIAEoCzIfLmNvcnJpZG9yLmxlZGdlci52MS5UcmFuc2FjdGlvbiLbAQoYUmVjZWl2ZVVtYVBheW1lbnRSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhoKEnNlbmRlcl91bWFfYWRkcmVzcxgCIAEoCRIcChRyZWNlaXZlcl91bWFfYWRkcmVzcxgDIAEoCRIfChdyZWNlaXZpbmdfY3VycmVuY3lfY29kZRgEIAEoCRIhChlyZWNlaXZpbmdfY3VycmVuY3lfYW1vdW50GAUgASgDEhcKD2lkZW1wb3RlbmN5X2tleRgGIAEoCRITCgtjdXN0b21lcl9pZBgHIAEoCSJjChlSZWNlaXZlVW1hUGF5bWVudFJlc3BvbnNlEjQKC3RyYW5zYWN0aW9uGAEgASgLMh8uY29ycmlkb3IubGVkZ2VyLnYxLlRyYW5zYWN0aW9uEhAKCHJlcGxheWVkGAIgASgIIoUBCh1BcHByb3ZlSW5jb21pbmdQYXltZW50UmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgCIAEoCRI3ChZyZWNlaXZlcl9jdXN0b21lcl9pbmZvGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJWCh5BcHByb3ZlSW5jb21pbmdQYXltZW50UmVzcG9uc2USNAoLdHJhbnNhY3Rpb24YASABKAsyHy5jb3JyaWRvci5sZWRnZXIudjEuVHJhbnNhY3Rpb24iWwocUmVqZWN0SW5jb21pbmdQYXltZW50UmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiVQodUmVqZWN0SW5jb21pbmdQYXltZW50UmVzcG9uc2USNAoLdHJhbnNhY3Rpb24YASABKAsyHy5jb3JyaWRvci5sZWRnZXIudjEuVHJhbnNhY3Rpb24i4wEKEUxpc3RRdW90ZXNSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIxCg1jcmVhdGVkX2FmdGVyGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jcmVhdGVkX2JlZm9yZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoEcGFnZRgGIAEoCzIfLmNvcnJpZG9yLmNvbW1vbi52MS5QYWdlUmVxdWVzdCJzChJMaXN0UXVvdGVzUmVzcG9uc2USLAoGcXVvdGVzGAEgAygLMhwuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlF1b3RlEi8KCXBhZ2VfaW5mbxgCIAEoCzIcLmNvcnJpZG9yLmNvbW1vbi52MS5QYWdlSW5mbyKKAQoXTGlzdFVtYVByb3ZpZGVyc1JlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSFAoMY291bnRyeV9jb2RlGAIgASgJEhUKDWN1cnJlbmN5X2NvZGUYAyABKAkSLQoEcGFnZRgEIAEoCzIfLmNvcnJpZG9yLmNvbW1vbi52MS5QYWdlUmVxdWVzdCKgAQoLVW1hUHJvdmlkZXISDAoEbmFtZRgBIAEoCRIOCgZkb21haW4YAiABKAkSGQoRc3VwcG9ydGVkX3JlZ2lvbnMYAyADKAkSPQoUc3VwcG9ydGVkX2N1cnJlbmNpZXMYBCADKAsyHy5jb3JyaWRvci5xdW90ZXNfZngudjEuQ3VycmVuY3kSGQoRYWxsb3dfbGlzdF9zdGF0dXMYBSABKAgiggEKGExpc3RVbWFQcm92aWRlcnNSZXNwb25zZRI1Cglwcm92aWRlcnMYASADKAsyIi5jb3JyaWRvci5xdW90ZXNfZngudjEuVW1hUHJvdmlkZXISLwoJcGFnZV9pbmZvGAIgASgLMhwuY29ycmlkb3IuY29tbW9uLnYxLlBhZ2VJbmZvMqcMCg9RdW90ZXNGeFNlcnZpY2USdgoRTGlzdEV4Y2hhbmdlUmF0ZXMSLy5jb3JyaWRvci5xdW90ZXNfZngudjEuTGlzdEV4Y2hhbmdlUmF0ZXNSZXF1ZXN0GjAuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkxpc3RFeGNoYW5nZVJhdGVzUmVzcG9uc2USdgoRTG9va3VwVW1hUmVjZWl2ZXISLy5jb3JyaWRvci5xdW90ZXNfZngudjEuTG9va3VwVW1hUmVjZWl2ZXJSZXF1ZXN0GjAuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkxvb2t1cFVtYVJlY2VpdmVyUmVzcG9uc2USmgEKHUxvb2t1cEV4dGVybmFsQWNjb3VudFJlY2VpdmVyEjsuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkxvb2t1cEV4dGVybmFsQWNjb3VudFJlY2VpdmVyUmVxdWVzdBo8LmNvcnJpZG9yLnF1b3Rlc19meC52MS5Mb29rdXBFeHRlcm5hbEFjY291bnRSZWNlaXZlclJlc3BvbnNlEoIBChVFc3RpbWF0ZVdpdGhkcmF3YWxGZWUSMy5jb3JyaWRvci5xdW90ZXNfZngudjEuRXN0aW1hdGVXaXRoZHJhd2FsRmVlUmVxdWVzdBo0LmNvcnJpZG9yLnF1b3Rlc19meC52MS5Fc3RpbWF0ZVdpdGhkcmF3YWxGZWVSZXNwb25zZRJkCgtDcmVhdGVRdW90ZRIpLmNvcnJpZG9yLnF1b3Rlc19meC52MS5DcmVhdGVRdW90ZVJlcXVlc3QaKi5jb3JyaWRvci5xdW90ZXNfZngudjEuQ3JlYXRlUXVvdGVSZXNwb25zZRJbCghHZXRRdW90ZRImLmNvcnJpZG9yLnF1b3Rlc19meC52MS5HZXRRdW90ZVJlcXVlc3QaJy5jb3JyaWRvci5xdW90ZXNfZngudjEuR2V0UXVvdGVSZXNwb25zZRJnCgxFeGVjdXRlUXVvdGUSKi5jb3JyaWRvci5xdW90ZXNfZngudjEuRXhlY3V0ZVF1b3RlUmVxdWVzdBorLmNvcnJpZG9yLnF1b3Rlc19meC52MS5FeGVjdXRlUXVvdGVSZXNwb25zZRJ5ChJTZW5kU2FuZGJveEZ1bmRpbmcSMC5jb3JyaWRvci5xdW90ZXNfZngudjEuU2VuZFNhbmRib3hGdW5kaW5nUmVxdWVzdBoxLmNvcnJpZG9yLnF1b3Rlc19meC52MS5TZW5kU2FuZGJveEZ1bmRpbmdSZXNwb25zZRJ2ChFSZWNlaXZlVW1hUGF5bWVudBIvLmNvcnJpZG9yLnF1b3Rlc19meC52MS5SZWNlaXZlVW1hUGF5bWVudFJlcXVlc3QaMC5jb3JyaWRvci5xdW90ZXNfZngudjEuUmVjZWl2ZVVtYVBheW1lbnRSZXNwb25zZRKFAQoWQXBwcm92ZUluY29taW5nUGF5bWVudBI0LmNvcnJpZG9yLnF1b3Rlc19meC52MS5BcHByb3ZlSW5jb21pbmdQYXltZW50UmVxdWVzdBo1LmNvcnJpZG9yLnF1b3Rlc19meC52MS5BcHByb3ZlSW5jb21pbmdQYXltZW50UmVzcG9uc2USggEKFVJlamVjdEluY29taW5nUGF5bWVudBIzLmNvcnJpZG9yLnF1b3Rlc19meC52MS5SZWplY3RJbmNvbWluZ1BheW1lbnRSZXF1ZXN0GjQuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlJlamVjdEluY29taW5nUGF5bWVudFJlc3BvbnNlEmEKCkxpc3RRdW90ZXMSKC5jb3JyaWRvci5xdW90ZXNfZngudjEuTGlzdFF1b3Rlc1JlcXVlc3QaKS5jb3JyaWRvci5xdW90ZXNfZngudjEuTGlzdFF1b3Rlc1Jlc3BvbnNlEnMKEExpc3RVbWFQcm92aWRlcnMSLi5jb3JyaWRvci5xdW90ZXNfZngudjEuTGlzdFVtYVByb3ZpZGVyc1JlcXVlc3QaLy5jb3JyaWRvci5xdW90ZXNfZngudjEuTGlzdFVtYVByb3ZpZGVyc1Jlc3BvbnNlYgZwcm90bzM", [file_corridor_common_v1_paging, file_corridor_ledger_v1_transaction, file_corridor_quotes_fx_v1_quote, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Ci1jb3JyaWRvci9xdW90ZXNfZngvdjEvcXVvdGVzX2Z4X3NlcnZpY2UucHJvdG8SFWNvcnJpZG9yLnF1b3Rlc19meC52MSJMChVBdXRob3JpemVRdW90ZVJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIcXVvdGVfaWQYAiABKAkSDAoEY29kZRgDIAEoCSJFChZBdXRob3JpemVRdW90ZVJlc3BvbnNlEisKBXF1b3RlGAEgASgLMhwuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlF1b3RlIkgKH1Jlc2VuZFF1b3RlQXV0aG9yaXphdGlvblJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIcXVvdGVfaWQYAiABKAkiIgogUmVzZW5kUXVvdGVBdXRob3JpemF0aW9uUmVzcG9uc2UigAEKGExpc3RFeGNoYW5nZVJhdGVzUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIXCg9zb3VyY2VfY3VycmVuY3kYAiABKAkSHgoWZGVzdGluYXRpb25fY3VycmVuY2llcxgDIAMoCRIWCg5zZW5kaW5nX2Ftb3VudBgEIAEoAyKFAwoMRXhjaGFuZ2VSYXRlEjgKD3NvdXJjZV9jdXJyZW5jeRgBIAEoCzIfLmNvcnJpZG9yLnF1b3Rlc19meC52MS5DdXJyZW5jeRI9ChRkZXN0aW5hdGlvbl9jdXJyZW5jeRgCIAEoCzIfLmNvcnJpZG9yLnF1b3Rlc19meC52MS5DdXJyZW5jeRIVCg1leGNoYW5nZV9yYXRlGAMgASgJEhYKDnNlbmRpbmdfYW1vdW50GAQgASgDEhgKEHJlY2VpdmluZ19hbW91bnQYBSABKAMSFQoNZmVlc19pbmNsdWRlZBgGIAEoAxIuCgp1cGRhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIgChhkZXN0aW5hdGlvbl9wYXltZW50X3JhaWwYCCABKAkSGgoSbWluX3NlbmRpbmdfYW1vdW50GAkgASgDEhoKEm1heF9zZW5kaW5nX2Ftb3VudBgKIAEoAxISCgpmaXhlZF9mZWVzGAsgASgDIk8KGUxpc3RFeGNoYW5nZVJhdGVzUmVzcG9uc2USMgoFcmF0ZXMYASADKAsyIy5jb3JyaWRvci5xdW90ZXNfZngudjEuRXhjaGFuZ2VSYXRlIoABChBSZWNlaXZlckN1cnJlbmN5EjEKCGN1cnJlbmN5GAEgASgLMh8uY29ycmlkb3IucXVvdGVzX2Z4LnYxLkN1cnJlbmN5Eh8KF2VzdGltYXRlZF9leGNoYW5nZV9yYXRlGAIgASgJEgsKA21pbhgDIAEoAxILCgNtYXgYBCABKAMiMQoOUGF5ZXJEYXRhRmllbGQSDAoEbmFtZRgBIAEoCRIRCgltYW5kYXRvcnkYAiABKAgikAIKDlJlY2VpdmVyTG9va3VwEgoKAmlkGAEgASgJEhwKFHJlY2VpdmVyX3VtYV9hZGRyZXNzGAIgASgJEhIKCmFjY291bnRfaWQYAyABKAkSRQoUc3VwcG9ydGVkX2N1cnJlbmNpZXMYBCADKAsyJy5jb3JyaWRvci5xdW90ZXNfZngudjEuUmVjZWl2ZXJDdXJyZW5jeRJJChpyZXF1aXJlZF9wYXllcl9kYXRhX2ZpZWxkcxgFIAMoCzIlLmNvcnJpZG9yLnF1b3Rlc19meC52MS5QYXllckRhdGFGaWVsZBIuCgpleHBpcmVzX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ+ChhMb29rdXBVbWFSZWNlaXZlclJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSHAoUcmVjZWl2ZXJfdW1hX2FkZHJlc3MYAiABKAkSEwoLY3VzdG9tZXJfaWQYAyABKAkSGgoSc2VuZGVyX3VtYV9hZGRyZXNzGAQgASgJIlIKGUxvb2t1cFVtYVJlY2VpdmVyUmVzcG9uc2USNQoGbG9va3VwGAEgASgLMiUuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlJlY2VpdmVyTG9va3VwIoABCiRMb29rdXBFeHRlcm5hbEFjY291bnRSZWNlaXZlclJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRITCgtjdXN0b21lcl9pZBgDIAEoCRIaChJzZW5kZXJfdW1hX2FkZHJlc3MYBCABKAkiXgolTG9va3VwRXh0ZXJuYWxBY2NvdW50UmVjZWl2ZXJSZXNwb25zZRI1CgZsb29rdXAYASABKAsyJS5jb3JyaWRvci5xdW90ZXNfZngudjEuUmVjZWl2ZXJMb29rdXAipwEKHEVzdGltYXRlV2l0aGRyYXdhbEZlZVJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSGwoTaW50ZXJuYWxfYWNjb3VudF9pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIWCg5jcnlwdG9fbmV0d29yaxgEIAEoCRIOCgZhbW91bnQYBSABKAMSGwoTZGVzdGluYXRpb25fYWRkcmVzcxgGIAEoCSKPAQodRXN0aW1hdGVXaXRoZHJhd2FsRmVlUmVzcG9uc2USEwoLbmV0d29ya19mZWUYASABKAMSGQoRbmV0d29ya19mZWVfYXNzZXQYAiABKAkSFwoPYXBwbGljYXRpb25fZmVlGAMgASgDEhEKCXRvdGFsX2ZlZRgEIAEoAxISCgpuZXRfYW1vdW50GAUgASgDIscFChJDcmVhdGVRdW90ZVJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSMgoGc291cmNlGAIgASgLMiIuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlF1b3RlU291cmNlEjwKC2Rlc3RpbmF0aW9uGAMgASgLMicuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlF1b3RlRGVzdGluYXRpb24SHAoUbG9ja2VkX2N1cnJlbmN5X3NpZGUYBCABKAkSHgoWbG9ja2VkX2N1cnJlbmN5X2Ftb3VudBgFIAEoAxIRCglsb29rdXBfaWQYBiABKAkSGwoTaW1tZWRpYXRlbHlfZXhlY3V0ZRgHIAEoCBITCgtkZXNjcmlwdGlvbhgIIAEoCRIaChJwdXJwb3NlX29mX3BheW1lbnQYCSABKAkSXwoUc2VuZGVyX2N1c3RvbWVyX2luZm8YCiADKAsyQS5jb3JyaWRvci5xdW90ZXNfZngudjEuQ3JlYXRlUXVvdGVSZXF1ZXN0LlNlbmRlckN1c3RvbWVySW5mb0VudHJ5EmgKGGNvdW50ZXJwYXJ0eV9pbmZvcm1hdGlvbhgLIAMoCzJGLmNvcnJpZG9yLnF1b3Rlc19meC52MS5DcmVhdGVRdW90ZVJlcXVlc3QuQ291bnRlcnBhcnR5SW5mb3JtYXRpb25FbnRyeRIXCg9pZGVtcG90ZW5jeV9rZXkYDCABKAkSEAoIYWdlbnRfaWQYDSABKAkSGgoSYWN0aW5nX2N1c3RvbWVyX2lkGA4gASgJGjkKF1NlbmRlckN1c3RvbWVySW5mb0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaPgocQ291bnRlcnBhcnR5SW5mb3JtYXRpb25FbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlQKE0NyZWF0ZVF1b3RlUmVzcG9uc2USKwoFcXVvdGUYASABKAsyHC5jb3JyaWRvci5xdW90ZXNfZngudjEuUXVvdGUSEAoIcmVwbGF5ZWQYAiABKAgiSgoPR2V0UXVvdGVSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhAKCHF1b3RlX2lkGAIgASgJEhAKCGFnZW50X2lkGAMgASgJIj8KEEdldFF1b3RlUmVzcG9uc2USKwoFcXVvdGUYASABKAsyHC5jb3JyaWRvci5xdW90ZXNfZngudjEuUXVvdGUijgEKE0V4ZWN1dGVRdW90ZVJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEAoIcXVvdGVfaWQYAiABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAMgASgJEhIKCnJlcXVlc3RfaWQYBCABKAkSEQoJc2lnbmF0dXJlGAUgASgJEhAKCGFnZW50X2lkGAYgASgJIlUKFEV4ZWN1dGVRdW90ZVJlc3BvbnNlEisKBXF1b3RlGAEgASgLMhwuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlF1b3RlEhAKCHJlcGxheWVkGAIgASgIIoIBChlTZW5kU2FuZGJveEZ1bmRpbmdSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhAKCHF1b3RlX2lkGAIgASgJEhUKDWN1cnJlbmN5X2NvZGUYAyABKAkSDgoGYW1vdW50GAQgASgDEhcKD2lkZW1wb3RlbmN5X2tleRgFIAEoCSKpAQoaU2VuZFNhbmRib3hGdW5kaW5nUmVzcG9uc2USFgoOdHJhbnNhY3Rpb25faWQYASABKAkSKwoFcXVvdGUYAiABKAsyHC5jb3JyaWRvci5xdW90ZXNfZngudjEuUXVvdGUSEAoIcmVwbGF5ZWQYAyABKAgSNAoLdHJhbnNhY3Rpb24YBCABKAsyHy5jb3JyaWRvci5sZWRnZXIudjEuVHJhbnNhY3Rpb24i2wEKGFJlY2VpdmVVbWFQYXltZW50UmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRIaChJzZW5kZXJfdW1hX2FkZHJlc3MYAiABKAkSHAoUcmVjZWl2ZXJfdW1hX2FkZHJlc3MYAyABKAkSHwoXcmVjZWl2aW5nX2N1cnJlbmN5X2NvZGUYBCABKAkSIQoZcmVjZWl2aW5nX2N1cnJlbmN5X2Ftb3VudBgFIAEoAxIXCg9pZGVtcG90ZW5jeV9rZXkYBiABKAkSEwoLY3VzdG9tZXJfaWQYByABKAkiYwoZUmVjZWl2ZVVtYVBheW1lbnRSZXNwb25zZRI0Cgt0cmFuc2FjdGlvbhgBIAEoCzIfLmNvcnJpZG9yLmxlZGdlci52MS5UcmFuc2FjdGlvbhIQCghyZXBsYXllZBgCIAEoCCKFAQodQXBwcm92ZUluY29taW5nUGF5bWVudFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSFgoOdHJhbnNhY3Rpb25faWQYAiABKAkSNwoWcmVjZWl2ZXJfY3VzdG9tZXJfaW5mbxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiVgoeQXBwcm92ZUluY29taW5nUGF5bWVudFJlc3BvbnNlEjQKC3RyYW5zYWN0aW9uGAEgASgLMh8uY29ycmlkb3IubGVkZ2VyLnYxLlRyYW5zYWN0aW9uIlsKHFJlamVjdEluY29taW5nUGF5bWVudFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSFgoOdHJhbnNhY3Rpb25faWQYAiABKAkSDgoGcmVhc29uGAMgASgJIlUKHVJlamVjdEluY29taW5nUGF5bWVudFJlc3BvbnNlEjQKC3RyYW5zYWN0aW9uGAEgASgLMh8uY29ycmlkb3IubGVkZ2VyLnYxLlRyYW5zYWN0aW9uIuMBChFMaXN0UXVvdGVzUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRITCgtjdXN0b21lcl9pZBgCIAEoCRIOCgZzdGF0dXMYAyABKAkSMQoNY3JlYXRlZF9hZnRlchgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoOY3JlYXRlZF9iZWZvcmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KBHBhZ2UYBiABKAsyHy5jb3JyaWRvci5jb21tb24udjEuUGFnZVJlcXVlc3QicwoSTGlzdFF1b3Rlc1Jlc3BvbnNlEiwKBnF1b3RlcxgBIAMoCzIcLmNvcnJpZG9yLnF1b3Rlc19meC52MS5RdW90ZRIvCglwYWdlX2luZm8YAiABKAsyHC5jb3JyaWRvci5jb21tb24udjEuUGFnZUluZm8iigEKF0xpc3RVbWFQcm92aWRlcnNSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhQKDGNvdW50cnlfY29kZRgCIAEoCRIVCg1jdXJyZW5jeV9jb2RlGAMgASgJEi0KBHBhZ2UYBCABKAsyHy5jb3JyaWRvci5jb21tb24udjEuUGFnZVJlcXVlc3QioAEKC1VtYVByb3ZpZGVyEgwKBG5hbWUYASABKAkSDgoGZG9tYWluGAIgASgJEhkKEXN1cHBvcnRlZF9yZWdpb25zGAMgAygJEj0KFHN1cHBvcnRlZF9jdXJyZW5jaWVzGAQgAygLMh8uY29ycmlkb3IucXVvdGVzX2Z4LnYxLkN1cnJlbmN5EhkKEWFsbG93X2xpc3Rfc3RhdHVzGAUgASgIIoIBChhMaXN0VW1hUHJvdmlkZXJzUmVzcG9uc2USNQoJcHJvdmlkZXJzGAEgAygLMiIuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlVtYVByb3ZpZGVyEi8KCXBhZ2VfaW5mbxgCIAEoCzIcLmNvcnJpZG9yLmNvbW1vbi52MS5QYWdlSW5mbzKkDgoPUXVvdGVzRnhTZXJ2aWNlEnYKEUxpc3RFeGNoYW5nZVJhdGVzEi8uY29ycmlkb3IucXVvdGVzX2Z4LnYxLkxpc3RFeGNoYW5nZVJhdGVzUmVxdWVzdBowLmNvcnJpZG9yLnF1b3Rlc19meC52MS5MaXN0RXhjaGFuZ2VSYXRlc1Jlc3BvbnNlEnYKEUxvb2t1cFVtYVJlY2VpdmVyEi8uY29ycmlkb3IucXVvdGVzX2Z4LnYxLkxvb2t1cFVtYVJlY2VpdmVyUmVxdWVzdBowLmNvcnJpZG9yLnF1b3Rlc19meC52MS5Mb29rdXBVbWFSZWNlaXZlclJlc3BvbnNlEpoBCh1Mb29rdXBFeHRlcm5hbEFjY291bnRSZWNlaXZlchI7LmNvcnJpZG9yLnF1b3Rlc19meC52MS5Mb29rdXBFeHRlcm5hbEFjY291bnRSZWNlaXZlclJlcXVlc3QaPC5jb3JyaWRvci5xdW90ZXNfZngudjEuTG9va3VwRXh0ZXJuYWxBY2NvdW50UmVjZWl2ZXJSZXNwb25zZRKCAQoVRXN0aW1hdGVXaXRoZHJhd2FsRmVlEjMuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkVzdGltYXRlV2l0aGRyYXdhbEZlZVJlcXVlc3QaNC5jb3JyaWRvci5xdW90ZXNfZngudjEuRXN0aW1hdGVXaXRoZHJhd2FsRmVlUmVzcG9uc2USZAoLQ3JlYXRlUXVvdGUSKS5jb3JyaWRvci5xdW90ZXNfZngudjEuQ3JlYXRlUXVvdGVSZXF1ZXN0GiouY29ycmlkb3IucXVvdGVzX2Z4LnYxLkNyZWF0ZVF1b3RlUmVzcG9uc2USWwoIR2V0UXVvdGUSJi5jb3JyaWRvci5xdW90ZXNfZngudjEuR2V0UXVvdGVSZXF1ZXN0GicuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkdldFF1b3RlUmVzcG9uc2USZwoMRXhlY3V0ZVF1b3RlEiouY29ycmlkb3IucXVvdGVzX2Z4LnYxLkV4ZWN1dGVRdW90ZVJlcXVlc3QaKy5jb3JyaWRvci5xdW90ZXNfZngudjEuRXhlY3V0ZVF1b3RlUmVzcG9uc2USeQoSU2VuZFNhbmRib3hGdW5kaW5nEjAuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlNlbmRTYW5kYm94RnVuZGluZ1JlcXVlc3QaMS5jb3JyaWRvci5xdW90ZXNfZngudjEuU2VuZFNhbmRib3hGdW5kaW5nUmVzcG9uc2USdgoRUmVjZWl2ZVVtYVBheW1lbnQSLy5jb3JyaWRvci5xdW90ZXNfZngudjEuUmVjZWl2ZVVtYVBheW1lbnRSZXF1ZXN0GjAuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlJlY2VpdmVVbWFQYXltZW50UmVzcG9uc2UShQEKFkFwcHJvdmVJbmNvbWluZ1BheW1lbnQSNC5jb3JyaWRvci5xdW90ZXNfZngudjEuQXBwcm92ZUluY29taW5nUGF5bWVudFJlcXVlc3QaNS5jb3JyaWRvci5xdW90ZXNfZngudjEuQXBwcm92ZUluY29taW5nUGF5bWVudFJlc3BvbnNlEoIBChVSZWplY3RJbmNvbWluZ1BheW1lbnQSMy5jb3JyaWRvci5xdW90ZXNfZngudjEuUmVqZWN0SW5jb21pbmdQYXltZW50UmVxdWVzdBo0LmNvcnJpZG9yLnF1b3Rlc19meC52MS5SZWplY3RJbmNvbWluZ1BheW1lbnRSZXNwb25zZRJhCgpMaXN0UXVvdGVzEiguY29ycmlkb3IucXVvdGVzX2Z4LnYxLkxpc3RRdW90ZXNSZXF1ZXN0GikuY29ycmlkb3IucXVvdGVzX2Z4LnYxLkxpc3RRdW90ZXNSZXNwb25zZRJzChBMaXN0VW1hUHJvdmlkZXJzEi4uY29ycmlkb3IucXVvdGVzX2Z4LnYxLkxpc3RVbWFQcm92aWRlcnNSZXF1ZXN0Gi8uY29ycmlkb3IucXVvdGVzX2Z4LnYxLkxpc3RVbWFQcm92aWRlcnNSZXNwb25zZRJtCg5BdXRob3JpemVRdW90ZRIsLmNvcnJpZG9yLnF1b3Rlc19meC52MS5BdXRob3JpemVRdW90ZVJlcXVlc3QaLS5jb3JyaWRvci5xdW90ZXNfZngudjEuQXV0aG9yaXplUXVvdGVSZXNwb25zZRKLAQoYUmVzZW5kUXVvdGVBdXRob3JpemF0aW9uEjYuY29ycmlkb3IucXVvdGVzX2Z4LnYxLlJlc2VuZFF1b3RlQXV0aG9yaXphdGlvblJlcXVlc3QaNy5jb3JyaWRvci5xdW90ZXNfZngudjEuUmVzZW5kUXVvdGVBdXRob3JpemF0aW9uUmVzcG9uc2ViBnByb3RvMw", [file_corridor_common_v1_paging, file_corridor_ledger_v1_transaction, file_corridor_quotes_fx_v1_quote, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+
+/**
+ * AuthorizeQuoteRequest is POST /quotes/{id}/authorize.
+ *
+ * @generated from message corridor.quotes_fx.v1.AuthorizeQuoteRequest
+ */
+export type AuthorizeQuoteRequest = Message<"corridor.quotes_fx.v1.AuthorizeQuoteRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Quote:<uuidv7>.
+   *
+   * @generated from field: string quote_id = 2;
+   */
+  quoteId: string;
+
+  /**
+   * The one-time code.
+   *
+   * @generated from field: string code = 3;
+   */
+  code: string;
+};
+
+/**
+ * Describes the message corridor.quotes_fx.v1.AuthorizeQuoteRequest.
+ * Use `create(AuthorizeQuoteRequestSchema)` to create a new message.
+ */
+export const AuthorizeQuoteRequestSchema: GenMessage<AuthorizeQuoteRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 0);
+
+/**
+ * AuthorizeQuoteResponse is the quote after its authorization.
+ *
+ * @generated from message corridor.quotes_fx.v1.AuthorizeQuoteResponse
+ */
+export type AuthorizeQuoteResponse = Message<"corridor.quotes_fx.v1.AuthorizeQuoteResponse"> & {
+  /**
+   * The quote (PENDING, or further when it was created with immediately_execute).
+   *
+   * @generated from field: corridor.quotes_fx.v1.Quote quote = 1;
+   */
+  quote?: Quote | undefined;
+};
+
+/**
+ * Describes the message corridor.quotes_fx.v1.AuthorizeQuoteResponse.
+ * Use `create(AuthorizeQuoteResponseSchema)` to create a new message.
+ */
+export const AuthorizeQuoteResponseSchema: GenMessage<AuthorizeQuoteResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 1);
+
+/**
+ * ResendQuoteAuthorizationRequest is POST /quotes/{id}/authorize/resend.
+ *
+ * @generated from message corridor.quotes_fx.v1.ResendQuoteAuthorizationRequest
+ */
+export type ResendQuoteAuthorizationRequest = Message<"corridor.quotes_fx.v1.ResendQuoteAuthorizationRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Quote:<uuidv7>.
+   *
+   * @generated from field: string quote_id = 2;
+   */
+  quoteId: string;
+};
+
+/**
+ * Describes the message corridor.quotes_fx.v1.ResendQuoteAuthorizationRequest.
+ * Use `create(ResendQuoteAuthorizationRequestSchema)` to create a new message.
+ */
+export const ResendQuoteAuthorizationRequestSchema: GenMessage<ResendQuoteAuthorizationRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 2);
+
+/**
+ * ResendQuoteAuthorizationResponse is empty: the code went out.
+ *
+ * @generated from message corridor.quotes_fx.v1.ResendQuoteAuthorizationResponse
+ */
+export type ResendQuoteAuthorizationResponse = Message<"corridor.quotes_fx.v1.ResendQuoteAuthorizationResponse"> & {
+};
+
+/**
+ * Describes the message corridor.quotes_fx.v1.ResendQuoteAuthorizationResponse.
+ * Use `create(ResendQuoteAuthorizationResponseSchema)` to create a new message.
+ */
+export const ResendQuoteAuthorizationResponseSchema: GenMessage<ResendQuoteAuthorizationResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 3);
 
 /**
  * ListExchangeRatesRequest names the currencies to price.
@@ -60,7 +159,7 @@ export type ListExchangeRatesRequest = Message<"corridor.quotes_fx.v1.ListExchan
  * Use `create(ListExchangeRatesRequestSchema)` to create a new message.
  */
 export const ListExchangeRatesRequestSchema: GenMessage<ListExchangeRatesRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 0);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 4);
 
 /**
  * ExchangeRate is the estimated price of one pair.
@@ -151,7 +250,7 @@ export type ExchangeRate = Message<"corridor.quotes_fx.v1.ExchangeRate"> & {
  * Use `create(ExchangeRateSchema)` to create a new message.
  */
 export const ExchangeRateSchema: GenMessage<ExchangeRate> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 1);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 5);
 
 /**
  * ListExchangeRatesResponse holds one rate per destination currency.
@@ -172,7 +271,7 @@ export type ListExchangeRatesResponse = Message<"corridor.quotes_fx.v1.ListExcha
  * Use `create(ListExchangeRatesResponseSchema)` to create a new message.
  */
 export const ListExchangeRatesResponseSchema: GenMessage<ListExchangeRatesResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 2);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 6);
 
 /**
  * ReceiverCurrency is a currency a receiver accepts.
@@ -214,7 +313,7 @@ export type ReceiverCurrency = Message<"corridor.quotes_fx.v1.ReceiverCurrency">
  * Use `create(ReceiverCurrencySchema)` to create a new message.
  */
 export const ReceiverCurrencySchema: GenMessage<ReceiverCurrency> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 3);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 7);
 
 /**
  * PayerDataField is one piece of sender data a receiver asks for.
@@ -242,7 +341,7 @@ export type PayerDataField = Message<"corridor.quotes_fx.v1.PayerDataField"> & {
  * Use `create(PayerDataFieldSchema)` to create a new message.
  */
 export const PayerDataFieldSchema: GenMessage<PayerDataField> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 4);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 8);
 
 /**
  * ReceiverLookup is the result of a receiver lookup; quotes to UMA destinations refer to it.
@@ -298,7 +397,7 @@ export type ReceiverLookup = Message<"corridor.quotes_fx.v1.ReceiverLookup"> & {
  * Use `create(ReceiverLookupSchema)` to create a new message.
  */
 export const ReceiverLookupSchema: GenMessage<ReceiverLookup> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 5);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 9);
 
 /**
  * LookupUmaReceiverRequest names the receiver and the sender.
@@ -340,7 +439,7 @@ export type LookupUmaReceiverRequest = Message<"corridor.quotes_fx.v1.LookupUmaR
  * Use `create(LookupUmaReceiverRequestSchema)` to create a new message.
  */
 export const LookupUmaReceiverRequestSchema: GenMessage<LookupUmaReceiverRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 6);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 10);
 
 /**
  * LookupUmaReceiverResponse holds the lookup.
@@ -361,7 +460,7 @@ export type LookupUmaReceiverResponse = Message<"corridor.quotes_fx.v1.LookupUma
  * Use `create(LookupUmaReceiverResponseSchema)` to create a new message.
  */
 export const LookupUmaReceiverResponseSchema: GenMessage<LookupUmaReceiverResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 7);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 11);
 
 /**
  * LookupExternalAccountReceiverRequest names the account and the sender.
@@ -403,7 +502,7 @@ export type LookupExternalAccountReceiverRequest = Message<"corridor.quotes_fx.v
  * Use `create(LookupExternalAccountReceiverRequestSchema)` to create a new message.
  */
 export const LookupExternalAccountReceiverRequestSchema: GenMessage<LookupExternalAccountReceiverRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 8);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 12);
 
 /**
  * LookupExternalAccountReceiverResponse holds the lookup.
@@ -424,7 +523,7 @@ export type LookupExternalAccountReceiverResponse = Message<"corridor.quotes_fx.
  * Use `create(LookupExternalAccountReceiverResponseSchema)` to create a new message.
  */
 export const LookupExternalAccountReceiverResponseSchema: GenMessage<LookupExternalAccountReceiverResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 9);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 13);
 
 /**
  * EstimateWithdrawalFeeRequest describes the withdrawal.
@@ -480,7 +579,7 @@ export type EstimateWithdrawalFeeRequest = Message<"corridor.quotes_fx.v1.Estima
  * Use `create(EstimateWithdrawalFeeRequestSchema)` to create a new message.
  */
 export const EstimateWithdrawalFeeRequestSchema: GenMessage<EstimateWithdrawalFeeRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 10);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 14);
 
 /**
  * EstimateWithdrawalFeeResponse is the estimate.
@@ -529,7 +628,7 @@ export type EstimateWithdrawalFeeResponse = Message<"corridor.quotes_fx.v1.Estim
  * Use `create(EstimateWithdrawalFeeResponseSchema)` to create a new message.
  */
 export const EstimateWithdrawalFeeResponseSchema: GenMessage<EstimateWithdrawalFeeResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 11);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 15);
 
 /**
  * CreateQuoteRequest is POST /quotes.
@@ -642,7 +741,7 @@ export type CreateQuoteRequest = Message<"corridor.quotes_fx.v1.CreateQuoteReque
  * Use `create(CreateQuoteRequestSchema)` to create a new message.
  */
 export const CreateQuoteRequestSchema: GenMessage<CreateQuoteRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 12);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 16);
 
 /**
  * CreateQuoteResponse holds the new quote.
@@ -670,7 +769,7 @@ export type CreateQuoteResponse = Message<"corridor.quotes_fx.v1.CreateQuoteResp
  * Use `create(CreateQuoteResponseSchema)` to create a new message.
  */
 export const CreateQuoteResponseSchema: GenMessage<CreateQuoteResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 13);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 17);
 
 /**
  * GetQuoteRequest names a quote.
@@ -705,7 +804,7 @@ export type GetQuoteRequest = Message<"corridor.quotes_fx.v1.GetQuoteRequest"> &
  * Use `create(GetQuoteRequestSchema)` to create a new message.
  */
 export const GetQuoteRequestSchema: GenMessage<GetQuoteRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 14);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 18);
 
 /**
  * GetQuoteResponse holds the quote.
@@ -726,7 +825,7 @@ export type GetQuoteResponse = Message<"corridor.quotes_fx.v1.GetQuoteResponse">
  * Use `create(GetQuoteResponseSchema)` to create a new message.
  */
 export const GetQuoteResponseSchema: GenMessage<GetQuoteResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 15);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 19);
 
 /**
  * ExecuteQuoteRequest is POST /quotes/{id}/execute.
@@ -782,7 +881,7 @@ export type ExecuteQuoteRequest = Message<"corridor.quotes_fx.v1.ExecuteQuoteReq
  * Use `create(ExecuteQuoteRequestSchema)` to create a new message.
  */
 export const ExecuteQuoteRequestSchema: GenMessage<ExecuteQuoteRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 16);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 20);
 
 /**
  * ExecuteQuoteResponse holds the quote after execution.
@@ -810,7 +909,7 @@ export type ExecuteQuoteResponse = Message<"corridor.quotes_fx.v1.ExecuteQuoteRe
  * Use `create(ExecuteQuoteResponseSchema)` to create a new message.
  */
 export const ExecuteQuoteResponseSchema: GenMessage<ExecuteQuoteResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 17);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 21);
 
 /**
  * SendSandboxFundingRequest is POST /sandbox/send.
@@ -859,7 +958,7 @@ export type SendSandboxFundingRequest = Message<"corridor.quotes_fx.v1.SendSandb
  * Use `create(SendSandboxFundingRequestSchema)` to create a new message.
  */
 export const SendSandboxFundingRequestSchema: GenMessage<SendSandboxFundingRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 18);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 22);
 
 /**
  * SendSandboxFundingResponse names the quote's transaction after the payment.
@@ -901,7 +1000,7 @@ export type SendSandboxFundingResponse = Message<"corridor.quotes_fx.v1.SendSand
  * Use `create(SendSandboxFundingResponseSchema)` to create a new message.
  */
 export const SendSandboxFundingResponseSchema: GenMessage<SendSandboxFundingResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 19);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 23);
 
 /**
  * ReceiveUmaPaymentRequest is the body of POST /sandbox/uma/receive.
@@ -964,7 +1063,7 @@ export type ReceiveUmaPaymentRequest = Message<"corridor.quotes_fx.v1.ReceiveUma
  * Use `create(ReceiveUmaPaymentRequestSchema)` to create a new message.
  */
 export const ReceiveUmaPaymentRequestSchema: GenMessage<ReceiveUmaPaymentRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 20);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 24);
 
 /**
  * ReceiveUmaPaymentResponse holds the INCOMING transaction after the exchange.
@@ -992,7 +1091,7 @@ export type ReceiveUmaPaymentResponse = Message<"corridor.quotes_fx.v1.ReceiveUm
  * Use `create(ReceiveUmaPaymentResponseSchema)` to create a new message.
  */
 export const ReceiveUmaPaymentResponseSchema: GenMessage<ReceiveUmaPaymentResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 21);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 25);
 
 /**
  * ApproveIncomingPaymentRequest approves an acknowledged incoming payment.
@@ -1027,7 +1126,7 @@ export type ApproveIncomingPaymentRequest = Message<"corridor.quotes_fx.v1.Appro
  * Use `create(ApproveIncomingPaymentRequestSchema)` to create a new message.
  */
 export const ApproveIncomingPaymentRequestSchema: GenMessage<ApproveIncomingPaymentRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 22);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 26);
 
 /**
  * ApproveIncomingPaymentResponse holds the transaction after approval.
@@ -1048,7 +1147,7 @@ export type ApproveIncomingPaymentResponse = Message<"corridor.quotes_fx.v1.Appr
  * Use `create(ApproveIncomingPaymentResponseSchema)` to create a new message.
  */
 export const ApproveIncomingPaymentResponseSchema: GenMessage<ApproveIncomingPaymentResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 23);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 27);
 
 /**
  * RejectIncomingPaymentRequest rejects an acknowledged incoming payment.
@@ -1083,7 +1182,7 @@ export type RejectIncomingPaymentRequest = Message<"corridor.quotes_fx.v1.Reject
  * Use `create(RejectIncomingPaymentRequestSchema)` to create a new message.
  */
 export const RejectIncomingPaymentRequestSchema: GenMessage<RejectIncomingPaymentRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 24);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 28);
 
 /**
  * RejectIncomingPaymentResponse holds the transaction after rejection.
@@ -1104,7 +1203,7 @@ export type RejectIncomingPaymentResponse = Message<"corridor.quotes_fx.v1.Rejec
  * Use `create(RejectIncomingPaymentResponseSchema)` to create a new message.
  */
 export const RejectIncomingPaymentResponseSchema: GenMessage<RejectIncomingPaymentResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 25);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 29);
 
 /**
  * ListQuotesRequest filters and pages the platform's quotes.
@@ -1160,7 +1259,7 @@ export type ListQuotesRequest = Message<"corridor.quotes_fx.v1.ListQuotesRequest
  * Use `create(ListQuotesRequestSchema)` to create a new message.
  */
 export const ListQuotesRequestSchema: GenMessage<ListQuotesRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 26);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 30);
 
 /**
  * ListQuotesResponse is one page of quotes.
@@ -1188,7 +1287,7 @@ export type ListQuotesResponse = Message<"corridor.quotes_fx.v1.ListQuotesRespon
  * Use `create(ListQuotesResponseSchema)` to create a new message.
  */
 export const ListQuotesResponseSchema: GenMessage<ListQuotesResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 27);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 31);
 
 /**
  * ListUmaProvidersRequest filters and pages the UMA providers.
@@ -1230,7 +1329,7 @@ export type ListUmaProvidersRequest = Message<"corridor.quotes_fx.v1.ListUmaProv
  * Use `create(ListUmaProvidersRequestSchema)` to create a new message.
  */
 export const ListUmaProvidersRequestSchema: GenMessage<ListUmaProvidersRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 28);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 32);
 
 /**
  * UmaProvider is a UMA provider (VASP) the platform can pay.
@@ -1279,7 +1378,7 @@ export type UmaProvider = Message<"corridor.quotes_fx.v1.UmaProvider"> & {
  * Use `create(UmaProviderSchema)` to create a new message.
  */
 export const UmaProviderSchema: GenMessage<UmaProvider> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 29);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 33);
 
 /**
  * ListUmaProvidersResponse is one page of providers.
@@ -1307,7 +1406,7 @@ export type ListUmaProvidersResponse = Message<"corridor.quotes_fx.v1.ListUmaPro
  * Use `create(ListUmaProvidersResponseSchema)` to create a new message.
  */
 export const ListUmaProvidersResponseSchema: GenMessage<ListUmaProvidersResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 30);
+  messageDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 34);
 
 /**
  * QuotesFxService owns rates, fees, receiver lookups, quotes and withdrawal fee estimates. Every
@@ -1445,6 +1544,27 @@ export const QuotesFxService: GenService<{
     methodKind: "unary";
     input: typeof ListUmaProvidersRequestSchema;
     output: typeof ListUmaProvidersResponseSchema;
+  },
+  /**
+   * AuthorizeQuote satisfies the SCA challenge of a PENDING_AUTHORIZATION quote (docs/sca.md);
+   * 409 SCA_NOT_PENDING when it has none.
+   *
+   * @generated from rpc corridor.quotes_fx.v1.QuotesFxService.AuthorizeQuote
+   */
+  authorizeQuote: {
+    methodKind: "unary";
+    input: typeof AuthorizeQuoteRequestSchema;
+    output: typeof AuthorizeQuoteResponseSchema;
+  },
+  /**
+   * ResendQuoteAuthorization sends the code of a PENDING_AUTHORIZATION quote's challenge again.
+   *
+   * @generated from rpc corridor.quotes_fx.v1.QuotesFxService.ResendQuoteAuthorization
+   */
+  resendQuoteAuthorization: {
+    methodKind: "unary";
+    input: typeof ResendQuoteAuthorizationRequestSchema;
+    output: typeof ResendQuoteAuthorizationResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_corridor_quotes_fx_v1_quotes_fx_service, 0);

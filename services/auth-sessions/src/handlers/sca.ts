@@ -1,0 +1,52 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { errors } from "@corridor/kit";
+import type { ScaService } from "@corridor/proto/corridor/auth_sessions/v1/sca_service_pb.js";
+import type { ScaSubjectType } from "../domain/sca/ports.js";
+import type { Sca, ScaChallengeView } from "../domain/sca/sca.js";
+
+const SUBJECTS: readonly ScaSubjectType[] = ["QUOTE", "TRUST_BENEFICIARY", "UNTRUST_BENEFICIARY"];
+
+function subject(type: string): ScaSubjectType {
+  if (!(SUBJECTS as readonly string[]).includes(type)) throw errors.invalidInput([{ field: "subjectType", reason: `must be one of ${SUBJECTS.join(", ")}` }]);
+  return type as ScaSubjectType;
+}
+
+const challengeMsg = (c: ScaChallengeView) => ({
+  id: c.id,
+  expiresAt: timestampFromDate(c.expiresAt),
+  factor: c.factor,
+  availableFactors: c.availableFactors,
+  purpose: c.purpose,
+  authorizedAt: c.authorizedAt ? timestampFromDate(c.authorizedAt) : undefined,
+});
+
+/** ScaService: proto ↔ domain only. */
+export function createScaHandler(deps: { sca: Sca }): ServiceImpl<typeof ScaService> {
+  return {
+    async beginAuthorization(req) {
+      const r = await deps.sca.beginAuthorization({
+        platformId: req.platformId,
+        customerId: req.customerId,
+        subjectType: subject(req.subjectType),
+        subjectId: req.subjectId,
+        externalAccountId: req.externalAccountId,
+      });
+      return { required: r.required, challenge: r.challenge ? challengeMsg(r.challenge) : undefined };
+    },
+    async authorize(req) {
+      return { challenge: challengeMsg(await deps.sca.authorize(req.platformId, subject(req.subjectType), req.subjectId, req.code)) };
+    },
+    async startTrust(req) {
+      return { challenge: challengeMsg(await deps.sca.startTrust({ platformId: req.platformId, customerId: req.customerId, externalAccountId: req.externalAccountId, trust: req.trust })) };
+    },
+    async confirmTrust(req) {
+      const trusted = await deps.sca.confirmTrust({ platformId: req.platformId, externalAccountId: req.externalAccountId, trust: req.trust, code: req.code, challengeId: req.challengeId });
+      return { trusted };
+    },
+    async resendCode(req) {
+      await deps.sca.resend(req.platformId, subject(req.subjectType), req.subjectId);
+      return {};
+    },
+  };
+}
