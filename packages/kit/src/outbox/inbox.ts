@@ -48,13 +48,16 @@ export function inboxName(service: string, def: Pick<ConsumerDefinition, "name">
  *
  * Each delivery runs in one transaction that first records (inbox name, event id) in the inbox
  * and only then runs the handler; a duplicate finds the row and does nothing; a handler error
- * rolls both back and is rethrown so the bus delivers the message again (to every consumer of the
- * topic: those that did go through recognise it). Consumers marked `batch` share transactions:
- * the messages that arrived together, and the consumers of one message, in one transaction (one
- * multi-row inbox INSERT, each fresh event's handler in order, one commit); if it fails, each
- * (message, consumer) is handled again in a transaction of its own, so a bad one fails alone.
- * Other consumers get a transaction per event, after the batched ones. Each consumer's order of
- * events is the order of the topic; there is no order between consumers.
+ * rolls both back, the other consumers still handle the delivery, and the error is rethrown so
+ * the bus delivers it again (the consumers that went through recognise it; the one that failed
+ * handles nothing after it in that delivery, keeping its order). Consumers marked `batch` share
+ * transactions: the messages that arrived together, and the consumers of one message, in one
+ * transaction (one multi-row inbox INSERT, each fresh event's handler in order, one commit); if
+ * it fails, each (message, consumer) is handled again in a transaction of its own, so a bad one
+ * fails alone. Other consumers get a transaction per event, after the batched ones. Each
+ * consumer sees its events in the order of the topic; there is no order between consumers. A
+ * message a consumer keeps refusing holds its partition (its key, in-process) for the whole
+ * service, where it held only that consumer's group before.
  */
 export async function subscribeService(opts: SubscribeServiceOptions): Promise<Subscription> {
   const group = serviceConsumerGroup(opts.service);
@@ -194,31 +197,52 @@ async function subscribeHandlers(opts: SubscribeServiceOptions & { group: string
     }
   };
 
-  /** Several events of consumers marked `batch` in one transaction; each alone if it fails. */
-  const runTogether = async (works: Work[]): Promise<void> => {
-    if (works.length === 1) return runAlone(works[0]!);
-    try {
-      await inTransaction(db, async (trx) => {
-        const fresh = await trx
-          .insertInto("inbox")
-          .values(works.map((w) => ({ consumer: w.handler.name, event_id: w.eventId })))
-          .onConflict((oc) => oc.columns(["consumer", "event_id"]).doNothing())
-          .returning(["consumer", "event_id"])
-          .execute();
-        const toRun = new Set(fresh.map((r) => `${r.consumer}\u0000${r.event_id}`));
-        for (const w of works) {
-          // A duplicate within the batch runs once: the first copy takes the id.
-          if (!toRun.delete(`${w.handler.name}\u0000${w.eventId}`)) continue;
-          await w.handler.inSpan(w.message, async (span) => {
-            span.setAttribute("corridor.inbox.batch", works.length);
-            await w.handler.def.handle(w.event as never, trx);
-          });
-        }
-      });
-    } catch (err) {
-      opts.log.debug({ err, consumer: group, events: works.length }, "batch failed; handling its events one by one");
-      for (const w of works) await runAlone(w);
+  /**
+   * Runs the works of a delivery: the batched consumers' together, then the others' one by one.
+   * A consumer that fails stops there for this delivery (its later events wait, keeping its
+   * order); the other consumers carry on, and the delivery then fails with the first error, so
+   * the bus delivers it again and the inbox skips what went through.
+   */
+  const runWorks = async (works: Work[]): Promise<void> => {
+    const failed = new Set<Handler>();
+    let firstError: unknown;
+    const alone = async (w: Work) => {
+      if (failed.has(w.handler)) return;
+      try {
+        await runAlone(w);
+      } catch (err) {
+        failed.add(w.handler);
+        firstError ??= err;
+      }
+    };
+    const together = works.filter((w) => w.handler.def.batch);
+    if (together.length === 1) await alone(together[0]!);
+    else if (together.length > 1) {
+      try {
+        await inTransaction(db, async (trx) => {
+          const fresh = await trx
+            .insertInto("inbox")
+            .values(together.map((w) => ({ consumer: w.handler.name, event_id: w.eventId })))
+            .onConflict((oc) => oc.columns(["consumer", "event_id"]).doNothing())
+            .returning(["consumer", "event_id"])
+            .execute();
+          const toRun = new Set(fresh.map((r) => `${r.consumer}\u0000${r.event_id}`));
+          for (const w of together) {
+            // A duplicate within the batch runs once: the first copy takes the id.
+            if (!toRun.delete(`${w.handler.name}\u0000${w.eventId}`)) continue;
+            await w.handler.inSpan(w.message, async (span) => {
+              span.setAttribute("corridor.inbox.batch", together.length);
+              await w.handler.def.handle(w.event as never, trx);
+            });
+          }
+        });
+      } catch (err) {
+        opts.log.debug({ err, consumer: group, events: together.length }, "batch failed; handling its events one by one");
+        for (const w of together) await alone(w);
+      }
     }
+    for (const w of works) if (!w.handler.def.batch) await alone(w);
+    if (failed.size > 0) throw firstError;
   };
 
   /**
@@ -250,12 +274,6 @@ async function subscribeHandlers(opts: SubscribeServiceOptions & { group: string
       return;
     }
     await runWorks(works);
-  };
-
-  const runWorks = async (works: Work[]): Promise<void> => {
-    const together = works.filter((w) => w.handler.def.batch);
-    if (together.length > 0) await runTogether(together);
-    for (const w of works) if (!w.handler.def.batch) await runAlone(w);
   };
 
   const batchTopics = [...byTopic].filter(([, hs]) => hs.some((h) => h.def.batch)).map(([topic]) => topic);
