@@ -314,6 +314,11 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
         // inbox (subscribeConsumer) recognises it, so the effect still happens once.
         autoCommit: false,
         eachBatchAutoResolve: false,
+        // One consumer now serves all of a service's topics (the ledger's six), where each topic
+        // had a consumer of its own, working in parallel: fetched batches of up to that many
+        // partitions are handled at once (each partition's messages still one after another, as
+        // replicas sharing a topic already do), so a slow topic does not hold the others.
+        partitionsConsumedConcurrently: Math.min(8, Math.max(1, sub.topics.length)),
         eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
           const topic = batch.topic.startsWith(prefix) ? batch.topic.slice(prefix.length) : batch.topic;
           const messages = batch.messages;
