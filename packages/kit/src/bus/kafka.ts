@@ -3,7 +3,7 @@ import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type IHeaders
 import type { Logger } from "../log.js";
 import { observeConsumerLag, type ConsumerLag } from "../telemetry/instruments.js";
 import { DEFAULT_TOPIC_PARTITIONS } from "./settings.js";
-import type { Bus, BusMessage, SubscribeOptions, Subscription } from "./types.js";
+import type { Bus, BusMessage, FormerGroup, SubscribeOptions, Subscription } from "./types.js";
 
 export interface KafkaBusOptions {
   brokers: string[];
@@ -136,6 +136,88 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     return Promise.all(pending).then(() => undefined);
   }
 
+  /**
+   * The first start of a group that replaces others (SubscribeOptions.formerGroups): for each
+   * topic on which `group` has committed nothing yet, each partition starts at the least offset
+   * the former groups of that topic committed (a partition one of them has no offset for is left
+   * to fromBeginning). Everything below that offset was processed by every former group, so
+   * nothing is skipped; what lies between it and a former group's own offset is delivered again,
+   * and the inbox (kept per handler across the change) recognises it.
+   *
+   * The offsets are committed the way kafka-consumer-groups.sh --reset-offsets commits them: as no
+   * member (generation -1), which the broker accepts only while the group has no live member. So
+   * replicas starting together cannot overwrite the progress of one that has already joined: a
+   * refusal means another replica got there first, and the offsets are looked at again.
+   */
+  async function seedFromFormerGroups(group: string, unprefixedTopics: string[], former: FormerGroup[]): Promise<void> {
+    const groupId = prefix + group;
+    const deadline = Date.now() + (opts.topicCreateTimeoutMs ?? 60_000);
+    for (let attempt = 1; ; attempt++) {
+      const current = await patiently({ group }, () => admin.fetchOffsets({ groupId, topics: unprefixedTopics.map((t) => prefix + t) }));
+      const fresh = unprefixedTopics.filter((t) => !current.find((c) => c.topic === prefix + t)?.partitions.some((p) => Number(p.offset) >= 0));
+      if (fresh.length === 0) return;
+      const seeds: { topic: string; partitions: { partition: number; offset: string }[] }[] = [];
+      const from: Record<string, string[]> = {};
+      for (const topic of fresh) {
+        const olds = former.filter((f) => f.topics.includes(topic)).map((f) => f.group);
+        if (olds.length === 0) continue;
+        // partition -> least committed offset over the former groups; null once one has none.
+        const least = new Map<number, bigint | null>();
+        for (const old of olds) {
+          const [committed] = await patiently({ group: old, topic }, () => admin.fetchOffsets({ groupId: prefix + old, topics: [prefix + topic] }));
+          for (const p of committed?.partitions ?? []) {
+            const offset = BigInt(p.offset);
+            const prev = least.get(p.partition);
+            if (offset < 0n || prev === null) least.set(p.partition, null);
+            else least.set(p.partition, prev === undefined || offset < prev ? offset : prev);
+          }
+        }
+        const partitions = [...least]
+          .filter((e): e is [number, bigint] => e[1] !== null)
+          .map(([partition, offset]) => ({ partition, offset: offset.toString() }));
+        if (partitions.length > 0) {
+          seeds.push({ topic: prefix + topic, partitions });
+          from[topic] = olds;
+        }
+      }
+      if (seeds.length === 0) return;
+      try {
+        await commitAsNoMember(groupId, seeds);
+        log.info({ group, from, offsets: seeds }, "consumer group started from the offsets of the groups it replaces");
+        return;
+      } catch (err) {
+        // Another replica of this group joined meanwhile (it seeded first), or the coordinator is
+        // moving: look again.
+        if (Date.now() > deadline) throw err;
+        log.debug({ group, err: String(err), attempt }, "could not seed the group's offsets yet; looking again");
+        await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** attempt, 2_000)));
+      }
+    }
+  }
+
+  /**
+   * OffsetCommit with generation -1 and no member id, to the group's coordinator: what Kafka's
+   * AdminClient.alterConsumerGroupOffsets sends. kafkajs' admin offers only setOffsets, which joins
+   * the group with a consumer of its own per topic (a rebalance each); the request itself is sent
+   * through a kafkajs cluster of the same client (the Kafka object's private factory, pinned like
+   * fixIdleRequestQueue to the kafkajs release of package.json). Without it, setOffsets.
+   */
+  async function commitAsNoMember(groupId: string, seeds: { topic: string; partitions: { partition: number; offset: string }[] }[]): Promise<void> {
+    const factory = kafkajsClusterFactory(kafka);
+    if (!factory) {
+      for (const s of seeds) await admin.setOffsets({ groupId, topic: s.topic, partitions: s.partitions });
+      return;
+    }
+    const cluster = factory({ allowAutoTopicCreation: false });
+    await cluster.connect();
+    try {
+      const coordinator = await cluster.findGroupCoordinator({ groupId });
+      await coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: "", retentionTime: -1, topics: seeds });
+    } finally {
+      await cluster.disconnect();
+    }
+  }
+
   /** Live consumers, each with the committer of what it has processed (flushed when it closes). */
   const consumers = new Map<Consumer, OffsetCommitter>();
   let closed = false;
@@ -186,6 +268,8 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
       if (closed) throw new Error("bus is closed");
       const topics = sub.topics.map((t) => prefix + t);
       await ensureTopics(topics);
+      if (sub.formerGroups?.length) await seedFromFormerGroups(sub.group, sub.topics, sub.formerGroups);
+      const batchTopics = new Set((sub.batchTopics ?? sub.topics).map((t) => prefix + t));
       const consumer = kafka.consumer({
         groupId: prefix + sub.group,
         allowAutoTopicCreation: false,
@@ -230,12 +314,18 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
         // inbox (subscribeConsumer) recognises it, so the effect still happens once.
         autoCommit: false,
         eachBatchAutoResolve: false,
+        // One consumer now serves all of a service's topics (the ledger's six), where each topic
+        // had a consumer of its own, working in parallel: fetched batches of up to that many
+        // partitions are handled at once (each partition's messages still one after another, as
+        // replicas sharing a topic already do), so a slow topic does not hold the others.
+        partitionsConsumedConcurrently: Math.min(8, Math.max(1, sub.topics.length)),
         eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
           const topic = batch.topic.startsWith(prefix) ? batch.topic.slice(prefix.length) : batch.topic;
           const messages = batch.messages;
+          const batching = !!sub.handleBatch && batchTopics.has(batch.topic);
           try {
             for (let i = 0; i < messages.length && isRunning() && !isStale(); ) {
-              const chunk = sub.handleBatch ? messages.slice(i, i + MAX_HANDLED_BATCH) : [messages[i]!];
+              const chunk = batching ? messages.slice(i, i + MAX_HANDLED_BATCH) : [messages[i]!];
               const converted = chunk.map((m) => toBusMessage(topic, m));
               if (sub.handleBatch && converted.length > 1) await sub.handleBatch(converted);
               else await sub.handle(converted[0]!);
@@ -285,6 +375,29 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
       await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
     },
   };
+}
+
+/** The part of a kafkajs Cluster (not exported by the package) the group seeding uses. */
+interface KafkajsCluster {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  findGroupCoordinator(opts: { groupId: string }): Promise<{
+    offsetCommit(req: {
+      groupId: string;
+      groupGenerationId: number;
+      memberId: string;
+      retentionTime: number;
+      topics: { topic: string; partitions: { partition: number; offset: string }[] }[];
+    }): Promise<unknown>;
+  }>;
+}
+
+/** The Kafka object's private cluster factory, on the kafkajs release this was written for. */
+function kafkajsClusterFactory(kafka: Kafka): ((opts: { allowAutoTopicCreation: boolean }) => KafkajsCluster) | undefined {
+  if (kafkajsRequestQueue().version !== KAFKAJS_REQUEST_QUEUE_FIXED_FOR) return undefined;
+  const key = Object.getOwnPropertySymbols(kafka).find((s) => s.description === "private:Kafka:createCluster");
+  const factory = key ? (kafka as unknown as Record<symbol, unknown>)[key] : undefined;
+  return typeof factory === "function" ? (factory as (opts: { allowAutoTopicCreation: boolean }) => KafkajsCluster) : undefined;
 }
 
 /** The kafkajs release whose request queue fixIdleRequestQueue corrects (packages/kit/package.json pins it). */

@@ -31,6 +31,27 @@ export interface SubscribeOptions {
    * ones that did go through). Without it every message goes to `handle`.
    */
   handleBatch?(messages: BusMessage[]): Promise<void>;
+  /**
+   * The topics whose fetched messages go to `handleBatch` (default: every topic, when
+   * `handleBatch` is given). Messages of other topics go to `handle` one at a time, each
+   * acknowledged on its own.
+   */
+  batchTopics?: string[];
+  /**
+   * Groups this one replaces (Kafka only: the in-process bus keeps nothing across restarts). At
+   * the first start of `group`, for each of its topics on which it has committed nothing yet,
+   * every partition starts at the least offset the former groups of that topic committed for it,
+   * or at the beginning when any of them has none: nothing one of them had not processed is
+   * skipped, and what some had processed is delivered again (consumers deduplicate). The former
+   * groups themselves are left as they are. See docs/events.md, "Consumer groups".
+   */
+  formerGroups?: FormerGroup[];
+}
+
+/** A consumer group a new one takes over from, and the topics it consumed. */
+export interface FormerGroup {
+  group: string;
+  topics: string[];
 }
 
 export interface Bus {

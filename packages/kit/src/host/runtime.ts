@@ -1,6 +1,6 @@
 import type { Subscription } from "../bus/types.js";
 import { assertSchemaMigrated, migrateSchema } from "../db/index.js";
-import { createOutboxRelay, outboxChannel, subscribeConsumer } from "../outbox/index.js";
+import { createOutboxRelay, outboxChannel, subscribeService } from "../outbox/index.js";
 import type { BackgroundWorker, BuiltService, ServiceDeps, ServiceModule } from "../service.js";
 import { serviceLogger } from "../log.js";
 import { observeOutbox } from "../telemetry/instruments.js";
@@ -44,8 +44,8 @@ export async function prepareService(module: ServiceModule, deps: ServiceDeps, o
     module,
     built,
     async subscribe() {
-      // Together: on Kafka each consumer joins its own group, and one join waits for the broker.
-      subscriptions.push(...(await Promise.all(built.consumers.map((def) => subscribeConsumer({ db, bus: deps.bus, service: module.name, def, log })))));
+      // One consumer group for all of the service's consumers (docs/events.md, "Consumer groups").
+      if (built.consumers.length > 0) subscriptions.push(await subscribeService({ db, bus: deps.bus, service: module.name, consumers: built.consumers, log }));
     },
     start() {
       const relay = createOutboxRelay({ db, bus: deps.bus, log, wakeups: (wake) => deps.db.listen(outboxChannel(module.schema), wake) });

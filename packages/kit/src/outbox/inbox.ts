@@ -1,7 +1,7 @@
-import { fromBinary } from "@bufbuild/protobuf";
+import { fromBinary, type DescMessage } from "@bufbuild/protobuf";
 import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from "@opentelemetry/api";
 import type { Kysely } from "kysely";
-import type { Bus, BusMessage, Subscription } from "../bus/types.js";
+import type { Bus, BusMessage, FormerGroup, Subscription } from "../bus/types.js";
 import type { Logger } from "../log.js";
 import type { ConsumerDefinition } from "../service.js";
 import { recordInboxHandling } from "../telemetry/instruments.js";
@@ -19,140 +19,269 @@ export interface SubscribeConsumerOptions {
   log: Logger;
 }
 
+export interface SubscribeServiceOptions {
+  /** The consuming service's schema-scoped database (DatabaseHandle.forSchema). */
+  db: Kysely<any>;
+  bus: Bus;
+  /** Service name: the consumer group (`serviceConsumerGroup`); each consumer's inbox is `${service}.${def.name}`. */
+  service: string;
+  consumers: ConsumerDefinition<any>[];
+  log: Logger;
+}
+
+/** The one consumer group of a service's consumers (docs/events.md, "Consumer groups"). */
+export function serviceConsumerGroup(service: string): string {
+  return service;
+}
+
+/** A consumer's inbox name: `${service}.${def.name}`, which was also its consumer group before a service had one. */
+export function inboxName(service: string, def: Pick<ConsumerDefinition, "name">): string {
+  return `${service}.${def.name}`;
+}
+
 /**
- * Subscribes a service's consumer with the inbox around it: each delivery runs in one
- * transaction that first records (consumer, event id) in the inbox and only then runs the
- * handler. A duplicate delivery finds the row and does nothing; a handler error rolls both back
- * and is rethrown so the bus delivers the message again. The handler runs in a CONSUMER span
- * whose parent is the producer's trace context from the message headers. A consumer with
- * `batch` set handles the messages that arrive together in one such transaction (handleBatch).
+ * Subscribes all of a service's consumers under one consumer group (the service's name): each
+ * message is fetched, decoded and acknowledged once for the service, and handed to the consumers
+ * of its topic. Exactly-once holds per consumer: each keeps its own inbox name
+ * (`${service}.${def.name}`). On Kafka, the group's first start takes its offsets over from the
+ * per-consumer groups of before (SubscribeOptions.formerGroups).
+ *
+ * Each delivery runs in one transaction that first records (inbox name, event id) in the inbox
+ * and only then runs the handler; a duplicate finds the row and does nothing; a handler error
+ * rolls both back, the other consumers still handle the delivery, and the error is rethrown so
+ * the bus delivers it again (the consumers that went through recognise it; the one that failed
+ * handles nothing after it in that delivery, keeping its order). Consumers marked `batch` share
+ * transactions: the messages that arrived together, and the consumers of one message, in one
+ * transaction (one multi-row inbox INSERT, each fresh event's handler in order, one commit); if
+ * it fails, each (message, consumer) is handled again in a transaction of its own, so a bad one
+ * fails alone. Other consumers get a transaction per event, after the batched ones. Each
+ * consumer sees its events in the order of the topic; there is no order between consumers. A
+ * message a consumer keeps refusing holds its partition (its key, in-process) for the whole
+ * service, where it held only that consumer's group before.
+ */
+export async function subscribeService(opts: SubscribeServiceOptions): Promise<Subscription> {
+  const group = serviceConsumerGroup(opts.service);
+  const formerGroups: FormerGroup[] = opts.consumers.map((def) => ({ group: inboxName(opts.service, def), topics: [def.topic] }));
+  return subscribeHandlers({ ...opts, group, formerGroups });
+}
+
+/**
+ * Subscribes one consumer under a group of its own, `${service}.${def.name}` (the inbox name): a
+ * deployable with a single consumer (a rail connector). Same inbox, transactions and batching as
+ * subscribeService.
  */
 export async function subscribeConsumer(opts: SubscribeConsumerOptions): Promise<Subscription> {
-  const { def } = opts;
+  return subscribeHandlers({ db: opts.db, bus: opts.bus, service: opts.service, consumers: [opts.def], log: opts.log, group: inboxName(opts.service, opts.def) });
+}
+
+/** One consumer as the dispatcher runs it. */
+interface Handler {
+  def: ConsumerDefinition<any>;
+  /** Inbox name, and the consumer's name in spans and metrics. */
+  name: string;
+  log: Logger;
+  inSpan<T>(message: BusMessage, fn: (span: Span) => Promise<T>): Promise<T>;
+}
+
+/** A message's event for one consumer. */
+interface Work {
+  handler: Handler;
+  message: BusMessage;
+  event: unknown;
+  eventId: string;
+}
+
+async function subscribeHandlers(opts: SubscribeServiceOptions & { group: string; formerGroups?: FormerGroup[] }): Promise<Subscription> {
   const db = opts.db as Kysely<KitTables>;
-  const group = `${opts.service}.${def.name}`;
-  const log = opts.log.child({ consumer: group, topic: def.topic });
+  const { group } = opts;
   const tracer = trace.getTracer(TRACER_NAME);
+  const names = new Set<string>();
 
-  const messaging = {
-    "messaging.system": opts.bus.kind === "kafka" ? "kafka" : "in-process",
-    "messaging.operation.type": "process",
-    "messaging.destination.name": def.topic,
-    "messaging.consumer.group.name": group,
+  const handler = (def: ConsumerDefinition<any>): Handler => {
+    const name = inboxName(opts.service, def);
+    if (names.has(name)) throw new Error(`two consumers of ${opts.service} are named ${def.name}`);
+    names.add(name);
+    const messaging = {
+      "messaging.system": opts.bus.kind === "kafka" ? "kafka" : "in-process",
+      "messaging.operation.type": "process",
+      "messaging.destination.name": def.topic,
+      "messaging.consumer.group.name": group,
+      "corridor.consumer": name,
+    };
+    // Bounded: consumer names and topics are fixed by the code. Metrics stay per consumer (its
+    // inbox name, which was its group before a service had one), so dashboards keep their series.
+    const metricAttributes = { "messaging.consumer.group.name": name, "messaging.destination.name": def.topic };
+    return {
+      def,
+      name,
+      log: opts.log.child({ consumer: name, topic: def.topic }),
+      /** Runs `fn` in a CONSUMER span whose parent is the message's producer. */
+      inSpan: (message, fn) =>
+        tracer.startActiveSpan(
+          `${def.topic} process`,
+          { kind: SpanKind.CONSUMER, attributes: { ...messaging, "messaging.message.id": message.headers["event-id"] ?? "" } },
+          propagation.extract(ROOT_CONTEXT, message.headers),
+          async (span) => {
+            const started = performance.now();
+            try {
+              const result = await fn(span);
+              recordInboxHandling((performance.now() - started) / 1000, metricAttributes);
+              return result;
+            } catch (err) {
+              recordInboxHandling((performance.now() - started) / 1000, metricAttributes, err);
+              span.recordException(err as Error);
+              span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error)?.message });
+              throw err;
+            } finally {
+              span.end();
+            }
+          },
+        ),
+    };
   };
 
-  // Bounded: the consumer group and topic are fixed by the code.
-  const metricAttributes = { "messaging.consumer.group.name": group, "messaging.destination.name": def.topic };
+  const byTopic = new Map<string, Handler[]>();
+  for (const def of opts.consumers) {
+    const list = byTopic.get(def.topic) ?? [];
+    list.push(handler(def));
+    byTopic.set(def.topic, list);
+  }
 
-  /** Runs `fn` in a CONSUMER span whose parent is the message's producer. */
-  const inSpan = <T>(message: BusMessage, fn: (span: Span) => Promise<T>): Promise<T> =>
-    tracer.startActiveSpan(
-      `${def.topic} process`,
-      { kind: SpanKind.CONSUMER, attributes: { ...messaging, "messaging.message.id": message.headers["event-id"] ?? "" } },
-      propagation.extract(ROOT_CONTEXT, message.headers),
-      async (span) => {
-        const started = performance.now();
-        try {
-          const result = await fn(span);
-          recordInboxHandling((performance.now() - started) / 1000, metricAttributes);
-          return result;
-        } catch (err) {
-          recordInboxHandling((performance.now() - started) / 1000, metricAttributes, err);
-          span.recordException(err as Error);
-          span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error)?.message });
-          throw err;
-        } finally {
-          span.end();
+  /**
+   * The events of `messages` for the consumers of their topic, in message order: one decoding per
+   * message and envelope type, whatever the number of consumers. An event a consumer ignores
+   * (`relevant`) costs nothing more: no span, no transaction, no inbox row. Throws when a message
+   * cannot be decoded or has no event id.
+   */
+  const decode = (messages: BusMessage[]): Work[] => {
+    const works: Work[] = [];
+    for (const message of messages) {
+      const decoded = new Map<DescMessage, unknown>();
+      for (const h of byTopic.get(message.topic) ?? []) {
+        let event = decoded.get(h.def.schema);
+        if (event === undefined) {
+          event = fromBinary(h.def.schema, message.value);
+          decoded.set(h.def.schema, event);
         }
-      },
-    );
-
-  /** The message's event, or undefined when this consumer ignores it. */
-  const decode = (message: BusMessage) => {
-    const event = fromBinary(def.schema, message.value);
-    const eventId = def.eventId(event) || message.headers["event-id"];
-    if (!eventId) throw new Error(`event on ${def.topic} has no event id; cannot deduplicate`);
-    return def.relevant && !def.relevant(event) ? undefined : { event, eventId };
+        if (h.def.relevant && !h.def.relevant(event as never)) continue;
+        const eventId = h.def.eventId(event as never) || message.headers["event-id"];
+        if (!eventId) throw new Error(`event on ${message.topic} has no event id; cannot deduplicate`);
+        works.push({ handler: h, message, event, eventId });
+      }
+    }
+    return works;
   };
 
-  const handle = async (message: BusMessage) => {
-    // An event this consumer ignores costs its decoding and nothing more: no span, no transaction
-    // (consumers of the ledger's topic skip most of its events). One that cannot be decoded fails
-    // inside the span below, so the failure is traced.
-    let early: ReturnType<typeof decode> | null = null;
+  /** One consumer's event in a transaction of its own. */
+  const runAlone = async (w: Work): Promise<void> => {
+    const h = w.handler;
     try {
-      early = decode(message);
-      if (!early) return;
-    } catch {
-      early = null;
-    }
-    try {
-      await inSpan(message, async (span) => {
-        const decoded = early ?? decode(message)!;
+      await h.inSpan(w.message, async (span) => {
         const ran = await inTransaction(db, async (trx) => {
           const fresh = await trx
             .insertInto("inbox")
-            .values({ consumer: group, event_id: decoded.eventId })
+            .values({ consumer: h.name, event_id: w.eventId })
             .onConflict((oc) => oc.columns(["consumer", "event_id"]).doNothing())
             .returning("event_id")
             .executeTakeFirst();
           if (!fresh) return false;
-          await def.handle(decoded.event, trx);
+          await h.def.handle(w.event as never, trx);
           return true;
         });
-        if (!ran) log.debug({ event_id: decoded.eventId }, "duplicate delivery ignored");
+        if (!ran) h.log.debug({ event_id: w.eventId }, "duplicate delivery ignored");
         span.setAttribute("corridor.inbox.duplicate", !ran);
       });
     } catch (err) {
-      log.warn({ err, event_id: message.headers["event-id"] }, "consumer failed; the bus will redeliver");
+      h.log.warn({ err, event_id: w.eventId }, "consumer failed; the bus will redeliver");
       throw err;
     }
   };
 
   /**
-   * A consumer with `batch` set handles the messages that arrived together in one transaction:
-   * one inbox INSERT for all their event ids, then each fresh event's handler in order, one
-   * commit. If that transaction fails, each message is handled again in a transaction of its
-   * own, so one bad message fails alone and the others still go through (or are recognised).
+   * Runs the works of a delivery: the batched consumers' together, then the others' one by one.
+   * A consumer that fails stops there for this delivery (its later events wait, keeping its
+   * order); the other consumers carry on, and the delivery then fails with the first error, so
+   * the bus delivers it again and the inbox skips what went through.
    */
-  const handleBatch = async (messages: BusMessage[]) => {
-    let decoded: { message: BusMessage; event: unknown; eventId: string }[];
-    try {
-      decoded = messages.flatMap((message) => {
-        const d = decode(message);
-        return d ? [{ message, ...d }] : [];
-      });
-    } catch {
-      for (const m of messages) await handle(m);
-      return;
+  const runWorks = async (works: Work[]): Promise<void> => {
+    const failed = new Set<Handler>();
+    let firstError: unknown;
+    const alone = async (w: Work) => {
+      if (failed.has(w.handler)) return;
+      try {
+        await runAlone(w);
+      } catch (err) {
+        failed.add(w.handler);
+        firstError ??= err;
+      }
+    };
+    const together = works.filter((w) => w.handler.def.batch);
+    if (together.length === 1) await alone(together[0]!);
+    else if (together.length > 1) {
+      try {
+        await inTransaction(db, async (trx) => {
+          const fresh = await trx
+            .insertInto("inbox")
+            .values(together.map((w) => ({ consumer: w.handler.name, event_id: w.eventId })))
+            .onConflict((oc) => oc.columns(["consumer", "event_id"]).doNothing())
+            .returning(["consumer", "event_id"])
+            .execute();
+          const toRun = new Set(fresh.map((r) => `${r.consumer}\u0000${r.event_id}`));
+          for (const w of together) {
+            // A duplicate within the batch runs once: the first copy takes the id.
+            if (!toRun.delete(`${w.handler.name}\u0000${w.eventId}`)) continue;
+            await w.handler.inSpan(w.message, async (span) => {
+              span.setAttribute("corridor.inbox.batch", together.length);
+              await w.handler.def.handle(w.event as never, trx);
+            });
+          }
+        });
+      } catch (err) {
+        opts.log.debug({ err, consumer: group, events: together.length }, "batch failed; handling its events one by one");
+        for (const w of together) await alone(w);
+      }
     }
-    if (decoded.length <= 1) {
-      for (const d of decoded) await handle(d.message);
-      return;
-    }
-    try {
-      await inTransaction(db, async (trx) => {
-        const fresh = await trx
-          .insertInto("inbox")
-          .values(decoded.map((d) => ({ consumer: group, event_id: d.eventId })))
-          .onConflict((oc) => oc.columns(["consumer", "event_id"]).doNothing())
-          .returning("event_id")
-          .execute();
-        const toRun = new Set(fresh.map((r) => r.event_id));
-        for (const d of decoded) {
-          // A duplicate within the batch runs once: the first copy takes the id.
-          if (!toRun.delete(d.eventId)) continue;
-          await inSpan(d.message, async (span) => {
-            span.setAttribute("corridor.inbox.batch", decoded.length);
-            await def.handle(d.event as never, trx);
-          });
-        }
-      });
-    } catch (err) {
-      log.debug({ err, messages: messages.length }, "batch failed; handling its messages one by one");
-      for (const m of messages) await handle(m);
-    }
+    for (const w of works) if (!w.handler.def.batch) await alone(w);
+    if (failed.size > 0) throw firstError;
   };
 
-  return opts.bus.subscribe({ group, topics: [def.topic], handle, ...(def.batch ? { handleBatch } : {}) });
+  /**
+   * Messages of one topic (one partition on Kafka), in order. Resolves once every consumer of the
+   * topic has processed every one of them; throws to have them all delivered again.
+   */
+  const handleMessages = async (messages: BusMessage[]): Promise<void> => {
+    let works: Work[];
+    try {
+      works = decode(messages);
+    } catch (err) {
+      // A message that cannot be decoded fails inside a span of each consumer of its topic (so
+      // the failure is traced and counted); the ones before it go through first.
+      for (const message of messages) {
+        let mine: Work[];
+        try {
+          mine = decode([message]);
+        } catch (e) {
+          const h = byTopic.get(message.topic)?.[0];
+          if (!h) throw e;
+          h.log.warn({ err: e, event_id: message.headers["event-id"] }, "consumer failed; the bus will redeliver");
+          await h.inSpan(message, async () => {
+            throw e;
+          });
+          throw err;
+        }
+        await runWorks(mine);
+      }
+      return;
+    }
+    await runWorks(works);
+  };
+
+  const batchTopics = [...byTopic].filter(([, hs]) => hs.some((h) => h.def.batch)).map(([topic]) => topic);
+  return opts.bus.subscribe({
+    group,
+    topics: [...byTopic.keys()],
+    handle: (message) => handleMessages([message]),
+    ...(batchTopics.length > 0 ? { handleBatch: handleMessages, batchTopics } : {}),
+    ...(opts.formerGroups?.length ? { formerGroups: opts.formerGroups } : {}),
+  });
 }
