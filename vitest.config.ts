@@ -14,6 +14,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 180_000,
     pool: "forks",
+    // Two files at a time: most files wait on other processes (the split system, Postgres, Kafka,
+    // a browser), so a second worker uses the core the first leaves idle. The suites that must run
+    // alone (chaos, replicas) run one file at a time in their own group (singleFork below).
+    maxWorkers: 2,
+    minWorkers: 1,
     projects: [
       {
         extends: true,
@@ -66,6 +71,7 @@ export default defineConfig({
           name: "replicas",
           include: ["test/replicas/**/*.test.ts"],
           sequence: { groupOrder: 2 },
+          poolOptions: { forks: { singleFork: true } },
           globalSetup: ["test/infra/template-setup.ts"],
           testTimeout: 240_000,
           hookTimeout: 660_000,
@@ -106,6 +112,7 @@ export default defineConfig({
           name: "chaos",
           include: ["test/chaos/**/*.test.ts"],
           sequence: { groupOrder: 1 },
+          poolOptions: { forks: { singleFork: true } },
           testTimeout: 240_000,
           hookTimeout: 240_000,
         },
