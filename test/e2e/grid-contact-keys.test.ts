@@ -66,7 +66,7 @@ describe.skipIf(Boolean(skipReason()))("contact verification (Grid's verify-emai
     const sent = await p.call("POST", `/customers/${customer.body.id}/verify-email`);
     expect(sent.status, JSON.stringify(sent.body)).toBe(204);
     const code = otpCodeOf((await eventually(async () => (await mailbox.mailsTo(email))[0]))!);
-    const wrong = await p.call("POST", `/customers/${customer.body.id}/verify-email/confirm`, { code: code === "000000" ? "000001" : "000000" });
+    const wrong = await p.call("POST", `/customers/${customer.body.id}/verify-email/confirm`, { code: code === "123456" ? "123457" : "123456" });
     expect(wrong.status, JSON.stringify(wrong.body)).toBe(400);
     expect(wrong.body.code).toBe("INVALID_VERIFICATION_CODE");
     expect(wrong.body.details.attemptsLeft).toBe(4);
@@ -100,9 +100,9 @@ describe.skipIf(Boolean(skipReason()))("contact verification (Grid's verify-emai
     expect(codes.filter((c) => c === "VERIFICATION_ATTEMPTS_EXCEEDED")).toHaveLength(7);
     const right = await p.call("POST", `/customers/${customer.body.id}/verify-email/confirm`, { code });
     expect(right.body.code).toBe("VERIFICATION_ATTEMPTS_EXCEEDED");
-    // A new send: the sandbox magic code (the spec's 000000) confirms.
+    // A new send: the sandbox magic code (Grid's 123456) confirms.
     expect((await p.call("POST", `/customers/${customer.body.id}/verify-email`)).status).toBe(204);
-    const magic = await p.call("POST", `/customers/${customer.body.id}/verify-email/confirm`, { code: "000000" });
+    const magic = await p.call("POST", `/customers/${customer.body.id}/verify-email/confirm`, { code: "123456" });
     expect(magic.status, JSON.stringify(magic.body)).toBe(200);
     expect(magic.body.contactVerification.email).toBe("VERIFIED");
   });

@@ -6,7 +6,7 @@ import { CustomerIdParams } from "../schemas/customers.js";
 import type { Api, RouteDeps } from "./types.js";
 
 const ConfirmBody = Type.Object(
-  { code: Type.String({ minLength: 1, maxLength: 16, description: "The one-time code the customer received (6 digits). Sandbox platforms: 000000 also confirms, after a send." }) },
+  { code: Type.String({ minLength: 1, maxLength: 16, description: "The one-time code the customer received (6 digits). Sandbox platforms: 123456 (Grid's sandbox code) also confirms, after a send." }) },
   { additionalProperties: false, description: "The code to confirm." },
 );
 
@@ -28,7 +28,7 @@ export function contactVerificationRoutes(app: Api, { clients }: RouteDeps): voi
         config: { permission: "MANAGE" },
         schema: {
           summary: `Send a ${path} verification code`,
-          description: `Sends (or re-sends) a 6-digit one-time code to the customer's ${noun} ${how}; it confirms within 5 minutes and 5 wrong tries, and a new send replaces the outstanding code. The code is never written to any log. Sandbox platforms: nothing is sent when the deployment has no mail server, and the magic code 000000 confirms. A production platform of a deployment that cannot deliver → 400 ${channel === "EMAIL" ? "EMAIL_DELIVERY_NOT_CONFIGURED" : "SMS_DELIVERY_NOT_CONFIGURED"}. No ${noun} on file → 409 CONTACT_VERIFICATION_NOT_REQUIRED; already verified → 409 CONTACT_ALREADY_VERIFIED. Answers 204. Needs MANAGE.`,
+          description: `Sends (or re-sends) a 6-digit one-time code to the customer's ${noun} ${how}; it confirms within 5 minutes and 5 wrong tries, and a new send replaces the outstanding code. The code is never written to any log. Sandbox platforms: nothing is sent when the deployment has no mail server, and the magic code 123456 (Grid's) confirms. A production platform of a deployment that cannot deliver → 400 ${channel === "EMAIL" ? "EMAIL_DELIVERY_NOT_CONFIGURED" : "SMS_DELIVERY_NOT_CONFIGURED"}. No ${noun} on file → 409 CONTACT_VERIFICATION_NOT_REQUIRED; already verified → 409 CONTACT_ALREADY_VERIFIED. Answers 204. Needs MANAGE.`,
           tags: ["Customers"],
           params: CustomerIdParams,
           response: { 204: Type.Null({ description: "Code sent." }), ...errorResponses },

@@ -99,15 +99,15 @@ describe("contact verification (customers-kyc)", () => {
     expect((await h.client.confirmContactVerification({ platformId, customerId, channel: "EMAIL", code: "192837" })).customer!.contactVerification?.email).toBe("VERIFIED");
   });
 
-  it("accepts the sandbox magic code 000000 on sandbox platforms only, and only after a send", async () => {
+  it("accepts the sandbox magic code 123456 on sandbox platforms only, and only after a send", async () => {
     const sandbox = await customerWithEmail("SANDBOX");
-    await expectPublicError(h.client.confirmContactVerification({ ...sandbox, channel: "EMAIL", code: "000000" }), "INVALID", "VERIFICATION_CODE_NOT_SENT");
+    await expectPublicError(h.client.confirmContactVerification({ ...sandbox, channel: "EMAIL", code: "123456" }), "INVALID", "VERIFICATION_CODE_NOT_SENT");
     nextCode = "424242";
     await h.client.sendContactVerification({ platformId: sandbox.platformId, customerId: sandbox.customerId, channel: "EMAIL" });
-    expect((await h.client.confirmContactVerification({ platformId: sandbox.platformId, customerId: sandbox.customerId, channel: "EMAIL", code: "000000" })).customer!.contactVerification?.email).toBe("VERIFIED");
+    expect((await h.client.confirmContactVerification({ platformId: sandbox.platformId, customerId: sandbox.customerId, channel: "EMAIL", code: "123456" })).customer!.contactVerification?.email).toBe("VERIFIED");
     const prod = await customerWithEmail("PRODUCTION");
     await h.client.sendContactVerification({ platformId: prod.platformId, customerId: prod.customerId, channel: "EMAIL" });
-    await expectPublicError(h.client.confirmContactVerification({ platformId: prod.platformId, customerId: prod.customerId, channel: "EMAIL", code: "000000" }), "INVALID", "INVALID_VERIFICATION_CODE");
+    await expectPublicError(h.client.confirmContactVerification({ platformId: prod.platformId, customerId: prod.customerId, channel: "EMAIL", code: "123456" }), "INVALID", "INVALID_VERIFICATION_CODE");
   });
 
   it("answers 409 CONTACT_VERIFICATION_NOT_REQUIRED without a contact on file (no email; customers carry no phone)", async () => {

@@ -8,8 +8,8 @@ import type { Customer } from "./types.js";
  * six-digit code is drawn, stored only as a SHA-256, delivered like EMAIL_OTP codes (auth-sessions'
  * mailer: SMTP; never written to any log), and confirmed within 5 minutes and 5 wrong guesses. The
  * guesses are counted under a row lock, so concurrent wrong guesses can never exceed the limit.
- * Sandbox platforms also accept the magic code 000000 (the spec's sandbox OTP), under the same
- * attempt limit and only after a send. A channel is verified while the contact on file equals the
+ * Sandbox platforms also accept Grid's sandbox code 123456 (as SCA challenges do; EMAIL_OTP's
+ * credential verify keeps the spec's 000000), under the same attempt limit and only after a send. A channel is verified while the contact on file equals the
  * one confirmed: a changed email is PENDING again.
  */
 
@@ -17,8 +17,8 @@ export const CONTACT_CHANNELS = ["EMAIL", "PHONE"] as const;
 export type ContactChannel = (typeof CONTACT_CHANNELS)[number];
 
 export const CONTACT_LIMITS = { codeMs: 5 * 60_000, attempts: 5 } as const;
-/** The spec's sandbox OTP magic value, reused for contact verification. */
-export const SANDBOX_CONTACT_CODE = "000000";
+/** Grid's sandbox code for its verification routes (docs/sca.md uses the same for SCA). */
+export const SANDBOX_CONTACT_CODE = "123456";
 
 export interface StoredContactCode {
   platformId: string;
