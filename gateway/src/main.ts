@@ -2,8 +2,7 @@
 // (gRPC over h2c) at CORRIDOR_<SERVICE>_URL; rate limits and the auth cache live in Redis when
 // REDIS_URL is set.
 import type { Transport } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
-import { SERVICE_NAMES, createLogger, loadConfig, serviceUrlEnvKey, startMetrics, startTelemetry, tracingClientInterceptor, type ServiceName } from "@corridor/kit";
+import { SERVICE_NAMES, createLogger, createServiceTransport, loadConfig, serviceUrlEnvKey, startMetrics, startTelemetry, tracingClientInterceptor, type ServiceName } from "@corridor/kit";
 import { buildGateway } from "./app.js";
 import { gatewayTuning, splitGatewayConfigSchema } from "./config.js";
 
@@ -15,7 +14,7 @@ const log = createLogger("gateway");
 const metrics = await startMetrics({ serviceName: "gateway", port: config.METRICS_PORT, host: config.HOST, env: process.env });
 const urls = config as unknown as Record<string, string>;
 const transports = new Map<ServiceName, Transport>(
-  SERVICE_NAMES.map((s) => [s, createGrpcTransport({ baseUrl: urls[serviceUrlEnvKey(s)]!, interceptors: [tracingClientInterceptor()] })]),
+  SERVICE_NAMES.map((s) => [s, createServiceTransport({ baseUrl: urls[serviceUrlEnvKey(s)]!, interceptors: [tracingClientInterceptor()] })]),
 );
 
 let closing = false;

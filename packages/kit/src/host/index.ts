@@ -5,3 +5,4 @@ export { HealthState, LIVENESS_SERVICE, type HealthOptions } from "./health.js";
 export { appErrorInterceptor } from "./errors.js";
 export { DEFAULT_SERVICE_PORTS, serviceUrl, serviceUrlEnvKey } from "./ports.js";
 export { prepareService, startService, type HostOptions, type PreparedService, type RunningService } from "./runtime.js";
+export { createServiceTransport } from "./grpc-transport.js";

@@ -1,5 +1,4 @@
 import type { Transport } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
 import { createBus, kafkaTopicPartitionsGrowSetting, kafkaTopicPartitionsSetting } from "../bus/index.js";
 import { openRedisConfigBoard } from "../clients/config-board.js";
 import { systemClock } from "../clock.js";
@@ -9,6 +8,7 @@ import { createLogger } from "../log.js";
 import type { ServiceModule, ServiceName, TransportFor } from "../service.js";
 import { metricsPortSetting, observeDatabasePool, startMetrics, startTelemetry, tracingClientInterceptor, tracingServerInterceptor } from "../telemetry/index.js";
 import { serveConnect } from "./connect-server.js";
+import { createServiceTransport } from "./grpc-transport.js";
 import { appErrorInterceptor } from "./errors.js";
 import { HealthState } from "./health.js";
 import { DEFAULT_SERVICE_PORTS, serviceUrl } from "./ports.js";
@@ -113,7 +113,7 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
   const transportFor: TransportFor = (service) => {
     let t = transports.get(service);
     if (!t) {
-      t = createGrpcTransport({ baseUrl: serviceUrl(service), interceptors: [tracingClientInterceptor()] });
+      t = createServiceTransport({ baseUrl: serviceUrl(service), interceptors: [tracingClientInterceptor()] });
       transports.set(service, t);
     }
     return t;
