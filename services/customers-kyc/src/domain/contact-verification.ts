@@ -129,22 +129,34 @@ export function createContactVerification(deps: ContactVerificationDeps) {
     async send(platformId: string, customerId: string, channelInput: string): Promise<void> {
       const channel = parseChannel(channelInput);
       const now = await deps.platformNow(platformId);
-      await deps.transact(async (store) => {
-        const to = requireVerifiable(await store.customer(platformId, customerId, { forUpdate: true }), customerId, channel);
-        const code = newCode();
+      const code = newCode();
+      const codeSha256 = hashContactCode(customerId, channel, code);
+      // Stored and committed first, delivered after: the delivery is an RPC to auth-sessions (and
+      // SMTP behind it), which must never run while this transaction holds the customer's row (in
+      // embedded mode, on PGlite's one session, auth-sessions' own query would wait on it for good).
+      const to = await deps.transact(async (store) => {
+        const address = requireVerifiable(await store.customer(platformId, customerId, { forUpdate: true }), customerId, channel);
         await store.putCode({
           platformId,
           customerId,
           channel,
-          sentTo: to,
-          codeSha256: hashContactCode(customerId, channel, code),
+          sentTo: address,
+          codeSha256,
           attempts: 0,
           createdAt: now,
           expiresAt: new Date(now.getTime() + CONTACT_LIMITS.codeMs),
         });
-        // Delivered before the commit: a code that could not be delivered leaves nothing behind.
-        await deps.sender.send({ platformId, customerId, channel, to, code });
+        return address;
       });
+      try {
+        await deps.sender.send({ platformId, customerId, channel, to, code });
+      } catch (err) {
+        // A code that could not be delivered leaves nothing behind (unless a newer send replaced it).
+        await deps.transact(async (store) => {
+          if ((await store.lockCode(platformId, customerId, channel))?.codeSha256 === codeSha256) await store.removeCode(platformId, customerId, channel);
+        });
+        throw err;
+      }
     },
 
     /** Confirms a code; answers the customer (now VERIFIED on that channel). */
