@@ -46,7 +46,7 @@ export default defineConfig({
           include: ["test/e2e/**/*.test.ts"],
           // Suites that need the system inside the test process (span collection, stopping and
           // restarting it) run in the embedded project only.
-          exclude: ["test/e2e/tracing.test.ts", "test/e2e/ledger-restart.test.ts", "test/e2e/service-spans.test.ts", "test/e2e/database-connections.test.ts"],
+          exclude: ["test/e2e/tracing.test.ts", "test/e2e/ledger-restart.test.ts", "test/e2e/customer-bulk-import-restart.test.ts", "test/e2e/service-spans.test.ts", "test/e2e/database-connections.test.ts"],
           env: { CORRIDOR_E2E_MODE: "split" },
           globalSetup: ["test/infra/template-setup.ts", "test/infra/split-setup.ts"],
         },

@@ -1,29 +1,15 @@
 import { createVerify, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createClient } from "@connectrpc/connect";
-import { createProcessLogger } from "@corridor/kit";
-import { startEmbedded, type EmbeddedSystem } from "@corridor/embedded";
-import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
-import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createFreshDatabase } from "../infra/databases.js";
-import { eventually, mode, skipReason, startTestSystem, tmp, type Caller, type TestSystem } from "./harness.js";
+import { HEADER, form, individualRow } from "./bulk-csv.js";
+import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
 
 // Grid's POST /customers/bulk/csv and GET /customers/bulk/jobs/{jobId} (issue 27), end to end:
 // the multipart upload, the job's progress and row errors, the BULK_UPLOAD_* webhook in both
 // namings, every malformed file a clear 4xx, the same file imported once, and a restart mid-job.
 
-const HEADER = "umaAddress,platformCustomerId,customerType,fullName,birthDate,addressLine1,city,state,postalCode,country,platformAccountId,businessLegalName";
 const uniq = (p: string) => `${p}-${randomBytes(4).toString("hex")}`;
-const individualRow = (id: string, birth = "1990-01-15") => `,${id},INDIVIDUAL,John Doe,${birth},123 Main St,San Francisco,CA,94105,US,,`;
-
-const form = (content: string | Buffer, name = "customers.csv", extra: Record<string, string> = {}) => {
-  const f = new FormData();
-  for (const [k, v] of Object.entries(extra)) f.append(k, v);
-  f.append("file", new Blob([typeof content === "string" ? Buffer.from(content) : content], { type: "text/csv" }), name);
-  return f;
-};
 
 async function finished(p: Caller, jobId: string, ms = 60_000) {
   return eventually(async () => {
@@ -223,56 +209,3 @@ describe.skipIf(skipReason())(`bulk customer import (${mode})`, () => {
  * each row's customer exists once. Embedded mode owns its processes, so this runs there (PGlite on
  * disk, or a fresh Postgres database when DATABASE_URL is set), as the ledger's restart test does.
  */
-describe.skipIf(mode === "split")("bulk customer import across a restart", () => {
-  const dataDir = tmp();
-  let fresh: Awaited<ReturnType<typeof createFreshDatabase>> | undefined;
-  let system: EmbeddedSystem | undefined;
-  afterAll(async () => {
-    await system?.stop();
-    await fresh?.drop();
-  });
-
-  const start = () =>
-    startEmbedded({
-      kafkaBrokers: process.env.KAFKA_BROKERS ? process.env.KAFKA_BROKERS.split(",") : undefined,
-      kafkaTopicPrefix: `bulk-restart-${Date.now()}.`,
-      log: createProcessLogger("e2e-bulk-restart", process.env.LOG_LEVEL ?? "warn"),
-      databaseUrl: fresh?.url,
-      dataDir,
-      httpHost: "127.0.0.1",
-      httpPort: 0,
-    });
-
-  it("resumes an unfinished job after a restart and creates each customer exactly once", async () => {
-    if (process.env.DATABASE_URL) fresh = await createFreshDatabase(process.env.DATABASE_URL, "corridor_e2e", { migrated: true });
-    system = await start();
-    const created = await createClient(PlatformAdminService, system.transportFor("auth-sessions")).createPlatform({ name: "bulk restart", environment: Environment.SANDBOX });
-    const auth = `Basic ${Buffer.from(`${created.token!.clientId}:${created.clientSecret}`).toString("base64")}`;
-    const call = async (method: string, path: string, body?: FormData) => {
-      const res = await fetch(`${system!.url}/2025-10-13${path}`, { method, body, headers: { authorization: auth } });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : undefined };
-    };
-
-    const ROWS = 450; // more than two worker passes (200 rows each): a stop lands before the end
-    const ids = Array.from({ length: ROWS }, (_, i) => `restart-${String(i).padStart(4, "0")}`);
-    const accepted = await call("POST", "/customers/bulk/csv", form([HEADER, ...ids.map((id) => individualRow(id))].join("\n")));
-    expect(accepted.status).toBe(202);
-    const jobId = accepted.body.jobId as string;
-    await eventually(async () => ((await call("GET", `/customers/bulk/jobs/${jobId}`)).body.progress.processed > 0 ? true : undefined), 60_000);
-
-    await system.stop();
-    system = await start();
-    const atStart = (await call("GET", `/customers/bulk/jobs/${jobId}`)).body;
-    expect(atStart.progress.processed).toBeGreaterThan(0);
-    expect(atStart.progress.processed).toBeLessThan(ROWS);
-
-    const done = await eventually(async () => {
-      const j = (await call("GET", `/customers/bulk/jobs/${jobId}`)).body;
-      return j.status === "COMPLETED" ? j : undefined;
-    }, 120_000);
-    expect(done.progress).toEqual({ total: ROWS, processed: ROWS, successful: ROWS, failed: 0 });
-    const list = await call("GET", "/customers?limit=1");
-    expect(list.body.totalCount).toBe(ROWS);
-  }, 240_000);
-});
