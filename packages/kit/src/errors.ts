@@ -96,7 +96,6 @@ export const errors = {
   notFound: (kind: string, id?: string) =>
     new AppError("NOT_FOUND", notFoundCode(kind), id ? `${kind} ${id} not found` : `${kind} not found`, id ? { id } : {}),
   conflict: (code: string, message: string, details: JsonObject = {}) => new AppError("CONFLICT", code, message, details, { shouldNotRetry: true }),
-  notImplemented: (message: string) => new AppError("NOT_IMPLEMENTED", "NOT_IMPLEMENTED", message),
 };
 
 const outcomeToCode: Record<Outcome, Code> = {

@@ -51,7 +51,7 @@ export const service: ServiceModule = {
 };
 
 /** The service from the deps it uses; tests pass a fake Directory (the RPC fallback of the event-fed copies). */
-export function buildLedger(deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pick<ServiceDeps, "env" | "log">> & { directory: Directory; walletSignatures?: WalletSignatures }): BuiltService {
+export function buildLedger(deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pick<ServiceDeps, "env" | "log">> & { directory: Directory; walletSignatures: WalletSignatures }): BuiltService {
   const config = loadLedgerConfig(deps.env);
   const db = deps.db.forSchema<LedgerDatabase>(SCHEMA);
   const directory = withEventCopies(

@@ -28,6 +28,7 @@ import { RailInstructionSchema, RailOutcomeSchema, type RailInstruction } from "
 import { expect } from "vitest";
 import { buildLedger, connectDirectory, connectWalletSignatures, service } from "../src/server.js";
 import { openServiceTestDatabase, openTestDatabase } from "@corridor/kit/testing";
+import type { WalletSignatures } from "../src/domain/ports.js";
 export { openTestDatabase };
 
 export interface FakeCustomer {
@@ -232,3 +233,9 @@ export async function balanceSums(db: DatabaseHandle, platformId?: string): Prom
   const rows = (await q.execute()) as { currency: string; s: string | bigint }[];
   return new Map(rows.map((r) => [r.currency, BigInt(r.s)]));
 }
+
+/** For tests that build the ledger without auth-sessions: a signed retry is not what they exercise. */
+export const walletSignaturesNotUsed: WalletSignatures = {
+  challenge: () => Promise.reject(new Error("this test does not sign wallet operations")),
+  verify: () => Promise.reject(new Error("this test does not sign wallet operations")),
+};

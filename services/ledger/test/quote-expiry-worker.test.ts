@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildLedger } from "../src/server.js";
 import { DEFAULT_QUOTE_EXPIRY_POLL_MS, quoteExpiryPollMs } from "../src/config.js";
 import type { QuoteExpiryWorker } from "../src/workers/quote-expiry.js";
-import { startLedgerHarness, type LedgerHarness } from "./harness.js";
+import { startLedgerHarness, walletSignaturesNotUsed, type LedgerHarness } from "./harness.js";
 
 /**
  * The ledger's quote-transaction expiry worker: a quote transaction nobody expires (quotes-fx
@@ -31,7 +31,7 @@ describe("ledger quote-transaction expiry worker", () => {
         throw new Error("the expiry worker must not ask the directory");
       },
     };
-    const built = buildLedger({ db: h.db, clock: h.clock, directory, env: { LEDGER_QUOTE_EXPIRY_POLL_MS: "60000" } });
+    const built = buildLedger({ db: h.db, clock: h.clock, directory, env: { LEDGER_QUOTE_EXPIRY_POLL_MS: "60000" }, walletSignatures: walletSignaturesNotUsed });
     const found = built.workers.find((w: BackgroundWorker) => w.name === "quote-transaction-expiry");
     expect(found, "buildLedger registers the worker").toBeDefined();
     worker = found as QuoteExpiryWorker;

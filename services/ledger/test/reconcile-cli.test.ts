@@ -7,7 +7,7 @@ import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/
 import { RailStatementSchema } from "@corridor/proto/corridor/ledger/v1/rail_statements_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildLedger } from "../src/server.js";
-import { startLedgerHarness, type LedgerHarness } from "./harness.js";
+import { startLedgerHarness, walletSignaturesNotUsed, type LedgerHarness } from "./harness.js";
 
 // `npm run admin -- reconcile list|show|resolve` (scripts/admin.ts) run as an operator runs it,
 // against a ledger served over the network (its LedgerAdminService; the deployment probe answered
@@ -32,7 +32,7 @@ describe("operator CLI: reconcile list|show|resolve", () => {
   let url: string;
   beforeAll(async () => {
     h = await startLedgerHarness();
-    const built = buildLedger({ db: h.db, clock: new ManualClock("2026-01-01T00:00:00Z"), directory: { environment: async () => "PRODUCTION", customer: async () => ({ platformCustomerId: "", verificationStatus: "", isDeleted: false }), transactionTypes: async () => undefined } });
+    const built = buildLedger({ db: h.db, clock: new ManualClock("2026-01-01T00:00:00Z"), directory: { environment: async () => "PRODUCTION", customer: async () => ({ platformCustomerId: "", verificationStatus: "", isDeleted: false }), transactionTypes: async () => undefined }, walletSignatures: walletSignaturesNotUsed });
     server = await serveConnect({
       routes: (router) => {
         built.routes(router);

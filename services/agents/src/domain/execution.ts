@@ -20,7 +20,7 @@ export const executionKey = (actionId: string) => `agent-action/${actionId}`;
 
 /**
  * A refusal is an answer: the other service looked at the request and said no (any outcome but
- * RATE_LIMITED and UNAVAILABLE; NOT_IMPLEMENTED is a rail production lacks). Anything else (unreachable, 5xx, a key still in flight there) may pass.
+ * RATE_LIMITED and UNAVAILABLE). Anything else (unreachable, 5xx, a key still in flight there) may pass.
  */
 export function isRefusal(err: unknown): err is AppError {
   if (!(err instanceof AppError)) return false;

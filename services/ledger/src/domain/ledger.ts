@@ -36,7 +36,7 @@ export function createLedger(deps: {
   /** LEDGER_FUNDING_BANK_ACCOUNTS: where production platforms are paid. */
   fundingBanks?: readonly FundingBank[];
   /** auth-sessions' signed retries (PATCH /internal-accounts/{id}). */
-  walletSignatures?: WalletSignatures;
+  walletSignatures: WalletSignatures;
 }) {
   const { store, clock, directory, idempotent, answers } = deps;
   const rails = createRailRouter({ store, directory, clock });

@@ -12,7 +12,7 @@ export const UPDATE_INTERNAL_ACCOUNT = "UPDATE_INTERNAL_ACCOUNT";
  * (`{"privateEnabled":…}`); the retry, signed with a session key of the wallet's account and
  * carrying the same body, is checked (and its requestId consumed) there before the change is made.
  */
-export function createWalletSettings(deps: { store: LedgerStore; clock: Clock; signatures?: WalletSignatures }) {
+export function createWalletSettings(deps: { store: LedgerStore; clock: Clock; signatures: WalletSignatures }) {
   const { store, clock } = deps;
   return {
     async updateInternalAccount(
@@ -24,7 +24,6 @@ export function createWalletSettings(deps: { store: LedgerStore; clock: Clock; s
       const account = await internalAccount(store, platformId, accountId);
       if (patch.privateEnabled === undefined) throw errors.invalidInput([{ field: "privateEnabled", reason: "is required: it is the one field an internal account update changes" }]);
       if (account.type !== "EMBEDDED_WALLET") throw errors.invalidInput([{ field: "privateEnabled", reason: `applies to EMBEDDED_WALLET accounts only; this one is ${account.type}` }]);
-      if (!deps.signatures) throw errors.notImplemented("Wallet signatures are not available in this deployment");
       const body = JSON.stringify({ privateEnabled: patch.privateEnabled });
       if (!retry.requestId && !retry.signature) return { challenge: await deps.signatures.challenge(platformId, account.id, UPDATE_INTERNAL_ACCOUNT, body) };
       await deps.signatures.verify(platformId, account.id, UPDATE_INTERNAL_ACCOUNT, retry, body);
