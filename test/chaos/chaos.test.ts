@@ -79,6 +79,15 @@ describe.skipIf(skip)("chaos: the split system under faults keeps every acknowle
   const acked: Acknowledged[] = [];
   const refused: Refusal[] = [];
   const results: PhaseResult[] = [];
+  const BROKER_DOWN_MS = 10_000;
+  // The processes' latest warnings, errors and launcher lines (not the connection-refused retries a
+  // stopped broker causes by the hundred): what a phase that does not settle prints.
+  const notable: string[] = [];
+  const keepIfNotable = (line: string) => {
+    if (!/"level":(40|50|60)|\[split\]|Error/.test(line) || /ECONNREFUSED|Failed to connect to seed broker/.test(line)) return;
+    notable.push(line.slice(0, 700));
+    if (notable.length > 250) notable.shift();
+  };
 
   beforeAll(async () => {
     if (missing) throw new Error(`the chaos suite needs its own infrastructure here (CI=true): ${missing}`);
@@ -111,8 +120,13 @@ describe.skipIf(skip)("chaos: the split system under faults keeps every acknowle
         CORRIDOR_SPLIT_RUNTIME: "dist",
         CORRIDOR_SPLIT_DIST_DIR: distDir,
       },
-      // CORRIDOR_CHAOS_LOG names a file for every line the processes write (diagnosing a failure).
-      process.env.CORRIDOR_CHAOS_LOG ? (line) => appendFileSync(process.env.CORRIDOR_CHAOS_LOG!, `${new Date().toISOString()} ${line}\n`) : undefined,
+      // CORRIDOR_CHAOS_LOG names a file for every line the processes write (diagnosing a failure);
+      // the last warnings and errors are kept anyway and printed when a phase does not settle.
+      (line) => {
+        const stamped = `${new Date().toISOString()} ${line}`;
+        if (process.env.CORRIDOR_CHAOS_LOG) appendFileSync(process.env.CORRIDOR_CHAOS_LOG, `${stamped}\n`);
+        keepIfNotable(stamped);
+      },
       { fromTemplate: false },
     );
 
@@ -199,6 +213,9 @@ describe.skipIf(skip)("chaos: the split system under faults keeps every acknowle
       name: "Kafka broker stopped and started",
       inject: async () => {
         await stopBroker({ port: kafkaPort });
+        // Away long enough that producers fail their sends and consumers run out of retries (a
+        // broker that is back within a second hides both).
+        await new Promise((r) => setTimeout(r, BROKER_DOWN_MS));
         await startBroker({ port: kafkaPort, reuse: false, ownerPid: process.pid, keepData: true });
       },
     },
@@ -324,6 +341,7 @@ describe.skipIf(skip)("chaos: the split system under faults keeps every acknowle
       }
       return true;
     }).catch((err) => {
+      console.log(`[chaos] did not settle; the processes' last ${notable.length} warnings and errors:\n${notable.join("\n")}`);
       throw new Error(`${String(err)}: ${problem}`);
     });
     const notCompleted = txs.filter((t) => finals.get(t.id) !== "COMPLETED").map((t) => `${t.kind} ${t.id}: ${finals.get(t.id)}`);

@@ -1,9 +1,10 @@
-import { createVerify, randomBytes } from "node:crypto";
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { randomBytes } from "node:crypto";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HEADER, form, individualRow } from "./bulk-csv.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
+import { gridVerified, type ReceivedWebhook as Received } from "./grid-signature.js";
 
 // Grid's POST /customers/bulk/csv and GET /customers/bulk/jobs/{jobId} (issue 27), end to end:
 // the multipart upload, the job's progress and row errors, the BULK_UPLOAD_* webhook in both
@@ -38,20 +39,6 @@ function expectGridJob(job: Record<string, any>): void {
   }
 }
 
-interface Received {
-  headers: IncomingMessage["headers"];
-  body: string;
-}
-
-/** Grid's documented verification: base64 X-Grid-Signature over the raw body, SHA-256 ECDSA with the SPKI PEM key. */
-function gridVerified(publicKeyPem: string, r: Received): boolean {
-  const header = r.headers["x-grid-signature"];
-  if (typeof header !== "string") return false;
-  const verifier = createVerify("SHA256");
-  verifier.update(r.body);
-  verifier.end();
-  return verifier.verify({ key: publicKeyPem, format: "pem", type: "spki" }, Buffer.from(header, "base64"));
-}
 
 describe.skipIf(skipReason())(`bulk customer import (${mode})`, () => {
   let system: TestSystem;

@@ -1,30 +1,12 @@
-import { createVerify } from "node:crypto";
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { individual } from "./customers-fixtures.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
+import { gridVerified, type ReceivedWebhook as Received } from "./grid-signature.js";
 import { fund, platformAccount, platformExternal, txStatus } from "./ledger-helpers.js";
 
-interface Received {
-  headers: IncomingMessage["headers"];
-  body: string;
-}
-
-/**
- * Grid's webhook verification as its documentation gives it (written from that text, not from
- * Corridor's signer): decode X-Grid-Signature from base64 and verify the raw request body with the
- * PEM (SPKI) public key, SHA-256 ECDSA.
- */
-function gridVerified(publicKeyPem: string, r: Received): boolean {
-  const header = r.headers["x-grid-signature"];
-  if (typeof header !== "string") return false;
-  const verifier = createVerify("SHA256");
-  verifier.update(r.body);
-  verifier.end();
-  return verifier.verify({ key: publicKeyPem, format: "pem", type: "spki" }, Buffer.from(header, "base64"));
-}
 
 /** Issue 27: a platform may take Grid's event names; every webhook carries X-Grid-Signature. */
 describe.skipIf(skipReason())(`Grid-style webhooks (${mode})`, () => {

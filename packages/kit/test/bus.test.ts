@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { KafkaJSNonRetriableError } from "kafkajs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createBus, createInProcessBus } from "../src/bus/index.js";
+import { isBrokerAvailability } from "../src/bus/kafka.js";
 import type { Bus, BusMessage } from "../src/bus/types.js";
 import { createLogger } from "../src/log.js";
 import { busContract } from "./bus-contract.js";
@@ -100,6 +101,51 @@ describe.skipIf(brokers.length === 0)("kafka bus: a consumer kafkajs gives up on
     } finally {
       await bus.close();
     }
+  });
+});
+
+describe.skipIf(brokers.length === 0)("kafka bus: a consumer kafkajs gives up on while the broker is away", () => {
+  it("is replaced in this process and goes on from where it was, without stopping the subscription", async () => {
+    const stopped: string[] = [];
+    const bus = await createBus({
+      kafkaBrokers: brokers,
+      clientId: "bus-away",
+      topicPrefix: `t${randomBytes(4).toString("hex")}.`,
+      log,
+      onConsumerStopped: (group) => stopped.push(group),
+    });
+    try {
+      const handled: string[] = [];
+      let failures = 0;
+      await bus.subscribe({
+        group: "patient",
+        topics: ["away"],
+        // What kafkajs throws, non-retriable, when a restarted broker has no coordinator for the
+        // group yet: the member is given up, and the bus starts another.
+        handle: async (m) => {
+          if (failures++ === 0) throw new KafkaJSNonRetriableError("Failed to find group coordinator");
+          handled.push(new TextDecoder().decode(m.value));
+        },
+      });
+      await bus.publish([{ topic: "away", key: "k", value: new TextEncoder().encode("after the outage"), headers: {} }]);
+      await expect.poll(() => handled, { timeout: 30_000, interval: 100 }).toEqual(["after the outage"]);
+      expect(failures).toBe(2);
+      expect(stopped).toEqual([]);
+    } finally {
+      await bus.close();
+    }
+  });
+});
+
+describe("isBrokerAvailability", () => {
+  it("tells a broker that is away or settling from a refusal that a restart cannot mend", () => {
+    expect(isBrokerAvailability(new KafkaJSNonRetriableError("Failed to find group coordinator"))).toBe(true);
+    const exceeded = Object.assign(new Error("Connection error: connect ECONNREFUSED 127.0.0.1:9"), { name: "KafkaJSNumberOfRetriesExceeded", retriable: false });
+    expect(isBrokerAvailability(exceeded)).toBe(true);
+    expect(isBrokerAvailability(Object.assign(new Error("wrapped"), { cause: Object.assign(new Error("x"), { name: "KafkaJSConnectionClosedError" }) }))).toBe(true);
+    expect(isBrokerAvailability(new KafkaJSNonRetriableError("not retriable"))).toBe(false);
+    expect(isBrokerAvailability(Object.assign(new Error("Not authorized to access group"), { type: "GROUP_AUTHORIZATION_FAILED" }))).toBe(false);
+    expect(isBrokerAvailability(undefined)).toBe(false);
   });
 });
 

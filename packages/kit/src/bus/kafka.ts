@@ -28,7 +28,7 @@ export interface KafkaBusOptions {
   replicationFactor?: number;
   /** How long subscribe() waits for the first group join before returning anyway. */
   joinTimeoutMs?: number;
-  /** How long creating a topic keeps retrying a broker that is still settling. */
+  /** How long creating a topic, connecting at start and (re)starting a consumer keep retrying a broker that is away or still settling. */
   topicCreateTimeoutMs?: number;
   /**
    * Called when kafkajs gives a consumer up without restarting it (a non-retriable error such as
@@ -58,19 +58,33 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
   });
 
   const admin: Admin = kafka.admin();
-  const producer: Producer = kafka.producer({
-    idempotent: true,
-    maxInFlightRequests: 1,
-    allowAutoTopicCreation: false,
-    createPartitioner: Partitioners.DefaultPartitioner,
+  const newProducer = (): Producer =>
+    kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+  const producer = newProducer();
+  // A broker that is away when this process starts (restarting, failing over) is waited for, as
+  // long as topic creation waits for one that is settling: exiting instead only has the
+  // supervisor start a process that meets the same broker.
+  const atStart = (what: string) => ({
+    timeoutMs: opts.topicCreateTimeoutMs ?? 60_000,
+    onRetry: (err: unknown, retryInMs: number) => log.warn({ err: String(err), retryInMs }, `broker not reachable yet (${what}); retrying`),
   });
-  await admin.connect();
+  await retryWhileRetriable(() => admin.connect(), atStart("admin"));
   try {
-    await producer.connect();
+    await retryWhileRetriable(() => producer.connect(), atStart("producer"));
   } catch (err) {
     await admin.disconnect();
     throw err;
   }
+  const producers = replaceableProducer(producer, async () => {
+    const fresh = newProducer();
+    await retryWhileRetriable(() => fresh.connect(), atStart("new producer"));
+    return fresh;
+  }, log);
 
   /**
    * Creates one topic, retrying what a broker answers while it is still settling: a KRaft broker
@@ -255,7 +269,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
         byTopic.set(m.topic, list);
       }
       await ensureTopics([...byTopic.keys()].map((t) => prefix + t));
-      await producer.sendBatch({
+      await producers.send({
         acks: -1,
         topicMessages: [...byTopic].map(([topic, list]) => ({
           topic: prefix + topic,
@@ -270,93 +284,145 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
       await ensureTopics(topics);
       if (sub.formerGroups?.length) await seedFromFormerGroups(sub.group, sub.topics, sub.formerGroups);
       const batchTopics = new Set((sub.batchTopics ?? sub.topics).map((t) => prefix + t));
-      const consumer = kafka.consumer({
-        groupId: prefix + sub.group,
-        allowAutoTopicCreation: false,
-        // A fetch is a long poll: the broker answers as soon as a message arrives, so this only
-        // bounds how often an idle consumer asks (and how long its stop waits for the fetch in
-        // flight). 500 ms made seven idle processes spend a fifth of a core on fetch cycles.
-        // 4 s (a heartbeat on every fetch, at the same ~4 s pace, half the fetches) saved ~3
-        // wake-ups a second system-wide, but made the Kafka bus contract's rebalance test (a
-        // member leaving its group) overrun its 30 s under load: a leaving consumer's stop waits
-        // for its fetch in flight (docs/benchmarks.md, "Idle CPU, split mode").
-        maxWaitTimeInMs: 2_000,
-        // Members notice a rebalance on their next heartbeat: keep that short (a third of the
-        // session timeout) so a joining or leaving replica does not stall the group for long.
-        // kafkajs heartbeats only after a fetch returns, once this has passed: every ~4 s.
-        sessionTimeout: 10_000,
-        heartbeatInterval: 3_000,
-        retry: { initialRetryTime: 200, maxRetryTime: 10_000, retries: 10 },
-      });
+      const groupLog = log.child({ group: sub.group });
       lagGroups.set(sub.group, sub.topics);
-      const offsets = offsetCommitter(consumer, log.child({ group: sub.group }));
-      consumers.set(consumer, offsets);
-      consumer.on(consumer.events.CRASH, ({ payload }) => {
-        // A retriable crash is restarted by kafkajs itself; closing the bus is not a failure.
-        if (payload.restart || closed || !consumers.has(consumer)) return;
-        log.error({ group: sub.group, topics, err: String(payload.error) }, "consumer stopped for good after a non-retriable error");
-        opts.onConsumerStopped?.(sub.group, payload.error);
-      });
-      await consumer.connect();
-      const joined = new Promise<void>((resolve) => {
-        const off = consumer.on(consumer.events.GROUP_JOIN, () => {
-          off();
-          resolve();
+      let unsubscribed = false;
+      let current: Consumer | undefined;
+      let restartTimer: NodeJS.Timeout | undefined;
+      // Consecutive in-process restarts without a join in between (the back-off grows with them).
+      let restarts = 0;
+
+      /**
+       * One member of the group: a kafkajs consumer with its offset committer, connected,
+       * subscribed and running. Resolves once it joined (or the join timeout passed).
+       */
+      async function startMember(): Promise<void> {
+        const consumer = kafka.consumer({
+          groupId: prefix + sub.group,
+          allowAutoTopicCreation: false,
+          // A fetch is a long poll: the broker answers as soon as a message arrives, so this only
+          // bounds how often an idle consumer asks (and how long its stop waits for the fetch in
+          // flight). 500 ms made seven idle processes spend a fifth of a core on fetch cycles.
+          // 4 s (a heartbeat on every fetch, at the same ~4 s pace, half the fetches) saved ~3
+          // wake-ups a second system-wide, but made the Kafka bus contract's rebalance test (a
+          // member leaving its group) overrun its 30 s under load: a leaving consumer's stop waits
+          // for its fetch in flight (docs/benchmarks.md, "Idle CPU, split mode").
+          maxWaitTimeInMs: 2_000,
+          // Members notice a rebalance on their next heartbeat: keep that short (a third of the
+          // session timeout) so a joining or leaving replica does not stall the group for long.
+          // kafkajs heartbeats only after a fetch returns, once this has passed: every ~4 s.
+          sessionTimeout: 10_000,
+          heartbeatInterval: 3_000,
+          retry: { initialRetryTime: 200, maxRetryTime: 10_000, retries: 10 },
         });
-      });
-      await patiently({ topics, group: sub.group }, () => consumer.subscribe({ topics, fromBeginning: true }));
-      await consumer.run({
-        // kafkajs 2.2.4 commits after every fetched batch whenever autoCommit is on, whatever
-        // autoCommitInterval says (its runner calls commitOffsets, not commitOffsetsIfNecessary):
-        // under load that was an OffsetCommit round trip, and a write to __consumer_offsets, per
-        // message per group. Offsets are committed by offsetCommitter instead, at most once a
-        // second. What a crash or a rebalance leaves uncommitted is delivered again, and the
-        // inbox (subscribeConsumer) recognises it, so the effect still happens once.
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        // One consumer now serves all of a service's topics (the ledger's six), where each topic
-        // had a consumer of its own, working in parallel: fetched batches of up to that many
-        // partitions are handled at once (each partition's messages still one after another, as
-        // replicas sharing a topic already do), so a slow topic does not hold the others.
-        partitionsConsumedConcurrently: Math.min(8, Math.max(1, sub.topics.length)),
-        eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-          const topic = batch.topic.startsWith(prefix) ? batch.topic.slice(prefix.length) : batch.topic;
-          const messages = batch.messages;
-          const batching = !!sub.handleBatch && batchTopics.has(batch.topic);
-          try {
-            for (let i = 0; i < messages.length && isRunning() && !isStale(); ) {
-              const chunk = batching ? messages.slice(i, i + MAX_HANDLED_BATCH) : [messages[i]!];
-              const converted = chunk.map((m) => toBusMessage(topic, m));
-              if (sub.handleBatch && converted.length > 1) await sub.handleBatch(converted);
-              else await sub.handle(converted[0]!);
-              const last = chunk[chunk.length - 1]!.offset;
-              resolveOffset(last);
-              offsets.processed(batch.topic, batch.partition, last);
-              i += chunk.length;
-              await heartbeat();
+        current = consumer;
+        const offsets = offsetCommitter(consumer, groupLog);
+        consumers.set(consumer, offsets);
+        consumer.on(consumer.events.CRASH, ({ payload }) => {
+          // A retriable crash is restarted by kafkajs itself; closing the bus is not a failure.
+          if (payload.restart || closed || unsubscribed || current !== consumer) return;
+          onGivenUp(consumer, payload.error);
+        });
+        const joined = new Promise<void>((resolve) => {
+          const off = consumer.on(consumer.events.GROUP_JOIN, () => {
+            off();
+            restarts = 0;
+            resolve();
+          });
+        });
+        await patiently({ topics, group: sub.group }, () => consumer.connect());
+        await patiently({ topics, group: sub.group }, () => consumer.subscribe({ topics, fromBeginning: true }));
+        await consumer.run({
+          // kafkajs 2.2.4 commits after every fetched batch whenever autoCommit is on, whatever
+          // autoCommitInterval says (its runner calls commitOffsets, not commitOffsetsIfNecessary):
+          // under load that was an OffsetCommit round trip, and a write to __consumer_offsets, per
+          // message per group. Offsets are committed by offsetCommitter instead, at most once a
+          // second. What a crash or a rebalance leaves uncommitted is delivered again, and the
+          // inbox (subscribeConsumer) recognises it, so the effect still happens once.
+          autoCommit: false,
+          eachBatchAutoResolve: false,
+          // One consumer now serves all of a service's topics (the ledger's six), where each topic
+          // had a consumer of its own, working in parallel: fetched batches of up to that many
+          // partitions are handled at once (each partition's messages still one after another, as
+          // replicas sharing a topic already do), so a slow topic does not hold the others.
+          partitionsConsumedConcurrently: Math.min(8, Math.max(1, sub.topics.length)),
+          eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+            const topic = batch.topic.startsWith(prefix) ? batch.topic.slice(prefix.length) : batch.topic;
+            const messages = batch.messages;
+            const batching = !!sub.handleBatch && batchTopics.has(batch.topic);
+            try {
+              for (let i = 0; i < messages.length && isRunning() && !isStale(); ) {
+                const chunk = batching ? messages.slice(i, i + MAX_HANDLED_BATCH) : [messages[i]!];
+                const converted = chunk.map((m) => toBusMessage(topic, m));
+                if (sub.handleBatch && converted.length > 1) await sub.handleBatch(converted);
+                else await sub.handle(converted[0]!);
+                const last = chunk[chunk.length - 1]!.offset;
+                resolveOffset(last);
+                offsets.processed(batch.topic, batch.partition, last);
+                i += chunk.length;
+                await heartbeat();
+              }
+            } catch (err) {
+              // Keep what did go through: kafkajs fetches again from the failed message, and a
+              // restarted consumer from the last committed offset.
+              await offsets.flush();
+              throw err;
             }
-          } catch (err) {
-            // Keep what did go through: kafkajs fetches again from the failed message, and a
-            // restarted consumer from the last committed offset.
-            await offsets.flush();
-            throw err;
-          }
-        },
-      });
-      const joinTimeoutMs = opts.joinTimeoutMs ?? 30_000;
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<"timeout">((resolve) => {
-        timer = setTimeout(() => resolve("timeout"), joinTimeoutMs);
-      });
-      if ((await Promise.race([joined, timedOut])) === "timeout") {
-        log.warn({ group: sub.group, topics }, "consumer has not joined its group yet; continuing");
+          },
+        });
+        const joinTimeoutMs = opts.joinTimeoutMs ?? 30_000;
+        let timer: NodeJS.Timeout | undefined;
+        const timedOut = new Promise<"timeout">((resolve) => {
+          timer = setTimeout(() => resolve("timeout"), joinTimeoutMs);
+        });
+        if ((await Promise.race([joined, timedOut])) === "timeout") {
+          groupLog.warn({ topics }, "consumer has not joined its group yet; continuing");
+        }
+        clearTimeout(timer);
       }
-      clearTimeout(timer);
+
+      /**
+       * kafkajs gave this member up without restarting it. A broker that is away or still
+       * settling does that too ("Failed to find group coordinator" right after a broker restart
+       * is non-retriable to kafkajs), and exiting the process for it only trades a working
+       * process for one that cannot start while the broker is away. So the member is replaced in
+       * this process, with back-off, for as long as the cause is the broker's availability; any
+       * other cause (an authorization refused, a protocol error) stops the subscription for good
+       * and is reported (onConsumerStopped).
+       */
+      function onGivenUp(consumer: Consumer, err: unknown): void {
+        const offsets = consumers.get(consumer);
+        consumers.delete(consumer);
+        void (offsets?.flush() ?? Promise.resolve()).then(() => consumer.disconnect()).catch(() => {});
+        if (!isBrokerAvailability(err)) {
+          groupLog.error({ topics, err: String(err) }, "consumer stopped for good after a non-retriable error");
+          opts.onConsumerStopped?.(sub.group, err);
+          return;
+        }
+        restarts++;
+        const delay = Math.min(CONSUMER_RESTART_MAX_MS, 500 * 2 ** Math.min(restarts - 1, 6));
+        groupLog.warn({ topics, err: String(err), restarts, retryInMs: delay }, "consumer given up while the broker was unavailable; starting a new one");
+        const again = () => {
+          restartTimer = undefined;
+          if (closed || unsubscribed) return;
+          startMember().catch((startErr: unknown) => {
+            if (current) onGivenUp(current, startErr);
+          });
+        };
+        restartTimer = setTimeout(again, delay);
+      }
+
+      await startMember();
       return {
         async close() {
+          unsubscribed = true;
+          clearTimeout(restartTimer);
           lagGroups.delete(sub.group);
+          const consumer = current;
+          if (!consumer) return;
+          const offsets = consumers.get(consumer);
           if (!consumers.delete(consumer)) return;
-          await offsets.flush();
+          await offsets?.flush();
           await consumer.disconnect();
         },
       };
@@ -372,7 +438,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
         }),
       );
       consumers.clear();
-      await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
+      await Promise.allSettled([producers.close(), admin.disconnect()]);
     },
   };
 }
@@ -564,11 +630,93 @@ function isRetriable(err: unknown): boolean {
   if (typeof err !== "object" || err === null) return false;
   const e = err as { retriable?: unknown; name?: unknown; errors?: unknown };
   if (Array.isArray(e.errors) && e.errors.length > 0) return e.errors.every(isRetriable);
-  return e.retriable === true || e.name === "KafkaJSTimeout" || e.name === "KafkaJSConnectionError";
+  return e.retriable === true || e.name === "KafkaJSTimeout" || e.name === "KafkaJSConnectionError" || isBrokerAvailability(err);
 }
 
 /** The most messages handed to a SubscribeOptions.handleBatch at once (one transaction of the inbox). */
 const MAX_HANDLED_BATCH = 100;
+
+/**
+ * The bus's producer, replaced after a send that failed. An idempotent producer numbers its
+ * batches per partition, and a send that failed with its outcome unknown (the broker stopped
+ * after writing the batch, before answering) leaves kafkajs' numbering behind the broker's: the
+ * relay's next attempt (other rows, another count) is then refused as OUT_OF_ORDER_SEQUENCE_NUMBER,
+ * for good, and every later publish to that partition with it, until the process restarts. A new
+ * producer gets a new producer id, whose numbering starts afresh. Nothing relies on the
+ * idempotent producer for exactly-once (consumers deduplicate by event id), so replacing it
+ * loses nothing; it costs one InitProducerId after a failure.
+ */
+export function replaceableProducer(
+  first: Pick<Producer, "sendBatch" | "disconnect">,
+  replace: () => Promise<Pick<Producer, "sendBatch" | "disconnect">>,
+  log: Pick<Logger, "warn">,
+) {
+  type P = Pick<Producer, "sendBatch" | "disconnect">;
+  let current: Promise<P> = Promise.resolve(first);
+  let closed = false;
+  return {
+    async send(batch: Parameters<Producer["sendBatch"]>[0]): Promise<void> {
+      let attempt = current;
+      let producer: P;
+      try {
+        producer = await attempt;
+      } catch {
+        // A replacement that could not connect is tried again by this send.
+        if (current === attempt) current = replace();
+        attempt = current;
+        producer = await attempt;
+      }
+      try {
+        await producer.sendBatch(batch);
+      } catch (err) {
+        if (!closed && current === attempt) {
+          log.warn({ err: String(err) }, "a publish failed; the next one goes through a new producer (fresh batch numbering)");
+          void producer.disconnect().catch(() => {});
+          current = replace();
+          current.catch(() => {});
+        }
+        throw err;
+      }
+    },
+    async close(): Promise<void> {
+      closed = true;
+      const producer = await current.catch(() => undefined);
+      await producer?.disconnect();
+    },
+  };
+}
+
+/** The longest pause between in-process restarts of a consumer kafkajs gave up on (see onGivenUp). */
+const CONSUMER_RESTART_MAX_MS = 15_000;
+
+/**
+ * Whether an error means only that the broker was away or still settling: a connection refused
+ * or closed, a request that timed out, retries run out on such causes, no coordinator found, or
+ * any error kafkajs marks retriable, anywhere along its chain of causes.
+ */
+export function isBrokerAvailability(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; typeof e === "object" && e !== null && depth < 8; depth++) {
+    const x = e as { name?: unknown; message?: unknown; retriable?: unknown; type?: unknown; cause?: unknown; originalError?: unknown };
+    if (x.retriable === true) return true;
+    if (typeof x.name === "string" && BROKER_AVAILABILITY_ERRORS.has(x.name)) return true;
+    if (typeof x.type === "string" && BROKER_AVAILABILITY_TYPES.has(x.type)) return true;
+    if (typeof x.message === "string" && /coordinator|ECONNREFUSED|ECONNRESET|Closed connection|Connection error/i.test(x.message)) return true;
+    e = x.cause ?? x.originalError;
+  }
+  return false;
+}
+
+const BROKER_AVAILABILITY_ERRORS = new Set([
+  "KafkaJSConnectionError",
+  "KafkaJSConnectionClosedError",
+  "KafkaJSRequestTimeoutError",
+  "KafkaJSTimeout",
+  "KafkaJSBrokerNotFound",
+  "KafkaJSGroupCoordinatorNotFound",
+  "KafkaJSNumberOfRetriesExceeded",
+]);
+
+const BROKER_AVAILABILITY_TYPES = new Set(["COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "LEADER_NOT_AVAILABLE", "NOT_LEADER_FOR_PARTITION", "REQUEST_TIMED_OUT"]);
 
 /** How long processed offsets may wait before they are committed (what a crash delivers again). */
 const OFFSET_COMMIT_INTERVAL_MS = 1_000;
