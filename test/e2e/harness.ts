@@ -103,7 +103,11 @@ export async function startTestSystem(opts: { databaseUrl?: string } = {}): Prom
       };
     };
   } else {
-    const fresh = opts.databaseUrl ? undefined : process.env.DATABASE_URL ? await createFreshDatabase(process.env.DATABASE_URL, "corridor_e2e", { migrated: true }) : undefined;
+    // CORRIDOR_E2E_DATABASE=pglite (the e2e-pglite project): npm start's own embedded PGlite even
+    // where a PostgreSQL is at hand, so what only PGlite's single session shows (an RPC awaited
+    // while a transaction holds it) fails a suite in CI too.
+    const pglite = process.env.CORRIDOR_E2E_DATABASE === "pglite";
+    const fresh = opts.databaseUrl || pglite ? undefined : process.env.DATABASE_URL ? await createFreshDatabase(process.env.DATABASE_URL, "corridor_e2e", { migrated: true }) : undefined;
     const system = await startEmbedded({
       log: createProcessLogger("e2e", process.env.LOG_LEVEL ?? "warn"),
       databaseUrl: opts.databaseUrl ?? fresh?.url,
