@@ -151,6 +151,9 @@ export function sendError(reply: FastifyReply, body: PublicErrorBody, opts: { sh
   // A dependency failure, or a first request with this Idempotency-Key still running (or whose
   // outcome is not known yet): retrying is right, after a pause.
   if ((body.status === 503 || body.code === "IDEMPOTENCY_KEY_IN_USE") && !reply.hasHeader("retry-after")) reply.header("retry-after", String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+  // A service's 429 says how long to wait in details.retryAfterSeconds; HTTP says it with Retry-After.
+  const wait = body.details?.retryAfterSeconds;
+  if (body.status === 429 && typeof wait === "number" && Number.isFinite(wait) && wait > 0 && !reply.hasHeader("retry-after")) reply.header("retry-after", String(Math.ceil(wait)));
   if (opts.basicChallenge && body.status === 401) reply.header("www-authenticate", BASIC_CHALLENGE);
   return reply.code(body.status).type("application/json; charset=utf-8").send(body);
 }

@@ -264,7 +264,7 @@ export const ROUTE_ERRORS: Record<string, readonly ErrorCode[]> = {
   "PATCH /customers/{customerId}": ["USER_NOT_FOUND", "CUSTOMER_DELETED", "CONFLICT", "UMA_ADDRESS_EXISTS"],
   "DELETE /customers/{customerId}": ["USER_NOT_FOUND", "CUSTOMER_DELETED", "CUSTOMER_HAS_FUNDS"],
   "POST /customers/{customerId}/kyc-link": VERIFY,
-  "POST /customers/{customerId}/verify-email": [...CONTACT, "EMAIL_DELIVERY_NOT_CONFIGURED", "EMAIL_UNDELIVERABLE", "EMAIL_DELIVERY_FAILED"],
+  "POST /customers/{customerId}/verify-email": [...CONTACT, "RATE_LIMITED", "EMAIL_DELIVERY_NOT_CONFIGURED", "EMAIL_UNDELIVERABLE", "EMAIL_DELIVERY_FAILED"],
   "POST /customers/{customerId}/verify-email/confirm": [...CONTACT, ...CONTACT_CODE],
   "POST /customers/{customerId}/verify-phone": [...CONTACT, "SMS_DELIVERY_NOT_CONFIGURED"],
   "POST /customers/{customerId}/verify-phone/confirm": [...CONTACT, ...CONTACT_CODE],

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { E2E_WALLET_ENCRYPTION_KEY } from "../infra/split-setup.js";
 import { otpCodeOf, remoteMailbox, startMailCatcher, type MailCatcher, type Mailbox } from "../support/mail-catcher.js";
 import { newClientKeyPair, openSealed, stamp } from "../support/wallet-client.js";
+import { advanceClock } from "./ledger-helpers.js";
 import { individual } from "./customers-fixtures.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
 
@@ -100,7 +101,13 @@ describe.skipIf(Boolean(skipReason()))("contact verification (Grid's verify-emai
     expect(codes.filter((c) => c === "VERIFICATION_ATTEMPTS_EXCEEDED")).toHaveLength(7);
     const right = await p.call("POST", `/customers/${customer.body.id}/verify-email/confirm`, { code });
     expect(right.body.code).toBe("VERIFICATION_ATTEMPTS_EXCEEDED");
-    // A new send: the sandbox magic code (Grid's 123456) confirms.
+    // Resending cannot buy guesses: no new code while the exhausted one lives (429, Retry-After).
+    const early = await p.call("POST", `/customers/${customer.body.id}/verify-email`);
+    expect(early.status, JSON.stringify(early.body)).toBe(429);
+    expect(early.body.code).toBe("RATE_LIMITED");
+    expect(Number(early.headers.get("retry-after"))).toBeGreaterThan(0);
+    // Once it expired (the platform's sandbox clock), a new send: the sandbox magic code (Grid's 123456) confirms.
+    await advanceClock(p, 301);
     expect((await p.call("POST", `/customers/${customer.body.id}/verify-email`)).status).toBe(204);
     const magic = await p.call("POST", `/customers/${customer.body.id}/verify-email/confirm`, { code: "123456" });
     expect(magic.status, JSON.stringify(magic.body)).toBe(200);

@@ -83,7 +83,7 @@ describe("contact verification (customers-kyc)", () => {
     await expectPublicError(h.client.confirmContactVerification({ platformId, customerId, channel: "EMAIL", code: "555666" }), "INVALID", "VERIFICATION_CODE_EXPIRED");
   });
 
-  it("counts 20 concurrent wrong guesses exactly to the limit of 5, after which even the right code is refused until a new send", async () => {
+  it("counts 20 concurrent wrong guesses exactly to the limit of 5, after which even the right code is refused, and no new code is sent until that one expired", async () => {
     const { platformId, customerId } = await customerWithEmail();
     nextCode = "987654";
     await h.client.sendContactVerification({ platformId, customerId, channel: "EMAIL" });
@@ -94,9 +94,34 @@ describe("contact verification (customers-kyc)", () => {
     expect(codes.filter((c) => c === "INVALID_VERIFICATION_CODE")).toHaveLength(CONTACT_LIMITS.attempts);
     expect(codes.filter((c) => c === "VERIFICATION_ATTEMPTS_EXCEEDED")).toHaveLength(20 - CONTACT_LIMITS.attempts);
     await expectPublicError(h.client.confirmContactVerification({ platformId, customerId, channel: "EMAIL", code: "987654" }), "INVALID", "VERIFICATION_ATTEMPTS_EXCEEDED");
+    const sends = sent.length;
+    h.clock.advance(CONTACT_LIMITS.codeMs - 1_000);
+    await expectPublicError(h.client.sendContactVerification({ platformId, customerId, channel: "EMAIL" }), "RATE_LIMITED", "RATE_LIMITED");
+    expect(sent.length, "no code delivered while the exhausted one lives").toBe(sends);
+    h.clock.advance(1_000);
     nextCode = "192837";
     await h.client.sendContactVerification({ platformId, customerId, channel: "EMAIL" });
     expect((await h.client.confirmContactVerification({ platformId, customerId, channel: "EMAIL", code: "192837" })).customer!.contactVerification?.email).toBe("VERIFIED");
+  });
+
+  it("sends one code per 30 seconds, and a code sent again inherits the wrong guesses of the live one it replaces", async () => {
+    const { platformId, customerId } = await customerWithEmail();
+    nextCode = "500001";
+    await h.client.sendContactVerification({ platformId, customerId, channel: "EMAIL" });
+    for (const guess of ["600001", "600002", "600003"]) {
+      await expectPublicError(h.client.confirmContactVerification({ platformId, customerId, channel: "EMAIL", code: guess }), "INVALID", "INVALID_VERIFICATION_CODE");
+    }
+    h.clock.advance(CONTACT_LIMITS.resendMs - 1_000);
+    const early = await h.client.sendContactVerification({ platformId, customerId, channel: "EMAIL" }).catch((e: unknown) => appErrorFromConnect(ConnectError.from(e)));
+    expect(early).toMatchObject({ code: "RATE_LIMITED", details: { retryAfterSeconds: 1 } });
+    h.clock.advance(1_000);
+    nextCode = "500002";
+    await h.client.sendContactVerification({ platformId, customerId, channel: "EMAIL" });
+    // Three wrong guesses went to the replaced code: two are left, not five.
+    for (const guess of ["600004", "600005"]) {
+      await expectPublicError(h.client.confirmContactVerification({ platformId, customerId, channel: "EMAIL", code: guess }), "INVALID", "INVALID_VERIFICATION_CODE");
+    }
+    await expectPublicError(h.client.confirmContactVerification({ platformId, customerId, channel: "EMAIL", code: "500002" }), "INVALID", "VERIFICATION_ATTEMPTS_EXCEEDED");
   });
 
   it("accepts the sandbox magic code 123456 on sandbox platforms only, and only after a send", async () => {

@@ -43,7 +43,7 @@ function contactStore(trx: Trx): ContactStore {
         .insertInto("contact_verification_codes")
         .values(row)
         .onConflict((oc) =>
-          oc.columns(["platform_id", "customer_id", "channel"]).doUpdateSet({ sent_to: row.sent_to, code_sha256: row.code_sha256, attempts: 0, created_at: row.created_at, expires_at: row.expires_at }),
+          oc.columns(["platform_id", "customer_id", "channel"]).doUpdateSet({ sent_to: row.sent_to, code_sha256: row.code_sha256, attempts: row.attempts, created_at: row.created_at, expires_at: row.expires_at }),
         )
         .execute();
     },

@@ -16,7 +16,13 @@ import type { Customer } from "./types.js";
 export const CONTACT_CHANNELS = ["EMAIL", "PHONE"] as const;
 export type ContactChannel = (typeof CONTACT_CHANNELS)[number];
 
-export const CONTACT_LIMITS = { codeMs: 5 * 60_000, attempts: 5 } as const;
+/**
+ * A code lives 5 minutes and takes 5 wrong guesses. A new code may be sent 30 seconds after the
+ * last; while the last is still live, the new one inherits its wrong guesses, and once they are
+ * used up no new code is sent until the last one has expired. So resending cannot buy guesses: at
+ * most 5 wrong ones per 5 minutes per contact (where resetting on each send gave 5 per 30 s).
+ */
+export const CONTACT_LIMITS = { codeMs: 5 * 60_000, attempts: 5, resendMs: 30_000 } as const;
 /** Grid's sandbox code for its verification routes (docs/sca.md uses the same for SCA). */
 export const SANDBOX_CONTACT_CODE = "123456";
 
@@ -125,7 +131,7 @@ function requireVerifiable(c: Customer | undefined, customerId: string, channel:
 export function createContactVerification(deps: ContactVerificationDeps) {
   const newCode = deps.newCode ?? (() => String(randomInt(0, 1_000_000)).padStart(6, "0"));
   return {
-    /** Sends (or re-sends) a code; a new send replaces the outstanding one and its attempt count. */
+    /** Sends (or re-sends) a code; a new send replaces the outstanding one, and inherits its wrong guesses while it is live (CONTACT_LIMITS). */
     async send(platformId: string, customerId: string, channelInput: string): Promise<void> {
       const channel = parseChannel(channelInput);
       const now = await deps.platformNow(platformId);
@@ -136,13 +142,27 @@ export function createContactVerification(deps: ContactVerificationDeps) {
       // embedded mode, on PGlite's one session, auth-sessions' own query would wait on it for good).
       const to = await deps.transact(async (store) => {
         const address = requireVerifiable(await store.customer(platformId, customerId, { forUpdate: true }), customerId, channel);
+        const prior = await store.lockCode(platformId, customerId, channel);
+        const live = prior && prior.sentTo === address && now.getTime() < prior.expiresAt.getTime() ? prior : undefined;
+        if (live) {
+          const waitUntil =
+            live.attempts >= CONTACT_LIMITS.attempts ? live.expiresAt.getTime() : Math.min(live.expiresAt.getTime(), live.createdAt.getTime() + CONTACT_LIMITS.resendMs);
+          const retryAfterSeconds = Math.ceil((waitUntil - now.getTime()) / 1000);
+          if (retryAfterSeconds > 0) {
+            const why =
+              live.attempts >= CONTACT_LIMITS.attempts
+                ? `The code sent last took ${CONTACT_LIMITS.attempts} wrong guesses; a new one can be sent once it expires`
+                : `One code per ${channelName(channel)} every ${CONTACT_LIMITS.resendMs / 1000} seconds`;
+            throw new AppError("RATE_LIMITED", "RATE_LIMITED", `${why}; retry in ${retryAfterSeconds} s`, { channel, retryAfterSeconds });
+          }
+        }
         await store.putCode({
           platformId,
           customerId,
           channel,
           sentTo: address,
           codeSha256,
-          attempts: 0,
+          attempts: live?.attempts ?? 0,
           createdAt: now,
           expiresAt: new Date(now.getTime() + CONTACT_LIMITS.codeMs),
         });
@@ -176,7 +196,7 @@ export function createContactVerification(deps: ContactVerificationDeps) {
           return { failed: errors.badRequest("VERIFICATION_CODE_EXPIRED", "The code has expired; send a new one", { channel }) };
         }
         if (stored.attempts >= CONTACT_LIMITS.attempts) {
-          return { failed: errors.badRequest("VERIFICATION_ATTEMPTS_EXCEEDED", `Too many wrong codes (${CONTACT_LIMITS.attempts}); send a new one`, { channel, attempts: stored.attempts }) };
+          return { failed: errors.badRequest("VERIFICATION_ATTEMPTS_EXCEEDED", `Too many wrong codes (${CONTACT_LIMITS.attempts}); a new code can be sent once this one expires (${stored.expiresAt.toISOString()})`, { channel, attempts: stored.attempts }) };
         }
         const magic = sandbox && code === SANDBOX_CONTACT_CODE;
         if (!magic && !codeMatches(stored, code)) {
