@@ -55,6 +55,17 @@ describe("statements per transfer-out (regression guard)", () => {
     expect(replay.counts.transactions).toBe(0);
   });
 
+  it("answers a platform's own transfer-out (no customer gate) within its bound", async () => {
+    const { accounts } = await h.ledger.listInternalAccounts({ platformId: w.platformId, owner: "PLATFORM", currency: "USD" });
+    const ext = (await h.ledger.createExternalAccount({ platformId: w.platformId, owner: "PLATFORM", currency: "USD", accountInfo: usdInfo("998877665") })).account!.id;
+    await h.ledger.fundInternalAccount({ platformId: w.platformId, accountId: accounts[0]!.id, amount: 10_000n });
+    const transfer = { platformId: w.platformId, sourceAccountId: accounts[0]!.id, destinationAccountId: ext, amount: 700n, idempotencyKey: "count-platform" };
+    const { value, counts } = await counted(() => h.ledger.transferOut({ transfer }));
+    expect(value.result!.transaction!.status).toBe("PENDING");
+    expect(counts.transactions).toBe(1);
+    expect(counts.statements, JSON.stringify(counts)).toBeLessThanOrEqual(6);
+  });
+
   it("settles a payout's COMPLETED and FAILED outcomes (inbox, lock, hold, entry, transaction, outbox) within their bound", async () => {
     const paid = await out(1_000n, "count-2");
     const completed = await counted(() => h.outcome(w.platformId, paid, "COMPLETED"));
