@@ -63,7 +63,7 @@ describe("statements per transfer-out (regression guard)", () => {
     const { value, counts } = await counted(() => h.ledger.transferOut({ transfer }));
     expect(value.result!.transaction!.status).toBe("PENDING");
     expect(counts.transactions).toBe(1);
-    expect(counts.statements, JSON.stringify(counts)).toBeLessThanOrEqual(6);
+    expect(counts.statements, JSON.stringify(counts)).toBeLessThanOrEqual(5);
   });
 
   it("settles a payout's COMPLETED and FAILED outcomes (inbox, lock, hold, entry, transaction, outbox) within their bound", async () => {

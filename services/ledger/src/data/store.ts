@@ -127,6 +127,7 @@ export function createStore(db: Kysely<LedgerDatabase>, events: LedgerEventWrite
     lockAccounts: (p, ids) => accounts.lockAccounts(trx, p, ids),
     requireOpenCustomer: (p, c) => customers.requireOpenCustomer(trx, p, c),
     customerGate: (p, c, externalId) => transfers.customerGate(trx, p, c, externalId),
+    lockSourceCheckingExternal: (p, accountId, externalId) => transfers.lockSourceCheckingExternal(trx, p, accountId, externalId),
     customerClosed: (p, c) => customers.customerClosed(trx, p, c),
     holdingsOf: (c) => customers.holdingsOf(trx, c),
     upsertPlatformCopy: (p) => copies.upsertPlatformCopy(trx, p),

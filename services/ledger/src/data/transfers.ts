@@ -38,6 +38,35 @@ export async function customerGate(trx: Trx, platformId: string, customerId: str
 }
 
 /**
+ * A platform's transfer-out: its source account locked (FOR UPDATE, as lockAccounts locks one) and
+ * whether its external account is still live, in one statement. Throws when the account vanished.
+ */
+export async function lockSourceCheckingExternal(trx: Trx, platformId: string, accountId: string, externalId: string): Promise<{ account: AccountRow; externalLive: boolean }> {
+  const row = await trx
+    .selectFrom("accounts")
+    .selectAll("accounts")
+    .select((eb) =>
+      eb
+        .exists(
+          eb
+            .selectFrom("external_accounts")
+            .select(sql<number>`1`.as("one"))
+            .where("external_accounts.platform_id", "=", platformId)
+            .where("external_accounts.id", "=", externalId)
+            .where("external_accounts.deleted_at", "is", null),
+        )
+        .as("external_live"),
+    )
+    .where("accounts.platform_id", "=", platformId)
+    .where("accounts.id", "=", accountId)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!row) throw new Error(`account ${accountId} vanished`);
+  const { external_live, ...account } = row;
+  return { account, externalLive: !!external_live };
+}
+
+/**
  * A transfer-out's transaction row and the hold on its source account, in one statement (the hold
  * row, the account's `held`, the transaction row: data-modifying CTEs). `account` must be locked
  * (lockAccounts); the hold is checked against it first (INSUFFICIENT_BALANCE), as placeHold does.

@@ -216,6 +216,8 @@ export interface LedgerTx extends LedgerStatements {
    * its external account is still live, in one statement; undefined when there is no copy of the customer.
    */
   customerGate(platformId: string, customerId: string, externalId: string): Promise<{ open: boolean; externalLive: boolean } | undefined>;
+  /** A platform's transfer-out: its source account locked (as lockAccounts) and whether its external account is still live, in one statement. */
+  lockSourceCheckingExternal(platformId: string, accountId: string, externalId: string): Promise<{ account: AccountRow; externalLive: boolean }>;
   customerClosed(platformId: string, customerId: string): Promise<boolean>;
   holdingsOf(c: { platformId: string; customerId: string; close: boolean; now: Date }): Promise<CustomerHoldings>;
   upsertPlatformCopy(p: { platformId: string; environment?: string; currencies: string[]; at: Date }): Promise<void>;

@@ -175,10 +175,14 @@ export function createTransfers(deps: {
           // A customer closed (being deleted) since the checks: no money to or from it any more;
           // an external account deleted while we were checking: nothing may go to (or come from)
           // it any more. For a customer, its gate (the share lock on its copy, taken before any
-          // account lock) and the recheck are one statement.
+          // account lock) and the recheck are one statement; for a transfer-out without a gate (a
+          // platform's own, or a customer the ledger has no copy of), the recheck and the source
+          // account's lock.
           const gate = internal.customer_id ? await trx.customerGate(input.platformId, internal.customer_id, external.id) : undefined;
           if (gate && !gate.open) throw errors.notFound("Customer", internal.customer_id!);
-          if (!(gate ? gate.externalLive : await trx.findExternalAccount(input.platformId, external.id))) throw errors.notFound("ExternalAccount", external.id);
+          const ungatedOut = !gate && direction === "OUT" ? await trx.lockSourceCheckingExternal(input.platformId, internal.id, external.id) : undefined;
+          const externalLive = gate ? gate.externalLive : ungatedOut ? ungatedOut.externalLive : !!(await trx.findExternalAccount(input.platformId, external.id));
+          if (!externalLive) throw errors.notFound("ExternalAccount", external.id);
           const id = newId("Transaction");
           const row = {
             id,
@@ -206,8 +210,7 @@ export function createTransfers(deps: {
           } as const;
           let tx: TransactionRow;
           if (direction === "OUT") {
-            const locked = await trx.lockAccounts(input.platformId, [internal.id]);
-            const source = locked.get(internal.id)!;
+            const source = ungatedOut ? ungatedOut.account : (await trx.lockAccounts(input.platformId, [internal.id])).get(internal.id)!;
             if (refused) {
               // Money the account does not have is still refused first (400); a refused transfer holds nothing.
               checkHold({ id: source.id, currency: source.currency, system: false, balance: source.balance, held: source.held }, input.amount);
