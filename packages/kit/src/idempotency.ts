@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Kysely, Transaction } from "kysely";
+import type { Kysely, QueryCreator, Transaction } from "kysely";
 import { canonicalJson } from "./canonical-json.js";
 import { AppError } from "./errors.js";
 import type { KitTables } from "./outbox/tables.js";
@@ -122,7 +122,18 @@ export async function claimIdempotencyKey(db: Db, input: ClaimIdempotencyKeyInpu
  * was completed by another holder after our lease ran out.
  */
 export async function completeIdempotencyKey(trx: Db, input: CompleteIdempotencyKeyInput): Promise<void> {
-  const done = await (trx as Kysely<KitTables>)
+  const done = await completionUpdate(trx as Kysely<KitTables>, input).executeTakeFirst();
+  if (!done) throw keyCompletedElsewhere();
+}
+
+/** The 409 of a completion that found the key no longer ours (it rolls the effect's transaction back). */
+export function keyCompletedElsewhere(): AppError {
+  return new AppError("CONFLICT", "IDEMPOTENCY_KEY_IN_USE", "This Idempotency-Key was completed by another request", {}, { shouldNotRetry: false });
+}
+
+/** The completion's UPDATE, answering the key when it was still our in_flight claim (none otherwise). */
+export function completionUpdate(db: QueryCreator<KitTables>, input: CompleteIdempotencyKeyInput) {
+  return db
     .updateTable("idempotency_keys")
     .set({
       state: "completed",
@@ -134,11 +145,7 @@ export async function completeIdempotencyKey(trx: Db, input: CompleteIdempotency
     .where("key", "=", input.key)
     .where("request_hash", "=", input.requestHash)
     .where("state", "=", "in_flight")
-    .returning("key")
-    .executeTakeFirst();
-  if (!done) {
-    throw new AppError("CONFLICT", "IDEMPOTENCY_KEY_IN_USE", "This Idempotency-Key was completed by another request", {}, { shouldNotRetry: false });
-  }
+    .returning("key");
 }
 
 /** Forgets an in_flight claim whose effect did not commit, so the client's retry can run. */

@@ -1,8 +1,12 @@
+import { create } from "@bufbuild/protobuf";
+import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import fc from "fast-check";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../src/clock.js";
 import { migrateSchema, type DatabaseHandle, type Kysely } from "../src/db/index.js";
 import { AppError } from "../src/errors.js";
+import { completeIdempotencyKeyAtCommit, inTransaction } from "../src/outbox/batch.js";
+import { enqueueEvent } from "../src/outbox/enqueue.js";
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
@@ -122,6 +126,37 @@ describe.each(databaseKinds)("idempotency keys on $kind", ({ kind, skip }) => {
     await expect(late).rejects.toBeInstanceOf(AppError);
     await expect(late).rejects.toMatchObject({ outcome: "CONFLICT", code: "IDEMPOTENCY_KEY_IN_USE" });
     expect(await transfers(r.key)).toBe(1);
+  });
+
+  /** runEffect through inTransaction, the completion held for the statement that writes the outbox rows before the commit. */
+  async function runEffectAtCommit(r: ReturnType<typeof ref>, opts: { events?: number } = {}) {
+    await inTransaction(db, async (trx) => {
+      await trx.insertInto("transfers").values({ id: r.key }).execute();
+      await completeIdempotencyKeyAtCommit(trx, { ...r, status: 201, body: { id: r.key, amount: 100n } });
+      for (let i = 0; i < (opts.events ?? 0); i++) {
+        await enqueueEvent(trx, { topic: "idem.test.v1", key: r.key, eventId: `${r.key}-${i}`, eventType: "TEST", schema: TimestampSchema, message: create(TimestampSchema, { seconds: BigInt(i) }) });
+      }
+    });
+  }
+  const outboxRows = async (key: string) => (await db.selectFrom("outbox").select("event_id").where("key", "=", key).execute()).length;
+
+  it("completes a key at the commit, with the transaction's outbox rows or alone, and refuses a key completed by another (rolling back)", async () => {
+    for (const events of [0, 2]) {
+      const r = { ...ref(), key: `key-${seq}-${events}` };
+      await claim(r);
+      await runEffectAtCommit(r, { events });
+      expect(await claim(r)).toEqual({ kind: "replay", status: 201, body: { id: r.key, amount: 100 } });
+      expect(await outboxRows(r.key)).toBe(events);
+    }
+    const r = ref();
+    await claim(r, 1_000);
+    clock.advance(1_000);
+    expect(await claim(r)).toEqual({ kind: "new" });
+    await runEffect(r);
+    const late = runEffectAtCommit(r, { events: 1 });
+    await expect(late).rejects.toMatchObject({ outcome: "CONFLICT", code: "IDEMPOTENCY_KEY_IN_USE" });
+    expect(await transfers(r.key)).toBe(1);
+    expect(await outboxRows(r.key)).toBe(0);
   });
 
   it("forgets a key after 24 hours, even for another body", async () => {

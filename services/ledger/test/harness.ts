@@ -14,6 +14,7 @@ import {
   topics,
   type ConsumerDefinition,
   type DatabaseHandle,
+  type Kysely,
 } from "@corridor/kit";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
@@ -60,8 +61,74 @@ export interface LedgerHarness {
   close(): Promise<void>;
 }
 
-export async function startLedgerHarness(opts: { env?: NodeJS.ProcessEnv } = {}): Promise<LedgerHarness> {
-  const { db, drop } = await openServiceTestDatabase(service);
+/** Statements (BEGIN and COMMIT not included) and transactions a database handle ran, as counted by countingDatabase. */
+export interface StatementCounts {
+  statements: number;
+  transactions: number;
+}
+
+/**
+ * `db` whose schema handles count what they send: every statement that came back (a Kysely plugin
+ * seeing each result, raw SQL included; a failed statement is not counted) and every transaction
+ * opened through `transaction()` (inTransaction's). The ledger and the harness's inbox deliveries
+ * both go through `forSchema`, so everything the ledger asks of its schema is counted.
+ */
+export function countingDatabase(db: DatabaseHandle): { db: DatabaseHandle; counts: StatementCounts; reset(): void } {
+  const counts: StatementCounts = { statements: 0, transactions: 0 };
+  const plugin = {
+    transformQuery: (a: { node: any }) => a.node,
+    transformResult: async (a: { result: any }) => {
+      counts.statements++;
+      return a.result;
+    },
+  };
+  const counting = (k: Kysely<any>): Kysely<any> => {
+    const inner = k.withPlugin(plugin);
+    return new Proxy(inner, {
+      get(target, prop) {
+        if (prop === "transaction") {
+          return () => {
+            const builder = target.transaction();
+            return new Proxy(builder, {
+              get(b, p) {
+                if (p === "execute") {
+                  return (fn: (trx: unknown) => Promise<unknown>) => {
+                    counts.transactions++;
+                    return b.execute(fn as never);
+                  };
+                }
+                const v = Reflect.get(b, p, b) as unknown;
+                return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(b) : v;
+              },
+            });
+          };
+        }
+        const v = Reflect.get(target, prop, target) as unknown;
+        return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  };
+  const wrapped: DatabaseHandle = {
+    kind: db.kind,
+    root: db.root,
+    forSchema: <DB>(schema: string) => counting(db.forSchema<any>(schema)) as unknown as Kysely<DB>,
+    listen: (channel, onNotify) => db.listen(channel, onNotify),
+    close: () => db.close(),
+  };
+  return {
+    db: wrapped,
+    counts,
+    reset() {
+      counts.statements = 0;
+      counts.transactions = 0;
+    },
+  };
+}
+
+export async function startLedgerHarness(opts: { env?: NodeJS.ProcessEnv; wrapDb?: (db: DatabaseHandle) => DatabaseHandle } = {}): Promise<LedgerHarness> {
+  const opened = await openServiceTestDatabase(service);
+  const { drop } = opened;
+  const db = opts.wrapDb ? opts.wrapDb(opened.db) : opened.db;
   const clock = new ManualClock("2026-01-01T00:00:00.000Z");
   const environments = new Map<string, Environment>();
   const customers = new Map<string, FakeCustomer>();

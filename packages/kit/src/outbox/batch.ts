@@ -1,4 +1,5 @@
-import type { Kysely, Transaction } from "kysely";
+import { sql, type Kysely, type QueryCreator, type Transaction } from "kysely";
+import { completeIdempotencyKey, completionUpdate, keyCompletedElsewhere, type CompleteIdempotencyKeyInput } from "../idempotency.js";
 import type { KitTables } from "./tables.js";
 
 /** An outbox row as enqueueEvent builds it. */
@@ -15,7 +16,7 @@ export interface OutboxInsert {
  * (dropped with it). A money movement emits several events; writing them as one multi-row INSERT
  * right before the commit saves a round trip and a NOTIFY per event.
  */
-const waiting = new WeakMap<object, { rows: OutboxInsert[]; committed: (() => void)[] }>();
+const waiting = new WeakMap<object, { rows: OutboxInsert[]; committed: (() => void)[]; keys: CompleteIdempotencyKeyInput[] }>();
 
 /**
  * Runs `fn` in a transaction of `db` and writes the outbox rows it enqueued in one INSERT before
@@ -28,10 +29,11 @@ export async function inTransaction<DB, T>(db: Kysely<DB>, fn: (trx: Transaction
   const committed: (() => void)[] = [];
   const result = await db.transaction().execute(async (trx) => {
     const rows: OutboxInsert[] = [];
-    waiting.set(trx, { rows, committed });
+    const keys: CompleteIdempotencyKeyInput[] = [];
+    waiting.set(trx, { rows, committed, keys });
     try {
       const value = await fn(trx);
-      if (rows.length > 0) await (trx as unknown as Transaction<KitTables>).insertInto("outbox").values(rows.splice(0)).execute();
+      await writeHeld(trx as unknown as Transaction<KitTables>, rows.splice(0), keys.splice(0));
       return value;
     } finally {
       waiting.delete(trx);
@@ -60,4 +62,35 @@ export function holdForCommit(trx: object, row: OutboxInsert): boolean {
   if (!t) return false;
   t.rows.push(row);
   return true;
+}
+
+/**
+ * The held outbox rows and idempotency completions in one statement: the completions as
+ * data-modifying CTEs, each answering whether the key was still our claim (a 409 otherwise, which
+ * rolls the transaction back as completeIdempotencyKey's would), the rows as one INSERT.
+ */
+async function writeHeld(trx: Transaction<KitTables>, rows: OutboxInsert[], keys: CompleteIdempotencyKeyInput[]): Promise<void> {
+  if (keys.length === 0) {
+    if (rows.length > 0) await trx.insertInto("outbox").values(rows).execute();
+    return;
+  }
+  let q = trx.with("k0", (db) => completionUpdate(db as unknown as QueryCreator<KitTables>, keys[0]!));
+  for (let i = 1; i < keys.length; i++) q = q.with(`k${i}`, (db) => completionUpdate(db as unknown as QueryCreator<KitTables>, keys[i]!)) as unknown as typeof q;
+  if (rows.length > 0) q = q.with("events", (db) => db.insertInto("outbox").values(rows)) as unknown as typeof q;
+  const done = await q
+    .selectNoFrom(keys.map((_, i) => sql<string>`${sql.raw(`(select count(*) from k${i})`)}`.as(`k${i}`)))
+    .executeTakeFirstOrThrow();
+  for (let i = 0; i < keys.length; i++) if (Number((done as Record<string, unknown>)[`k${i}`]) === 0) throw keyCompletedElsewhere();
+}
+
+/**
+ * completeIdempotencyKey, written with the transaction's outbox rows just before its commit when
+ * `trx` was opened by inTransaction (one statement for both), at once otherwise. Either way the key
+ * is completed with the effect or the transaction rolls back (409 IDEMPOTENCY_KEY_IN_USE when the
+ * key is no longer ours); use it as the effect's last step.
+ */
+export async function completeIdempotencyKeyAtCommit(trx: Transaction<any> | Kysely<any>, input: CompleteIdempotencyKeyInput): Promise<void> {
+  const t = waiting.get(trx);
+  if (!t) return completeIdempotencyKey(trx, input);
+  t.keys.push(input);
 }

@@ -59,20 +59,23 @@ export async function platformEnvironmentCopy(db: Db, platformId: string): Promi
   return row?.environment === "SANDBOX" || row?.environment === "PRODUCTION" ? row.environment : undefined;
 }
 
+/** The ledger's copy of a customer, as its events said. */
+export type CustomerCopy = { platformCustomerId: string; verificationStatus: string | null; isDeleted: boolean };
+
 /** The customer as its events said; undefined when none has arrived yet. */
-export async function customerCopy(
-  db: Db,
-  platformId: string,
-  customerId: string,
-): Promise<{ platformCustomerId: string; verificationStatus: string | null; isDeleted: boolean } | undefined> {
+export async function customerCopy(db: Db, platformId: string, customerId: string): Promise<CustomerCopy | undefined> {
   const row = await db
     .selectFrom("customers")
     .select(["platform_customer_id", "verification_status", "is_deleted"])
     .where("platform_id", "=", platformId)
     .where("id", "=", customerId)
     .executeTakeFirst();
-  // A row created by GetCustomerHoldings before any event (empty platform_customer_id, epoch) is no copy.
-  if (!row || (!row.platform_customer_id && !row.verification_status)) return undefined;
+  return row && copyOfCustomer(row);
+}
+
+/** A customers row as a copy; undefined for a row created by GetCustomerHoldings before any event (empty platform_customer_id, no status). */
+export function copyOfCustomer(row: { platform_customer_id: string; verification_status: string | null; is_deleted: boolean }): CustomerCopy | undefined {
+  if (!row.platform_customer_id && !row.verification_status) return undefined;
   // closed_at is not read here: a closed customer is refused under its row lock inside the money
   // transaction (data/customers.ts requireOpenCustomer), as before.
   return { platformCustomerId: row.platform_customer_id, verificationStatus: row.verification_status, isDeleted: row.is_deleted };

@@ -16,6 +16,7 @@ import { withdrawRailInstruction } from "./rail-handoff.js";
 import * as sandboxClocks from "./sandbox-clocks.js";
 import type { Db, LedgerDatabase, Trx } from "./tables.js";
 import * as transactions from "./transactions.js";
+import * as transfers from "./transfers.js";
 import * as trialBalance from "./trial-balance.js";
 
 /** The outbox writers of the ledger's events (src/events/ledger-events.ts), in the caller's transaction. */
@@ -61,6 +62,7 @@ function statements(db: Db, systemAccountId: ReturnType<typeof systemAccountIds>
     clearDefaultDeposit: (p, c, now) => externalAccounts.clearDefaultDeposit(db, p, c, now),
     getExternalAccount: (scope, id) => externalAccounts.getExternalAccount(db, scope, id),
     findExternalAccount: (p, id) => externalAccounts.findExternalAccount(db, p, id),
+    transferParties: (p, internalId, externalId) => transfers.transferParties(db, p, internalId, externalId),
     markExternalAccountDeleted: (p, id, now) => externalAccounts.markExternalAccountDeleted(db, p, id, now),
     listExternalAccounts: (f, page) => externalAccounts.listExternalAccounts(db, f, page),
     defaultDepositAccount: (p, c, currency) => externalAccounts.defaultDepositAccount(db, p, c, currency),
@@ -124,12 +126,16 @@ export function createStore(db: Kysely<LedgerDatabase>, events: LedgerEventWrite
     ...statements(trx, systemAccountId),
     lockAccounts: (p, ids) => accounts.lockAccounts(trx, p, ids),
     requireOpenCustomer: (p, c) => customers.requireOpenCustomer(trx, p, c),
+    customerGate: (p, c, externalId) => transfers.customerGate(trx, p, c, externalId),
+    lockSourceCheckingExternal: (p, accountId, externalId) => transfers.lockSourceCheckingExternal(trx, p, accountId, externalId),
     customerClosed: (p, c) => customers.customerClosed(trx, p, c),
     holdingsOf: (c) => customers.holdingsOf(trx, c),
     upsertPlatformCopy: (p) => copies.upsertPlatformCopy(trx, p),
     upsertCustomerCopy: (c) => copies.upsertCustomerCopy(trx, c),
     postEntry: (locked, e) => journal.postEntry(trx, locked, e),
     placeHold: (account, transactionId, amount, now) => journal.placeHold(trx, account, transactionId, amount, now),
+    settleTransferOut: (locked, s) => transfers.settleTransferOut(trx, locked, s),
+    insertTransactionWithHold: (row, account, amount, now) => transfers.insertTransactionWithHold(trx, row, account, amount, now),
     settleHold: (p, locked, transactionId, status, now) => journal.settleHold(trx, p, locked, transactionId, status, now),
     emitTransactionChanged: (eventType, tx, at) => events.emitTransactionChanged(trx, eventType, tx, at),
     emitBalanceUpdated: (account, at) => events.emitBalanceUpdated(trx, account, at),

@@ -25,12 +25,16 @@ export function withEventCopies(copies: FactCopies, remote: Directory): Director
       return env;
     },
     async customer(platformId, customerId): Promise<CustomerFacts> {
-      const copy = await copies.customer(platformId, customerId);
-      if (copy && (copy.isDeleted || copy.verificationStatus === "APPROVED")) {
-        return { platformCustomerId: copy.platformCustomerId, verificationStatus: copy.verificationStatus ?? "UNVERIFIED", isDeleted: copy.isDeleted };
-      }
-      return remote.customer(platformId, customerId);
+      return finalCustomerFacts(await copies.customer(platformId, customerId)) ?? remote.customer(platformId, customerId);
     },
     transactionTypes: (platformId, currency) => remote.transactionTypes(platformId, currency),
   };
+}
+
+/** The customer's facts from its copy when the copy is final for a money movement (deleted/closed or APPROVED); undefined when customers-kyc must be asked. */
+export function finalCustomerFacts(copy: Awaited<ReturnType<FactCopies["customer"]>>): CustomerFacts | undefined {
+  if (copy && (copy.isDeleted || copy.verificationStatus === "APPROVED")) {
+    return { platformCustomerId: copy.platformCustomerId, verificationStatus: copy.verificationStatus ?? "UNVERIFIED", isDeleted: copy.isDeleted };
+  }
+  return undefined;
 }

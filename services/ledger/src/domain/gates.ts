@@ -1,6 +1,6 @@
 import { AppError, decodeKeysetCursor, errors } from "@corridor/kit";
 import type { AccountRow } from "./model.js";
-import type { Directory, LedgerStatements } from "./ports.js";
+import type { CustomerFacts, Directory, LedgerStatements } from "./ports.js";
 
 /** The largest sandbox funding in one request (minor units). */
 export const MAX_FUND_AMOUNT = 100_000_000_000n;
@@ -12,9 +12,9 @@ export async function internalAccount(store: LedgerStatements, platformId: strin
   return row;
 }
 
-/** KYC/KYB gate: a customer moves money only once APPROVED. */
-export async function approvedCustomer(directory: Directory, platformId: string, customerId: string) {
-  const c = await directory.customer(platformId, customerId);
+/** KYC/KYB gate: a customer moves money only once APPROVED (`known`: facts already read, else the directory is asked). */
+export async function approvedCustomer(directory: Directory, platformId: string, customerId: string, known?: CustomerFacts) {
+  const c = known ?? (await directory.customer(platformId, customerId));
   if (c.isDeleted) throw errors.notFound("Customer", customerId);
   if (c.verificationStatus !== "APPROVED") {
     throw new AppError("FORBIDDEN", "USER_NOT_READY", "The customer's KYC/KYB verification is not APPROVED; it cannot move money yet", {

@@ -119,6 +119,16 @@ export interface LedgerStatements {
   clearDefaultDeposit(platformId: string, customerId: string, now: Date): Promise<void>;
   getExternalAccount(scope: ExternalAccountScope, id: string): Promise<ExternalAccountRow | undefined>;
   findExternalAccount(platformId: string, id: string): Promise<ExternalAccountRow | undefined>;
+  /**
+   * A transfer's reads in one statement: its internal account, its live external account and the
+   * copy of the internal account's customer (FactCopies.customer's answer); nothing when the
+   * internal account does not exist.
+   */
+  transferParties(
+    platformId: string,
+    internalId: string,
+    externalId: string,
+  ): Promise<{ internal?: AccountRow; external?: ExternalAccountRow; customerCopy?: Awaited<ReturnType<FactCopies["customer"]>> }>;
   markExternalAccountDeleted(platformId: string, id: string, now: Date): Promise<ExternalAccountRow>;
   /** Newest first, keyset on (created_at, id). */
   listExternalAccounts(f: ExternalAccountScope & { currency?: string }, page: { limit: number; after?: KeysetAfter }): Promise<Listed<ExternalAccountRow>>;
@@ -201,6 +211,13 @@ export interface LedgerTx extends LedgerStatements {
   lockAccounts(platformId: string, ids: string[]): Promise<Map<string, AccountRow>>;
   /** The customer gate: NOT_FOUND USER_NOT_FOUND when closed or deleted (share lock on its copy). */
   requireOpenCustomer(platformId: string, customerId: string): Promise<void>;
+  /**
+   * A transfer's customer gate (the share lock of requireOpenCustomer, not the refusal) and whether
+   * its external account is still live, in one statement; undefined when there is no copy of the customer.
+   */
+  customerGate(platformId: string, customerId: string, externalId: string): Promise<{ open: boolean; externalLive: boolean } | undefined>;
+  /** A platform's transfer-out: its source account locked (as lockAccounts) and whether its external account is still live, in one statement. */
+  lockSourceCheckingExternal(platformId: string, accountId: string, externalId: string): Promise<{ account: AccountRow; externalLive: boolean }>;
   customerClosed(platformId: string, customerId: string): Promise<boolean>;
   holdingsOf(c: { platformId: string; customerId: string; close: boolean; now: Date }): Promise<CustomerHoldings>;
   upsertPlatformCopy(p: { platformId: string; environment?: string; currencies: string[]; at: Date }): Promise<void>;
@@ -209,7 +226,18 @@ export interface LedgerTx extends LedgerStatements {
   /** One journal entry and the new balances; `locked` (from lockAccounts) is updated in place. */
   postEntry(locked: Map<string, AccountRow>, e: { platformId: string; transactionId?: string; kind: string; postings: Posting[]; now: Date }): Promise<string>;
   placeHold(account: AccountRow, transactionId: string, amount: bigint, now: Date): Promise<AccountRow>;
+  /** insertTransaction and placeHold on the (locked) source account for it, in one statement. */
+  insertTransactionWithHold(row: NewTransaction, account: AccountRow, amount: bigint, now: Date): Promise<{ tx: TransactionRow; account: AccountRow }>;
   settleHold(platformId: string, locked: Map<string, AccountRow>, transactionId: string, status: "CAPTURED" | "RELEASED", now: Date): Promise<bigint>;
+  /**
+   * A transfer-out's outcome in one statement: its active hold CAPTURED (with `entry`: one journal
+   * entry from the hold's account to `entry.clearingId` of the hold's amount) or RELEASED, and the
+   * transaction's new state. `locked` is updated in place; amount 0n when there was no active hold.
+   */
+  settleTransferOut(
+    locked: Map<string, AccountRow>,
+    s: { platformId: string; transactionId: string; status: "CAPTURED" | "RELEASED"; entry?: { id: string; kind: string; clearingId: string }; set: TransactionChange; now: Date },
+  ): Promise<{ tx: TransactionRow; amount: bigint }>;
 
   /* outbox (src/events/ledger-events.ts) */
   emitTransactionChanged(eventType: string, tx: TransactionRow, at: Date): Promise<void>;

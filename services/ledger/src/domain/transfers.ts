@@ -1,7 +1,8 @@
 import { MAX_AMOUNT, errors, newId, pageSize, toPage, type Clock, type FieldError } from "@corridor/kit";
 import { PULL_CAPABLE } from "./account-info.js";
 import { newReference } from "./funding.js";
-import { after, approvedCustomer, checkAmount, internalAccount, requireTransactionType, type PageInput } from "./gates.js";
+import { finalCustomerFacts } from "./facts.js";
+import { after, approvedCustomer, checkAmount, requireTransactionType, type PageInput } from "./gates.js";
 import type { Idempotent } from "./idempotency.js";
 import { SYSTEM_TYPES, type AccountRow, type TransactionFilter, type TransactionRow } from "./model.js";
 import type { AnswerCodec, Directory, LedgerStore, LedgerTx } from "./ports.js";
@@ -10,7 +11,7 @@ import type { Quotes } from "./quote-transactions.js";
 import { FINAL_STATUSES, createdEventType, failedEventType, transitionFor, type RailStatus } from "./transactions.js";
 import { candidateRails, type RailRouter } from "./rails.js";
 import { SANDBOX_CONNECTOR, environmentOf } from "@corridor/connector";
-import { checkHold } from "./journal.js";
+import { applyEntry, checkHold } from "./journal.js";
 import { immediateRailFailure } from "./sandbox-admission.js";
 
 /** The rails that can debit an account on our request (decisions §9: USD accounts, by ACH pull). */
@@ -63,13 +64,12 @@ export function createTransfers(deps: {
     const externalId = direction === "OUT" ? input.destinationAccountId : input.sourceAccountId;
     // Independent reads run together (the answer waits for the slowest, not their sum); their
     // failures are reported in the order the checks are written.
-    const [internalRead, externalRead, environmentRead] = await Promise.allSettled([
-      internalAccount(store, input.platformId, internalId),
-      store.findExternalAccount(input.platformId, externalId),
-      directory.environment(input.platformId),
-    ]);
-    const internal = settled(internalRead);
-    const external = settled(externalRead);
+    // The accounts and the customer's copy are one statement (store.transferParties).
+    const [partiesRead, environmentRead] = await Promise.allSettled([store.transferParties(input.platformId, internalId, externalId), directory.environment(input.platformId)]);
+    const parties = settled(partiesRead);
+    const internal = parties.internal;
+    if (!internal || internal.owner_kind === "SYSTEM") throw errors.notFound("InternalAccount", internalId);
+    const external = parties.external;
     if (!external) throw errors.notFound("ExternalAccount", externalId);
     if (input.customerId && (internal.customer_id !== input.customerId || external.customer_id !== input.customerId)) {
       throw errors.notFound(internal.customer_id !== input.customerId ? "InternalAccount" : "ExternalAccount", internal.customer_id !== input.customerId ? internalId : externalId);
@@ -98,7 +98,7 @@ export function createTransfers(deps: {
     }
     const [typeCheck, customerRead] = await Promise.allSettled([
       requireTransactionType(directory, input.platformId, internal.currency, direction === "OUT" ? "OUTGOING" : "INCOMING"),
-      internal.customer_id ? approvedCustomer(directory, input.platformId, internal.customer_id) : undefined,
+      internal.customer_id ? approvedCustomer(directory, input.platformId, internal.customer_id, finalCustomerFacts(parties.customerCopy)) : undefined,
     ]);
     settled(typeCheck);
     settled(environmentRead);
@@ -172,23 +172,19 @@ export function createTransfers(deps: {
         const refused = immediateRailFailure(await directory.environment(input.platformId), type, external);
         return store.transaction(async (trx) => {
           const now = clock.now();
-          // A customer closed (being deleted) since the checks: no money to or from it any more.
-          if (internal.customer_id) await trx.requireOpenCustomer(input.platformId, internal.customer_id);
-          // Deleted while we were checking: nothing may go to (or come from) it any more.
-          if (!(await trx.findExternalAccount(input.platformId, external.id))) throw errors.notFound("ExternalAccount", external.id);
+          // A customer closed (being deleted) since the checks: no money to or from it any more;
+          // an external account deleted while we were checking: nothing may go to (or come from)
+          // it any more. For a customer, its gate (the share lock on its copy, taken before any
+          // account lock) and the recheck are one statement; for a transfer-out without a gate (a
+          // platform's own, or a customer the ledger has no copy of), the recheck and the source
+          // account's lock.
+          const gate = internal.customer_id ? await trx.customerGate(input.platformId, internal.customer_id, external.id) : undefined;
+          if (gate && !gate.open) throw errors.notFound("Customer", internal.customer_id!);
+          const ungatedOut = !gate && direction === "OUT" ? await trx.lockSourceCheckingExternal(input.platformId, internal.id, external.id) : undefined;
+          const externalLive = gate ? gate.externalLive : ungatedOut ? ungatedOut.externalLive : !!(await trx.findExternalAccount(input.platformId, external.id));
+          if (!externalLive) throw errors.notFound("ExternalAccount", external.id);
           const id = newId("Transaction");
-          if (direction === "OUT") {
-            const locked = await trx.lockAccounts(input.platformId, [internal.id]);
-            const source = locked.get(internal.id)!;
-            if (refused) {
-              // Money the account does not have is still refused first (400); a refused transfer holds nothing.
-              checkHold({ id: source.id, currency: source.currency, system: false, balance: source.balance, held: source.held }, input.amount);
-            } else {
-              const held = await trx.placeHold(source, id, input.amount, now);
-              await trx.emitBalanceUpdated(held, now);
-            }
-          }
-          const tx = await trx.insertTransaction({
+          const row = {
             id,
             platform_id: input.platformId,
             type,
@@ -211,7 +207,23 @@ export function createTransfers(deps: {
             updated_at: now,
             connector: route.connector,
             payment_rail: route.paymentRail || null,
-          });
+          } as const;
+          let tx: TransactionRow;
+          if (direction === "OUT") {
+            const source = ungatedOut ? ungatedOut.account : (await trx.lockAccounts(input.platformId, [internal.id])).get(internal.id)!;
+            if (refused) {
+              // Money the account does not have is still refused first (400); a refused transfer holds nothing.
+              checkHold({ id: source.id, currency: source.currency, system: false, balance: source.balance, held: source.held }, input.amount);
+              tx = await trx.insertTransaction(row);
+            } else {
+              // The hold and the transaction row in one statement.
+              const placed = await trx.insertTransactionWithHold(row, source, input.amount, now);
+              await trx.emitBalanceUpdated(placed.account, now);
+              tx = placed.tx;
+            }
+          } else {
+            tx = await trx.insertTransaction(row);
+          }
           if (refused) {
             // Never pending, never sent to a rail: its one event is the failure.
             await trx.emitTransactionChanged(failedEventType(type), tx, now);
@@ -278,6 +290,14 @@ export function createTransfers(deps: {
         return "applied";
       }
       const now = clock.now();
+      const outcomeSet = {
+        ...newEstimate,
+        status: t.to,
+        failure_reason: t.failure?.reason ?? null,
+        failure_detail: t.failure?.detail || null,
+        settled_at: t.to === "COMPLETED" ? o.at : null,
+        updated_at: now,
+      };
       if (t.money !== "none") {
         const clearing = await trx.systemAccountId(tx.platform_id, tx.currency, SYSTEM_TYPES.railClearing, now);
         // A return may need one more account, locked with the others (one fixed order): the
@@ -289,29 +309,36 @@ export function createTransfers(deps: {
           extra = await trx.systemAccountId(tx.platform_id, tx.currency, SYSTEM_TYPES.returnShortfall, now);
         }
         const locked = await trx.lockAccounts(tx.platform_id, extra ? [internalId, clearing, extra] : [internalId, clearing]);
-        if (t.money === "capture-hold") {
-          const amount = await trx.settleHold(tx.platform_id, locked, tx.id, "CAPTURED", now);
-          if (amount > 0n) {
-            await trx.postEntry(locked, { platformId: tx.platform_id, transactionId: tx.id, kind: "TRANSFER_OUT", now, postings: [{ accountId: internalId, amount: -amount }, { accountId: clearing, amount }] });
+        if (t.money === "capture-hold" || t.money === "release-hold") {
+          // The hold's end, its journal entry (captured) and the transaction's new state in one
+          // statement. A payout's hold is its amount: the entry's rules are checked on the locked
+          // rows before (the capture takes as much from the balance as from the held money).
+          const capture = t.money === "capture-hold";
+          if (capture) {
+            const states = new Map([...locked].map(([id, r]) => [id, { id, currency: r.currency, system: r.owner_kind === "SYSTEM", balance: r.balance, held: id === internalId ? r.held - tx.amount : r.held }]));
+            applyEntry(states, [{ accountId: internalId, amount: -tx.amount }, { accountId: clearing, amount: tx.amount }]);
           }
-        } else if (t.money === "release-hold") {
-          await trx.settleHold(tx.platform_id, locked, tx.id, "RELEASED", now);
-          await trx.emitBalanceUpdated(locked.get(internalId)!, now);
-        } else if (t.money === "reverse-payout" || t.money === "reverse-pull") {
+          const settled = await trx.settleTransferOut(locked, {
+            platformId: tx.platform_id,
+            transactionId: tx.id,
+            status: capture ? "CAPTURED" : "RELEASED",
+            ...(capture ? { entry: { id: newId("JournalEntry"), kind: "TRANSFER_OUT", clearingId: clearing } } : {}),
+            set: outcomeSet,
+            now,
+          });
+          if (settled.amount > 0n && settled.amount !== tx.amount) throw new Error(`the hold of ${tx.id} is ${settled.amount}, not the transaction's ${tx.amount}`);
+          if (!capture) await trx.emitBalanceUpdated(locked.get(internalId)!, now);
+          if (t.eventType) await trx.emitTransactionChanged(t.eventType, settled.tx, now);
+          return "applied";
+        }
+        if (t.money === "reverse-payout" || t.money === "reverse-pull") {
           await reverse(trx, tx, t.money, locked, { clearing, extra }, now);
         } else {
           await trx.postEntry(locked, { platformId: tx.platform_id, transactionId: tx.id, kind: "TRANSFER_IN", now, postings: [{ accountId: clearing, amount: -tx.amount }, { accountId: internalId, amount: tx.amount }] });
           await trx.emitBalanceUpdated(locked.get(internalId)!, now);
         }
       }
-      const updated = await trx.updateTransaction(tx.platform_id, tx.id, {
-        ...newEstimate,
-        status: t.to,
-        failure_reason: t.failure?.reason ?? null,
-        failure_detail: t.failure?.detail || null,
-        settled_at: t.to === "COMPLETED" ? o.at : null,
-        updated_at: now,
-      });
+      const updated = await trx.updateTransaction(tx.platform_id, tx.id, outcomeSet);
       if (t.eventType) await trx.emitTransactionChanged(t.eventType, updated, now);
       return "applied";
     },
