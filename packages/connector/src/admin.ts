@@ -79,6 +79,13 @@ const fileName = (v: string): string => {
   return name;
 };
 
+/** The operator's note: at most 2000 characters; a cancel must say why. */
+const noteOf = (v: string, required: boolean): string => {
+  const note = v.trim();
+  if ((required && note === "") || note.length > 2000) throw errors.invalidInput([{ field: "note", reason: required ? "is required: say why the file is never sent (at most 2000 characters)" : "must be at most 2000 characters" }]);
+  return note;
+};
+
 export function fileToPb(f: ConnectorFile): ConnectorFilePb {
   return create(ConnectorFileSchema, {
     fileName: f.fileName,
@@ -118,29 +125,35 @@ export function createConnectorAdminHandler(name: string, admin: ConnectorAdmin)
   return {
     async listFiles(req) {
       mine(req.connector);
-      if (!admin.listFiles) throw unimplemented("files");
       const status = req.status.trim().toUpperCase();
-      const files = await admin.listFiles({ ...(status && status !== "ALL" ? { status } : {}), limit: limitOf(req.limit) });
+      const limit = limitOf(req.limit);
+      if (!admin.listFiles) throw unimplemented("files");
+      const files = await admin.listFiles({ ...(status && status !== "ALL" ? { status } : {}), limit });
       return { files: files.map(fileToPb) };
     },
     async releaseFile(req) {
       mine(req.connector);
+      const name = fileName(req.fileName);
+      const note = noteOf(req.note, false);
       if (!admin.releaseFile) throw unimplemented("files");
-      return { file: fileToPb(await admin.releaseFile(fileName(req.fileName), req.note.trim())) };
+      return { file: fileToPb(await admin.releaseFile(name, note)) };
     },
     async cancelFile(req) {
       mine(req.connector);
+      const name = fileName(req.fileName);
+      const note = noteOf(req.note, true);
       if (!admin.cancelFile) throw unimplemented("files");
-      const { file, failedEntries } = await admin.cancelFile(fileName(req.fileName), req.note.trim());
+      const { file, failedEntries } = await admin.cancelFile(name, note);
       return { file: fileToPb(file), failedEntries };
     },
     async listBankItems(req) {
       mine(req.connector);
-      if (!admin.listBankItems) throw unimplemented("bank items");
       const status = req.status.trim().toUpperCase() || "SUSPENSE";
       if (status !== "SUSPENSE" && status !== "ALL") throw errors.invalidInput([{ field: "status", reason: "must be SUSPENSE or ALL" }]);
       const kind = req.kind.trim().toUpperCase();
-      const items = await admin.listBankItems({ suspenseOnly: status === "SUSPENSE", ...(kind ? { kind } : {}), limit: limitOf(req.limit) });
+      const limit = limitOf(req.limit);
+      if (!admin.listBankItems) throw unimplemented("bank items");
+      const items = await admin.listBankItems({ suspenseOnly: status === "SUSPENSE", ...(kind ? { kind } : {}), limit });
       return { items: items.map(itemToPb) };
     },
   };

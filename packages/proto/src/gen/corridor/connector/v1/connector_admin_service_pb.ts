@@ -162,7 +162,7 @@ export type ReleaseFileRequest = Message<"corridor.connector.v1.ReleaseFileReque
   fileName: string;
 
   /**
-   * What the operator found (kept in the file's detail).
+   * What the operator found (at most 2000 characters; kept in the file's detail).
    *
    * @generated from field: string note = 2;
    */
@@ -219,7 +219,7 @@ export type CancelFileRequest = Message<"corridor.connector.v1.CancelFileRequest
   fileName: string;
 
   /**
-   * What the operator found (kept in the file's detail).
+   * Why the file is never sent (required, at most 2000 characters; kept in the file's detail).
    *
    * @generated from field: string note = 2;
    */
