@@ -15,6 +15,7 @@ import { PublicErrorSchema } from "@corridor/proto/corridor/common/v1/error_pb.j
 import { KycAdminService, type Review } from "@corridor/proto/corridor/customers_kyc/v1/kyc_admin_service_pb.js";
 import type { Document } from "@corridor/proto/corridor/customers_kyc/v1/document_pb.js";
 import { LedgerAdminService, type RailBinding, type ReconciliationBreak, type ReconciliationReport, type SuspenseItem } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
+import { ConnectorAdminService, type BankItem, type ConnectorFile } from "@corridor/proto/corridor/connector/v1/connector_admin_service_pb.js";
 import { QuotesFxAdminService, type ProductionRate } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_admin_service_pb.js";
 
 /** Exit codes: 0 done, 1 the call failed or nothing answers, 2 the command line was wrong. */
@@ -57,6 +58,19 @@ Commands:
   noc list [--status REFUSED|APPLIED|ALL] [--connector <name>] [--limit <n>]
       Lists the notifications of change (C-codes) the banks sent, newest first: REFUSED ones (the
       default: nothing changed, the reason given; docs/connectors.md) or APPLIED to the account.
+  connector files list --connector <name> [--status HELD|BUILT|UPLOADED|CANCELLED|ACCEPTED|...|ALL] [--limit <n>]
+      Lists the files a rail connector built for its bank, newest first (docs/connectors.md,
+      "Held files"); --status HELD: the files waiting for the operator's decision.
+  connector files release --connector <name> --file <file name> [--note <text>]
+      Sends a HELD file: it is uploaded as built (same name, same bytes) on the connector's next
+      pass. Only when the bank says it does not have it (a HELD file is one nobody could vouch for).
+  connector files cancel --connector <name> --file <file name> --note <text>
+      Never sends a HELD file: it becomes CANCELLED and each of its entries FAILED (FILE_CANCELLED)
+      to the ledger, once: the money is released and the platform gets the FAILED webhook.
+  connector suspense list --connector <name> [--status SUSPENSE|ALL] [--kind RETURN|NOC|INCOMING|REJECTED_ENTRY] [--limit <n>]
+      Lists the returns and NOCs in the bank's files the connector refused to match to an entry of
+      its own (reason: UNKNOWN_TRACE, RDFI_MISMATCH, ACCOUNT_MISMATCH, DIRECTION_MISMATCH,
+      AMOUNT_MISMATCH, REFUSED_NOC ...), newest first; --status ALL: every item it kept.
   reconcile list [--connector <name>] [--status CLEAN|BREAKS|RESOLVED] [--limit <n>]
       Lists the reconciliation reports of the connectors' bank statements, newest day first
       (docs/connectors.md, "Reconciliation"; what a break means: docs/operations.md).
@@ -87,6 +101,8 @@ Target (exactly one; there is no default, so the CLI never acts on a deployment 
   The deployment found there is printed (on stderr) before anything is done.
   rail, suspense, noc and reconcile commands talk to the ledger: at the same target (embedded), or at --ledger-url /
   CORRIDOR_LEDGER_URL (split: http://127.0.0.1:8102).
+  connector commands talk to the connector's own process (its PORT, 8110 by default): --connector-url /
+  CORRIDOR_CONNECTOR_URL (required: no other service serves them), after the deployment probe.
   rates and fees commands talk to quotes-fx: at the same target (embedded), or at --quotes-fx-url /
   CORRIDOR_QUOTES_FX_URL (split: http://127.0.0.1:8103).
 
@@ -212,6 +228,9 @@ async function main(argv: string[]): Promise<number> {
       url: { type: "string" },
       "ledger-url": { type: "string" },
       "quotes-fx-url": { type: "string" },
+      "connector-url": { type: "string" },
+      file: { type: "string" },
+      kind: { type: "string" },
       base: { type: "string" },
       rate: { type: "string", multiple: true },
       "as-of": { type: "string" },
@@ -243,6 +262,7 @@ async function main(argv: string[]): Promise<number> {
   if (resource === "suspense") return suspenseCommand(command, extra, values);
   if (resource === "noc") return nocCommand(command, extra, values);
   if (resource === "reconcile") return reconcileCommand(command, extra, values);
+  if (resource === "connector") return connectorCommand(command, extra, values);
   if (resource === "rates") return ratesCommand(command, extra, values);
   if (resource === "fees") return feesCommand(command, extra, values);
   if (resource !== "platform" || (command !== "create" && command !== "list")) {
@@ -657,6 +677,86 @@ async function nocCommand(command: string | undefined, extra: string[], values: 
   if (values.json) console.log(JSON.stringify(out, null, 2));
   else if (out.length === 0) console.log(status === "APPLIED" || status === "ALL" ? "No notifications of change." : "No refused notifications of change.");
   else for (const c of out) console.log(`${c.receivedAt ?? ""}  ${c.status.padEnd(8)}  ${c.code}  ${c.connector}  ${c.transactionId}  ${c.externalAccountId || "-"}  ${JSON.stringify(c.corrected)}${c.detail ? `  ${c.detail}` : ""}`);
+  return 0;
+}
+
+const fileJson = (f: ConnectorFile) => ({
+  fileName: f.fileName,
+  status: f.status,
+  detail: f.detail,
+  windowKey: f.windowKey,
+  entryCount: f.entryCount,
+  totalDebit: String(f.totalDebit),
+  totalCredit: String(f.totalCredit),
+  builtAt: tsIso(f.builtAt) || undefined,
+  uploadedAt: tsIso(f.uploadedAt) || undefined,
+});
+const fileLine = (f: ReturnType<typeof fileJson>) =>
+  `${f.fileName}  ${f.status.padEnd(18)}  ${String(f.entryCount).padStart(5)} entries  debit ${f.totalDebit.padStart(12)}  credit ${f.totalCredit.padStart(12)}  built ${f.builtAt ?? ""}${f.detail ? `  ${f.detail}` : ""}`;
+const bankItemJson = (i: BankItem) => ({
+  bankFile: i.bankFile,
+  line: i.line,
+  kind: i.kind,
+  code: i.code,
+  traceNumber: i.traceNumber,
+  originalTraceNumber: i.originalTraceNumber,
+  amount: String(i.amount),
+  transactionId: i.transactionId || undefined,
+  suspenseReason: i.suspenseReason || undefined,
+  detail: JSON.parse(i.detailJson || "{}") as unknown,
+  receivedAt: tsIso(i.receivedAt) || undefined,
+});
+
+/** `connector files list|release|cancel` and `connector suspense list`: a connector's ConnectorAdminService, at its own URL, after the deployment probe. */
+async function connectorCommand(
+  command: string | undefined,
+  extra: string[],
+  values: { url?: string; "connector-url"?: string; connector?: string; file?: string; note?: string; status?: string; kind?: string; limit?: string; json: boolean },
+): Promise<number> {
+  const [sub, ...rest] = extra;
+  const what = `connector ${command ?? ""} ${sub ?? ""}`.trim();
+  const ok = (command === "files" && (sub === "list" || sub === "release" || sub === "cancel")) || (command === "suspense" && sub === "list");
+  if (!ok) throw new UsageError(`unknown command: ${what}`);
+  if (rest.length > 0) throw new UsageError(`unexpected argument: ${rest.join(" ")}`);
+  if (!values.connector) throw new UsageError(`${what} needs --connector <name> (the connector you mean, e.g. ach-nacha)`);
+  if (!values["connector-url"] && !process.env.CORRIDOR_CONNECTOR_URL) throw new UsageError(`${what} needs --connector-url <url> or CORRIDOR_CONNECTOR_URL: the connector process's Connect endpoint (its PORT), e.g. http://127.0.0.1:8110`);
+  if (values.limit !== undefined && !/^\d{1,3}$/.test(values.limit)) throw new UsageError("--limit must be a number from 1 to 500");
+  const limit = values.limit ? Number(values.limit) : 0;
+  if (sub === "list" && (values.file !== undefined || values.note !== undefined)) throw new UsageError(`${what} takes no --file or --note`);
+  if (sub !== "list" && !values.file) throw new UsageError(`${what} needs --file <file name> (connector files list --status HELD shows them)`);
+  if (sub === "cancel" && !values.note?.trim()) throw new UsageError("connector files cancel needs --note <text>: why the file is never sent (what the bank said)");
+  if (sub !== "list" && (values.status !== undefined || values.limit !== undefined)) throw new UsageError(`${what} takes no --status or --limit`);
+  if (command === "files" && values.kind !== undefined) throw new UsageError(`${what} takes no --kind`);
+  const status = values.status?.toUpperCase();
+  if (command === "suspense" && status !== undefined && status !== "SUSPENSE" && status !== "ALL") throw new UsageError("--status must be SUSPENSE or ALL");
+
+  const client = await probedClient(values.url, ConnectorAdminService, { flag: "connector-url", env: "CORRIDOR_CONNECTOR_URL", value: values["connector-url"] });
+  const connector = values.connector;
+  if (command === "suspense") {
+    const { items } = await client.listBankItems({ connector, status: status ?? "", kind: values.kind?.toUpperCase() ?? "", limit });
+    const out = items.map(bankItemJson);
+    if (values.json) console.log(JSON.stringify(out, null, 2));
+    else if (out.length === 0) console.log(status === "ALL" ? "No items from the bank's files." : "Nothing in the connector's suspense: every return and NOC matched an entry.");
+    else for (const i of out) console.log(`${i.receivedAt ?? ""}  ${i.kind.padEnd(14)}  ${i.code.padEnd(4)}  ${(i.suspenseReason ?? "-").padEnd(18)}  ${i.amount.padStart(12)}  trace ${i.traceNumber}  original ${i.originalTraceNumber}  ${i.bankFile}:${i.line}${i.transactionId ? `  ${i.transactionId}` : ""}`);
+    return 0;
+  }
+  if (sub === "list") {
+    const { files } = await client.listFiles({ connector, status: status ?? "", limit });
+    const out = files.map(fileJson);
+    if (values.json) console.log(JSON.stringify(out, null, 2));
+    else if (out.length === 0) console.log(status === "HELD" ? "No held files." : "No files.");
+    else for (const f of out) console.log(fileLine(f));
+    return 0;
+  }
+  if (sub === "release") {
+    const { file } = await client.releaseFile({ connector, fileName: values.file!, note: values.note ?? "" });
+    const out = fileJson(file!);
+    console.log(values.json ? JSON.stringify(out, null, 2) : `Released ${out.fileName}: ${out.status}, uploaded on the connector's next pass`);
+    return 0;
+  }
+  const { file, failedEntries } = await client.cancelFile({ connector, fileName: values.file!, note: values.note! });
+  const out = { ...fileJson(file!), failedEntries };
+  console.log(values.json ? JSON.stringify(out, null, 2) : `Cancelled ${out.fileName}: never sent; ${failedEntries} entries failed back to the ledger (FILE_CANCELLED)`);
   return 0;
 }
 

@@ -4,6 +4,9 @@ import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { ConnectorAdminService } from "@corridor/proto/corridor/connector/v1/connector_admin_service_pb.js";
 import { describe, expect, it, vi } from "vitest";
 import { createFreshDatabase } from "../../test/infra/databases.js";
 
@@ -123,6 +126,59 @@ describe("corridor connector <name>", () => {
       expect(res.matched, res.stderr + res.stdout).toBe(true);
       expect(res.code, res.stderr).toBe(0);
     } finally {
+      await db.drop();
+    }
+  });
+
+  it.skipIf(!brokers || !databaseUrl)(`serves the operator's ConnectorAdminService on its port (ach-nacha: its files and suspense)${!brokers || !databaseUrl ? " — skipped: DATABASE_URL and KAFKA_BROKERS are needed" : ""}`, async () => {
+    const db = await createFreshDatabase(databaseUrl, "corridor_connector", { migrated: false });
+    const child = spawn(process.execPath, ["--import", "tsx", entry, "ach-nacha"], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH,
+        DATABASE_URL: db.url,
+        KAFKA_BROKERS: brokers,
+        KAFKA_TOPIC_PREFIX: `t${randomBytes(4).toString("hex")}.`,
+        PORT: "0",
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "info",
+        ACH_ODFI_ROUTING: "121042882",
+        ACH_IMMEDIATE_ORIGIN: "1234567890",
+        ACH_IMMEDIATE_ORIGIN_NAME: "Corridor Test",
+        ACH_COMPANY_NAME: "Corridor",
+        ACH_COMPANY_ID: "1234567890",
+        ACH_SFTP_HOST: "127.0.0.1",
+        ACH_SFTP_PORT: "1", // nothing listens: the passes fail and are retried; the admin service does not need the bank
+        ACH_SFTP_USERNAME: "corridor",
+        ACH_SFTP_PASSWORD: "not-used",
+        ACH_SFTP_HOST_KEY: "SHA256:AAAA",
+        ACH_POLL_MS: "600000",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+    try {
+      const port = await new Promise<number>((done, fail) => {
+        const timer = setTimeout(() => fail(new Error(`the connector did not start in time:\n${output}`)), 90_000);
+        const onLine = (l: string) => {
+          output += `${l}\n`;
+          if (!/connector ach-nacha running/.test(l)) return;
+          clearTimeout(timer);
+          done((JSON.parse(l) as { port: number }).port);
+        };
+        createInterface({ input: child.stdout! }).on("line", onLine);
+        createInterface({ input: child.stderr! }).on("line", onLine);
+        void exited.then((code) => fail(new Error(`the connector exited (${code}) before it ran:\n${output}`)));
+      });
+      const admin = createClient(ConnectorAdminService, createGrpcTransport({ baseUrl: `http://127.0.0.1:${port}` }));
+      expect((await admin.listFiles({ connector: "ach-nacha", status: "HELD" })).files).toEqual([]);
+      expect((await admin.listBankItems({ connector: "ach-nacha" })).items).toEqual([]);
+      await expect(admin.cancelFile({ connector: "ach-nacha", fileName: "CORRIDOR-20260105-1000-A.ach", note: "test" })).rejects.toThrow(/CORRIDOR-20260105-1000-A.ach/);
+      await expect(admin.listFiles({ connector: "sepa" })).rejects.toThrow(/This is connector ach-nacha, not sepa/);
+    } finally {
+      child.kill("SIGTERM");
+      expect(await exited, output).toBe(0);
       await db.drop();
     }
   });

@@ -6,8 +6,10 @@ import type { RunningConnector } from "@corridor/connector";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sftpBank, type SftpBank } from "../../connectors/ach-nacha/test/bank/sftp-bank.js";
 import { sftpServerRequired, sftpServerUnavailableReason, startSftpServer, type SftpTestServer } from "../infra/sftp/sshd.js";
-import { mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
-import { balanceOf, platformAccount, usdAccountInfo } from "./ledger-helpers.js";
+import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
+import { balanceOf, platformAccount, txStatus, usdAccountInfo } from "./ledger-helpers.js";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 /**
  * Issue 24 item 3 through the public API: a PRODUCTION platform whose (USD, ACH) the operator bound
@@ -113,5 +115,36 @@ describe.skipIf(skip)(`ACH connector end to end (${mode})${skip ? ` — skipped:
       ["22", 700n, "881234500001"],
     ]);
     expect(new Set(accepted.map((e) => e.file)).size).toBe(3);
+  });
+
+  it("a file the connector HELD (its name taken in the bank's inbox) cancelled by the operator: the payout FAILED FILE_CANCELLED once, the money back, OUTGOING_PAYMENT_FAILED; nothing reached the bank", { timeout: 120_000 }, async () => {
+    const bob = await external("002");
+    const before = await balanceOf(prod);
+    const out = await prod.call("POST", "/transfer-out", { source: { accountId: usd.id }, destination: { accountId: bob.id }, amount: 400 }, { "idempotency-key": "ach-e2e-held" });
+    expect(out.status, JSON.stringify(out.body)).toBe(201);
+    expect(await balanceOf(prod)).toBe(before - 400);
+    // The file its window will be: the name is deterministic (day, cut-off, the day's count of files).
+    const entry = await eventually(async () => (await ach.db.selectFrom("ach_entries").select(["window_key", "cutoff_at"]).where("transaction_id", "=", out.body.id).executeTakeFirst()) as { window_key: string; cutoff_at: Date } | undefined, 30_000);
+    const day = entry.window_key.slice(0, 10);
+    const used = Number((await ach.db.selectFrom("ach_files").select((eb) => eb.fn.countAll<string>().as("n")).where("day", "=", day).executeTakeFirstOrThrow()).n);
+    const name = `CORRIDOR-${day.replaceAll("-", "")}-${entry.window_key.slice(11).replace(":", "")}-${"ABCDEFGHIJKLMNOPQRSTUVWXYZ"[used]}.ach`;
+    const squatter = join(server.localRoot, "inbox", name);
+    writeFileSync(squatter, "another file under our name\n");
+    clock.set(new Date(new Date(entry.cutoff_at).getTime() + 1_000));
+    await eventually(async () => ((await ach.db.selectFrom("ach_files").select("status").where("file_name", "=", name).executeTakeFirst())?.status === "HELD" ? true : undefined), 30_000);
+    expect((await prod.call("GET", `/transactions/${out.body.id}`)).body.status).toBe("PENDING");
+
+    const { file, failedEntries } = await ach.admin!.cancelFile!(name, "e2e: the bank never received it");
+    expect([file.status, failedEntries]).toEqual(["CANCELLED", 1]);
+    expect(await txStatus(prod, out.body.id, "FAILED")).toMatchObject({ status: "FAILED" });
+    expect(await balanceOf(prod)).toBe(before);
+    const failedEvents = async () => ((await prod.call("GET", "/events?type=OUTGOING_PAYMENT_FAILED&limit=100")).body.data as { payload: { data: { id: string } } }[]).filter((e) => e.payload.data.id === out.body.id);
+    await eventually(async () => ((await failedEvents()).length > 0 ? true : undefined), 30_000);
+    await expect(ach.admin!.cancelFile!(name, "again")).rejects.toMatchObject({ code: "CONNECTOR_FILE_NOT_HELD" });
+    expect(await failedEvents()).toHaveLength(1);
+    expect(await balanceOf(prod)).toBe(before);
+    expect(readFileSync(squatter, "utf8")).toBe("another file under our name\n");
+    expect([...bank.accepted.values()].some((e) => e.accountNumber === "881234500002")).toBe(false);
+    rmSync(squatter);
   });
 });

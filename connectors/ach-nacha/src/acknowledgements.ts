@@ -36,7 +36,7 @@ function headerOf(content: string): { destination: string; origin: string; stamp
   return { destination: first.slice(3, 13).trim(), origin: first.slice(13, 23).trim(), stamp: first.slice(23, 34) };
 }
 
-const ANSWERABLE = ["UPLOADING", "UPLOADED", "HELD", "ACCEPTED", "REJECTED", "PARTIALLY_REJECTED"];
+const ANSWERABLE = ["UPLOADING", "UPLOADED", "HELD", "CANCELLED", "ACCEPTED", "REJECTED", "PARTIALLY_REJECTED"];
 
 /**
  * The file of ours a bank file answers, if any: same creation date, time and modifier, and the same
@@ -122,6 +122,12 @@ export async function applyAcknowledgement(d: AckDeps, trx: Transaction<any>, ba
     }
   }
   if (ours.status === "ACCEPTED" || ours.status === "REJECTED" || ours.status === "PARTIALLY_REJECTED") return { acknowledgement: "REPEATED", file: ours.file_name };
+  if (ours.status === "CANCELLED") {
+    // The operator cancelled it (its entries were failed back to the ledger) and the bank says it
+    // has it: nothing is reversed automatically; the operator must have the bank delete the file.
+    d.log.error({ file: ours.file_name, bank_file: bankFile }, "ACH acknowledgement of a file the operator cancelled: ask the bank to delete it; nothing changed here");
+    return { acknowledgement: "CANCELLED_FILE_ACKNOWLEDGED", file: ours.file_name };
+  }
   await trx.updateTable("ach_files").set({ status: "ACCEPTED", acknowledged_at: now, acknowledgement: bankFile, ...(ours.status !== "UPLOADED" ? { uploaded_at: now } : {}) }).where("file_name", "=", ours.file_name).execute();
   // A file held (or left mid-upload) because nobody knew whether the bank had it: the bank says it
   // has it, so its entries are on their way now.

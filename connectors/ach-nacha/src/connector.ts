@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { achConfigSchema } from "./config.js";
 import { acceptInstruction, buildDueFiles, completeSettled, readBankFiles, uploadFiles, type EngineDeps } from "./engine.js";
 import { SftpTransport } from "@corridor/connector/bank-files";
+import { achAdmin } from "./admin.js";
 
 export const ACH_CONNECTOR = "ach-nacha";
 export const SCHEMA = "connector_ach_nacha";
@@ -51,7 +52,7 @@ export function achConnectorDefinition(opts: { transport?: TransportFactory } = 
         },
       });
       // RETURN instructions (contract 1.3) become return entries in the next window's file.
-      return { onInstruction: (i, trx) => acceptInstruction(deps, i, trx), returns: true, workers: [worker] };
+      return { onInstruction: (i, trx) => acceptInstruction(deps, i, trx), returns: true, workers: [worker], admin: achAdmin(deps) };
     },
   });
 }

@@ -36,6 +36,7 @@ import {
   type RailInstruction,
 } from "./contract.js";
 import { createStatementPublisher, type StatementPublisher } from "./statements.js";
+import type { ConnectorAdmin } from "./admin.js";
 
 /** The package's migration folder (its tables only), for connectors without a folder of their own. */
 export const CONNECTOR_MIGRATIONS_DIR = fileURLToPath(new URL("../migrations", import.meta.url));
@@ -91,6 +92,8 @@ export interface ConnectorParts {
   returns?: boolean;
   /** Loops the connector needs (cut-off windows, polling the bank); started after the consumer. */
   workers?: BackgroundWorker[];
+  /** What the operator may ask and decide (admin.ts: ConnectorAdminService, served by the connector's process). */
+  admin?: ConnectorAdmin;
 }
 
 export interface ConnectorDefinition<S extends z.ZodObject = z.ZodObject> {
@@ -377,6 +380,8 @@ export interface RunningConnector {
   db: Kysely<any>;
   /** Wakes the outbox relay (outcomes leave without waiting for its next look). */
   nudge(): void;
+  /** The connector's operator service, when it offers one (the process serves it: standalone.ts). */
+  admin?: ConnectorAdmin;
   stop(): Promise<void>;
 }
 
@@ -403,6 +408,7 @@ export async function startConnector<S extends z.ZodObject>(def: ConnectorDefini
     name: def.name,
     db,
     nudge: () => relay.nudge(),
+    ...(parts.admin ? { admin: parts.admin } : {}),
     async stop() {
       for (const w of [...workers].reverse()) await w.stop();
       await subscription.close();

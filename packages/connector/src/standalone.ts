@@ -15,10 +15,11 @@ import {
   z,
 } from "@corridor/kit";
 import { startConnector, type ConnectorDefinition } from "./runtime.js";
+import { ConnectorAdminService, createConnectorAdminHandler } from "./admin.js";
 
 /** The host settings of a connector process (its own settings are its definition's schema). */
 const hostConfig = z.object({
-  /** Port of the process's h2c server (grpc.health.v1 only: a connector serves no API). */
+  /** Port of the process's h2c server: grpc.health.v1 and the operator's ConnectorAdminService (internal: never exposed through the gateway). */
   PORT: env.port(8110),
   /** Interface to listen on. */
   HOST: z.string().default("0.0.0.0"),
@@ -73,7 +74,10 @@ export async function runConnector<S extends z.ZodObject>(def: ConnectorDefiniti
   });
   const running = await startConnector(def, { db, bus, clock: systemClock, log, env: process.env });
   const health = new HealthState();
-  const server = await serveConnect({ routes: (router) => health.routes(router), interceptors: [tracingServerInterceptor(), appErrorInterceptor], port: config.PORT, host: config.HOST });
+  const server = await serveConnect({ routes: (router) => {
+      health.routes(router);
+      if (running.admin) router.service(ConnectorAdminService, createConnectorAdminHandler(def.name, running.admin));
+    }, interceptors: [tracingServerInterceptor(), appErrorInterceptor], port: config.PORT, host: config.HOST });
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;

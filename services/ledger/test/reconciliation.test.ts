@@ -215,6 +215,46 @@ describe("ledger: reconciliation of bank statements", () => {
     expect((await h.admin.listReconciliationReports({ connector: p.connector, status: "BREAKS" })).reports).toEqual([]);
   });
 
+  it("micro-deposits (ownership verification) are matched like payouts: booked, returned, or missing on the statement, never MISSING_IN_LEDGER", async () => {
+    const p = await productionPlatform(newConnector());
+    const credits = async () => (await h.railInstructions()).filter((i) => i.externalAccountId === p.ext.id);
+    await h.ledger.startOwnershipChallenge({ platformId: p.platformId, owner: "PLATFORM", accountId: p.ext.id, method: "" });
+    const [a, b] = await credits();
+    expect([a!.connector, b!.connector]).toEqual([p.connector, p.connector]);
+    await h.outcome(p.platformId, a!.transactionId, "COMPLETED", "", undefined, from(p));
+    await h.outcome(p.platformId, b!.transactionId, "COMPLETED", "", undefined, from(p));
+    await h.outcome(p.platformId, b!.transactionId, "RETURNED", "R03", undefined, from(p)); // the money came back
+    await deliver(
+      statement(p.connector, {
+        entries: [
+          { bankEntryId: "MD-A", direction: "DEBIT", amount: a!.amount, transactionId: a!.transactionId, traceNumber: "121042880000001" },
+          { bankEntryId: "MD-B", direction: "DEBIT", amount: b!.amount, reference: b!.reference },
+          { bankEntryId: "MD-B-R03", direction: "CREDIT", amount: b!.amount, reference: b!.reference },
+        ],
+      }),
+    );
+    const [day1] = await reports(p.connector);
+    expect(day1).toMatchObject({ status: "CLEAN", entryCount: 3, matchedCount: 3, breakCount: 0 });
+
+    // The next day: a new challenge's two credits complete; the bank books one of them and one of
+    // another amount. The other is missing on the statement (named a micro-deposit), nothing is
+    // missing in the ledger.
+    h.clock.advance(24 * 3600_000);
+    await h.ledger.startOwnershipChallenge({ platformId: p.platformId, owner: "PLATFORM", accountId: p.ext.id, method: "" });
+    const [, , c, d] = await credits();
+    await h.outcome(p.platformId, c!.transactionId, "COMPLETED", "", undefined, from(p));
+    await h.outcome(p.platformId, d!.transactionId, "COMPLETED", "", undefined, from(p));
+    await deliver(statement(p.connector, { entries: [{ bankEntryId: "MD-C", direction: "DEBIT", amount: c!.amount + 1n, transactionId: c!.transactionId }] }));
+    const [day2] = await reports(p.connector);
+    expect(day2).toMatchObject({ status: "BREAKS", entryCount: 1, matchedCount: 0, breakCount: 2 });
+    const { breaks } = await h.admin.getReconciliationReport({ reportId: day2!.reportId });
+    const byKind = Object.fromEntries(breaks.map((x) => [x.kind, x]));
+    expect(breaks.map((x) => x.kind).sort()).toEqual(["AMOUNT_MISMATCH", "MISSING_ON_STATEMENT"]);
+    expect(byKind.AMOUNT_MISMATCH).toMatchObject({ transactionId: c!.transactionId, ledgerAmount: c!.amount, statementAmount: c!.amount + 1n });
+    expect(byKind.MISSING_ON_STATEMENT).toMatchObject({ transactionId: d!.transactionId, ledgerAmount: d!.amount, ledgerDirection: "DEBIT" });
+    expect(byKind.MISSING_ON_STATEMENT!.detail).toContain("micro-deposit");
+  });
+
   it("refuses statements of the simulator or of another environment, and one with a bad day or zone (nothing stored)", async () => {
     const p = await productionPlatform(newConnector());
     await deliver(statement("sandbox", { entries: [] }));

@@ -18,6 +18,25 @@ const toRouted = (r: { id: string; platform_id: string; type: "INCOMING" | "OUTG
   settledAt: r.settled_at,
 });
 
+/**
+ * A micro-deposit (ownership verification, docs/connectors.md) as reconciliation sees it: a payout
+ * of its own on the connector's bank account, with no transactions row. Its rail statuses read as
+ * a transaction's: a credit that failed or was returned is FAILED (the money did not stay out),
+ * and one the rail completed counts as settled when its outcome was booked.
+ */
+const microDepositColumns = ["transaction_id", "platform_id", "status", "amount", "currency", "reference", "updated_at"] as const;
+const microDepositRouted = (r: { transaction_id: string; platform_id: string; status: string; amount: bigint; currency: string; reference: string; updated_at: Date }): RoutedPayment => ({
+  id: r.transaction_id,
+  platformId: r.platform_id,
+  type: "OUTGOING",
+  status: r.status === "COMPLETED" ? "COMPLETED" : r.status === "PENDING" ? "PROCESSING" : "FAILED",
+  amount: BigInt(r.amount),
+  currency: r.currency,
+  reference: r.reference,
+  settledAt: r.status === "COMPLETED" ? r.updated_at : null,
+  microDeposit: true,
+});
+
 /** Reports with their break counts. */
 function reports(db: Db) {
   return db
@@ -61,7 +80,13 @@ function bound(trx: Trx, emit: ReconciledEmitter): ReconciliationTx {
         .where("connector", "=", connector)
         .where((eb) => eb.or([...(ids.length ? [eb("id", "in", ids)] : []), ...(references.length ? [eb("reference", "in", references)] : [])]))
         .execute();
-      return rows.map(toRouted);
+      const deposits = await trx
+        .selectFrom("micro_deposits")
+        .select(microDepositColumns)
+        .where("connector", "=", connector)
+        .where((eb) => eb.or([...(ids.length ? [eb("transaction_id", "in", ids)] : []), ...(references.length ? [eb("reference", "in", references)] : [])]))
+        .execute();
+      return [...rows.map(toRouted), ...deposits.map(microDepositRouted)];
     },
 
     async settledOn(connector, currency, date, timeZone) {
@@ -76,7 +101,17 @@ function bound(trx: Trx, emit: ReconciledEmitter): ReconciliationTx {
         .orderBy("settled_at")
         .orderBy("id")
         .execute();
-      return rows.map(toRouted);
+      const deposits = await trx
+        .selectFrom("micro_deposits")
+        .select(microDepositColumns)
+        .where("connector", "=", connector)
+        .where("currency", "=", currency)
+        .where("status", "=", "COMPLETED")
+        .where(sql<boolean>`(updated_at at time zone ${timeZone})::date = ${date}::date`)
+        .orderBy("updated_at")
+        .orderBy("transaction_id")
+        .execute();
+      return [...rows.map(toRouted), ...deposits.map(microDepositRouted)];
     },
 
     async earlierMatches(connector, transactionIds) {

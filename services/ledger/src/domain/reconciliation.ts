@@ -53,6 +53,11 @@ export interface RoutedPayment {
   currency: string;
   reference: string;
   settledAt: Date | null;
+  /**
+   * A micro-deposit's credit (ownership verification): booked from MICRO_DEPOSIT_EXPENSE, with no
+   * Transaction resource; matched like a payout by its transaction id or reference.
+   */
+  microDeposit?: boolean;
 }
 
 export interface NewBreak {
@@ -139,6 +144,9 @@ export interface ReconciliationStore {
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const UUID_HEX = /^[0-9a-f]{32}$/i;
 
+/** How a break names the ledger's side: a transaction's type, or a micro-deposit. */
+const what = (p: Pick<RoutedPayment, "type" | "microDeposit">): string => (p.microDeposit ? "micro-deposit" : p.type);
+
 /** A SEPA end-to-end id is the transaction's UUID without its dashes (connectors/sepa-iso20022 admission.ts). */
 export function transactionIdOfEndToEnd(endToEndId: string): string | undefined {
   if (!UUID_HEX.test(endToEndId)) return undefined;
@@ -218,7 +226,7 @@ export function reconcile(
     if (before) {
       breaks.push({ ...base, ...ledger, kind: "DUPLICATE", detail: `${tx.id} was already booked as a ${e.direction} (${before.startsWith("statement") ? "on " + before : "entry " + before})` });
     } else if (e.direction !== expected && tx.status !== "FAILED") {
-      breaks.push({ ...base, ...ledger, kind: "DIRECTION_MISMATCH", detail: `${tx.id} (${tx.type}) should be a ${expected} on the bank account; the bank booked a ${e.direction}` });
+      breaks.push({ ...base, ...ledger, kind: "DIRECTION_MISMATCH", detail: `${tx.id} (${what(tx)}) should be a ${expected} on the bank account; the bank booked a ${e.direction}` });
     } else if (e.amount !== tx.amount) {
       breaks.push({ ...base, ...ledger, kind: "AMOUNT_MISMATCH", detail: `${tx.id} is ${tx.amount} in the ledger; the bank booked ${e.amount} (difference ${e.amount - tx.amount})` });
     } else {
@@ -235,7 +243,7 @@ export function reconcile(
       reference: tx.reference,
       ledgerAmount: tx.amount,
       ledgerDirection: bankDirectionOf(tx),
-      detail: `${tx.id} completed on ${s.statementDate} in the ledger (${tx.type} ${tx.amount} ${tx.currency}); the bank did not book it`,
+      detail: `${tx.id} completed on ${s.statementDate} in the ledger (${what(tx)} ${tx.amount} ${tx.currency}); the bank did not book it`,
     });
   }
 
