@@ -31,6 +31,17 @@ import { openServiceTestDatabase, openTestDatabase } from "@corridor/kit/testing
 import type { WalletSignatures } from "../src/domain/ports.js";
 export { openTestDatabase };
 
+/** Every topic the ledger's LedgerEvents go to (the kit's ledgerEventTopic). */
+const LEDGER_EVENT_TOPICS = [
+  topics.ledgerTransactions,
+  topics.ledgerQuoteTransactions,
+  topics.ledgerAgentTransactions,
+  topics.ledgerAgentQuoteTransactions,
+  topics.ledgerIncomingApprovals,
+  topics.ledgerAccounts,
+  topics.ledgerUnconsumed,
+];
+
 export interface FakeCustomer {
   platformId: string;
   platformCustomerId: string;
@@ -145,8 +156,8 @@ export async function startLedgerHarness(opts: { env?: NodeJS.ProcessEnv } = {})
     });
   };
 
-  const outbox = async (topic: string) =>
-    (await schemaDb.selectFrom("outbox").select(["payload"]).where("topic", "=", topic).orderBy("id").execute()) as { payload: Uint8Array }[];
+  const outbox = async (...topicNames: string[]) =>
+    (await schemaDb.selectFrom("outbox").select(["payload"]).where("topic", "in", topicNames).orderBy("id").execute()) as { payload: Uint8Array }[];
 
   return {
     db,
@@ -202,7 +213,7 @@ export async function startLedgerHarness(opts: { env?: NodeJS.ProcessEnv } = {})
       return rows.map((r) => Object.assign(fromBinary(RailInstructionSchema, r.payload), { topic: r.topic }));
     },
     async ledgerEvents() {
-      return (await outbox(topics.ledger)).map((r) => fromBinary(LedgerEventSchema, r.payload));
+      return (await outbox(...LEDGER_EVENT_TOPICS)).map((r) => fromBinary(LedgerEventSchema, r.payload));
     },
     async outcome(platformId, transactionId, status, reason = "", eventId = newId("Event"), from) {
       await deliver(

@@ -112,7 +112,8 @@ describe("AGENT_ACTION_PENDING_APPROVAL webhooks from corridor.agents.v1", () =>
   }
 
   it("consumes the agents topic", () => {
-    expect(n.agentConsumer.topic).toBe(topics.agents);
+    expect(n.agentConsumer.topic).toBe(topics.agentApprovals);
+    expect(n.agentConsumer.formerTopics).toEqual([topics.agents]);
   });
 
   it("delivers AGENT_ACTION_PENDING_APPROVAL once, signed, with data = the AgentAction JSON of the public API", async () => {

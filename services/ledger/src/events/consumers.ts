@@ -38,7 +38,9 @@ export function ledgerConsumers(ledger: Ledger, log?: Pick<Logger, "error">): Co
 
   const customers: ConsumerDefinition<typeof CustomerEventSchema> = {
     name: "customer-accounts",
-    topic: topics.customers,
+    // The customer's record events (the kit's customerEventTopic), corridor.customers.v1 before.
+    topic: topics.customerRecords,
+    formerTopics: [topics.customers],
     schema: CustomerEventSchema,
     eventId: (e) => e.eventId,
     async handle(e, trx) {
