@@ -1,3 +1,4 @@
+import type { PlatformEvent } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
 import type { AgentEvent } from "@corridor/proto/corridor/agents/v1/events_pb.js";
 import type { CustomerEvent } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import type { LedgerEvent } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
@@ -71,4 +72,15 @@ export function customerEventTopic(event: Pick<CustomerEvent, "payload">): strin
 /** The topic of an AgentEvent (replaces corridor.agents.v1): the approval request (notifications' webhook), or the others (no reader). */
 export function agentEventTopic(event: Pick<AgentEvent, "eventType">): string {
   return event.eventType === "AGENT_ACTION_PENDING_APPROVAL" ? topics.agentApprovals : topics.agentActions;
+}
+
+/**
+ * The topic of a PlatformEvent: a platform's creation and config changes stay on
+ * corridor.platforms.v1 (every reader of it acts on them, in order), a token's revocation, which
+ * no service acts on, goes to corridor.platforms.tokens.v1. Nothing moved away from a topic
+ * someone reads, so no upgrade step: TokenRevoked events an older auth-sessions wrote on
+ * corridor.platforms.v1 are ignored there as before.
+ */
+export function platformEventTopic(event: Pick<PlatformEvent, "payload">): string {
+  return event.payload.case === "tokenRevoked" ? topics.platformTokens : topics.platforms;
 }

@@ -5,7 +5,7 @@ import type { Transaction } from "kysely";
 import type { ConsumerDefinition } from "./service.js";
 import { topics } from "./topics.js";
 
-/** One TransactionChanged of corridor.ledger.v1, as a consumer of it needs it. */
+/** One TransactionChanged of the ledger (its transaction topics), as a consumer of it needs it. */
 export interface LedgerTransactionChange {
   eventId: string;
   platformId: string;

@@ -4,8 +4,10 @@
  * test runs can share one broker.
  */
 export const topics = {
-  /** corridor.auth_sessions.v1.PlatformEvent, key platform_id. */
+  /** corridor.auth_sessions.v1.PlatformEvent PlatformCreated and PlatformConfigUpdated: ledger, customers-kyc, notifications. Key platform_id. */
   platforms: "corridor.platforms.v1",
+  /** PlatformEvent TokenRevoked (since issue 28; on corridor.platforms.v1 before): consumed by none. Key platform_id. */
+  platformTokens: "corridor.platforms.tokens.v1",
   /**
    * corridor.customers_kyc.v1.CustomerEvent before issue 28: every customer event. No longer
    * produced; read by its former consumers until drained (customerEventTopic routes them now).

@@ -3,7 +3,8 @@ import { AgentEventSchema } from "@corridor/proto/corridor/agents/v1/events_pb.j
 import { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import { describe, expect, it } from "vitest";
-import { agentEventTopic, customerEventTopic, ledgerEventTopic } from "../src/event-routing.js";
+import { PlatformEventSchema } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
+import { agentEventTopic, customerEventTopic, ledgerEventTopic, platformEventTopic } from "../src/event-routing.js";
 import { topics } from "../src/topics.js";
 
 const changed = (eventType: string, t: { quoteId?: string; agentId?: string; type?: string; source?: string; status?: string }) =>
@@ -69,5 +70,13 @@ describe("agentEventTopic", () => {
   it("puts the approval request on notifications' topic and the other action changes on none", () => {
     expect(agentEventTopic(create(AgentEventSchema, { eventType: "AGENT_ACTION_PENDING_APPROVAL" }))).toBe(topics.agentApprovals);
     for (const t of ["AGENT_ACTION_APPROVED", "AGENT_ACTION_REJECTED", "AGENT_ACTION_FAILED"]) expect(agentEventTopic(create(AgentEventSchema, { eventType: t }))).toBe(topics.agentActions);
+  });
+});
+
+describe("platformEventTopic", () => {
+  it("keeps a platform's creation and config changes on corridor.platforms.v1 and moves token revocations off it", () => {
+    expect(platformEventTopic(create(PlatformEventSchema, { payload: { case: "platformCreated", value: {} } }))).toBe(topics.platforms);
+    expect(platformEventTopic(create(PlatformEventSchema, { payload: { case: "configUpdated", value: {} } }))).toBe(topics.platforms);
+    expect(platformEventTopic(create(PlatformEventSchema, { payload: { case: "tokenRevoked", value: {} } }))).toBe(topics.platformTokens);
   });
 });

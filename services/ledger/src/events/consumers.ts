@@ -20,6 +20,8 @@ export function ledgerConsumers(ledger: Ledger, log?: Pick<Logger, "error">): Co
     topic: topics.platforms,
     schema: PlatformEventSchema,
     eventId: (e) => e.eventId,
+    // TokenRevoked (an older auth-sessions wrote it here) changes nothing for the ledger.
+    relevant: (e) => e.payload.case === "platformCreated" || e.payload.case === "configUpdated",
     async handle(e, trx) {
       const at = e.occurredAt ? timestampDate(e.occurredAt) : new Date();
       if (e.payload.case === "platformCreated") {
