@@ -66,6 +66,10 @@ export interface LedgerHarness {
   /** Rail instructions in the outbox (every connector's topic), oldest first, with their topic. */
   railInstructions(): Promise<(RailInstruction & { topic: string })[]>;
   ledgerEvents(): Promise<LedgerEvent[]>;
+  /** The same, each with the topic its outbox row names (the kit's ledgerEventTopic chose it). */
+  ledgerEventsWithTopics(): Promise<{ topic: string; event: LedgerEvent }[]>;
+  /** The topic of every outbox row, in order (whatever the topic). */
+  outboxTopics(): Promise<string[]>;
   /** Delivers a rail outcome for a transaction (from the simulator unless `from` names another connector). */
   outcome(platformId: string, transactionId: string, status: string, reason?: string, eventId?: string, from?: { connector: string; environment?: string }): Promise<void>;
   close(): Promise<void>;
@@ -211,6 +215,13 @@ export async function startLedgerHarness(opts: { env?: NodeJS.ProcessEnv } = {})
     async railInstructions() {
       const rows = (await schemaDb.selectFrom("outbox").select(["payload", "topic"]).where("topic", "like", "corridor.rails.%").orderBy("id").execute()) as { payload: Uint8Array; topic: string }[];
       return rows.map((r) => Object.assign(fromBinary(RailInstructionSchema, r.payload), { topic: r.topic }));
+    },
+    async ledgerEventsWithTopics() {
+      const rows = (await schemaDb.selectFrom("outbox").select(["payload", "topic"]).where("topic", "in", LEDGER_EVENT_TOPICS).orderBy("id").execute()) as { payload: Uint8Array; topic: string }[];
+      return rows.map((r) => ({ topic: r.topic, event: fromBinary(LedgerEventSchema, r.payload) }));
+    },
+    async outboxTopics() {
+      return ((await schemaDb.selectFrom("outbox").select(["topic"]).orderBy("id").execute()) as { topic: string }[]).map((r) => r.topic);
     },
     async ledgerEvents() {
       return (await outbox(...LEDGER_EVENT_TOPICS)).map((r) => fromBinary(LedgerEventSchema, r.payload));
