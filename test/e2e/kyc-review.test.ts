@@ -136,7 +136,7 @@ describe.skipIf(skipReason())(`production KYC review and documents (${mode})`, (
     expect((await p.call("GET", `/customers/${b.id}`)).body.kybStatus).toBe("REJECTED");
     await expectEvent("CUSTOMER_KYB_REJECTED", b.id);
     await expectEvent("VERIFICATION_REJECTED", v.body.id);
-    // An owner's decision is a BENEFICIAL_OWNER_UPDATED event on corridor.customers.v1 (no webhook type, as in sandbox; unit-tested).
+    // An owner's decision is a BENEFICIAL_OWNER_UPDATED event on corridor.customers.unconsumed.v1 (no webhook type, as in sandbox; unit-tested).
     const again = await p.call("POST", "/verifications", { customerId: b.id });
     expect(again.status).toBe(400);
     expect(again.body.code).toBe("CUSTOMER_ALREADY_REJECTED");

@@ -8,6 +8,7 @@ export * from "./log.js";
 export * from "./pagination.js";
 export * from "./text.js";
 export * from "./topics.js";
+export * from "./event-routing.js";
 export * from "./service.js";
 export * from "./bus/types.js";
 export * from "./db/index.js";

@@ -5,7 +5,7 @@ import type { Transaction } from "kysely";
 import type { ConsumerDefinition } from "./service.js";
 import { topics } from "./topics.js";
 
-/** One TransactionChanged of corridor.ledger.v1, as a consumer of it needs it. */
+/** One TransactionChanged of the ledger (its transaction topics), as a consumer of it needs it. */
 export interface LedgerTransactionChange {
   eventId: string;
   platformId: string;
@@ -22,6 +22,8 @@ export interface LedgerTransactionChange {
  */
 export function ledgerTransactionConsumer(opts: {
   name: string;
+  /** The ledger topics carrying the transactions it follows (the kit's ledgerEventTopic routes them by quote and agent). */
+  topics: readonly string[];
   /** ConsumerDefinition.batch: changes that arrive together are handled in one transaction. */
   batch?: boolean;
   accepts(transaction: LedgerTransaction): boolean;
@@ -30,7 +32,8 @@ export function ledgerTransactionConsumer(opts: {
   return {
     name: opts.name,
     batch: opts.batch,
-    topic: topics.ledger,
+    topic: opts.topics,
+    formerTopics: [topics.ledger],
     schema: LedgerEventSchema,
     eventId: (e) => e.eventId,
     relevant: (e) => e.payload.case === "transactionChanged" && !!e.payload.value.transaction && opts.accepts(e.payload.value.transaction),

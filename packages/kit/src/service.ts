@@ -44,7 +44,20 @@ export interface ServiceDeps {
 export interface ConsumerDefinition<Desc extends DescMessage = DescMessage> {
   /** Unique within the service; the inbox and the consumer group are named after it. */
   name: string;
-  topic: string;
+  /**
+   * The topic of its events, or the topics: a producer that routes events by audience
+   * (event-routing.ts) may put the events this consumer acts on on several topics. Each topic is
+   * consumed in its order; there is none between topics (so a producer puts the events whose
+   * relative order a consumer needs on one).
+   */
+  topic: string | readonly string[];
+  /**
+   * Topics that carried its events before a routing change (corridor.ledger.v1, …), still read so
+   * that what a producer of an older version wrote there is handled: a rolling upgrade loses
+   * nothing. Once drained and no older producer is left they cost idle fetches only, not a fetch
+   * per event; a later release may drop them (docs/events.md, "Upgrading to topics by audience").
+   */
+  formerTopics?: readonly string[];
   /** Envelope message type of the topic. */
   schema: Desc;
   eventId(event: MessageShape<Desc>): string;
@@ -60,7 +73,20 @@ export interface ConsumerDefinition<Desc extends DescMessage = DescMessage> {
    * in another order (no money movements): a batch holds what its handlers lock until its commit.
    */
   batch?: boolean;
+  /**
+   * `handle` is itself idempotent per event id (its one write is keyed by the event id, ON CONFLICT
+   * DO NOTHING), so the inbox writes no row for this consumer: a delivery again runs `handle`
+   * again, which changes nothing. For consumers whose every event writes one row anyway
+   * (notifications' webhook queue), it spares a second row and its index per event.
+   */
+  idempotent?: boolean;
   handle(event: MessageShape<Desc>, trx: Transaction<any>): Promise<void>;
+}
+
+/** Every topic a consumer reads: its topics, then its former topics. */
+export function consumerTopics(def: Pick<ConsumerDefinition, "topic" | "formerTopics">): string[] {
+  const own = typeof def.topic === "string" ? [def.topic] : [...def.topic];
+  return [...own, ...(def.formerTopics ?? []).filter((t) => !own.includes(t))];
 }
 
 /** A long-running loop a service needs (schedulers, pollers); the host starts and stops it. */

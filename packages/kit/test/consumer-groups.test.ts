@@ -101,16 +101,23 @@ describe.each(databaseKinds)("one consumer group per service on $kind", ({ kind,
   });
 
   /** A consumer recording each event it handles; `fails` makes it throw for the ids it holds. */
-  function consumer(name: string, opts: { topic?: string; batch?: boolean; fails?: Set<string>; relevant?: (e: PlatformEvent) => boolean } = {}): ConsumerDefinition<typeof PlatformEventSchema> {
+  function consumer(
+    name: string,
+    opts: { topic?: string | string[]; formerTopics?: string[]; batch?: boolean; idempotent?: boolean; fails?: Set<string>; relevant?: (e: PlatformEvent) => boolean } = {},
+  ): ConsumerDefinition<typeof PlatformEventSchema> {
     return {
       name,
       topic: opts.topic ?? TOPIC,
+      formerTopics: opts.formerTopics,
       schema: PlatformEventSchema,
       batch: opts.batch,
+      idempotent: opts.idempotent,
       eventId: (e) => e.eventId,
       relevant: opts.relevant,
       async handle(e, trx) {
         if (opts.fails?.has(e.eventId)) throw new Error(`${name} refuses ${e.eventId}`);
+        // An idempotent consumer recognises a repeat itself (it writes no inbox row).
+        if (opts.idempotent && (await trx.selectFrom("effects").select("n").where("consumer", "=", name).where("event_id", "=", e.eventId).executeTakeFirst())) return;
         await trx.insertInto("effects").values({ consumer: name, event_id: e.eventId }).execute();
       },
     };
@@ -206,6 +213,47 @@ describe.each(databaseKinds)("one consumer group per service on $kind", ({ kind,
     expect(got.a!.slice().sort()).toEqual(ids(range(1, 5)).sort());
     expect(got.b!.slice().sort()).toEqual(ids(range(1, 5)).sort());
     expect(got.c).toEqual(ids([6]));
+    await bus.close();
+  });
+
+  it("reads a consumer's topics and its former topics, in one subscription, and names the former topics as its former group's", async () => {
+    const NEW_A = "corridor.test.a.v1";
+    const NEW_B = "corridor.test.b.v1";
+    const rec = recordingBus();
+    await subscribeService({ db, bus: rec.bus, service: "svc", log, consumers: [consumer("a", { topic: [NEW_A, NEW_B], formerTopics: [TOPIC], batch: true }), consumer("c", { topic: OTHER })] });
+    const sub = rec.subs[0]!;
+    expect(sub.topics.sort()).toEqual([NEW_A, NEW_B, OTHER, TOPIC].sort());
+    expect(sub.formerGroups).toEqual([
+      { group: "svc.a", topics: [TOPIC] },
+      { group: "svc.c", topics: [OTHER] },
+    ]);
+    // What an older producer wrote on the former topic, and the same event seen again on a new one
+    // (a row republished after the upgrade cannot be, but a replay must still be recognised).
+    await sub.handleBatch!([message(1), message(2)]);
+    await sub.handleBatch!([message(3, NEW_A), message(1, NEW_A)]);
+    await sub.handle(message(4, NEW_B));
+    await sub.handle(message(5, OTHER));
+    expect(await effects()).toEqual({ a: ids([1, 2, 3, 4]), c: ids([5]) });
+  });
+
+  it("writes no inbox row for an idempotent consumer, alone or batched with others, and its handler recognises repeats", async () => {
+    const rec = recordingBus();
+    await subscribeService({ db, bus: rec.bus, service: "svc", log, consumers: [consumer("i", { batch: true, idempotent: true }), consumer("b", { batch: true }), consumer("j", { topic: OTHER, idempotent: true })] });
+    const sub = rec.subs[0]!;
+    await sub.handleBatch!([message(1), message(2), message(1)]);
+    await sub.handleBatch!([message(2), message(3)]);
+    await sub.handle(message(4, OTHER));
+    await sub.handle(message(4, OTHER));
+    expect(await effects()).toEqual({ i: ids([1, 2, 3]), b: ids([1, 2, 3]), j: ids([4]) });
+    const inbox = await db.selectFrom("inbox").select(["consumer"]).distinct().execute();
+    expect(inbox.map((r) => r.consumer)).toEqual(["svc.b"]);
+  });
+
+  it("on the in-process bus: a consumer of several topics gets each one's events, and a publish on a topic nobody reads resolves", async () => {
+    const bus = createInProcessBus({ log, retryInitialMs: 5, retryMaxMs: 20 });
+    await subscribeService({ db, bus, service: "svc", log, consumers: [consumer("a", { topic: [TOPIC, OTHER], formerTopics: ["corridor.old.v1"], batch: true, idempotent: true })] });
+    await bus.publish([message(1), message(2, OTHER), message(3, "corridor.old.v1"), message(4, "corridor.nobody.v1")]);
+    expect((await effects()).a!.slice().sort()).toEqual(ids([1, 2, 3]));
     await bus.close();
   });
 

@@ -8,8 +8,9 @@ import { topics } from "../src/topics.js";
 describe("ledgerTransactionConsumer", () => {
   it("hands over the transaction changes it accepts, with their time, and ignores other events", async () => {
     const seen: LedgerTransactionChange[] = [];
-    const consumer = ledgerTransactionConsumer({ name: "t", accepts: (t) => t.quoteId !== "", handle: async (_trx, c) => void seen.push(c) });
-    expect(consumer.topic).toBe(topics.ledger);
+    const consumer = ledgerTransactionConsumer({ name: "t", topics: [topics.ledgerQuoteTransactions], accepts: (t) => t.quoteId !== "", handle: async (_trx, c) => void seen.push(c) });
+    expect(consumer.topic).toEqual([topics.ledgerQuoteTransactions]);
+    expect(consumer.formerTopics).toEqual([topics.ledger]);
     const at = new Date("2025-10-13T00:00:00Z");
     const changed = (quoteId: string) =>
       create(LedgerEventSchema, { eventId: `e-${quoteId}`, platformId: "p", occurredAt: timestampFromDate(at), payload: { case: "transactionChanged", value: { transaction: { id: "t1", quoteId } } } });

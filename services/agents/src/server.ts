@@ -43,8 +43,8 @@ export type BuiltAgents = BuiltService & { expiry: Expiry; recovery: Recovery };
 /**
  * agents: agents, policies and usage, device codes and access tokens, agent actions and approvals
  * (docs/agents.md). Serves AgentsService; calls customers-kyc, auth-sessions, the sandbox clock,
- * the ledger and quotes-fx (never inside a transaction); produces corridor.agents.v1; consumes
- * corridor.ledger.v1; runs the execution-recovery and pending-expiry workers.
+ * the ledger and quotes-fx (never inside a transaction); produces corridor.agents.approvals.v1 and .actions.v1; consumes
+ * the ledger's agent transactions; runs the execution-recovery and pending-expiry workers.
  */
 export const service: ServiceModule = {
   name: "agents",

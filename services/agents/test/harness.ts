@@ -300,7 +300,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; poolSize?: n
 
   const transport = createRouterTransport(built.routes, { router: { interceptors: [appErrorInterceptor] } });
   const schemaDb = db.forSchema<any>(service.schema);
-  const consumer = built.consumers.find((c) => c.topic === topics.ledger) as ConsumerDefinition<typeof LedgerEventSchema>;
+  const consumer = built.consumers.find((c) => c.name === "agent-transactions") as ConsumerDefinition<typeof LedgerEventSchema>;
 
   return {
     db,
@@ -347,7 +347,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; poolSize?: n
       });
     },
     async events() {
-      const rows = (await schemaDb.selectFrom("outbox").select(["payload"]).where("topic", "=", topics.agents).orderBy("id").execute()) as { payload: Uint8Array }[];
+      const rows = (await schemaDb.selectFrom("outbox").select(["payload"]).where("topic", "in", [topics.agentApprovals, topics.agentActions]).orderBy("id").execute()) as { payload: Uint8Array }[];
       return rows.map((r) => fromBinary(AgentEventSchema, r.payload));
     },
     close: drop,

@@ -211,13 +211,14 @@ describe("GetToken and DeleteToken", () => {
     await h.auth.authenticate({ clientId: mine.token!.clientId, clientSecret: mine.clientSecret });
   });
 
-  it("emits TokenRevoked to the platforms topic when a token is deleted", async () => {
+  it("emits TokenRevoked to the platform tokens topic when a token is deleted", async () => {
     const p = await h.newPlatform();
     const created = await h.auth.createToken({ platformId: p.platformId, name: "revoked", permissions: [Permission.VIEW] });
     await h.auth.deleteToken({ platformId: p.platformId, tokenId: created.token!.id });
     const revoked = (await h.outboxEvents()).filter((e) => e.event.payload.case === "tokenRevoked" && e.key === p.platformId);
     expect(revoked).toHaveLength(1);
-    expect(revoked[0]!.topic).toBe(topics.platforms);
+    // Read by no service: not on the topic the ledger, customers-kyc and notifications read.
+    expect(revoked[0]!.topic).toBe(topics.platformTokens);
     expect(revoked[0]!.event.eventId).toMatch(/^Event:/);
     expect(revoked[0]!.event.platformId).toBe(p.platformId);
     expect(revoked[0]!.event.payload.value).toMatchObject({ token: { id: created.token!.id, clientId: created.token!.clientId } });

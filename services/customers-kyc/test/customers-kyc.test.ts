@@ -70,7 +70,9 @@ describe("events on corridor.customers.v1", () => {
     await h.client.deleteCustomer({ platformId, customerId: id });
     const evs = await eventsAfter(start);
     expect(evs.map((e) => e.type)).toEqual(["CUSTOMER_CREATED", "CUSTOMER_UPDATED", "VERIFICATION_APPROVED", "CUSTOMER_UPDATED", "CUSTOMER_KYC_APPROVED", "CUSTOMER_DELETED"]);
-    expect(evs.every((e) => e.topic === topics.customers && e.event.platformId === platformId)).toBe(true);
+    // Each on the topic of the services that act on it: the record (ledger) or the webhooks (notifications).
+    expect(evs.map((e) => e.topic)).toEqual([topics.customerRecords, topics.customerRecords, topics.customerNotices, topics.customerRecords, topics.customerNotices, topics.customerRecords]);
+    expect(evs.every((e) => e.event.platformId === platformId)).toBe(true);
     expect(evs.every((e) => e.key === id)).toBe(true);
     const updated = evs[1]!.event.payload;
     expect(updated.case).toBe("customerUpdated");

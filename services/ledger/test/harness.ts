@@ -32,6 +32,17 @@ import { openServiceTestDatabase, openTestDatabase } from "@corridor/kit/testing
 import type { WalletSignatures } from "../src/domain/ports.js";
 export { openTestDatabase };
 
+/** Every topic the ledger's LedgerEvents go to (the kit's ledgerEventTopic). */
+const LEDGER_EVENT_TOPICS = [
+  topics.ledgerTransactions,
+  topics.ledgerQuoteTransactions,
+  topics.ledgerAgentTransactions,
+  topics.ledgerAgentQuoteTransactions,
+  topics.ledgerIncomingApprovals,
+  topics.ledgerAccounts,
+  topics.ledgerUnconsumed,
+];
+
 export interface FakeCustomer {
   platformId: string;
   platformCustomerId: string;
@@ -56,6 +67,10 @@ export interface LedgerHarness {
   /** Rail instructions in the outbox (every connector's topic), oldest first, with their topic. */
   railInstructions(): Promise<(RailInstruction & { topic: string })[]>;
   ledgerEvents(): Promise<LedgerEvent[]>;
+  /** The same, each with the topic its outbox row names (the kit's ledgerEventTopic chose it). */
+  ledgerEventsWithTopics(): Promise<{ topic: string; event: LedgerEvent }[]>;
+  /** The topic of every outbox row, in order (whatever the topic). */
+  outboxTopics(): Promise<string[]>;
   /** Delivers a rail outcome for a transaction (from the simulator unless `from` names another connector). */
   outcome(platformId: string, transactionId: string, status: string, reason?: string, eventId?: string, from?: { connector: string; environment?: string }): Promise<void>;
   close(): Promise<void>;
@@ -212,8 +227,8 @@ export async function startLedgerHarness(opts: { env?: NodeJS.ProcessEnv; wrapDb
     });
   };
 
-  const outbox = async (topic: string) =>
-    (await schemaDb.selectFrom("outbox").select(["payload"]).where("topic", "=", topic).orderBy("id").execute()) as { payload: Uint8Array }[];
+  const outbox = async (...topicNames: string[]) =>
+    (await schemaDb.selectFrom("outbox").select(["payload"]).where("topic", "in", topicNames).orderBy("id").execute()) as { payload: Uint8Array }[];
 
   return {
     db,
@@ -268,8 +283,15 @@ export async function startLedgerHarness(opts: { env?: NodeJS.ProcessEnv; wrapDb
       const rows = (await schemaDb.selectFrom("outbox").select(["payload", "topic"]).where("topic", "like", "corridor.rails.%").orderBy("id").execute()) as { payload: Uint8Array; topic: string }[];
       return rows.map((r) => Object.assign(fromBinary(RailInstructionSchema, r.payload), { topic: r.topic }));
     },
+    async ledgerEventsWithTopics() {
+      const rows = (await schemaDb.selectFrom("outbox").select(["payload", "topic"]).where("topic", "in", LEDGER_EVENT_TOPICS).orderBy("id").execute()) as { payload: Uint8Array; topic: string }[];
+      return rows.map((r) => ({ topic: r.topic, event: fromBinary(LedgerEventSchema, r.payload) }));
+    },
+    async outboxTopics() {
+      return ((await schemaDb.selectFrom("outbox").select(["topic"]).orderBy("id").execute()) as { topic: string }[]).map((r) => r.topic);
+    },
     async ledgerEvents() {
-      return (await outbox(topics.ledger)).map((r) => fromBinary(LedgerEventSchema, r.payload));
+      return (await outbox(...LEDGER_EVENT_TOPICS)).map((r) => fromBinary(LedgerEventSchema, r.payload));
     },
     async outcome(platformId, transactionId, status, reason = "", eventId = newId("Event"), from) {
       await deliver(

@@ -120,7 +120,7 @@ describe("quote payouts through the sandbox rail", () => {
       }),
     );
     await publish(
-      topics.customers,
+      topics.customerRecords,
       platformId,
       CustomerEventSchema,
       create(CustomerEventSchema, {

@@ -17,7 +17,7 @@ import { platformEventsConsumer } from "./events/platform-events.js";
 import { agentWebhooksConsumer, customerWebhooksConsumer, ledgerWebhooksConsumer } from "./events/webhook-events.js";
 import { createNotificationsHandler } from "./handlers/notifications-handler.js";
 
-/** notifications: webhook settings and secrets, signed deliveries with retries; consumes corridor.platforms.v1, corridor.customers.v1, corridor.ledger.v1, corridor.agents.v1. */
+/** notifications: webhook settings and secrets, signed deliveries with retries; consumes corridor.platforms.v1 and the webhook topics of customers, the ledger and agents (kit event-routing). */
 export const service: ServiceModule = {
   name: "notifications",
   schema: "notifications",

@@ -11,7 +11,7 @@ import { listQueued } from "../src/data/queue-repo.js";
 import { agentWebhook } from "../src/events/webhook-events.js";
 import { configUpdated, newPlatformId, openTestDatabase, startNotifications, type NotificationsUnderTest } from "./support.js";
 
-/** An agent-action event as the agents service publishes it on corridor.agents.v1. */
+/** An agent-action event as the agents service publishes it on corridor.agents.approvals.v1. */
 function actionEvent(platformId: string, eventType: string, status: string, at: Date): AgentEvent {
   const ts = timestampFromDate(at);
   const usd = { code: "USD", name: "US Dollar", symbol: "$", decimals: 2 };
@@ -60,7 +60,7 @@ function actionEvent(platformId: string, eventType: string, status: string, at: 
   });
 }
 
-describe("AGENT_ACTION_PENDING_APPROVAL webhooks from corridor.agents.v1", () => {
+describe("AGENT_ACTION_PENDING_APPROVAL webhooks from corridor.agents.approvals.v1", () => {
   const clock = new ManualClock(new Date());
   let close: () => Promise<void>;
   let n: NotificationsUnderTest;
@@ -112,7 +112,8 @@ describe("AGENT_ACTION_PENDING_APPROVAL webhooks from corridor.agents.v1", () =>
   }
 
   it("consumes the agents topic", () => {
-    expect(n.agentConsumer.topic).toBe(topics.agents);
+    expect(n.agentConsumer.topic).toBe(topics.agentApprovals);
+    expect(n.agentConsumer.formerTopics).toEqual([topics.agents]);
   });
 
   it("delivers AGENT_ACTION_PENDING_APPROVAL once, signed, with data = the AgentAction JSON of the public API", async () => {

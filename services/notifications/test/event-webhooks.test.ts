@@ -2,14 +2,15 @@ import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { ManualClock, topics } from "@corridor/kit";
+import { customerEventTopic, ledgerEventTopic, ManualClock, topics } from "@corridor/kit";
 import { CustomerEventSchema, type CustomerEvent } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { LedgerEventSchema, type LedgerEvent } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { listDeliveries } from "../src/data/deliveries-repo.js";
 import { listQueued } from "../src/data/queue-repo.js";
-import { retryDelayMs } from "../src/domain/event-webhooks.js";
+import { bulkUploadType, customerStatusType, invitationType, retryDelayMs, verificationType } from "../src/domain/event-webhooks.js";
+import { LEDGER_WEBHOOK_TOPICS, ledgerWebhook } from "../src/events/webhook-events.js";
 import { configUpdated, newPlatformId, openTestDatabase, startNotifications, type NotificationsUnderTest } from "./support.js";
 
 interface Received {
@@ -141,8 +142,56 @@ describe("event webhooks: enqueued by the consumers, delivered by the worker wit
   }
 
   it("consumes the customers and ledger topics", () => {
-    expect(n.customerConsumer.topic).toBe(topics.customers);
-    expect(n.ledgerConsumer.topic).toBe(topics.ledger);
+    expect(n.customerConsumer.topic).toBe(topics.customerNotices);
+    expect(n.customerConsumer.formerTopics).toEqual([topics.customers]);
+    expect(n.ledgerConsumer.topic).toEqual([topics.ledgerTransactions, topics.ledgerQuoteTransactions, topics.ledgerAgentTransactions, topics.ledgerAgentQuoteTransactions, topics.ledgerAccounts]);
+    expect(n.ledgerConsumer.formerTopics).toEqual([topics.ledger]);
+    // The queue row is unique per source event, so the webhook consumers write no inbox row.
+    expect([n.customerConsumer.idempotent, n.ledgerConsumer.idempotent]).toEqual([true, true]);
+  });
+
+  it("is routed every event it turns into a webhook, and none it ignores (the kit's routing agrees with its rules)", () => {
+    const at = clock.now();
+    const ledgerTypes = [
+      "OUTGOING_PAYMENT_PENDING", "OUTGOING_PAYMENT_PROCESSING", "OUTGOING_PAYMENT_COMPLETED", "OUTGOING_PAYMENT_FAILED", "OUTGOING_PAYMENT_EXPIRED",
+      "OUTGOING_PAYMENT_REFUND_PENDING", "OUTGOING_PAYMENT_REFUND_COMPLETED", "OUTGOING_PAYMENT_REFUND_FAILED",
+      "INCOMING_PAYMENT_PENDING", "INCOMING_PAYMENT_COMPLETED", "INCOMING_PAYMENT_FAILED",
+    ];
+    let webhooks = 0;
+    for (const type of ledgerTypes) {
+      for (const facts of [{}, { quoteId: "Quote:1" }, { agentId: "Agent:1" }, { quoteId: "Quote:1", agentId: "Agent:1" }, { type: "INCOMING", source: { type: "UMA_ADDRESS" } }]) {
+        const e = transactionEvent("p", type, "Transaction:t", at);
+        const t = e.payload.case === "transactionChanged" ? e.payload.value.transaction! : undefined;
+        Object.assign(t!, { quoteId: "", agentId: "" }, facts, "source" in facts ? { source: { ...t!.source, type: "UMA_ADDRESS" } } : {});
+        const routed = (LEDGER_WEBHOOK_TOPICS as readonly string[]).includes(ledgerEventTopic(e));
+        // A quote's or an agent's transaction keeps all its events on one topic (order), so notifications may be handed one it ignores there.
+        if (ledgerWebhook(e)) {
+          webhooks++;
+          expect(routed, type).toBe(true);
+        } else if (!("quoteId" in facts) && !("agentId" in facts)) expect(routed, type).toBe(false);
+      }
+    }
+    expect(webhooks).toBeGreaterThan(0);
+    for (const payload of [
+      { case: "balanceUpdated" as const, value: {} },
+      { case: "externalAccountChanged" as const, value: {} },
+    ]) {
+      const e = create(LedgerEventSchema, { eventType: payload.case === "balanceUpdated" ? "INTERNAL_ACCOUNT_BALANCE_UPDATED" : "EXTERNAL_ACCOUNT_UPDATED", payload });
+      expect(ledgerEventTopic(e)).toBe(topics.ledgerAccounts);
+    }
+    // customerWebhook's rules (the type of each change; undefined: no webhook).
+    const cases: (readonly [{ case: string; value: unknown }, string | undefined])[] = [
+      ...["APPROVED", "REJECTED", "PENDING", "UNVERIFIED", "IN_PROGRESS"].map((st) => [{ case: "customerStatusChanged", value: { customer: { verificationStatus: st } } }, customerStatusType("INDIVIDUAL", st)] as const),
+      ...["APPROVED", "IN_PROGRESS", ""].map((st) => [{ case: "verificationUpdated", value: { verification: { verificationStatus: st } } }, verificationType(st)] as const),
+      ...["PENDING", "CLAIMED", "CANCELLED"].map((st) => [{ case: "invitationUpdated", value: { invitation: { status: st } } }, invitationType(st)] as const),
+      ...["COMPLETED", "FAILED", "PROCESSING"].map((st) => [{ case: "customerImportFinished", value: { job: { status: st } } }, bulkUploadType(st)] as const),
+      [{ case: "customerCreated", value: {} }, undefined],
+      [{ case: "beneficialOwnerUpdated", value: {} }, undefined],
+    ];
+    for (const [payload, type] of cases) {
+      const e = create(CustomerEventSchema, { eventId: "e", platformId: "p", payload: payload as never });
+      expect(customerEventTopic(e) === topics.customerNotices, JSON.stringify(payload)).toBe(type !== undefined);
+    }
   });
 
   it("delivers a ledger event once, signed, with data = the Transaction JSON, even when the consumer handles it twice", async () => {

@@ -78,10 +78,10 @@ export interface NotificationsUnderTest {
   db: Kysely<NotificationsDatabase>;
   /** Runs the consumer as the host's inbox does: inside one transaction of the schema. */
   deliver(event: PlatformEvent): Promise<void>;
-  /** The corridor.customers.v1 and corridor.ledger.v1 consumers that enqueue event webhooks. */
+  /** The customer and ledger consumers that enqueue event webhooks. */
   customerConsumer: ConsumerDefinition<typeof CustomerEventSchema>;
   ledgerConsumer: ConsumerDefinition<typeof LedgerEventSchema>;
-  /** The corridor.agents.v1 consumer (AGENT_ACTION_PENDING_APPROVAL webhooks). */
+  /** The corridor.agents.approvals.v1 consumer (AGENT_ACTION_PENDING_APPROVAL webhooks). */
   agentConsumer: ConsumerDefinition<typeof AgentEventSchema>;
   /** Runs any consumer inside one transaction, as the inbox does (without its once-per-id check). */
   handle<D extends DescMessage>(consumer: ConsumerDefinition<D>, event: MessageShape<D>): Promise<void>;

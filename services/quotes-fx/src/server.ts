@@ -42,7 +42,7 @@ export const SCHEMA = "quotes_fx";
  * quotes-fx: rates, fees, receiver lookups, quote validation and pricing, withdrawal fee
  * estimates, and the quote lifecycle (create, read, expire, execute, real-time funding). Serves
  * QuotesFxService; calls auth-sessions (platform config, wallet signatures) and the ledger (accounts,
- * quote transactions). Consumes corridor.ledger.v1 (quote status follows its transaction); runs the
+ * quote transactions). Consumes the ledger's quote topics (quote status follows its transaction); runs the
  * quote-expiry worker.
  */
 export const service: ServiceModule = {

@@ -3,7 +3,7 @@ import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span }
 import type { Kysely } from "kysely";
 import type { Bus, BusMessage, FormerGroup, Subscription } from "../bus/types.js";
 import type { Logger } from "../log.js";
-import type { ConsumerDefinition } from "../service.js";
+import { consumerTopics, type ConsumerDefinition } from "../service.js";
 import { recordInboxHandling } from "../telemetry/instruments.js";
 import { TRACER_NAME } from "../telemetry/sdk.js";
 import { inTransaction } from "./batch.js";
@@ -57,11 +57,15 @@ export function inboxName(service: string, def: Pick<ConsumerDefinition, "name">
  * fails alone. Other consumers get a transaction per event, after the batched ones. Each
  * consumer sees its events in the order of the topic; there is no order between consumers. A
  * message a consumer keeps refusing holds its partition (its key, in-process) for the whole
- * service, where it held only that consumer's group before.
+ * service, where it held only that consumer's group before. A consumer marked `idempotent` gets
+ * no inbox row: its handler is run in the same transactions and recognises a repeat itself.
+ * A consumer of several topics (its topics and former topics) is handed each one's messages.
  */
 export async function subscribeService(opts: SubscribeServiceOptions): Promise<Subscription> {
   const group = serviceConsumerGroup(opts.service);
-  const formerGroups: FormerGroup[] = opts.consumers.map((def) => ({ group: inboxName(opts.service, def), topics: [def.topic] }));
+  // A consumer's former group read what are now its former topics (the topics before the routing
+  // by audience), or its topics when they did not change.
+  const formerGroups: FormerGroup[] = opts.consumers.map((def) => ({ group: inboxName(opts.service, def), topics: def.formerTopics?.length ? [...def.formerTopics] : consumerTopics(def) }));
   return subscribeHandlers({ ...opts, group, formerGroups });
 }
 
@@ -79,6 +83,8 @@ interface Handler {
   def: ConsumerDefinition<any>;
   /** Inbox name, and the consumer's name in spans and metrics. */
   name: string;
+  /** The topics it reads (consumerTopics). */
+  topics: string[];
   log: Logger;
   inSpan<T>(message: BusMessage, fn: (span: Span) => Promise<T>): Promise<T>;
 }
@@ -104,22 +110,23 @@ async function subscribeHandlers(opts: SubscribeServiceOptions & { group: string
     const messaging = {
       "messaging.system": opts.bus.kind === "kafka" ? "kafka" : "in-process",
       "messaging.operation.type": "process",
-      "messaging.destination.name": def.topic,
       "messaging.consumer.group.name": group,
       "corridor.consumer": name,
     };
-    // Bounded: consumer names and topics are fixed by the code. Metrics stay per consumer (its
-    // inbox name, which was its group before a service had one), so dashboards keep their series.
-    const metricAttributes = { "messaging.consumer.group.name": name, "messaging.destination.name": def.topic };
+    const topicsRead = consumerTopics(def);
     return {
       def,
       name,
-      log: opts.log.child({ consumer: name, topic: def.topic }),
+      topics: topicsRead,
+      log: opts.log.child({ consumer: name, topic: topicsRead.join(",") }),
       /** Runs `fn` in a CONSUMER span whose parent is the message's producer. */
-      inSpan: (message, fn) =>
-        tracer.startActiveSpan(
-          `${def.topic} process`,
-          { kind: SpanKind.CONSUMER, attributes: { ...messaging, "messaging.message.id": message.headers["event-id"] ?? "" } },
+      inSpan: (message, fn) => {
+        // Bounded: consumer names and topics are fixed by the code. Metrics stay per consumer (its
+        // inbox name, which was its group before a service had one), so dashboards keep their series.
+        const metricAttributes = { "messaging.consumer.group.name": name, "messaging.destination.name": message.topic };
+        return tracer.startActiveSpan(
+          `${message.topic} process`,
+          { kind: SpanKind.CONSUMER, attributes: { ...messaging, "messaging.destination.name": message.topic, "messaging.message.id": message.headers["event-id"] ?? "" } },
           propagation.extract(ROOT_CONTEXT, message.headers),
           async (span) => {
             const started = performance.now();
@@ -136,15 +143,19 @@ async function subscribeHandlers(opts: SubscribeServiceOptions & { group: string
               span.end();
             }
           },
-        ),
+        );
+      },
     };
   };
 
   const byTopic = new Map<string, Handler[]>();
   for (const def of opts.consumers) {
-    const list = byTopic.get(def.topic) ?? [];
-    list.push(handler(def));
-    byTopic.set(def.topic, list);
+    const h = handler(def);
+    for (const topic of h.topics) {
+      const list = byTopic.get(topic) ?? [];
+      list.push(h);
+      byTopic.set(topic, list);
+    }
   }
 
   /**
@@ -178,6 +189,10 @@ async function subscribeHandlers(opts: SubscribeServiceOptions & { group: string
     try {
       await h.inSpan(w.message, async (span) => {
         const ran = await inTransaction(db, async (trx) => {
+          if (h.def.idempotent) {
+            await h.def.handle(w.event as never, trx);
+            return true;
+          }
           const fresh = await trx
             .insertInto("inbox")
             .values({ consumer: h.name, event_id: w.eventId })
@@ -220,16 +235,26 @@ async function subscribeHandlers(opts: SubscribeServiceOptions & { group: string
     else if (together.length > 1) {
       try {
         await inTransaction(db, async (trx) => {
-          const fresh = await trx
-            .insertInto("inbox")
-            .values(together.map((w) => ({ consumer: w.handler.name, event_id: w.eventId })))
-            .onConflict((oc) => oc.columns(["consumer", "event_id"]).doNothing())
-            .returning(["consumer", "event_id"])
-            .execute();
+          const recorded = together.filter((w) => !w.handler.def.idempotent);
+          const fresh =
+            recorded.length === 0
+              ? []
+              : await trx
+                  .insertInto("inbox")
+                  .values(recorded.map((w) => ({ consumer: w.handler.name, event_id: w.eventId })))
+                  .onConflict((oc) => oc.columns(["consumer", "event_id"]).doNothing())
+                  .returning(["consumer", "event_id"])
+                  .execute();
           const toRun = new Set(fresh.map((r) => `${r.consumer}\u0000${r.event_id}`));
+          const ranIdempotent = new Set<string>();
           for (const w of together) {
-            // A duplicate within the batch runs once: the first copy takes the id.
-            if (!toRun.delete(`${w.handler.name}\u0000${w.eventId}`)) continue;
+            const id = `${w.handler.name}\u0000${w.eventId}`;
+            // A duplicate within the batch runs once: the first copy takes the id. An idempotent
+            // consumer has no inbox row: its handler recognises what it did before.
+            if (w.handler.def.idempotent) {
+              if (ranIdempotent.has(id)) continue;
+              ranIdempotent.add(id);
+            } else if (!toRun.delete(id)) continue;
             await w.handler.inSpan(w.message, async (span) => {
               span.setAttribute("corridor.inbox.batch", together.length);
               await w.handler.def.handle(w.event as never, trx);

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { enqueueEvent, newId, topics } from "@corridor/kit";
+import { agentEventTopic, enqueueEvent, newId } from "@corridor/kit";
 import { AgentEventSchema } from "@corridor/proto/corridor/agents/v1/events_pb.js";
 import type { Transaction } from "kysely";
 import type { Action } from "../domain/model.js";
@@ -10,7 +10,8 @@ import { actionToPb } from "../handlers/mappers.js";
 export const actionEventType = (a: Action) => `AGENT_ACTION_${a.status}`;
 
 /**
- * Enqueues the AgentEvent of an action's new status on corridor.agents.v1 (key: the agent id, so
+ * Enqueues the AgentEvent of an action's new status on its topic (the kit's agentEventTopic: the
+ * approval request for notifications, the others for no reader; key: the agent id, so
  * one agent's events arrive in order), inside the transaction that made the change. The action
  * carries the quote and transaction as last seen, so a webhook's `data` is the action as GET shows it.
  */
@@ -18,7 +19,7 @@ export async function writeActionEvent(trx: Transaction<any>, action: Action, at
   const eventId = newId("Event");
   const eventType = actionEventType(action);
   await enqueueEvent(trx, {
-    topic: topics.agents,
+    topic: agentEventTopic({ eventType }),
     key: action.agentId,
     eventId,
     eventType,

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { enqueueEvent, newId, topics } from "@corridor/kit";
+import { enqueueEvent, newId, platformEventTopic } from "@corridor/kit";
 import {
   PlatformConfigUpdatedSchema,
   PlatformCreatedSchema,
@@ -14,14 +14,15 @@ import { configToPb, platformToPb, tokenToPb } from "../handlers/mappers.js";
 
 /**
  * Producer of topic corridor.platforms.v1 (envelope PlatformEvent, key = platform id so one
- * platform's events stay in order). Events go to the outbox inside the caller's transaction, so
+ * platform's events stay in order; a token's revocation, read by no service, on
+ * corridor.platforms.tokens.v1: the kit's platformEventTopic). Events go to the outbox inside the caller's transaction, so
  * they are published if and only if the change commits.
  */
 export function platformEvents(trx: Transaction<any>): Store["events"] {
   const emit = async (platformId: string, at: Date, eventType: string, payload: PlatformEvent["payload"]) => {
     const eventId = newId("Event");
     const message = create(PlatformEventSchema, { eventId, occurredAt: timestampFromDate(at), platformId, payload });
-    await enqueueEvent(trx, { topic: topics.platforms, key: platformId, eventId, eventType, schema: PlatformEventSchema, message });
+    await enqueueEvent(trx, { topic: platformEventTopic(message), key: platformId, eventId, eventType, schema: PlatformEventSchema, message });
   };
   return {
     platformCreated: (platform, config, at) =>

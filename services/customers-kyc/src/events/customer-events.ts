@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { enqueueEvent, newId, topics } from "@corridor/kit";
+import { customerEventTopic, enqueueEvent, newId } from "@corridor/kit";
 import {
   BeneficialOwnerUpdatedSchema,
   CustomerCreatedSchema,
@@ -17,9 +17,10 @@ import type { Store } from "../domain/ports.js";
 import { customerToPb, invitationToPb, ownerToPb, summaryToPb, verificationToPb } from "../handlers/mappers.js";
 
 /**
- * Producer of topic corridor.customers.v1 (envelope CustomerEvent, key = the customer the event
- * is about, so one customer's events stay in order: the ledger opens accounts from
- * CustomerCreated/CustomerUpdated). The event-type header carries the public type the
+ * Producer of the customer topics (envelope CustomerEvent, key = the customer the event is about,
+ * so one customer's events stay in order: the ledger opens accounts from
+ * CustomerCreated/CustomerUpdated). Each event goes to the topic of the services that act on it
+ * (the kit's customerEventTopic: the record for the ledger, the webhooks for notifications). The event-type header carries the public type the
  * notifications service turns into webhooks (decisions §8). Events go to the outbox inside the
  * caller's transaction, so they are published if and only if the change commits.
  */
@@ -27,7 +28,7 @@ export function customerEvents(trx: Transaction<any>): Store["events"] {
   const emit = async (platformId: string, key: string, at: Date, eventType: string, payload: CustomerEvent["payload"]) => {
     const eventId = newId("Event");
     const message = create(CustomerEventSchema, { eventId, occurredAt: timestampFromDate(at), platformId, payload });
-    await enqueueEvent(trx, { topic: topics.customers, key, eventId, eventType, schema: CustomerEventSchema, message });
+    await enqueueEvent(trx, { topic: customerEventTopic(message), key, eventId, eventType, schema: CustomerEventSchema, message });
   };
   return {
     customerCreated: (c, at) =>

@@ -3,7 +3,7 @@ import type { Db, Trx } from "./tables.js";
 
 /**
  * The ledger's event-fed copies of other services' facts: platforms (corridor.platforms.v1) and
- * customers (corridor.customers.v1). Written by the consumers inside their inbox transaction,
+ * customers (corridor.customers.records.v1). Written by the consumers inside their inbox transaction,
  * read by the use cases instead of asking auth-sessions / customers-kyc on every request.
  */
 

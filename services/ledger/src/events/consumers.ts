@@ -20,6 +20,8 @@ export function ledgerConsumers(ledger: Ledger, log?: Pick<Logger, "error">): Co
     topic: topics.platforms,
     schema: PlatformEventSchema,
     eventId: (e) => e.eventId,
+    // TokenRevoked (an older auth-sessions wrote it here) changes nothing for the ledger.
+    relevant: (e) => e.payload.case === "platformCreated" || e.payload.case === "configUpdated",
     async handle(e, trx) {
       const at = e.occurredAt ? timestampDate(e.occurredAt) : new Date();
       if (e.payload.case === "platformCreated") {
@@ -38,7 +40,9 @@ export function ledgerConsumers(ledger: Ledger, log?: Pick<Logger, "error">): Co
 
   const customers: ConsumerDefinition<typeof CustomerEventSchema> = {
     name: "customer-accounts",
-    topic: topics.customers,
+    // The customer's record events (the kit's customerEventTopic), corridor.customers.v1 before.
+    topic: topics.customerRecords,
+    formerTopics: [topics.customers],
     schema: CustomerEventSchema,
     eventId: (e) => e.eventId,
     async handle(e, trx) {

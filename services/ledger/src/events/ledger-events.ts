@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { environmentOf, instructionTopic, SANDBOX_CONNECTOR } from "@corridor/connector";
-import { afterCommit, enqueueEvent, newId, recordMoneyMoved, topics } from "@corridor/kit";
-import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
+import { afterCommit, enqueueEvent, ledgerEventTopic, newId, recordMoneyMoved } from "@corridor/kit";
+import { LedgerEventSchema, type LedgerEvent } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import { RailInstructionSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
 import type { Transaction } from "kysely";
 import type { AccountRow, ExternalAccountRow, MicroDepositRow, ReceivedCreditRow, TransactionRow } from "../domain/model.js";
@@ -10,13 +10,20 @@ import type { RailRoute } from "../domain/rails.js";
 import { externalAccountToPb, internalAccountToPb, transactionToPb } from "../handlers/mappers.js";
 
 /**
- * Producer of corridor.ledger.v1 (LedgerEvent) and the rail instruction topics (RailInstruction). Always
+ * Producer of the ledger's event topics (LedgerEvent) and the rail instruction topics (RailInstruction). Always
  * inside the money transaction: the events exist if and only if the change committed.
  */
+
+/**
+ * A LedgerEvent, on the topic of the services that act on it (the kit's ledgerEventTopic: one
+ * per audience, a transaction's events all on one; docs/events.md, "Who acts on what").
+ */
+async function enqueueLedgerEvent(trx: Transaction<any>, input: { key: string; eventId: string; eventType: string; schema: typeof LedgerEventSchema; message: LedgerEvent }): Promise<void> {
+  await enqueueEvent(trx, { ...input, topic: ledgerEventTopic(input.message) });
+}
 export async function emitTransactionChanged(trx: Transaction<any>, eventType: string, tx: TransactionRow, at: Date): Promise<void> {
   const eventId = newId("Event");
-  await enqueueEvent(trx, {
-    topic: topics.ledger,
+  await enqueueLedgerEvent(trx, {
     key: tx.id,
     eventId,
     eventType,
@@ -46,8 +53,7 @@ export async function emitBalanceUpdated(trx: Transaction<any>, account: Account
   if (account.owner_kind === "SYSTEM") return;
   const eventId = newId("Event");
   const eventType = "INTERNAL_ACCOUNT_BALANCE_UPDATED";
-  await enqueueEvent(trx, {
-    topic: topics.ledger,
+  await enqueueLedgerEvent(trx, {
     key: account.id,
     eventId,
     eventType,
@@ -210,8 +216,7 @@ export async function emitReturnInstruction(trx: Transaction<any>, item: Receive
 export async function emitExternalAccountUpdated(trx: Transaction<any>, account: ExternalAccountRow, at: Date, why: { code: string; transactionId: string; fields: string[] } = { code: "", transactionId: "", fields: [] }): Promise<void> {
   const eventId = newId("Event");
   const eventType = "EXTERNAL_ACCOUNT_UPDATED";
-  await enqueueEvent(trx, {
-    topic: topics.ledger,
+  await enqueueLedgerEvent(trx, {
     key: account.id,
     eventId,
     eventType,

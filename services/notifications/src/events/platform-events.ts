@@ -44,6 +44,8 @@ export function platformEventsConsumer(deps: { clock: Clock; log: Logger; copy?:
     topic: topics.platforms,
     schema: PlatformEventSchema,
     eventId: (e) => e.eventId,
+    // TokenRevoked (an older auth-sessions wrote it here) changes nothing here.
+    relevant: (e) => e.payload.case === "platformCreated" || e.payload.case === "configUpdated",
     async handle(event, trx) {
       switch (event.payload.case) {
         case "platformCreated":

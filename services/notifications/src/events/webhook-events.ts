@@ -84,7 +84,10 @@ export interface WebhookConsumerDeps {
 /**
  * Enqueues the webhook in the consumer's transaction; the delivery worker posts it later. The
  * webhook consumers are batched (ConsumerDefinition.batch): an enqueue only inserts, so a burst
- * of events costs one transaction per batch, not one per event.
+ * of events costs one transaction per batch, not one per event. They are `idempotent`: the queue
+ * row is unique per source event (ON CONFLICT (source_event_id) DO NOTHING), so it is the only
+ * row an event costs, with an endpoint or without (then it is stored SKIPPED, which the events
+ * API must still show: decisions §8), and no inbox row is written beside it.
  */
 async function enqueue(trx: Transaction<any>, deps: WebhookConsumerDeps, event: { eventId: string; platformId: string; occurredAt?: Timestamp }, derived: Derived): Promise<void> {
   const now = deps.clock.now();
@@ -107,12 +110,17 @@ async function enqueue(trx: Transaction<any>, deps: WebhookConsumerDeps, event: 
   });
 }
 
-/** corridor.customers.v1 → CUSTOMER_{KYC,KYB}_*, VERIFICATION_*, INVITATION_CLAIMED, BULK_UPLOAD_{COMPLETED,FAILED} webhooks. */
+/** The ledger's topics that carry webhooks (the kit's ledgerEventTopic: every audience notifications is part of). */
+export const LEDGER_WEBHOOK_TOPICS = [topics.ledgerTransactions, topics.ledgerQuoteTransactions, topics.ledgerAgentTransactions, topics.ledgerAgentQuoteTransactions, topics.ledgerAccounts] as const;
+
+/** corridor.customers.notices.v1 (corridor.customers.v1 before) → CUSTOMER_{KYC,KYB}_*, VERIFICATION_*, INVITATION_CLAIMED, BULK_UPLOAD_{COMPLETED,FAILED} webhooks. */
 export function customerWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDefinition<typeof CustomerEventSchema> {
   return {
     name: "customer-webhooks",
     batch: true,
-    topic: topics.customers,
+    idempotent: true,
+    topic: topics.customerNotices,
+    formerTopics: [topics.customers],
     schema: CustomerEventSchema,
     eventId: (e) => e.eventId,
     async handle(event, trx) {
@@ -122,12 +130,14 @@ export function customerWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDef
   };
 }
 
-/** corridor.ledger.v1 → OUTGOING_PAYMENT_*, INCOMING_PAYMENT_{COMPLETED,FAILED}, INTERNAL_ACCOUNT_BALANCE_UPDATED, EXTERNAL_ACCOUNT_UPDATED webhooks. */
+/** The ledger's webhook topics (corridor.ledger.v1 before) → OUTGOING_PAYMENT_*, INCOMING_PAYMENT_{COMPLETED,FAILED}, INTERNAL_ACCOUNT_BALANCE_UPDATED, EXTERNAL_ACCOUNT_UPDATED webhooks. */
 export function ledgerWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDefinition<typeof LedgerEventSchema> {
   return {
     name: "ledger-webhooks",
     batch: true,
-    topic: topics.ledger,
+    idempotent: true,
+    topic: LEDGER_WEBHOOK_TOPICS,
+    formerTopics: [topics.ledger],
     schema: LedgerEventSchema,
     eventId: (e) => e.eventId,
     async handle(event, trx) {
@@ -137,12 +147,14 @@ export function ledgerWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDefin
   };
 }
 
-/** corridor.agents.v1 → AGENT_ACTION_PENDING_APPROVAL webhooks (the platform approves or rejects the action). */
+/** corridor.agents.approvals.v1 (corridor.agents.v1 before) → AGENT_ACTION_PENDING_APPROVAL webhooks (the platform approves or rejects the action). */
 export function agentWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDefinition<typeof AgentEventSchema> {
   return {
     name: "agent-webhooks",
     batch: true,
-    topic: topics.agents,
+    idempotent: true,
+    topic: topics.agentApprovals,
+    formerTopics: [topics.agents],
     schema: AgentEventSchema,
     eventId: (e) => e.eventId,
     async handle(event, trx) {

@@ -22,7 +22,9 @@ function awaitsApproval(e: MessageShape<typeof LedgerEventSchema>): boolean {
 export function incomingGuardConsumer(clock: Clock): ConsumerDefinition<typeof LedgerEventSchema> {
   return {
     name: "incoming-approval-guards",
-    topic: topics.ledger,
+    // An incoming UMA payment's INCOMING_PAYMENT_PENDING, on its own topic (the kit's ledgerEventTopic).
+    topic: topics.ledgerIncomingApprovals,
+    formerTopics: [topics.ledger],
     schema: LedgerEventSchema,
     eventId: (e) => e.eventId,
     relevant: awaitsApproval,

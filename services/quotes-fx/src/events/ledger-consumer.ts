@@ -1,4 +1,4 @@
-import { ledgerTransactionConsumer as kitLedgerTransactionConsumer, type ConsumerDefinition } from "@corridor/kit";
+import { ledgerTransactionConsumer as kitLedgerTransactionConsumer, topics, type ConsumerDefinition } from "@corridor/kit";
 import type { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import type { QuoteLifecycle } from "../domain/quote-lifecycle.js";
 
@@ -10,6 +10,8 @@ import type { QuoteLifecycle } from "../domain/quote-lifecycle.js";
 export function ledgerTransactionConsumer(quotes: QuoteLifecycle): ConsumerDefinition<typeof LedgerEventSchema> {
   return kitLedgerTransactionConsumer({
     name: "quote-transactions",
+    // Quote transactions, with an agent or without (the kit's ledgerEventTopic).
+    topics: [topics.ledgerQuoteTransactions, topics.ledgerAgentQuoteTransactions],
     // Only quote rows of this schema, one per event: batches are safe.
     batch: true,
     accepts: (t) => t.quoteId !== "",
