@@ -126,6 +126,8 @@ export function buildAuthSessions(
     // Only a real mail server (or a test's mailer): SCA codes are never written to the log, so a
     // sandbox platform without one uses the sandbox code (docs/sca.md).
     sender: deps.mailer ?? (config.CORRIDOR_SMTP_URL ? mailer : undefined),
+    // TOTP shared secrets are sealed like wallet keys.
+    keyring,
   });
   const wallet = createWalletAuth({
     transact: walletTransactOver(db),
