@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { address, individual, uniq } from "./customers-fixtures.js";
+import { GRID, gridViolations, type GridSchema } from "./grid-schema.js";
 import { mode, skipReason, startTestSystem, type TestSystem } from "./harness.js";
 
 /**
@@ -30,6 +31,12 @@ function totp(secretBase32: string, step: number): string {
   const o = h[19]! & 0xf;
   return String(((h[o]! & 0x7f) << 24 | h[o + 1]! << 16 | h[o + 2]! << 8 | h[o + 3]!) % 1_000_000).padStart(6, "0");
 }
+/** Grid's published schema accepts the answer: its own for a 2xx, Grid's Error otherwise. */
+function expectGrid<T extends { status: number; body: unknown }>(schema: GridSchema, res: T): T {
+  expect(gridViolations(res.status < 300 ? schema : GRID.Error, res.body), JSON.stringify(res.body)).toEqual([]);
+  return res;
+}
+
 const nowStep = () => Math.floor(Date.now() / 30_000);
 
 async function customerIn(country: string) {
@@ -39,11 +46,19 @@ async function customerIn(country: string) {
   return { p, id: created.body.id as string };
 }
 
+describe("the Grid schema check itself", () => {
+  it("flags a missing required field, a wrong type, an enum miss and a bad date-time", () => {
+    expect(gridViolations(GRID.TotpEnrollmentConfirmResponse, { type: "TOTP" })).toEqual(["$.recoveryCodes: required"]);
+    expect(gridViolations(GRID.RecordSecurityEventResponse, { eventType: "LOGIN", suspended: "no", failedAttempts: 1.5, lockedUntil: "tomorrow" })).toHaveLength(4);
+    expect(gridViolations(GRID.ScaLoginStart, { factor: "SMS_OTP", challengeId: null, expiresAt: null })).toEqual([]);
+  });
+});
+
 describe.skipIf(Boolean(skipReason()))(`SCA factors and logins (${mode})`, () => {
   it("enrols a TOTP authenticator, logs in with its codes (each good once) and with a recovery code (once)", async () => {
     const { p, id } = await customerIn("FR");
     const q = `?customerId=${encodeURIComponent(id)}`;
-    expect((await p.call("GET", `/sca/factors${q}`)).body).toEqual({ factors: [{ factor: "SMS_OTP" }] });
+    expect(expectGrid(GRID.ScaFactorList, await p.call("GET", `/sca/factors${q}`)).body).toEqual({ factors: [{ factor: "SMS_OTP" }] });
 
     const passkey = await p.call("POST", `/sca/factors${q}`, { type: "PASSKEY" });
     expect(passkey.status).toBe(400);
@@ -52,7 +67,7 @@ describe.skipIf(Boolean(skipReason()))(`SCA factors and logins (${mode})`, () =>
     expect(noTotp.status).toBe(409);
     expect(noTotp.body.code).toBe("SCA_FACTOR_NOT_ENROLLED");
 
-    const start = await p.call("POST", `/sca/factors${q}`, { type: "TOTP" });
+    const start = expectGrid(GRID.TotpEnrollmentStart, await p.call("POST", `/sca/factors${q}`, { type: "TOTP" }));
     expect(start.status, JSON.stringify(start.body)).toBe(200);
     const secret = start.body.secret as string;
     expect(start.body.secretBase32Encoded).toBe(secret);
@@ -69,18 +84,18 @@ describe.skipIf(Boolean(skipReason()))(`SCA factors and logins (${mode})`, () =>
     expect(otherSecret.status).toBe(409);
     expect(otherSecret.body.code).toBe("SCA_FACTOR_NOT_ENROLLED");
 
-    const confirmed = await p.call("POST", `/sca/factors/confirm${q}`, { type: "TOTP", secret, code: totp(secret, step) });
+    const confirmed = expectGrid(GRID.TotpEnrollmentConfirmResponse, await p.call("POST", `/sca/factors/confirm${q}`, { type: "TOTP", secret, code: totp(secret, step) }));
     expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
     expect(confirmed.body.type).toBe("TOTP");
     expect(confirmed.body.recoveryCodes).toHaveLength(8);
     for (const c of confirmed.body.recoveryCodes) expect(c).toMatch(/^[A-Z2-7]{4}-[A-Z2-7]{4}-[A-Z2-7]{4}$/);
-    expect((await p.call("GET", `/sca/factors${q}`)).body).toEqual({ factors: [{ factor: "SMS_OTP" }, { factor: "TOTP" }] });
+    expect(expectGrid(GRID.ScaFactorList, await p.call("GET", `/sca/factors${q}`)).body).toEqual({ factors: [{ factor: "SMS_OTP" }, { factor: "TOTP" }] });
     const again = await p.call("POST", `/sca/factors${q}`, { type: "TOTP" });
     expect(again.status).toBe(409);
     expect(again.body.code).toBe("SCA_FACTOR_ALREADY_ENROLLED");
 
-    expect((await p.call("POST", `/sca/login/start${q}`, { factor: "TOTP" })).body).toEqual({ factor: "TOTP" });
-    const complete = (code: string) => p.call("POST", `/sca/login/complete${q}`, { factor: "TOTP", endUserIpAddress: "203.0.113.42", code });
+    expect(expectGrid(GRID.ScaLoginStart, await p.call("POST", `/sca/login/start${q}`, { factor: "TOTP" })).body).toEqual({ factor: "TOTP" });
+    const complete = async (code: string) => expectGrid(GRID.ScaLoginComplete, await p.call("POST", `/sca/login/complete${q}`, { factor: "TOTP", endUserIpAddress: "203.0.113.42", code }));
     // The confirming code was used: the same step's code is refused; the next step's is good once.
     const replay = await complete(totp(secret, step));
     expect(replay.status).toBe(400);
@@ -98,7 +113,7 @@ describe.skipIf(Boolean(skipReason()))(`SCA factors and logins (${mode})`, () =>
   it("logs in with an SMS_OTP challenge (sandbox code 123456), one code per 30 seconds", async () => {
     const { p, id } = await customerIn("DE");
     const q = `?customerId=${encodeURIComponent(id)}`;
-    const start = await p.call("POST", `/sca/login/start${q}`, { factor: "SMS_OTP" });
+    const start = expectGrid(GRID.ScaLoginStart, await p.call("POST", `/sca/login/start${q}`, { factor: "SMS_OTP" }));
     expect(start.status, JSON.stringify(start.body)).toBe(200);
     expect(start.body.factor).toBe("SMS_OTP");
     expect(start.body.challengeId).toMatch(/^ScaChallenge:/);
@@ -106,7 +121,8 @@ describe.skipIf(Boolean(skipReason()))(`SCA factors and logins (${mode})`, () =>
     const tooSoon = await p.call("POST", `/sca/login/start${q}`, { factor: "SMS_OTP" });
     expect(tooSoon.status).toBe(429);
 
-    const complete = (body: Record<string, unknown>) => p.call("POST", `/sca/login/complete${q}`, { factor: "SMS_OTP", endUserIpAddress: "203.0.113.42", ...body });
+    const complete = async (body: Record<string, unknown>) =>
+      expectGrid(GRID.ScaLoginComplete, await p.call("POST", `/sca/login/complete${q}`, { factor: "SMS_OTP", endUserIpAddress: "203.0.113.42", ...body }));
     const noChallenge = await complete({ code: "123456" });
     expect(noChallenge.status).toBe(400);
     const stale = await complete({ code: "123456", challengeId: "ScaChallenge:019a8f3e-5b0c-7a41-8d9f-2e3c4b5a6978" });
@@ -125,7 +141,7 @@ describe.skipIf(Boolean(skipReason()))(`SCA factors and logins (${mode})`, () =>
   it("failed logins lock the customer out (423 ACCOUNT_LOCKED) until RESET_PASSWORD_COMPLETED; 10 suspend", async () => {
     const { p, id } = await customerIn("NL");
     const q = `?customerId=${encodeURIComponent(id)}`;
-    const record = (eventType: string) => p.call("POST", `/sca/record-event${q}`, { eventType });
+    const record = async (eventType: string) => expectGrid(GRID.RecordSecurityEventResponse, await p.call("POST", `/sca/record-event${q}`, { eventType }));
     const bad = await record("SIGNED_IN");
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe("INVALID_INPUT");

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { otpCodeOf, remoteMailbox, startMailCatcher, type MailCatcher, type Mailbox } from "../support/mail-catcher.js";
 import { address, uniq, verifiedCustomer } from "./customers-fixtures.js";
+import { GRID, gridViolations } from "./grid-schema.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
 import { fund, iban } from "./ledger-helpers.js";
 
@@ -178,6 +179,7 @@ describe.skipIf(Boolean(skipReason()))(`strong customer authentication of quotes
     expect(listed.status, JSON.stringify(listed.body)).toBe(200);
     expect(listed.body.data.map((t: any) => t.id)).toEqual([waiting.transactionId]);
     expect(listed.body.data[0]).toMatchObject({ status: "PENDING", type: "OUTGOING", quoteId: waiting.id });
+    expect(gridViolations(GRID.TransactionStatus, listed.body.data[0].status)).toEqual([]);
     expect((await p.call("GET", `/transactions?status=PENDING_AUTHORIZATION&customerId=${encodeURIComponent(customerId)}&type=OUTGOING`)).body.data).toHaveLength(1);
     expect((await p.call("GET", "/transactions?status=PENDING_AUTHORIZATION&type=INCOMING")).body).toMatchObject({ data: [], hasMore: false });
     // The ledger's PENDING still holds every quote's transaction, waiting or not.
