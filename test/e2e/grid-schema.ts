@@ -35,6 +35,14 @@ export const GRID = {
     required: ["eventType", "suspended", "failedAttempts"],
     properties: { eventType: { type: "string", enum: ["RESET_PASSWORD_COMPLETED", "FAILED_LOGIN_ATTEMPT"] }, suspended: { type: "boolean" }, lockedUntil: nullable(dateTime), failedAttempts: { type: "integer" } },
   },
+  /** The verify answer: Grid's ExternalAccount (its accountInfo oneOf is not restated here). */
+  ExternalAccount: {
+    type: "object",
+    required: ["id", "status", "currency", "accountInfo"],
+    properties: { id: str, customerId: str, status: { type: "string", enum: ["PENDING", "ACTIVE", "PENDING_OWNERSHIP_VERIFICATION", "UNVERIFIED", "UNDER_REVIEW", "INACTIVE"] }, currency: str, accountInfo: { type: "object" } },
+  },
+  /** The 202 of signed-retry flows (DelegatedKeySignedRequestChallenge is this base). */
+  SignedRequestChallenge: { type: "object", required: ["payloadToSign", "requestId", "expiresAt"], properties: { payloadToSign: str, requestId: str, expiresAt: dateTime } },
   /** Grid's Error shape (status, code, message, details) as every error answer carries it. */
   Error: { type: "object", required: ["status", "code", "message"], properties: { status: { type: "integer" }, code: str, message: str, details: { type: "object" } } },
   TransactionStatus: { type: "string", enum: ["CREATED", "PENDING", "PENDING_AUTHORIZATION", "PROCESSING", "COMPLETED", "REJECTED", "FAILED", "REFUNDED", "EXPIRED"] },
