@@ -1,6 +1,8 @@
 import { inTransaction } from "@corridor/kit";
 import type { ColumnType, Kysely, Selectable, Transaction } from "kysely";
 import type { ScaStore, ScaSubjectType, ScaTransact, StoredScaChallenge, StoredTotpFactor } from "../domain/sca/ports.js";
+import { totpAad } from "../domain/sca/sca.js";
+import type { SealedRowsTransact } from "../domain/wallet/reencrypt.js";
 import type { AuthSessionsDatabase } from "./tables.js";
 
 type Timestamp = ColumnType<Date, Date, Date>;
@@ -231,4 +233,48 @@ export function scaStore(trx: Kysely<ScaDatabase>): ScaStore {
 
 export function scaTransactOver(db: Kysely<ScaDatabase>): ScaTransact {
   return (work) => inTransaction(db, (trx: Transaction<ScaDatabase>) => work(scaStore(trx)));
+}
+
+/**
+ * The TOTP secrets as the wallet-key-reencrypt worker moves them to the current key (they are
+ * sealed under the wallet encryption key too). A row's id is "<platform id> <customer id>".
+ */
+export function totpSealedRowsOver(db: Kysely<ScaDatabase>): SealedRowsTransact {
+  return (work) =>
+    inTransaction(db, (trx: Transaction<ScaDatabase>) =>
+      work({
+        async notSealedUnder(currentKeyId, after, limit) {
+          const [afterPlatform = "", afterCustomer = ""] = after.split(" ");
+          const rows = await trx
+            .selectFrom("sca_factors")
+            .select(["platform_id", "customer_id", "secret_sealed", "key_id"])
+            .where("factor", "=", "TOTP")
+            .where("key_id", "!=", currentKeyId)
+            .where((eb) => eb.or([eb("platform_id", ">", afterPlatform), eb.and([eb("platform_id", "=", afterPlatform), eb("customer_id", ">", afterCustomer)])]))
+            .orderBy("platform_id")
+            .orderBy("customer_id")
+            .limit(limit)
+            .forUpdate()
+            .skipLocked()
+            .execute();
+          return rows.map((r) => ({ id: `${r.platform_id} ${r.customer_id}`, associatedData: totpAad(r.platform_id, r.customer_id), sealed: new Uint8Array(r.secret_sealed), keyId: r.key_id }));
+        },
+        async reseal(id, fromKeyId, { sealed, keyId }) {
+          const [platformId = "", customerId = ""] = id.split(" ");
+          const r = await trx
+            .updateTable("sca_factors")
+            .set({ secret_sealed: sealed, key_id: keyId })
+            .where("platform_id", "=", platformId)
+            .where("customer_id", "=", customerId)
+            .where("factor", "=", "TOTP")
+            .where("key_id", "=", fromKeyId ?? "")
+            .executeTakeFirst();
+          return Number(r.numUpdatedRows) === 1;
+        },
+        async countByKeyId() {
+          const rows = await trx.selectFrom("sca_factors").select(["key_id", (eb) => eb.fn.countAll<string>().as("rows")]).where("factor", "=", "TOTP").groupBy("key_id").execute();
+          return rows.map((r) => ({ keyId: r.key_id, rows: Number(r.rows) }));
+        },
+      }),
+    );
 }

@@ -25,6 +25,9 @@ export const SCA_LOGIN_LIMITS = {
   suspendAfter: 10,
 } as const;
 
+/** The associated data a customer's TOTP secret is sealed with (binds the ciphertext to its row). */
+export const totpAad = (platformId: string, customerId: string) => `sca-totp:${platformId}:${customerId}`;
+
 /** Grid's security events Corridor records (SecurityEventType). */
 export const SECURITY_EVENTS = ["FAILED_LOGIN_ATTEMPT", "RESET_PASSWORD_COMPLETED"] as const;
 export type SecurityEvent = (typeof SECURITY_EVENTS)[number];
@@ -235,7 +238,6 @@ export function createSca(deps: ScaDeps) {
     return input.trust;
   }
 
-  const totpAad = (platformId: string, customerId: string) => `sca-totp:${platformId}:${customerId}`;
 
   /** 423 ACCOUNT_LOCKED while the customer is locked out or suspended (Grid's login lockout). */
   function assertUnlocked(state: LoginSecurity, now: Date) {
