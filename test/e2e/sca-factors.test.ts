@@ -63,6 +63,9 @@ describe.skipIf(Boolean(skipReason()))(`SCA factors and logins (${mode})`, () =>
     const passkey = await p.call("POST", `/sca/factors${q}`, { type: "PASSKEY" });
     expect(passkey.status).toBe(400);
     expect(passkey.body.code).toBe("SCA_FACTOR_NOT_SUPPORTED");
+    const passkeyLogin = await p.call("POST", `/sca/login/complete${q}`, { factor: "PASSKEY", endUserIpAddress: "203.0.113.42", passkeyAssertion: {}, origin: "https://app.example.com" });
+    expect(passkeyLogin.status).toBe(400);
+    expect(passkeyLogin.body.code).toBe("SCA_FACTOR_NOT_SUPPORTED");
     const noTotp = await p.call("POST", `/sca/login/start${q}`, { factor: "TOTP" });
     expect(noTotp.status).toBe(409);
     expect(noTotp.body.code).toBe("SCA_FACTOR_NOT_ENROLLED");

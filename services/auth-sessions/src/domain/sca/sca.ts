@@ -378,6 +378,7 @@ export function createSca(deps: ScaDeps) {
       const { platformId, customerId } = input;
       await activeCustomer(platformId, customerId);
       const now = await time.now(platformId);
+      if (input.factor !== "SMS_OTP" && input.factor !== "TOTP") throw unsupportedFactor(input.factor, "factor");
       if (!input.code) throw errors.invalidInput([{ field: "code", reason: "is required: the one-time code the customer received or read from their authenticator" }]);
       if (input.factor === "SMS_OTP") {
         if (!input.challengeId) throw errors.invalidInput([{ field: "challengeId", reason: "is required for SMS_OTP: the login start's challengeId" }]);
@@ -389,11 +390,9 @@ export function createSca(deps: ScaDeps) {
           if (err instanceof AppError && err.code === "SCA_CODE_INVALID") await countFailedLogin(platformId, customerId, now);
           throw err;
         }
-      } else if (input.factor === "TOTP") {
+      } else {
         const r = await useTotp(platformId, customerId, input.code);
         if (!r.ok) throw codeInvalid(await countFailedLogin(platformId, customerId, now));
-      } else {
-        throw unsupportedFactor(input.factor, "factor");
       }
       await transact(async (s) => {
         await s.loginSecurity.get(platformId, customerId, { forUpdate: true });
