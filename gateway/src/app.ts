@@ -55,7 +55,7 @@ import { LazyCompilers } from "./lazy-compile.js";
 import { exchangeRateRoutes } from "./routes/exchange-rates.js";
 import { receiverRoutes } from "./routes/receivers.js";
 import { quoteRoutes } from "./routes/quotes.js";
-import { scaRoutes } from "./routes/sca.js";
+import { scaFactorRoutes, scaRoutes } from "./routes/sca.js";
 import { sandboxQuoteRoutes } from "./routes/sandbox-quotes.js";
 import { incomingPaymentRoutes } from "./routes/incoming-payments.js";
 import { cryptoRoutes } from "./routes/crypto.js";
@@ -228,6 +228,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
       receiverRoutes(typed, deps);
       quoteRoutes(typed, deps);
       scaRoutes(typed, deps);
+      scaFactorRoutes(typed, deps);
       sandboxQuoteRoutes(typed, deps);
       incomingPaymentRoutes(typed, deps);
       cryptoRoutes(typed, deps);

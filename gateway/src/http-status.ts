@@ -41,8 +41,14 @@ export class HttpError extends AppError {
   }
 }
 
+/**
+ * Codes whose status is not their outcome's: Grid answers a locked-out customer's SCA calls with
+ * 423, a status no domain outcome has (the service says FORBIDDEN).
+ */
+const CODE_STATUS: Readonly<Record<string, number>> = { ACCOUNT_LOCKED: 423 };
+
 export function httpStatusOf(err: AppError): number {
-  return err instanceof HttpError ? err.httpStatus : OUTCOME_STATUS[err.outcome];
+  return err instanceof HttpError ? err.httpStatus : (CODE_STATUS[err.code] ?? OUTCOME_STATUS[err.outcome]);
 }
 
 export function publicBodyOf(err: AppError): PublicErrorBody {

@@ -2,6 +2,7 @@ import { createClient } from "@connectrpc/connect";
 import { LedgerAdminService } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { individual } from "./customers-fixtures.js";
+import { GRID, gridViolations } from "./grid-schema.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
 import { usdAccountInfo } from "./ledger-helpers.js";
 
@@ -61,6 +62,8 @@ describe.skipIf(skipReason())(`external-account ownership verification (${mode})
     const ok = await p.call("POST", `/customers/external-accounts/${ext.id}/verify`, { amounts: [45, 32] });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     expect(ok.body).toMatchObject({ id: ext.id, status: "ACTIVE", customerId: customer.id });
+    // Grid's schema accepts the verify answer; the challenge's cannot be (docs/grid-parity.md).
+    expect(gridViolations(GRID.ExternalAccount, ok.body)).toEqual([]);
     expect((await p.call("GET", `/customers/external-accounts/${ext.id}`)).body.status).toBe("ACTIVE");
 
     const again = await p.call("POST", `/customers/external-accounts/${ext.id}/challenge`, {});

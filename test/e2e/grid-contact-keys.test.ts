@@ -6,6 +6,7 @@ import { otpCodeOf, remoteMailbox, startMailCatcher, type MailCatcher, type Mail
 import { newClientKeyPair, openSealed, stamp } from "../support/wallet-client.js";
 import { advanceClock } from "./ledger-helpers.js";
 import { individual } from "./customers-fixtures.js";
+import { GRID, gridViolations } from "./grid-schema.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
 
 // Issue 27, Grid parity: contact verification (verify-email / verify-phone and /confirm), session
@@ -169,6 +170,8 @@ describe.skipIf(Boolean(skipReason()))("session refresh and delegated keys", () 
     expect(unsigned.body.code).toBe("WALLET_SIGNATURE_MISSING");
     const leg2 = await p.call("POST", "/auth/delegated-keys", body, signedBy(key, leg1.body));
     expect(leg2.status, JSON.stringify(leg2.body)).toBe(202);
+    // Both challenges are Grid's DelegatedKeySignedRequestChallenge; the key itself is not Grid's DelegatedKey (no cardId: docs/grid-parity.md).
+    for (const leg of [leg1, leg2]) expect(gridViolations(GRID.SignedRequestChallenge, leg.body)).toEqual([]);
     expect(leg2.body.requestId).not.toBe(leg1.body.requestId);
     const pending = await p.call("GET", `/auth/delegated-keys?accountId=${encodeURIComponent(accountId)}`);
     expect(pending.status).toBe(200);

@@ -243,6 +243,25 @@ describe.skipIf(skipReason())(`no secret in any log line (${mode})`, () => {
     const sandboxOwner = await walletOwner(sandbox.auth);
     await otpSession("SANDBOX", sandbox.auth, sandboxOwner.walletId);
 
+    // Strong customer authentication: a TOTP secret and its recovery codes, and a mailed login code (production).
+    const scaEmail = `sca-${Date.now()}@example.com`;
+    const scaCustomer = await call(prod.auth, "POST", "/customers", individual({ email: scaEmail, address: { line1: "1 Rue de Rivoli", postalCode: "75001", country: "FR", city: "Paris" } }));
+    expect(scaCustomer.status, JSON.stringify(scaCustomer.body)).toBe(201);
+    const scaQ = `?customerId=${encodeURIComponent(scaCustomer.body.id)}`;
+    const totpStart = await call(prod.auth, "POST", `/sca/factors${scaQ}`, { type: "TOTP" });
+    expect(totpStart.status, JSON.stringify(totpStart.body)).toBe(200);
+    secrets.set("SCA TOTP secret", totpStart.body.secret);
+    const loginStart = await call(prod.auth, "POST", `/sca/login/start${scaQ}`, { factor: "SMS_OTP" });
+    expect(loginStart.status, JSON.stringify(loginStart.body)).toBe(200);
+    const [scaMail] = await eventually(async () => {
+      const mails = await catcher.mailsTo(scaEmail);
+      return mails.length ? mails : undefined;
+    });
+    const scaCode = otpCodeOf(scaMail!);
+    secrets.set("SCA login code", scaCode);
+    const loginDone = await call(prod.auth, "POST", `/sca/login/complete${scaQ}`, { factor: "SMS_OTP", challengeId: loginStart.body.challengeId, code: scaCode, endUserIpAddress: "203.0.113.7" });
+    expect(loginDone.status, JSON.stringify(loginDone.body)).toBe(200);
+
     // Agents: a device code (looked up, redeemed without auth) and the access token it gives (Bearer).
     const agent = await call(sandbox.auth, "POST", "/agents", { name: "Bookkeeper", customerId: sandboxOwner.customerId, policy: { permissions: ["VIEW_TRANSACTIONS"] } });
     expect(agent.status, JSON.stringify(agent.body)).toBe(201);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { otpCodeOf, remoteMailbox, startMailCatcher, type MailCatcher, type Mailbox } from "../support/mail-catcher.js";
 import { address, uniq, verifiedCustomer } from "./customers-fixtures.js";
+import { GRID, gridViolations } from "./grid-schema.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
 import { fund, iban } from "./ledger-helpers.js";
 
@@ -163,5 +164,31 @@ describe.skipIf(Boolean(skipReason()))(`strong customer authentication of quotes
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     expect(ok.body.status).toBe("PENDING");
     expect(ok.body.paymentInstructions?.length).toBeGreaterThan(0);
+  });
+
+  it("GET /transactions?status=PENDING_AUTHORIZATION lists the transactions of waiting quotes (answered PENDING), and no others", async () => {
+    const { p, customerId, quote } = await setup("DE");
+    const waiting = (await quote()).body;
+    const authorized = (await quote()).body;
+    expect((await authorize(p, authorized.id, "123456")).status).toBe(200);
+    const other = await setup("US");
+    const notWaiting = (await other.quote()).body;
+    expect(notWaiting.status).toBe("PENDING");
+
+    const listed = await p.call("GET", "/transactions?status=PENDING_AUTHORIZATION");
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    expect(listed.body.data.map((t: any) => t.id)).toEqual([waiting.transactionId]);
+    expect(listed.body.data[0]).toMatchObject({ status: "PENDING", type: "OUTGOING", quoteId: waiting.id });
+    expect(gridViolations(GRID.TransactionStatus, listed.body.data[0].status)).toEqual([]);
+    expect((await p.call("GET", `/transactions?status=PENDING_AUTHORIZATION&customerId=${encodeURIComponent(customerId)}&type=OUTGOING`)).body.data).toHaveLength(1);
+    expect((await p.call("GET", "/transactions?status=PENDING_AUTHORIZATION&type=INCOMING")).body).toMatchObject({ data: [], hasMore: false });
+    // The ledger's PENDING still holds every quote's transaction, waiting or not.
+    const pending = (await p.call("GET", "/transactions?status=PENDING")).body.data.map((t: any) => t.id);
+    expect(pending).toEqual(expect.arrayContaining([waiting.transactionId, authorized.transactionId]));
+    expect((await other.p.call("GET", "/transactions?status=PENDING_AUTHORIZATION")).body.data).toEqual([]);
+
+    const asc = await p.call("GET", "/transactions?status=PENDING_AUTHORIZATION&sortOrder=asc");
+    expect(asc.status).toBe(400);
+    expect(asc.body.details.errors).toEqual([expect.objectContaining({ field: "query.sortOrder" })]);
   });
 });

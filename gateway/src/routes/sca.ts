@@ -135,3 +135,201 @@ export function scaRoutes(app: Api, { clients }: RouteDeps): void {
     },
   );
 }
+
+const CustomerQuery = Type.Object({
+  customerId: Type.String({ minLength: 1, maxLength: 128, description: "The customer (Customer:<id> of the platform)." }),
+});
+const FactorEnum = Type.Union([Type.Literal("SMS_OTP"), Type.Literal("TOTP"), Type.Literal("PASSKEY")], {
+  description: "An SCA factor (Grid's ScaFactor). Corridor issues SMS_OTP (a one-time code, no enrolment; delivered like EMAIL_OTP codes, docs/sca.md) and TOTP; PASSKEY is refused with 400 SCA_FACTOR_NOT_SUPPORTED.",
+});
+const ScaFactorListSchema = Type.Object(
+  { factors: Type.Array(Type.Object({ factor: FactorEnum }, { description: "An enrolled factor (Grid's ScaFactorView; no credentialId: Corridor issues no passkeys)." }), { description: "SMS_OTP always; TOTP once confirmed." }) },
+  { description: "The customer's SCA factors (Grid's ScaFactorList)." },
+);
+const FactorEnrollBody = Type.Object({ type: FactorEnum }, { description: "The factor to enrol (Grid's ScaFactorEnrollRequestOneOf): TOTP." });
+const TotpEnrollmentStartSchema = Type.Object(
+  {
+    type: Type.Literal("TOTP", { description: "The factor being enrolled." }),
+    secret: Type.String({ description: "The TOTP shared secret, Base32 (thread it back on POST /sca/factors/confirm)." }),
+    secretBase32Encoded: Type.String({ description: "The same secret, Base32, for manual entry into an authenticator app." }),
+    totpUri: Type.String({ description: "The otpauth:// provisioning URI (the QR code's payload)." }),
+  },
+  { description: "What the customer's authenticator app needs (Grid's TotpEnrollmentStart)." },
+);
+const FactorConfirmBody = Type.Object(
+  {
+    type: FactorEnum,
+    secret: Type.Optional(Type.String({ maxLength: 128, description: "TOTP: the start's secret." })),
+    code: Type.Optional(Type.String({ maxLength: 16, description: "TOTP: the authenticator's current code (sandbox: 123456 too)." })),
+  },
+  { additionalProperties: true, description: "The proof that finishes an enrolment (Grid's ScaFactorConfirmRequestOneOf)." },
+);
+const TotpEnrollmentConfirmSchema = Type.Object(
+  {
+    type: Type.Literal("TOTP", { description: "The factor enrolled." }),
+    recoveryCodes: Type.Array(Type.String(), { description: "One-time recovery codes, shown once; each is accepted once in place of a TOTP code at POST /sca/login/complete." }),
+  },
+  { description: "The enrolled TOTP factor's recovery codes (Grid's TotpEnrollmentConfirmResponse)." },
+);
+const LoginStartBody = Type.Object({ factor: FactorEnum }, { description: "The factor to log in with (Grid's ScaLoginStartRequest)." });
+const LoginStartSchema = Type.Object(
+  {
+    factor: FactorEnum,
+    challengeId: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: "SMS_OTP: the challenge to echo on complete." })),
+    expiresAt: Type.Optional(Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "SMS_OTP: when the code expires." })),
+  },
+  { description: "The factor's login material (Grid's ScaLoginStart)." },
+);
+const LoginCompleteBody = Type.Object(
+  {
+    factor: FactorEnum,
+    endUserIpAddress: Type.String({ minLength: 1, maxLength: 64, description: "The end user's IP address (required by Grid; Corridor has no risk engine to pass it to and does not store it)." }),
+    challengeId: Type.Optional(Type.Union([Type.String({ maxLength: 128 }), Type.Null()], { description: "SMS_OTP: the start's challengeId." })),
+    code: Type.Optional(Type.Union([Type.String({ maxLength: 32 }), Type.Null()], { description: "The one-time code (sandbox: 123456); for TOTP also an unused recovery code." })),
+    passkeyAssertion: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: "A WebAuthn assertion (not accepted: Corridor issues no passkeys)." })),
+    origin: Type.Optional(Type.Union([Type.String({ maxLength: 512 }), Type.Null()], { description: "The WebAuthn origin of passkeyAssertion." })),
+  },
+  { description: "The proof that completes an SCA login (Grid's ScaLoginCompleteRequest)." },
+);
+const LoginCompleteSchema = Type.Object({ status: Type.String({ description: "SUCCESS." }) }, { description: "The login's status (Grid's ScaLoginComplete)." });
+const RecordEventBody = Type.Object({ eventType: Type.String({ maxLength: 64, description: "FAILED_LOGIN_ATTEMPT or RESET_PASSWORD_COMPLETED (Grid's SecurityEventType)." }) }, { description: "A security event (Grid's RecordSecurityEventRequest)." });
+const RecordEventSchema = Type.Object(
+  {
+    eventType: Type.Union([Type.Literal("FAILED_LOGIN_ATTEMPT"), Type.Literal("RESET_PASSWORD_COMPLETED")], { description: "The event recorded." }),
+    suspended: Type.Boolean({ description: "Locked with no expiry (10 failed logins) until RESET_PASSWORD_COMPLETED is recorded." }),
+    lockedUntil: Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "While temporarily locked (every 5 failed logins, 15 minutes): when logins may resume." }),
+    failedAttempts: Type.Integer({ description: "Failed logins since the last successful login or RESET_PASSWORD_COMPLETED." }),
+  },
+  { description: "The customer's login-security state (Grid's RecordSecurityEventResponse)." },
+);
+
+const scaNote = "Only for customers in SCA-regulated regions (409 SCA_NOT_REQUIRED otherwise); 423 ACCOUNT_LOCKED while the customer's SCA login is locked (docs/sca.md).";
+
+/** Grid's /sca/* factor, login and security-event routes (docs/sca.md). */
+export function scaFactorRoutes(app: Api, { clients }: RouteDeps): void {
+  app.get(
+    "/sca/factors",
+    {
+      config: { permission: "VIEW" },
+      schema: { summary: "List enrolled SCA factors", description: `The customer's SCA factors: SMS_OTP always, TOTP once confirmed. ${scaNote} Needs VIEW.`, tags, querystring: CustomerQuery, response: { 200: ScaFactorListSchema, ...errorResponses } },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const res = await clients.sca.listFactors({ platformId, customerId: request.query.customerId });
+      return { factors: res.factors.map((factor) => ({ factor })) };
+    },
+  );
+
+  app.post(
+    "/sca/factors",
+    {
+      config: { permission: "MANAGE" },
+      schema: {
+        summary: "Start SCA factor enrollment",
+        description: `Draws a TOTP shared secret for the customer's authenticator app; finish with POST /sca/factors/confirm. 400 SCA_FACTOR_NOT_SUPPORTED for PASSKEY (Corridor issues no WebAuthn credentials) and SMS_OTP (needs no enrolment); 409 SCA_FACTOR_ALREADY_ENROLLED once a TOTP factor is confirmed. ${scaNote} Needs MANAGE.`,
+        tags,
+        querystring: CustomerQuery,
+        body: FactorEnrollBody,
+        response: { 200: TotpEnrollmentStartSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const res = await clients.sca.startFactorEnrollment({ platformId, customerId: request.query.customerId, factor: request.body.type });
+      return { type: "TOTP" as const, secret: res.secret, secretBase32Encoded: res.secretBase32Encoded, totpUri: res.totpUri };
+    },
+  );
+
+  app.post(
+    "/sca/factors/confirm",
+    {
+      config: { permission: "MANAGE" },
+      schema: {
+        summary: "Confirm SCA factor enrollment",
+        description: `Confirms a TOTP enrolment with the start's secret and the authenticator's current code (sandbox: 123456 too) and answers one-time recovery codes, shown once. 400 SCA_CODE_INVALID for a wrong code; 409 SCA_FACTOR_NOT_ENROLLED without a pending enrolment of that secret. ${scaNote} Needs MANAGE.`,
+        tags,
+        querystring: CustomerQuery,
+        body: FactorConfirmBody,
+        response: { 200: TotpEnrollmentConfirmSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const { type, secret, code } = request.body;
+      if (type === "TOTP" && (!secret || !code)) {
+        const missing = [!secret && "secret", !code && "code"].filter((f): f is string => !!f);
+        throw new AppError("INVALID", "INVALID_INPUT", `body.${missing[0]}: is required for TOTP`, { errors: missing.map((f) => ({ field: `body.${f}`, reason: "is required for TOTP" })) });
+      }
+      const res = await clients.sca.confirmFactorEnrollment({ platformId, customerId: request.query.customerId, factor: type, secret: secret ?? "", code: code ?? "" });
+      return { type: "TOTP" as const, recoveryCodes: [...res.recoveryCodes] };
+    },
+  );
+
+  app.post(
+    "/sca/login/start",
+    {
+      config: { permission: "TRANSACT" },
+      schema: {
+        summary: "Start an SCA login",
+        description: `Starts an SCA login: SMS_OTP sends a one-time code (delivered like EMAIL_OTP codes; sandbox: 123456) and answers its challengeId and expiresAt (5 minutes; 429 RATE_LIMITED within 30 seconds of the last code); TOTP answers the factor (409 SCA_FACTOR_NOT_ENROLLED without a confirmed one). ${scaNote} Needs TRANSACT.`,
+        tags,
+        querystring: CustomerQuery,
+        body: LoginStartBody,
+        response: { 200: LoginStartSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const res = await clients.sca.startLogin({ platformId, customerId: request.query.customerId, factor: request.body.factor });
+      const c = res.challenge;
+      return { factor: res.factor as "SMS_OTP" | "TOTP", ...(c ? { challengeId: c.id, expiresAt: isoFromTimestamp(c.expiresAt) } : {}) };
+    },
+  );
+
+  app.post(
+    "/sca/login/complete",
+    {
+      config: { permission: "TRANSACT" },
+      schema: {
+        summary: "Complete an SCA login",
+        description: `Completes the login with the code (SMS_OTP: with the start's challengeId; TOTP: the authenticator's code or an unused recovery code): 200 {status: SUCCESS}. A wrong code is 400 SCA_CODE_INVALID and counts as a failed login: every 5 lock the customer's SCA for 15 minutes, 10 suspend it (423 ACCOUNT_LOCKED); an SMS_OTP challenge also dies after 5 wrong codes (SCA_ATTEMPTS_EXCEEDED) or 5 minutes (SCA_CHALLENGE_EXPIRED). 409 SCA_NOT_PENDING when the challengeId is not the customer's live login challenge. ${scaNote} Needs TRANSACT.`,
+        tags,
+        querystring: CustomerQuery,
+        body: LoginCompleteBody,
+        response: { 200: LoginCompleteSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const body = request.body;
+      const code = body.factor === "PASSKEY" ? "" : codeOf(body);
+      const res = await clients.sca.completeLogin({ platformId, customerId: request.query.customerId, factor: body.factor, challengeId: body.challengeId ?? "", code });
+      return { status: res.status };
+    },
+  );
+
+  app.post(
+    "/sca/record-event",
+    {
+      config: { permission: "TRANSACT" },
+      schema: {
+        summary: "Record a security event",
+        description: `Records FAILED_LOGIN_ATTEMPT (counts toward the lockout: every 5 lock the customer's SCA for 15 minutes, 10 suspend it) or RESET_PASSWORD_COMPLETED (clears the count, the lock and the suspension) and answers the customer's login-security state. Other event types: 400 INVALID_INPUT. Only for customers in SCA-regulated regions (409 SCA_NOT_REQUIRED otherwise). Needs TRANSACT.`,
+        tags,
+        querystring: CustomerQuery,
+        body: RecordEventBody,
+        response: { 200: RecordEventSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const res = await clients.sca.recordSecurityEvent({ platformId, customerId: request.query.customerId, eventType: request.body.eventType });
+      return {
+        eventType: res.eventType as "FAILED_LOGIN_ATTEMPT" | "RESET_PASSWORD_COMPLETED",
+        suspended: res.suspended,
+        lockedUntil: res.lockedUntil ? isoFromTimestamp(res.lockedUntil) : null,
+        failedAttempts: res.failedAttempts,
+      };
+    },
+  );
+}

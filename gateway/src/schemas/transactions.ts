@@ -111,7 +111,12 @@ export const ListTransactionsQuery = Type.Object(
     ...pagingQuery,
     customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "Only this customer's transactions." })),
     platformCustomerId: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "Only the transactions of the customer with this platform id." })),
-    status: Type.Optional(TransactionStatusSchema),
+    status: Type.Optional(
+      Type.Enum(["CREATED", "PENDING", "PENDING_AUTHORIZATION", "PROCESSING", "COMPLETED", "REJECTED", "FAILED", "REFUNDED", "EXPIRED"], {
+        description:
+          "Only this status. PENDING_AUTHORIZATION: the transactions of quotes waiting for strong customer authentication (docs/sca.md); they are answered as stored, PENDING (the quote is what shows PENDING_AUTHORIZATION), newest first, and this value cannot be combined with sortOrder=asc, reference or platformCustomerId.",
+      }),
+    ),
     type: Type.Optional(Type.Enum(["INCOMING", "OUTGOING"], { description: "Only this direction." })),
     startDate: Type.Optional(Iso8601("Only transactions created at or after this time.")),
     endDate: Type.Optional(Iso8601("Only transactions created at or before this time.")),

@@ -5,7 +5,7 @@ import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
 import { ScaService } from "@corridor/proto/corridor/auth_sessions/v1/sca_service_pb.js";
 import { scaCustomers } from "./clients/customers.js";
-import { scaTransactOver, type ScaDatabase } from "./data/sca.js";
+import { scaTransactOver, totpSealedRowsOver, type ScaDatabase } from "./data/sca.js";
 import type { ScaCustomerDirectory } from "./domain/sca/ports.js";
 import { createSca } from "./domain/sca/sca.js";
 import { createScaHandler } from "./handlers/sca.js";
@@ -94,7 +94,8 @@ export function buildAuthSessions(
     );
   }
   let reportedDone = false;
-  const reencryption = walletKeyReencryption({ transact: walletTransactOver(db), keyring });
+  // SCA TOTP secrets are sealed under the same key: the worker moves them too.
+  const reencryption = walletKeyReencryption({ transact: walletTransactOver(db), keyring, others: [totpSealedRowsOver(deps.db.forSchema<ScaDatabase>(SCHEMA))] });
   if (config.CORRIDOR_UMA_DOMAIN === DEFAULT_OPERATOR_UMA_DOMAIN) {
     log.warn(
       `CORRIDOR_UMA_DOMAIN is not set: production platforms get UMA domains under ${DEFAULT_OPERATOR_UMA_DOMAIN}, which resolves nowhere, so their customers' UMA addresses cannot be paid from outside. Set it to a domain you serve UMA on (with wildcard DNS and TLS for its subdomains).`,
@@ -126,6 +127,8 @@ export function buildAuthSessions(
     // Only a real mail server (or a test's mailer): SCA codes are never written to the log, so a
     // sandbox platform without one uses the sandbox code (docs/sca.md).
     sender: deps.mailer ?? (config.CORRIDOR_SMTP_URL ? mailer : undefined),
+    // TOTP shared secrets are sealed like wallet keys.
+    keyring,
   });
   const wallet = createWalletAuth({
     transact: walletTransactOver(db),

@@ -7,7 +7,9 @@ import { AppError, ManualClock, createLogger } from "@corridor/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadWalletAuthConfig } from "../src/config.js";
 import type { AuthSessionsDatabase } from "../src/data/tables.js";
+import { scaTransactOver, totpSealedRowsOver, type ScaDatabase } from "../src/data/sca.js";
 import { walletTransactOver } from "../src/data/wallet.js";
+import { totpAad } from "../src/domain/sca/sca.js";
 import { atRestCipher, walletKeyId, walletKeyring } from "../src/domain/wallet/at-rest.js";
 import { walletKeyReencryption } from "../src/domain/wallet/reencrypt.js";
 import { SCHEMA, buildAuthSessions } from "../src/server.js";
@@ -51,6 +53,36 @@ async function sealAccounts(prefix: string, n: number, key: Uint8Array, opts: { 
 }
 const rowsOf = async (prefix: string) =>
   db().selectFrom("wallet_keys").select(["account_id", "key_id", "sealed_key"]).where("account_id", "like", `InternalAccount:${prefix}-%`).orderBy("account_id").execute();
+
+describe("SCA TOTP secrets under the wallet encryption key", () => {
+  it("are moved to the new key by the same worker (across batches), and count toward what is left", async () => {
+    const scaDb = h.db.forSchema<ScaDatabase>(SCHEMA);
+    const old = walletKeyring(OLD);
+    const secrets = new Map<string, Buffer>();
+    await scaTransactOver(scaDb)(async (store) => {
+      for (const [p, c] of [["Platform:totp-a", "Customer:1"], ["Platform:totp-a", "Customer:2"], ["Platform:totp-b", "Customer:1"]] as const) {
+        const secret = randomBytes(20);
+        secrets.set(`${p} ${c}`, secret);
+        const { sealed, keyId } = old.seal(secret, totpAad(p, c));
+        await store.totp.put({ platformId: p, customerId: c, secretSealed: sealed, keyId, createdAt: new Date(), confirmedAt: null, lastStep: 0, recoveryCodesSha256: [] });
+      }
+    });
+    const rotating = walletKeyring(NEW, OLD);
+    const totpRows = totpSealedRowsOver(scaDb);
+    // Without the TOTP rows the worker would call the previous key removable while they still need it.
+    expect((await walletKeyReencryption({ transact: transact(), keyring: rotating, others: [totpRows] }).status()).rowsByKeyId[walletKeyId(OLD)]).toBeGreaterThanOrEqual(3);
+    const pass = await walletKeyReencryption({ transact: transact(), keyring: rotating, batchSize: 2, others: [totpRows] }).pass();
+    expect(pass.unreadable).toEqual({});
+    expect(pass.left).toBe(0);
+    const rows = await scaDb.selectFrom("sca_factors").selectAll().where("platform_id", "like", "Platform:totp-%").execute();
+    expect(rows).toHaveLength(3);
+    for (const r of rows) {
+      expect(r.key_id).toBe(walletKeyId(NEW));
+      const opened = walletKeyring(NEW).open(new Uint8Array(r.secret_sealed), totpAad(r.platform_id, r.customer_id), r.key_id);
+      expect(Buffer.from(opened).equals(secrets.get(`${r.platform_id} ${r.customer_id}`)!)).toBe(true);
+    }
+  });
+});
 
 describe("wallet encryption key ids", () => {
   it("are the first 8 bytes of SHA-256 of the key, in hex: stable, distinct per key, never the key", () => {

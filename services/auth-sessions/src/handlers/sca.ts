@@ -5,7 +5,7 @@ import type { ScaService } from "@corridor/proto/corridor/auth_sessions/v1/sca_s
 import type { ScaSubjectType } from "../domain/sca/ports.js";
 import type { Sca, ScaChallengeView } from "../domain/sca/sca.js";
 
-const SUBJECTS: readonly ScaSubjectType[] = ["QUOTE", "TRUST_BENEFICIARY", "UNTRUST_BENEFICIARY"];
+const SUBJECTS: readonly ScaSubjectType[] = ["QUOTE", "TRUST_BENEFICIARY", "UNTRUST_BENEFICIARY", "LOGIN"];
 
 function subject(type: string): ScaSubjectType {
   if (!(SUBJECTS as readonly string[]).includes(type)) throw errors.invalidInput([{ field: "subjectType", reason: `must be one of ${SUBJECTS.join(", ")}` }]);
@@ -43,6 +43,26 @@ export function createScaHandler(deps: { sca: Sca }): ServiceImpl<typeof ScaServ
     async confirmTrust(req) {
       const trusted = await deps.sca.confirmTrust({ platformId: req.platformId, externalAccountId: req.externalAccountId, trust: req.trust, code: req.code, challengeId: req.challengeId });
       return { trusted };
+    },
+    async listFactors(req) {
+      return { factors: await deps.sca.factors.list(req.platformId, req.customerId) };
+    },
+    async startFactorEnrollment(req) {
+      return deps.sca.factors.startEnrollment(req.platformId, req.customerId, req.factor);
+    },
+    async confirmFactorEnrollment(req) {
+      return { recoveryCodes: await deps.sca.factors.confirmEnrollment(req.platformId, req.customerId, req.factor, req.secret, req.code) };
+    },
+    async startLogin(req) {
+      const r = await deps.sca.login.start(req.platformId, req.customerId, req.factor);
+      return { factor: r.factor, challenge: r.challenge ? challengeMsg(r.challenge) : undefined };
+    },
+    async completeLogin(req) {
+      return { status: await deps.sca.login.complete({ platformId: req.platformId, customerId: req.customerId, factor: req.factor, challengeId: req.challengeId, code: req.code }) };
+    },
+    async recordSecurityEvent(req) {
+      const r = await deps.sca.recordEvent(req.platformId, req.customerId, req.eventType);
+      return { eventType: r.eventType, suspended: r.suspended, lockedUntil: r.lockedUntil ? timestampFromDate(r.lockedUntil) : undefined, failedAttempts: r.failedAttempts };
     },
     async resendCode(req) {
       await deps.sca.resend(req.platformId, subject(req.subjectType), req.subjectId);

@@ -1,6 +1,29 @@
 /** Strong customer authentication (docs/sca.md): what the use cases need from storage and the outside. */
 
-export type ScaSubjectType = "QUOTE" | "TRUST_BENEFICIARY" | "UNTRUST_BENEFICIARY";
+/** LOGIN: an SCA login (POST /sca/login/start), its subject id the customer id. */
+export type ScaSubjectType = "QUOTE" | "TRUST_BENEFICIARY" | "UNTRUST_BENEFICIARY" | "LOGIN";
+
+/** A customer's TOTP authenticator (pending until its first code confirms it). */
+export interface StoredTotpFactor {
+  platformId: string;
+  customerId: string;
+  /** The shared secret, sealed under the wallet encryption key `keyId`. */
+  secretSealed: Uint8Array;
+  keyId: string;
+  createdAt: Date;
+  confirmedAt: Date | null;
+  /** The last 30-second step whose code was accepted. */
+  lastStep: number;
+  /** SHA-256 hashes of the unused recovery codes. */
+  recoveryCodesSha256: string[];
+}
+
+/** A customer's login-security state (failed logins and lockout). */
+export interface LoginSecurity {
+  failedAttempts: number;
+  lockedUntil: Date | null;
+  suspended: boolean;
+}
 
 export interface StoredScaChallenge {
   id: string;
@@ -30,6 +53,19 @@ export interface ScaStore {
     setAttempts(id: string, attempts: number): Promise<void>;
     setCode(id: string, codeSha256: string, lastSentAt: Date): Promise<void>;
     markAuthorized(id: string, at: Date): Promise<void>;
+  };
+  totp: {
+    /** The customer's TOTP row; with `forUpdate`, locked until the transaction ends. */
+    get(platformId: string, customerId: string, opts?: { forUpdate?: boolean }): Promise<StoredTotpFactor | undefined>;
+    /** Inserts, or replaces an unconfirmed row. */
+    put(f: StoredTotpFactor): Promise<void>;
+    confirm(platformId: string, customerId: string, at: Date, step: number, recoveryCodesSha256: string[]): Promise<void>;
+    use(platformId: string, customerId: string, lastStep: number, recoveryCodesSha256: string[]): Promise<void>;
+  };
+  loginSecurity: {
+    /** With `forUpdate`: the row is created when missing and locked until the transaction ends. */
+    get(platformId: string, customerId: string, opts?: { forUpdate?: boolean }): Promise<LoginSecurity>;
+    set(platformId: string, customerId: string, state: LoginSecurity): Promise<void>;
   };
   trusted: {
     isTrusted(platformId: string, externalAccountId: string): Promise<boolean>;

@@ -1,6 +1,8 @@
 import { AppError, errors, newId, platformTime, type Clock } from "@corridor/kit";
 import { hashOtp, newOtpCode, otpMatches } from "../wallet/otp.js";
-import type { ScaCodeSender, ScaCustomerDirectory, ScaSubjectType, ScaTransact, StoredScaChallenge } from "./ports.js";
+import type { WalletKeyring } from "../wallet/at-rest.js";
+import type { LoginSecurity, ScaCodeSender, ScaCustomerDirectory, ScaSubjectType, ScaTransact, StoredScaChallenge } from "./ports.js";
+import { base32Decode, base32Encode, hashRecoveryCode, matchingStep, newRecoveryCodes, newTotpSecret, stepOf } from "./totp.js";
 
 /** Grid's sandbox code: on a sandbox platform it satisfies any challenge. */
 export const SCA_SANDBOX_CODE = "123456";
@@ -12,6 +14,23 @@ export const SCA_LIMITS = {
   /** One delivery per challenge per this long (service clock). */
   resendMs: 30_000,
 } as const;
+
+/** SCA logins (POST /sca/login/*, /sca/record-event): failed logins lock the customer out. */
+export const SCA_LOGIN_LIMITS = {
+  /** Every this many failed logins lock the customer's SCA for `lockMs`. */
+  lockAfter: 5,
+  /** How long a lock lasts (on the platform's clock). */
+  lockMs: 15 * 60_000,
+  /** This many failed logins suspend the customer until RESET_PASSWORD_COMPLETED is recorded. */
+  suspendAfter: 10,
+} as const;
+
+/** The associated data a customer's TOTP secret is sealed with (binds the ciphertext to its row). */
+export const totpAad = (platformId: string, customerId: string) => `sca-totp:${platformId}:${customerId}`;
+
+/** Grid's security events Corridor records (SecurityEventType). */
+export const SECURITY_EVENTS = ["FAILED_LOGIN_ATTEMPT", "RESET_PASSWORD_COMPLETED"] as const;
+export type SecurityEvent = (typeof SECURITY_EVENTS)[number];
 
 /**
  * Customers whose payments fall under PSD2's strong customer authentication: the EEA (EU + IS,
@@ -40,6 +59,8 @@ export interface ScaDeps {
   customers: ScaCustomerDirectory;
   /** Undefined when the deployment has no mail server: sandbox platforms then use the sandbox code, production ones are refused. */
   sender?: ScaCodeSender;
+  /** Seals TOTP shared secrets at rest (the wallet encryption key). */
+  keyring: Pick<WalletKeyring, "seal" | "open">;
 }
 
 const view = (c: StoredScaChallenge): ScaChallengeView => ({
@@ -217,7 +238,190 @@ export function createSca(deps: ScaDeps) {
     return input.trust;
   }
 
+
+  /** 423 ACCOUNT_LOCKED while the customer is locked out or suspended (Grid's login lockout). */
+  function assertUnlocked(state: LoginSecurity, now: Date) {
+    if (state.suspended) {
+      throw new AppError("FORBIDDEN", "ACCOUNT_LOCKED", "The customer's SCA login is suspended after too many failed attempts; record RESET_PASSWORD_COMPLETED to lift it", { suspended: true, lockedUntil: null });
+    }
+    if (state.lockedUntil && now.getTime() < state.lockedUntil.getTime()) {
+      throw new AppError("FORBIDDEN", "ACCOUNT_LOCKED", `The customer's SCA login is locked after too many failed attempts until ${state.lockedUntil.toISOString()}`, { suspended: false, lockedUntil: state.lockedUntil.toISOString() });
+    }
+  }
+
+  /** A regulated customer who is not locked out (every /sca/* call but record-event). */
+  async function activeCustomer(platformId: string, customerId: string) {
+    const customer = await regulatedCustomer(platformId, customerId);
+    const now = await time.now(platformId);
+    assertUnlocked(await transact((s) => s.loginSecurity.get(platformId, customerId)), now);
+    return customer;
+  }
+
+  /** One failed login (a wrong code, or FAILED_LOGIN_ATTEMPT recorded): may lock or suspend. */
+  async function countFailedLogin(platformId: string, customerId: string, now: Date): Promise<LoginSecurity> {
+    return transact(async (s) => {
+      const cur = await s.loginSecurity.get(platformId, customerId, { forUpdate: true });
+      const failedAttempts = cur.failedAttempts + 1;
+      const next: LoginSecurity = {
+        failedAttempts,
+        suspended: cur.suspended || failedAttempts >= SCA_LOGIN_LIMITS.suspendAfter,
+        lockedUntil: failedAttempts % SCA_LOGIN_LIMITS.lockAfter === 0 ? new Date(now.getTime() + SCA_LOGIN_LIMITS.lockMs) : cur.lockedUntil,
+      };
+      if (next.suspended) next.lockedUntil = null;
+      await s.loginSecurity.set(platformId, customerId, next);
+      return next;
+    });
+  }
+
+  const unsupportedFactor = (factor: string, field: string) =>
+    new AppError("INVALID", "SCA_FACTOR_NOT_SUPPORTED", `${factor || "(empty)"} is not a factor Corridor issues here: SMS_OTP (a one-time code, no enrolment) and TOTP (an authenticator app) are`, { field, factor });
+
+  /** Checks a TOTP code (or an unused recovery code) and consumes it; false when it does not match. */
+  async function useTotp(platformId: string, customerId: string, code: string, opts: { confirming?: { secret: string } } = {}): Promise<{ ok: boolean; recoveryCodes?: string[] }> {
+    const env = await environment(platformId);
+    // TOTP follows the real time authenticator apps see, not a sandbox clock.
+    const now = clock.now();
+    return transact(async (s) => {
+      const f = await s.totp.get(platformId, customerId, { forUpdate: true });
+      if (!f || (opts.confirming ? f.confirmedAt !== null : f.confirmedAt === null)) {
+        throw errors.conflict("SCA_FACTOR_NOT_ENROLLED", opts.confirming ? "There is no TOTP enrolment waiting for its first code; start one with POST /sca/factors" : "The customer has no confirmed TOTP factor; enrol one with POST /sca/factors", { factor: "TOTP" });
+      }
+      const secret = deps.keyring.open(f.secretSealed, totpAad(platformId, customerId), f.keyId);
+      if (opts.confirming && opts.confirming.secret.toUpperCase().replace(/=+$/, "") !== base32Encode(secret)) {
+        throw errors.conflict("SCA_FACTOR_NOT_ENROLLED", "The secret is not the one of the customer's pending TOTP enrolment; start again with POST /sca/factors", { factor: "TOTP" });
+      }
+      const sixDigits = /^\d{6}$/.test(code);
+      const magic = env === "SANDBOX" && code === SCA_SANDBOX_CODE;
+      const step = sixDigits ? (magic ? Math.max(stepOf(now), f.lastStep) : matchingStep(secret, code, now, f.lastStep)) : undefined;
+      if (opts.confirming) {
+        if (step === undefined) return { ok: false };
+        const recoveryCodes = newRecoveryCodes();
+        await s.totp.confirm(platformId, customerId, now, step, recoveryCodes.map((c) => hashRecoveryCode(customerId, c)));
+        return { ok: true, recoveryCodes };
+      }
+      if (step !== undefined) {
+        await s.totp.use(platformId, customerId, step, f.recoveryCodesSha256);
+        return { ok: true };
+      }
+      const hash = hashRecoveryCode(customerId, code);
+      if (!sixDigits && f.recoveryCodesSha256.includes(hash)) {
+        await s.totp.use(platformId, customerId, f.lastStep, f.recoveryCodesSha256.filter((h) => h !== hash));
+        return { ok: true };
+      }
+      return { ok: false };
+    });
+  }
+
+  const codeInvalid = (state: LoginSecurity) => {
+    const left = SCA_LOGIN_LIMITS.lockAfter - (state.failedAttempts % SCA_LOGIN_LIMITS.lockAfter);
+    return errors.badRequest("SCA_CODE_INVALID", `The code does not match (${left} attempt${left === 1 ? "" : "s"} left before the login locks)`, { attemptsLeft: left });
+  };
+
+  /** A LOGIN challenge is limited like a trust start: one code per 30 seconds (the customer's inbox). */
+  async function loginChallenge(platformId: string, customerId: string, email: string) {
+    const latest = await transact((s) => s.challenges.latest(platformId, "LOGIN", customerId));
+    if (latest && !latest.authorizedAt) {
+      const waitMs = latest.lastSentAt.getTime() + SCA_LIMITS.resendMs - clock.now().getTime();
+      if (waitMs > 0) {
+        const retryAfterSeconds = Math.ceil(waitMs / 1000);
+        throw new AppError("RATE_LIMITED", "RATE_LIMITED", `One login code every 30 seconds; retry in ${retryAfterSeconds} s`, { retryAfterSeconds });
+      }
+    }
+    const env = await environment(platformId);
+    return issue({ platformId, customerId, email, subjectType: "LOGIN", subjectId: customerId, purpose: "LOGIN" }, env);
+  }
+
+  const factors = {
+    /** SMS_OTP (Corridor's one-time code, delivered like EMAIL_OTP codes) always; TOTP once confirmed. */
+    async list(platformId: string, customerId: string): Promise<string[]> {
+      await activeCustomer(platformId, customerId);
+      const totp = await transact((s) => s.totp.get(platformId, customerId));
+      return totp?.confirmedAt ? ["SMS_OTP", "TOTP"] : ["SMS_OTP"];
+    },
+    async startEnrollment(platformId: string, customerId: string, factor: string) {
+      const customer = await activeCustomer(platformId, customerId);
+      if (factor !== "TOTP") throw unsupportedFactor(factor, "type");
+      const secret = newTotpSecret();
+      const { sealed, keyId } = deps.keyring.seal(secret, totpAad(platformId, customerId));
+      const now = clock.now();
+      await transact(async (s) => {
+        const existing = await s.totp.get(platformId, customerId, { forUpdate: true });
+        if (existing?.confirmedAt) throw errors.conflict("SCA_FACTOR_ALREADY_ENROLLED", "The customer already has a TOTP factor", { factor: "TOTP" });
+        await s.totp.put({ platformId, customerId, secretSealed: sealed, keyId, createdAt: now, confirmedAt: null, lastStep: 0, recoveryCodesSha256: [] });
+      });
+      const b32 = base32Encode(secret);
+      const label = encodeURIComponent(`Corridor:${customer.email || customerId}`);
+      return { secret: b32, secretBase32Encoded: b32, totpUri: `otpauth://totp/${label}?secret=${b32}&issuer=Corridor&algorithm=SHA1&digits=6&period=30` };
+    },
+    async confirmEnrollment(platformId: string, customerId: string, factor: string, secret: string, code: string): Promise<string[]> {
+      await activeCustomer(platformId, customerId);
+      if (factor !== "TOTP") throw unsupportedFactor(factor, "type");
+      if (!base32Decode(secret)) throw errors.invalidInput([{ field: "secret", reason: "must be the secret the enrolment start answered" }]);
+      const r = await useTotp(platformId, customerId, code, { confirming: { secret } });
+      if (!r.ok) throw errors.badRequest("SCA_CODE_INVALID", "The code is not the authenticator's current one", {});
+      return r.recoveryCodes!;
+    },
+  };
+
+  const login = {
+    async start(platformId: string, customerId: string, factor: string): Promise<{ factor: string; challenge?: ScaChallengeView }> {
+      const customer = await activeCustomer(platformId, customerId);
+      if (factor === "SMS_OTP") return { factor, challenge: await loginChallenge(platformId, customerId, customer.email) };
+      if (factor === "TOTP") {
+        const totp = await transact((s) => s.totp.get(platformId, customerId));
+        if (!totp?.confirmedAt) throw errors.conflict("SCA_FACTOR_NOT_ENROLLED", "The customer has no confirmed TOTP factor; enrol one with POST /sca/factors", { factor: "TOTP" });
+        return { factor };
+      }
+      throw unsupportedFactor(factor, "factor");
+    },
+    async complete(input: { platformId: string; customerId: string; factor: string; challengeId: string; code: string }): Promise<string> {
+      const { platformId, customerId } = input;
+      await activeCustomer(platformId, customerId);
+      const now = await time.now(platformId);
+      if (input.factor !== "SMS_OTP" && input.factor !== "TOTP") throw unsupportedFactor(input.factor, "factor");
+      if (!input.code) throw errors.invalidInput([{ field: "code", reason: "is required: the one-time code the customer received or read from their authenticator" }]);
+      if (input.factor === "SMS_OTP") {
+        if (!input.challengeId) throw errors.invalidInput([{ field: "challengeId", reason: "is required for SMS_OTP: the login start's challengeId" }]);
+        const latest = await transact((s) => s.challenges.latest(platformId, "LOGIN", customerId));
+        if (!latest || latest.id !== input.challengeId || latest.authorizedAt) throw notPending("LOGIN", customerId);
+        try {
+          await authorize(platformId, "LOGIN", customerId, input.code);
+        } catch (err) {
+          if (err instanceof AppError && err.code === "SCA_CODE_INVALID") await countFailedLogin(platformId, customerId, now);
+          throw err;
+        }
+      } else {
+        const r = await useTotp(platformId, customerId, input.code);
+        if (!r.ok) throw codeInvalid(await countFailedLogin(platformId, customerId, now));
+      }
+      await transact(async (s) => {
+        await s.loginSecurity.get(platformId, customerId, { forUpdate: true });
+        await s.loginSecurity.set(platformId, customerId, { failedAttempts: 0, lockedUntil: null, suspended: false });
+      });
+      return "SUCCESS";
+    },
+  };
+
+  /** Records a security event (FAILED_LOGIN_ATTEMPT counts; RESET_PASSWORD_COMPLETED clears) and answers the state. */
+  async function recordEvent(platformId: string, customerId: string, eventType: string): Promise<LoginSecurity & { eventType: SecurityEvent }> {
+    if (!(SECURITY_EVENTS as readonly string[]).includes(eventType)) {
+      throw errors.invalidInput([{ field: "eventType", reason: `must be one of ${SECURITY_EVENTS.join(", ")}` }]);
+    }
+    await regulatedCustomer(platformId, customerId);
+    const now = await time.now(platformId);
+    if (eventType === "FAILED_LOGIN_ATTEMPT") return { eventType, ...(await countFailedLogin(platformId, customerId, now)) };
+    const cleared: LoginSecurity = { failedAttempts: 0, lockedUntil: null, suspended: false };
+    await transact(async (s) => {
+      await s.loginSecurity.get(platformId, customerId, { forUpdate: true });
+      await s.loginSecurity.set(platformId, customerId, cleared);
+    });
+    return { eventType: "RESET_PASSWORD_COMPLETED", ...cleared };
+  }
+
   return {
+    factors,
+    login,
+    recordEvent,
     startTrust,
     confirmTrust,
     /**

@@ -12,7 +12,406 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file corridor/auth_sessions/v1/sca_service.proto.
  */
 export const file_corridor_auth_sessions_v1_sca_service: GenFile = /*@__PURE__*/
-  fileDesc("Citjb3JyaWRvci9hdXRoX3Nlc3Npb25zL3YxL3NjYV9zZXJ2aWNlLnByb3RvEhljb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxImkKEVN0YXJ0VHJ1c3RSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJEhsKE2V4dGVybmFsX2FjY291bnRfaWQYAyABKAkSDQoFdHJ1c3QYBCABKAgiUAoSU3RhcnRUcnVzdFJlc3BvbnNlEjoKCWNoYWxsZW5nZRgBIAEoCzInLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuU2NhQ2hhbGxlbmdlInoKE0NvbmZpcm1UcnVzdFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSGwoTZXh0ZXJuYWxfYWNjb3VudF9pZBgCIAEoCRINCgV0cnVzdBgDIAEoCBIMCgRjb2RlGAQgASgJEhQKDGNoYWxsZW5nZV9pZBgFIAEoCSInChRDb25maXJtVHJ1c3RSZXNwb25zZRIPCgd0cnVzdGVkGAEgASgIIrkBCgxTY2FDaGFsbGVuZ2USCgoCaWQYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGZmFjdG9yGAMgASgJEhkKEWF2YWlsYWJsZV9mYWN0b3JzGAQgAygJEg8KB3B1cnBvc2UYBSABKAkSMQoNYXV0aG9yaXplZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijAEKGUJlZ2luQXV0aG9yaXphdGlvblJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSFAoMc3ViamVjdF90eXBlGAMgASgJEhIKCnN1YmplY3RfaWQYBCABKAkSGwoTZXh0ZXJuYWxfYWNjb3VudF9pZBgFIAEoCSJqChpCZWdpbkF1dGhvcml6YXRpb25SZXNwb25zZRIQCghyZXF1aXJlZBgBIAEoCBI6CgljaGFsbGVuZ2UYAiABKAsyJy5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlNjYUNoYWxsZW5nZSJfChBBdXRob3JpemVSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhQKDHN1YmplY3RfdHlwZRgCIAEoCRISCgpzdWJqZWN0X2lkGAMgASgJEgwKBGNvZGUYBCABKAkiTwoRQXV0aG9yaXplUmVzcG9uc2USOgoJY2hhbGxlbmdlGAEgASgLMicuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TY2FDaGFsbGVuZ2UiUgoRUmVzZW5kQ29kZVJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSFAoMc3ViamVjdF90eXBlGAIgASgJEhIKCnN1YmplY3RfaWQYAyABKAkiFAoSUmVzZW5kQ29kZVJlc3BvbnNlMr8ECgpTY2FTZXJ2aWNlEoEBChJCZWdpbkF1dGhvcml6YXRpb24SNC5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkJlZ2luQXV0aG9yaXphdGlvblJlcXVlc3QaNS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkJlZ2luQXV0aG9yaXphdGlvblJlc3BvbnNlEmYKCUF1dGhvcml6ZRIrLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQXV0aG9yaXplUmVxdWVzdBosLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQXV0aG9yaXplUmVzcG9uc2USaQoKUmVzZW5kQ29kZRIsLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuUmVzZW5kQ29kZVJlcXVlc3QaLS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlJlc2VuZENvZGVSZXNwb25zZRJpCgpTdGFydFRydXN0EiwuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TdGFydFRydXN0UmVxdWVzdBotLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuU3RhcnRUcnVzdFJlc3BvbnNlEm8KDENvbmZpcm1UcnVzdBIuLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQ29uZmlybVRydXN0UmVxdWVzdBovLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQ29uZmlybVRydXN0UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("Citjb3JyaWRvci9hdXRoX3Nlc3Npb25zL3YxL3NjYV9zZXJ2aWNlLnByb3RvEhljb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxIj4KEkxpc3RGYWN0b3JzUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRITCgtjdXN0b21lcl9pZBgCIAEoCSImChNMaXN0RmFjdG9yc1Jlc3BvbnNlEg8KB2ZhY3RvcnMYASADKAkiWAocU3RhcnRGYWN0b3JFbnJvbGxtZW50UmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRITCgtjdXN0b21lcl9pZBgCIAEoCRIOCgZmYWN0b3IYAyABKAkiYAodU3RhcnRGYWN0b3JFbnJvbGxtZW50UmVzcG9uc2USDgoGc2VjcmV0GAEgASgJEh0KFXNlY3JldF9iYXNlMzJfZW5jb2RlZBgCIAEoCRIQCgh0b3RwX3VyaRgDIAEoCSJ4Ch5Db25maXJtRmFjdG9yRW5yb2xsbWVudFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSDgoGZmFjdG9yGAMgASgJEg4KBnNlY3JldBgEIAEoCRIMCgRjb2RlGAUgASgJIjkKH0NvbmZpcm1GYWN0b3JFbnJvbGxtZW50UmVzcG9uc2USFgoOcmVjb3ZlcnlfY29kZXMYASADKAkiTQoRU3RhcnRMb2dpblJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSDgoGZmFjdG9yGAMgASgJImAKElN0YXJ0TG9naW5SZXNwb25zZRIOCgZmYWN0b3IYASABKAkSOgoJY2hhbGxlbmdlGAIgASgLMicuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TY2FDaGFsbGVuZ2UidAoUQ29tcGxldGVMb2dpblJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSDgoGZmFjdG9yGAMgASgJEhQKDGNoYWxsZW5nZV9pZBgEIAEoCRIMCgRjb2RlGAUgASgJIicKFUNvbXBsZXRlTG9naW5SZXNwb25zZRIOCgZzdGF0dXMYASABKAkiWgoaUmVjb3JkU2VjdXJpdHlFdmVudFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCSKPAQobUmVjb3JkU2VjdXJpdHlFdmVudFJlc3BvbnNlEhIKCmV2ZW50X3R5cGUYASABKAkSEQoJc3VzcGVuZGVkGAIgASgIEjAKDGxvY2tlZF91bnRpbBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoPZmFpbGVkX2F0dGVtcHRzGAQgASgFImkKEVN0YXJ0VHJ1c3RSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJEhsKE2V4dGVybmFsX2FjY291bnRfaWQYAyABKAkSDQoFdHJ1c3QYBCABKAgiUAoSU3RhcnRUcnVzdFJlc3BvbnNlEjoKCWNoYWxsZW5nZRgBIAEoCzInLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuU2NhQ2hhbGxlbmdlInoKE0NvbmZpcm1UcnVzdFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSGwoTZXh0ZXJuYWxfYWNjb3VudF9pZBgCIAEoCRINCgV0cnVzdBgDIAEoCBIMCgRjb2RlGAQgASgJEhQKDGNoYWxsZW5nZV9pZBgFIAEoCSInChRDb25maXJtVHJ1c3RSZXNwb25zZRIPCgd0cnVzdGVkGAEgASgIIrkBCgxTY2FDaGFsbGVuZ2USCgoCaWQYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGZmFjdG9yGAMgASgJEhkKEWF2YWlsYWJsZV9mYWN0b3JzGAQgAygJEg8KB3B1cnBvc2UYBSABKAkSMQoNYXV0aG9yaXplZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijAEKGUJlZ2luQXV0aG9yaXphdGlvblJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSFAoMc3ViamVjdF90eXBlGAMgASgJEhIKCnN1YmplY3RfaWQYBCABKAkSGwoTZXh0ZXJuYWxfYWNjb3VudF9pZBgFIAEoCSJqChpCZWdpbkF1dGhvcml6YXRpb25SZXNwb25zZRIQCghyZXF1aXJlZBgBIAEoCBI6CgljaGFsbGVuZ2UYAiABKAsyJy5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlNjYUNoYWxsZW5nZSJfChBBdXRob3JpemVSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhQKDHN1YmplY3RfdHlwZRgCIAEoCRISCgpzdWJqZWN0X2lkGAMgASgJEgwKBGNvZGUYBCABKAkiTwoRQXV0aG9yaXplUmVzcG9uc2USOgoJY2hhbGxlbmdlGAEgASgLMicuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TY2FDaGFsbGVuZ2UiUgoRUmVzZW5kQ29kZVJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSFAoMc3ViamVjdF90eXBlGAIgASgJEhIKCnN1YmplY3RfaWQYAyABKAkiFAoSUmVzZW5kQ29kZVJlc3BvbnNlMrMKCgpTY2FTZXJ2aWNlEoEBChJCZWdpbkF1dGhvcml6YXRpb24SNC5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkJlZ2luQXV0aG9yaXphdGlvblJlcXVlc3QaNS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkJlZ2luQXV0aG9yaXphdGlvblJlc3BvbnNlEmYKCUF1dGhvcml6ZRIrLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQXV0aG9yaXplUmVxdWVzdBosLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQXV0aG9yaXplUmVzcG9uc2USaQoKUmVzZW5kQ29kZRIsLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuUmVzZW5kQ29kZVJlcXVlc3QaLS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlJlc2VuZENvZGVSZXNwb25zZRJpCgpTdGFydFRydXN0EiwuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TdGFydFRydXN0UmVxdWVzdBotLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuU3RhcnRUcnVzdFJlc3BvbnNlEm8KDENvbmZpcm1UcnVzdBIuLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQ29uZmlybVRydXN0UmVxdWVzdBovLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQ29uZmlybVRydXN0UmVzcG9uc2USbAoLTGlzdEZhY3RvcnMSLS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkxpc3RGYWN0b3JzUmVxdWVzdBouLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuTGlzdEZhY3RvcnNSZXNwb25zZRKKAQoVU3RhcnRGYWN0b3JFbnJvbGxtZW50EjcuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TdGFydEZhY3RvckVucm9sbG1lbnRSZXF1ZXN0GjguY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TdGFydEZhY3RvckVucm9sbG1lbnRSZXNwb25zZRKQAQoXQ29uZmlybUZhY3RvckVucm9sbG1lbnQSOS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkNvbmZpcm1GYWN0b3JFbnJvbGxtZW50UmVxdWVzdBo6LmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQ29uZmlybUZhY3RvckVucm9sbG1lbnRSZXNwb25zZRJpCgpTdGFydExvZ2luEiwuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TdGFydExvZ2luUmVxdWVzdBotLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuU3RhcnRMb2dpblJlc3BvbnNlEnIKDUNvbXBsZXRlTG9naW4SLy5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkNvbXBsZXRlTG9naW5SZXF1ZXN0GjAuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5Db21wbGV0ZUxvZ2luUmVzcG9uc2UShAEKE1JlY29yZFNlY3VyaXR5RXZlbnQSNS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlJlY29yZFNlY3VyaXR5RXZlbnRSZXF1ZXN0GjYuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5SZWNvcmRTZWN1cml0eUV2ZW50UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+
+/**
+ * ListFactorsRequest names the customer.
+ *
+ * @generated from message corridor.auth_sessions.v1.ListFactorsRequest
+ */
+export type ListFactorsRequest = Message<"corridor.auth_sessions.v1.ListFactorsRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Customer:<uuidv7>.
+   *
+   * @generated from field: string customer_id = 2;
+   */
+  customerId: string;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.ListFactorsRequest.
+ * Use `create(ListFactorsRequestSchema)` to create a new message.
+ */
+export const ListFactorsRequestSchema: GenMessage<ListFactorsRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 0);
+
+/**
+ * ListFactorsResponse is the customer's usable factors.
+ *
+ * @generated from message corridor.auth_sessions.v1.ListFactorsResponse
+ */
+export type ListFactorsResponse = Message<"corridor.auth_sessions.v1.ListFactorsResponse"> & {
+  /**
+   * SMS_OTP always; TOTP once confirmed.
+   *
+   * @generated from field: repeated string factors = 1;
+   */
+  factors: string[];
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.ListFactorsResponse.
+ * Use `create(ListFactorsResponseSchema)` to create a new message.
+ */
+export const ListFactorsResponseSchema: GenMessage<ListFactorsResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 1);
+
+/**
+ * StartFactorEnrollmentRequest names the factor to enrol.
+ *
+ * @generated from message corridor.auth_sessions.v1.StartFactorEnrollmentRequest
+ */
+export type StartFactorEnrollmentRequest = Message<"corridor.auth_sessions.v1.StartFactorEnrollmentRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Customer:<uuidv7>.
+   *
+   * @generated from field: string customer_id = 2;
+   */
+  customerId: string;
+
+  /**
+   * TOTP (PASSKEY is refused: Corridor issues no WebAuthn credentials).
+   *
+   * @generated from field: string factor = 3;
+   */
+  factor: string;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.StartFactorEnrollmentRequest.
+ * Use `create(StartFactorEnrollmentRequestSchema)` to create a new message.
+ */
+export const StartFactorEnrollmentRequestSchema: GenMessage<StartFactorEnrollmentRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 2);
+
+/**
+ * StartFactorEnrollmentResponse is the TOTP provisioning material (returned once).
+ *
+ * @generated from message corridor.auth_sessions.v1.StartFactorEnrollmentResponse
+ */
+export type StartFactorEnrollmentResponse = Message<"corridor.auth_sessions.v1.StartFactorEnrollmentResponse"> & {
+  /**
+   * The shared secret as the customer threads it back on confirm (Base32, as authenticator apps take it).
+   *
+   * @generated from field: string secret = 1;
+   */
+  secret: string;
+
+  /**
+   * The same secret, Base32 (manual entry into an authenticator app).
+   *
+   * @generated from field: string secret_base32_encoded = 2;
+   */
+  secretBase32Encoded: string;
+
+  /**
+   * The otpauth:// provisioning URI (the QR code's payload).
+   *
+   * @generated from field: string totp_uri = 3;
+   */
+  totpUri: string;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.StartFactorEnrollmentResponse.
+ * Use `create(StartFactorEnrollmentResponseSchema)` to create a new message.
+ */
+export const StartFactorEnrollmentResponseSchema: GenMessage<StartFactorEnrollmentResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 3);
+
+/**
+ * ConfirmFactorEnrollmentRequest carries the first code of the authenticator.
+ *
+ * @generated from message corridor.auth_sessions.v1.ConfirmFactorEnrollmentRequest
+ */
+export type ConfirmFactorEnrollmentRequest = Message<"corridor.auth_sessions.v1.ConfirmFactorEnrollmentRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Customer:<uuidv7>.
+   *
+   * @generated from field: string customer_id = 2;
+   */
+  customerId: string;
+
+  /**
+   * TOTP.
+   *
+   * @generated from field: string factor = 3;
+   */
+  factor: string;
+
+  /**
+   * The secret the start answered.
+   *
+   * @generated from field: string secret = 4;
+   */
+  secret: string;
+
+  /**
+   * The authenticator's current six-digit code (sandbox: 123456 too).
+   *
+   * @generated from field: string code = 5;
+   */
+  code: string;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.ConfirmFactorEnrollmentRequest.
+ * Use `create(ConfirmFactorEnrollmentRequestSchema)` to create a new message.
+ */
+export const ConfirmFactorEnrollmentRequestSchema: GenMessage<ConfirmFactorEnrollmentRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 4);
+
+/**
+ * ConfirmFactorEnrollmentResponse carries the recovery codes.
+ *
+ * @generated from message corridor.auth_sessions.v1.ConfirmFactorEnrollmentResponse
+ */
+export type ConfirmFactorEnrollmentResponse = Message<"corridor.auth_sessions.v1.ConfirmFactorEnrollmentResponse"> & {
+  /**
+   * One-time recovery codes, shown once (each accepted once in place of a TOTP code).
+   *
+   * @generated from field: repeated string recovery_codes = 1;
+   */
+  recoveryCodes: string[];
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.ConfirmFactorEnrollmentResponse.
+ * Use `create(ConfirmFactorEnrollmentResponseSchema)` to create a new message.
+ */
+export const ConfirmFactorEnrollmentResponseSchema: GenMessage<ConfirmFactorEnrollmentResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 5);
+
+/**
+ * StartLoginRequest names the factor to log in with.
+ *
+ * @generated from message corridor.auth_sessions.v1.StartLoginRequest
+ */
+export type StartLoginRequest = Message<"corridor.auth_sessions.v1.StartLoginRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Customer:<uuidv7>.
+   *
+   * @generated from field: string customer_id = 2;
+   */
+  customerId: string;
+
+  /**
+   * SMS_OTP or an enrolled TOTP.
+   *
+   * @generated from field: string factor = 3;
+   */
+  factor: string;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.StartLoginRequest.
+ * Use `create(StartLoginRequestSchema)` to create a new message.
+ */
+export const StartLoginRequestSchema: GenMessage<StartLoginRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 6);
+
+/**
+ * StartLoginResponse is the factor's material.
+ *
+ * @generated from message corridor.auth_sessions.v1.StartLoginResponse
+ */
+export type StartLoginResponse = Message<"corridor.auth_sessions.v1.StartLoginResponse"> & {
+  /**
+   * The factor the login was started with.
+   *
+   * @generated from field: string factor = 1;
+   */
+  factor: string;
+
+  /**
+   * SMS_OTP only: the challenge to thread back on complete.
+   *
+   * @generated from field: corridor.auth_sessions.v1.ScaChallenge challenge = 2;
+   */
+  challenge?: ScaChallenge | undefined;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.StartLoginResponse.
+ * Use `create(StartLoginResponseSchema)` to create a new message.
+ */
+export const StartLoginResponseSchema: GenMessage<StartLoginResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 7);
+
+/**
+ * CompleteLoginRequest carries the proof.
+ *
+ * @generated from message corridor.auth_sessions.v1.CompleteLoginRequest
+ */
+export type CompleteLoginRequest = Message<"corridor.auth_sessions.v1.CompleteLoginRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Customer:<uuidv7>.
+   *
+   * @generated from field: string customer_id = 2;
+   */
+  customerId: string;
+
+  /**
+   * The factor the login was started with.
+   *
+   * @generated from field: string factor = 3;
+   */
+  factor: string;
+
+  /**
+   * SMS_OTP: the start's challenge id.
+   *
+   * @generated from field: string challenge_id = 4;
+   */
+  challengeId: string;
+
+  /**
+   * The one-time code (or, for TOTP, an unused recovery code).
+   *
+   * @generated from field: string code = 5;
+   */
+  code: string;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.CompleteLoginRequest.
+ * Use `create(CompleteLoginRequestSchema)` to create a new message.
+ */
+export const CompleteLoginRequestSchema: GenMessage<CompleteLoginRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 8);
+
+/**
+ * CompleteLoginResponse is the login's status.
+ *
+ * @generated from message corridor.auth_sessions.v1.CompleteLoginResponse
+ */
+export type CompleteLoginResponse = Message<"corridor.auth_sessions.v1.CompleteLoginResponse"> & {
+  /**
+   * SUCCESS.
+   *
+   * @generated from field: string status = 1;
+   */
+  status: string;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.CompleteLoginResponse.
+ * Use `create(CompleteLoginResponseSchema)` to create a new message.
+ */
+export const CompleteLoginResponseSchema: GenMessage<CompleteLoginResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 9);
+
+/**
+ * RecordSecurityEventRequest names the event.
+ *
+ * @generated from message corridor.auth_sessions.v1.RecordSecurityEventRequest
+ */
+export type RecordSecurityEventRequest = Message<"corridor.auth_sessions.v1.RecordSecurityEventRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Customer:<uuidv7>.
+   *
+   * @generated from field: string customer_id = 2;
+   */
+  customerId: string;
+
+  /**
+   * FAILED_LOGIN_ATTEMPT or RESET_PASSWORD_COMPLETED.
+   *
+   * @generated from field: string event_type = 3;
+   */
+  eventType: string;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.RecordSecurityEventRequest.
+ * Use `create(RecordSecurityEventRequestSchema)` to create a new message.
+ */
+export const RecordSecurityEventRequestSchema: GenMessage<RecordSecurityEventRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 10);
+
+/**
+ * RecordSecurityEventResponse is the customer's login-security state after the event.
+ *
+ * @generated from message corridor.auth_sessions.v1.RecordSecurityEventResponse
+ */
+export type RecordSecurityEventResponse = Message<"corridor.auth_sessions.v1.RecordSecurityEventResponse"> & {
+  /**
+   * The event recorded.
+   *
+   * @generated from field: string event_type = 1;
+   */
+  eventType: string;
+
+  /**
+   * Locked with no expiry (until RESET_PASSWORD_COMPLETED).
+   *
+   * @generated from field: bool suspended = 2;
+   */
+  suspended: boolean;
+
+  /**
+   * Set while temporarily locked.
+   *
+   * @generated from field: google.protobuf.Timestamp locked_until = 3;
+   */
+  lockedUntil?: Timestamp | undefined;
+
+  /**
+   * Failed logins since the last reset.
+   *
+   * @generated from field: int32 failed_attempts = 4;
+   */
+  failedAttempts: number;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.RecordSecurityEventResponse.
+ * Use `create(RecordSecurityEventResponseSchema)` to create a new message.
+ */
+export const RecordSecurityEventResponseSchema: GenMessage<RecordSecurityEventResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 11);
 
 /**
  * StartTrustRequest names the beneficiary.
@@ -54,7 +453,7 @@ export type StartTrustRequest = Message<"corridor.auth_sessions.v1.StartTrustReq
  * Use `create(StartTrustRequestSchema)` to create a new message.
  */
 export const StartTrustRequestSchema: GenMessage<StartTrustRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 0);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 12);
 
 /**
  * StartTrustResponse is the challenge to satisfy.
@@ -75,7 +474,7 @@ export type StartTrustResponse = Message<"corridor.auth_sessions.v1.StartTrustRe
  * Use `create(StartTrustResponseSchema)` to create a new message.
  */
 export const StartTrustResponseSchema: GenMessage<StartTrustResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 1);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 13);
 
 /**
  * ConfirmTrustRequest carries the proof.
@@ -124,7 +523,7 @@ export type ConfirmTrustRequest = Message<"corridor.auth_sessions.v1.ConfirmTrus
  * Use `create(ConfirmTrustRequestSchema)` to create a new message.
  */
 export const ConfirmTrustRequestSchema: GenMessage<ConfirmTrustRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 2);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 14);
 
 /**
  * ConfirmTrustResponse says whether the beneficiary is now trusted.
@@ -145,7 +544,7 @@ export type ConfirmTrustResponse = Message<"corridor.auth_sessions.v1.ConfirmTru
  * Use `create(ConfirmTrustResponseSchema)` to create a new message.
  */
 export const ConfirmTrustResponseSchema: GenMessage<ConfirmTrustResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 3);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 15);
 
 /**
  * ScaChallenge is a challenge an operation waits on.
@@ -201,7 +600,7 @@ export type ScaChallenge = Message<"corridor.auth_sessions.v1.ScaChallenge"> & {
  * Use `create(ScaChallengeSchema)` to create a new message.
  */
 export const ScaChallengeSchema: GenMessage<ScaChallenge> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 4);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 16);
 
 /**
  * BeginAuthorizationRequest names the operation and who performs it.
@@ -250,7 +649,7 @@ export type BeginAuthorizationRequest = Message<"corridor.auth_sessions.v1.Begin
  * Use `create(BeginAuthorizationRequestSchema)` to create a new message.
  */
 export const BeginAuthorizationRequestSchema: GenMessage<BeginAuthorizationRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 5);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 17);
 
 /**
  * BeginAuthorizationResponse says whether SCA applies.
@@ -278,7 +677,7 @@ export type BeginAuthorizationResponse = Message<"corridor.auth_sessions.v1.Begi
  * Use `create(BeginAuthorizationResponseSchema)` to create a new message.
  */
 export const BeginAuthorizationResponseSchema: GenMessage<BeginAuthorizationResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 6);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 18);
 
 /**
  * AuthorizeRequest carries the proof.
@@ -320,7 +719,7 @@ export type AuthorizeRequest = Message<"corridor.auth_sessions.v1.AuthorizeReque
  * Use `create(AuthorizeRequestSchema)` to create a new message.
  */
 export const AuthorizeRequestSchema: GenMessage<AuthorizeRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 7);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 19);
 
 /**
  * AuthorizeResponse is the satisfied challenge.
@@ -341,7 +740,7 @@ export type AuthorizeResponse = Message<"corridor.auth_sessions.v1.AuthorizeResp
  * Use `create(AuthorizeResponseSchema)` to create a new message.
  */
 export const AuthorizeResponseSchema: GenMessage<AuthorizeResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 8);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 20);
 
 /**
  * ResendCodeRequest names the subject whose challenge's code is sent again.
@@ -376,7 +775,7 @@ export type ResendCodeRequest = Message<"corridor.auth_sessions.v1.ResendCodeReq
  * Use `create(ResendCodeRequestSchema)` to create a new message.
  */
 export const ResendCodeRequestSchema: GenMessage<ResendCodeRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 9);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 21);
 
 /**
  * ResendCodeResponse is empty: the code went out.
@@ -391,7 +790,7 @@ export type ResendCodeResponse = Message<"corridor.auth_sessions.v1.ResendCodeRe
  * Use `create(ResendCodeResponseSchema)` to create a new message.
  */
 export const ResendCodeResponseSchema: GenMessage<ResendCodeResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 10);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 22);
 
 /**
  * ScaService owns strong customer authentication (docs/sca.md): whether a customer is in an
@@ -457,6 +856,70 @@ export const ScaService: GenService<{
     methodKind: "unary";
     input: typeof ConfirmTrustRequestSchema;
     output: typeof ConfirmTrustResponseSchema;
+  },
+  /**
+   * ListFactors lists the customer's SCA factors: SMS_OTP (no enrolment) and a confirmed TOTP.
+   * 409 SCA_NOT_REQUIRED outside SCA-regulated regions; 423 ACCOUNT_LOCKED while locked out.
+   *
+   * @generated from rpc corridor.auth_sessions.v1.ScaService.ListFactors
+   */
+  listFactors: {
+    methodKind: "unary";
+    input: typeof ListFactorsRequestSchema;
+    output: typeof ListFactorsResponseSchema;
+  },
+  /**
+   * StartFactorEnrollment draws a TOTP shared secret (400 SCA_FACTOR_NOT_SUPPORTED for other
+   * factors; 409 SCA_FACTOR_ALREADY_ENROLLED when a TOTP factor is confirmed).
+   *
+   * @generated from rpc corridor.auth_sessions.v1.ScaService.StartFactorEnrollment
+   */
+  startFactorEnrollment: {
+    methodKind: "unary";
+    input: typeof StartFactorEnrollmentRequestSchema;
+    output: typeof StartFactorEnrollmentResponseSchema;
+  },
+  /**
+   * ConfirmFactorEnrollment checks the first code of the enrolment's authenticator and answers
+   * one-time recovery codes (shown once, stored hashed).
+   *
+   * @generated from rpc corridor.auth_sessions.v1.ScaService.ConfirmFactorEnrollment
+   */
+  confirmFactorEnrollment: {
+    methodKind: "unary";
+    input: typeof ConfirmFactorEnrollmentRequestSchema;
+    output: typeof ConfirmFactorEnrollmentResponseSchema;
+  },
+  /**
+   * StartLogin opens an SCA login with a factor: SMS_OTP issues a challenge and delivers its code.
+   *
+   * @generated from rpc corridor.auth_sessions.v1.ScaService.StartLogin
+   */
+  startLogin: {
+    methodKind: "unary";
+    input: typeof StartLoginRequestSchema;
+    output: typeof StartLoginResponseSchema;
+  },
+  /**
+   * CompleteLogin checks the login's proof; a wrong code counts as a failed login attempt.
+   *
+   * @generated from rpc corridor.auth_sessions.v1.ScaService.CompleteLogin
+   */
+  completeLogin: {
+    methodKind: "unary";
+    input: typeof CompleteLoginRequestSchema;
+    output: typeof CompleteLoginResponseSchema;
+  },
+  /**
+   * RecordSecurityEvent records FAILED_LOGIN_ATTEMPT or RESET_PASSWORD_COMPLETED and answers the
+   * customer's login-security state.
+   *
+   * @generated from rpc corridor.auth_sessions.v1.ScaService.RecordSecurityEvent
+   */
+  recordSecurityEvent: {
+    methodKind: "unary";
+    input: typeof RecordSecurityEventRequestSchema;
+    output: typeof RecordSecurityEventResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_corridor_auth_sessions_v1_sca_service, 0);

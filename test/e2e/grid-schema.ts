@@ -1,0 +1,78 @@
+/**
+ * Grid's published response schemas (lightsparkdev/grid-api, openapi/components/schemas) for the
+ * routes whose answers e2e tests check against them, restated as the facts a Grid client relies on:
+ * required fields, types, enums and discriminators. Kept to the JSON Schema subset `gridViolations`
+ * checks. Grid's objects allow extra properties unless they say otherwise, and so does this.
+ */
+export type GridSchema = {
+  type?: string | string[];
+  required?: string[];
+  properties?: Record<string, GridSchema>;
+  items?: GridSchema;
+  enum?: readonly (string | number | boolean | null)[];
+  oneOf?: GridSchema[];
+  format?: "date-time";
+};
+
+const str: GridSchema = { type: "string" };
+const dateTime: GridSchema = { type: "string", format: "date-time" };
+const nullable = (s: GridSchema): GridSchema => ({ ...s, type: [s.type as string, "null"] });
+const ScaFactor: GridSchema = { type: "string", enum: ["SMS_OTP", "TOTP", "PASSKEY"] };
+
+export const GRID = {
+  ScaFactorList: { type: "object", required: ["factors"], properties: { factors: { type: "array", items: { type: "object", required: ["factor"], properties: { factor: ScaFactor, credentialId: str, name: str } } } } },
+  /** ScaFactorEnrollStartOneOf, discriminated by `type`: the TOTP branch. */
+  TotpEnrollmentStart: { type: "object", required: ["secret", "secretBase32Encoded", "totpUri"], properties: { type: { type: "string", enum: ["TOTP"] }, secret: str, secretBase32Encoded: str, totpUri: str } },
+  TotpEnrollmentConfirmResponse: { type: "object", required: ["recoveryCodes"], properties: { type: { type: "string", enum: ["TOTP"] }, recoveryCodes: { type: "array", items: str } } },
+  ScaLoginStart: {
+    type: "object",
+    required: ["factor"],
+    properties: { factor: ScaFactor, challengeId: nullable(str), expiresAt: nullable(dateTime), passkeyOptions: { type: ["object", "null"] }, allowedOrigins: { type: ["array", "null"], items: str }, relyingPartyId: nullable(str) },
+  },
+  ScaLoginComplete: { type: "object", required: ["status"], properties: { status: str } },
+  RecordSecurityEventResponse: {
+    type: "object",
+    required: ["eventType", "suspended", "failedAttempts"],
+    properties: { eventType: { type: "string", enum: ["RESET_PASSWORD_COMPLETED", "FAILED_LOGIN_ATTEMPT"] }, suspended: { type: "boolean" }, lockedUntil: nullable(dateTime), failedAttempts: { type: "integer" } },
+  },
+  /** The verify answer: Grid's ExternalAccount (its accountInfo oneOf is not restated here). */
+  ExternalAccount: {
+    type: "object",
+    required: ["id", "status", "currency", "accountInfo"],
+    properties: { id: str, customerId: str, status: { type: "string", enum: ["PENDING", "ACTIVE", "PENDING_OWNERSHIP_VERIFICATION", "UNVERIFIED", "UNDER_REVIEW", "INACTIVE"] }, currency: str, accountInfo: { type: "object" } },
+  },
+  /** The 202 of signed-retry flows (DelegatedKeySignedRequestChallenge is this base). */
+  SignedRequestChallenge: { type: "object", required: ["payloadToSign", "requestId", "expiresAt"], properties: { payloadToSign: str, requestId: str, expiresAt: dateTime } },
+  /** Grid's Error shape (status, code, message, details) as every error answer carries it. */
+  Error: { type: "object", required: ["status", "code", "message"], properties: { status: { type: "integer" }, code: str, message: str, details: { type: "object" } } },
+  TransactionStatus: { type: "string", enum: ["CREATED", "PENDING", "PENDING_AUTHORIZATION", "PROCESSING", "COMPLETED", "REJECTED", "FAILED", "REFUNDED", "EXPIRED"] },
+} satisfies Record<string, GridSchema>;
+
+const typeOf = (v: unknown): string[] => {
+  if (v === null) return ["null"];
+  if (Array.isArray(v)) return ["array"];
+  if (typeof v === "number") return Number.isInteger(v) ? ["integer", "number"] : ["number"];
+  return [typeof v];
+};
+
+/** Where `value` breaks `schema` (empty when it conforms), each as `path: problem`. */
+export function gridViolations(schema: GridSchema, value: unknown, path = "$"): string[] {
+  const out: string[] = [];
+  if (schema.oneOf) {
+    const matching = schema.oneOf.filter((s) => gridViolations(s, value, path).length === 0).length;
+    if (matching !== 1) out.push(`${path}: matches ${matching} of the oneOf branches, not exactly one`);
+  }
+  if (schema.type) {
+    const allowed = Array.isArray(schema.type) ? schema.type : [schema.type];
+    if (!typeOf(value).some((t) => allowed.includes(t))) return [...out, `${path}: ${JSON.stringify(value)} is not ${allowed.join(" or ")}`];
+  }
+  if (schema.enum && !schema.enum.includes(value as never)) out.push(`${path}: ${JSON.stringify(value)} is not one of ${schema.enum.join(", ")}`);
+  if (schema.format === "date-time" && typeof value === "string" && !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(value)) out.push(`${path}: ${value} is not an RFC 3339 date-time`);
+  if (value && typeof value === "object" && !Array.isArray(value)) {
+    const obj = value as Record<string, unknown>;
+    for (const r of schema.required ?? []) if (!(r in obj)) out.push(`${path}.${r}: required`);
+    for (const [k, s] of Object.entries(schema.properties ?? {})) if (k in obj) out.push(...gridViolations(s, obj[k], `${path}.${k}`));
+  }
+  if (Array.isArray(value) && schema.items) value.forEach((v, i) => out.push(...gridViolations(schema.items!, v, `${path}[${i}]`)));
+  return out;
+}
