@@ -14,6 +14,9 @@ const SHIPPED: Record<string, () => Promise<Definition>> = {
 /** Other names operators may use: the connector's package folder (connectors/sepa-iso20022). */
 const ALIASES: Record<string, string> = { "sepa-iso20022": "sepa" };
 
+/** The shipped connectors' own names, in a fixed order: split mode's port of each is CORRIDOR_SPLIT_CONNECTOR_PORT_BASE + its index (ach-nacha first, sepa next). */
+export const SHIPPED_CONNECTORS: readonly string[] = Object.keys(SHIPPED);
+
 /** The names a setting may give (the connectors' own names, then their aliases). */
 export const CONNECTOR_NAMES: readonly string[] = [...Object.keys(SHIPPED), ...Object.keys(ALIASES)];
 
