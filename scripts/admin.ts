@@ -113,6 +113,9 @@ Options:
 
 class UsageError extends Error {}
 
+/** The connector commands' target answers no ConnectorAdminService (it is not embedded mode's internal port, and no --connector-url was given). */
+class NoConnectorService extends Error {}
+
 /** Nothing (or nothing that is Corridor) answers at the target: the CLI refuses to act. */
 class NoDeployment extends Error {}
 
@@ -732,6 +735,30 @@ async function connectorCommand(
 
   const client = await probedClient(values.url, ConnectorAdminService, { flag: "connector-url", env: "CORRIDOR_CONNECTOR_URL", value: values["connector-url"] });
   const connector = values.connector;
+  try {
+    return await connectorCall(client, command, sub, connector, status, limit, values);
+  } catch (err) {
+    // At the target itself (no --connector-url): only embedded mode's internal port serves connectors.
+    const ce = ConnectError.from(err);
+    const atTarget = !values["connector-url"] && !process.env.CORRIDOR_CONNECTOR_URL;
+    if (atTarget && ce.code === Code.Unimplemented && ce.findDetails(PublicErrorSchema).length === 0) {
+      throw new NoConnectorService(
+        "the target serves no connector admin service (only embedded mode's internal port does): give the connector's own URL with --connector-url or CORRIDOR_CONNECTOR_URL (split mode: http://127.0.0.1:8200 for ach-nacha, 8201 for sepa; Kubernetes: its Service connector-<name>, port 8110)",
+      );
+    }
+    throw err;
+  }
+}
+
+async function connectorCall(
+  client: Client<typeof ConnectorAdminService>,
+  command: string,
+  sub: string | undefined,
+  connector: string,
+  status: string | undefined,
+  limit: number,
+  values: { file?: string; note?: string; kind?: string; json: boolean },
+): Promise<number> {
   if (command === "suspense") {
     const { items } = await client.listBankItems({ connector, status: status ?? "", kind: values.kind?.toUpperCase() ?? "", limit });
     const out = items.map(bankItemJson);
@@ -933,7 +960,7 @@ function describeFailure(err: unknown): string {
 try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (err) {
-  if (err instanceof NoDeployment) {
+  if (err instanceof NoDeployment || err instanceof NoConnectorService) {
     console.error(`error: ${err.message}`);
     process.exitCode = EXIT_FAILED;
   } else if (err instanceof UsageError || (err as { code?: string })?.code?.startsWith?.("ERR_PARSE_ARGS")) {

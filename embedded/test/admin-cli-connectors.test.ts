@@ -2,7 +2,8 @@ import { execFile } from "node:child_process";
 import { resolve } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { createLogger, systemClock } from "@corridor/kit";
+import { appErrorInterceptor, createLogger, serveConnect, systemClock } from "@corridor/kit";
+import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { ConnectorAdminService } from "@corridor/proto/corridor/connector/v1/connector_admin_service_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFreshDatabase } from "../../test/infra/databases.js";
@@ -104,4 +105,25 @@ describe.skipIf(!databaseUrl)(`operator CLI: an embedded deployment's connectors
       system.connectors.attach(connectors.running);
     }
   });
+
+  it("at a target that serves no connectors (split's auth-sessions) without --connector-url: says where the connector's service is, exit 1", async () => {
+    // A deployment's auth-sessions stand-in: it answers the CLI's probe and nothing else.
+    const authOnly = await serveConnect({
+      routes: (router) => router.service(PlatformAdminService, { getDeployment: async () => ({ deploymentId: "Deployment:connadmin-test", name: "split stand-in", database: "postgres", platformCount: 0 }) } as never),
+      interceptors: [appErrorInterceptor],
+      port: 0,
+      host: "127.0.0.1",
+    });
+    try {
+      const res = await admin(["--url", `http://127.0.0.1:${authOnly.port}`, "connector", "files", "list", "--connector", "ach-nacha"], {});
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain("the target serves no connector admin service (only embedded mode's internal port does): give the connector's own URL with --connector-url");
+      // With it, the same command reaches the connector (here: the embedded port that serves ach-nacha).
+      const ok = await admin(["--url", `http://127.0.0.1:${authOnly.port}`, "--connector-url", system.internalUrl!, "connector", "files", "list", "--connector", "ach-nacha", "--json"], {});
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(JSON.parse(ok.stdout).map((f: { fileName: string }) => f.fileName)).toEqual([held]);
+    } finally {
+      await authOnly.close();
+    }
+  }, 120_000);
 });
