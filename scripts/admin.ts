@@ -101,8 +101,9 @@ Target (exactly one; there is no default, so the CLI never acts on a deployment 
   The deployment found there is printed (on stderr) before anything is done.
   rail, suspense, noc and reconcile commands talk to the ledger: at the same target (embedded), or at --ledger-url /
   CORRIDOR_LEDGER_URL (split: http://127.0.0.1:8102).
-  connector commands talk to the connector's own process (its PORT, 8110 by default): --connector-url /
-  CORRIDOR_CONNECTOR_URL (required: no other service serves them), after the deployment probe.
+  connector commands talk to the connector: at the same target (embedded: its internal port serves every
+  connector it runs, by --connector), or at its own process's port with --connector-url / CORRIDOR_CONNECTOR_URL
+  (split: http://127.0.0.1:8110 for ach-nacha, 8111 for sepa; Kubernetes: the connector's Service).
   rates and fees commands talk to quotes-fx: at the same target (embedded), or at --quotes-fx-url /
   CORRIDOR_QUOTES_FX_URL (split: http://127.0.0.1:8103).
 
@@ -111,6 +112,9 @@ Options:
   -h, --help      show this help`;
 
 class UsageError extends Error {}
+
+/** The connector commands' target answers no ConnectorAdminService (it is not embedded mode's internal port, and no --connector-url was given). */
+class NoConnectorService extends Error {}
 
 /** Nothing (or nothing that is Corridor) answers at the target: the CLI refuses to act. */
 class NoDeployment extends Error {}
@@ -707,7 +711,7 @@ const bankItemJson = (i: BankItem) => ({
   receivedAt: tsIso(i.receivedAt) || undefined,
 });
 
-/** `connector files list|release|cancel` and `connector suspense list`: a connector's ConnectorAdminService, at its own URL, after the deployment probe. */
+/** `connector files list|release|cancel` and `connector suspense list`: a connector's ConnectorAdminService (at --connector-url, or the target itself: embedded mode serves its connectors there), after the deployment probe. */
 async function connectorCommand(
   command: string | undefined,
   extra: string[],
@@ -719,7 +723,6 @@ async function connectorCommand(
   if (!ok) throw new UsageError(`unknown command: ${what}`);
   if (rest.length > 0) throw new UsageError(`unexpected argument: ${rest.join(" ")}`);
   if (!values.connector) throw new UsageError(`${what} needs --connector <name> (the connector you mean, e.g. ach-nacha)`);
-  if (!values["connector-url"] && !process.env.CORRIDOR_CONNECTOR_URL) throw new UsageError(`${what} needs --connector-url <url> or CORRIDOR_CONNECTOR_URL: the connector process's Connect endpoint (its PORT), e.g. http://127.0.0.1:8110`);
   if (values.limit !== undefined && !/^\d{1,3}$/.test(values.limit)) throw new UsageError("--limit must be a number from 1 to 500");
   const limit = values.limit ? Number(values.limit) : 0;
   if (sub === "list" && (values.file !== undefined || values.note !== undefined)) throw new UsageError(`${what} takes no --file or --note`);
@@ -732,6 +735,30 @@ async function connectorCommand(
 
   const client = await probedClient(values.url, ConnectorAdminService, { flag: "connector-url", env: "CORRIDOR_CONNECTOR_URL", value: values["connector-url"] });
   const connector = values.connector;
+  try {
+    return await connectorCall(client, command, sub, connector, status, limit, values);
+  } catch (err) {
+    // At the target itself (no --connector-url): only embedded mode's internal port serves connectors.
+    const ce = ConnectError.from(err);
+    const atTarget = !values["connector-url"] && !process.env.CORRIDOR_CONNECTOR_URL;
+    if (atTarget && ce.code === Code.Unimplemented && ce.findDetails(PublicErrorSchema).length === 0) {
+      throw new NoConnectorService(
+        "the target serves no connector admin service (only embedded mode's internal port does): give the connector's own URL with --connector-url or CORRIDOR_CONNECTOR_URL (split mode: http://127.0.0.1:8200 for ach-nacha, 8201 for sepa; Kubernetes: its Service connector-<name>, port 8110)",
+      );
+    }
+    throw err;
+  }
+}
+
+async function connectorCall(
+  client: Client<typeof ConnectorAdminService>,
+  command: string,
+  sub: string | undefined,
+  connector: string,
+  status: string | undefined,
+  limit: number,
+  values: { file?: string; note?: string; kind?: string; json: boolean },
+): Promise<number> {
   if (command === "suspense") {
     const { items } = await client.listBankItems({ connector, status: status ?? "", kind: values.kind?.toUpperCase() ?? "", limit });
     const out = items.map(bankItemJson);
@@ -933,7 +960,7 @@ function describeFailure(err: unknown): string {
 try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (err) {
-  if (err instanceof NoDeployment) {
+  if (err instanceof NoDeployment || err instanceof NoConnectorService) {
     console.error(`error: ${err.message}`);
     process.exitCode = EXIT_FAILED;
   } else if (err instanceof UsageError || (err as { code?: string })?.code?.startsWith?.("ERR_PARSE_ARGS")) {

@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { SERVICE_NAMES, env, loadConfig, serviceUrlEnvKey, z, type ServiceName } from "@corridor/kit";
 import { banner, ensureSandboxPlatform, readyInfo } from "@corridor/embedded/bootstrap";
-import { ConnectorSetupError, checkConnectorSettings, connectorDefinitions } from "@corridor/embedded/connectors";
+import { ConnectorSetupError, checkConnectorSettings, connectorDefinitions, splitConnectorPort } from "@corridor/embedded/connectors";
 import { startBalancer } from "./split-balancer.js";
 import { restartDelayMs } from "./split-restart.js";
 
@@ -67,6 +67,13 @@ const config = loadConfig(
     /** Rail connectors to run, each as its own process (`corridor connector <name>`), comma-separated: the same setting as embedded mode's. */
     CORRIDOR_CONNECTORS: env.list(),
     /**
+     * Each connector process's port (its PORT: grpc.health.v1 and the operator's
+     * ConnectorAdminService, `npm run admin -- --connector-url`): this + the connector's fixed
+     * index, whichever connectors run (ach-nacha this, sepa this+1). Clear of the services' ports
+     * and of their replicas' (CORRIDOR_SPLIT_PORT_BASE + 1 .. + 97).
+     */
+    CORRIDOR_SPLIT_CONNECTOR_PORT_BASE: env.port(8200),
+    /**
      * Processes of every service (the gateway stays one). Above 1, each service's port
      * (CORRIDOR_SPLIT_PORT_BASE + 1 ..) is a balancer handing connections to its replicas in turn,
      * and replica r listens on CORRIDOR_SPLIT_PORT_BASE + 10 r + 1 ..; their consumers share each
@@ -79,8 +86,11 @@ const { values: cli } = parseArgs({ options: { replicas: { type: "string" } }, a
 const replicas = cli.replicas === undefined ? config.CORRIDOR_SPLIT_REPLICAS : z.coerce.number().int().min(1).max(9).parse(cli.replicas);
 
 // The connectors' names and settings are checked before any process starts: one message lists every fault.
+let connectorNames: string[] = [];
 try {
-  checkConnectorSettings(await connectorDefinitions(config.CORRIDOR_CONNECTORS), process.env);
+  const defs = await connectorDefinitions(config.CORRIDOR_CONNECTORS);
+  checkConnectorSettings(defs, process.env);
+  connectorNames = defs.map((d) => d.name);
 } catch (err) {
   if (!(err instanceof ConnectorSetupError)) throw err;
   process.stderr.write(`[split] cannot start\n${err.message}\n`);
@@ -91,6 +101,8 @@ const root = resolve(import.meta.dirname, "..");
 const portOf = (s: ServiceName) => config.CORRIDOR_SPLIT_PORT_BASE + 1 + SERVICE_NAMES.indexOf(s);
 /** Where replica `r` (1-based) of a service listens: its own port when it is the only one. */
 const replicaPortOf = (s: ServiceName, r: number) => (replicas === 1 ? portOf(s) : config.CORRIDOR_SPLIT_PORT_BASE + 10 * r + 1 + SERVICE_NAMES.indexOf(s));
+/** A connector's port: fixed by its place among the shipped connectors, whichever others run. */
+const connectorPortOf = (c: string) => splitConnectorPort(config.CORRIDOR_SPLIT_CONNECTOR_PORT_BASE, c);
 const urls = Object.fromEntries(SERVICE_NAMES.map((s) => [serviceUrlEnvKey(s), `http://127.0.0.1:${portOf(s)}`]));
 const children = new Map<string, ChildProcess>();
 let stopping = false;
@@ -237,11 +249,14 @@ for (const s of SERVICE_NAMES) {
     for (let r = 2; r <= replicas; r++) launch(deployable(replicaName(s, r), s, replicaPortOf(s, r), metricsPortOf(s, r), replicaEnv));
   });
 }
-// Each rail connector named in CORRIDOR_CONNECTORS, as its own process named `connector-<name>`
-// (health on a port of its own choosing), on the same Postgres and Kafka, its settings from this
+// Each rail connector named in CORRIDOR_CONNECTORS (once, by its own name), as its own process
+// named `connector-<name>` on its fixed port (CORRIDOR_SPLIT_CONNECTOR_PORT_BASE + its index: health
+// and the operator's ConnectorAdminService), on the same Postgres and Kafka, its settings from this
 // environment. A connector that cannot start (a bad setting) dies and is restarted like any process.
-for (const c of config.CORRIDOR_CONNECTORS) {
-  launch({ ...deployable(`connector-${c}`, "connector", 0, undefined), entry: "embedded/src/connector-main.ts", bin: { name: "connector", args: [c] } });
+const connectorUrls = connectorNames.map((c) => ({ name: c, url: `http://127.0.0.1:${connectorPortOf(c)}` }));
+for (const c of connectorNames) {
+  launch({ ...deployable(`connector-${c}`, "connector", connectorPortOf(c), undefined), entry: "embedded/src/connector-main.ts", bin: { name: "connector", args: [c] } });
+  process.stderr.write(`[split] connector ${c} on ${connectorUrls.find((u) => u.name === c)!.url} (npm run admin -- --connector-url <it> connector files list --connector ${c})\n`);
 }
 
 const base = `http://127.0.0.1:${config.CORRIDOR_HTTP_PORT}`;
@@ -275,7 +290,14 @@ const creds = await ensureSandboxPlatform({
   clientId: config.CORRIDOR_BOOTSTRAP_CLIENT_ID,
   clientSecret: config.CORRIDOR_BOOTSTRAP_CLIENT_SECRET,
 });
-process.stdout.write(banner({ mode: "split", url: base, creds }));
+process.stdout.write(
+  banner({
+    mode: "split",
+    url: base,
+    creds,
+    extra: connectorUrls.length === 0 ? [] : ["", ...connectorUrls.map((c) => `Rail connector ${c.name}: ${c.url} (operator CLI: npm run admin -- --url ${urls[serviceUrlEnvKey("auth-sessions")]} --connector-url ${c.url} connector files list --connector ${c.name})`)],
+  }),
+);
 // Machine-readable line for tooling that launches split mode (the end-to-end harness); like the
 // banner, it carries the secret only on the start that generated it.
 process.stdout.write(`CORRIDOR_READY ${JSON.stringify(readyInfo(base, creds))}\n`);

@@ -14,6 +14,16 @@ const SHIPPED: Record<string, () => Promise<Definition>> = {
 /** Other names operators may use: the connector's package folder (connectors/sepa-iso20022). */
 const ALIASES: Record<string, string> = { "sepa-iso20022": "sepa" };
 
+/** The shipped connectors' own names, in a fixed order (ach-nacha first, sepa next): split mode's ports follow it. */
+export const SHIPPED_CONNECTORS: readonly string[] = Object.keys(SHIPPED);
+
+/** Split mode's port of a connector (its own name or an alias): `base` (CORRIDOR_SPLIT_CONNECTOR_PORT_BASE) + its place among the shipped connectors, whichever others run. */
+export function splitConnectorPort(base: number, name: string): number {
+  const i = SHIPPED_CONNECTORS.indexOf(ALIASES[name] ?? name);
+  if (i < 0) throw new ConnectorSetupError(`unknown connector ${JSON.stringify(name)} (known: ${CONNECTOR_NAMES.join(", ")})`);
+  return base + i;
+}
+
 /** The names a setting may give (the connectors' own names, then their aliases). */
 export const CONNECTOR_NAMES: readonly string[] = [...Object.keys(SHIPPED), ...Object.keys(ALIASES)];
 

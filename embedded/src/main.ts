@@ -51,6 +51,8 @@ const system = await startEmbedded({
 
 // In this process, on the embedded system's database and in-process bus (or its Kafka).
 const connectors = await startConnectors(connectorDefs, { db: system.db, bus: system.bus, clock: systemClock, log: serviceLogger(log, "connectors"), env: process.env });
+// Their ConnectorAdminService on the internal port, by name (docs/connectors.md, "Operating a connector").
+system.connectors.attach(connectors.running);
 
 // Signal handlers before the banner: a supervisor that stops the process once it says it runs gets a drain.
 let stopping = false;
@@ -58,6 +60,7 @@ async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
   log.info({ signal }, "shutting down");
+  system.connectors.detach(connectors.running.map((c) => c.name));
   await connectors.stop();
   await system.stop();
   await metrics.shutdown();
@@ -81,7 +84,9 @@ process.stdout.write(
     extra: [
       "",
       `Data: ${config.DATABASE_URL ? "Postgres (DATABASE_URL)" : dataDir}; operator CLI: npm run admin -- --url ${system.internalUrl ?? "<internal url>"} platform list`,
-      ...(connectorDefs.length > 0 ? [`Rail connectors: ${connectorDefs.map((d) => d.name).join(", ")}`] : []),
+      ...(connectorDefs.length > 0
+        ? [`Rail connectors: ${connectorDefs.map((d) => d.name).join(", ")}; their files and suspense: npm run admin -- --url ${system.internalUrl ?? "<internal url>"} connector files list --connector <name>`]
+        : []),
     ],
   }),
 );

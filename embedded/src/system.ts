@@ -2,6 +2,7 @@ import type { AddressInfo } from "node:net";
 import { createBus, memoryConfigBoard, observeDatabasePool, openDatabase, openRedisConfigBoard, serveConnect, serviceLogger, startInProcess, systemClock, type Bus, type Clock, type ConfigBoard, type DatabaseHandle, type Logger } from "@corridor/kit";
 import { tracingServerInterceptor } from "@corridor/kit";
 import { appErrorInterceptor } from "@corridor/kit";
+import { ConnectorAdminService, createConnectorAdminRouter, type ConnectorAdminDirectory } from "@corridor/connector";
 import { buildGateway } from "@corridor/gateway";
 import type { GatewayTuning } from "@corridor/gateway/config";
 import { allServices } from "./modules.js";
@@ -28,7 +29,7 @@ export interface EmbeddedOptions {
   onConsumerStopped?: (group: string, err: unknown) => void;
   httpHost: string;
   httpPort: number;
-  /** Loopback port serving every service's Connect API (operator CLI); undefined disables it. */
+  /** Loopback port serving every service's Connect API and the in-process connectors' ConnectorAdminService (operator CLI); undefined disables it. */
   internalPort?: number;
   /** The gateway's knobs, as loaded from its config schema (@corridor/gateway/config); its defaults otherwise. */
   gateway?: Partial<GatewayTuning>;
@@ -45,6 +46,8 @@ export interface EmbeddedSystem {
   /** The process's bus and database, for what runs beside the services in this process (a rail connector: @corridor/connector startConnector). */
   bus: Bus;
   db: DatabaseHandle;
+  /** The rail connectors running in this process, whose ConnectorAdminService the internal port serves (routed by connector name): attach them once started, detach them before they stop. */
+  connectors: Pick<ConnectorAdminDirectory, "attach" | "detach">;
   stop(): Promise<void>;
 }
 
@@ -90,11 +93,17 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedSyst
   const address = gateway.server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
 
+  // The operator's port also answers ConnectorAdminService for the connectors this process runs
+  // (`npm run admin -- --url <internal url> connector files list --connector ach-nacha`).
+  const connectors = createConnectorAdminRouter();
   const internal =
     opts.internalPort === undefined
       ? undefined
       : await serveConnect({
-          routes: system.routes,
+          routes: (router) => {
+            system.routes(router);
+            router.service(ConnectorAdminService, connectors.handler);
+          },
           interceptors: [tracingServerInterceptor(), appErrorInterceptor],
           port: opts.internalPort,
           host: "127.0.0.1",
@@ -106,6 +115,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedSyst
     transportFor: system.transportFor,
     bus,
     db,
+    connectors: { attach: (c) => connectors.attach(c), detach: (n) => connectors.detach(n) },
     async stop() {
       system.health.setServing(false);
       await gateway.close();

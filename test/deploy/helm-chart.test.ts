@@ -765,11 +765,25 @@ describeHelm("unavailable" in lookup ? `helm chart — skipped: ${lookup.unavail
     expect(c.command).toBeUndefined();
     expect(c.args).toEqual(["connector", "ach-nacha"]);
     expect(c.image).toBe(containerOf(r, "ledger").image);
-    // Health on runConnector's port; nothing else listens, and nothing calls it: no Service.
+    // Health and the operator's ConnectorAdminService on runConnector's port, behind a ClusterIP
+    // Service of the connector's name that selects its pods only (the operator CLI's --connector-url).
     expect(c.ports!.map((p) => p.containerPort)).toEqual([CONNECTOR_PORT]);
     expect(plainEnv(c).PORT).toBe(String(CONNECTOR_PORT));
     for (const probe of [c.startupProbe, c.readinessProbe, c.livenessProbe]) expect(probe?.grpc?.port).toBe(CONNECTOR_PORT);
-    expect([...r.services.keys()].some((n) => n.includes("connector"))).toBe(false);
+    expect([...r.services.keys()].filter((n) => n.includes("connector"))).toEqual(["connector-ach-nacha"]);
+    const svc = r.services.get("connector-ach-nacha")!;
+    expect(svc.spec!.type).toBe("ClusterIP");
+    expect(svc.spec!.ports).toEqual([{ name: "grpc", port: CONNECTOR_PORT, targetPort: "grpc", appProtocol: "kubernetes.io/h2c" }]);
+    expect(c.ports!.find((p) => p.name === "grpc")?.containerPort).toBe(CONNECTOR_PORT);
+    for (const [name, dep] of r.deployments) {
+      const podLabels = dep.spec!.template.metadata!.labels!;
+      const selected = Object.entries(svc.spec!.selector!).every(([k, v]) => podLabels[k] === v);
+      expect(selected, `Service connector-ach-nacha selects ${name}`).toBe(name === "connector-ach-nacha");
+    }
+    // Another port moves the Service with it.
+    const moved = await render({ connectors: [{ ...ACH, port: 9310 }] });
+    expect(moved.services.get("connector-ach-nacha")!.spec!.ports![0]!.port).toBe(9310);
+    expect(containerOf(moved, "connector-ach-nacha").ports![0]!.containerPort).toBe(9310);
     // Connection settings from the infra Secret, as runConnector reads them.
     expect(Object.keys(secretEnv(c)).sort()).toEqual([...connectorInfraKeys].sort());
     for (const ref of Object.values(secretEnv(c))) expect(ref.secret).toBe(`${RELEASE}-infra`);
@@ -871,9 +885,12 @@ describeHelm("unavailable" in lookup ? `helm chart — skipped: ${lookup.unavail
       } else expect(internet, `${name} has no way out to the internet`).toHaveLength(0);
       expect(reaches("192.0.2.10/32"), `${name}: extraEgress`).toBe(name === "quotes-fx");
     }
-    // A connector: no ingress; DNS, Postgres, Kafka and its bank's SFTP host on 22.
+    // A connector: no ingress (unless the operator's peers are named); DNS, Postgres, Kafka and its bank's SFTP host on 22.
     const conn = policyOf("connector-ach-nacha");
     expect(conn.spec!.ingress).toEqual([]);
+    const toolbox = [{ podSelector: { matchLabels: { "app.kubernetes.io/name": "corridor-toolbox" } } }];
+    const opened = (await render({ ...NETPOL, connectors: [ACH], networkPolicy: { ...NETPOL.networkPolicy, connectors: { adminFrom: toolbox } } })).networkPolicies.get("connector-ach-nacha")!;
+    expect(opened.spec!.ingress).toEqual([{ ports: [{ port: CONNECTOR_PORT, protocol: "TCP" }], from: toolbox }]);
     const sftp = conn.spec!.egress!.filter((rule) => (rule.to ?? []).some((p) => p.ipBlock?.cidr === "203.0.113.10/32"));
     expect(sftp).toHaveLength(1);
     expect(portsOf(sftp[0]!)).toEqual([22]);

@@ -160,3 +160,48 @@ export function createConnectorAdminHandler(name: string, admin: ConnectorAdmin)
 }
 
 export { ConnectorAdminService };
+
+/** The connectors a host process runs, by name, for ConnectorAdminService served on the host's port (createConnectorAdminRouter). */
+export interface ConnectorAdminDirectory {
+  /** Serves these connectors' admin (a connector without one answers UNIMPLEMENTED for every method). */
+  attach(connectors: ReadonlyArray<{ name: string; admin?: ConnectorAdmin }>): void;
+  /** Stops serving them (before they stop): their requests answer CONNECTOR_NOT_FOUND. */
+  detach(names: readonly string[]): void;
+  /** The Connect handler: each request goes to the connector its `connector` field names. */
+  handler: ServiceImpl<typeof ConnectorAdminService>;
+}
+
+/**
+ * ConnectorAdminService for every connector running inside one host process (embedded mode: on its
+ * internal port, next to the services), routed by the connector name every request carries. A name
+ * that runs nowhere in this process answers NOT_FOUND CONNECTOR_NOT_FOUND naming it; an empty name
+ * is taken only when exactly one connector runs here (the single-connector process's "any").
+ */
+export function createConnectorAdminRouter(): ConnectorAdminDirectory {
+  const handlers = new Map<string, ServiceImpl<typeof ConnectorAdminService>>();
+  const running = () => ([...handlers.keys()].sort().join(", ") || "none");
+  const route = (asked: string): ServiceImpl<typeof ConnectorAdminService> => {
+    const name = asked.trim();
+    if (name === "") {
+      if (handlers.size === 1) return [...handlers.values()][0]!;
+      throw errors.invalidInput([{ field: "connector", reason: `must name a connector (running in this process: ${running()})` }]);
+    }
+    const h = handlers.get(name);
+    if (!h) throw new AppError("NOT_FOUND", "CONNECTOR_NOT_FOUND", `Connector ${name} is not running in this process (running: ${running()})`, { connector: name, running: [...handlers.keys()].sort() });
+    return h;
+  };
+  return {
+    attach(connectors) {
+      for (const c of connectors) handlers.set(c.name, createConnectorAdminHandler(c.name, c.admin ?? {}));
+    },
+    detach(names) {
+      for (const n of names) handlers.delete(n);
+    },
+    handler: {
+      listFiles: (req, ctx) => route(req.connector).listFiles!(req, ctx),
+      releaseFile: (req, ctx) => route(req.connector).releaseFile!(req, ctx),
+      cancelFile: (req, ctx) => route(req.connector).cancelFile!(req, ctx),
+      listBankItems: (req, ctx) => route(req.connector).listBankItems!(req, ctx),
+    },
+  };
+}

@@ -24,7 +24,7 @@ export {
   type RunningConnector,
 } from "./runtime.js";
 export { runConnector } from "./standalone.js";
-export { ConnectorAdminService, connectorAdminErrors, createConnectorAdminHandler, type BankItem, type ConnectorAdmin, type ConnectorFile } from "./admin.js";
+export { ConnectorAdminService, connectorAdminErrors, createConnectorAdminHandler, createConnectorAdminRouter, type BankItem, type ConnectorAdmin, type ConnectorAdminDirectory, type ConnectorFile } from "./admin.js";
 export { addBusinessDays, isBusinessDay, localInstant, localParts, parseCutoffs, windowFor, type CutoffSchedule, type CutoffSettings, type CutoffWindow } from "./cutoffs.js";
 export { HOLIDAY_CALENDARS, easterSunday, federalReserveHolidays, holidaysOf, target2ClosingDays, type HolidayCalendar } from "./holidays.js";
 export {

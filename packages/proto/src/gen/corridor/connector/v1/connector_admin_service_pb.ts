@@ -427,7 +427,9 @@ export const ListBankItemsResponseSchema: GenMessage<ListBankItemsResponse> = /*
 
 /**
  * ConnectorAdminService is a rail connector's operator service (docs/connectors.md, "Operating a
- * connector"), served by the connector's own process next to its health endpoint. It is internal:
+ * connector"), served by the connector's own process next to its health endpoint, and by the
+ * embedded process's internal port for every connector it runs (routed by each request's
+ * connector; one not running there answers NOT_FOUND CONNECTOR_NOT_FOUND). It is internal:
  * the gateway exposes none of it. A connector without files or a suspense list answers
  * UNIMPLEMENTED for what it does not keep.
  *
