@@ -123,6 +123,13 @@ export async function startSplitSystem(
       reject(new Error(`split launcher exited with ${code}:\n${logs.slice(-60).join("\n")}`));
     });
   });
+  // A launcher that exits while the suites use it (a process died: e2e keeps restarts off) leaves
+  // them with refused connections only; its last lines say which process and why.
+  let stopping = false;
+  child.once("exit", (code, signal) => {
+    if (stopping) return;
+    console.error(`[split-system] the launcher exited (${code ?? signal}) while its system was in use; its last lines:\n${logs.slice(-80).join("\n")}`);
+  });
   return {
     // start-split.ts puts the services on base+1 .. base+7 in SERVICE_NAMES order.
     info: {
@@ -160,6 +167,7 @@ export async function startSplitSystem(
     /** The launcher's last lines (its own and every process's logs), for a failure's message. */
     recentLogs: (n = 60) => logs.slice(-n).join("\n"),
     async stop() {
+      stopping = true;
       const exited = new Promise((r) => child.once("exit", r));
       child.kill("SIGTERM");
       let timer: NodeJS.Timeout | undefined;
