@@ -1,10 +1,24 @@
-import { sql, type Insertable, type Updateable } from "kysely";
+import { sql, type ExpressionBuilder, type Insertable, type Updateable } from "kysely";
 import { checkHold } from "../domain/journal.js";
 import { stateOf, type AccountRow } from "./accounts.js";
 import { copyOfCustomer, type CustomerCopy } from "./copies.js";
 import type { ExternalAccountRow } from "./external-accounts.js";
-import type { Db, ExternalAccountsTable, TransactionsTable, Trx } from "./tables.js";
+import type { Db, ExternalAccountsTable, LedgerDatabase, TransactionsTable, Trx } from "./tables.js";
 import type { TransactionRow } from "./transactions.js";
+
+/** Whether the external account is still live (not deleted), as a column `external_live` of the enclosing select. */
+function externalLive(eb: ExpressionBuilder<LedgerDatabase, keyof LedgerDatabase>, platformId: string, externalId: string) {
+  return eb
+    .exists(
+      eb
+        .selectFrom("external_accounts")
+        .select(sql<number>`1`.as("one"))
+        .where("external_accounts.platform_id", "=", platformId)
+        .where("external_accounts.id", "=", externalId)
+        .where("external_accounts.deleted_at", "is", null),
+    )
+    .as("external_live");
+}
 
 /**
  * The customer gate of a transfer and the recheck of its external account, in one statement: the
@@ -18,16 +32,7 @@ export async function customerGate(trx: Trx, platformId: string, customerId: str
     .select((eb) => [
       "closed_at",
       "is_deleted",
-      eb
-        .exists(
-          eb
-            .selectFrom("external_accounts")
-            .select(sql<number>`1`.as("one"))
-            .where("external_accounts.platform_id", "=", platformId)
-            .where("external_accounts.id", "=", externalId)
-            .where("external_accounts.deleted_at", "is", null),
-        )
-        .as("external_live"),
+      externalLive(eb, platformId, externalId),
     ])
     .where("customers.platform_id", "=", platformId)
     .where("customers.id", "=", customerId)
@@ -45,18 +50,7 @@ export async function lockSourceCheckingExternal(trx: Trx, platformId: string, a
   const row = await trx
     .selectFrom("accounts")
     .selectAll("accounts")
-    .select((eb) =>
-      eb
-        .exists(
-          eb
-            .selectFrom("external_accounts")
-            .select(sql<number>`1`.as("one"))
-            .where("external_accounts.platform_id", "=", platformId)
-            .where("external_accounts.id", "=", externalId)
-            .where("external_accounts.deleted_at", "is", null),
-        )
-        .as("external_live"),
-    )
+    .select((eb) => externalLive(eb, platformId, externalId))
     .where("accounts.platform_id", "=", platformId)
     .where("accounts.id", "=", accountId)
     .forUpdate()
