@@ -3,7 +3,7 @@ import { otpCodeOf, remoteMailbox, startMailCatcher, type MailCatcher, type Mail
 import { address, uniq, verifiedCustomer } from "./customers-fixtures.js";
 import { GRID, gridViolations } from "./grid-schema.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
-import { fund, iban } from "./ledger-helpers.js";
+import { advanceClock, fund, iban } from "./ledger-helpers.js";
 
 /**
  * Strong customer authentication of quotes (issue 27, docs/sca.md) through the gateway: a customer
@@ -166,7 +166,7 @@ describe.skipIf(Boolean(skipReason()))(`strong customer authentication of quotes
     expect(ok.body.paymentInstructions?.length).toBeGreaterThan(0);
   });
 
-  it("GET /transactions?status=PENDING_AUTHORIZATION lists the transactions of waiting quotes (answered PENDING), and no others", async () => {
+  it("the transaction of a waiting quote is PENDING_AUTHORIZATION in GET /transactions/{id}, the list and its filter, then PENDING once authorized", async () => {
     const { p, customerId, quote } = await setup("DE");
     const waiting = (await quote()).body;
     const authorized = (await quote()).body;
@@ -175,20 +175,102 @@ describe.skipIf(Boolean(skipReason()))(`strong customer authentication of quotes
     const notWaiting = (await other.quote()).body;
     expect(notWaiting.status).toBe("PENDING");
 
+    const got = await p.call("GET", `/transactions/${waiting.transactionId}`);
+    expect(got.status, JSON.stringify(got.body)).toBe(200);
+    expect(got.body).toMatchObject({ id: waiting.transactionId, status: "PENDING_AUTHORIZATION", type: "OUTGOING", quoteId: waiting.id });
+    expect(gridViolations(GRID.TransactionStatus, got.body.status)).toEqual([]);
+    expect((await p.call("GET", `/transactions/${authorized.transactionId}`)).body.status).toBe("PENDING");
+    expect((await other.p.call("GET", `/transactions/${notWaiting.transactionId}`)).body.status).toBe("PENDING");
+
     const listed = await p.call("GET", "/transactions?status=PENDING_AUTHORIZATION");
     expect(listed.status, JSON.stringify(listed.body)).toBe(200);
     expect(listed.body.data.map((t: any) => t.id)).toEqual([waiting.transactionId]);
-    expect(listed.body.data[0]).toMatchObject({ status: "PENDING", type: "OUTGOING", quoteId: waiting.id });
+    expect(listed.body.data[0]).toMatchObject({ status: "PENDING_AUTHORIZATION", quoteId: waiting.id });
     expect(gridViolations(GRID.TransactionStatus, listed.body.data[0].status)).toEqual([]);
+    // Every answer of the unfiltered list is one of Grid's statuses too.
+    const all = (await p.call("GET", "/transactions")).body.data;
+    expect(all.map((t: any) => t.status).sort()).toEqual(["PENDING", "PENDING_AUTHORIZATION"]);
+    for (const t of all) expect(gridViolations(GRID.TransactionStatus, t.status)).toEqual([]);
+    // A plain status filter: PENDING no longer includes the waiting one, and every other filter applies.
+    expect((await p.call("GET", "/transactions?status=PENDING")).body.data.map((t: any) => t.id)).toEqual([authorized.transactionId]);
     expect((await p.call("GET", `/transactions?status=PENDING_AUTHORIZATION&customerId=${encodeURIComponent(customerId)}&type=OUTGOING`)).body.data).toHaveLength(1);
     expect((await p.call("GET", "/transactions?status=PENDING_AUTHORIZATION&type=INCOMING")).body).toMatchObject({ data: [], hasMore: false });
-    // The ledger's PENDING still holds every quote's transaction, waiting or not.
-    const pending = (await p.call("GET", "/transactions?status=PENDING")).body.data.map((t: any) => t.id);
-    expect(pending).toEqual(expect.arrayContaining([waiting.transactionId, authorized.transactionId]));
+    const asc = await p.call("GET", "/transactions?status=PENDING_AUTHORIZATION&sortOrder=asc");
+    expect(asc.status, JSON.stringify(asc.body)).toBe(200);
+    expect(asc.body.data.map((t: any) => t.id)).toEqual([waiting.transactionId]);
+    const reference = got.body.reconciliationInstructions?.reference;
+    expect(reference).toBeTruthy();
+    expect((await p.call("GET", `/transactions?status=PENDING_AUTHORIZATION&reference=${encodeURIComponent(reference)}`)).body.data.map((t: any) => t.id)).toEqual([waiting.transactionId]);
+    expect((await p.call("GET", `/transactions?status=PENDING_AUTHORIZATION&reference=${encodeURIComponent(reference)}-none`)).body.data).toEqual([]);
     expect((await other.p.call("GET", "/transactions?status=PENDING_AUTHORIZATION")).body.data).toEqual([]);
 
-    const asc = await p.call("GET", "/transactions?status=PENDING_AUTHORIZATION&sortOrder=asc");
-    expect(asc.status).toBe(400);
-    expect(asc.body.details.errors).toEqual([expect.objectContaining({ field: "query.sortOrder" })]);
+    // Authorized: the same transaction is PENDING everywhere.
+    expect((await authorize(p, waiting.id, "123456")).status).toBe(200);
+    expect((await p.call("GET", `/transactions/${waiting.transactionId}`)).body.status).toBe("PENDING");
+    expect((await p.call("GET", "/transactions?status=PENDING_AUTHORIZATION")).body.data).toEqual([]);
+  });
+
+  it("webhooks: a transaction created PENDING_AUTHORIZATION sends nothing; authorization sends OUTGOING_PAYMENT_PENDING carrying PENDING", async () => {
+    const { p, quote } = await setup("DE");
+    const waiting = (await quote()).body;
+    const plain = await setup("US");
+    const notWaiting = (await plain.quote()).body;
+    const eventsOf = async (caller: Caller, transactionId: string) => (await caller.call("GET", `/events?resourceId=${encodeURIComponent(transactionId)}`)).body.data as any[];
+    // The control: a PENDING creation is announced (its event is recorded even without a webhook endpoint).
+    await eventually(async () => ((await eventsOf(plain.p, notWaiting.transactionId)).length > 0 ? true : undefined));
+    expect((await eventsOf(p, waiting.transactionId)).map((e) => e.type)).toEqual([]);
+
+    expect((await authorize(p, waiting.id, "123456")).status).toBe(200);
+    const events = await eventually(async () => {
+      const e = await eventsOf(p, waiting.transactionId);
+      return e.length > 0 ? e : undefined;
+    });
+    expect(events.map((e) => [e.type, e.payload.data.status])).toEqual([["OUTGOING_PAYMENT_PENDING", "PENDING"]]);
+    expect(gridViolations(GRID.TransactionStatus, events[0].payload.data.status)).toEqual([]);
+  });
+
+  it("cancelling a waiting quote's transaction fails it and its quote; a waiting quote that expires takes its transaction along", async () => {
+    const { p, quote } = await setup("DE");
+    const waiting = (await quote()).body;
+    const cancelled = await p.call("POST", `/transactions/${waiting.transactionId}/cancel`, {});
+    expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+    expect(cancelled.body).toMatchObject({ status: "FAILED", failureDetail: "CANCELLED" });
+    await eventually(async () => ((await p.call("GET", `/quotes/${waiting.id}`)).body.status === "FAILED" ? true : undefined));
+    const late = await authorize(p, waiting.id, "123456");
+    expect(late.status, JSON.stringify(late.body)).toBe(409);
+
+    const second = (await quote()).body;
+    await advanceClock(p, 301);
+    expect((await p.call("GET", `/quotes/${second.id}`)).body.status).toBe("EXPIRED");
+    const tx = await eventually(async () => {
+      const t = (await p.call("GET", `/transactions/${second.transactionId}`)).body;
+      return t.status === "EXPIRED" ? t : undefined;
+    });
+    expect(tx).toMatchObject({ status: "EXPIRED", failureReason: "QUOTE_EXPIRED" });
+  });
+
+  it("GET /agents/me/transactions filters by status PENDING_AUTHORIZATION for the agent's customer", async () => {
+    const { p, customerId, quote } = await setup("DE");
+    const waiting = (await quote()).body;
+    const authorized = (await quote()).body;
+    expect((await authorize(p, authorized.id, "123456")).status).toBe(200);
+    const other = await setup("DE");
+    const othersWaiting = (await other.quote()).body;
+    expect(othersWaiting.status).toBe("PENDING_AUTHORIZATION");
+
+    const created = await p.call("POST", "/agents", { name: "sca viewer", customerId, policy: { permissions: ["VIEW_TRANSACTIONS"] } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const redeemed = await sys.raw("POST", `/2025-10-13/agents/device-codes/${created.body.deviceCode.code}/redeem`);
+    expect(redeemed.status, JSON.stringify(redeemed.body)).toBe(200);
+    const agent = (path: string) => sys.raw("GET", `/2025-10-13${path}`, { headers: { authorization: `Bearer ${redeemed.body.accessToken}` } });
+
+    const mine = await agent("/agents/me/transactions?status=PENDING_AUTHORIZATION");
+    expect(mine.status, JSON.stringify(mine.body)).toBe(200);
+    expect(mine.body.data.map((t: any) => t.id)).toEqual([waiting.transactionId]);
+    expect(mine.body.data[0].status).toBe("PENDING_AUTHORIZATION");
+    expect(gridViolations(GRID.TransactionStatus, mine.body.data[0].status)).toEqual([]);
+    expect((await agent("/agents/me/transactions?status=PENDING")).body.data.map((t: any) => t.id)).toEqual([authorized.transactionId]);
+    expect((await agent("/agents/me/transactions?status=PENDING_AUTHORIZATION&sortOrder=asc&type=OUTGOING")).body.data.map((t: any) => t.id)).toEqual([waiting.transactionId]);
+    expect((await agent(`/agents/me/transactions/${waiting.transactionId}`)).body.status).toBe("PENDING_AUTHORIZATION");
   });
 });

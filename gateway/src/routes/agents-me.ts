@@ -20,7 +20,7 @@ import { CreateQuoteBody, QuoteParams, QuoteSchema } from "../schemas/quotes-fx.
 import { ListTransactionsQuery, TransactionIdParams, TransactionListSchema } from "../schemas/transactions.js";
 import { IdempotencyHeaders, TransferBody } from "../schemas/transfers.js";
 import { createQuoteRequest } from "./quotes.js";
-import { listTransactionsRequest, pendingAuthorizationTransactions } from "./transactions.js";
+import { listTransactionsRequest } from "./transactions.js";
 import { listEnvelope, pageOf } from "./list.js";
 import type { Api, RouteDeps } from "./types.js";
 
@@ -227,7 +227,6 @@ export function agentMeRoutes(app: Api, { clients }: RouteDeps): void {
     async (request) => {
       const { platformId, customerId } = agentOf(request);
       // The query schema has no customer filters, but unknown query parameters pass through: override both.
-      if (request.query.status === "PENDING_AUTHORIZATION") return pendingAuthorizationTransactions(clients, platformId, { ...request.query, customerId, platformCustomerId: undefined });
       const res = await clients.ledger.listTransactions({ ...listTransactionsRequest(platformId, request.query), customerId, platformCustomerId: "" });
       return listEnvelope(res.transactions.map(transactionToJson), res.pageInfo);
     },

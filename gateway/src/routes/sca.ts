@@ -101,7 +101,7 @@ export function scaRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Authorize a quote's SCA challenge",
         description:
-          "Satisfies the strong-customer-authentication challenge of a quote in PENDING_AUTHORIZATION (customers in SCA-regulated regions paying a destination they have not trusted; docs/sca.md) with the one-time code the customer received (sandbox: always 123456). 200 the quote: PENDING (a REALTIME_FUNDING quote now with its paymentInstructions), or executed when it was created with immediatelyExecute. 400 SCA_CODE_INVALID (details.attemptsLeft), SCA_CHALLENGE_EXPIRED, SCA_ATTEMPTS_EXCEEDED (5 wrong codes); 409 SCA_NOT_PENDING when the quote waits for no challenge, 409 QUOTE_EXPIRED. Needs TRANSACT.",
+          "Satisfies the strong-customer-authentication challenge of a quote in PENDING_AUTHORIZATION (customers in SCA-regulated regions paying a destination they have not trusted; docs/sca.md) with the one-time code the customer received (sandbox: always 123456). 200 the quote: PENDING (a REALTIME_FUNDING quote now with its paymentInstructions), or executed when it was created with immediatelyExecute. Its transaction moves from PENDING_AUTHORIZATION to PENDING with it (OUTGOING_PAYMENT_PENDING webhook). 400 SCA_CODE_INVALID (details.attemptsLeft), SCA_CHALLENGE_EXPIRED, SCA_ATTEMPTS_EXCEEDED (5 wrong codes); 409 SCA_NOT_PENDING when the quote waits for no challenge, 409 QUOTE_EXPIRED. Needs TRANSACT.",
         tags,
         params: QuoteParams,
         body: ScaAuthorizationBody,

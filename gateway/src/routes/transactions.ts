@@ -1,7 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ListTransactionsRequestSchema } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
 import { Type, type Static } from "typebox";
-import { AppError } from "@corridor/kit";
 import { principalOf } from "../auth.js";
 import { timeRange } from "../mappers/tokens.js";
 import { transactionToJson } from "../mappers/transactions.js";
@@ -28,34 +27,6 @@ export function listTransactionsRequest(platformId: string, q: Partial<Static<ty
   };
 }
 
-/**
- * status=PENDING_AUTHORIZATION (docs/sca.md): the transactions of the quotes waiting for strong
- * customer authentication. The quote is what waits (quotes-fx); its ledger transaction stays
- * PENDING and is answered as stored. Paged by the quotes (newest first), so the filters the
- * quotes cannot apply (sortOrder=asc, reference, platformCustomerId) are refused rather than
- * half-applied; type=INCOMING has none (a quote's transaction is OUTGOING).
- */
-export async function pendingAuthorizationTransactions(clients: RouteDeps["clients"], platformId: string, q: Partial<Static<typeof ListTransactionsQuery>>) {
-  const unsupported = [q.sortOrder === "asc" && "sortOrder", q.reference !== undefined && "reference", q.platformCustomerId !== undefined && "platformCustomerId"].filter((f): f is string => !!f);
-  if (unsupported.length) {
-    const reason = "cannot be combined with status=PENDING_AUTHORIZATION (those transactions are listed through their quotes, newest first)";
-    throw new AppError("INVALID", "INVALID_INPUT", `query.${unsupported[0]}: ${reason}`, { errors: unsupported.map((f) => ({ field: `query.${f}`, reason })) });
-  }
-  if (q.type === "INCOMING") return listEnvelope([], undefined);
-  const quotes = await clients.quotesFx.listQuotes({
-    platformId,
-    customerId: q.customerId ?? "",
-    status: "PENDING_AUTHORIZATION",
-    createdAfter: q.startDate ? timestampFromDate(new Date(q.startDate)) : undefined,
-    createdBefore: q.endDate ? timestampFromDate(new Date(q.endDate)) : undefined,
-    page: pageOf(q),
-  });
-  // A waiting quote listed past its expiry is answered EXPIRED: it waits no more.
-  const waiting = quotes.quotes.filter((quote) => quote.status === "PENDING_AUTHORIZATION");
-  const transactions = await Promise.all(waiting.map((quote) => clients.ledger.getTransaction({ platformId, transactionId: quote.transactionId })));
-  return listEnvelope(transactions.map((t) => transactionToJson(t.transaction)), quotes.pageInfo);
-}
-
 export function transactionRoutes(app: Api, { clients }: RouteDeps): void {
   app.get(
     "/transactions",
@@ -70,7 +41,6 @@ export function transactionRoutes(app: Api, { clients }: RouteDeps): void {
     },
     async (request) => {
       const { platformId } = principalOf(request);
-      if (request.query.status === "PENDING_AUTHORIZATION") return pendingAuthorizationTransactions(clients, platformId, request.query);
       const res = await clients.ledger.listTransactions(listTransactionsRequest(platformId, request.query));
       return listEnvelope(res.transactions.map(transactionToJson), res.pageInfo);
     },
@@ -105,7 +75,7 @@ export function transactionRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Cancel a transaction",
         description:
-          "Grid's cancelTransaction: cancels a transaction the rail does not have yet. A PENDING transfer (transfer-out or transfer-in) whose rail instruction has not left Corridor yet is withdrawn before any connector sees it (a transfer-out's hold goes back to the available balance); a PENDING quote not executed is cancelled before its payout exists. The answer is the transaction, FAILED with failureDetail CANCELLED (failureReason OFFRAMP_FAILED, COLLECTION_FAILED for a transfer-in, QUOTE_EXECUTION_FAILED for a quote), and its OUTGOING_PAYMENT_FAILED / INCOMING_PAYMENT_FAILED webhook follows. Once the rail has it (the instruction handed to the connector, the quote executed, or the transaction PROCESSING or final), or for a transaction that is no payment in flight (a receiver lookup's CREATED, an incoming UMA payment): 409 TRANSACTION_NOT_CANCELLABLE. The body ({reason}) is optional. Needs TRANSACT.",
+          "Grid's cancelTransaction: cancels a transaction the rail does not have yet. A PENDING transfer (transfer-out or transfer-in) whose rail instruction has not left Corridor yet is withdrawn before any connector sees it (a transfer-out's hold goes back to the available balance); a PENDING quote not executed (or one still waiting for strong customer authentication, PENDING_AUTHORIZATION) is cancelled before its payout exists. The answer is the transaction, FAILED with failureDetail CANCELLED (failureReason OFFRAMP_FAILED, COLLECTION_FAILED for a transfer-in, QUOTE_EXECUTION_FAILED for a quote), and its OUTGOING_PAYMENT_FAILED / INCOMING_PAYMENT_FAILED webhook follows. Once the rail has it (the instruction handed to the connector, the quote executed, or the transaction PROCESSING or final), or for a transaction that is no payment in flight (a receiver lookup's CREATED, an incoming UMA payment): 409 TRANSACTION_NOT_CANCELLABLE. The body ({reason}) is optional. Needs TRANSACT.",
         tags,
         params: TransactionIdParams,
         body: Type.Optional(CancelTransactionBody),

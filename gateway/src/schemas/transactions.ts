@@ -4,8 +4,9 @@ import { Iso8601, ListEnvelope, Ref, pagingQuery } from "./common.js";
 const amountOf = (description: string) =>
   Type.Object({ amount: Type.Integer({ description: "Minor units." }), currency: Ref("Currency", "The currency.") }, { description });
 
-export const TransactionStatusSchema = Type.Enum(["CREATED", "PENDING", "PROCESSING", "COMPLETED", "REJECTED", "FAILED", "REFUNDED", "EXPIRED"], {
-  description: "Lifecycle status.",
+export const TransactionStatusSchema = Type.Enum(["CREATED", "PENDING_AUTHORIZATION", "PENDING", "PROCESSING", "COMPLETED", "REJECTED", "FAILED", "REFUNDED", "EXPIRED"], {
+  description:
+    "Lifecycle status. PENDING_AUTHORIZATION: the transaction of a quote that waits for strong customer authentication (docs/sca.md); it becomes PENDING when the quote is authorized (POST /quotes/{id}/authorize), EXPIRED when the quote expires, FAILED when it is cancelled, and holds nothing meanwhile.",
 });
 
 export const TransactionSchema = Type.Object(
@@ -112,9 +113,9 @@ export const ListTransactionsQuery = Type.Object(
     customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "Only this customer's transactions." })),
     platformCustomerId: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "Only the transactions of the customer with this platform id." })),
     status: Type.Optional(
-      Type.Enum(["CREATED", "PENDING", "PENDING_AUTHORIZATION", "PROCESSING", "COMPLETED", "REJECTED", "FAILED", "REFUNDED", "EXPIRED"], {
+      Type.Enum(["CREATED", "PENDING_AUTHORIZATION", "PENDING", "PROCESSING", "COMPLETED", "REJECTED", "FAILED", "REFUNDED", "EXPIRED"], {
         description:
-          "Only this status. PENDING_AUTHORIZATION: the transactions of quotes waiting for strong customer authentication (docs/sca.md); they are answered as stored, PENDING (the quote is what shows PENDING_AUTHORIZATION), newest first, and this value cannot be combined with sortOrder=asc, reference or platformCustomerId.",
+          "Only transactions in this status. PENDING_AUTHORIZATION: the transactions of quotes waiting for strong customer authentication (docs/sca.md); PENDING no longer includes them.",
       }),
     ),
     type: Type.Optional(Type.Enum(["INCOMING", "OUTGOING"], { description: "Only this direction." })),

@@ -114,6 +114,38 @@ describe("ledger quote-transaction expiry worker", () => {
     await expect(h.ledger.executeQuoteTransaction({ platformId: w.platformId, transactionId: tx.id })).rejects.toThrow(/expired/i);
   });
 
+  it("expires a quote transaction that waits for strong customer authentication (PENDING_AUTHORIZATION) like a PENDING one", async () => {
+    const w = await world();
+    const res = await h.ledger.createQuoteTransaction({
+      platformId: w.platformId,
+      quoteId: newId("Quote"),
+      customerId: w.customerId,
+      source: { type: "INTERNAL_ACCOUNT", accountId: w.usd.id },
+      destination: { type: "EXTERNAL_ACCOUNT", accountId: w.eurExt.id, paymentRail: "SEPA" },
+      sendingCurrency: "USD",
+      totalSendingAmount: 1000n,
+      receivingCurrency: "EUR",
+      totalReceivingAmount: 850n,
+      feesIncluded: 50n,
+      exchangeRate: "1.11764705",
+      description: "waiting",
+      counterpartyInformation: {},
+      expiresAt: timestampFromDate(new Date(h.clock.now().getTime() + 5 * 60_000)),
+      awaitingAuthorization: true,
+    });
+    const tx = res.transaction!;
+    expect(tx.status).toBe("PENDING_AUTHORIZATION");
+    h.clock.advance(5 * 60_000);
+    await worker.runOnce();
+    expect((await statusOf(w.platformId, tx.id)).status).toBe("PENDING_AUTHORIZATION");
+    h.clock.advance(1);
+    await worker.runOnce();
+    expect(await statusOf(w.platformId, tx.id)).toMatchObject({ status: "EXPIRED", failureReason: "QUOTE_EXPIRED" });
+    // Announced once, when it ended (its creation in PENDING_AUTHORIZATION sends no event).
+    expect(await eventsOf(tx.id)).toEqual(["OUTGOING_PAYMENT_EXPIRED"]);
+    expect((await h.ledger.getInternalAccount({ platformId: w.platformId, accountId: w.usd.id })).account!.available).toBe(10_000n);
+  });
+
   /** A receiver lookup of the EUR payee made for the customer: its CREATED transaction. */
   async function lookupTransaction(w: Awaited<ReturnType<typeof world>>, ttlMs = 5 * 60_000) {
     const lookupId = newId("Lookup");

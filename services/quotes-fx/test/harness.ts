@@ -8,7 +8,7 @@ import { quoteLedgerPort } from "../src/clients/quote-ledger.js";
 import { walletSignaturePort } from "../src/clients/wallet-auth.js";
 import { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
 import { expect } from "vitest";
-import type { ExternalAccountView, InternalAccountView, LedgerPort, PlatformFacts } from "../src/domain/ports.js";
+import type { ExternalAccountView, InternalAccountView, LedgerPort, PlatformFacts, ScaPort } from "../src/domain/ports.js";
 import type { RateSource } from "../src/domain/rates.js";
 import { buildQuotesFx, service } from "../src/server.js";
 import { openServiceTestDatabase } from "@corridor/kit/testing";
@@ -83,7 +83,7 @@ export const usdOnly = (over: Partial<PlatformFacts> = {}): PlatformFacts => ({
 });
 
 /** The service over a real database; auth-sessions and the ledger are maps. */
-export async function startHarness(opts: { env?: NodeJS.ProcessEnv; productionRates?: RateSource } = {}): Promise<Harness> {
+export async function startHarness(opts: { env?: NodeJS.ProcessEnv; productionRates?: RateSource; sca?: ScaPort } = {}): Promise<Harness> {
   const { db, drop } = await openServiceTestDatabase(service);
   const clock = new ManualClock("2025-10-13T12:00:00.000Z");
   const platforms = new Map<string, PlatformFacts>();
@@ -128,7 +128,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; productionRa
             id: newId("Transaction"),
             platformId: req.platformId,
             quoteId: req.quoteId,
-            status: "PENDING",
+            status: req.awaitingAuthorization ? "PENDING_AUTHORIZATION" : "PENDING",
             failureReason: "",
             sourceAccountId: req.source?.accountId ?? "",
             sendingCurrency: req.sendingCurrency,
@@ -148,9 +148,15 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; productionRa
           const id = (lookupTransactions.get(req.lookupId) ?? lookupTransactions.set(req.lookupId, newId("Transaction")).get(req.lookupId))!;
           return { transaction: { id, platformId: req.platformId, status: "CREATED" } };
         },
+        async authorizeQuoteTransaction(req) {
+          const t = txOf(req.platformId, req.transactionId);
+          if (t.status !== "PENDING_AUTHORIZATION") return { transaction: txMsg(t), authorized: false };
+          t.status = "PENDING";
+          return { transaction: txMsg(t), authorized: true };
+        },
         async expireQuoteTransaction(req) {
           const t = txOf(req.platformId, req.transactionId);
-          if (t.status !== "PENDING") return { transaction: txMsg(t), expired: false };
+          if (t.status !== "PENDING" && t.status !== "PENDING_AUTHORIZATION") return { transaction: txMsg(t), expired: false };
           t.status = "EXPIRED";
           t.failureReason = "QUOTE_EXPIRED";
           return { transaction: txMsg(t), expired: true };
@@ -212,6 +218,7 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; productionRa
     clock,
     env: { CORRIDOR_FX_SANDBOX_DRIFT_BPS: "0", ...opts.env },
     productionRates: opts.productionRates,
+    sca: opts.sca,
     ledger,
     platforms: {
       async facts(id) {

@@ -6,7 +6,7 @@ import type { Transaction } from "../types.js";
 import { ErrorBox, Facts, Field, Form, Id, Loading, Money, Notice, PAGE_SIZE, Pager, Section, Status, Table, compact, href, navigate, useAction, useApi, useAsync, usePaged, type Route } from "../ui.js";
 import { TransactionRows } from "./customers.js";
 
-const STATUSES = ["CREATED", "PENDING", "PROCESSING", "COMPLETED", "REJECTED", "FAILED", "REFUNDED", "EXPIRED"];
+const STATUSES = ["CREATED", "PENDING_AUTHORIZATION", "PENDING", "PROCESSING", "COMPLETED", "REJECTED", "FAILED", "REFUNDED", "EXPIRED"];
 
 export function TransactionsPage({ route }: { route: Route }) {
   const id = route.path[1];
@@ -140,7 +140,7 @@ function TransactionDetail({ id }: { id: string }) {
     events.reload();
   };
   // While the transaction is on its way, follow it (and the events it causes) every 2 s.
-  const moving = t !== undefined && ["CREATED", "PENDING", "PROCESSING"].includes(t.status);
+  const moving = t !== undefined && ["CREATED", "PENDING_AUTHORIZATION", "PENDING", "PROCESSING"].includes(t.status);
   useEffect(() => {
     if (!moving) return;
     const timer = setTimeout(reload, 2000);

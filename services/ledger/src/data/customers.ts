@@ -74,7 +74,7 @@ export async function holdingsOf(trx: Trx, c: { platformId: string; customerId: 
     .select(["id", "type", "status", "amount", "currency", "refund_status"])
     .where("platform_id", "=", c.platformId)
     .where("customer_id", "=", c.customerId)
-    .where((eb) => eb.or([eb("status", "in", ["PENDING", "PROCESSING"]), eb("refund_status", "=", "PENDING")]))
+    .where((eb) => eb.or([eb("status", "in", ["PENDING_AUTHORIZATION", "PENDING", "PROCESSING"]), eb("refund_status", "=", "PENDING")]))
     .orderBy("created_at")
     .orderBy("id")
     .execute();

@@ -23,14 +23,14 @@ export async function sandboxOffsetMs(db: Db, platformId: string): Promise<bigin
   return row ? BigInt(row.offset_ms) : 0n;
 }
 
-/** PENDING quote transactions (and CREATED lookup transactions) of one platform whose expires_at is at or before `at` (its platform time). */
+/** PENDING and PENDING_AUTHORIZATION quote transactions (and CREATED lookup transactions) of one platform whose expires_at is at or before `at` (its platform time). */
 export async function dueQuoteTransactionsOf(db: Db, platformId: string, at: Date, limit: number) {
   return db
     .selectFrom("transactions")
     .select(["platform_id", "id", "expires_at"])
     .where("platform_id", "=", platformId)
     .where("type", "=", "OUTGOING")
-    .where((eb) => eb.or([eb.and([eb("status", "=", "PENDING"), eb("quote_id", "is not", null)]), eb.and([eb("status", "=", "CREATED"), eb("lookup_id", "is not", null)])]))
+    .where((eb) => eb.or([eb.and([eb("status", "=", "PENDING"), eb("quote_id", "is not", null)]), eb.and([eb("status", "=", "PENDING_AUTHORIZATION"), eb("quote_id", "is not", null)]), eb.and([eb("status", "=", "CREATED"), eb("lookup_id", "is not", null)])]))
     .where("expires_at", "<=", at)
     .orderBy("expires_at")
     .orderBy("id")

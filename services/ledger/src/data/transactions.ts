@@ -117,7 +117,7 @@ export async function listTransactions(
 }
 
 /**
- * PENDING (outgoing) quote transactions, and CREATED lookup transactions no quote adopted, whose expires_at has passed on their platform's time (`now`
+ * PENDING and PENDING_AUTHORIZATION (outgoing) quote transactions, and CREATED lookup transactions no quote adopted, whose expires_at has passed on their platform's time (`now`
  * plus the platform's sandbox clock offset, 0 for platforms never advanced), oldest first. The one
  * query that spans platforms (the expiry worker's): each row is then expired through the
  * platform-scoped use case.
@@ -128,7 +128,7 @@ export async function dueQuoteTransactions(db: Kysely<LedgerDatabase>, now: Date
     .leftJoin("sandbox_clocks as c", "c.platform_id", "t.platform_id")
     .select(["t.platform_id", "t.id", "t.expires_at"])
     .where("t.type", "=", "OUTGOING")
-    .where((eb) => eb.or([eb.and([eb("t.status", "=", "PENDING"), eb("t.quote_id", "is not", null)]), eb.and([eb("t.status", "=", "CREATED"), eb("t.lookup_id", "is not", null)])]))
+    .where((eb) => eb.or([eb.and([eb("t.status", "=", "PENDING"), eb("t.quote_id", "is not", null)]), eb.and([eb("t.status", "=", "PENDING_AUTHORIZATION"), eb("t.quote_id", "is not", null)]), eb.and([eb("t.status", "=", "CREATED"), eb("t.lookup_id", "is not", null)])]))
     .where(sql<boolean>`t.expires_at < ${now.toISOString()}::timestamptz + (coalesce(c.offset_ms, 0) * interval '1 millisecond')`);
   if (after) q = q.where((eb) => eb.or([eb("t.expires_at", ">", after.expiresAt), eb.and([eb("t.expires_at", "=", after.expiresAt), eb("t.id", ">", after.id)])]));
   return q.orderBy("t.expires_at").orderBy("t.id").limit(limit).execute();

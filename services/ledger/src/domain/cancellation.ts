@@ -2,7 +2,7 @@ import { instructionTopic, SANDBOX_CONNECTOR } from "@corridor/connector";
 import { errors, type Clock, type Logger } from "@corridor/kit";
 import type { TransactionRow } from "./model.js";
 import type { LedgerStore } from "./ports.js";
-import { failedEventType, TRANSFER_FAILURE_REASON } from "./transactions.js";
+import { authorizationTransition, failedEventType, TRANSFER_FAILURE_REASON } from "./transactions.js";
 
 /** failureDetail of a transaction its platform cancelled before the rail had it. */
 export const CANCELLED = "CANCELLED";
@@ -20,8 +20,9 @@ const notCancellable = (tx: TransactionRow, why: string) =>
  * - A PENDING transfer (in or out) whose rail instruction is still in the ledger's outbox, neither
  *   published nor leased by a relay: the instruction is deleted there, so no connector ever sees
  *   it; an outgoing transfer's hold goes back to the available balance.
- * - A PENDING quote transaction not executed: no instruction exists yet (it goes out on
- *   execution) and nothing is held.
+ * - A PENDING quote transaction not executed, or one still waiting for strong customer
+ *   authentication (PENDING_AUTHORIZATION): no instruction exists yet (it goes out on execution)
+ *   and nothing is held.
  * Either ends FAILED (failureDetail CANCELLED) with its *_PAYMENT_FAILED event; quotes-fx follows
  * (the quote FAILED), notifications sends the webhook. Everything else is 409
  * TRANSACTION_NOT_CANCELLABLE: PROCESSING and beyond, a transfer whose instruction a relay has
@@ -41,7 +42,9 @@ export function createCancellation(deps: { store: LedgerStore; clock: Clock; log
       if (!existing) throw errors.notFound("Transaction", id);
       const result = await store.transaction(async (trx) => {
         const tx = (await trx.getTransaction(platformId, id, true))!;
-        if (tx.status !== "PENDING") return notCancellable(tx, tx.status === "CREATED" ? "it is a receiver lookup's transaction, no payment yet" : `it is ${tx.status}`);
+        // A quote's transaction that waits for SCA is cancelled like a PENDING one (nothing is held yet).
+        const waiting = tx.quote_id !== null && authorizationTransition(tx.status, "CANCELLED") === "FAILED";
+        if (tx.status !== "PENDING" && !waiting) return notCancellable(tx, tx.status === "CREATED" ? "it is a receiver lookup's transaction, no payment yet" : `it is ${tx.status}`);
         const isQuote = tx.quote_id !== null;
         if (isQuote) {
           // A quote's PENDING is the wait for execution; execution takes this row's lock too and

@@ -73,6 +73,7 @@ export function createLedger(deps: {
       return (await ownership.applyMicroDepositOutcome(a[0], a[1])) ?? "unknown";
     },
     createQuoteTransaction: quotes.createQuoteTransaction,
+    authorizeQuoteTransaction: quotes.authorizeQuoteTransaction,
     createLookupTransaction: quotes.createLookupTransaction,
     expireQuoteTransaction: quotes.expireQuoteTransaction,
     onSandboxClockAdvanced: quotes.onSandboxClockAdvanced,

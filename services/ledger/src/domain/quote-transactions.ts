@@ -14,6 +14,7 @@ import {
   type QuoteOutcomeStatus,
 } from "./quotes.js";
 import { SYSTEM_TYPES, type AccountRow, type TransactionRow } from "./model.js";
+import { PENDING_AUTHORIZATION, authorizationTransition } from "./transactions.js";
 import type { Directory, LedgerStatements, LedgerStore, LedgerTx } from "./ports.js";
 import { UMA_RAIL, candidateRails, type RailRouter, type RailRoute } from "./rails.js";
 
@@ -36,6 +37,8 @@ export interface QuoteTransactionInput {
   agentId: string;
   /** The receiver lookup the quote was made from; its CREATED transaction is adopted. Optional. */
   lookupId?: string;
+  /** The quote waits for strong customer authentication: the transaction starts PENDING_AUTHORIZATION. */
+  awaitingAuthorization?: boolean;
 }
 
 /** A receiver lookup made for a customer: its CREATED transaction (no amount, no money moved). */
@@ -64,8 +67,13 @@ function destinationErrors(d: { type: string; accountId: string; umaAddress: str
 
 const expired = (id: string) => errors.conflict("QUOTE_EXPIRED", "The quote has expired", { transactionId: id });
 
+/** Execution (or real-time funding) of a transaction that waits for SCA: never PROCESSING directly. */
+const awaitingAuthorization = (id: string) =>
+  errors.conflict("QUOTE_PENDING_AUTHORIZATION", "The quote waits for strong customer authentication: authorize it first", { transactionId: id, status: PENDING_AUTHORIZATION });
+
 /**
- * Quote transactions (issue 5): create (PENDING), expire, execute (one money transaction: debit,
+ * Quote transactions (issue 5): create (PENDING, or PENDING_AUTHORIZATION while the quote waits
+ * for strong customer authentication; authorize moves it to PENDING), expire, execute (one money transaction: debit,
  * fee, FX legs, payout instruction) and the QUOTE_PAYOUT outcomes with their refunds. Service calls
  * (environment, KYC) happen before any transaction opens.
  */
@@ -161,7 +169,7 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
   }
 
   /**
-   * Moves a PENDING quote transaction to EXPIRED inside `trx` (row locked); anything else is answered
+   * Moves a PENDING (or PENDING_AUTHORIZATION) quote transaction to EXPIRED inside `trx` (row locked); anything else is answered
    * as is. A lookup's CREATED transaction no quote adopted expires too, silently: no failure reason
    * (nothing failed, no quote existed) and no event (no payment was ever announced).
    */
@@ -171,7 +179,7 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
       const updated = await trx.updateTransaction(platformId, id, { status: "EXPIRED", updated_at: clock.now() });
       return { tx: updated, expired: true };
     }
-    if (tx.status !== "PENDING") return { tx, expired: false };
+    if (tx.status !== "PENDING" && authorizationTransition(tx.status, "EXPIRED") !== "EXPIRED") return { tx, expired: false };
     const now = clock.now();
     const updated = await trx.updateTransaction(platformId, id, { status: "EXPIRED", failure_reason: "QUOTE_EXPIRED", failure_detail: null, updated_at: now });
     await trx.emitTransactionChanged("OUTGOING_PAYMENT_EXPIRED", updated, now);
@@ -182,6 +190,7 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
   async function precheck(platformId: string, id: string): Promise<{ tx: TransactionRow; done?: ExecutionResult; route?: RailRoute }> {
     const tx = await quoteTransaction(platformId, id);
     if (tx.status === "EXPIRED") throw expired(id);
+    if (authorizationTransition(tx.status, "EXECUTE") === "REFUSED") throw awaitingAuthorization(id);
     if (tx.status !== "PENDING") return { tx, done: { tx, alreadyExecuted: true } };
     if (tx.expires_at && (await platformNow(store, platformId)) > tx.expires_at) throw expired(id);
     if (tx.customer_id) await approvedCustomer(directory, platformId, tx.customer_id);
@@ -194,6 +203,7 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
     return store.transaction(async (trx) => {
       const tx = (await trx.getTransaction(platformId, id, true))!;
       if (tx.status === "EXPIRED") throw expired(id);
+      if (authorizationTransition(tx.status, "EXECUTE") === "REFUSED") throw awaitingAuthorization(id);
       if (tx.status !== "PENDING") return { tx, alreadyExecuted: true };
       return { tx: await executeIn(trx, tx, accounts, route), alreadyExecuted: false };
     });
@@ -257,7 +267,7 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
         if (i.customerId) await trx.requireOpenCustomer(i.platformId, i.customerId);
         const quoteColumns = {
           type: "OUTGOING" as const,
-          status: "PENDING",
+          status: i.awaitingAuthorization ? PENDING_AUTHORIZATION : "PENDING",
           source_type: source ? "ACCOUNT" : "REALTIME_FUNDING",
           source_account_id: source?.id ?? "",
           destination_type: externalId ? "ACCOUNT" : "UMA_ADDRESS",
@@ -300,7 +310,9 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
           }));
         // A concurrent call for the same quote won the insert: answer its transaction.
         if (!row) return (await trx.findQuoteTransaction(i.platformId, i.quoteId))!;
-        await trx.emitTransactionChanged("OUTGOING_PAYMENT_PENDING", row, now);
+        // A transaction that waits for SCA is announced when it becomes PENDING (authorizeQuoteTransaction):
+        // Grid has no webhook for PENDING_AUTHORIZATION, and the platform has the quote's answer already.
+        if (row.status === "PENDING") await trx.emitTransactionChanged("OUTGOING_PAYMENT_PENDING", row, now);
         return row;
       });
     },
@@ -381,6 +393,25 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
         info = external.account_info;
       }
       return payoutRoute(platformId, currency, { externalAccountInfo: info, paymentRail: d.paymentRail, uma: !d.externalAccountId });
+    },
+
+    /**
+     * The quote's SCA challenge was satisfied (quotes-fx, POST /quotes/{id}/authorize):
+     * PENDING_AUTHORIZATION -> PENDING under the row lock, with the OUTGOING_PAYMENT_PENDING event
+     * in the same transaction (outbox). Idempotent: any other status is answered as is, so a retry
+     * after a lost answer, or a transaction stored PENDING by an earlier version, changes nothing;
+     * an EXPIRED or FAILED one (the quote ended while it waited) is answered so.
+     */
+    async authorizeQuoteTransaction(platformId: string, id: string): Promise<{ tx: TransactionRow; authorized: boolean }> {
+      await quoteTransaction(platformId, id);
+      return store.transaction(async (trx) => {
+        const tx = (await trx.getTransaction(platformId, id, true))!;
+        if (authorizationTransition(tx.status, "AUTHORIZED") !== "PENDING") return { tx, authorized: false };
+        const now = clock.now();
+        const updated = await trx.updateTransaction(platformId, id, { status: "PENDING", updated_at: now });
+        await trx.emitTransactionChanged("OUTGOING_PAYMENT_PENDING", updated, now);
+        return { tx: updated, authorized: true };
+      });
     },
 
     async expireQuoteTransaction(platformId: string, id: string): Promise<{ tx: TransactionRow; expired: boolean }> {

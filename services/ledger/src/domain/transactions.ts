@@ -1,7 +1,7 @@
 /** Transaction lifecycle rules: which rail outcome moves a transaction where, and what it emits. */
 
 export type TransactionType = "INCOMING" | "OUTGOING";
-export type TransactionStatus = "CREATED" | "PENDING" | "PROCESSING" | "COMPLETED" | "REJECTED" | "FAILED" | "REFUNDED" | "EXPIRED";
+export type TransactionStatus = "CREATED" | "PENDING_AUTHORIZATION" | "PENDING" | "PROCESSING" | "COMPLETED" | "REJECTED" | "FAILED" | "REFUNDED" | "EXPIRED";
 export type RailStatus = "PROCESSING" | "COMPLETED" | "FAILED" | "REJECTED" | "RETURNED";
 
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(["COMPLETED", "REJECTED", "FAILED", "REFUNDED", "EXPIRED"]);
@@ -24,6 +24,37 @@ export const BANK_REJECTED = "BANK_REJECTED";
 
 /** failureDetail when the rail reports a return without a cause of its own. */
 export const RETURNED = "RETURNED";
+
+/**
+ * A quote's transaction that waits for strong customer authentication (docs/sca.md): created in
+ * this status when its quote waits, it holds nothing and carries no rail instruction, exactly as a
+ * PENDING quote transaction before execution.
+ */
+export const PENDING_AUTHORIZATION = "PENDING_AUTHORIZATION";
+
+/** What moves a quote transaction out of PENDING_AUTHORIZATION. */
+export type AuthorizationEvent = "AUTHORIZED" | "EXPIRED" | "CANCELLED" | "EXECUTE";
+
+/**
+ * The state machine of PENDING_AUTHORIZATION: authorization moves it to PENDING (the quote can
+ * then be executed or funded), the quote's expiry to EXPIRED, a cancellation to FAILED. It never
+ * goes to PROCESSING directly: execution (and real-time funding) is refused while it waits. From
+ * any other status the answer is undefined (nothing moves: a repeated authorization, an expiry
+ * that came after the authorization, ...).
+ */
+export function authorizationTransition(current: string, event: AuthorizationEvent): "PENDING" | "EXPIRED" | "FAILED" | "REFUSED" | undefined {
+  if (current !== PENDING_AUTHORIZATION) return undefined;
+  switch (event) {
+    case "AUTHORIZED":
+      return "PENDING";
+    case "EXPIRED":
+      return "EXPIRED";
+    case "CANCELLED":
+      return "FAILED";
+    case "EXECUTE":
+      return "REFUSED";
+  }
+}
 
 export interface Transition {
   to: TransactionStatus;
@@ -92,13 +123,13 @@ export function directionOf(tx: { internal_account_id: string | null; source_acc
 
 /**
  * Transaction.settledAt ("when the payment was or will be settled"): when it settled; while it is
- * in flight (PENDING or PROCESSING), the rail's estimate once one arrived with a rail outcome (the
+ * in flight (PENDING_AUTHORIZATION, PENDING or PROCESSING), the rail's estimate once one arrived with a rail outcome (the
  * sandbox's: its schedule for the account's suffix or the UMA scenario, on the platform's sandbox
  * clock); nothing for a payment that failed, was rejected or expired, or has no estimate yet.
  */
 export function settledAtOf(tx: { status: string; settled_at: Date | null; expected_settlement_at?: Date | null }): Date | null {
   if (tx.settled_at) return tx.settled_at;
-  if (tx.status === "PENDING" || tx.status === "PROCESSING") return tx.expected_settlement_at ?? null;
+  if (tx.status === "PENDING_AUTHORIZATION" || tx.status === "PENDING" || tx.status === "PROCESSING") return tx.expected_settlement_at ?? null;
   return null;
 }
 

@@ -189,8 +189,14 @@ export function createLedgerHandler({ ledger }: { ledger: Ledger }): ServiceImpl
         expiresAt: req.expiresAt ? timestampDate(req.expiresAt) : undefined,
         agentId: req.agentId,
         lookupId: req.lookupId,
+        awaitingAuthorization: req.awaitingAuthorization,
       });
       return { transaction: transactionToPb(row) };
+    },
+
+    async authorizeQuoteTransaction(req) {
+      const r = await ledger.authorizeQuoteTransaction(req.platformId, req.transactionId);
+      return { transaction: transactionToPb(r.tx), authorized: r.authorized };
     },
 
     async createLookupTransaction(req) {

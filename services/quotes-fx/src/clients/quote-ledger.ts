@@ -31,7 +31,12 @@ export function quoteLedgerPort(transport: () => Transport): QuoteLedgerPort {
         expiresAt: timestampFromDate(i.expiresAt),
         agentId: i.agentId,
         lookupId: i.lookupId,
+        awaitingAuthorization: i.awaitingAuthorization,
       });
+      return state(res.transaction);
+    },
+    async authorizeQuoteTransaction(platformId, transactionId) {
+      const res = await ledger().authorizeQuoteTransaction({ platformId, transactionId });
       return state(res.transaction);
     },
     async createLookupTransaction(i) {

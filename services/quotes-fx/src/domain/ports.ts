@@ -205,6 +205,8 @@ export interface CreateQuoteTransactionInput {
   agentId: string;
   /** The receiver lookup the quote was made from, "" for none: the ledger adopts its CREATED transaction. */
   lookupId: string;
+  /** The quote waits for strong customer authentication: its transaction starts PENDING_AUTHORIZATION. */
+  awaitingAuthorization: boolean;
 }
 
 /** A customer's receiver lookup, as the ledger records it (a CREATED transaction). */
@@ -223,6 +225,11 @@ export interface QuoteLedgerPort {
   createQuoteTransaction(input: CreateQuoteTransactionInput): Promise<QuoteTransactionState>;
   /** LedgerService.CreateLookupTransaction: the CREATED transaction of a customer's lookup (idempotent per lookup). */
   createLookupTransaction(input: CreateLookupTransactionInput): Promise<QuoteTransactionState>;
+  /**
+   * LedgerService.AuthorizeQuoteTransaction: PENDING_AUTHORIZATION -> PENDING once the quote's SCA
+   * challenge is satisfied; any other status answered as is (idempotent).
+   */
+  authorizeQuoteTransaction(platformId: string, transactionId: string): Promise<QuoteTransactionState>;
   expireQuoteTransaction(platformId: string, transactionId: string): Promise<QuoteTransactionState>;
   executeQuoteTransaction(platformId: string, transactionId: string): Promise<QuoteTransactionState & { alreadyExecuted: boolean }>;
   /** `snapshot`: the transaction as the ledger answered it, in its JSON form (kept as the first answer of /sandbox/send). */

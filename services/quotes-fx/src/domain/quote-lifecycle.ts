@@ -68,6 +68,7 @@ export function quoteTransactionInput(q: Quote): CreateQuoteTransactionInput {
     expiresAt: q.expiresAt,
     agentId: q.agentId,
     lookupId: q.lookupId,
+    awaitingAuthorization: q.status === "PENDING_AUTHORIZATION",
   };
 }
 
@@ -106,6 +107,7 @@ const codec = { encode: quoteToJson, decode: quoteFromJson };
 /** The ledger's transaction status as a quote status (a refunded or rejected payment is FAILED). */
 export function quoteStatusOf(transactionStatus: string): QuoteStatus | undefined {
   switch (transactionStatus) {
+    case "PENDING_AUTHORIZATION":
     case "PENDING":
     case "PROCESSING":
     case "COMPLETED":
@@ -248,7 +250,8 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
   async function confirmWithLedger(q: Quote, hook?: (trx: unknown, value: Quote) => Promise<void>): Promise<Quote> {
     const tx = await ledger.createQuoteTransaction(quoteTransactionInput(q));
     const ledgerStatus = quoteStatusOf(tx.status) ?? "PENDING";
-    // The ledger's PENDING transaction of a quote that waits for SCA: the quote keeps waiting.
+    // A quote that waits for SCA keeps waiting: its transaction is PENDING_AUTHORIZATION too (or,
+    // made by an earlier version before the ledger knew the status, PENDING).
     const status = ledgerStatus === "PENDING" && q.status === "PENDING_AUTHORIZATION" ? "PENDING_AUTHORIZATION" : ledgerStatus;
     return store.confirm(q, { transactionId: tx.id, status, failureReason: tx.failureReason, at: clock.now() }, hook);
   }
@@ -469,6 +472,17 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
         throw errors.conflict("SCA_NOT_PENDING", `Quote ${id} has no strong-customer-authentication challenge to satisfy`, { id, status: q.status });
       }
       await deps.sca.authorize(platformId, id, code);
+      // The ledger's transaction moves first (PENDING_AUTHORIZATION -> PENDING, idempotent), then
+      // the quote: a crash in between leaves the quote waiting, and the retry (the challenge answers
+      // authorized again) finds the transaction PENDING and moves the quote. A transaction that
+      // ended while the quote waited (expired or cancelled meanwhile) ends the quote the same way.
+      const tx = await ledger.authorizeQuoteTransaction(platformId, q.transactionId);
+      const txStatus = quoteStatusOf(tx.status);
+      if (txStatus && txStatus !== "PENDING" && txStatus !== "PENDING_AUTHORIZATION") {
+        const ended = (await store.advance(platformId, id, { status: txStatus, failureReason: tx.failureReason || (txStatus === "EXPIRED" ? "QUOTE_EXPIRED" : ""), at: clock.now() })) ?? q;
+        if (ended.status === "EXPIRED") throw errors.conflict("QUOTE_EXPIRED", `Quote ${q.id} expired at ${q.expiresAt.toISOString()}`, { id: q.id });
+        throw errors.conflict("SCA_NOT_PENDING", `Quote ${id} has no strong-customer-authentication challenge to satisfy`, { id, status: ended.status });
+      }
       const now = await platformNow(platformId);
       const instructions =
         q.source.sourceType === "REALTIME_FUNDING" ? fundingInstructions(q.id, q.sendingCurrency, q.totalSendingAmount, { now, expiresAt: q.expiresAt }) : q.paymentInstructions;
@@ -553,8 +567,9 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
     /** Consumer step: a ledger transaction of a quote changed; the quote follows it (forward only). */
     async onTransactionChanged(trx: unknown, e: { platformId: string; transactionId: string; status: string; failureReason: string; at: Date }): Promise<void> {
       const status = quoteStatusOf(e.status);
-      // PENDING is where every quote's transaction starts: it moves no quote (a PENDING_AUTHORIZATION one waits for SCA).
-      if (!status || status === "PENDING") return;
+      // PENDING (and PENDING_AUTHORIZATION) is where a quote's transaction starts: it moves no quote.
+      // The ledger's PENDING after authorization follows authorize, which moves the quote itself.
+      if (!status || status === "PENDING" || status === "PENDING_AUTHORIZATION") return;
       const id = await store.idByTransaction(trx, e.platformId, e.transactionId);
       if (!id) return;
       await store.advance(e.platformId, id, { status, failureReason: e.failureReason, at: e.at }, undefined, trx);

@@ -135,7 +135,7 @@ export type Transaction = Message<"corridor.ledger.v1.Transaction"> & {
   platformId: string;
 
   /**
-   * CREATED, PENDING, PROCESSING, COMPLETED, REJECTED, FAILED, REFUNDED or EXPIRED.
+   * CREATED, PENDING_AUTHORIZATION, PENDING, PROCESSING, COMPLETED, REJECTED, FAILED, REFUNDED or EXPIRED.
    *
    * @generated from field: string status = 3;
    */
