@@ -1,5 +1,5 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import { Type } from "typebox";
+import { Type, type Static } from "typebox";
 import { Iso8601, ListEnvelope, Ref, pagingQuery } from "./common.js";
 
 const ACCOUNT_TYPES = ["USD_ACCOUNT", "BRL_ACCOUNT", "AED_ACCOUNT", "MXN_ACCOUNT", "EUR_ACCOUNT", "SPARK_WALLET", "LIGHTNING"];
@@ -225,7 +225,9 @@ export const MicroDepositChallengeSchema = Type.Object(
 );
 
 /** The 201 of the challenge route: Grid's OwnershipChallenge oneOf on method, plus Corridor's MICRO_DEPOSITS branch. */
-export const OwnershipChallengeSchema = Type.Union([WalletSignatureChallengeSchema, MicroDepositChallengeSchema], {
+export const OwnershipChallengeSchema = Type.Unsafe<Static<typeof WalletSignatureChallengeSchema> | Static<typeof MicroDepositChallengeSchema>>({
+  oneOf: [WalletSignatureChallengeSchema, MicroDepositChallengeSchema],
+  discriminator: { propertyName: "method" },
   description: "The challenge, by method: WALLET_SIGNATURE (Grid's WalletSignatureChallenge) or MICRO_DEPOSITS (Corridor's extension).",
 });
 
