@@ -1,4 +1,3 @@
-import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { base64, bech32m, hex, utf8 } from "@scure/base";
@@ -6,7 +5,8 @@ import { base64, bech32m, hex, utf8 } from "@scure/base";
 /**
  * Ownership proofs for Spark wallets (WALLET_SIGNATURE, issue 27). A Spark address is bech32m
  * (prefix spark, sparkt, sparkrt, sparks, sparkl; the older sp, spt, sprt, sps, spl) over a protobuf
- * SparkAddress whose field 1 is the wallet's 33-byte compressed secp256k1 identity public key.
+ * SparkAddress whose field 1 is the wallet's 33-byte compressed secp256k1 identity public key (the
+ * 35 bytes 0x0a, 0x21, key: read here by hand, the domain takes no protobuf library).
  * Whoever holds that key's private half controls the wallet, so a signature by it over the
  * challenge's message proves ownership. Curve arithmetic and encodings are the audited libraries'
  * (@noble/curves, @noble/hashes, @scure/base); nothing here is hand-rolled crypto.
@@ -36,18 +36,11 @@ export function sparkIdentityKey(address: string): Uint8Array | undefined {
     return undefined;
   }
   if (!SPARK_PREFIXES.has(decoded.prefix)) return undefined;
-  let key: Uint8Array | undefined;
-  try {
-    const r = new BinaryReader(decoded.bytes);
-    while (r.pos < r.len) {
-      const [field, wireType] = r.tag();
-      if (field === 1 && wireType === WireType.LengthDelimited) key = r.bytes();
-      else r.skip(wireType, field);
-    }
-  } catch {
-    return undefined;
-  }
-  if (!key || key.length !== 33) return undefined;
+  // SparkAddress {1: identity_public_key}: tag 0x0a (field 1, length-delimited), length 33, the key.
+  // A plain address carries that field alone (an invoice's other fields make it no address).
+  const b = decoded.bytes;
+  if (b.length !== 35 || b[0] !== 0x0a || b[1] !== 33) return undefined;
+  const key = b.subarray(2);
   try {
     secp256k1.Point.fromBytes(key).assertValidity();
   } catch {
