@@ -5,11 +5,14 @@ import { individual } from "./customers-fixtures.js";
 import { GRID, gridViolations } from "./grid-schema.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
 import { usdAccountInfo } from "./ledger-helpers.js";
+import { sparkTestWallet } from "../support/spark-wallet.js";
 
 /**
- * Issue 27: external-account ownership verification by micro-deposits, through the public API.
- * The two credits travel as rail instructions to the sandbox simulator (over Kafka in split mode),
- * which completes them; the ledger books them from MICRO_DEPOSIT_EXPENSE (sandbox amounts: 32, 45).
+ * Issue 27: external-account ownership verification through the public API. Spark wallets: Grid's
+ * WALLET_SIGNATURE, signed here with real keys (no sandbox shortcut exists), the challenge checked
+ * against Grid's OwnershipChallenge. Bank accounts: Corridor's micro-deposits; the two credits
+ * travel as rail instructions to the sandbox simulator (over Kafka in split mode), which completes
+ * them; the ledger books them from MICRO_DEPOSIT_EXPENSE (sandbox amounts: 32, 45).
  */
 /** Every scalar inside a JSON value. */
 function leaves(value: unknown): unknown[] {
@@ -71,8 +74,10 @@ describe.skipIf(skipReason())(`external-account ownership verification (${mode})
     const ok = await p.call("POST", `/customers/external-accounts/${ext.id}/verify`, { amounts: [45, 32] });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     expect(ok.body).toMatchObject({ id: ext.id, status: "ACTIVE", customerId: customer.id });
-    // Grid's schema accepts the verify answer; the challenge's cannot be (docs/grid-parity.md).
+    // Grid's schema accepts the verify answer. The micro-deposit challenge is Corridor's extension,
+    // outside Grid's OneOf (Grid answers a bank account's challenge with a 409; docs/grid-parity.md).
     expect(gridViolations(GRID.ExternalAccount, ok.body)).toEqual([]);
+    expect(gridViolations(GRID.OwnershipChallenge, started.body)).not.toEqual([]);
     expect((await p.call("GET", `/customers/external-accounts/${ext.id}`)).body.status).toBe("ACTIVE");
 
     const again = await p.call("POST", `/customers/external-accounts/${ext.id}/challenge`, {});
@@ -130,5 +135,84 @@ describe.skipIf(skipReason())(`external-account ownership verification (${mode})
     const wrongTree = await p.call("POST", `/customers/external-accounts/${ext.id}/challenge`, {});
     expect([wrongTree.status, wrongTree.body.code]).toEqual([404, "EXTERNAL_ACCOUNT_NOT_FOUND"]);
     expect((await p.call("GET", `/platform/external-accounts/${ext.id}`)).body.status).toBe("ACTIVE");
+  });
+  const wallet = async (of: Caller, tree: "customers" | "platform") => {
+    const w = sparkTestWallet();
+    const accountInfo = { accountType: "SPARK_WALLET", address: w.address };
+    const body = tree === "customers" ? { customerId: (await of.call("POST", "/customers", individual())).body.id, currency: "BTC", accountInfo } : { currency: "BTC", accountInfo };
+    const created = await of.call("POST", `/${tree}/external-accounts`, body);
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    return { w, ext: created.body, path: `/${tree}/external-accounts/${created.body.id}` };
+  };
+
+  it("verifies a customer's Spark wallet Grid's way: the 201 is Grid's WalletSignatureChallenge, a real bip137 signature makes the account ACTIVE, a replay is a 409", async () => {
+    const { w, ext, path } = await wallet(p, "customers");
+    const started = await p.call("POST", `${path}/challenge`, { method: "WALLET_SIGNATURE" });
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    expect(gridViolations(GRID.OwnershipChallenge, started.body)).toEqual([]);
+    expect(started.body).toMatchObject({ method: "WALLET_SIGNATURE", status: "PENDING", externalAccountId: ext.id, attemptsRemaining: 1 });
+    expect(started.body.messageToSign).toContain(`Address: ${w.address}`);
+    expect(started.body.messageToSign).toContain(`External account: ${ext.id}`);
+    expect((await p.call("GET", path)).body.status).toBe("PENDING_OWNERSHIP_VERIFICATION");
+
+    const signature = w.bip137(started.body.messageToSign);
+    const ok = await p.call("POST", `${path}/verify`, { signature, signatureScheme: "bip137" });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body).toMatchObject({ id: ext.id, status: "ACTIVE" });
+    expect(gridViolations(GRID.ExternalAccount, ok.body)).toEqual([]);
+    const replay = await p.call("POST", `${path}/verify`, { signature });
+    expect([replay.status, replay.body.code]).toEqual([409, "EXTERNAL_ACCOUNT_ALREADY_VERIFIED"]);
+    expect(gridViolations(GRID.Error, replay.body)).toEqual([]);
+  });
+
+  it("verifies the platform's Spark wallet with no body (WALLET_SIGNATURE is a wallet's default) and the Spark SDK's signature; a wrong signature fails the challenge (UNVERIFIED) until a new one", async () => {
+    const { w, path } = await wallet(p, "platform");
+    const first = await p.call("POST", `${path}/challenge`);
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    expect(gridViolations(GRID.OwnershipChallenge, first.body)).toEqual([]);
+
+    const stranger = sparkTestWallet();
+    const wrong = await p.call("POST", `${path}/verify`, { signature: stranger.bip137(first.body.messageToSign) });
+    expect([wrong.status, wrong.body.code, wrong.body.details?.attemptsRemaining]).toEqual([400, "OWNERSHIP_SIGNATURE_INVALID", 0]);
+    expect(gridViolations(GRID.Error, wrong.body)).toEqual([]);
+    expect((await p.call("GET", path)).body.status).toBe("UNVERIFIED");
+    const late = await p.call("POST", `${path}/verify`, { signature: w.bip137(first.body.messageToSign) });
+    expect([late.status, late.body.code]).toEqual([409, "OWNERSHIP_CHALLENGE_NOT_FOUND"]);
+
+    const second = await p.call("POST", `${path}/challenge`, {});
+    expect(second.status).toBe(201);
+    expect(second.body.messageToSign).not.toBe(first.body.messageToSign);
+    const ok = await p.call("POST", `${path}/verify`, { signature: w.spark(second.body.messageToSign), signatureScheme: "spark" });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.status).toBe("ACTIVE");
+  });
+
+  it("answers 4xx for a wallet's wrong requests: an unknown scheme (400 naming the schemes), amounts, another method, LIGHTNING (409 naming why), another platform's account (404)", async () => {
+    const { w, path, ext } = await wallet(p, "platform");
+    const c = await p.call("POST", `${path}/challenge`, {});
+    const scheme = await p.call("POST", `${path}/verify`, { signature: w.bip137(c.body.messageToSign), signatureScheme: "eip191" });
+    expect([scheme.status, scheme.body.code]).toEqual([400, "INVALID_INPUT"]);
+    expect(JSON.stringify(scheme.body.details)).toContain("bip137, electrum, spark");
+    const amounts = await p.call("POST", `${path}/verify`, { amounts: [32, 45] });
+    expect([amounts.status, amounts.body.code]).toEqual([400, "INVALID_INPUT"]);
+    const both = await p.call("POST", `${path}/verify`, { amounts: [32, 45], signature: w.bip137(c.body.messageToSign) });
+    expect([both.status, both.body.code]).toEqual([400, "INVALID_INPUT"]);
+    const micro = await p.call("POST", `${path}/challenge`, { method: "MICRO_DEPOSITS" });
+    expect([micro.status, micro.body.code]).toEqual([409, "OWNERSHIP_VERIFICATION_NOT_APPLICABLE"]);
+    const liveness = await p.call("POST", `${path}/challenge`, { method: "LIVENESS" });
+    expect([liveness.status, liveness.body.code]).toEqual([409, "OWNERSHIP_VERIFICATION_NOT_APPLICABLE"]);
+    const ln = (await p.call("POST", "/platform/external-accounts", { currency: "BTC", accountInfo: { accountType: "LIGHTNING", lightningAddress: "alice@example.com" } })).body;
+    const lnChallenge = await p.call("POST", `/platform/external-accounts/${ln.id}/challenge`, {});
+    expect([lnChallenge.status, lnChallenge.body.code]).toEqual([409, "OWNERSHIP_VERIFICATION_NOT_APPLICABLE"]);
+    expect(lnChallenge.body.message).toContain("no key");
+
+    const other = await system.createPlatform({ name: "Ownership e2e, other platform" });
+    const foreign = await other.call("POST", `/platform/external-accounts/${ext.id}/verify`, { signature: w.bip137(c.body.messageToSign) });
+    expect([foreign.status, foreign.body.code]).toEqual([404, "EXTERNAL_ACCOUNT_NOT_FOUND"]);
+    expect((await other.call("POST", `/platform/external-accounts/${ext.id}/challenge`, {})).status).toBe(404);
+    for (const r of [scheme, amounts, both, micro, liveness, lnChallenge, foreign]) expect(gridViolations(GRID.Error, r.body)).toEqual([]);
+    // Nothing above spent the challenge: the owner's signature still verifies it.
+    const ok = await p.call("POST", `${path}/verify`, { signature: w.electrum(c.body.messageToSign), signatureScheme: "electrum" });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
   });
 });

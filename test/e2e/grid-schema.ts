@@ -17,6 +17,16 @@ export type GridSchema = {
 const str: GridSchema = { type: "string" };
 const dateTime: GridSchema = { type: "string", format: "date-time" };
 const nullable = (s: GridSchema): GridSchema => ({ ...s, type: [s.type as string, "null"] });
+const WalletSignatureChallenge: GridSchema = {
+  type: "object",
+  required: ["method", "messageToSign", "expiresAt"],
+  properties: { method: { type: "string", enum: ["WALLET_SIGNATURE"] }, messageToSign: str, expiresAt: dateTime },
+};
+const LivenessChallenge: GridSchema = {
+  type: "object",
+  required: ["method", "verificationLink", "expiresAt"],
+  properties: { method: { type: "string", enum: ["LIVENESS"] }, verificationLink: str, token: str, expiresAt: dateTime },
+};
 const ScaFactor: GridSchema = { type: "string", enum: ["SMS_OTP", "TOTP", "PASSKEY"] };
 
 export const GRID = {
@@ -40,6 +50,16 @@ export const GRID = {
     type: "object",
     required: ["id", "status", "currency", "accountInfo"],
     properties: { id: str, customerId: str, status: { type: "string", enum: ["PENDING", "ACTIVE", "PENDING_OWNERSHIP_VERIFICATION", "UNVERIFIED", "UNDER_REVIEW", "INACTIVE"] }, currency: str, accountInfo: { type: "object" } },
+  },
+  /**
+   * The challenge route's 201 (OwnershipChallenge): a oneOf discriminated by `method` between
+   * WalletSignatureChallenge {method WALLET_SIGNATURE, messageToSign, expiresAt} and
+   * LivenessChallenge {method LIVENESS, verificationLink, token?, expiresAt}.
+   */
+  OwnershipChallenge: {
+    type: "object",
+    required: ["method"],
+    oneOf: [WalletSignatureChallenge, LivenessChallenge],
   },
   /** The 202 of signed-retry flows (DelegatedKeySignedRequestChallenge is this base). */
   SignedRequestChallenge: { type: "object", required: ["payloadToSign", "requestId", "expiresAt"], properties: { payloadToSign: str, requestId: str, expiresAt: dateTime } },

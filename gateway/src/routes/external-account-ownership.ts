@@ -10,23 +10,24 @@ import type { Api, RouteDeps } from "./types.js";
 const tags = ["External accounts"];
 
 function challengeToJson(c: OwnershipChallenge) {
-  return {
-    method: "MICRO_DEPOSITS" as const,
+  const expiresAt = c.expiresAt ? timestampDate(c.expiresAt).toISOString() : "";
+  const common = {
     id: c.id,
     externalAccountId: c.externalAccountId,
     status: c.status as "PENDING" | "VERIFIED" | "FAILED" | "EXPIRED",
-    currency: c.currency,
-    depositCount: c.depositCount,
-    attemptsRemaining: c.attemptsRemaining,
-    expiresAt: c.expiresAt ? timestampDate(c.expiresAt).toISOString() : "",
     createdAt: c.createdAt ? timestampDate(c.createdAt).toISOString() : "",
   };
+  if (c.method === "WALLET_SIGNATURE") {
+    return { method: "WALLET_SIGNATURE" as const, messageToSign: c.messageToSign, expiresAt, ...common, attemptsRemaining: c.attemptsRemaining };
+  }
+  return { method: "MICRO_DEPOSITS" as const, ...common, currency: c.currency, depositCount: c.depositCount, attemptsRemaining: c.attemptsRemaining, expiresAt };
 }
 
 /**
- * External-account ownership verification by micro-deposits (issue 27; Grid's challenge/verify
- * routes), for customers' accounts and the platform's own: the ledger sends two small credits
- * through the account's rail and checks the amounts the owner confirms.
+ * External-account ownership verification (issue 27; Grid's challenge/verify routes), for
+ * customers' accounts and the platform's own. Spark wallets: Grid's WALLET_SIGNATURE, the wallet's
+ * identity key signs the challenge's message. Bank accounts (a Corridor extension): the ledger sends
+ * two small credits through the account's rail and checks the amounts the owner confirms.
  */
 export function externalAccountOwnershipRoutes(app: Api, { clients }: RouteDeps): void {
   for (const [prefix, owner] of [
@@ -38,14 +39,14 @@ export function externalAccountOwnershipRoutes(app: Api, { clients }: RouteDeps)
       `${prefix}/external-accounts/:externalAccountId/challenge`,
       {
         config: { permission: "MANAGE" },
-        // The method defaults to MICRO_DEPOSITS: no body means the default.
+        // The method defaults to the account's (WALLET_SIGNATURE or MICRO_DEPOSITS): no body means the default.
         preValidation: async (request) => {
           request.body ??= {};
         },
         schema: {
           summary: `Start ownership verification of ${whose} external account`,
           description:
-            "Sends two micro-deposits (1 to 99 minor units each; sandbox platforms: always 32 and 45) to the bank account through its rail and answers 201 with the challenge; the account becomes PENDING_OWNERSHIP_VERIFICATION. Asking again while a challenge is outstanding answers it again and sends nothing. 409 OWNERSHIP_VERIFICATION_NOT_APPLICABLE (not a bank account, or another method), 409 EXTERNAL_ACCOUNT_ALREADY_VERIFIED, 400 PAYMENT_RAIL_NOT_AVAILABLE (a production platform with no connector bound for the account's rails). Needs MANAGE.",
+            "Answers 201 with the challenge; the account becomes PENDING_OWNERSHIP_VERIFICATION. SPARK_WALLET (Grid's WALLET_SIGNATURE, the default for wallets): a WalletSignatureChallenge whose messageToSign the wallet's identity key signs; asking again replaces the outstanding challenge (one live message per account). Bank accounts (Corridor's MICRO_DEPOSITS extension, their default): two micro-deposits (1 to 99 minor units each; sandbox platforms: always 32 and 45) through the account's rail; asking again while one is outstanding answers it again and sends nothing. 409 OWNERSHIP_VERIFICATION_NOT_APPLICABLE (the method cannot verify the account: LIGHTNING, LIVENESS, a wallet method on a bank account or the reverse; the message says why), 409 EXTERNAL_ACCOUNT_ALREADY_VERIFIED, 400 PAYMENT_RAIL_NOT_AVAILABLE (micro-deposits of a production platform with no connector bound for the account's rails). Needs MANAGE.",
           tags,
           params: ExternalAccountIdParams,
           body: Type.Optional(OwnershipChallengeBody),
@@ -64,9 +65,9 @@ export function externalAccountOwnershipRoutes(app: Api, { clients }: RouteDeps)
       {
         config: { permission: "MANAGE" },
         schema: {
-          summary: `Confirm the micro-deposits of ${whose} external account`,
+          summary: `Verify ownership of ${whose} external account`,
           description:
-            "Checks the two amounts the owner saw (minor units, either order). Right: 200 with the account, status ACTIVE. Wrong: 400 MICRO_DEPOSIT_AMOUNTS_MISMATCH with details.attemptsRemaining; the third wrong answer fails the challenge (400 MICRO_DEPOSIT_ATTEMPTS_EXCEEDED, the account UNVERIFIED). 409 OWNERSHIP_CHALLENGE_NOT_FOUND when none is outstanding (never started, expired after 14 days, or a credit failed or came back). Needs MANAGE.",
+            "SPARK_WALLET: {signature, signatureScheme?} over the challenge's messageToSign. Valid: 200 with the account, status ACTIVE. Invalid: 400 OWNERSHIP_SIGNATURE_INVALID with details.attemptsRemaining; with none left (by default the first invalid one, as Grid does) the challenge failed and the account is UNVERIFIED. Expired challenge: 400 OWNERSHIP_CHALLENGE_EXPIRED, the account UNVERIFIED. An unknown signatureScheme: 400 INVALID_INPUT naming the account's schemes (bip137, electrum, spark). Bank accounts (Corridor's extension): {amounts}, the two micro-deposits the owner saw (minor units, either order); right: 200 ACTIVE; wrong: 400 MICRO_DEPOSIT_AMOUNTS_MISMATCH with details.attemptsRemaining, the third fails the challenge (400 MICRO_DEPOSIT_ATTEMPTS_EXCEEDED, the account UNVERIFIED). 409 OWNERSHIP_CHALLENGE_NOT_FOUND when none is outstanding (never started, replaced, failed, or a micro-deposit challenge expired after 14 days or a credit failed or came back); 409 EXTERNAL_ACCOUNT_ALREADY_VERIFIED once verified (a replayed signature changes nothing). Needs MANAGE.",
           tags,
           params: ExternalAccountIdParams,
           body: OwnershipVerifyBody,
@@ -75,7 +76,15 @@ export function externalAccountOwnershipRoutes(app: Api, { clients }: RouteDeps)
       },
       async (request) => {
         const { platformId } = principalOf(request);
-        const res = await clients.ledger.verifyOwnership({ platformId, owner, accountId: request.params.externalAccountId, amounts: request.body.amounts.map(BigInt) });
+        const b = request.body;
+        const res = await clients.ledger.verifyOwnership({
+          platformId,
+          owner,
+          accountId: request.params.externalAccountId,
+          amounts: (b.amounts ?? []).map(BigInt),
+          signature: b.signature ?? "",
+          signatureScheme: b.signatureScheme ?? "",
+        });
         return externalAccountToJson(res.account);
       },
     );

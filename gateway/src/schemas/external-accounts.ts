@@ -1,5 +1,5 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import { Type } from "typebox";
+import { Type, type Static } from "typebox";
 import { Iso8601, ListEnvelope, Ref, pagingQuery } from "./common.js";
 
 const ACCOUNT_TYPES = ["USD_ACCOUNT", "BRL_ACCOUNT", "AED_ACCOUNT", "MXN_ACCOUNT", "EUR_ACCOUNT", "SPARK_WALLET", "LIGHTNING"];
@@ -172,40 +172,91 @@ export const externalAccountSchemas = [AccountInfoSchema, ExternalAccountSchema]
 export const OwnershipChallengeBody = Type.Object(
   {
     method: Type.Optional(
-      Type.Enum(["MICRO_DEPOSITS", "WALLET_SIGNATURE", "LIVENESS"], {
-        description: "The verification method (Grid's field). Corridor verifies bank accounts by MICRO_DEPOSITS (the default); WALLET_SIGNATURE and LIVENESS answer 409 OWNERSHIP_VERIFICATION_NOT_APPLICABLE.",
+      Type.Enum(["WALLET_SIGNATURE", "MICRO_DEPOSITS", "LIVENESS"], {
+        description:
+          "The verification method (Grid's field; Grid requires it, Corridor defaults it per account). WALLET_SIGNATURE (Grid's method): SPARK_WALLET accounts, their default. MICRO_DEPOSITS (a Corridor extension): bank accounts (USD_ACCOUNT, EUR_ACCOUNT), their default. A method the account cannot take, LIVENESS (Corridor has no hosted biometric provider) and any LIGHTNING account (an invoice or lightning address holds no key of its owner) answer 409 OWNERSHIP_VERIFICATION_NOT_APPLICABLE naming why.",
       }),
     ),
   },
-  { additionalProperties: false, description: "Starts an ownership verification challenge." },
+  { additionalProperties: false, description: "Starts (or restarts) an ownership verification challenge." },
 );
 
-export const OwnershipChallengeSchema = Type.Object(
+const challengeCommon = {
+  id: Type.String({ description: "OwnershipChallenge:<uuidv7> (Corridor's addition)." }),
+  externalAccountId: Type.String({ description: "The account being verified (Corridor's addition)." }),
+  status: Type.Enum(["PENDING", "VERIFIED", "FAILED", "EXPIRED"], { description: "The challenge's state, a new one PENDING (Corridor's addition)." }),
+  createdAt: Iso8601("When the challenge started (Corridor's addition)."),
+};
+
+export const WalletSignatureChallengeSchema = Type.Object(
+  {
+    method: Type.Literal("WALLET_SIGNATURE", { description: "Always WALLET_SIGNATURE for this shape." }),
+    messageToSign: Type.String({
+      description:
+        "The exact message the wallet's identity key must sign, character for character (lines joined by \\n). It names the platform, the external account, its address, a random nonce and the expiry. Submit the signature to the verify endpoint.",
+    }),
+    expiresAt: Iso8601("When the challenge expires (15 minutes after it started by default, the ledger's LEDGER_OWNERSHIP_SIGNATURE_TTL_SECONDS); after it, start a new challenge."),
+    ...challengeCommon,
+    attemptsRemaining: Type.Integer({ description: "Invalid signatures still accepted before the challenge fails (default 1: Grid's behaviour, an invalid signature fails it). Corridor's addition." }),
+  },
+  {
+    additionalProperties: false,
+    title: "WalletSignatureChallenge",
+    description:
+      "Grid's WalletSignatureChallenge, for SPARK_WALLET accounts: the wallet proves it holds the identity key its Spark address encodes by signing messageToSign. One challenge per account is live: asking again replaces it. No sandbox shortcut exists: tests sign with a real key.",
+  },
+);
+
+export const MicroDepositChallengeSchema = Type.Object(
   {
     method: Type.Literal("MICRO_DEPOSITS", { description: "How ownership is verified: two small credits to the account whose amounts the owner confirms." }),
-    id: Type.String({ description: "OwnershipChallenge:<uuidv7>." }),
-    externalAccountId: Type.String({ description: "The account being verified." }),
-    status: Type.Enum(["PENDING", "VERIFIED", "FAILED", "EXPIRED"], { description: "The challenge's state (a new one is PENDING)." }),
+    ...challengeCommon,
     currency: Type.String({ description: "The micro-deposits' currency (the account's)." }),
     depositCount: Type.Integer({ description: "How many micro-deposits were sent (2)." }),
     attemptsRemaining: Type.Integer({ description: "Wrong confirmations still accepted before the challenge fails." }),
     expiresAt: Iso8601("When the challenge lapses (14 days after it started); confirm before."),
-    createdAt: Iso8601("When the challenge started."),
   },
   {
     additionalProperties: false,
+    title: "MicroDepositChallenge",
     description:
-      "A micro-deposit challenge. Two credits of 1 to 99 minor units each go to the account through its rail (production: the connector bound to the platform's currency and rail, in its next ACH or SEPA file; sandbox platforms: always 32 and 45, at once). The amounts are never shown: the owner reads them on its bank statement and confirms them with the verify endpoint.",
+      "A Corridor extension for bank accounts (Grid's route verifies wallets only and answers 409 for a bank account, so a Grid client never receives this). Two credits of 1 to 99 minor units each go to the account through its rail (production: the connector bound to the platform's currency and rail, in its next ACH or SEPA file; sandbox platforms: always 32 and 45, at once). The amounts are never shown: the owner reads them on its bank statement and confirms them with the verify endpoint.",
   },
 );
 
+/** The 201 of the challenge route: Grid's OwnershipChallenge oneOf on method, plus Corridor's MICRO_DEPOSITS branch. */
+export const OwnershipChallengeSchema = Type.Unsafe<Static<typeof WalletSignatureChallengeSchema> | Static<typeof MicroDepositChallengeSchema>>({
+  oneOf: [WalletSignatureChallengeSchema, MicroDepositChallengeSchema],
+  discriminator: { propertyName: "method" },
+  description: "The challenge, by method: WALLET_SIGNATURE (Grid's WalletSignatureChallenge) or MICRO_DEPOSITS (Corridor's extension).",
+});
+
 export const OwnershipVerifyBody = Type.Object(
   {
-    amounts: Type.Array(Type.Integer({ minimum: 1, maximum: 99, description: "One micro-deposit's amount, in minor units." }), {
-      minItems: 2,
-      maxItems: 2,
-      description: "The two micro-deposit amounts as the owner's bank shows them, in minor units, in either order.",
-    }),
+    signature: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1024,
+        description:
+          "WALLET_SIGNATURE (Grid's field): the signature the wallet's identity key made over the exact messageToSign, in signatureScheme's encoding. An invalid one answers 400 OWNERSHIP_SIGNATURE_INVALID and, once no attempt is left, fails the challenge (the account UNVERIFIED).",
+      }),
+    ),
+    signatureScheme: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 32,
+        description:
+          "How the signature is made (Grid's field, default bip137). For a SPARK_WALLET: bip137 (a Bitcoin signed message by the identity key, base64 of 65 bytes; any BIP-137 header), electrum (the same as Electrum and Sparrow write it, headers 27 to 34) or spark (a Corridor extension: the Spark SDK's signMessageWithIdentityKey, ECDSA over SHA-256 of the message, hex or base64, DER or 64-byte compact). Another value answers 400 INVALID_INPUT naming the account's schemes.",
+        examples: ["bip137"],
+      }),
+    ),
+    amounts: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 1, maximum: 99, description: "One micro-deposit's amount, in minor units." }), {
+        minItems: 2,
+        maxItems: 2,
+        description: "MICRO_DEPOSITS (Corridor's extension): the two micro-deposit amounts as the owner's bank shows them, in minor units, in either order.",
+      }),
+    ),
   },
-  { additionalProperties: false, description: "Confirms a micro-deposit challenge." },
+  { additionalProperties: false, description: "Completes the outstanding challenge: signature (WALLET_SIGNATURE) or amounts (MICRO_DEPOSITS), never both." },
 );

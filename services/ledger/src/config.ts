@@ -3,7 +3,23 @@ import { loadConfig, z } from "@corridor/kit";
 /** Default pause between two passes of the quote-transaction expiry worker. */
 export const DEFAULT_QUOTE_EXPIRY_POLL_MS = 5_000;
 
+/** Defaults of the wallet-signature ownership challenge (domain/ownership.ts). */
+export const DEFAULT_OWNERSHIP_SIGNATURE_TTL_SECONDS = 900;
+export const DEFAULT_OWNERSHIP_SIGNATURE_MAX_ATTEMPTS = 1;
+
 const schema = z.object({
+  /**
+   * How long a WALLET_SIGNATURE ownership challenge (Spark wallets) can be answered, in seconds
+   * (1 minute to 7 days). After it, verify answers 400 OWNERSHIP_CHALLENGE_EXPIRED and the account
+   * is UNVERIFIED until a new challenge.
+   */
+  LEDGER_OWNERSHIP_SIGNATURE_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(DEFAULT_OWNERSHIP_SIGNATURE_TTL_SECONDS),
+  /**
+   * Invalid signatures a WALLET_SIGNATURE challenge takes before it fails (the account UNVERIFIED),
+   * 1 to 10. The default, 1, is Grid's documented behaviour: an invalid signature moves the account
+   * to UNVERIFIED and the client starts a new challenge.
+   */
+  LEDGER_OWNERSHIP_SIGNATURE_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(DEFAULT_OWNERSHIP_SIGNATURE_MAX_ATTEMPTS),
   /**
    * Pause between two passes of the quote-transaction expiry worker (positive integer ms). Unlike
    * the other knobs of the house, a value that is not a positive integer falls back to the default

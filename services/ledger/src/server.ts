@@ -61,7 +61,7 @@ export function buildLedger(deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pi
   const store = createStore(db, ledgerEvents);
   // Rail instructions waiting per connector, read at each scrape (a no-op without metrics).
   observeRailBacklog(railBacklogReader(db, [SANDBOX_CONNECTOR]));
-  const ledger = createLedger({ store, clock: deps.clock, directory, idempotent: idempotencyRunner(idempotencyKeyStore(db), deps.clock), answers: answerCodecs, log: deps.log, fundingBanks: config.LEDGER_FUNDING_BANK_ACCOUNTS, walletSignatures: deps.walletSignatures });
+  const ledger = createLedger({ store, clock: deps.clock, directory, idempotent: idempotencyRunner(idempotencyKeyStore(db), deps.clock), answers: answerCodecs, log: deps.log, fundingBanks: config.LEDGER_FUNDING_BANK_ACCOUNTS, walletSignatures: deps.walletSignatures, ownership: { signatureTtlMs: config.LEDGER_OWNERSHIP_SIGNATURE_TTL_SECONDS * 1000, signatureMaxAttempts: config.LEDGER_OWNERSHIP_SIGNATURE_MAX_ATTEMPTS } });
   const reconciliation = createReconciliation({ store: reconciliationStore(db, emitReconciled), clock: deps.clock, log: deps.log });
   const runOnce = quoteExpiryPass({
     clock: deps.clock,

@@ -68,7 +68,7 @@ describe("ledger ownership verification by micro-deposits", () => {
     expect(await publicError(challenge(p.platformId, p.ext.id, "WALLET_SIGNATURE"))).toMatchObject({ code: "OWNERSHIP_VERIFICATION_NOT_APPLICABLE" });
     expect(await publicError(challenge(p.platformId, "ExternalAccount:019542f5-b3e7-7d02-8000-000000000000"))).toMatchObject({ code: "EXTERNAL_ACCOUNT_NOT_FOUND" });
     const wallet = (await h.ledger.createExternalAccount({ platformId: p.platformId, owner: "PLATFORM", currency: "BTC", accountInfo: { accountType: "SPARK_WALLET", address: "spark1pgssyuuuhnrrdjswal5c3s3rafw9w3y5dd4cjy3duxlf7hjzkp0rqx6dj6mrhu" } }).catch(() => undefined))?.account;
-    if (wallet) expect(await publicError(challenge(p.platformId, wallet.id))).toMatchObject({ code: "OWNERSHIP_VERIFICATION_NOT_APPLICABLE" });
+    if (wallet) expect(await publicError(challenge(p.platformId, wallet.id, "MICRO_DEPOSITS"))).toMatchObject({ code: "OWNERSHIP_VERIFICATION_NOT_APPLICABLE" });
     expect(await depositsOf(p.ext.id)).toHaveLength(0);
   });
 

@@ -96,7 +96,7 @@ export interface ExternalAccountsTable {
   deleted_at: Date | null;
 }
 
-/** External-account ownership challenges (micro-deposits; issue 27). */
+/** External-account ownership challenges (micro-deposits or wallet signature; issue 27). */
 export interface OwnershipChallengesTable {
   id: string;
   platform_id: string;
@@ -107,6 +107,7 @@ export interface OwnershipChallengesTable {
   attempts: ColumnType<number, number | undefined, number>;
   max_attempts: number;
   failure_reason: ColumnType<string, string | undefined, string>;
+  message_to_sign: ColumnType<string, string | undefined, string>;
   expires_at: Date;
   created_at: Created;
   updated_at: Date;

@@ -6,7 +6,7 @@ import { createDiscoveries } from "./discoveries.js";
 import { createDeposits } from "./deposits.js";
 import type { FundingBank } from "./funding.js";
 import { createIncoming } from "./incoming.js";
-import { createOwnership } from "./ownership.js";
+import { createOwnership, type OwnershipSettings } from "./ownership.js";
 import type { Idempotent } from "./idempotency.js";
 import type { AccountRow, TransactionRow } from "./model.js";
 import type { AnswerCodec, Directory, LedgerStore, WalletSignatures } from "./ports.js";
@@ -37,13 +37,15 @@ export function createLedger(deps: {
   fundingBanks?: readonly FundingBank[];
   /** auth-sessions' signed retries (PATCH /internal-accounts/{id}). */
   walletSignatures: WalletSignatures;
+  /** The WALLET_SIGNATURE challenge's knobs (config.ts, LEDGER_OWNERSHIP_SIGNATURE_*). */
+  ownership: OwnershipSettings;
 }) {
   const { store, clock, directory, idempotent, answers } = deps;
   const rails = createRailRouter({ store, directory, clock });
   const quotes = createQuotes({ store, clock, directory, rails });
   const transfers = createTransfers({ store, clock, directory, idempotent, answers: answers.transaction, quotes, rails });
   const deposits = createDeposits({ store, clock, log: deps.log });
-  const ownership = createOwnership({ store, clock, directory, rails, log: deps.log });
+  const ownership = createOwnership({ store, clock, directory, rails, log: deps.log, settings: deps.ownership });
   return {
     ...createAccounts({ store, clock, directory }),
     ...createCopies({ store, clock, fundingBanks: deps.fundingBanks }),
@@ -58,7 +60,7 @@ export function createLedger(deps: {
     ...createDiscoveries({ store, directory }),
     /** An embedded wallet's privacy, by signed retry (wallet-settings.ts). */
     updateInternalAccount: createWalletSettings({ store, clock, signatures: deps.walletSignatures }).updateInternalAccount,
-    /** Ownership verification by micro-deposits (ownership.ts). */
+    /** Ownership verification by micro-deposits or wallet signature (ownership.ts). */
     startOwnershipChallenge: ownership.startOwnershipChallenge,
     verifyOwnership: ownership.verifyOwnership,
     /**

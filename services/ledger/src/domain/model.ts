@@ -301,17 +301,21 @@ export interface AccountCorrectionRow {
   received_at: Date;
 }
 
-/** An external-account ownership challenge (micro-deposits; domain/ownership.ts). */
+/** An external-account ownership challenge (micro-deposits or wallet signature; domain/ownership.ts). */
 export interface OwnershipChallengeRow {
   id: string;
   platform_id: string;
   external_account_id: string;
+  /** MICRO_DEPOSITS or WALLET_SIGNATURE. */
   method: string;
   status: "PENDING" | "VERIFIED" | "FAILED" | "EXPIRED";
   currency: string;
   attempts: number;
   max_attempts: number;
+  /** Why a FAILED or EXPIRED challenge ended (ATTEMPTS_EXCEEDED, EXPIRED, REPLACED, a rail's reason). */
   failure_reason: string;
+  /** WALLET_SIGNATURE: the exact message the wallet signs; "" for MICRO_DEPOSITS. */
+  message_to_sign: string;
   expires_at: Date;
   created_at: Date;
   updated_at: Date;

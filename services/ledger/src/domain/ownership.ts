@@ -1,13 +1,31 @@
-import { randomInt } from "node:crypto";
+import { randomBytes, randomInt } from "node:crypto";
 import { errors, newId, type Clock, type Logger } from "@corridor/kit";
 import { PAYMENT_RAILS, type AccountType } from "./account-info.js";
 import { newReference } from "./funding.js";
 import { SYSTEM_TYPES, type ExternalAccountRow, type MicroDepositRow, type OwnershipChallengeRow } from "./model.js";
 import type { Directory, LedgerStore, LedgerTx } from "./ports.js";
 import { candidateRails, type RailRouter } from "./rails.js";
+import { SPARK_SIGNATURE_SCHEMES, sparkIdentityKey, verifySparkSignature, type SparkSignatureScheme } from "./spark-signatures.js";
 
-/** The one method Corridor verifies bank accounts by: two small credits whose amounts the customer confirms. */
+/** How Corridor verifies bank accounts: two small credits whose amounts the customer confirms (a Corridor extension of Grid's route). */
 export const MICRO_DEPOSITS = "MICRO_DEPOSITS";
+
+/** How Corridor verifies Spark wallets (Grid's method): the wallet's identity key signs a message. */
+export const WALLET_SIGNATURE = "WALLET_SIGNATURE";
+
+/** Account types whose address encodes a key the owner can sign with (the WALLET_SIGNATURE ones). */
+const KEYED_WALLETS: ReadonlySet<string> = new Set(["SPARK_WALLET"]);
+
+/** Crypto account types: their default method is WALLET_SIGNATURE (a LIGHTNING one is then refused, naming why). */
+const CRYPTO_ACCOUNTS: ReadonlySet<string> = new Set(["SPARK_WALLET", "LIGHTNING"]);
+
+/** The WALLET_SIGNATURE challenge's knobs (config.ts: LEDGER_OWNERSHIP_SIGNATURE_*). */
+export interface OwnershipSettings {
+  /** How long a signature challenge can be answered. */
+  signatureTtlMs: number;
+  /** Invalid signatures a challenge takes before it fails. */
+  signatureMaxAttempts: number;
+}
 
 /** Sandbox platforms' micro-deposits, fixed so tests and integrators can confirm them (docs/connectors.md). */
 export const SANDBOX_MICRO_DEPOSIT_AMOUNTS: readonly [bigint, bigint] = [32n, 45n];
@@ -31,7 +49,7 @@ function productionAmounts(): [bigint, bigint] {
   return [BigInt(a), BigInt(b)];
 }
 
-/** The challenge as the API shows it; never the amounts. */
+/** The challenge as the API shows it; never the micro-deposit amounts. */
 export interface OwnershipChallengeView {
   challenge: OwnershipChallengeRow;
   deposits: MicroDepositRow[];
@@ -45,9 +63,21 @@ export interface OwnershipChallengeView {
  * system account to its RAIL_CLEARING (balanced; the expense account goes negative by what the
  * verification cost the operator), and reversed if the bank returns it. The customer confirms the
  * two amounts; MAX_VERIFY_ATTEMPTS wrong answers fail the challenge.
+ *
+ * Spark wallets are verified Grid's way (WALLET_SIGNATURE): the challenge is a message binding the
+ * platform, the account, its address, a random nonce and the expiry; the wallet's identity key (the
+ * one its address encodes) signs it (spark-signatures.ts). One challenge per account is live: a
+ * new one replaces it. Verified or failed, the account moves exactly as micro-deposits move it.
  */
-export function createOwnership(deps: { store: LedgerStore; clock: Clock; directory: Directory; rails: Pick<RailRouter, "route">; log?: Pick<Logger, "info" | "warn"> }) {
-  const { store, clock, directory } = deps;
+export function createOwnership(deps: {
+  store: LedgerStore;
+  clock: Clock;
+  directory: Directory;
+  rails: Pick<RailRouter, "route">;
+  log?: Pick<Logger, "info" | "warn">;
+  settings: OwnershipSettings;
+}) {
+  const { store, clock, directory, settings } = deps;
 
   async function account(scope: { platformId: string; ownerKind: "CUSTOMER" | "PLATFORM"; customerId?: string }, id: string): Promise<ExternalAccountRow> {
     const row = await store.getExternalAccount(scope, id);
@@ -78,12 +108,157 @@ export function createOwnership(deps: { store: LedgerStore; clock: Clock; direct
     await markAccount(trx, c.platform_id, c.external_account_id, FAILED_STATUS, "OWNERSHIP_UNVERIFIED", now);
   }
 
+  /** 409 OWNERSHIP_VERIFICATION_NOT_APPLICABLE unless `method` can verify `external`, naming why. */
+  function notApplicable(external: ExternalAccountRow, method: string): void {
+    const type = external.account_type;
+    const refuse = (why: string) => {
+      throw errors.conflict("OWNERSHIP_VERIFICATION_NOT_APPLICABLE", why, { method, accountType: type });
+    };
+    if (method === MICRO_DEPOSITS) {
+      if (KEYED_WALLETS.has(type)) refuse(`A ${type} cannot receive micro-deposits; its ownership is verified by ${WALLET_SIGNATURE}`);
+      if (!PAYMENT_RAILS[type as AccountType]) {
+        refuse(`A ${type} cannot receive micro-deposits; ownership verification by MICRO_DEPOSITS applies to bank accounts (${Object.keys(PAYMENT_RAILS).join(", ")})`);
+      }
+      return;
+    }
+    if (method === WALLET_SIGNATURE) {
+      if (type === "LIGHTNING") {
+        refuse("A LIGHTNING account (a BOLT11 invoice or a lightning address) holds no key of its owner that a signature could be checked against; ownership verification by WALLET_SIGNATURE applies to SPARK_WALLET");
+      }
+      if (!KEYED_WALLETS.has(type)) {
+        refuse(`A ${type} has no wallet key to sign with; ownership verification by WALLET_SIGNATURE applies to SPARK_WALLET${PAYMENT_RAILS[type as AccountType] ? `, and a ${type} is verified by ${MICRO_DEPOSITS}` : ""}`);
+      }
+      if (!sparkIdentityKey(String(external.account_info.address ?? ""))) {
+        refuse("The account's address does not decode to a Spark identity key (bech32m over Spark's SparkAddress), so no signature can be checked against it");
+      }
+      return;
+    }
+    refuse(
+      method === "LIVENESS"
+        ? "Corridor offers no LIVENESS verification (it has no hosted biometric provider); Spark wallets are verified by WALLET_SIGNATURE, bank accounts by MICRO_DEPOSITS"
+        : `Ownership cannot be verified by ${method}; Corridor verifies Spark wallets by WALLET_SIGNATURE and bank accounts by MICRO_DEPOSITS`,
+    );
+  }
+
+  /** The message a wallet signs: the platform, the account, its address, a random nonce and the expiry, one per line. */
+  function messageToSign(external: ExternalAccountRow, expiresAt: Date): string {
+    return [
+      "Corridor ownership verification: I control this wallet.",
+      `Platform: ${external.platform_id}`,
+      `External account: ${external.id}`,
+      `Address: ${String(external.account_info.address ?? "")}`,
+      `Nonce: ${randomBytes(16).toString("hex")}`,
+      `Expires at: ${expiresAt.toISOString()}`,
+    ].join("\n");
+  }
+
+  /**
+   * A WALLET_SIGNATURE challenge for a Spark wallet: 201 with the message. Grid's semantics: a new
+   * challenge replaces the one outstanding (FAILED, REPLACED), so there is one live message per
+   * account; an UNVERIFIED account becomes PENDING_OWNERSHIP_VERIFICATION again. Nothing is sent
+   * anywhere, so nothing costs money.
+   */
+  async function startSignatureChallenge(scope: { platformId: string }, external: ExternalAccountRow): Promise<OwnershipChallengeView> {
+    return store.transaction(async (trx) => {
+      const now = clock.now();
+      if (external.customer_id) await trx.requireOpenCustomer(scope.platformId, external.customer_id);
+      if (!(await trx.findExternalAccount(scope.platformId, external.id))) throw errors.notFound("ExternalAccount", external.id);
+      const latest = await trx.latestOwnershipChallenge(scope.platformId, external.id, true);
+      if (latest?.status === "VERIFIED") throw errors.conflict("EXTERNAL_ACCOUNT_ALREADY_VERIFIED", "The account's ownership is already verified", { id: external.id });
+      if (latest?.status === "PENDING") await trx.updateOwnershipChallenge(latest.id, { status: "FAILED", failure_reason: "REPLACED", updated_at: now });
+      const expiresAt = new Date(now.getTime() + settings.signatureTtlMs);
+      const challenge: OwnershipChallengeRow = {
+        id: `OwnershipChallenge:${newId("Request").slice("Request:".length)}`,
+        platform_id: scope.platformId,
+        external_account_id: external.id,
+        method: WALLET_SIGNATURE,
+        status: "PENDING",
+        currency: external.currency,
+        attempts: 0,
+        max_attempts: settings.signatureMaxAttempts,
+        failure_reason: "",
+        message_to_sign: messageToSign(external, expiresAt),
+        expires_at: expiresAt,
+        created_at: now,
+        updated_at: now,
+      };
+      await trx.insertOwnershipChallenge(challenge);
+      await markAccount(trx, scope.platformId, external.id, PENDING_STATUS, "OWNERSHIP_VERIFICATION_STARTED", now);
+      return { challenge, deposits: [] };
+    });
+  }
+
+  /**
+   * The wallet's signature over the live challenge's message. Valid: VERIFIED, the account ACTIVE.
+   * Invalid: 400 OWNERSHIP_SIGNATURE_INVALID with the attempts left (committed before the
+   * refusal); the last one fails the challenge and the account is UNVERIFIED. Expired: 400
+   * OWNERSHIP_CHALLENGE_EXPIRED (Grid answers an expired challenge's signature with a 400), the
+   * account UNVERIFIED. None outstanding: 409 OWNERSHIP_CHALLENGE_NOT_FOUND; verified: 409
+   * EXTERNAL_ACCOUNT_ALREADY_VERIFIED (a replayed signature changes nothing).
+   */
+  async function verifySignature(scope: { platformId: string }, external: ExternalAccountRow, signature: string, schemeName: string): Promise<ExternalAccountRow> {
+    const scheme = (schemeName || "bip137") as SparkSignatureScheme;
+    if (!SPARK_SIGNATURE_SCHEMES.includes(scheme)) {
+      throw errors.invalidInput([{ field: "signatureScheme", reason: `a ${external.account_type}'s signature scheme is one of ${SPARK_SIGNATURE_SCHEMES.join(", ")} (default bip137)` }]);
+    }
+    if (signature.length > 1024) throw errors.invalidInput([{ field: "signature", reason: "must be at most 1024 characters" }]);
+    const key = sparkIdentityKey(String(external.account_info.address ?? ""));
+    const outcome = await store.transaction(async (trx) => {
+      const now = clock.now();
+      const latest = await trx.latestOwnershipChallenge(scope.platformId, external.id, true);
+      const current = latest ? await expireIfDue(trx, latest, now) : undefined;
+      if (current?.status === "VERIFIED") throw errors.conflict("EXTERNAL_ACCOUNT_ALREADY_VERIFIED", "The account's ownership is already verified", { id: external.id });
+      if (current?.status === "EXPIRED") return { refusal: "expired" as const, challenge: current };
+      if (!current || current.status !== "PENDING" || current.method !== WALLET_SIGNATURE) return { refusal: "none" as const, challenge: current };
+      if (key && verifySparkSignature(scheme, current.message_to_sign, signature, key)) {
+        await trx.updateOwnershipChallenge(current.id, { status: "VERIFIED", attempts: current.attempts + 1, updated_at: now });
+        const row = await markAccount(trx, scope.platformId, external.id, VERIFIED_STATUS, "OWNERSHIP_VERIFIED", now);
+        if (!row) throw errors.notFound("ExternalAccount", external.id);
+        return { refusal: undefined, row };
+      }
+      const attempts = current.attempts + 1;
+      if (attempts >= current.max_attempts) {
+        await trx.updateOwnershipChallenge(current.id, { status: "FAILED", attempts, failure_reason: "ATTEMPTS_EXCEEDED", updated_at: now });
+        await markAccount(trx, scope.platformId, external.id, FAILED_STATUS, "OWNERSHIP_UNVERIFIED", now);
+      } else {
+        await trx.updateOwnershipChallenge(current.id, { attempts, updated_at: now });
+      }
+      return { refusal: "invalid" as const, remaining: current.max_attempts - attempts };
+    });
+    if (!outcome.refusal) return outcome.row;
+    if (outcome.refusal === "invalid") {
+      const left = outcome.remaining;
+      throw errors.badRequest(
+        "OWNERSHIP_SIGNATURE_INVALID",
+        left > 0
+          ? `The signature is not the wallet's over the challenge's messageToSign (scheme ${scheme}); ${left} attempt${left === 1 ? "" : "s"} left`
+          : `The signature is not the wallet's over the challenge's messageToSign (scheme ${scheme}); the challenge failed and the account is UNVERIFIED: start a new challenge`,
+        { id: external.id, signatureScheme: scheme, attemptsRemaining: left },
+      );
+    }
+    if (outcome.refusal === "expired") {
+      throw errors.badRequest("OWNERSHIP_CHALLENGE_EXPIRED", "The ownership challenge expired before it was signed; the account is UNVERIFIED: start a new challenge", {
+        id: external.id,
+        expiresAt: outcome.challenge.expires_at.toISOString(),
+      });
+    }
+    const c = outcome.challenge;
+    throw errors.conflict(
+      "OWNERSHIP_CHALLENGE_NOT_FOUND",
+      !c
+        ? "No ownership challenge is outstanding for this account; start one with the challenge endpoint"
+        : `The account's last ownership challenge is ${c.status}${c.failure_reason ? ` (${c.failure_reason})` : ""}; start a new challenge`,
+      { id: external.id, ...(c ? { challengeStatus: c.status, reason: c.failure_reason } : {}) },
+    );
+  }
+
   return {
     /**
-     * Starts a micro-deposit challenge: 201 with the challenge. An outstanding one is answered as
-     * is (no new credits: a retried request costs nothing); a verified account, or one no
-     * micro-deposit can reach, is a 409; a production platform without a connector for the
-     * account's rails a 400 PAYMENT_RAIL_NOT_AVAILABLE, before anything is sent.
+     * Starts a challenge: 201 with it. The method defaults to the account's: WALLET_SIGNATURE for a
+     * Spark wallet (startSignatureChallenge), MICRO_DEPOSITS for a bank account. A micro-deposit
+     * challenge outstanding is answered as is (no new credits: a retried request costs nothing); a
+     * verified account, or one the method cannot verify, is a 409; a production platform without a
+     * connector for the account's rails a 400 PAYMENT_RAIL_NOT_AVAILABLE, before anything is sent.
      */
     async startOwnershipChallenge(
       scope: { platformId: string; ownerKind: "CUSTOMER" | "PLATFORM"; customerId?: string },
@@ -91,19 +266,12 @@ export function createOwnership(deps: { store: LedgerStore; clock: Clock; direct
       method: string,
     ): Promise<OwnershipChallengeView> {
       const external = await account(scope, externalAccountId);
-      const m = method || MICRO_DEPOSITS;
-      if (m !== MICRO_DEPOSITS || !PAYMENT_RAILS[external.account_type as AccountType]) {
-        throw errors.conflict(
-          "OWNERSHIP_VERIFICATION_NOT_APPLICABLE",
-          m !== MICRO_DEPOSITS
-            ? `Ownership of this account cannot be verified by ${m}; Corridor verifies bank accounts by MICRO_DEPOSITS`
-            : `A ${external.account_type} cannot receive micro-deposits; ownership verification by MICRO_DEPOSITS applies to bank accounts (${Object.keys(PAYMENT_RAILS).join(", ")})`,
-          { method: m, accountType: external.account_type },
-        );
-      }
+      const m = method || (CRYPTO_ACCOUNTS.has(external.account_type) ? WALLET_SIGNATURE : MICRO_DEPOSITS);
+      notApplicable(external, m);
       if (external.status === VERIFIED_STATUS && (await store.latestOwnershipChallenge(scope.platformId, external.id))?.status === "VERIFIED") {
         throw errors.conflict("EXTERNAL_ACCOUNT_ALREADY_VERIFIED", "The account's ownership is already verified", { id: external.id });
       }
+      if (m === WALLET_SIGNATURE) return startSignatureChallenge(scope, external);
       // Routing (and its 400) before the money transaction, as for transfers.
       const route = await deps.rails.route(scope.platformId, external.currency, candidateRails(external.account_info));
       const environment = await directory.environment(scope.platformId);
@@ -128,6 +296,7 @@ export function createOwnership(deps: { store: LedgerStore; clock: Clock; direct
           attempts: 0,
           max_attempts: MAX_VERIFY_ATTEMPTS,
           failure_reason: "",
+          message_to_sign: "",
           expires_at: new Date(now.getTime() + CHALLENGE_TTL_MS),
           created_at: now,
           updated_at: now,
@@ -162,7 +331,8 @@ export function createOwnership(deps: { store: LedgerStore; clock: Clock; direct
     },
 
     /**
-     * The customer's confirmation of the two amounts (minor units, either order). Right: the
+     * The owner's proof: a Spark wallet's signature (verifySignature), or a bank account's two
+     * micro-deposit amounts (minor units, either order). Right: the
      * challenge is VERIFIED and the account ACTIVE (its answer). Wrong: 400
      * MICRO_DEPOSIT_AMOUNTS_MISMATCH with the attempts left, the attempt counted (committed before
      * the refusal); the last wrong one fails the challenge (400 MICRO_DEPOSIT_ATTEMPTS_EXCEEDED,
@@ -172,18 +342,30 @@ export function createOwnership(deps: { store: LedgerStore; clock: Clock; direct
     async verifyOwnership(
       scope: { platformId: string; ownerKind: "CUSTOMER" | "PLATFORM"; customerId?: string },
       externalAccountId: string,
-      amounts: readonly bigint[],
+      proof: { amounts: readonly bigint[]; signature?: string; signatureScheme?: string },
     ): Promise<ExternalAccountRow> {
+      const { amounts } = proof;
+      const signature = proof.signature ?? "";
+      if (signature && amounts.length > 0) {
+        throw errors.invalidInput([{ field: "signature", reason: "send either amounts (MICRO_DEPOSITS) or signature (WALLET_SIGNATURE), not both" }]);
+      }
+      const external = await account(scope, externalAccountId);
+      if (KEYED_WALLETS.has(external.account_type)) {
+        if (!signature) throw errors.invalidInput([{ field: "signature", reason: `a ${external.account_type} is verified by WALLET_SIGNATURE: send the signature over the challenge's messageToSign` }]);
+        return verifySignature(scope, external, signature, proof.signatureScheme ?? "");
+      }
+      if (signature || proof.signatureScheme) {
+        throw errors.invalidInput([{ field: "signature", reason: `a ${external.account_type} is verified by MICRO_DEPOSITS, not by a signature: send the two amounts` }]);
+      }
       if (amounts.length !== 2) throw errors.invalidInput([{ field: "amounts", reason: "must list the two micro-deposit amounts, in minor units" }]);
       const bad = amounts.findIndex((a) => a < 1n || a > 99n);
       if (bad >= 0) throw errors.invalidInput([{ field: `amounts[${bad}]`, reason: "must be an amount from 1 to 99 minor units" }]);
-      const external = await account(scope, externalAccountId);
       const outcome = await store.transaction(async (trx) => {
         const now = clock.now();
         const latest = await trx.latestOwnershipChallenge(scope.platformId, external.id, true);
         const current = latest ? await expireIfDue(trx, latest, now) : undefined;
         if (current?.status === "VERIFIED") throw errors.conflict("EXTERNAL_ACCOUNT_ALREADY_VERIFIED", "The account's ownership is already verified", { id: external.id });
-        if (!current || current.status !== "PENDING") {
+        if (!current || current.status !== "PENDING" || current.method !== MICRO_DEPOSITS) {
           // The expiry (if it just happened) commits with this answer.
           return { refusal: "none" as const, challenge: current };
         }

@@ -112,7 +112,7 @@ export function createLedgerHandler({ ledger }: { ledger: Ledger }): ServiceImpl
     },
 
     async verifyOwnership(req) {
-      const row = await ledger.verifyOwnership({ platformId: req.platformId, ownerKind: owner(req.owner) }, req.accountId, req.amounts);
+      const row = await ledger.verifyOwnership({ platformId: req.platformId, ownerKind: owner(req.owner) }, req.accountId, { amounts: req.amounts, signature: req.signature, signatureScheme: req.signatureScheme });
       return { account: externalAccountToPb(row) };
     },
 

@@ -116,7 +116,7 @@ export function transactionToPb(r: TransactionRow): Transaction {
   });
 }
 
-/** A challenge as the API shows it: never the amounts. */
+/** A challenge as the API shows it: never the micro-deposit amounts. */
 export function ownershipChallengeToPb(c: OwnershipChallengeRow, depositCount: number): OwnershipChallenge {
   return create(OwnershipChallengeSchema, {
     id: c.id,
@@ -128,5 +128,6 @@ export function ownershipChallengeToPb(c: OwnershipChallengeRow, depositCount: n
     expiresAt: timestampFromDate(c.expires_at),
     createdAt: timestampFromDate(c.created_at),
     currency: c.currency,
+    messageToSign: c.message_to_sign,
   });
 }
