@@ -78,3 +78,41 @@ describe("Idempotency-Key on every changing route", () => {
     expect(fresh.json().id).not.toBe(first.json().id);
   });
 });
+
+/** Gateway replicas share the record through Redis: duplicates spread over them still have one effect. */
+describe.skipIf(!process.env.REDIS_URL)("Idempotency-Key across gateway replicas sharing Redis", () => {
+  const fakes = new FakeServices();
+  const log = createLogger("idempotency-replicas-test", "silent");
+  let a: FastifyInstance;
+  let b: FastifyInstance;
+
+  beforeAll(async () => {
+    a = await buildGateway({ transportFor: fakes.transportFor, log, redisUrl: process.env.REDIS_URL });
+    b = await buildGateway({ transportFor: fakes.transportFor, log, redisUrl: process.env.REDIS_URL });
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+  });
+
+  it("creates one token for 8 concurrent requests with one key over two replicas, and each replica replays it", async () => {
+    const caller = fakes.addToken({ permissions: [Permission.VIEW, Permission.MANAGE] });
+    const key = `k-${Date.now()}-${Math.random()}`;
+    const name = `replicated-${key}`;
+    const send = (app: FastifyInstance) =>
+      app.inject({ method: "POST", url: `${V}/tokens`, headers: { authorization: basic(caller), "idempotency-key": key }, payload: { name, permissions: ["VIEW"] } });
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => send(i % 2 ? a : b)));
+    const firsts = answers.filter((r) => r.statusCode === 201 && r.headers["idempotent-replayed"] === undefined);
+    expect(firsts).toHaveLength(1);
+    for (const r of answers) {
+      if (r === firsts[0]) continue;
+      if (r.statusCode === 409) expect(r.json().code).toBe("IDEMPOTENCY_KEY_IN_USE");
+      else expect([r.statusCode, r.headers["idempotent-replayed"], r.body]).toEqual([201, "true", firsts[0]!.body]);
+    }
+    for (const app of [a, b]) {
+      const late = await send(app);
+      expect([late.statusCode, late.headers["idempotent-replayed"], late.body]).toEqual([201, "true", firsts[0]!.body]);
+    }
+    expect([...fakes.tokens.values()].filter((t) => t.token.name === name)).toHaveLength(1);
+  });
+});
