@@ -25,6 +25,11 @@ import { IdempotencyKeyHeader } from "./schemas/common.js";
  * had its effect. It is released only when a request failed without effect (the services then
  * release their own keys too), no other request under it is running and none committed, so a
  * corrected retry with the same key works and a concurrent duplicate's success is never forgotten.
+ *
+ * Routes whose service stores no answer (customers, owners, documents, tokens, agents, config, ...)
+ * are recorded here instead: the same registry entry then also holds the request running under the
+ * key (with a lease) and, once it answered, its sealed answer, which is replayed byte for byte
+ * (docs/idempotency.md; the hooks at the end of this file say which route is which).
  */
 
 export interface KeyScope {
@@ -584,7 +589,11 @@ export function installIdempotency(app: FastifyInstance, registry: IdempotencyRe
     if (result.kind === "in_use") throw keyInUse(key);
     if (result.kind === "replay") {
       const answer = openAnswer(scope, result.answer);
-      if (!answer) throw new Error("a recorded idempotent answer did not open");
+      if (!answer) {
+        // Only a changed or damaged registry entry gets here: never run the request again under it.
+        log.error({ route: request.routeOptions.url }, "a recorded Idempotency-Key answer did not open");
+        throw new AppError("UNAVAILABLE", "SERVICE_UNAVAILABLE", "The first answer of this Idempotency-Key cannot be read; retry later", {});
+      }
       state.claim = { scope, fingerprint, claimed: true, effectDone: false, settled: true, recorded: true };
       reply.code(answer.status);
       for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value);
