@@ -84,6 +84,8 @@ export interface GatewayOptions {
   trustProxy?: boolean;
   /** How long a client may take to send a request's headers, and the whole request (ms). Defaults: config.ts. */
   httpTimeouts?: { headersMs: number; requestMs: number };
+  /** How long a gateway-recorded Idempotency-Key stays with a request that has not answered (ms). Default: config.ts. */
+  idempotencyLeaseMs?: number;
   /** The operator's webhook-target settings (PATCH /config's webhookEndpoint check). Default: the kit's webhookTargetEnv. */
   webhookTargets?: WebhookTargetSettings;
   /**
@@ -192,7 +194,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
   });
   // Idempotency-Key is scoped to (platform, key) across every route (decisions §3).
   const idempotency: IdempotencyRegistry = redis ? new RedisIdempotencyRegistry(redis) : new MemoryIdempotencyRegistry();
-  installIdempotency(app, idempotency, opts.log);
+  installIdempotency(app, idempotency, opts.log, { leaseMs: opts.idempotencyLeaseMs ?? GATEWAY_DEFAULTS.IDEMPOTENCY_LEASE_MS });
 
   await registerOpenApi(app);
   await registerConsole(app, opts.log);

@@ -75,6 +75,8 @@ export const gatewayEnv = {
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).default(15_000),
   /** A client must send a whole request (headers and body) within this many ms, or gets 408 and a closed connection (slow bodies). */
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30_000),
+  /** How long a request answered by the gateway's idempotency record (docs/idempotency.md) holds its Idempotency-Key before it answers; past it (a gateway that died mid-request), a retry with the same key runs again. Longer than any request runs. */
+  IDEMPOTENCY_LEASE_MS: z.coerce.number().int().min(1000).default(120_000),
   /** Where the operator publishes the end-user terms its platforms' customers accept (GET /customers/end-user-terms, an https URL); unset: that route answers 404 END_USER_TERMS_NOT_CONFIGURED. */
   CORRIDOR_END_USER_TERMS_URL: z
     .string()
@@ -124,6 +126,7 @@ export interface GatewayTuning {
   authCacheTtlMs: number;
   trustProxy: boolean;
   httpTimeouts: { headersMs: number; requestMs: number };
+  idempotencyLeaseMs: number;
   webhookTargets: WebhookTargetSettings;
   /** The operator's end-user terms, when it publishes some. */
   endUserTerms?: { url: string; version: string };
@@ -142,6 +145,7 @@ export function gatewayTuning(config: GatewayConfig & Partial<WebhookTargetSetti
     authCacheTtlMs: config.AUTH_CACHE_TTL_MS,
     trustProxy: config.TRUST_PROXY,
     httpTimeouts: { headersMs: config.HTTP_HEADERS_TIMEOUT_MS, requestMs: config.HTTP_REQUEST_TIMEOUT_MS },
+    idempotencyLeaseMs: config.IDEMPOTENCY_LEASE_MS,
     vasps: vaspDirectory(config.CORRIDOR_VASP_DIRECTORY),
     ...(config.CORRIDOR_END_USER_TERMS_URL ? { endUserTerms: { url: config.CORRIDOR_END_USER_TERMS_URL, version: config.CORRIDOR_END_USER_TERMS_VERSION } } : {}),
   };

@@ -44,7 +44,7 @@ Every route takes HTTP Basic with an API token: the username is its **clientId**
 Every answer that is not 2xx has the shape \`{status, code, message, details}\`. \`code\` is stable UPPER_SNAKE (for example \`INSUFFICIENT_BALANCE\`); \`400 INVALID_INPUT\` lists every bad field in \`details.errors\` as \`{field, reason}\`, where field is the location then the path (\`body.supportedCurrencies[0].minAmount\`). Every answer carries a \`Request-Id\` header: quote it when asking for help. Each operation below lists the codes it can answer.
 
 ## Idempotency
-Money-moving POSTs honour an \`Idempotency-Key\` header: the same key and request within 24 h answers the first response (\`Idempotent-Replayed: true\`) and moves nothing again; the same key with another request is \`422 IDEMPOTENCY_KEY_REUSED\`.
+Every POST, PUT, PATCH and DELETE called with credentials honours an \`Idempotency-Key\` header: the same key and request within 24 h answers the first response again, status and body byte for byte (\`Idempotent-Replayed: true\`), and has no second effect; while the first runs, \`409 IDEMPOTENCY_KEY_IN_USE\`; the same key with another route or body, \`422 IDEMPOTENCY_KEY_REUSED\`; a refused request (4xx) frees its key. The money-moving routes and external-account registration store the answer with their effect in their service; the others are recorded by the gateway (each route's description says so).
 
 ## Lists
 Lists answer \`{data, hasMore, nextCursor, totalCount}\`; pass \`nextCursor\` back as \`cursor\` for the next page (\`limit\` 1–100, default 20).

@@ -10,7 +10,9 @@ import {
   MemoryIdempotencyRegistry,
   RedisIdempotencyRegistry,
   filledPath,
+  openAnswer,
   requestFingerprint,
+  sealAnswer,
   settlementOf,
   type IdempotencyRegistry,
 } from "../src/idempotency.js";
@@ -29,6 +31,8 @@ interface RegistryHarness {
   registry: IdempotencyRegistry;
   /** Moves past the claims' lifetime. */
   expire(): Promise<void>;
+  /** Moves past a lease of LEASE_MS. */
+  pastLease(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -39,6 +43,9 @@ function memoryHarness(): RegistryHarness {
     registry,
     expire: async () => {
       now += 60_001;
+    },
+    pastLease: async () => {
+      now += LEASE_MS + 1;
     },
     close: () => registry.close(),
   };
@@ -51,12 +58,16 @@ function redisHarness(): RegistryHarness {
   return {
     registry,
     expire: () => new Promise((r) => setTimeout(r, ttlMs + 100)),
+    pastLease: () => new Promise((r) => setTimeout(r, LEASE_MS + 20)),
     close: async () => {
       await registry.close();
       await redis.quit();
     },
   };
 }
+
+/** The lease the recorded-key tests give a claim (Redis judges it by its own clock). */
+const LEASE_MS = 150;
 
 const harnesses: [string, () => RegistryHarness, boolean][] = [
   ["memory", memoryHarness, false],
@@ -144,6 +155,75 @@ describe.each(harnesses)("idempotency registry (%s)", (_name, make, skip) => {
     await r.settle(s, "fp1", "committed");
     await h.expire();
     expect(await r.claim(s, "fp2")).toBe("claimed");
+  });
+});
+
+describe.each(harnesses)("gateway-recorded keys in the registry (%s)", (_name, make, skip) => {
+  let h: RegistryHarness;
+  let r: IdempotencyRegistry;
+  const scope = () => ({ platformId: `Platform:${randomUUID()}`, key: "k1" });
+
+  beforeEach(() => {
+    if (skip) return;
+    h = make();
+    r = h.registry;
+  });
+  afterEach(async () => {
+    if (!skip) await h.close();
+  });
+
+  it.skipIf(skip)("lets one request run under a key, answers the others in_use, then replays the recorded answer", async () => {
+    const s = scope();
+    expect(await r.claimRecorded(s, "fp1", "req-a", 60_000)).toEqual({ kind: "claimed" });
+    expect(await r.claimRecorded(s, "fp1", "req-b", 60_000)).toEqual({ kind: "in_use" });
+    expect(await r.claimRecorded(s, "fp2", "req-c", 60_000)).toEqual({ kind: "conflict" });
+    await r.record(s, "fp1", "answer-1");
+    await r.record(s, "fp1", "answer-2"); // the first answer stays
+    expect(await r.claimRecorded(s, "fp1", "req-d", 60_000)).toEqual({ kind: "replay", answer: "answer-1" });
+    expect(await r.release(s, "fp1", "req-a")).toBe(false); // answered: never released
+    expect(await r.claimRecorded(s, "fp2", "req-e", 60_000)).toEqual({ kind: "conflict" });
+  });
+
+  it.skipIf(skip)("releases a key only for the request holding it, so a corrected request can use it", async () => {
+    const s = scope();
+    await r.claimRecorded(s, "fp1", "req-a", 60_000);
+    expect(await r.release(s, "fp1", "req-b")).toBe(false);
+    expect(await r.release(s, "fp2", "req-a")).toBe(false);
+    expect(await r.release(s, "fp1", "req-a")).toBe(true);
+    expect(await r.claimRecorded(s, "fp2", "req-c", 60_000)).toEqual({ kind: "claimed" });
+  });
+
+  it.skipIf(skip)("gives the key to the same request again once an unanswered holder's lease ran out, never to another body", async () => {
+    const s = scope();
+    await r.claimRecorded(s, "fp1", "req-a", LEASE_MS);
+    await h.pastLease();
+    expect(await r.claimRecorded(s, "fp2", "req-b", LEASE_MS)).toEqual({ kind: "conflict" });
+    expect(await r.claimRecorded(s, "fp1", "req-c", 60_000)).toEqual({ kind: "claimed" });
+    expect(await r.release(s, "fp1", "req-a")).toBe(false); // no longer the holder
+    expect(await r.claimRecorded(s, "fp1", "req-d", 60_000)).toEqual({ kind: "in_use" });
+  });
+
+  it.skipIf(skip)("shares the key space with the service routes' claims", async () => {
+    const s = scope();
+    expect(await r.claim(s, "fp-service")).toBe("claimed");
+    expect(await r.claimRecorded(s, "fp-gateway", "req-a", 60_000)).toEqual({ kind: "conflict" });
+    const t = scope();
+    await r.claimRecorded(t, "fp-gateway", "req-a", 60_000);
+    expect(await r.claim(t, "fp-service")).toBe("conflict");
+  });
+});
+
+describe("sealed answers", () => {
+  const answer = { status: 201, headers: { "content-type": "application/json; charset=utf-8" }, body: '{"clientSecret":"s3cret"}' };
+
+  it("open only with the key and platform they were sealed under, and hide the body", () => {
+    const scope = { platformId: "Platform:a", key: "k1" };
+    const sealed = sealAnswer(scope, answer);
+    expect(sealed).not.toContain("s3cret");
+    expect(openAnswer(scope, sealed)).toEqual(answer);
+    expect(openAnswer({ ...scope, key: "k2" }, sealed)).toBeUndefined();
+    expect(openAnswer({ ...scope, platformId: "Platform:b" }, sealed)).toBeUndefined();
+    expect(openAnswer(scope, sealed.slice(0, -2) + (sealed.endsWith("AA") ? "BB" : "AA"))).toBeUndefined();
   });
 });
 

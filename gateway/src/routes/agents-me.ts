@@ -2,6 +2,7 @@ import { errors } from "@corridor/kit";
 import { Type } from "typebox";
 import { agentOf, type AgentPrincipal } from "../auth.js";
 import { markIdempotentEffectDone } from "../idempotency.js";
+import { answerCreated, serviceKey } from "./external-accounts.js";
 import { agentActionToJson, agentToJson } from "../mappers/agents.js";
 import { externalAccountToJson } from "../mappers/external-accounts.js";
 import { internalAccountToJson } from "../mappers/internal-accounts.js";
@@ -285,8 +286,9 @@ export function agentMeRoutes(app: Api, { clients }: RouteDeps): void {
       config: { auth: "bearer", agentPermission: "MANAGE_EXTERNAL_ACCOUNTS" },
       schema: {
         summary: "Register an external account of the customer",
-        description: `As POST /customers/external-accounts, for the agent's customer: customerId is inferred and, when sent, must be the agent's customer (404 USER_NOT_FOUND otherwise). 201 the ExternalAccount; 400 INVALID_INPUT naming the field, 400 INVALID_BANK_ACCOUNT. ${BEARER} ${PAUSED} ${needs("MANAGE_EXTERNAL_ACCOUNTS")}`,
+        description: `As POST /customers/external-accounts, for the agent's customer: customerId is inferred and, when sent, must be the agent's customer (404 USER_NOT_FOUND otherwise). 201 the ExternalAccount; 400 INVALID_INPUT naming the field, 400 INVALID_BANK_ACCOUNT. Honours Idempotency-Key (scoped to the agent; the ledger stores the answer with the account). ${BEARER} ${PAUSED} ${needs("MANAGE_EXTERNAL_ACCOUNTS")}`,
         tags,
+        headers: IdempotencyHeaders,
         body: CreateMyExternalAccountBody,
         response: { 201: Ref("ExternalAccount", "The new account."), ...errorResponses },
       },
@@ -303,8 +305,9 @@ export function agentMeRoutes(app: Api, { clients }: RouteDeps): void {
         accountInfo: b.accountInfo,
         platformAccountId: b.platformAccountId ?? "",
         defaultUmaDepositAccount: b.defaultUmaDepositAccount ?? false,
+        idempotencyKey: serviceKey(request),
       });
-      return reply.code(201).send(externalAccountToJson(res.account));
+      return answerCreated(request, reply, res);
     },
   );
 

@@ -136,6 +136,7 @@ export function customerImportRoutes(app: Api, { clients }: RouteDeps): void {
         const file = await readCsvUpload(request);
         const res = await clients.customerImports.startCustomerImport({ platformId, content: file.content, fileName: file.fileName, idempotencyKey: key });
         markIdempotentEffectDone(request);
+        if (res.replayed) reply.header("Idempotent-Replayed", "true");
         const job = customerImportToJson(res.job);
         return reply.code(202).send({ jobId: job.jobId, status: job.status === "PROCESSING" ? "PROCESSING" : "PENDING" });
       },

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import multipart from "@fastify/multipart";
 import { multipartRefusal } from "../multipart.js";
 import { errors } from "@corridor/kit";
@@ -7,6 +8,7 @@ import { DocumentInputSchema, type Document } from "@corridor/proto/corridor/cus
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { principalOf } from "../auth.js";
+import { claimAfterBody } from "../idempotency.js";
 import { HttpError } from "../http-status.js";
 import { ListEnvelope, errorResponses, pagingQuery } from "../schemas/common.js";
 import { listEnvelope, pageOf } from "./list.js";
@@ -126,6 +128,21 @@ export async function readUpload(request: FastifyRequest) {
   });
 }
 
+/** What an upload means for its Idempotency-Key: the fields, the file's name, type and SHA-256 (not the multipart encoding). */
+function uploadMeaning(d: ReturnType<typeof create<typeof DocumentInputSchema>>) {
+  return {
+    documentHolder: d.documentHolder,
+    documentType: d.documentType,
+    side: d.side,
+    country: d.country,
+    documentNumber: d.documentNumber,
+    issuingAuthority: d.issuingAuthority,
+    fileName: d.fileName,
+    contentType: d.declaredContentType,
+    sha256: createHash("sha256").update(d.content).digest("hex"),
+  };
+}
+
 const tags = ["Customers"];
 /** Multipart bodies are read by the route, not validated as JSON: only params and query are checked here. */
 const MULTIPART = { consumes: ["multipart/form-data"], body: DocumentUpload };
@@ -160,6 +177,7 @@ export function documentRoutes(app: Api, { clients }: RouteDeps): void {
       async (request, reply) => {
         const { platformId } = principalOf(request);
         const document = await readUpload(request);
+        if (await claimAfterBody(request, reply, uploadMeaning(document))) return reply;
         const res = await clients.customersKyc.uploadDocument({ platformId, document });
         return reply.code(201).send(documentToJson(res.document));
       },
@@ -217,11 +235,12 @@ export function documentRoutes(app: Api, { clients }: RouteDeps): void {
           response: { 200: DocumentSchema, ...errorResponses },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const { platformId } = principalOf(request);
         const { documentId } = request.params as { documentId: string };
         if (!documentId || documentId.length > 128) throw errors.invalidInput([{ field: "params.documentId", reason: "must be a Document id" }]);
         const document = await readUpload(request);
+        if (await claimAfterBody(request, reply, uploadMeaning(document))) return reply;
         const res = await clients.customersKyc.replaceDocument({ platformId, documentId, document });
         return documentToJson(res.document);
       },

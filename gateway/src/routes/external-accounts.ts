@@ -1,4 +1,7 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { principalOf } from "../auth.js";
+import { keyScope, markIdempotentEffectDone } from "../idempotency.js";
+import { IdempotencyHeaders } from "../schemas/transfers.js";
 import { externalAccountToJson } from "../mappers/external-accounts.js";
 import { Ref, errorResponses } from "../schemas/common.js";
 import {
@@ -14,6 +17,19 @@ import type { Api, RouteDeps } from "./types.js";
 
 const tags = ["External accounts"];
 
+/** The request's Idempotency-Key as the ledger stores it: scoped like the gateway's (an agent's keys apart); empty for none. */
+export function serviceKey(request: FastifyRequest): string {
+  const key = request.headers["idempotency-key"];
+  return typeof key === "string" && request.principal ? keyScope(request.principal, key).key : "";
+}
+
+/** 201 the new account, or the first answer again under its Idempotency-Key. */
+export function answerCreated(request: FastifyRequest, reply: FastifyReply, res: { account?: Parameters<typeof externalAccountToJson>[0]; replayed: boolean }) {
+  markIdempotentEffectDone(request);
+  if (res.replayed) reply.header("Idempotent-Replayed", "true");
+  return reply.code(201).send(externalAccountToJson(res.account));
+}
+
 /** The same four routes for customers' accounts and for the platform's own. */
 export function externalAccountRoutes(app: Api, { clients }: RouteDeps): void {
   app.post(
@@ -23,8 +39,9 @@ export function externalAccountRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Register a customer's external account",
         description:
-          "Validates accountInfo by accountType (400 INVALID_INPUT naming the field) and verifies the beneficiary (sandbox: identifier suffixes 102-107; 105 answers 400 INVALID_BANK_ACCOUNT and stores nothing). defaultUmaDepositAccount moves the customer's default here. Needs MANAGE.",
+          "Validates accountInfo by accountType (400 INVALID_INPUT naming the field) and verifies the beneficiary (sandbox: identifier suffixes 102-107; 105 answers 400 INVALID_BANK_ACCOUNT and stores nothing). defaultUmaDepositAccount moves the customer's default here. Honours Idempotency-Key: the ledger stores the first answer with the account (they commit together), so the same key and body answer that account again (Idempotent-Replayed: true) and never register a second one. Needs MANAGE.",
         tags,
+        headers: IdempotencyHeaders,
         body: CreateCustomerExternalAccountBody,
         response: { 201: Ref("ExternalAccount", "The new account."), ...errorResponses },
       },
@@ -40,8 +57,9 @@ export function externalAccountRoutes(app: Api, { clients }: RouteDeps): void {
         accountInfo: b.accountInfo,
         platformAccountId: b.platformAccountId ?? "",
         defaultUmaDepositAccount: b.defaultUmaDepositAccount ?? false,
+        idempotencyKey: serviceKey(request),
       });
-      return reply.code(201).send(externalAccountToJson(res.account));
+      return answerCreated(request, reply, res);
     },
   );
 
@@ -51,8 +69,9 @@ export function externalAccountRoutes(app: Api, { clients }: RouteDeps): void {
       config: { permission: "MANAGE" },
       schema: {
         summary: "Register an external account of the platform",
-        description: "As for customers, with customerId null. Needs MANAGE.",
+        description: "As for customers, with customerId null; honours Idempotency-Key the same way. Needs MANAGE.",
         tags,
+        headers: IdempotencyHeaders,
         body: CreatePlatformExternalAccountBody,
         response: { 201: Ref("ExternalAccount", "The new account."), ...errorResponses },
       },
@@ -66,8 +85,9 @@ export function externalAccountRoutes(app: Api, { clients }: RouteDeps): void {
         currency: b.currency,
         accountInfo: b.accountInfo,
         platformAccountId: b.platformAccountId ?? "",
+        idempotencyKey: serviceKey(request),
       });
-      return reply.code(201).send(externalAccountToJson(res.account));
+      return answerCreated(request, reply, res);
     },
   );
 

@@ -157,10 +157,10 @@ export function createCustomerImports({ transact, clock, platforms, idempotency,
      * BULK_IMPORT_DUPLICATE_FILE naming the first job; the same Idempotency-Key with the same file
      * answers the job as first accepted, with another file UNPROCESSABLE IDEMPOTENCY_KEY_REUSED.
      */
-    async start(platformId: string, upload: UploadInput): Promise<CustomerImportView> {
+    async start(platformId: string, upload: UploadInput): Promise<{ job: CustomerImportView; replayed: boolean }> {
       const sha256 = createHash("sha256").update(upload.content).digest("hex");
       const fileName = upload.fileName.slice(0, 255);
-      const { value } = await idempotency(
+      const { value, replayed } = await idempotency(
         { platformId, key: upload.idempotencyKey, request: { operation: "customers.bulk.csv", sha256 }, namespace: "customer-import", checkKey: true },
         (ref) =>
           transact(async (store) => {
@@ -196,7 +196,7 @@ export function createCustomerImports({ transact, clock, platforms, idempotency,
         ({ body }) => loadJob(body as StoredJob),
       );
       onStarted?.();
-      return value;
+      return { job: value, replayed };
     },
 
     /** The job and its row errors; another platform's or an unknown job is NOT_FOUND. */

@@ -27,8 +27,8 @@ export function customerImportToPb(j: CustomerImportView): CustomerImportJob {
 export function createCustomerImportsHandler({ imports }: { imports: CustomerImports }): ServiceImpl<typeof CustomerImportsService> {
   return {
     async startCustomerImport(req) {
-      const job = await imports.start(req.platformId, { content: req.content, fileName: req.fileName, idempotencyKey: req.idempotencyKey });
-      return { job: customerImportToPb(job) };
+      const { job, replayed } = await imports.start(req.platformId, { content: req.content, fileName: req.fileName, idempotencyKey: req.idempotencyKey });
+      return { job: customerImportToPb(job), replayed };
     },
     async getCustomerImport(req) {
       return { job: customerImportToPb(await imports.get(req.platformId, req.jobId)) };

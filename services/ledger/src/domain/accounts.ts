@@ -4,8 +4,9 @@ import { verifyBeneficiary } from "./beneficiary.js";
 import { isCrypto } from "./currencies.js";
 import { fundingInstructions, newReference, type FundingBank } from "./funding.js";
 import { after, internalAccount, type PageInput } from "./gates.js";
-import type { ExternalAccountScope, InternalAccountFilter } from "./model.js";
-import type { Directory, LedgerStore, LedgerTx } from "./ports.js";
+import type { Idempotent } from "./idempotency.js";
+import type { ExternalAccountRow, ExternalAccountScope, InternalAccountFilter } from "./model.js";
+import type { AnswerCodec, Directory, LedgerStore, LedgerTx } from "./ports.js";
 
 /** The internal account type that holds a currency. */
 export const accountType = (currency: string) => (isCrypto(currency) ? "INTERNAL_CRYPTO" : "INTERNAL_FIAT");
@@ -27,8 +28,8 @@ export async function open(trx: LedgerTx, platformId: string, ownerKind: "CUSTOM
 }
 
 /** Internal accounts (read) and external accounts (create, read, delete) of a platform. */
-export function createAccounts(deps: { store: LedgerStore; clock: Clock; directory: Directory }) {
-  const { store, clock, directory } = deps;
+export function createAccounts(deps: { store: LedgerStore; clock: Clock; directory: Directory; idempotent: Idempotent; answers: AnswerCodec<ExternalAccountRow> }) {
+  const { store, clock, directory, idempotent } = deps;
   return {
     async listInternalAccounts(f: InternalAccountFilter, page: PageInput) {
       const limit = pageSize(page.limit);
@@ -46,6 +47,8 @@ export function createAccounts(deps: { store: LedgerStore; clock: Clock; directo
       accountInfo: unknown;
       platformAccountId: string;
       defaultUmaDepositAccount: boolean;
+      /** The client's Idempotency-Key (as the gateway scopes it); empty: none. */
+      idempotencyKey?: string;
     }) {
       const fieldErrors: FieldError[] = [];
       if (i.ownerKind === "CUSTOMER" && !i.customerId) fieldErrors.push({ field: "customerId", reason: "is required" });
@@ -57,34 +60,41 @@ export function createAccounts(deps: { store: LedgerStore; clock: Clock; directo
       if ("errors" in checked) fieldErrors.push(...checked.errors.filter((e) => !(e.field === "currency" && fieldErrors.some((f) => f.field === "currency"))));
       if (fieldErrors.length || !("ok" in checked)) throw errors.invalidInput(fieldErrors);
       const valid = checked.ok;
-      if (i.ownerKind === "CUSTOMER") {
-        const c = await directory.customer(i.platformId, i.customerId);
-        if (c.isDeleted) throw errors.notFound("Customer", i.customerId);
-      }
-      const environment = await directory.environment(i.platformId);
-      const verification = verifyBeneficiary(environment, valid.identifier, beneficiaryName(valid.info.beneficiary));
-      return store.transaction(async (trx) => {
-        const now = clock.now();
-        if (i.defaultUmaDepositAccount) await trx.clearDefaultDeposit(i.platformId, i.customerId, now);
-        const id = newId("ExternalAccount");
-        await trx.insertExternalAccount({
-          id,
-          platform_id: i.platformId,
-          owner_kind: i.ownerKind,
-          customer_id: i.ownerKind === "CUSTOMER" ? i.customerId : null,
-          currency: i.currency,
-          account_type: valid.accountType,
-          account_info: valid.info,
-          platform_account_id: i.platformAccountId,
-          default_uma_deposit_account: i.defaultUmaDepositAccount,
-          status: "ACTIVE",
-          beneficiary_verification_status: verification.status,
-          beneficiary_verified_data: verification.verifiedData ?? null,
-          created_at: now,
-          updated_at: now,
-          deleted_at: null,
+      // Under an Idempotency-Key the account and its stored answer commit together (decisions §3):
+      // a concurrent duplicate is IDEMPOTENCY_KEY_IN_USE, a later one gets the first account.
+      const request = { op: "external-account", owner: i.ownerKind, customerId: i.customerId, currency: i.currency, accountInfo: i.accountInfo, platformAccountId: i.platformAccountId, defaultUmaDepositAccount: i.defaultUmaDepositAccount };
+      return idempotent({ platformId: i.platformId, key: i.idempotencyKey ?? "", request, codec: deps.answers }, async (complete) => {
+        if (i.ownerKind === "CUSTOMER") {
+          const c = await directory.customer(i.platformId, i.customerId);
+          if (c.isDeleted) throw errors.notFound("Customer", i.customerId);
+        }
+        const environment = await directory.environment(i.platformId);
+        const verification = verifyBeneficiary(environment, valid.identifier, beneficiaryName(valid.info.beneficiary));
+        return store.transaction(async (trx) => {
+          const now = clock.now();
+          if (i.defaultUmaDepositAccount) await trx.clearDefaultDeposit(i.platformId, i.customerId, now);
+          const id = newId("ExternalAccount");
+          await trx.insertExternalAccount({
+            id,
+            platform_id: i.platformId,
+            owner_kind: i.ownerKind,
+            customer_id: i.ownerKind === "CUSTOMER" ? i.customerId : null,
+            currency: i.currency,
+            account_type: valid.accountType,
+            account_info: valid.info,
+            platform_account_id: i.platformAccountId,
+            default_uma_deposit_account: i.defaultUmaDepositAccount,
+            status: "ACTIVE",
+            beneficiary_verification_status: verification.status,
+            beneficiary_verified_data: verification.verifiedData ?? null,
+            created_at: now,
+            updated_at: now,
+            deleted_at: null,
+          });
+          const row = (await trx.getExternalAccount({ platformId: i.platformId, ownerKind: i.ownerKind }, id))!;
+          await complete(trx, row);
+          return row;
         });
-        return (await trx.getExternalAccount({ platformId: i.platformId, ownerKind: i.ownerKind }, id))!;
       });
     },
 

@@ -8,7 +8,7 @@ import type { FundingBank } from "./funding.js";
 import { createIncoming } from "./incoming.js";
 import { createOwnership, type OwnershipSettings } from "./ownership.js";
 import type { Idempotent } from "./idempotency.js";
-import type { AccountRow, TransactionRow } from "./model.js";
+import type { AccountRow, ExternalAccountRow, TransactionRow } from "./model.js";
 import type { AnswerCodec, Directory, LedgerStore, WalletSignatures } from "./ports.js";
 import { createWalletSettings } from "./wallet-settings.js";
 import { createQuotes } from "./quote-transactions.js";
@@ -31,7 +31,7 @@ export function createLedger(deps: {
   clock: Clock;
   directory: Directory;
   idempotent: Idempotent;
-  answers: { transaction: AnswerCodec<TransactionRow>; internalAccount: AnswerCodec<AccountRow> };
+  answers: { transaction: AnswerCodec<TransactionRow>; internalAccount: AnswerCodec<AccountRow>; externalAccount: AnswerCodec<ExternalAccountRow> };
   log?: Pick<Logger, "warn" | "error" | "info">;
   /** LEDGER_FUNDING_BANK_ACCOUNTS: where production platforms are paid. */
   fundingBanks?: readonly FundingBank[];
@@ -47,7 +47,7 @@ export function createLedger(deps: {
   const deposits = createDeposits({ store, clock, log: deps.log });
   const ownership = createOwnership({ store, clock, directory, rails, log: deps.log, settings: deps.ownership });
   return {
-    ...createAccounts({ store, clock, directory }),
+    ...createAccounts({ store, clock, directory, idempotent, answers: answers.externalAccount }),
     ...createCopies({ store, clock, fundingBanks: deps.fundingBanks }),
     ...transfers,
     ...createSandboxFunding({ store, clock, directory, idempotent, answers: answers.internalAccount }),

@@ -5,9 +5,9 @@ import { errors } from "@corridor/kit";
 import { create, fromJson, toJson } from "@bufbuild/protobuf";
 import { PageInfoSchema, type PageInfo } from "@corridor/proto/corridor/common/v1/paging_pb.js";
 import { LedgerService, type TransferSpec } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
-import { InternalAccountSchema, type InternalAccount } from "@corridor/proto/corridor/ledger/v1/accounts_pb.js";
+import { ExternalAccountSchema, InternalAccountSchema, type ExternalAccount, type InternalAccount } from "@corridor/proto/corridor/ledger/v1/accounts_pb.js";
 import { TransactionSchema, type Transaction } from "@corridor/proto/corridor/ledger/v1/transaction_pb.js";
-import type { AccountRow, TransactionRow } from "../domain/model.js";
+import type { AccountRow, ExternalAccountRow, TransactionRow } from "../domain/model.js";
 import type { Ledger, TransferInput } from "../domain/ledger.js";
 import type { Answer } from "../domain/ports.js";
 import { externalAccountToPb, internalAccountToPb, ownershipChallengeToPb, transactionToPb } from "./mappers.js";
@@ -31,9 +31,11 @@ const orUndefined = (s: string) => (s === "" ? undefined : s);
 export const answerCodecs = {
   transaction: { encode: (row: TransactionRow) => toJson(TransactionSchema, transactionToPb(row)) },
   internalAccount: { encode: (row: AccountRow) => toJson(InternalAccountSchema, internalAccountToPb(row)) },
+  externalAccount: { encode: (row: ExternalAccountRow) => toJson(ExternalAccountSchema, externalAccountToPb(row)) },
 };
 
 const transactionAnswer = (a: Answer<TransactionRow>): Transaction => (a.row ? transactionToPb(a.row) : fromJson(TransactionSchema, a.stored as never));
+const externalAccountAnswer = (a: Answer<ExternalAccountRow>): ExternalAccount => (a.row ? externalAccountToPb(a.row) : fromJson(ExternalAccountSchema, a.stored as never));
 const accountAnswer = (a: Answer<AccountRow>): InternalAccount => (a.row ? internalAccountToPb(a.row) : fromJson(InternalAccountSchema, a.stored as never));
 
 function transferInput(platformSpec: TransferSpec | undefined): TransferInput {
@@ -67,7 +69,7 @@ export function createLedgerHandler({ ledger }: { ledger: Ledger }): ServiceImpl
     },
 
     async createExternalAccount(req) {
-      const row = await ledger.createExternalAccount({
+      const r = await ledger.createExternalAccount({
         platformId: req.platformId,
         ownerKind: owner(req.owner),
         customerId: req.customerId,
@@ -75,8 +77,9 @@ export function createLedgerHandler({ ledger }: { ledger: Ledger }): ServiceImpl
         accountInfo: req.accountInfo,
         platformAccountId: req.platformAccountId,
         defaultUmaDepositAccount: req.defaultUmaDepositAccount,
+        idempotencyKey: req.idempotencyKey,
       });
-      return { account: externalAccountToPb(row) };
+      return { account: externalAccountAnswer(r.value), replayed: r.replayed };
     },
 
     async listExternalAccounts(req) {
