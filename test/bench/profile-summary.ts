@@ -10,7 +10,13 @@ import { basename, join } from "node:path";
  *   node scripts/pnpm.mjs exec tsx test/bench/profile-summary.ts <dir-with-.cpuprofile-files> [top] [skip-seconds]
  *
  * skip-seconds leaves out the first samples of each profile (start-up: module loading, migrations),
- * e.g. to see what a process does while idle after it is ready.
+ * e.g. to see what a process does while idle after it is ready; end-skip-seconds the last ones
+ * (bench:cost's alone phase and the stop: `... <dir> 40 0 -50 -9` with a negative skip-seconds
+ * keeps the stretch from 50 s to 9 s before each profile's end). The inclusive list (a function
+ * and everything it called) names entry points such as a consumer or the outbox relay; async
+ * continuations are counted under the function that resumes, not the one that awaited.
+ *
+ *   node scripts/pnpm.mjs exec tsx test/bench/profile-summary.ts <dir> [top] [skip-seconds] [end-skip-seconds]
  */
 
 interface ProfileNode {
@@ -18,10 +24,13 @@ interface ProfileNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
   children?: number[];
 }
+type ProfileNodeWithParent = ProfileNode & { parent?: number };
 interface Profile {
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
+  startTime: number;
+  endTime: number;
 }
 
 function bucketOf(url: string, fn: string): string {
@@ -37,18 +46,35 @@ function bucketOf(url: string, fn: string): string {
 
 const dir = process.argv[2];
 const top = Number(process.argv[3] ?? 12);
-const skipUs = Number(process.argv[4] ?? 0) * 1e6;
-if (!dir) throw new Error("usage: profile-summary.ts <dir> [top]");
+const skipArg = Number(process.argv[4] ?? 0);
+const endSkipUs = Math.abs(Number(process.argv[5] ?? 0)) * 1e6;
+if (!dir) throw new Error("usage: profile-summary.ts <dir> [top] [skip-seconds] [end-skip-seconds]");
 const files = readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith(".cpuprofile"));
 for (const file of files) {
   const p = JSON.parse(readFileSync(join(dir, file), "utf8")) as Profile;
-  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const byId = new Map<number, ProfileNodeWithParent>(p.nodes.map((n) => [n.id, n]));
+  for (const n of p.nodes) for (const c of n.children ?? []) byId.get(c)!.parent = n.id;
+  const length = p.endTime - p.startTime;
+  // A negative skip-seconds counts from the end of the profile.
+  const fromUs = skipArg < 0 ? length + skipArg * 1e6 : skipArg * 1e6;
+  const toUs = length - endSkipUs;
   const self = new Map<number, number>();
+  const inclusive = new Map<string, number>();
   let elapsed = 0;
   for (let i = 0; i < p.samples.length; i++) {
     elapsed += p.timeDeltas[i] ?? 0;
-    if (elapsed < skipUs) continue;
-    self.set(p.samples[i]!, (self.get(p.samples[i]!) ?? 0) + (p.timeDeltas[i] ?? 0));
+    if (elapsed < fromUs || elapsed > toUs) continue;
+    const us = p.timeDeltas[i] ?? 0;
+    self.set(p.samples[i]!, (self.get(p.samples[i]!) ?? 0) + us);
+    const leaf = byId.get(p.samples[i]!)!;
+    if (leaf.callFrame.functionName === "(idle)") continue;
+    const seen = new Set<string>();
+    for (let n: ProfileNodeWithParent | undefined = leaf; n; n = n.parent === undefined ? undefined : byId.get(n.parent)) {
+      const name = `${n.callFrame.functionName || "(anonymous)"} ${basename(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
+      if (seen.has(name) || !n.callFrame.url) continue;
+      seen.add(name);
+      inclusive.set(name, (inclusive.get(name) ?? 0) + us);
+    }
   }
   let total = 0;
   let busy = 0;
@@ -71,4 +97,10 @@ for (const file of files) {
   for (const [b, us] of [...buckets].filter(([b]) => b !== "(idle)").sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${pct(us).padStart(7)}  ${b}`);
   console.log("Top functions by self time:");
   for (const [f, us] of [...fns].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${pct(us).padStart(7)}  ${f}`);
+  console.log("Top functions by inclusive time (Node's own left out):");
+  for (const [f, us] of [...inclusive]
+    .filter(([f]) => !/ node:|^runMicrotasks|^processTicksAndRejections/.test(f))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top))
+    console.log(`  ${pct(us).padStart(7)}  ${f}`);
 }

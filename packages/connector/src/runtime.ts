@@ -187,6 +187,9 @@ export function toWire(i: RailInstruction): RailInstructionPb {
 
 const STATUSES: ReadonlySet<string> = new Set(OUTCOME_STATUSES);
 
+/** Transaction ids whose outcome lock a database transaction holds (dropped with the transaction object). */
+const outcomeLocksHeld = new WeakMap<object, Set<string>>();
+
 /** The outcome publisher of a connector: a connector_outcomes row and an outbox event per report. */
 export function createOutcomePublisher(opts: { connector: string; clock: Clock }): OutcomePublisher {
   const environment = environmentOf(opts.connector);
@@ -199,7 +202,14 @@ export function createOutcomePublisher(opts: { connector: string; clock: Clock }
       const reason = o.reason ?? "";
       // One reporter per transaction at a time (a consumer and a worker, or two workers, may report
       // on one transaction at once): the next place is then the last one + 1, never a collision.
-      await sql`select pg_advisory_xact_lock(hashtextextended(${`connector-outcome:${o.transactionId}`}, 0))`.execute(trx);
+      // A transaction-level lock is held until the commit: a second report on the same transaction
+      // in the same database transaction (the sandbox's PROCESSING then COMPLETED) needs no second.
+      let held = outcomeLocksHeld.get(trx);
+      if (!held) outcomeLocksHeld.set(trx, (held = new Set()));
+      if (!held.has(o.transactionId)) {
+        await sql`select pg_advisory_xact_lock(hashtextextended(${`connector-outcome:${o.transactionId}`}, 0))`.execute(trx);
+        held.add(o.transactionId);
+      }
       const row = await trx
         .insertInto("connector_outcomes")
         .columns(["outcome_id", "transaction_id", "platform_id", "sequence", "status", "reason", "occurred_at", "recorded_at"])

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONNECTOR_MIGRATIONS_DIR, createOutcomePublisher, instructionConsumer, toWire } from "../src/runtime.js";
 import type { RailInstruction } from "../src/contract.js";
 import { register } from "tsx/esm/api";
+import { PostgresQueryCompiler, type KyselyPlugin } from "kysely";
 
 describe("outcome publisher", () => {
   let db: DatabaseHandle;
@@ -28,6 +29,36 @@ describe("outcome publisher", () => {
     const outbox = await schema.selectFrom("outbox").select(["topic", "key"]).execute();
     expect(outbox.filter((r: { key: string }) => r.key === transactionId)).toHaveLength(6);
     expect(new Set(outbox.map((r: { topic: string }) => r.topic))).toEqual(new Set(["corridor.rail-outcomes.v1"]));
+  });
+
+  it("takes a transaction's outcome lock once per database transaction, however many outcomes it reports there", async () => {
+    const compiler = new PostgresQueryCompiler();
+    const sent: string[] = [];
+    const counting: KyselyPlugin = {
+      transformQuery: ({ node, queryId }) => {
+        sent.push(compiler.compileQuery(node, queryId).sql);
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    };
+    const schema = db.forSchema<any>("connector_publisher_test").withPlugin(counting);
+    const publisher = createOutcomePublisher({ connector: "test-bank", clock });
+    const platformId = newId("Platform");
+    const transactionId = newId("Transaction");
+    await inTransaction(schema, async (trx) => {
+      await publisher.report(trx, { platformId, transactionId, status: "PROCESSING", at: clock.now() });
+      await publisher.report(trx, { platformId, transactionId, status: "COMPLETED", at: clock.now() });
+    });
+    expect(sent.filter((q) => q.includes("pg_advisory_xact_lock"))).toHaveLength(1);
+    const rows = await schema.selectFrom("connector_outcomes").select(["sequence", "status"]).where("transaction_id", "=", transactionId).orderBy("sequence").execute();
+    expect(rows.map((r: { sequence: number; status: string }) => [r.sequence, r.status])).toEqual([
+      [1, "PROCESSING"],
+      [2, "COMPLETED"],
+    ]);
+    // The next database transaction takes it again.
+    sent.length = 0;
+    await inTransaction(schema, (trx) => publisher.report(trx, { platformId, transactionId, status: "RETURNED", at: clock.now() }));
+    expect(sent.filter((q) => q.includes("pg_advisory_xact_lock"))).toHaveLength(1);
   });
 
   it("refuses a status the contract does not know, writing nothing", async () => {

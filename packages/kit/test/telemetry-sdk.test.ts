@@ -5,6 +5,7 @@ import {
   contextFromHeaders,
   InMemorySpanExporter,
   installTestTracing,
+  spansLeaveProcess,
   startTelemetry,
   traceHeaders,
   tracesExportRequested,
@@ -38,7 +39,10 @@ describe("startTelemetry", () => {
   it("gives spans real trace ids and propagates them without exporting anything", () => {
     vi.stubEnv("OTEL_TRACES_EXPORTER", "");
     vi.stubEnv("OTEL_EXPORTER_OTLP_ENDPOINT", "");
+    expect(spansLeaveProcess()).toBe(false);
     start({ serviceName: "ledger" });
+    // Nothing can see a span's contents: per-query spans (telemetry/kysely.ts) are skipped.
+    expect(spansLeaveProcess()).toBe(false);
     const span = trace.getTracer("test").startSpan("work");
     const ctx = trace.setSpan(context.active(), span);
     expect(span.spanContext().traceId).not.toMatch(/^0+$/);
@@ -84,6 +88,7 @@ describe("startTelemetry", () => {
     const a = installTestTracing();
     const b = installTestTracing();
     expect(b).toBe(a);
+    expect(spansLeaveProcess()).toBe(true);
     trace.getTracer("test").startSpan("seen").end();
     expect(a.getFinishedSpans().map((s) => s.name)).toEqual(["seen"]);
   });

@@ -2,6 +2,7 @@ export {
   startTelemetry,
   installTestTracing,
   tracesExportRequested,
+  spansLeaveProcess,
   TRACER_NAME,
   InMemorySpanExporter,
   type Telemetry,

@@ -11,7 +11,7 @@ import {
   type RootOperationNode,
   type UnknownRow,
 } from "kysely";
-import { TRACER_NAME } from "./sdk.js";
+import { spansLeaveProcess, TRACER_NAME } from "./sdk.js";
 
 // Spans of queries in flight, keyed by Kysely's per-query id object. A WeakMap, because Kysely
 // never tells a plugin that a query failed: the id of a failed query is simply dropped and its
@@ -48,13 +48,18 @@ export interface TracingPluginOptions {
 /**
  * A Kysely plugin that makes every query a CLIENT span `db.query` (db.system postgresql, the SQL
  * text without parameters) under whatever span is active when the query is executed, such as the
- * Connect SERVER span of the handler that runs it. Kysely runs `withSchema` before any other
+ * Connect SERVER span of the handler that runs it, when spans leave the process (spansLeaveProcess:
+ * an exporter is configured, or a test gave its own span processors). Kysely runs `withSchema` before any other
  * plugin, so the recorded SQL shows schema-qualified names however the two are chained.
  */
 export function createTracingPlugin(opts: TracingPluginOptions = {}): KyselyPlugin {
   const requireParentSpan = opts.requireParentSpan ?? true;
   return {
     transformQuery({ node, queryId }: PluginTransformQueryArgs): RootOperationNode {
+      // Nothing exports spans (the default): a query span could not be seen by anyone, and its SQL
+      // text alone costs a second compilation of every query (docs/benchmarks.md, "Where a
+      // transfer's CPU goes now"). Spans of RPCs and messages are still recorded for their ids.
+      if (!spansLeaveProcess()) return node;
       if (inFlight.has(queryId)) return node; // the plugin is registered twice
       if (requireParentSpan && !trace.getSpan(context.active())) return node;
       const operation = OPERATIONS[node.kind] ?? (node.kind === "RawNode" ? undefined : "DDL");

@@ -34,6 +34,8 @@ const STATE = Symbol.for("corridor.telemetry");
 interface TelemetryState {
   sdk: { shutdown(): Promise<void> };
   testExporter?: InMemorySpanExporter;
+  /** Some span processor may see the spans (an exporter, or a test's own processors). */
+  spansLeave: boolean;
 }
 type Global = typeof globalThis & { [STATE]?: TelemetryState };
 const g = globalThis as Global;
@@ -70,7 +72,7 @@ export function startTelemetry(opts: StartTelemetryOptions): Telemetry {
   // set it up.
   const full = sdkConfiguredByEnv(env) || (opts.spanProcessors === undefined && tracesExportRequested(env));
   const sdk = full ? startNodeSdk(opts, serviceName) : startTracerOnly(opts, serviceName);
-  const state: TelemetryState = { sdk };
+  const state: TelemetryState = { sdk, spansLeave: opts.spanProcessors !== undefined || tracesExportRequested(env) };
   g[STATE] = state;
   return {
     async shutdown() {
@@ -87,6 +89,17 @@ export function startTelemetry(opts: StartTelemetryOptions): Telemetry {
       propagation.disable();
     },
   };
+}
+
+/**
+ * Whether any span of this process can be seen outside the span objects themselves: true when
+ * spans are exported or a test gave its own span processors; false when telemetry was not started
+ * or spans only carry trace ids for logs and propagation (the default). Instrumentation that
+ * exists only to be looked at, such as one span per SQL query (telemetry/kysely.ts), is skipped
+ * when this is false: nothing could read it, and it cost every query a second compilation.
+ */
+export function spansLeaveProcess(): boolean {
+  return g[STATE]?.spansLeave ?? false;
 }
 
 /** OTEL_* settings only the NodeSDK reads: with any of them set, the full SDK starts. */

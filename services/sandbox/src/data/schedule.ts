@@ -38,6 +38,17 @@ export async function clockOffsetAt(db: Db, platformId: string, realAt: Date): P
   return row?.offset_ms ?? 0n;
 }
 
+/** clockOffsetMs and clockOffsetAt in one statement (an instruction needs both). */
+export async function clockOffsetsNowAndAt(db: Db, platformId: string, realAt: Date): Promise<{ now: bigint; at: bigint }> {
+  const row = await db
+    .selectNoFrom((eb) => [
+      eb.selectFrom("clocks").select("offset_ms").where("platform_id", "=", platformId).as("now"),
+      eb.selectFrom("clock_advances").select("offset_ms").where("platform_id", "=", platformId).where("at", "<=", realAt).orderBy("at", "desc").orderBy("id", "desc").limit(1).as("at"),
+    ])
+    .executeTakeFirst();
+  return { now: BigInt(row?.now ?? 0), at: BigInt(row?.at ?? 0) };
+}
+
 export async function scheduleOutcome(db: Db, a: { platformId: string; dueAt: Date; payload: OutcomePayload; now: Date }): Promise<void> {
   await db
     .insertInto("scheduled_actions")

@@ -3,7 +3,7 @@ import { afterCommit, inTransaction } from "@corridor/kit";
 import type { Kysely, Transaction } from "kysely";
 import type { ScheduleStore, ScheduleTx } from "../domain/ports.js";
 import { emitClockAdvanced } from "../events/clock-events.js";
-import { addClockOffset, anyPending, claimAction, clockOffsetAt, clockOffsetMs, dueActions, scheduleOutcome } from "./schedule.js";
+import { addClockOffset, anyPending, claimAction, clockOffsetAt, clockOffsetMs, clockOffsetsNowAndAt, dueActions, scheduleOutcome } from "./schedule.js";
 import type { SandboxDatabase } from "./tables.js";
 
 /**
@@ -14,6 +14,7 @@ export function createStore(db: Kysely<SandboxDatabase>, outcomes: OutcomePublis
   const bind = (trx: Transaction<SandboxDatabase>): ScheduleTx => ({
     clockOffsetMs: (p) => clockOffsetMs(trx, p),
     clockOffsetAt: (p, at) => clockOffsetAt(trx, p, at),
+    clockOffsetsNowAndAt: (p, at) => clockOffsetsNowAndAt(trx, p, at),
     addClockOffset: (p, ms, at) => addClockOffset(trx, p, ms, at),
     scheduleOutcome: async (a) => {
       await scheduleOutcome(trx, a);

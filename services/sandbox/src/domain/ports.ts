@@ -26,6 +26,8 @@ export interface ScheduleTx {
   clockOffsetMs(platformId: string): Promise<bigint>;
   /** The platform's offset in effect at a past real time (0 before its first advance). */
   clockOffsetAt(platformId: string, realAt: Date): Promise<bigint>;
+  /** Both in one statement: the current offset and the one in effect at `realAt`. */
+  clockOffsetsNowAndAt(platformId: string, realAt: Date): Promise<{ now: bigint; at: bigint }>;
   /** Adds to the platform's offset (concurrent advances add up) and records the advance; returns the new offset. */
   addClockOffset(platformId: string, ms: bigint, realAt: Date): Promise<bigint>;
   scheduleOutcome(a: { platformId: string; dueAt: Date; payload: OutcomePayload; now: Date }): Promise<void>;

@@ -47,11 +47,15 @@ export function createSimulator(deps: { store: ScheduleStore; clock: Clock }) {
       i: { platformId: string; transactionId: string; kind?: string; umaAddress?: string; accountInfo?: Record<string, unknown>; occurredAt?: Date },
     ): Promise<void> {
       const tx = store.within(trx);
-      const now = await sandboxNow(tx, i.platformId);
       // Delays run from the sandbox time the payment was made at (its instruction's occurredAt
       // on the platform's clock as it stood then), not from when the bus delivered it: a platform
       // that advances its clock right after the request must see the outcome, whichever came first.
-      const made = i.occurredAt && i.occurredAt <= clock.now() ? new Date(i.occurredAt.getTime() + Number(await tx.clockOffsetAt(i.platformId, i.occurredAt))) : now;
+      // Both offsets in one statement.
+      const realNow = clock.now();
+      const past = i.occurredAt && i.occurredAt <= realNow ? i.occurredAt : undefined;
+      const offsets = past ? await tx.clockOffsetsNowAndAt(i.platformId, past) : { now: await tx.clockOffsetMs(i.platformId), at: 0n };
+      const now = new Date(clock.now().getTime() + Number(offsets.now));
+      const made = past ? new Date(past.getTime() + Number(offsets.at)) : now;
       const steps = simulateInstruction({ kind: i.kind ?? "", umaAddress: i.umaAddress ?? "", accountInfo: i.accountInfo });
       // Every outcome carries when the schedule reaches the payment's outcome (the ledger answers it
       // as Transaction.settledAt while the payment is in flight). A schedule whose first step is
