@@ -133,7 +133,7 @@ export function createLivenessReviewQueue({ transact, clock, now }: { transact: 
       if (!check) throw errors.invalidInput([{ field: "file", reason: "must be a JPEG or PNG photo (image/jpeg, image/png)" }]);
       if (content.length === 0) throw errors.invalidInput([{ field: "file", reason: "is empty" }]);
       if (content.length > SELFIE_MAX_BYTES) throw errors.invalidInput([{ field: "file", reason: `must be at most ${SELFIE_MAX_BYTES} bytes` }]);
-      if (!check(content)) throw errors.invalidInput([{ field: "file", reason: `is not a ${contentType} image` }]);
+      if (!check(content)) throw errors.invalidInput([{ field: "file", reason: `does not hold ${contentType === "image/png" ? "a PNG" : "a JPEG"} image` }]);
       return transact(async (s) => {
         const c = await byToken(s, token, { forUpdate: true });
         if (c.environment === "SANDBOX") throw errors.badRequest("LIVENESS_SANDBOX_CONTROLS", "A sandbox platform's liveness check is decided with the page's pass / fail controls, not a selfie", {});
