@@ -1,37 +1,9 @@
 import { createHash, randomBytes } from "node:crypto";
 import { AppError, errors, newId, type Clock } from "@corridor/kit";
-import type { LivenessStatus, ScaStore, ScaTransact, StoredLivenessCheck } from "./ports.js";
+import type { LivenessProvider, LivenessStatus, ScaStore, ScaTransact, StoredLivenessCheck } from "./ports.js";
 import { nextResetStatus, type ResetEvent } from "./reset.js";
 
-/**
- * The liveness provider connector contract (docs/sca.md, "Factor reset"): a factor reset opens a
- * check for the customer, the end user completes it with the handles it answers (an opaque access
- * token and a hosted page), and the decision comes back later through `applyLivenessOutcome`,
- * which moves the reset (PENDING_REVIEW, LIVENESS_PASSED or REJECTED). The operator's review queue
- * (below) is the connector that ships, as for KYC (docs/kyc.md).
- */
-export interface LivenessStartRequest {
-  platformId: string;
-  customerId: string;
-  /** The reset the check gates. */
-  resetId: string;
-  environment: "SANDBOX" | "PRODUCTION";
-  /** The end of the reset window: the check is of no use after it. */
-  expiresAt: Date;
-}
-
-export interface LivenessHandles {
-  checkId: string;
-  /** Opaque; a secret (never logged, stored only as a hash). */
-  accessToken: string;
-  /** The hosted page's path on the gateway; it carries the token. */
-  verificationPath: string;
-}
-
-export interface LivenessProvider {
-  /** Opens the check inside the caller's transaction (the reset and its check exist together) and decides nothing. */
-  start(store: ScaStore, req: LivenessStartRequest, now: Date): Promise<LivenessHandles>;
-}
+export type { LivenessHandles, LivenessProvider, LivenessStartRequest } from "./ports.js";
 
 /** What a provider reports about a check: submitted for review, passed, or failed. */
 export type LivenessOutcome = "SUBMITTED" | "PASSED" | "FAILED";

@@ -161,3 +161,33 @@ export interface ScaCustomerDirectory {
 export interface ScaCodeSender {
   sendOtp(to: string, code: string, ctx: { platformId: string; credentialId: string; environment: "SANDBOX" | "PRODUCTION" }): Promise<void>;
 }
+
+/**
+ * The liveness provider connector contract (docs/sca.md, "Factor reset"): a factor reset opens a
+ * check for the customer, the end user completes it with the handles it answers (an opaque access
+ * token and a hosted page), and the decision comes back later through `applyLivenessOutcome`
+ * (liveness.ts), which moves the reset (PENDING_REVIEW, LIVENESS_PASSED or REJECTED). The
+ * operator's review queue (liveness.ts) is the connector that ships, as for KYC (docs/kyc.md).
+ */
+export interface LivenessStartRequest {
+  platformId: string;
+  customerId: string;
+  /** The reset the check gates. */
+  resetId: string;
+  environment: "SANDBOX" | "PRODUCTION";
+  /** The end of the reset window: the check is of no use after it. */
+  expiresAt: Date;
+}
+
+export interface LivenessHandles {
+  checkId: string;
+  /** Opaque; a secret (never logged, stored only as a hash). */
+  accessToken: string;
+  /** The hosted page's path on the gateway; it carries the token. */
+  verificationPath: string;
+}
+
+export interface LivenessProvider {
+  /** Opens the check inside the caller's transaction (the reset and its check exist together) and decides nothing. */
+  start(store: ScaStore, req: LivenessStartRequest, now: Date): Promise<LivenessHandles>;
+}

@@ -1,6 +1,5 @@
 import { AppError, errors, newId, type Clock } from "@corridor/kit";
-import type { LivenessProvider } from "./liveness.js";
-import type { ResetStatus, ScaTransact, StoredFactorReset } from "./ports.js";
+import type { LivenessProvider, ResetStatus, ScaTransact, StoredFactorReset } from "./ports.js";
 
 /**
  * A liveness-gated reset of a lost SCA factor (Grid's POST /sca/factors/reset; docs/sca.md,
