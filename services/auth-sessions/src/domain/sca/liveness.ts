@@ -54,20 +54,31 @@ export function nextLivenessStatus(current: LivenessStatus, action: "SUBMIT" | "
 export function createLivenessReviewQueue({ transact, clock, now }: { transact: ScaTransact; clock: Clock; now: (platformId: string) => Promise<Date> }) {
   const notFound = () => new AppError("NOT_FOUND", "LIVENESS_CHECK_NOT_FOUND", "This liveness check does not exist", {});
 
-  /** The token's check, refused when the reset window closed. */
-  async function byToken(store: ScaStore, token: string, opts: { forUpdate?: boolean } = {}): Promise<StoredLivenessCheck> {
+  /**
+   * The token's check and the platform's time, refused when the reset window closed. Read before
+   * the locking transaction: the platform's clock may be an RPC (a sandbox clock), and nothing is
+   * awaited from another service inside a transaction (PGlite is one session).
+   */
+  async function openCheck(token: string): Promise<{ check: StoredLivenessCheck; at: Date }> {
     if (!token || token.length > 128) throw notFound();
-    const c = await store.liveness.byToken(sha256(token), opts);
+    const check = await transact((s) => s.liveness.byToken(sha256(token)));
+    if (!check) throw notFound();
+    const at = await now(check.platformId);
+    if (at.getTime() >= check.expiresAt.getTime()) throw new AppError("GONE", "LIVENESS_CHECK_EXPIRED", "This liveness check has expired; start a new reset", {});
+    return { check, at };
+  }
+
+  /** The check again, locked, inside the caller's transaction. */
+  async function locked(store: ScaStore, id: string): Promise<StoredLivenessCheck> {
+    const c = await store.liveness.get(id, { forUpdate: true });
     if (!c) throw notFound();
-    if ((await now(c.platformId)).getTime() >= c.expiresAt.getTime()) throw new AppError("GONE", "LIVENESS_CHECK_EXPIRED", "This liveness check has expired; start a new reset", {});
     return c;
   }
 
-  /** Moves the check, then reports the outcome to its reset (one transaction). */
-  async function move(store: ScaStore, c: StoredLivenessCheck, status: LivenessStatus, outcome: LivenessOutcome, reason: string) {
-    const at = clock.now();
-    if (status === "APPROVED" || status === "REJECTED") await store.liveness.decide(c.id, status, reason, at);
-    await applyLivenessOutcome(store, { platformId: c.platformId, customerId: c.customerId, resetId: c.resetId, outcome }, await now(c.platformId));
+  /** Moves the check, then reports the outcome to its reset (one transaction); `at` is the platform's time. */
+  async function move(store: ScaStore, c: StoredLivenessCheck, status: LivenessStatus, outcome: LivenessOutcome, reason: string, at: Date) {
+    if (status === "APPROVED" || status === "REJECTED") await store.liveness.decide(c.id, status, reason, clock.now());
+    await applyLivenessOutcome(store, { platformId: c.platformId, customerId: c.customerId, resetId: c.resetId, outcome }, at);
   }
 
   const provider: LivenessProvider = {
@@ -96,34 +107,36 @@ export function createLivenessReviewQueue({ transact, clock, now }: { transact: 
   };
 
   const page = {
-    get(token: string): Promise<StoredLivenessCheck> {
-      return transact((s) => byToken(s, token));
+    async get(token: string): Promise<StoredLivenessCheck> {
+      return (await openCheck(token)).check;
     },
     /** A production check's selfie: stored for the operator, the reset becomes PENDING_REVIEW. */
-    submitSelfie(token: string, contentType: string, content: Uint8Array): Promise<LivenessStatus> {
-      const check = SELFIE_TYPES[contentType];
-      if (!check) throw errors.invalidInput([{ field: "file", reason: "must be a JPEG or PNG photo (image/jpeg, image/png)" }]);
+    async submitSelfie(token: string, contentType: string, content: Uint8Array): Promise<LivenessStatus> {
+      const looksRight = SELFIE_TYPES[contentType];
+      if (!looksRight) throw errors.invalidInput([{ field: "file", reason: "must be a JPEG or PNG photo (image/jpeg, image/png)" }]);
       if (content.length === 0) throw errors.invalidInput([{ field: "file", reason: "is empty" }]);
       if (content.length > SELFIE_MAX_BYTES) throw errors.invalidInput([{ field: "file", reason: `must be at most ${SELFIE_MAX_BYTES} bytes` }]);
-      if (!check(content)) throw errors.invalidInput([{ field: "file", reason: `does not hold ${contentType === "image/png" ? "a PNG" : "a JPEG"} image` }]);
+      if (!looksRight(content)) throw errors.invalidInput([{ field: "file", reason: `does not hold ${contentType === "image/png" ? "a PNG" : "a JPEG"} image` }]);
+      const { check, at } = await openCheck(token);
       return transact(async (s) => {
-        const c = await byToken(s, token, { forUpdate: true });
+        const c = await locked(s, check.id);
         if (c.environment === "SANDBOX") throw errors.badRequest("LIVENESS_SANDBOX_CONTROLS", "A sandbox platform's liveness check is decided with the page's pass / fail controls, not a selfie", {});
         const status = nextLivenessStatus(c.status, "SUBMIT");
         await s.liveness.submit(c.id, { contentType, sha256: sha256(content), content }, clock.now());
-        await move(s, c, status, "SUBMITTED", "");
+        await move(s, c, status, "SUBMITTED", "", at);
         return status;
       });
     },
     /** A sandbox check's pass / fail controls (no real check). */
-    decideSandbox(token: string, outcome: string): Promise<LivenessStatus> {
+    async decideSandbox(token: string, outcome: string): Promise<LivenessStatus> {
       if (outcome !== "PASS" && outcome !== "FAIL") throw errors.invalidInput([{ field: "outcome", reason: "must be PASS or FAIL" }]);
+      const { check, at } = await openCheck(token);
       return transact(async (s) => {
-        const c = await byToken(s, token, { forUpdate: true });
+        const c = await locked(s, check.id);
         if (c.environment !== "SANDBOX") throw new AppError("FORBIDDEN", "LIVENESS_SANDBOX_ONLY", "Only a sandbox platform's liveness check can be passed or failed from its page", {});
         if (c.status !== "AWAITING_SUBMISSION") throw errors.conflict("INVALID_STATE_TRANSITION", `This liveness check is already ${c.status}`, { status: c.status });
         const status: LivenessStatus = outcome === "PASS" ? "APPROVED" : "REJECTED";
-        await move(s, c, status, outcome === "PASS" ? "PASSED" : "FAILED", outcome === "PASS" ? "" : "sandbox: failed on the page");
+        await move(s, c, status, outcome === "PASS" ? "PASSED" : "FAILED", outcome === "PASS" ? "" : "sandbox: failed on the page", at);
         return status;
       });
     },
@@ -151,16 +164,18 @@ export function createLivenessReviewQueue({ transact, clock, now }: { transact: 
       });
     },
     /** The operator's decision: APPROVE or REJECT (with a reason). */
-    decide(id: string, decision: string, reason: string): Promise<StoredLivenessCheck> {
+    async decide(id: string, decision: string, reason: string): Promise<StoredLivenessCheck> {
       const why = reason.trim();
       if (decision !== "APPROVE" && decision !== "REJECT") throw errors.invalidInput([{ field: "decision", reason: "must be APPROVE or REJECT" }]);
       if (decision === "REJECT" && !why) throw errors.invalidInput([{ field: "reason", reason: "is required to reject" }]);
       if (why.length > REASON_MAX) throw errors.invalidInput([{ field: "reason", reason: `must be at most ${REASON_MAX} characters` }]);
+      const found = await transact((s) => s.liveness.get(id));
+      if (!found) throw notFound();
+      const at = await now(found.platformId);
       return transact(async (s) => {
-        const c = await s.liveness.get(id, { forUpdate: true });
-        if (!c) throw notFound();
+        const c = await locked(s, id);
         const status = nextLivenessStatus(c.status, decision);
-        await move(s, c, status, status === "APPROVED" ? "PASSED" : "FAILED", decision === "REJECT" ? why : "");
+        await move(s, c, status, status === "APPROVED" ? "PASSED" : "FAILED", decision === "REJECT" ? why : "", at);
         return (await s.liveness.get(id))!;
       });
     },
