@@ -50,6 +50,7 @@ export default defineConfig({
             "test/e2e/ledger.test.ts",
             "test/e2e/grid-contact-keys.test.ts",
             "test/e2e/sca-quotes.test.ts",
+            "test/e2e/sca-factor-reset.test.ts",
             "test/e2e/external-account-ownership.test.ts",
             "test/e2e/customer-bulk-import.test.ts",
             "test/e2e/production-journey.test.ts",

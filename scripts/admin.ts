@@ -13,6 +13,7 @@ import { PlatformAdminService, type GetDeploymentResponse } from "@corridor/prot
 import { Environment, type Platform } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { PublicErrorSchema } from "@corridor/proto/corridor/common/v1/error_pb.js";
 import { KycAdminService, type Review } from "@corridor/proto/corridor/customers_kyc/v1/kyc_admin_service_pb.js";
+import { LivenessAdminService, type LivenessCheck } from "@corridor/proto/corridor/auth_sessions/v1/liveness_service_pb.js";
 import type { Document } from "@corridor/proto/corridor/customers_kyc/v1/document_pb.js";
 import { LedgerAdminService, type RailBinding, type ReconciliationBreak, type ReconciliationReport, type SuspenseItem } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
 import { ConnectorAdminService, type BankItem, type ConnectorFile } from "@corridor/proto/corridor/connector/v1/connector_admin_service_pb.js";
@@ -92,6 +93,17 @@ Commands:
       Shows a platform's own rules and, with --pair, the schedule that prices that pair.
   fees clear --platform <id>
       Removes a platform's own rules: the deployment's apply again.
+  liveness list [--status AWAITING_SUBMISSION|SUBMITTED|APPROVED|REJECTED] [--platform <id>] [--limit <n>]
+      Lists the liveness checks of SCA factor resets, oldest first (docs/sca.md, "Factor reset").
+  liveness show <checkId>
+      Shows a check: its customer, reset and selfie (type, size, SHA-256).
+  liveness export <checkId> --out <file>
+      Writes the selfie to a new file (never overwrites) after checking its SHA-256. Compare it
+      with the customer's KYC documents: kyc list --customer <customerId>, kyc show, kyc export.
+  liveness approve <checkId>
+  liveness reject <checkId> --reason <text>
+      Decides a SUBMITTED check: the reset becomes LIVENESS_PASSED (the platform completes it)
+      or REJECTED (a new reset must be started).
 
 Target (exactly one; there is no default, so the CLI never acts on a deployment by accident):
   --url <url>                  auth-sessions' Connect endpoint, e.g. http://127.0.0.1:8081
@@ -253,6 +265,7 @@ async function main(argv: string[]): Promise<number> {
       report: { type: "string" },
       break: { type: "string" },
       reason: { type: "string" },
+      out: { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -269,6 +282,7 @@ async function main(argv: string[]): Promise<number> {
   if (resource === "connector") return connectorCommand(command, extra, values);
   if (resource === "rates") return ratesCommand(command, extra, values);
   if (resource === "fees") return feesCommand(command, extra, values);
+  if (resource === "liveness") return livenessCommand(command, extra, values);
   if (resource !== "platform" || (command !== "create" && command !== "list")) {
     throw new UsageError(resource ? `unknown command: ${positionals.join(" ")}` : "missing command");
   }
@@ -348,7 +362,7 @@ async function main(argv: string[]): Promise<number> {
 // kyc: the operator's KYC review queue (KycAdminService on customers-kyc; the gateway routes none of it).
 
 const KYC_USAGE = `KYC review queue (production platforms' customers and beneficial owners, docs/kyc.md):
-  kyc list [--status SUBMITTED|APPROVED|REJECTED|MORE_INFO_REQUESTED] [--platform <id>] [--limit <n>]
+  kyc list [--status SUBMITTED|APPROVED|REJECTED|MORE_INFO_REQUESTED] [--platform <id>] [--customer <id>] [--limit <n>]
       Lists reviews, oldest first (default: every status, at most 100).
   kyc show <reviewId>
       Shows the review, the subject's data and its documents (type, size, SHA-256).
@@ -368,6 +382,7 @@ const KYC_OPTIONS = {
   url: { type: "string" },
   status: { type: "string" },
   platform: { type: "string" },
+  customer: { type: "string" },
   limit: { type: "string" },
   reason: { type: "string" },
   out: { type: "string" },
@@ -457,7 +472,7 @@ async function kycMain(argv: string[]): Promise<number> {
   if (values.reason !== undefined && command !== "reject" && command !== "request-info") throw new UsageError(`kyc ${command} takes no --reason`);
   if (command === "export" && !values.out) throw new UsageError("kyc export needs --out <file>");
   if (values.out !== undefined && command !== "export") throw new UsageError(`kyc ${command} takes no --out`);
-  for (const opt of ["status", "platform", "limit"] as const) {
+  for (const opt of ["status", "platform", "customer", "limit"] as const) {
     if (values[opt] !== undefined && command !== "list") throw new UsageError(`kyc ${command} takes no --${opt}`);
   }
   const limit = values.limit === undefined ? 0 : Number(values.limit);
@@ -474,7 +489,7 @@ async function kycMain(argv: string[]): Promise<number> {
   const print = (json: unknown, text: string) => console.log(values.json ? JSON.stringify(json, null, 2) : text);
 
   if (command === "list") {
-    const { reviews } = await kyc.listReviews({ status: values.status?.toUpperCase() ?? "", platformId: values.platform ?? "", limit });
+    const { reviews } = await kyc.listReviews({ status: values.status?.toUpperCase() ?? "", platformId: values.platform ?? "", customerId: values.customer ?? "", limit });
     const rows = reviews.map(reviewJson);
     print(rows, rows.length ? rows.map(reviewLine).join("\n") : "No reviews.");
     return 0;
@@ -943,6 +958,86 @@ async function feesCommand(
       : {}),
   };
   console.log(values.json ? JSON.stringify(out, null, 2) : [`${out.platformId} rules: ${JSON.stringify(out.rules)}`, ...(out.schedule ? [`${out.pair}: ${JSON.stringify(out.schedule)}`] : [])].join("\n"));
+  return 0;
+}
+
+const LIVENESS_COMMANDS = ["list", "show", "export", "approve", "reject"] as const;
+
+function livenessJson(c: LivenessCheck) {
+  return {
+    id: c.id,
+    platformId: c.platformId,
+    customerId: c.customerId,
+    resetId: c.resetId,
+    environment: c.environment,
+    status: c.status,
+    reason: c.reason || undefined,
+    selfie: c.selfieSha256 ? { contentType: c.selfieContentType, sizeBytes: Number(c.selfieSizeBytes), sha256: c.selfieSha256 } : undefined,
+    createdAt: tsIso(c.createdAt),
+    submittedAt: tsIso(c.submittedAt) || undefined,
+    decidedAt: tsIso(c.decidedAt) || undefined,
+    expiresAt: tsIso(c.expiresAt),
+  };
+}
+
+const livenessLine = (c: ReturnType<typeof livenessJson>) =>
+  `${c.id}  ${c.status.padEnd(19)}  ${c.environment.padEnd(10)}  ${c.createdAt}  ${c.platformId}  ${c.customerId}${c.reason ? `  (${c.reason})` : ""}`;
+
+/** `liveness list|show|export|approve|reject`: the operator's liveness review queue (LivenessAdminService on auth-sessions), after the deployment probe. */
+async function livenessCommand(
+  command: string | undefined,
+  extra: string[],
+  values: { url?: string; status?: string; platform?: string; limit?: string; reason?: string; out?: string; json: boolean },
+): Promise<number> {
+  if (!command || !(LIVENESS_COMMANDS as readonly string[]).includes(command)) throw new UsageError(command ? `unknown command: liveness ${command}` : "liveness needs a command");
+  const [id, ...rest] = extra;
+  if (rest.length > 0) throw new UsageError(`unexpected argument: ${rest.join(" ")}`);
+  if (command !== "list" && !id) throw new UsageError(`liveness ${command} needs a check id`);
+  if (command === "list" && id) throw new UsageError(`unexpected argument: ${id}`);
+  const reason = values.reason?.trim();
+  if (command === "reject" && !reason) throw new UsageError("liveness reject needs --reason <text>");
+  if (values.reason !== undefined && command !== "reject") throw new UsageError(`liveness ${command} takes no --reason`);
+  if (command === "export" && !values.out) throw new UsageError("liveness export needs --out <file>");
+  if (values.out !== undefined && command !== "export") throw new UsageError(`liveness ${command} takes no --out`);
+  for (const opt of ["status", "platform", "limit"] as const) {
+    if (values[opt] !== undefined && command !== "list") throw new UsageError(`liveness ${command} takes no --${opt}`);
+  }
+  const limit = values.limit === undefined ? 0 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 0 || limit > 500) throw new UsageError("--limit must be a whole number from 1 to 500");
+
+  const target = resolveTarget(values.url, process.env);
+  const transport = createGrpcTransport({ baseUrl: target.url });
+  console.error(describeDeployment(await probe(createClient(PlatformAdminService, transport), target), target));
+  const queue = createClient(LivenessAdminService, transport);
+  const print = (json: unknown, text: string) => console.log(values.json ? JSON.stringify(json, null, 2) : text);
+
+  if (command === "list") {
+    const { checks } = await queue.listLivenessChecks({ status: values.status?.toUpperCase() ?? "", platformId: values.platform ?? "", limit });
+    const rows = checks.map(livenessJson);
+    print(rows, rows.length ? rows.map(livenessLine).join("\n") : "No liveness checks.");
+    return 0;
+  }
+  if (command === "show") {
+    const c = livenessJson((await queue.getLivenessCheck({ checkId: id! })).check!);
+    print(c, [
+      livenessLine(c),
+      `  reset ${c.resetId}, open until ${c.expiresAt}`,
+      c.selfie ? `  selfie: ${c.selfie.contentType}  ${c.selfie.sizeBytes} bytes  sha256 ${c.selfie.sha256}  (liveness export ${c.id} --out <file>)` : "  no selfie yet",
+      `  the customer's KYC documents: kyc list --platform ${c.platformId} --customer ${c.customerId}`,
+    ].join("\n"));
+    return 0;
+  }
+  if (command === "export") {
+    const { check, content } = await queue.getLivenessSelfie({ checkId: id! });
+    const sha256 = createHash("sha256").update(content).digest("hex");
+    if (sha256 !== check!.selfieSha256) throw new Error(`liveness check ${id}: stored SHA-256 ${check!.selfieSha256} but the bytes hash to ${sha256}; nothing written`);
+    writeFileSync(values.out!, content, { flag: "wx" });
+    print({ ...livenessJson(check!), file: values.out }, `Wrote ${content.length} bytes (${check!.selfieContentType}, sha256 ${sha256}) to ${values.out}`);
+    return 0;
+  }
+  const { check } = await queue.decideLivenessCheck({ checkId: id!, decision: command === "approve" ? "APPROVE" : "REJECT", reason: reason ?? "" });
+  const c = livenessJson(check!);
+  print(c, `${c.id} is now ${c.status}: reset ${c.resetId} of ${c.customerId}`);
   return 0;
 }
 

@@ -19,6 +19,7 @@ import { WebhookPublicKeySchema, webhookPublicKeyRoutes } from "./routes/webhook
 import { customerRoutes } from "./routes/customers.js";
 import { healthRoutes } from "./routes/health.js";
 import { kycLinkRoutes, kycPageRoutes } from "./routes/kyc-links.js";
+import { livenessPageRoutes } from "./routes/liveness-page.js";
 import { contactVerificationRoutes } from "./routes/contact-verification.js";
 import { documentRoutes } from "./routes/documents.js";
 import { customerImportRoutes } from "./routes/customer-imports.js";
@@ -200,6 +201,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
   await registerConsole(app, opts.log);
   healthRoutes(app, opts.transportFor, opts.isDraining);
   await kycPageRoutes(app, clients);
+  await livenessPageRoutes(app, clients);
   await app.register(
     async (api) => {
       const typed = api.withTypeProvider<TypeBoxTypeProvider>();

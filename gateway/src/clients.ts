@@ -10,6 +10,7 @@ import { SandboxService } from "@corridor/proto/corridor/sandbox/v1/sandbox_serv
 import { WalletKeysService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_keys_service_pb.js";
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
 import { ScaService } from "@corridor/proto/corridor/auth_sessions/v1/sca_service_pb.js";
+import { LivenessService } from "@corridor/proto/corridor/auth_sessions/v1/liveness_service_pb.js";
 import { QuotesFxService } from "@corridor/proto/corridor/quotes_fx/v1/quotes_fx_service_pb.js";
 
 /** Connect clients of the services the routes call, built once per gateway. */
@@ -24,6 +25,8 @@ export interface ServiceClients {
   walletAuth: Client<typeof WalletAuthService>;
   walletKeys: Client<typeof WalletKeysService>;
   sca: Client<typeof ScaService>;
+  /** The hosted liveness page's calls (auth-sessions). */
+  liveness: Client<typeof LivenessService>;
   quotesFx: Client<typeof QuotesFxService>;
   agents: Client<typeof AgentsService>;
 }
@@ -39,6 +42,7 @@ export function createServiceClients(transportFor: TransportFor): ServiceClients
     walletAuth: createClient(WalletAuthService, transportFor("auth-sessions")),
     walletKeys: createClient(WalletKeysService, transportFor("auth-sessions")),
     sca: createClient(ScaService, transportFor("auth-sessions")),
+    liveness: createClient(LivenessService, transportFor("auth-sessions")),
     quotesFx: createClient(QuotesFxService, transportFor("quotes-fx")),
     agents: createClient(AgentsService, transportFor("agents")),
   };

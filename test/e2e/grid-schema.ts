@@ -45,6 +45,10 @@ export const GRID = {
     required: ["eventType", "suspended", "failedAttempts"],
     properties: { eventType: { type: "string", enum: ["RESET_PASSWORD_COMPLETED", "FAILED_LOGIN_ATTEMPT"] }, suspended: { type: "boolean" }, lockedUntil: nullable(dateTime), failedAttempts: { type: "integer" } },
   },
+  /** A reset's start: the handle, and the liveness handles omitted (or null) when the provider has none. */
+  TwoFactorResetStart: { type: "object", required: ["resetId"], properties: { resetId: str, livenessAccessToken: nullable(str), verificationLink: nullable(str), expiresAt: nullable(dateTime) } },
+  /** Grid passes the provider's status through as a string; its TwoFactorResetState names the values. */
+  TwoFactorResetStatus: { type: "object", required: ["status"], properties: { status: { type: "string", enum: ["INITIATED", "PENDING_REVIEW", "LIVENESS_PASSED", "COMPLETED", "REJECTED", "EXPIRED"] } } },
   /** The verify answer: Grid's ExternalAccount (its accountInfo oneOf is not restated here). */
   ExternalAccount: {
     type: "object",

@@ -261,6 +261,14 @@ describe.skipIf(skipReason())(`no secret in any log line (${mode})`, () => {
     secrets.set("SCA login code", scaCode);
     const loginDone = await call(prod.auth, "POST", `/sca/login/complete${scaQ}`, { factor: "SMS_OTP", challengeId: loginStart.body.challengeId, code: scaCode, endUserIpAddress: "203.0.113.7" });
     expect(loginDone.status, JSON.stringify(loginDone.body)).toBe(200);
+    // A factor reset: its liveness access token, in the answer and in the hosted page's URL (visited, a selfie uploaded).
+    const reset = await call(prod.auth, "POST", `/sca/factors/reset${scaQ}`, { factor: "SMS_OTP", endUserIpAddress: "203.0.113.7" });
+    expect(reset.status, JSON.stringify(reset.body)).toBe(201);
+    secrets.set("SCA reset liveness access token", reset.body.livenessAccessToken);
+    expect((await fetch(reset.body.verificationLink)).status).toBe(200);
+    const selfie = new FormData();
+    selfie.append("file", new Blob([Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46])], { type: "image/jpeg" }), "me.jpg");
+    expect((await fetch(`${reset.body.verificationLink}/selfie`, { method: "POST", body: selfie })).status).toBe(200);
 
     // Agents: a device code (looked up, redeemed without auth) and the access token it gives (Bearer).
     const agent = await call(sandbox.auth, "POST", "/agents", { name: "Bookkeeper", customerId: sandboxOwner.customerId, policy: { permissions: ["VIEW_TRANSACTIONS"] } });
@@ -283,6 +291,7 @@ describe.skipIf(skipReason())(`no secret in any log line (${mode})`, () => {
     expect(sys.lines.length).toBeGreaterThan(50);
     expect(sys.lines.some((l) => l.includes("/auth/credentials") && l.includes("incoming request"))).toBe(true);
     expect(sys.lines.some((l) => l.includes("/device-codes/[REDACTED]/redeem"))).toBe(true);
+    expect(sys.lines.some((l) => l.includes("/liveness/[REDACTED]/selfie"))).toBe(true);
 
     const leaks: string[] = [];
     for (const [what, value] of secrets) {

@@ -87,9 +87,9 @@ export function kycLinkRoutes(app: Api, { clients }: RouteDeps): void {
   );
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
-function htmlPage(title: string, body: string): string {
+export function htmlPage(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex"><title>${escapeHtml(title)}</title>
@@ -99,7 +99,7 @@ ul{padding-left:1.2rem}</style></head>
 <body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
 }
 
-function send(reply: FastifyReply, status: number, html: string) {
+export function send(reply: FastifyReply, status: number, html: string) {
   return reply
     .code(status)
     .header("content-type", "text/html; charset=utf-8")

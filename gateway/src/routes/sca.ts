@@ -203,6 +203,53 @@ const RecordEventSchema = Type.Object(
   { description: "The customer's login-security state (Grid's RecordSecurityEventResponse)." },
 );
 
+const ResetStartBody = Type.Object(
+  {
+    factor: FactorEnum,
+    endUserIpAddress: Type.String({ minLength: 1, maxLength: 64, description: "The end user's IP address (required by Grid; Corridor has no risk engine to pass it to and does not store it)." }),
+  },
+  { description: "The lost factor to reset (Grid's TwoFactorResetStartRequest): SMS_OTP, or a confirmed TOTP." },
+);
+const ResetStartSchema = Type.Object(
+  {
+    resetId: Type.String({ description: "ScaFactorReset:<id>: pass it to the status and complete calls." }),
+    livenessAccessToken: Type.Union([Type.String(), Type.Null()], { description: "The liveness check's opaque access token. A secret: it is also the credential of verificationLink." }),
+    verificationLink: Type.Union([Type.String(), Type.Null()], { description: "The hosted liveness page for the end user (single reset; it carries the token). Production: the end user uploads a selfie the operator reviews against the customer's KYC documents. Sandbox: the page has pass / fail controls." }),
+    expiresAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "The end of the reset window (24 hours on the platform's clock)." }),
+  },
+  { description: "The reset and the liveness handles to relay to the end user (Grid's TwoFactorResetStart)." },
+);
+const ResetParams = Type.Object({ resetId: Type.String({ minLength: 1, maxLength: 128, description: "The resetId the start answered." }) });
+const ResetStatusSchema = Type.Object(
+  {
+    status: Type.Union(
+      ["INITIATED", "PENDING_REVIEW", "LIVENESS_PASSED", "COMPLETED", "REJECTED", "EXPIRED"].map((v) => Type.Literal(v)),
+      { description: "INITIATED (liveness not submitted), PENDING_REVIEW (the operator reviews the selfie), LIVENESS_PASSED (call complete), and the final COMPLETED, REJECTED (liveness failed), EXPIRED (the window closed) — Grid's TwoFactorResetState." },
+    ),
+    factor: Type.Optional(FactorEnum),
+    expiresAt: Type.Optional(Type.String({ format: "date-time", description: "The end of the reset window." })),
+  },
+  { description: "The reset's status (Grid's TwoFactorResetStatus)." },
+);
+const ResetCompleteBody = Type.Object(
+  {
+    endUserIpAddress: Type.String({ minLength: 1, maxLength: 64, description: "The end user's IP address (required by Grid; not stored)." }),
+    mobile: Type.Optional(
+      Type.Union([
+        Type.Object(
+          {
+            countryCode: Type.String({ maxLength: 8, description: "The dialling code with its leading + (e.g. +33)." }),
+            number: Type.String({ maxLength: 32, description: "The national number, 4 to 14 digits." }),
+          },
+          { description: "SMS_OTP resets: the new mobile number, enrolled by the completion (required for them, ignored for TOTP)." },
+        ),
+        Type.Null(),
+      ]),
+    ),
+  },
+  { description: "Completes a reset (Grid's TwoFactorResetCompleteRequest)." },
+);
+
 const scaNote = "Only for customers in SCA-regulated regions (409 SCA_NOT_REQUIRED otherwise); 423 ACCOUNT_LOCKED while the customer's SCA login is locked (docs/sca.md).";
 
 /** Grid's /sca/* factor, login and security-event routes (docs/sca.md). */
@@ -305,6 +352,74 @@ export function scaFactorRoutes(app: Api, { clients }: RouteDeps): void {
       const code = body.factor === "PASSKEY" ? "" : codeOf(body);
       const res = await clients.sca.completeLogin({ platformId, customerId: request.query.customerId, factor: body.factor, challengeId: body.challengeId ?? "", code });
       return { status: res.status };
+    },
+  );
+
+  app.post(
+    "/sca/factors/reset",
+    {
+      config: { permission: "MANAGE" },
+      schema: {
+        summary: "Start a 2FA reset",
+        description: `Starts recovering a lost factor (SMS_OTP, or a confirmed TOTP: 409 SCA_FACTOR_NOT_ENROLLED otherwise; PASSKEY: 400 SCA_FACTOR_NOT_SUPPORTED) behind a liveness check: 201 with the resetId and the liveness handles to relay to the end user (livenessAccessToken, verificationLink; secrets). Poll GET /sca/factors/reset/{resetId} until LIVENESS_PASSED, then complete. Production platforms: the end user uploads a selfie on the verificationLink page and the operator approves or rejects it against the customer's KYC documents; sandbox platforms: the page has pass / fail controls (docs/sca.md). At most 5 starts per 24 hours per customer (429 RATE_LIMITED with Retry-After). ${scaNote} Needs MANAGE.`,
+        tags,
+        querystring: CustomerQuery,
+        body: ResetStartBody,
+        response: { 201: ResetStartSchema, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { platformId } = principalOf(request);
+      const res = await clients.sca.startFactorReset({ platformId, customerId: request.query.customerId, factor: request.body.factor });
+      reply.code(201);
+      return {
+        resetId: res.resetId,
+        livenessAccessToken: res.livenessAccessToken || null,
+        verificationLink: res.verificationPath ? `${request.protocol}://${request.host}${res.verificationPath}` : null,
+        expiresAt: res.expiresAt ? isoFromTimestamp(res.expiresAt) : null,
+      };
+    },
+  );
+
+  app.get(
+    "/sca/factors/reset/:resetId",
+    {
+      config: { permission: "VIEW" },
+      schema: {
+        summary: "Get 2FA reset status",
+        description: "The reset's status: INITIATED and PENDING_REVIEW (keep polling), LIVENESS_PASSED (call complete), COMPLETED, REJECTED, EXPIRED (final; start a new reset). 404 SCA_RESET_NOT_FOUND for another customer's or an unknown reset. Only for customers in SCA-regulated regions (409 SCA_NOT_REQUIRED otherwise). Needs VIEW.",
+        tags,
+        params: ResetParams,
+        querystring: CustomerQuery,
+        response: { 200: ResetStatusSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { platformId } = principalOf(request);
+      const res = await clients.sca.getFactorReset({ platformId, customerId: request.query.customerId, resetId: request.params.resetId });
+      return { status: res.status as "INITIATED", factor: res.factor as "SMS_OTP" | "TOTP", expiresAt: isoFromTimestamp(res.expiresAt) };
+    },
+  );
+
+  app.post(
+    "/sca/factors/reset/:resetId/complete",
+    {
+      config: { permission: "MANAGE" },
+      schema: {
+        summary: "Complete a 2FA reset",
+        description: `Completes a LIVENESS_PASSED reset: 204. TOTP: the authenticator is removed and the customer enrols a new one (POST /sca/factors). SMS_OTP: body.mobile is required and becomes the customer's enrolled number (one-time codes still go out by mail, docs/sca.md). 400 SCA_RESET_NOT_READY before liveness passed, 400 SCA_RESET_CLOSED once COMPLETED, REJECTED or EXPIRED (a reset is used once); 404 SCA_RESET_NOT_FOUND. ${scaNote} Needs MANAGE.`,
+        tags,
+        params: ResetParams,
+        querystring: CustomerQuery,
+        body: ResetCompleteBody,
+        response: { 204: { type: "null", description: "Reset completed." }, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { platformId } = principalOf(request);
+      const m = request.body.mobile;
+      await clients.sca.completeFactorReset({ platformId, customerId: request.query.customerId, resetId: request.params.resetId, mobileCountryCode: m?.countryCode ?? "", mobileNumber: m?.number ?? "" });
+      return reply.code(204).send(null);
     },
   );
 

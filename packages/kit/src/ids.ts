@@ -7,7 +7,7 @@ export type IdKind =
   | "Session" | "Lookup" | "Verification" | "Webhook" | "Request" | "Event" | "JournalEntry"
   | "Invitation" | "DeviceCode" | "Deployment" | "KycLink" | "KycReview" | "Document" | "RailNotice"
   | "Reconciliation" | "ReconciliationBreak" | "Job"
-  | "DelegatedKey" | "ScaChallenge";
+  | "DelegatedKey" | "ScaChallenge" | "ScaFactorReset" | "LivenessCheck";
 
 export function newId(kind: IdKind): string {
   return `${kind}:${uuidv7()}`;

@@ -16,13 +16,13 @@ export const REDACTED_PATHS: readonly string[] = [
   "headers.authorization",
   "headers.cookie",
   "authorization",
-  ...["clientSecret", "client_secret", "secret", "secrets", "otp", "otpCode", "accessToken", "access_token", "password", "encryptedSessionSigningKey", "encryptedWalletCredentials", "sessionKey", "privateKey", "walletKey", "webhookSecret", "signingSecret"].flatMap((k) => [k, `*.${k}`]),
+  ...["clientSecret", "client_secret", "secret", "secrets", "otp", "otpCode", "accessToken", "access_token", "livenessAccessToken", "verificationLink", "password", "encryptedSessionSigningKey", "encryptedWalletCredentials", "sessionKey", "privateKey", "walletKey", "webhookSecret", "signingSecret"].flatMap((k) => [k, `*.${k}`]),
 ];
 
 /**
  * Secrets recognisable by their shape, scrubbed from every line written (messages, error messages
  * and stacks, URLs): webhook secrets `whsec_…`, agent access tokens `agt_…`, Basic/Bearer
- * credentials, device codes and KYC-link tokens in URL paths, secret-looking query parameters and passwords inside
+ * credentials, device codes, KYC-link and liveness-page tokens in URL paths, secret-looking query parameters and passwords inside
  * connection URLs. Client secrets, OTP codes and keys have no shape; they are never put in a log
  * (and the field names above catch them where they are).
  */
@@ -33,6 +33,8 @@ const SCRUBBERS: [RegExp, string][] = [
   [/(\/device-codes\/)[^/?#"\s\\]+/g, "$1[REDACTED]"],
   // A hosted KYC link's token is the link's whole credential (gateway /kyc/{token}).
   [/(\/kyc\/)[^/?#"\s\\]+/g, "$1[REDACTED]"],
+  // So is a hosted liveness page's (gateway /liveness/{token}, an SCA factor reset's check).
+  [/(\/liveness\/)[^/?#"\s\\]+/g, "$1[REDACTED]"],
   [/([?&](?:token|access_token|client_secret|secret|otp|code|password)=)[^&#"\s\\]+/gi, "$1[REDACTED]"],
   [/(\b[a-z][a-z0-9+.-]*:\/\/[^:/?#@"\s\\]*:)[^@/?#"\s\\]+@/gi, "$1[REDACTED]@"],
 ];

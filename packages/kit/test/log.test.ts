@@ -58,6 +58,16 @@ describe("logs never carry secrets", () => {
     expect(text).toContain("/kyc/[REDACTED]?step=2");
   });
 
+  it("scrubs a hosted liveness page's token, and the reset start's handles by name", () => {
+    const { lines, destination } = capture();
+    const log = createLogger("gateway", "trace", destination);
+    log.info({ req: { method: "POST", url: "/liveness/Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5/selfie" } }, "incoming request");
+    log.info({ livenessAccessToken: "tok-abc-123-xyz", verificationLink: "https://corridor.example/liveness/secret-link-token" }, "reset started");
+    const text = lines.join("\n");
+    for (const secret of ["Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5", "tok-abc-123-xyz", "secret-link-token"]) expect(text).not.toContain(secret);
+    expect(text).toContain("/liveness/[REDACTED]/selfie");
+  });
+
   it("leaves ordinary text alone", () => {
     const line = '{"msg":"Basic authentication failed for cli_abc; see https://example.com/docs#basic","code":"UNAUTHORIZED"}';
     expect(scrubSecrets(line)).toBe(line);

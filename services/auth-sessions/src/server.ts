@@ -4,6 +4,8 @@ import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/a
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
 import { ScaService } from "@corridor/proto/corridor/auth_sessions/v1/sca_service_pb.js";
+import { LivenessAdminService, LivenessService } from "@corridor/proto/corridor/auth_sessions/v1/liveness_service_pb.js";
+import { createLivenessAdminHandler, createLivenessHandler } from "./handlers/liveness.js";
 import { scaCustomers } from "./clients/customers.js";
 import { scaTransactOver, totpSealedRowsOver, type ScaDatabase } from "./data/sca.js";
 import type { ScaCustomerDirectory } from "./domain/sca/ports.js";
@@ -165,6 +167,8 @@ export function buildAuthSessions(
       router.service(WalletKeysService, createWalletKeysHandler({ wallet }));
       router.service(CodeDeliveryService, createCodeDeliveryHandler({ mailer, environment: (platformId) => walletTransactOver(db)((store) => store.environmentOf(platformId)) }));
       router.service(ScaService, createScaHandler({ sca }));
+      router.service(LivenessService, createLivenessHandler({ liveness: sca.liveness }));
+      router.service(LivenessAdminService, createLivenessAdminHandler({ liveness: sca.liveness }));
     },
     consumers: [],
     workers: [

@@ -63,6 +63,10 @@ describe("admin CLI kyc commands", () => {
     expect(list.code, list.stderr).toBe(0);
     const [review] = JSON.parse(list.stdout) as { id: string; displayName: string; status: string }[];
     expect(review).toMatchObject({ displayName: "Carla Cli", status: "SUBMITTED" });
+    // By customer (how `liveness show` points the operator at a customer's documents).
+    const mine = await admin(["kyc", "list", "--customer", customer!.id, "--json", "--url", url]);
+    expect((JSON.parse(mine.stdout) as { id: string }[]).map((r) => r.id)).toEqual([review!.id]);
+    expect(JSON.parse((await admin(["kyc", "list", "--customer", "Customer:nobody", "--json", "--url", url])).stdout)).toEqual([]);
 
     const show = await admin(["kyc", "show", review!.id, "--url", url]);
     expect(show.code, show.stderr).toBe(0);
@@ -89,7 +93,7 @@ describe("admin CLI kyc commands", () => {
     const again = await admin(["kyc", "approve", review!.id], { CORRIDOR_CUSTOMERS_KYC_URL: url });
     expect(again.code).toBe(1);
     expect(again.stderr).toContain("INVALID_STATE_TRANSITION");
-  });
+  }, 180_000);
 
   it("refuses to act without a target, and when nothing answers there", async () => {
     const none = await admin(["kyc", "list"]);

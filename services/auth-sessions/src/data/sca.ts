@@ -1,6 +1,6 @@
 import { inTransaction } from "@corridor/kit";
 import type { ColumnType, Kysely, Selectable, Transaction } from "kysely";
-import type { ScaStore, ScaSubjectType, ScaTransact, StoredScaChallenge, StoredTotpFactor } from "../domain/sca/ports.js";
+import type { LivenessStatus, ResetStatus, ScaStore, ScaSubjectType, ScaTransact, StoredLivenessCheck, StoredScaChallenge, StoredTotpFactor } from "../domain/sca/ports.js";
 import { totpAad } from "../domain/sca/sca.js";
 import type { SealedRowsTransact } from "../domain/wallet/reencrypt.js";
 import type { AuthSessionsDatabase } from "./tables.js";
@@ -52,13 +52,93 @@ export interface ScaLoginSecurityTable {
   suspended: boolean;
 }
 
+/** migrations/20261230000000_sca_factor_resets.ts */
+export interface ScaFactorResetsTable {
+  id: string;
+  platform_id: string;
+  customer_id: string;
+  factor: string;
+  status: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  updated_at: Timestamp;
+  started_at: Timestamp;
+}
+
+export interface ScaLivenessChecksTable {
+  id: string;
+  platform_id: string;
+  customer_id: string;
+  reset_id: string;
+  environment: string;
+  status: string;
+  token_sha256: string;
+  reason: ColumnType<string, string | undefined, string>;
+  selfie: ColumnType<Uint8Array | null, Uint8Array | null | undefined, Uint8Array | null>;
+  selfie_content_type: ColumnType<string, string | undefined, string>;
+  selfie_sha256: ColumnType<string, string | undefined, string>;
+  selfie_size_bytes: ColumnType<number, number | undefined, number>;
+  created_at: Timestamp;
+  submitted_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  decided_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  expires_at: Timestamp;
+}
+
+export interface ScaMobileNumbersTable {
+  platform_id: string;
+  customer_id: string;
+  country_code: string;
+  number: string;
+  enrolled_at: Timestamp;
+}
+
 /** The SCA tables beside the rest of the auth_sessions schema. */
 export interface ScaDatabase extends AuthSessionsDatabase {
   sca_challenges: ScaChallengesTable;
   sca_trusted_beneficiaries: ScaTrustedBeneficiariesTable;
   sca_factors: ScaFactorsTable;
   sca_login_security: ScaLoginSecurityTable;
+  sca_factor_resets: ScaFactorResetsTable;
+  sca_liveness_checks: ScaLivenessChecksTable;
+  sca_mobile_numbers: ScaMobileNumbersTable;
 }
+
+/** Every column but the selfie's bytes. */
+const LIVENESS_COLUMNS = [
+  "id",
+  "platform_id",
+  "customer_id",
+  "reset_id",
+  "environment",
+  "status",
+  "token_sha256",
+  "reason",
+  "selfie_content_type",
+  "selfie_sha256",
+  "selfie_size_bytes",
+  "created_at",
+  "submitted_at",
+  "decided_at",
+  "expires_at",
+] as const;
+
+const livenessFromRow = (r: Omit<Selectable<ScaLivenessChecksTable>, "selfie">): StoredLivenessCheck => ({
+  id: r.id,
+  platformId: r.platform_id,
+  customerId: r.customer_id,
+  resetId: r.reset_id,
+  environment: r.environment as "SANDBOX" | "PRODUCTION",
+  status: r.status as LivenessStatus,
+  tokenSha256: r.token_sha256,
+  reason: r.reason,
+  selfieContentType: r.selfie_content_type,
+  selfieSha256: r.selfie_sha256,
+  selfieSizeBytes: Number(r.selfie_size_bytes),
+  createdAt: r.created_at,
+  submittedAt: r.submitted_at,
+  decidedAt: r.decided_at,
+  expiresAt: r.expires_at,
+});
 
 const totpFromRow = (r: Selectable<ScaFactorsTable>): StoredTotpFactor => ({
   platformId: r.platform_id,
@@ -178,6 +258,9 @@ export function scaStore(trx: Kysely<ScaDatabase>): ScaStore {
           .where("factor", "=", "TOTP")
           .execute();
       },
+      async remove(platformId, customerId) {
+        await trx.deleteFrom("sca_factors").where("platform_id", "=", platformId).where("customer_id", "=", customerId).where("factor", "=", "TOTP").execute();
+      },
       async use(platformId, customerId, lastStep, recoveryCodesSha256) {
         await trx
           .updateTable("sca_factors")
@@ -186,6 +269,93 @@ export function scaStore(trx: Kysely<ScaDatabase>): ScaStore {
           .where("customer_id", "=", customerId)
           .where("factor", "=", "TOTP")
           .execute();
+      },
+    },
+    mobile: {
+      async set(platformId, customerId, countryCode, number, at) {
+        await trx
+          .insertInto("sca_mobile_numbers")
+          .values({ platform_id: platformId, customer_id: customerId, country_code: countryCode, number, enrolled_at: at })
+          .onConflict((oc) => oc.columns(["platform_id", "customer_id"]).doUpdateSet({ country_code: countryCode, number, enrolled_at: at }))
+          .execute();
+      },
+      async get(platformId, customerId) {
+        const r = await trx.selectFrom("sca_mobile_numbers").select(["country_code", "number"]).where("platform_id", "=", platformId).where("customer_id", "=", customerId).executeTakeFirst();
+        return r ? { countryCode: r.country_code, number: r.number } : undefined;
+      },
+    },
+    resets: {
+      async insert(r) {
+        await trx
+          .insertInto("sca_factor_resets")
+          .values({ id: r.id, platform_id: r.platformId, customer_id: r.customerId, factor: r.factor, status: r.status, created_at: r.createdAt, expires_at: r.expiresAt, updated_at: r.updatedAt, started_at: r.startedAt })
+          .execute();
+      },
+      async get(platformId, customerId, id, opts = {}) {
+        let q = trx.selectFrom("sca_factor_resets").selectAll().where("id", "=", id).where("platform_id", "=", platformId).where("customer_id", "=", customerId);
+        if (opts.forUpdate) q = q.forUpdate();
+        const r = await q.executeTakeFirst();
+        return r
+          ? { id: r.id, platformId: r.platform_id, customerId: r.customer_id, factor: r.factor as "SMS_OTP" | "TOTP", status: r.status as ResetStatus, createdAt: r.created_at, expiresAt: r.expires_at, startedAt: r.started_at, updatedAt: r.updated_at }
+          : undefined;
+      },
+      async setStatus(id, status, at) {
+        await trx.updateTable("sca_factor_resets").set({ status, updated_at: at }).where("id", "=", id).execute();
+      },
+      async startedSince(platformId, customerId, since) {
+        const rows = await trx.selectFrom("sca_factor_resets").select("started_at").where("platform_id", "=", platformId).where("customer_id", "=", customerId).where("started_at", ">=", since).execute();
+        return rows.map((r) => r.started_at);
+      },
+    },
+    liveness: {
+      async insert(c) {
+        await trx
+          .insertInto("sca_liveness_checks")
+          .values({
+            id: c.id,
+            platform_id: c.platformId,
+            customer_id: c.customerId,
+            reset_id: c.resetId,
+            environment: c.environment,
+            status: c.status,
+            token_sha256: c.tokenSha256,
+            reason: c.reason,
+            created_at: c.createdAt,
+            expires_at: c.expiresAt,
+          })
+          .execute();
+      },
+      async get(id, opts = {}) {
+        let q = trx.selectFrom("sca_liveness_checks").select(LIVENESS_COLUMNS).where("id", "=", id);
+        if (opts.forUpdate) q = q.forUpdate();
+        const r = await q.executeTakeFirst();
+        return r ? livenessFromRow(r) : undefined;
+      },
+      async byToken(tokenSha256, opts = {}) {
+        let q = trx.selectFrom("sca_liveness_checks").select(LIVENESS_COLUMNS).where("token_sha256", "=", tokenSha256);
+        if (opts.forUpdate) q = q.forUpdate();
+        const r = await q.executeTakeFirst();
+        return r ? livenessFromRow(r) : undefined;
+      },
+      async list(filter) {
+        let q = trx.selectFrom("sca_liveness_checks").select(LIVENESS_COLUMNS).orderBy("created_at").orderBy("id").limit(filter.limit);
+        if (filter.status) q = q.where("status", "=", filter.status);
+        if (filter.platformId) q = q.where("platform_id", "=", filter.platformId);
+        return (await q.execute()).map(livenessFromRow);
+      },
+      async submit(id, selfie, at) {
+        await trx
+          .updateTable("sca_liveness_checks")
+          .set({ status: "SUBMITTED", selfie: selfie.content, selfie_content_type: selfie.contentType, selfie_sha256: selfie.sha256, selfie_size_bytes: selfie.content.length, submitted_at: at })
+          .where("id", "=", id)
+          .execute();
+      },
+      async decide(id, status, reason, at) {
+        await trx.updateTable("sca_liveness_checks").set({ status, reason, decided_at: at }).where("id", "=", id).execute();
+      },
+      async selfie(id) {
+        const r = await trx.selectFrom("sca_liveness_checks").select("selfie").where("id", "=", id).executeTakeFirst();
+        return r?.selfie ? new Uint8Array(r.selfie) : undefined;
       },
     },
     loginSecurity: {

@@ -64,6 +64,19 @@ export function createScaHandler(deps: { sca: Sca }): ServiceImpl<typeof ScaServ
       const r = await deps.sca.recordEvent(req.platformId, req.customerId, req.eventType);
       return { eventType: r.eventType, suspended: r.suspended, lockedUntil: r.lockedUntil ? timestampFromDate(r.lockedUntil) : undefined, failedAttempts: r.failedAttempts };
     },
+    async startFactorReset(req) {
+      const r = await deps.sca.resets.start(req.platformId, req.customerId, req.factor);
+      return { resetId: r.resetId, livenessAccessToken: r.livenessAccessToken, verificationPath: r.verificationPath, expiresAt: timestampFromDate(r.expiresAt) };
+    },
+    async getFactorReset(req) {
+      const r = await deps.sca.resets.get(req.platformId, req.customerId, req.resetId);
+      return { status: r.status, factor: r.factor, expiresAt: timestampFromDate(r.expiresAt) };
+    },
+    async completeFactorReset(req) {
+      const mobile = req.mobileCountryCode || req.mobileNumber ? { countryCode: req.mobileCountryCode, number: req.mobileNumber } : undefined;
+      await deps.sca.resets.complete({ platformId: req.platformId, customerId: req.customerId, resetId: req.resetId, mobile });
+      return {};
+    },
     async resendCode(req) {
       await deps.sca.resend(req.platformId, subject(req.subjectType), req.subjectId);
       return {};

@@ -70,8 +70,9 @@ export async function reviewsOfCustomer(db: Db, platformId: string, customerId: 
   return rows.map(toReview);
 }
 
-export async function listReviews(db: Db, f: { status?: ReviewStatus; platformId?: string; limit: number }): Promise<KycReview[]> {
+export async function listReviews(db: Db, f: { status?: ReviewStatus; platformId?: string; customerId?: string; limit: number }): Promise<KycReview[]> {
   let q = db.selectFrom("kyc_reviews").selectAll();
+  if (f.customerId) q = q.where("customer_id", "=", f.customerId);
   if (f.status) q = q.where("status", "=", f.status);
   if (f.platformId) q = q.where("platform_id", "=", f.platformId);
   const rows = await q.orderBy("created_at").orderBy("id").limit(f.limit).execute();

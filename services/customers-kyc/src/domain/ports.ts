@@ -76,7 +76,7 @@ export interface Store {
     /** Every review of a customer and its owners, oldest first. */
     ofCustomer(platformId: string, customerId: string): Promise<KycReview[]>;
     /** Oldest first. */
-    list(filter: { status?: ReviewStatus; platformId?: string; limit: number }): Promise<KycReview[]>;
+    list(filter: { status?: ReviewStatus; platformId?: string; customerId?: string; limit: number }): Promise<KycReview[]>;
   };
   documents: {
     insert(d: KycDocument, content: Uint8Array): Promise<void>;

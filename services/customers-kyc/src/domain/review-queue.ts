@@ -93,14 +93,14 @@ export function createReviewQueue({ transact, clock }: { transact: Transact; clo
   return {
     provider,
 
-    list(filter: { status?: string; platformId?: string; limit?: number }): Promise<ReviewView[]> {
+    list(filter: { status?: string; platformId?: string; customerId?: string; limit?: number }): Promise<ReviewView[]> {
       if (filter.status !== undefined && !(REVIEW_STATUSES as readonly string[]).includes(filter.status)) {
         throw errors.invalidInput([{ field: "status", reason: `must be one of ${REVIEW_STATUSES.join(", ")}` }]);
       }
       const limit = filter.limit ?? 100;
       if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw errors.invalidInput([{ field: "limit", reason: "must be 1 to 500" }]);
       return transact(async (store) => {
-        const reviews = await store.reviews.list({ status: filter.status as ReviewStatus | undefined, platformId: filter.platformId, limit });
+        const reviews = await store.reviews.list({ status: filter.status as ReviewStatus | undefined, platformId: filter.platformId, customerId: filter.customerId, limit });
         const out: ReviewView[] = [];
         for (const r of reviews) {
           const { review, subjectType, displayName } = await view(store, r);

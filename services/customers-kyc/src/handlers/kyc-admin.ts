@@ -14,7 +14,7 @@ import { documentToPb, reviewToPb } from "./documents.js";
 export function createKycAdminHandler({ queue }: { queue: ReviewQueue }): ServiceImpl<typeof KycAdminService> {
   return {
     async listReviews(req) {
-      const reviews = await queue.list({ status: req.status || undefined, platformId: req.platformId || undefined, limit: req.limit || undefined });
+      const reviews = await queue.list({ status: req.status || undefined, platformId: req.platformId || undefined, customerId: req.customerId || undefined, limit: req.limit || undefined });
       return create(ListReviewsResponseSchema, { reviews: reviews.map(reviewToPb) });
     },
     async getReview(req) {

@@ -2,6 +2,8 @@ import { AppError, errors, newId, platformTime, type Clock } from "@corridor/kit
 import { hashOtp, newOtpCode, otpMatches } from "../wallet/otp.js";
 import type { WalletKeyring } from "../wallet/at-rest.js";
 import type { LoginSecurity, ScaCodeSender, ScaCustomerDirectory, ScaSubjectType, ScaTransact, StoredScaChallenge } from "./ports.js";
+import { createLivenessReviewQueue } from "./liveness.js";
+import { createFactorResets } from "./reset.js";
 import { base32Decode, base32Encode, hashRecoveryCode, matchingStep, newRecoveryCodes, newTotpSecret, stepOf } from "./totp.js";
 
 /** Grid's sandbox code: on a sandbox platform it satisfies any challenge. */
@@ -418,9 +420,24 @@ export function createSca(deps: ScaDeps) {
     return { eventType: "RESET_PASSWORD_COMPLETED", ...cleared };
   }
 
+  // The liveness provider connector that ships: the operator's review queue (liveness.ts).
+  const liveness = createLivenessReviewQueue({ transact, clock, now: (platformId) => time.now(platformId) });
+  const resets = createFactorResets({
+    transact,
+    clock,
+    now: (platformId) => time.now(platformId),
+    environment,
+    activeCustomer,
+    regulatedCustomer,
+    liveness: liveness.provider,
+    unsupportedFactor,
+  });
+
   return {
     factors,
     login,
+    resets,
+    liveness,
     recordEvent,
     startTrust,
     confirmTrust,

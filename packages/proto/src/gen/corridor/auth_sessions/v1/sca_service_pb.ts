@@ -12,7 +12,218 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file corridor/auth_sessions/v1/sca_service.proto.
  */
 export const file_corridor_auth_sessions_v1_sca_service: GenFile = /*@__PURE__*/
-  fileDesc("Citjb3JyaWRvci9hdXRoX3Nlc3Npb25zL3YxL3NjYV9zZXJ2aWNlLnByb3RvEhljb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxIj4KEkxpc3RGYWN0b3JzUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRITCgtjdXN0b21lcl9pZBgCIAEoCSImChNMaXN0RmFjdG9yc1Jlc3BvbnNlEg8KB2ZhY3RvcnMYASADKAkiWAocU3RhcnRGYWN0b3JFbnJvbGxtZW50UmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRITCgtjdXN0b21lcl9pZBgCIAEoCRIOCgZmYWN0b3IYAyABKAkiYAodU3RhcnRGYWN0b3JFbnJvbGxtZW50UmVzcG9uc2USDgoGc2VjcmV0GAEgASgJEh0KFXNlY3JldF9iYXNlMzJfZW5jb2RlZBgCIAEoCRIQCgh0b3RwX3VyaRgDIAEoCSJ4Ch5Db25maXJtRmFjdG9yRW5yb2xsbWVudFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSDgoGZmFjdG9yGAMgASgJEg4KBnNlY3JldBgEIAEoCRIMCgRjb2RlGAUgASgJIjkKH0NvbmZpcm1GYWN0b3JFbnJvbGxtZW50UmVzcG9uc2USFgoOcmVjb3ZlcnlfY29kZXMYASADKAkiTQoRU3RhcnRMb2dpblJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSDgoGZmFjdG9yGAMgASgJImAKElN0YXJ0TG9naW5SZXNwb25zZRIOCgZmYWN0b3IYASABKAkSOgoJY2hhbGxlbmdlGAIgASgLMicuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TY2FDaGFsbGVuZ2UidAoUQ29tcGxldGVMb2dpblJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSDgoGZmFjdG9yGAMgASgJEhQKDGNoYWxsZW5nZV9pZBgEIAEoCRIMCgRjb2RlGAUgASgJIicKFUNvbXBsZXRlTG9naW5SZXNwb25zZRIOCgZzdGF0dXMYASABKAkiWgoaUmVjb3JkU2VjdXJpdHlFdmVudFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCSKPAQobUmVjb3JkU2VjdXJpdHlFdmVudFJlc3BvbnNlEhIKCmV2ZW50X3R5cGUYASABKAkSEQoJc3VzcGVuZGVkGAIgASgIEjAKDGxvY2tlZF91bnRpbBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoPZmFpbGVkX2F0dGVtcHRzGAQgASgFImkKEVN0YXJ0VHJ1c3RSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJEhsKE2V4dGVybmFsX2FjY291bnRfaWQYAyABKAkSDQoFdHJ1c3QYBCABKAgiUAoSU3RhcnRUcnVzdFJlc3BvbnNlEjoKCWNoYWxsZW5nZRgBIAEoCzInLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuU2NhQ2hhbGxlbmdlInoKE0NvbmZpcm1UcnVzdFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSGwoTZXh0ZXJuYWxfYWNjb3VudF9pZBgCIAEoCRINCgV0cnVzdBgDIAEoCBIMCgRjb2RlGAQgASgJEhQKDGNoYWxsZW5nZV9pZBgFIAEoCSInChRDb25maXJtVHJ1c3RSZXNwb25zZRIPCgd0cnVzdGVkGAEgASgIIrkBCgxTY2FDaGFsbGVuZ2USCgoCaWQYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGZmFjdG9yGAMgASgJEhkKEWF2YWlsYWJsZV9mYWN0b3JzGAQgAygJEg8KB3B1cnBvc2UYBSABKAkSMQoNYXV0aG9yaXplZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijAEKGUJlZ2luQXV0aG9yaXphdGlvblJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSFAoMc3ViamVjdF90eXBlGAMgASgJEhIKCnN1YmplY3RfaWQYBCABKAkSGwoTZXh0ZXJuYWxfYWNjb3VudF9pZBgFIAEoCSJqChpCZWdpbkF1dGhvcml6YXRpb25SZXNwb25zZRIQCghyZXF1aXJlZBgBIAEoCBI6CgljaGFsbGVuZ2UYAiABKAsyJy5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlNjYUNoYWxsZW5nZSJfChBBdXRob3JpemVSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhQKDHN1YmplY3RfdHlwZRgCIAEoCRISCgpzdWJqZWN0X2lkGAMgASgJEgwKBGNvZGUYBCABKAkiTwoRQXV0aG9yaXplUmVzcG9uc2USOgoJY2hhbGxlbmdlGAEgASgLMicuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TY2FDaGFsbGVuZ2UiUgoRUmVzZW5kQ29kZVJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSFAoMc3ViamVjdF90eXBlGAIgASgJEhIKCnN1YmplY3RfaWQYAyABKAkiFAoSUmVzZW5kQ29kZVJlc3BvbnNlMrMKCgpTY2FTZXJ2aWNlEoEBChJCZWdpbkF1dGhvcml6YXRpb24SNC5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkJlZ2luQXV0aG9yaXphdGlvblJlcXVlc3QaNS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkJlZ2luQXV0aG9yaXphdGlvblJlc3BvbnNlEmYKCUF1dGhvcml6ZRIrLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQXV0aG9yaXplUmVxdWVzdBosLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQXV0aG9yaXplUmVzcG9uc2USaQoKUmVzZW5kQ29kZRIsLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuUmVzZW5kQ29kZVJlcXVlc3QaLS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlJlc2VuZENvZGVSZXNwb25zZRJpCgpTdGFydFRydXN0EiwuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TdGFydFRydXN0UmVxdWVzdBotLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuU3RhcnRUcnVzdFJlc3BvbnNlEm8KDENvbmZpcm1UcnVzdBIuLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQ29uZmlybVRydXN0UmVxdWVzdBovLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQ29uZmlybVRydXN0UmVzcG9uc2USbAoLTGlzdEZhY3RvcnMSLS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkxpc3RGYWN0b3JzUmVxdWVzdBouLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuTGlzdEZhY3RvcnNSZXNwb25zZRKKAQoVU3RhcnRGYWN0b3JFbnJvbGxtZW50EjcuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TdGFydEZhY3RvckVucm9sbG1lbnRSZXF1ZXN0GjguY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TdGFydEZhY3RvckVucm9sbG1lbnRSZXNwb25zZRKQAQoXQ29uZmlybUZhY3RvckVucm9sbG1lbnQSOS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkNvbmZpcm1GYWN0b3JFbnJvbGxtZW50UmVxdWVzdBo6LmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQ29uZmlybUZhY3RvckVucm9sbG1lbnRSZXNwb25zZRJpCgpTdGFydExvZ2luEiwuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TdGFydExvZ2luUmVxdWVzdBotLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuU3RhcnRMb2dpblJlc3BvbnNlEnIKDUNvbXBsZXRlTG9naW4SLy5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkNvbXBsZXRlTG9naW5SZXF1ZXN0GjAuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5Db21wbGV0ZUxvZ2luUmVzcG9uc2UShAEKE1JlY29yZFNlY3VyaXR5RXZlbnQSNS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlJlY29yZFNlY3VyaXR5RXZlbnRSZXF1ZXN0GjYuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5SZWNvcmRTZWN1cml0eUV2ZW50UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("Citjb3JyaWRvci9hdXRoX3Nlc3Npb25zL3YxL3NjYV9zZXJ2aWNlLnByb3RvEhljb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxIlMKF1N0YXJ0RmFjdG9yUmVzZXRSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJEg4KBmZhY3RvchgDIAEoCSKWAQoYU3RhcnRGYWN0b3JSZXNldFJlc3BvbnNlEhAKCHJlc2V0X2lkGAEgASgJEh0KFWxpdmVuZXNzX2FjY2Vzc190b2tlbhgCIAEoCRIZChF2ZXJpZmljYXRpb25fcGF0aBgDIAEoCRIuCgpleHBpcmVzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJTChVHZXRGYWN0b3JSZXNldFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSEAoIcmVzZXRfaWQYAyABKAkiaAoWR2V0RmFjdG9yUmVzZXRSZXNwb25zZRIOCgZzdGF0dXMYASABKAkSDgoGZmFjdG9yGAIgASgJEi4KCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIowBChpDb21wbGV0ZUZhY3RvclJlc2V0UmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRITCgtjdXN0b21lcl9pZBgCIAEoCRIQCghyZXNldF9pZBgDIAEoCRIbChNtb2JpbGVfY291bnRyeV9jb2RlGAQgASgJEhUKDW1vYmlsZV9udW1iZXIYBSABKAkiHQobQ29tcGxldGVGYWN0b3JSZXNldFJlc3BvbnNlIj4KEkxpc3RGYWN0b3JzUmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRITCgtjdXN0b21lcl9pZBgCIAEoCSImChNMaXN0RmFjdG9yc1Jlc3BvbnNlEg8KB2ZhY3RvcnMYASADKAkiWAocU3RhcnRGYWN0b3JFbnJvbGxtZW50UmVxdWVzdBITCgtwbGF0Zm9ybV9pZBgBIAEoCRITCgtjdXN0b21lcl9pZBgCIAEoCRIOCgZmYWN0b3IYAyABKAkiYAodU3RhcnRGYWN0b3JFbnJvbGxtZW50UmVzcG9uc2USDgoGc2VjcmV0GAEgASgJEh0KFXNlY3JldF9iYXNlMzJfZW5jb2RlZBgCIAEoCRIQCgh0b3RwX3VyaRgDIAEoCSJ4Ch5Db25maXJtRmFjdG9yRW5yb2xsbWVudFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSDgoGZmFjdG9yGAMgASgJEg4KBnNlY3JldBgEIAEoCRIMCgRjb2RlGAUgASgJIjkKH0NvbmZpcm1GYWN0b3JFbnJvbGxtZW50UmVzcG9uc2USFgoOcmVjb3ZlcnlfY29kZXMYASADKAkiTQoRU3RhcnRMb2dpblJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSDgoGZmFjdG9yGAMgASgJImAKElN0YXJ0TG9naW5SZXNwb25zZRIOCgZmYWN0b3IYASABKAkSOgoJY2hhbGxlbmdlGAIgASgLMicuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TY2FDaGFsbGVuZ2UidAoUQ29tcGxldGVMb2dpblJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSDgoGZmFjdG9yGAMgASgJEhQKDGNoYWxsZW5nZV9pZBgEIAEoCRIMCgRjb2RlGAUgASgJIicKFUNvbXBsZXRlTG9naW5SZXNwb25zZRIOCgZzdGF0dXMYASABKAkiWgoaUmVjb3JkU2VjdXJpdHlFdmVudFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCSKPAQobUmVjb3JkU2VjdXJpdHlFdmVudFJlc3BvbnNlEhIKCmV2ZW50X3R5cGUYASABKAkSEQoJc3VzcGVuZGVkGAIgASgIEjAKDGxvY2tlZF91bnRpbBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoPZmFpbGVkX2F0dGVtcHRzGAQgASgFImkKEVN0YXJ0VHJ1c3RSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJEhsKE2V4dGVybmFsX2FjY291bnRfaWQYAyABKAkSDQoFdHJ1c3QYBCABKAgiUAoSU3RhcnRUcnVzdFJlc3BvbnNlEjoKCWNoYWxsZW5nZRgBIAEoCzInLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuU2NhQ2hhbGxlbmdlInoKE0NvbmZpcm1UcnVzdFJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSGwoTZXh0ZXJuYWxfYWNjb3VudF9pZBgCIAEoCRINCgV0cnVzdBgDIAEoCBIMCgRjb2RlGAQgASgJEhQKDGNoYWxsZW5nZV9pZBgFIAEoCSInChRDb25maXJtVHJ1c3RSZXNwb25zZRIPCgd0cnVzdGVkGAEgASgIIrkBCgxTY2FDaGFsbGVuZ2USCgoCaWQYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGZmFjdG9yGAMgASgJEhkKEWF2YWlsYWJsZV9mYWN0b3JzGAQgAygJEg8KB3B1cnBvc2UYBSABKAkSMQoNYXV0aG9yaXplZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijAEKGUJlZ2luQXV0aG9yaXphdGlvblJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSFAoMc3ViamVjdF90eXBlGAMgASgJEhIKCnN1YmplY3RfaWQYBCABKAkSGwoTZXh0ZXJuYWxfYWNjb3VudF9pZBgFIAEoCSJqChpCZWdpbkF1dGhvcml6YXRpb25SZXNwb25zZRIQCghyZXF1aXJlZBgBIAEoCBI6CgljaGFsbGVuZ2UYAiABKAsyJy5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlNjYUNoYWxsZW5nZSJfChBBdXRob3JpemVSZXF1ZXN0EhMKC3BsYXRmb3JtX2lkGAEgASgJEhQKDHN1YmplY3RfdHlwZRgCIAEoCRISCgpzdWJqZWN0X2lkGAMgASgJEgwKBGNvZGUYBCABKAkiTwoRQXV0aG9yaXplUmVzcG9uc2USOgoJY2hhbGxlbmdlGAEgASgLMicuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TY2FDaGFsbGVuZ2UiUgoRUmVzZW5kQ29kZVJlcXVlc3QSEwoLcGxhdGZvcm1faWQYASABKAkSFAoMc3ViamVjdF90eXBlGAIgASgJEhIKCnN1YmplY3RfaWQYAyABKAkiFAoSUmVzZW5kQ29kZVJlc3BvbnNlMq4NCgpTY2FTZXJ2aWNlEoEBChJCZWdpbkF1dGhvcml6YXRpb24SNC5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkJlZ2luQXV0aG9yaXphdGlvblJlcXVlc3QaNS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkJlZ2luQXV0aG9yaXphdGlvblJlc3BvbnNlEmYKCUF1dGhvcml6ZRIrLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQXV0aG9yaXplUmVxdWVzdBosLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQXV0aG9yaXplUmVzcG9uc2USaQoKUmVzZW5kQ29kZRIsLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuUmVzZW5kQ29kZVJlcXVlc3QaLS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlJlc2VuZENvZGVSZXNwb25zZRJpCgpTdGFydFRydXN0EiwuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TdGFydFRydXN0UmVxdWVzdBotLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuU3RhcnRUcnVzdFJlc3BvbnNlEm8KDENvbmZpcm1UcnVzdBIuLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQ29uZmlybVRydXN0UmVxdWVzdBovLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQ29uZmlybVRydXN0UmVzcG9uc2USbAoLTGlzdEZhY3RvcnMSLS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkxpc3RGYWN0b3JzUmVxdWVzdBouLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuTGlzdEZhY3RvcnNSZXNwb25zZRKKAQoVU3RhcnRGYWN0b3JFbnJvbGxtZW50EjcuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TdGFydEZhY3RvckVucm9sbG1lbnRSZXF1ZXN0GjguY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TdGFydEZhY3RvckVucm9sbG1lbnRSZXNwb25zZRKQAQoXQ29uZmlybUZhY3RvckVucm9sbG1lbnQSOS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkNvbmZpcm1GYWN0b3JFbnJvbGxtZW50UmVxdWVzdBo6LmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQ29uZmlybUZhY3RvckVucm9sbG1lbnRSZXNwb25zZRJpCgpTdGFydExvZ2luEiwuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5TdGFydExvZ2luUmVxdWVzdBotLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuU3RhcnRMb2dpblJlc3BvbnNlEnIKDUNvbXBsZXRlTG9naW4SLy5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLkNvbXBsZXRlTG9naW5SZXF1ZXN0GjAuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5Db21wbGV0ZUxvZ2luUmVzcG9uc2UShAEKE1JlY29yZFNlY3VyaXR5RXZlbnQSNS5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlJlY29yZFNlY3VyaXR5RXZlbnRSZXF1ZXN0GjYuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5SZWNvcmRTZWN1cml0eUV2ZW50UmVzcG9uc2USewoQU3RhcnRGYWN0b3JSZXNldBIyLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuU3RhcnRGYWN0b3JSZXNldFJlcXVlc3QaMy5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlN0YXJ0RmFjdG9yUmVzZXRSZXNwb25zZRJ1Cg5HZXRGYWN0b3JSZXNldBIwLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuR2V0RmFjdG9yUmVzZXRSZXF1ZXN0GjEuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5HZXRGYWN0b3JSZXNldFJlc3BvbnNlEoQBChNDb21wbGV0ZUZhY3RvclJlc2V0EjUuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5Db21wbGV0ZUZhY3RvclJlc2V0UmVxdWVzdBo2LmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuQ29tcGxldGVGYWN0b3JSZXNldFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
+
+/**
+ * StartFactorResetRequest names the customer and the factor they lost.
+ *
+ * @generated from message corridor.auth_sessions.v1.StartFactorResetRequest
+ */
+export type StartFactorResetRequest = Message<"corridor.auth_sessions.v1.StartFactorResetRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Customer:<uuidv7>.
+   *
+   * @generated from field: string customer_id = 2;
+   */
+  customerId: string;
+
+  /**
+   * SMS_OTP or TOTP (PASSKEY is refused: Corridor issues none).
+   *
+   * @generated from field: string factor = 3;
+   */
+  factor: string;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.StartFactorResetRequest.
+ * Use `create(StartFactorResetRequestSchema)` to create a new message.
+ */
+export const StartFactorResetRequestSchema: GenMessage<StartFactorResetRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 0);
+
+/**
+ * StartFactorResetResponse carries the reset and its liveness handles (secrets: never logged).
+ *
+ * @generated from message corridor.auth_sessions.v1.StartFactorResetResponse
+ */
+export type StartFactorResetResponse = Message<"corridor.auth_sessions.v1.StartFactorResetResponse"> & {
+  /**
+   * ScaFactorReset:<uuidv7>.
+   *
+   * @generated from field: string reset_id = 1;
+   */
+  resetId: string;
+
+  /**
+   * The liveness check's opaque access token (also the hosted page's credential).
+   *
+   * @generated from field: string liveness_access_token = 2;
+   */
+  livenessAccessToken: string;
+
+  /**
+   * The hosted liveness page's path on the gateway (/liveness/<token>); the gateway makes it absolute.
+   *
+   * @generated from field: string verification_path = 3;
+   */
+  verificationPath: string;
+
+  /**
+   * The end of the reset window.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 4;
+   */
+  expiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.StartFactorResetResponse.
+ * Use `create(StartFactorResetResponseSchema)` to create a new message.
+ */
+export const StartFactorResetResponseSchema: GenMessage<StartFactorResetResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 1);
+
+/**
+ * GetFactorResetRequest names the reset.
+ *
+ * @generated from message corridor.auth_sessions.v1.GetFactorResetRequest
+ */
+export type GetFactorResetRequest = Message<"corridor.auth_sessions.v1.GetFactorResetRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Customer:<uuidv7> the reset belongs to.
+   *
+   * @generated from field: string customer_id = 2;
+   */
+  customerId: string;
+
+  /**
+   * ScaFactorReset:<uuidv7>.
+   *
+   * @generated from field: string reset_id = 3;
+   */
+  resetId: string;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.GetFactorResetRequest.
+ * Use `create(GetFactorResetRequestSchema)` to create a new message.
+ */
+export const GetFactorResetRequestSchema: GenMessage<GetFactorResetRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 2);
+
+/**
+ * GetFactorResetResponse is the reset's status.
+ *
+ * @generated from message corridor.auth_sessions.v1.GetFactorResetResponse
+ */
+export type GetFactorResetResponse = Message<"corridor.auth_sessions.v1.GetFactorResetResponse"> & {
+  /**
+   * INITIATED, PENDING_REVIEW, LIVENESS_PASSED, COMPLETED, REJECTED or EXPIRED.
+   *
+   * @generated from field: string status = 1;
+   */
+  status: string;
+
+  /**
+   * The factor being reset.
+   *
+   * @generated from field: string factor = 2;
+   */
+  factor: string;
+
+  /**
+   * The end of the reset window.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 3;
+   */
+  expiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.GetFactorResetResponse.
+ * Use `create(GetFactorResetResponseSchema)` to create a new message.
+ */
+export const GetFactorResetResponseSchema: GenMessage<GetFactorResetResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 3);
+
+/**
+ * CompleteFactorResetRequest names the reset and, for SMS_OTP, the new mobile number.
+ *
+ * @generated from message corridor.auth_sessions.v1.CompleteFactorResetRequest
+ */
+export type CompleteFactorResetRequest = Message<"corridor.auth_sessions.v1.CompleteFactorResetRequest"> & {
+  /**
+   * The calling platform.
+   *
+   * @generated from field: string platform_id = 1;
+   */
+  platformId: string;
+
+  /**
+   * Customer:<uuidv7> the reset belongs to.
+   *
+   * @generated from field: string customer_id = 2;
+   */
+  customerId: string;
+
+  /**
+   * ScaFactorReset:<uuidv7>.
+   *
+   * @generated from field: string reset_id = 3;
+   */
+  resetId: string;
+
+  /**
+   * SMS_OTP resets: the dialling code with its leading + (e.g. +33).
+   *
+   * @generated from field: string mobile_country_code = 4;
+   */
+  mobileCountryCode: string;
+
+  /**
+   * SMS_OTP resets: the national subscriber number.
+   *
+   * @generated from field: string mobile_number = 5;
+   */
+  mobileNumber: string;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.CompleteFactorResetRequest.
+ * Use `create(CompleteFactorResetRequestSchema)` to create a new message.
+ */
+export const CompleteFactorResetRequestSchema: GenMessage<CompleteFactorResetRequest> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 4);
+
+/**
+ * CompleteFactorResetResponse is empty: the factor is cleared.
+ *
+ * @generated from message corridor.auth_sessions.v1.CompleteFactorResetResponse
+ */
+export type CompleteFactorResetResponse = Message<"corridor.auth_sessions.v1.CompleteFactorResetResponse"> & {
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.CompleteFactorResetResponse.
+ * Use `create(CompleteFactorResetResponseSchema)` to create a new message.
+ */
+export const CompleteFactorResetResponseSchema: GenMessage<CompleteFactorResetResponse> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 5);
 
 /**
  * ListFactorsRequest names the customer.
@@ -40,7 +251,7 @@ export type ListFactorsRequest = Message<"corridor.auth_sessions.v1.ListFactorsR
  * Use `create(ListFactorsRequestSchema)` to create a new message.
  */
 export const ListFactorsRequestSchema: GenMessage<ListFactorsRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 0);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 6);
 
 /**
  * ListFactorsResponse is the customer's usable factors.
@@ -61,7 +272,7 @@ export type ListFactorsResponse = Message<"corridor.auth_sessions.v1.ListFactors
  * Use `create(ListFactorsResponseSchema)` to create a new message.
  */
 export const ListFactorsResponseSchema: GenMessage<ListFactorsResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 1);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 7);
 
 /**
  * StartFactorEnrollmentRequest names the factor to enrol.
@@ -96,7 +307,7 @@ export type StartFactorEnrollmentRequest = Message<"corridor.auth_sessions.v1.St
  * Use `create(StartFactorEnrollmentRequestSchema)` to create a new message.
  */
 export const StartFactorEnrollmentRequestSchema: GenMessage<StartFactorEnrollmentRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 2);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 8);
 
 /**
  * StartFactorEnrollmentResponse is the TOTP provisioning material (returned once).
@@ -131,7 +342,7 @@ export type StartFactorEnrollmentResponse = Message<"corridor.auth_sessions.v1.S
  * Use `create(StartFactorEnrollmentResponseSchema)` to create a new message.
  */
 export const StartFactorEnrollmentResponseSchema: GenMessage<StartFactorEnrollmentResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 3);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 9);
 
 /**
  * ConfirmFactorEnrollmentRequest carries the first code of the authenticator.
@@ -180,7 +391,7 @@ export type ConfirmFactorEnrollmentRequest = Message<"corridor.auth_sessions.v1.
  * Use `create(ConfirmFactorEnrollmentRequestSchema)` to create a new message.
  */
 export const ConfirmFactorEnrollmentRequestSchema: GenMessage<ConfirmFactorEnrollmentRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 4);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 10);
 
 /**
  * ConfirmFactorEnrollmentResponse carries the recovery codes.
@@ -201,7 +412,7 @@ export type ConfirmFactorEnrollmentResponse = Message<"corridor.auth_sessions.v1
  * Use `create(ConfirmFactorEnrollmentResponseSchema)` to create a new message.
  */
 export const ConfirmFactorEnrollmentResponseSchema: GenMessage<ConfirmFactorEnrollmentResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 5);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 11);
 
 /**
  * StartLoginRequest names the factor to log in with.
@@ -236,7 +447,7 @@ export type StartLoginRequest = Message<"corridor.auth_sessions.v1.StartLoginReq
  * Use `create(StartLoginRequestSchema)` to create a new message.
  */
 export const StartLoginRequestSchema: GenMessage<StartLoginRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 6);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 12);
 
 /**
  * StartLoginResponse is the factor's material.
@@ -264,7 +475,7 @@ export type StartLoginResponse = Message<"corridor.auth_sessions.v1.StartLoginRe
  * Use `create(StartLoginResponseSchema)` to create a new message.
  */
 export const StartLoginResponseSchema: GenMessage<StartLoginResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 7);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 13);
 
 /**
  * CompleteLoginRequest carries the proof.
@@ -313,7 +524,7 @@ export type CompleteLoginRequest = Message<"corridor.auth_sessions.v1.CompleteLo
  * Use `create(CompleteLoginRequestSchema)` to create a new message.
  */
 export const CompleteLoginRequestSchema: GenMessage<CompleteLoginRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 8);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 14);
 
 /**
  * CompleteLoginResponse is the login's status.
@@ -334,7 +545,7 @@ export type CompleteLoginResponse = Message<"corridor.auth_sessions.v1.CompleteL
  * Use `create(CompleteLoginResponseSchema)` to create a new message.
  */
 export const CompleteLoginResponseSchema: GenMessage<CompleteLoginResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 9);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 15);
 
 /**
  * RecordSecurityEventRequest names the event.
@@ -369,7 +580,7 @@ export type RecordSecurityEventRequest = Message<"corridor.auth_sessions.v1.Reco
  * Use `create(RecordSecurityEventRequestSchema)` to create a new message.
  */
 export const RecordSecurityEventRequestSchema: GenMessage<RecordSecurityEventRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 10);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 16);
 
 /**
  * RecordSecurityEventResponse is the customer's login-security state after the event.
@@ -411,7 +622,7 @@ export type RecordSecurityEventResponse = Message<"corridor.auth_sessions.v1.Rec
  * Use `create(RecordSecurityEventResponseSchema)` to create a new message.
  */
 export const RecordSecurityEventResponseSchema: GenMessage<RecordSecurityEventResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 11);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 17);
 
 /**
  * StartTrustRequest names the beneficiary.
@@ -453,7 +664,7 @@ export type StartTrustRequest = Message<"corridor.auth_sessions.v1.StartTrustReq
  * Use `create(StartTrustRequestSchema)` to create a new message.
  */
 export const StartTrustRequestSchema: GenMessage<StartTrustRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 12);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 18);
 
 /**
  * StartTrustResponse is the challenge to satisfy.
@@ -474,7 +685,7 @@ export type StartTrustResponse = Message<"corridor.auth_sessions.v1.StartTrustRe
  * Use `create(StartTrustResponseSchema)` to create a new message.
  */
 export const StartTrustResponseSchema: GenMessage<StartTrustResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 13);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 19);
 
 /**
  * ConfirmTrustRequest carries the proof.
@@ -523,7 +734,7 @@ export type ConfirmTrustRequest = Message<"corridor.auth_sessions.v1.ConfirmTrus
  * Use `create(ConfirmTrustRequestSchema)` to create a new message.
  */
 export const ConfirmTrustRequestSchema: GenMessage<ConfirmTrustRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 14);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 20);
 
 /**
  * ConfirmTrustResponse says whether the beneficiary is now trusted.
@@ -544,7 +755,7 @@ export type ConfirmTrustResponse = Message<"corridor.auth_sessions.v1.ConfirmTru
  * Use `create(ConfirmTrustResponseSchema)` to create a new message.
  */
 export const ConfirmTrustResponseSchema: GenMessage<ConfirmTrustResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 15);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 21);
 
 /**
  * ScaChallenge is a challenge an operation waits on.
@@ -600,7 +811,7 @@ export type ScaChallenge = Message<"corridor.auth_sessions.v1.ScaChallenge"> & {
  * Use `create(ScaChallengeSchema)` to create a new message.
  */
 export const ScaChallengeSchema: GenMessage<ScaChallenge> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 16);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 22);
 
 /**
  * BeginAuthorizationRequest names the operation and who performs it.
@@ -649,7 +860,7 @@ export type BeginAuthorizationRequest = Message<"corridor.auth_sessions.v1.Begin
  * Use `create(BeginAuthorizationRequestSchema)` to create a new message.
  */
 export const BeginAuthorizationRequestSchema: GenMessage<BeginAuthorizationRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 17);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 23);
 
 /**
  * BeginAuthorizationResponse says whether SCA applies.
@@ -677,7 +888,7 @@ export type BeginAuthorizationResponse = Message<"corridor.auth_sessions.v1.Begi
  * Use `create(BeginAuthorizationResponseSchema)` to create a new message.
  */
 export const BeginAuthorizationResponseSchema: GenMessage<BeginAuthorizationResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 18);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 24);
 
 /**
  * AuthorizeRequest carries the proof.
@@ -719,7 +930,7 @@ export type AuthorizeRequest = Message<"corridor.auth_sessions.v1.AuthorizeReque
  * Use `create(AuthorizeRequestSchema)` to create a new message.
  */
 export const AuthorizeRequestSchema: GenMessage<AuthorizeRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 19);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 25);
 
 /**
  * AuthorizeResponse is the satisfied challenge.
@@ -740,7 +951,7 @@ export type AuthorizeResponse = Message<"corridor.auth_sessions.v1.AuthorizeResp
  * Use `create(AuthorizeResponseSchema)` to create a new message.
  */
 export const AuthorizeResponseSchema: GenMessage<AuthorizeResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 20);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 26);
 
 /**
  * ResendCodeRequest names the subject whose challenge's code is sent again.
@@ -775,7 +986,7 @@ export type ResendCodeRequest = Message<"corridor.auth_sessions.v1.ResendCodeReq
  * Use `create(ResendCodeRequestSchema)` to create a new message.
  */
 export const ResendCodeRequestSchema: GenMessage<ResendCodeRequest> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 21);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 27);
 
 /**
  * ResendCodeResponse is empty: the code went out.
@@ -790,7 +1001,7 @@ export type ResendCodeResponse = Message<"corridor.auth_sessions.v1.ResendCodeRe
  * Use `create(ResendCodeResponseSchema)` to create a new message.
  */
 export const ResendCodeResponseSchema: GenMessage<ResendCodeResponse> = /*@__PURE__*/
-  messageDesc(file_corridor_auth_sessions_v1_sca_service, 22);
+  messageDesc(file_corridor_auth_sessions_v1_sca_service, 28);
 
 /**
  * ScaService owns strong customer authentication (docs/sca.md): whether a customer is in an
@@ -920,6 +1131,41 @@ export const ScaService: GenService<{
     methodKind: "unary";
     input: typeof RecordSecurityEventRequestSchema;
     output: typeof RecordSecurityEventResponseSchema;
+  },
+  /**
+   * StartFactorReset opens a liveness-gated reset of a lost factor (SMS_OTP or a confirmed TOTP)
+   * and the liveness check it waits on; answers the handles the end user completes the check
+   * with. 429 RATE_LIMITED after 5 starts in 24 hours for the customer.
+   *
+   * @generated from rpc corridor.auth_sessions.v1.ScaService.StartFactorReset
+   */
+  startFactorReset: {
+    methodKind: "unary";
+    input: typeof StartFactorResetRequestSchema;
+    output: typeof StartFactorResetResponseSchema;
+  },
+  /**
+   * GetFactorReset answers a reset's status (INITIATED, PENDING_REVIEW, LIVENESS_PASSED,
+   * COMPLETED, REJECTED, EXPIRED). 404 SCA_RESET_NOT_FOUND for another customer's reset.
+   *
+   * @generated from rpc corridor.auth_sessions.v1.ScaService.GetFactorReset
+   */
+  getFactorReset: {
+    methodKind: "unary";
+    input: typeof GetFactorResetRequestSchema;
+    output: typeof GetFactorResetResponseSchema;
+  },
+  /**
+   * CompleteFactorReset clears the lost factor of a LIVENESS_PASSED reset (SMS_OTP: enrols the
+   * new mobile); 400 SCA_RESET_NOT_READY before liveness passed, SCA_RESET_CLOSED once completed,
+   * rejected or expired.
+   *
+   * @generated from rpc corridor.auth_sessions.v1.ScaService.CompleteFactorReset
+   */
+  completeFactorReset: {
+    methodKind: "unary";
+    input: typeof CompleteFactorResetRequestSchema;
+    output: typeof CompleteFactorResetResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_corridor_auth_sessions_v1_sca_service, 0);
