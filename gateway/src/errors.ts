@@ -38,11 +38,29 @@ function withoutNullBranches(errs: readonly ErrorObject[]): readonly ErrorObject
   return errs.filter((e) => !nullable.some((a) => e === a || (nullBranch(e) && e.schemaPath.startsWith(`${a.schemaPath}/`))));
 }
 
+/**
+ * A union of literals (`anyOf [{const: A}, {const: B}]`, how TypeBox writes `Union([Literal…])`)
+ * that fails reports each branch's `const` and the anyOf itself: "must be equal to constant; must
+ * match a schema in anyOf". Said as the enum it is: one error listing the allowed values.
+ */
+function withConstUnionsAsEnums(errs: readonly ErrorObject[]): readonly ErrorObject[] {
+  const under = (a: ErrorObject) => errs.filter((e) => e.schemaPath.startsWith(`${a.schemaPath}/`));
+  const unions = errs.filter((a) => {
+    const branches = under(a);
+    return a.keyword === "anyOf" && branches.length > 0 && branches.every((e) => e.keyword === "const" && e.instancePath === a.instancePath);
+  });
+  if (unions.length === 0) return errs;
+  const dropped = new Set(unions.flatMap((a) => under(a)));
+  return errs
+    .filter((e) => !dropped.has(e))
+    .map((e) => (unions.includes(e) ? { ...e, keyword: "enum", params: { allowedValues: under(e).map((b) => b.params.allowedValue) } } : e));
+}
+
 /** Ajv errors -> field errors, one per distinct field and reason. */
 export function fieldErrorsFromAjv(location: Location, errs: readonly ErrorObject[]): FieldError[] {
   const out: FieldError[] = [];
   const seen = new Set<string>();
-  for (const e of withoutNullBranches(errs)) {
+  for (const e of withConstUnionsAsEnums(withoutNullBranches(errs))) {
     const segments = e.instancePath
       .split("/")
       .slice(1)
@@ -54,6 +72,8 @@ export function fieldErrorsFromAjv(location: Location, errs: readonly ErrorObjec
     } else if (e.keyword === "additionalProperties") {
       segments.push(String(e.params.additionalProperty));
       reason = "is not a known field";
+    } else if (e.keyword === "const") {
+      reason = `must be ${String(e.params.allowedValue)}`;
     } else if (e.keyword === "enum") {
       reason = `must be one of ${(e.params.allowedValues as unknown[]).map(String).join(", ")}`;
     } else if (e.keyword === "format") {
