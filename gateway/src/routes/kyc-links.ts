@@ -1,16 +1,16 @@
 import multipart from "@fastify/multipart";
-import { AppError, appErrorFromConnect, errors } from "@corridor/kit";
+import { errors } from "@corridor/kit";
 import { isoFromTimestamp } from "@corridor/kit/rest-json";
 import type { KycLinkPage } from "@corridor/proto/corridor/customers_kyc/v1/customers_kyc_service_pb.js";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { principalOf } from "../auth.js";
-import { httpStatusOf } from "../http-status.js";
 import type { ServiceClients } from "../clients.js";
 import { errorResponses } from "../schemas/common.js";
 import { CustomerIdParams } from "../schemas/customers.js";
 import type { Api, RouteDeps } from "./types.js";
 import { DOCUMENT_TYPES, MULTIPART_OPTIONS, readUpload } from "./documents.js";
+import { escapeHtml, htmlPage, refusalPage, send, type RefusalWording } from "./hosted-page.js";
 
 /** Where the hosted verification page lives: outside the versioned, Basic-auth API. */
 export const KYC_PAGE_PREFIX = "/kyc";
@@ -87,29 +87,6 @@ export function kycLinkRoutes(app: Api, { clients }: RouteDeps): void {
   );
 }
 
-export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
-
-export function htmlPage(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex"><title>${escapeHtml(title)}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;color:#1a1a1a}
-h1{font-size:1.4rem}button{font-size:1rem;padding:.6rem 1.2rem;cursor:pointer}.muted{color:#666;font-size:.9rem}
-ul{padding-left:1.2rem}</style></head>
-<body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
-}
-
-export function send(reply: FastifyReply, status: number, html: string) {
-  return reply
-    .code(status)
-    .header("content-type", "text/html; charset=utf-8")
-    .header("cache-control", "no-store")
-    .header("referrer-policy", "no-referrer")
-    .header("x-content-type-options", "nosniff")
-    .header("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-    .send(html);
-}
-
 /** The page's documents: those uploaded so far and a form to add one. */
 function documentsSection(p: KycLinkPage, token: string): string {
   const items = p.documents.map((d) => `<li>${escapeHtml(d.documentType)}${d.side ? ` (${escapeHtml(d.side)})` : ""}: ${escapeHtml(d.fileName)}</li>`).join("");
@@ -126,27 +103,19 @@ function documentsSection(p: KycLinkPage, token: string): string {
 
 const kindOf = (p: KycLinkPage) => (p.customerType === "BUSINESS" ? "business verification (KYB)" : "identity verification (KYC)");
 
-/** A refusal of the page's service call as an HTML page at its status; anything else is rethrown. */
-function refusalPage(reply: FastifyReply, err: unknown) {
-  const refusal = err instanceof AppError ? err : appErrorFromConnect(err);
-  if (!refusal) throw err;
-  const status = httpStatusOf(refusal);
-  if (status >= 500 && status !== 501) throw err;
-  const titles: Record<string, string> = {
+/** How the KYC page words a refused service call. */
+const KYC_REFUSALS: RefusalWording = {
+  titles: {
     KYC_LINK_NOT_FOUND: "This verification link does not exist",
     KYC_LINK_USED: "This verification link was already used",
     KYC_LINK_EXPIRED: "This verification link has expired",
     CUSTOMER_DELETED: "This verification link is no longer valid",
     CUSTOMER_ALREADY_APPROVED: "Your verification is already complete",
     CUSTOMER_ALREADY_REJECTED: "Your verification was already decided",
-  };
-  if (refusal.code === "INVALID_INPUT" || refusal.code === "UNSUPPORTED_MEDIA_TYPE") {
-    const reasons = ((refusal.details.errors ?? []) as { reason?: string }[]).map((e) => `<li>${escapeHtml(String(e.reason))}</li>`).join("");
-    return send(reply, status, htmlPage("This document was not accepted", `<p>${escapeHtml(refusal.message)}</p>${reasons ? `<ul>${reasons}</ul>` : ""}<p class="muted">Go back and choose another file.</p>`));
-  }
-  const title = titles[refusal.code] ?? "Verification is not possible right now";
-  return send(reply, status, htmlPage(title, `<p>${escapeHtml(refusal.message)}</p><p class="muted">Ask the service that sent you this link for a new one.</p>`));
-}
+  },
+  rejectedUpload: { title: "This document was not accepted", hint: "Go back and choose another file." },
+  hint: "Ask the service that sent you this link for a new one.",
+};
 
 /**
  * The hosted page (no credentials: the token in the URL is the credential). GET shows it; POST
@@ -166,7 +135,7 @@ export async function kycPageRoutes(app: FastifyInstance, clients: ServiceClient
       try {
         p = (await clients.customersKyc.getKycLinkPage({ token: request.params.token })).page;
       } catch (err) {
-        return refusalPage(reply, err);
+        return refusalPage(reply, err, KYC_REFUSALS);
       }
       if (!p) throw new Error("customers-kyc answered without a page");
       const body =
@@ -183,7 +152,7 @@ export async function kycPageRoutes(app: FastifyInstance, clients: ServiceClient
         const document = await readUpload(request);
         await clients.customersKyc.uploadKycLinkDocument({ token: request.params.token, document });
       } catch (err) {
-        return refusalPage(reply, err);
+        return refusalPage(reply, err, KYC_REFUSALS);
       }
       return reply.code(303).header("location", `${KYC_PAGE_PREFIX}/${encodeURIComponent(request.params.token)}`).header("cache-control", "no-store").send();
     });
@@ -193,7 +162,7 @@ export async function kycPageRoutes(app: FastifyInstance, clients: ServiceClient
       try {
         done = await clients.customersKyc.completeKycLink({ token: request.params.token });
       } catch (err) {
-        return refusalPage(reply, err);
+        return refusalPage(reply, err, KYC_REFUSALS);
       }
       const p = done.page!;
       const v = done.verification!;

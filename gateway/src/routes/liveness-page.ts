@@ -1,12 +1,12 @@
 import multipart from "@fastify/multipart";
-import { AppError, appErrorFromConnect, errors } from "@corridor/kit";
+import { errors } from "@corridor/kit";
 import { isoFromTimestamp } from "@corridor/kit/rest-json";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { ServiceClients } from "../clients.js";
-import { HttpError, httpStatusOf } from "../http-status.js";
+import { HttpError } from "../http-status.js";
 import { multipartRefusal } from "../multipart.js";
-import { escapeHtml, htmlPage, send } from "./kyc-links.js";
+import { escapeHtml, htmlPage, refusalPage, send, type RefusalWording } from "./hosted-page.js";
 
 /**
  * The hosted liveness page of an SCA factor reset (docs/sca.md, "Factor reset"): the reset's
@@ -22,26 +22,17 @@ const SELFIE_CEILING_BYTES = 10 * 1024 * 1024;
 const DecisionBody = Type.Object({ outcome: Type.String({ maxLength: 8, description: "PASS or FAIL." }) }, { description: "The sandbox page's control." });
 const TokenParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128, description: "The liveness page's token." }) });
 
-const TITLES: Record<string, string> = {
-  LIVENESS_CHECK_NOT_FOUND: "This verification link does not exist",
-  LIVENESS_CHECK_EXPIRED: "This verification link has expired",
-  LIVENESS_CHECK_SUBMITTED: "Your photo was already submitted",
-  INVALID_STATE_TRANSITION: "This check was already decided",
+/** How the liveness page words a refused service call. */
+const LIVENESS_REFUSALS: RefusalWording = {
+  titles: {
+    LIVENESS_CHECK_NOT_FOUND: "This verification link does not exist",
+    LIVENESS_CHECK_EXPIRED: "This verification link has expired",
+    LIVENESS_CHECK_SUBMITTED: "Your photo was already submitted",
+    INVALID_STATE_TRANSITION: "This check was already decided",
+  },
+  rejectedUpload: { title: "This photo was not accepted", hint: "Go back and take another photo." },
+  hint: "Ask the service that sent you this link to start again.",
 };
-
-/** A refusal of the page's service call as an HTML page at its status; anything else is rethrown. */
-function refusalPage(reply: FastifyReply, err: unknown) {
-  const refusal = err instanceof AppError ? err : appErrorFromConnect(err);
-  if (!refusal) throw err;
-  const status = httpStatusOf(refusal);
-  if (status >= 500) throw err;
-  if (refusal.code === "INVALID_INPUT" || refusal.code === "UNSUPPORTED_MEDIA_TYPE") {
-    const reasons = ((refusal.details.errors ?? []) as { reason?: string }[]).map((e) => `<li>${escapeHtml(String(e.reason))}</li>`).join("");
-    return send(reply, status, htmlPage("This photo was not accepted", `<p>${escapeHtml(refusal.message)}</p>${reasons ? `<ul>${reasons}</ul>` : ""}<p class="muted">Go back and take another photo.</p>`));
-  }
-  const title = TITLES[refusal.code] ?? "Verification is not possible right now";
-  return send(reply, status, htmlPage(title, `<p>${escapeHtml(refusal.message)}</p><p class="muted">Ask the service that sent you this link to start again.</p>`));
-}
 
 const STATUS_TEXT: Record<string, string> = {
   AWAITING_SUBMISSION: "waiting for your photo",
@@ -86,7 +77,7 @@ export async function livenessPageRoutes(app: FastifyInstance, clients: ServiceC
       try {
         p = await clients.liveness.getLivenessPage({ token: request.params.token });
       } catch (err) {
-        return refusalPage(reply, err);
+        return refusalPage(reply, err, LIVENESS_REFUSALS);
       }
       const status = `<p>Status: <strong id="status">${escapeHtml(p.status)}</strong> (${escapeHtml(STATUS_TEXT[p.status] ?? p.status)}). This link works until ${escapeHtml(isoFromTimestamp(p.expiresAt))}.</p>`;
       let body = status;
@@ -110,7 +101,7 @@ export async function livenessPageRoutes(app: FastifyInstance, clients: ServiceC
         const selfie = await readSelfie(request);
         await clients.liveness.submitLivenessSelfie({ token: request.params.token, contentType: selfie.contentType, content: selfie.content });
       } catch (err) {
-        return refusalPage(reply, err);
+        return refusalPage(reply, err, LIVENESS_REFUSALS);
       }
       return reply.code(303).header("location", here(request.params.token)).header("cache-control", "no-store").send();
     });
@@ -119,7 +110,7 @@ export async function livenessPageRoutes(app: FastifyInstance, clients: ServiceC
       try {
         await clients.liveness.decideSandboxLiveness({ token: request.params.token, outcome: String(request.body?.outcome ?? "") });
       } catch (err) {
-        return refusalPage(reply, err);
+        return refusalPage(reply, err, LIVENESS_REFUSALS);
       }
       return reply.code(303).header("location", here(request.params.token)).header("cache-control", "no-store").send();
     });

@@ -7,7 +7,7 @@ export type IdKind =
   | "Session" | "Lookup" | "Verification" | "Webhook" | "Request" | "Event" | "JournalEntry"
   | "Invitation" | "DeviceCode" | "Deployment" | "KycLink" | "KycReview" | "Document" | "RailNotice"
   | "Reconciliation" | "ReconciliationBreak" | "Job"
-  | "DelegatedKey" | "ScaChallenge" | "ScaFactorReset" | "LivenessCheck";
+  | "DelegatedKey" | "ScaChallenge" | "ScaFactorReset" | "LivenessCheck" | "OwnershipChallenge";
 
 export function newId(kind: IdKind): string {
   return `${kind}:${uuidv7()}`;

@@ -2,13 +2,14 @@ export { expectRefusal as expectPublicError, fieldsOf } from "@corridor/kit/test
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
-import { ManualClock, appErrorInterceptor, sql, type ConfigBoard, type DatabaseHandle, type Logger } from "@corridor/kit";
+import { ManualClock, appErrorInterceptor, errors, sql, type ConfigBoard, type DatabaseHandle, type Logger } from "@corridor/kit";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { PlatformEventSchema, type PlatformEvent } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { expect } from "vitest";
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
+import type { ScaCustomer } from "../src/domain/sca/ports.js";
 import type { AccountDirectory, Mailer } from "../src/domain/wallet/ports.js";
 import { buildAuthSessions, service } from "../src/server.js";
 import { CodeDeliveryService } from "@corridor/proto/corridor/auth_sessions/v1/code_delivery_service_pb.js";
@@ -75,3 +76,14 @@ async function readOutbox(db: DatabaseHandle) {
 
 export const ts = (iso: string) => timestampFromDate(new Date(iso));
 export { create };
+
+/** customers-kyc as the SCA routes see it, over a map a test fills: a customer of another platform is not found. */
+export function scaCustomerDirectory(customers: Map<string, ScaCustomer & { platformId: string }>) {
+  return {
+    async get(platformId: string, customerId: string) {
+      const c = customers.get(customerId);
+      if (!c || c.platformId !== platformId) throw errors.notFound("Customer", customerId);
+      return c;
+    },
+  };
+}

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Writable } from "node:stream";
 import { createClient, createRouterTransport } from "@connectrpc/connect";
-import { AppError, ManualClock, appErrorInterceptor, createLogger, errors } from "@corridor/kit";
+import { AppError, ManualClock, appErrorInterceptor, createLogger } from "@corridor/kit";
 import { openServiceTestDatabase } from "@corridor/kit/testing";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
@@ -13,7 +13,7 @@ import { nextLivenessStatus } from "../src/domain/sca/liveness.js";
 import type { ResetStatus, ScaCustomer } from "../src/domain/sca/ports.js";
 import { RESET_LIMITS, nextResetStatus, resetStartWaitSeconds, statusAt, type ResetEvent } from "../src/domain/sca/reset.js";
 import { buildAuthSessions, service } from "../src/server.js";
-import { expectPublicError } from "./harness.js";
+import { expectPublicError, scaCustomerDirectory } from "./harness.js";
 
 // The SCA factor reset (docs/sca.md, "Factor reset"): its state machine and start limit as pure
 // functions, then the limit under concurrent starts over a real database with a manual clock.
@@ -119,13 +119,7 @@ describe("factor resets over the database", () => {
     const opened = await openServiceTestDatabase(service);
     drop = opened.drop;
     const log = createLogger("auth-sessions", "trace", new Writable({ write: (c, _e, done) => (lines.push(c.toString()), done()) }));
-    const directory = {
-      async get(platformId: string, customerId: string) {
-        const c = customers.get(customerId);
-        if (!c || c.platformId !== platformId) throw errors.notFound("Customer", customerId);
-        return c;
-      },
-    };
+    const directory = scaCustomerDirectory(customers);
     const built = buildAuthSessions({ db: opened.db, clock, log, customers: directory });
     const transport = createRouterTransport(built.routes, { router: { interceptors: [appErrorInterceptor] } });
     sca = createClient(ScaService, transport);

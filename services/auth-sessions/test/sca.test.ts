@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Writable } from "node:stream";
 import { createClient, createRouterTransport } from "@connectrpc/connect";
-import { ManualClock, appErrorInterceptor, createLogger, errors } from "@corridor/kit";
+import { ManualClock, appErrorInterceptor, createLogger } from "@corridor/kit";
 import { openServiceTestDatabase } from "@corridor/kit/testing";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
@@ -9,7 +9,7 @@ import { ScaService } from "@corridor/proto/corridor/auth_sessions/v1/sca_servic
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ScaCustomer } from "../src/domain/sca/ports.js";
 import { buildAuthSessions, service } from "../src/server.js";
-import { expectPublicError } from "./harness.js";
+import { expectPublicError, scaCustomerDirectory } from "./harness.js";
 
 // Strong customer authentication (issue 27, docs/sca.md): ScaService over a real database, a
 // fake customers-kyc and a mailer that captures what it is given; the clock is manual.
@@ -27,13 +27,7 @@ beforeAll(async () => {
   const opened = await openServiceTestDatabase(service);
   drop = opened.drop;
   const log = createLogger("auth-sessions", "trace", new Writable({ write: (c, _e, done) => (lines.push(c.toString()), done()) }));
-  const directory = {
-    async get(platformId: string, customerId: string) {
-      const c = customers.get(customerId);
-      if (!c || c.platformId !== platformId) throw errors.notFound("Customer", customerId);
-      return c;
-    },
-  };
+  const directory = scaCustomerDirectory(customers);
   const mailer = {
     deliversTo: () => true,
     sendOtp: async (to: string, code: string) => void mails.push({ to, code }),

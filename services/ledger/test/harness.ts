@@ -328,3 +328,35 @@ export const walletSignaturesNotUsed: WalletSignatures = {
   challenge: () => Promise.reject(new Error("this test does not sign wallet operations")),
   verify: () => Promise.reject(new Error("this test does not sign wallet operations")),
 };
+
+/** A quote's world: a platform (USD, EUR), an approved customer with a USD account (funded with `fund`, if given) and the customer's EUR payee. */
+export async function quoteWorld(h: LedgerHarness, opts: { fund?: bigint; status?: string } = {}) {
+  const platformId = await h.newPlatform({ currencies: ["USD", "EUR"] });
+  const customerId = await h.newCustomer(platformId, { currencies: ["USD", "EUR"], status: opts.status });
+  const accounts = (await h.ledger.listInternalAccounts({ platformId, owner: "CUSTOMER", customerId })).accounts;
+  const usd = accounts.find((a) => a.type === "INTERNAL_FIAT" && a.currency?.code === "USD")!;
+  const eurExt = (await h.ledger.createExternalAccount({ platformId, owner: "CUSTOMER", customerId, currency: "EUR", accountInfo: { accountType: "EUR_ACCOUNT", iban: "DE89370400440532013000" } })).account!;
+  if (opts.fund !== undefined) await h.ledger.fundInternalAccount({ platformId, accountId: usd.id, amount: opts.fund });
+  return { platformId, customerId, usd, eurExt };
+}
+
+/** The CreateQuoteTransaction input of a quote in a quoteWorld: 10.00 USD sent (0.50 fee) for 8.50 EUR at 1.1176..., expiring 5 minutes from the harness clock's now; `over` replaces fields. */
+export function quoteTransactionInput(h: LedgerHarness, w: { platformId: string; customerId: string; usd: { id: string }; eurExt: { id: string } }, over: Record<string, unknown> = {}) {
+  return {
+    platformId: w.platformId,
+    quoteId: newId("Quote"),
+    customerId: w.customerId,
+    source: { type: "INTERNAL_ACCOUNT", accountId: w.usd.id },
+    destination: { type: "EXTERNAL_ACCOUNT", accountId: w.eurExt.id, paymentRail: "SEPA" },
+    sendingCurrency: "USD",
+    totalSendingAmount: 1000n,
+    receivingCurrency: "EUR",
+    totalReceivingAmount: 850n,
+    feesIncluded: 50n,
+    exchangeRate: "1.11764705",
+    description: "",
+    counterpartyInformation: {},
+    expiresAt: timestampFromDate(new Date(h.clock.now().getTime() + 5 * 60_000)),
+    ...over,
+  };
+}

@@ -1,8 +1,6 @@
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { newId } from "@corridor/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authorizationTransition, type AuthorizationEvent } from "../src/domain/transactions.js";
-import { publicError, startLedgerHarness, type LedgerHarness } from "./harness.js";
+import { publicError, quoteTransactionInput, quoteWorld, startLedgerHarness, type LedgerHarness } from "./harness.js";
 
 /**
  * PENDING_AUTHORIZATION (issue 27, docs/sca.md): the ledger's transaction of a quote that waits for
@@ -34,41 +32,11 @@ describe("ledger quote transactions waiting for strong customer authentication",
   });
   afterAll(async () => h?.close());
 
-  const eurInfo = { accountType: "EUR_ACCOUNT", iban: "DE89370400440532013000" };
-
   /** An approved customer with a funded USD account (5000) and a EUR payee. */
-  async function world() {
-    const platformId = await h.newPlatform({ currencies: ["USD", "EUR"] });
-    const customerId = await h.newCustomer(platformId, { currencies: ["USD", "EUR"] });
-    const accounts = (await h.ledger.listInternalAccounts({ platformId, owner: "CUSTOMER", customerId })).accounts;
-    const usd = accounts.find((a) => a.type === "INTERNAL_FIAT" && a.currency?.code === "USD")!;
-    const eurExt = (await h.ledger.createExternalAccount({ platformId, owner: "CUSTOMER", customerId, currency: "EUR", accountInfo: eurInfo })).account!;
-    await h.ledger.fundInternalAccount({ platformId, accountId: usd.id, amount: 5000n });
-    return { platformId, customerId, usd, eurExt };
-  }
-
+  const world = () => quoteWorld(h, { fund: 5000n });
   type World = Awaited<ReturnType<typeof world>>;
 
-  function quote(w: World, awaitingAuthorization: boolean, over: Record<string, unknown> = {}) {
-    return {
-      platformId: w.platformId,
-      quoteId: newId("Quote"),
-      customerId: w.customerId,
-      source: { type: "INTERNAL_ACCOUNT", accountId: w.usd.id },
-      destination: { type: "EXTERNAL_ACCOUNT", accountId: w.eurExt.id, paymentRail: "SEPA" },
-      sendingCurrency: "USD",
-      totalSendingAmount: 1000n,
-      receivingCurrency: "EUR",
-      totalReceivingAmount: 850n,
-      feesIncluded: 50n,
-      exchangeRate: "1.11764705",
-      description: "sca",
-      counterpartyInformation: {},
-      expiresAt: timestampFromDate(new Date(h.clock.now().getTime() + 5 * 60_000)),
-      awaitingAuthorization,
-      ...over,
-    };
-  }
+  const quote = (w: World, awaitingAuthorization: boolean, over: Record<string, unknown> = {}) => quoteTransactionInput(h, w, { description: "sca", awaitingAuthorization, ...over });
 
   const account = async (w: World) => (await h.ledger.getInternalAccount({ platformId: w.platformId, accountId: w.usd.id })).account!;
   const eventsOf = async (id: string) =>

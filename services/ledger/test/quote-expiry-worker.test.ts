@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildLedger } from "../src/server.js";
 import { DEFAULT_QUOTE_EXPIRY_POLL_MS, quoteExpiryPollMs } from "../src/config.js";
 import type { QuoteExpiryWorker } from "../src/workers/quote-expiry.js";
-import { startLedgerHarness, walletSignaturesNotUsed, type LedgerHarness } from "./harness.js";
+import { quoteTransactionInput, quoteWorld, startLedgerHarness, walletSignaturesNotUsed, type LedgerHarness } from "./harness.js";
 
 /**
  * The ledger's quote-transaction expiry worker: a quote transaction nobody expires (quotes-fx
@@ -41,37 +41,12 @@ describe("ledger quote-transaction expiry worker", () => {
     await h?.close();
   });
 
-  const eurInfo = { accountType: "EUR_ACCOUNT", iban: "DE89370400440532013000" };
-
   /** An approved customer's funded USD account and EUR payee on a fresh platform. */
-  async function world() {
-    const platformId = await h.newPlatform({ currencies: ["USD", "EUR"] });
-    const customerId = await h.newCustomer(platformId, { currencies: ["USD", "EUR"] });
-    const accounts = (await h.ledger.listInternalAccounts({ platformId, owner: "CUSTOMER", customerId })).accounts;
-    const usd = accounts.find((a) => a.type === "INTERNAL_FIAT" && a.currency?.code === "USD")!;
-    const eurExt = (await h.ledger.createExternalAccount({ platformId, owner: "CUSTOMER", customerId, currency: "EUR", accountInfo: eurInfo })).account!;
-    await h.ledger.fundInternalAccount({ platformId, accountId: usd.id, amount: 10_000n });
-    return { platformId, customerId, usd, eurExt };
-  }
+  const world = () => quoteWorld(h, { fund: 10_000n });
 
   /** A PENDING quote transaction expiring `ttlMs` after the clock's now. */
   async function pendingQuote(w: Awaited<ReturnType<typeof world>>, ttlMs = 5 * 60_000) {
-    const res = await h.ledger.createQuoteTransaction({
-      platformId: w.platformId,
-      quoteId: newId("Quote"),
-      customerId: w.customerId,
-      source: { type: "INTERNAL_ACCOUNT", accountId: w.usd.id },
-      destination: { type: "EXTERNAL_ACCOUNT", accountId: w.eurExt.id, paymentRail: "SEPA" },
-      sendingCurrency: "USD",
-      totalSendingAmount: 1000n,
-      receivingCurrency: "EUR",
-      totalReceivingAmount: 850n,
-      feesIncluded: 50n,
-      exchangeRate: "1.11764705",
-      description: "orphan",
-      counterpartyInformation: {},
-      expiresAt: timestampFromDate(new Date(h.clock.now().getTime() + ttlMs)),
-    });
+    const res = await h.ledger.createQuoteTransaction(quoteTransactionInput(h, w, { description: "orphan", expiresAt: timestampFromDate(new Date(h.clock.now().getTime() + ttlMs)) }));
     return res.transaction!;
   }
 
@@ -116,23 +91,7 @@ describe("ledger quote-transaction expiry worker", () => {
 
   it("expires a quote transaction that waits for strong customer authentication (PENDING_AUTHORIZATION) like a PENDING one", async () => {
     const w = await world();
-    const res = await h.ledger.createQuoteTransaction({
-      platformId: w.platformId,
-      quoteId: newId("Quote"),
-      customerId: w.customerId,
-      source: { type: "INTERNAL_ACCOUNT", accountId: w.usd.id },
-      destination: { type: "EXTERNAL_ACCOUNT", accountId: w.eurExt.id, paymentRail: "SEPA" },
-      sendingCurrency: "USD",
-      totalSendingAmount: 1000n,
-      receivingCurrency: "EUR",
-      totalReceivingAmount: 850n,
-      feesIncluded: 50n,
-      exchangeRate: "1.11764705",
-      description: "waiting",
-      counterpartyInformation: {},
-      expiresAt: timestampFromDate(new Date(h.clock.now().getTime() + 5 * 60_000)),
-      awaitingAuthorization: true,
-    });
+    const res = await h.ledger.createQuoteTransaction(quoteTransactionInput(h, w, { description: "waiting", awaitingAuthorization: true }));
     const tx = res.transaction!;
     expect(tx.status).toBe("PENDING_AUTHORIZATION");
     h.clock.advance(5 * 60_000);

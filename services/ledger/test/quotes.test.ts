@@ -1,8 +1,6 @@
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { newId } from "@corridor/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { service } from "../src/server.js";
-import { balanceSums, publicError, startLedgerHarness, usdInfo, type LedgerHarness } from "./harness.js";
+import { balanceSums, publicError, quoteTransactionInput, quoteWorld, startLedgerHarness, usdInfo, type LedgerHarness } from "./harness.js";
 
 /**
  * Quote transactions at the service level: create, expire, execute (FX and fee legs), real-time
@@ -18,36 +16,11 @@ describe("ledger quote transactions", () => {
   const eurInfo = { accountType: "EUR_ACCOUNT", iban: "DE89370400440532013000" };
 
   /** A platform (USD, EUR), an approved customer with a USD account, and the customer's EUR external account. */
-  async function world(opts: { status?: string } = {}) {
-    const platformId = await h.newPlatform({ currencies: ["USD", "EUR"] });
-    const customerId = await h.newCustomer(platformId, { currencies: ["USD", "EUR"], status: opts.status });
-    const accounts = (await h.ledger.listInternalAccounts({ platformId, owner: "CUSTOMER", customerId })).accounts;
-    const usd = accounts.find((a) => a.type === "INTERNAL_FIAT" && a.currency?.code === "USD")!;
-    const eurExt = (await h.ledger.createExternalAccount({ platformId, owner: "CUSTOMER", customerId, currency: "EUR", accountInfo: eurInfo })).account!;
-    return { platformId, customerId, usd, eurExt };
-  }
+  const world = (opts: { status?: string } = {}) => quoteWorld(h, opts);
 
   /** 10.00 USD sent (0.50 fee) for 8.50 EUR at rate 1.1176... */
-  function quote(w: { platformId: string; customerId: string; usd: { id: string }; eurExt: { id: string } }, over: Record<string, unknown> = {}) {
-    return {
-      platformId: w.platformId,
-      quoteId: newId("Quote"),
-      customerId: w.customerId,
-      source: { type: "INTERNAL_ACCOUNT", accountId: w.usd.id },
-      destination: { type: "EXTERNAL_ACCOUNT", accountId: w.eurExt.id, paymentRail: "SEPA" },
-      sendingCurrency: "USD",
-      totalSendingAmount: 1000n,
-      receivingCurrency: "EUR",
-      totalReceivingAmount: 850n,
-      feesIncluded: 50n,
-      exchangeRate: "1.11764705",
-      rateDetails: { serviceApiFixedFee: 50 },
-      description: "rent",
-      counterpartyInformation: { FULL_NAME: "Ada Lovelace" },
-      expiresAt: timestampFromDate(new Date(h.clock.now().getTime() + 5 * 60_000)),
-      ...over,
-    };
-  }
+  const quote = (w: Awaited<ReturnType<typeof world>>, over: Record<string, unknown> = {}) =>
+    quoteTransactionInput(h, w, { rateDetails: { serviceApiFixedFee: 50 }, description: "rent", counterpartyInformation: { FULL_NAME: "Ada Lovelace" }, ...over });
 
   const balanceOf = async (platformId: string, accountId: string) => (await h.ledger.getInternalAccount({ platformId, accountId })).account!.available;
 

@@ -168,7 +168,7 @@ export function createOwnership(deps: {
       if (latest?.status === "PENDING") await trx.updateOwnershipChallenge(latest.id, { status: "FAILED", failure_reason: "REPLACED", updated_at: now });
       const expiresAt = new Date(now.getTime() + settings.signatureTtlMs);
       const challenge: OwnershipChallengeRow = {
-        id: `OwnershipChallenge:${newId("Request").slice("Request:".length)}`,
+        id: newId("OwnershipChallenge"),
         platform_id: scope.platformId,
         external_account_id: external.id,
         method: WALLET_SIGNATURE,
@@ -287,7 +287,7 @@ export function createOwnership(deps: {
         }
         const challenge: OwnershipChallengeRow = {
           // The kit's id kinds are the public resources'; a challenge is the ledger's own record.
-          id: `OwnershipChallenge:${newId("Request").slice("Request:".length)}`,
+          id: newId("OwnershipChallenge"),
           platform_id: scope.platformId,
           external_account_id: external.id,
           method: MICRO_DEPOSITS,
