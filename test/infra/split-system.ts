@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -19,15 +19,32 @@ export interface SplitSystemInfo {
   kafkaTopicPartitions: number;
 }
 
+/**
+ * A base port whose next `size` ports are all free, below the kernel's ephemeral range: a port
+ * in that range can be taken between this check and a child's listen by any outgoing connection
+ * on the machine (its local port), which once failed a whole CI run with EADDRINUSE.
+ */
 export async function freePortBlock(size: number): Promise<number> {
-  // Find a base port whose next `size` ports are all free.
+  const low = 20_000;
+  const high = ephemeralRangeStart() - size - 1;
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 20_000);
+    const base = low + Math.floor(Math.random() * (high - low));
     let ok = true;
     for (let p = base; p <= base + size && ok; p++) ok = await isFree(p);
     if (ok) return base;
   }
   throw new Error("no free port block");
+}
+
+/** The first port of the kernel's ephemeral range (Linux's default 32768 where it cannot be read). */
+function ephemeralRangeStart(): number {
+  try {
+    const first = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+    // A range that leaves no room below it (an unusual kernel setting) keeps the default's room.
+    return Number.isInteger(first) && first > 24_000 ? first : 32_768;
+  } catch {
+    return 32_768;
+  }
 }
 
 function isFree(port: number): Promise<boolean> {
@@ -38,11 +55,31 @@ function isFree(port: number): Promise<boolean> {
   });
 }
 
+/** The arguments of startSplitSystem, passed as they are to each launch it tries. */
+type SplitLaunchArgs = Parameters<typeof launchSplitSystem>;
+
 /**
  * Runs the real `start:split` launcher (one process per service + the gateway) against a fresh
  * Postgres database, Redis and Kafka (with a unique topic prefix), and waits for its ready line.
  */
-export async function startSplitSystem(
+export async function startSplitSystem(...args: SplitLaunchArgs): ReturnType<typeof launchSplitSystem> {
+  // The port block is checked free before the launch, but another suite's system or any process
+  // on the machine may bind one of its ports before a child does; a launch that failed on that
+  // alone is tried again on another block (a fresh database each time), a few times at most.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launchSplitSystem(...args);
+    } catch (err) {
+      if (!(err instanceof PortTakenError) || attempt >= 3) throw err;
+      console.warn(`[split-system] a port of the block was taken before its process bound it; launching again (${attempt}/3)`);
+    }
+  }
+}
+
+/** The launcher exited before ready because a process found its port taken (EADDRINUSE). */
+class PortTakenError extends Error {}
+
+async function launchSplitSystem(
   env: { DATABASE_URL: string; REDIS_URL: string; KAFKA_BROKERS: string },
   extraEnv: Record<string, string> = {},
   /** Every line the processes write (their logs, prefixed with the process's name), as it comes. */
@@ -120,8 +157,21 @@ export async function startSplitSystem(
     });
     child.once("exit", (code) => {
       clearTimeout(timer);
-      reject(new Error(`split launcher exited with ${code}:\n${logs.slice(-60).join("\n")}`));
+      const message = `split launcher exited with ${code}:\n${logs.slice(-60).join("\n")}`;
+      reject(logs.some((l) => l.includes("EADDRINUSE")) ? new PortTakenError(message) : new Error(message));
     });
+  }).catch(async (err: unknown) => {
+    // Nothing uses this system: the launcher stops its processes (SIGTERM) and the database goes.
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 20_000)))]);
+      clearTimeout(timer);
+      child.kill("SIGKILL");
+    }
+    await db.drop().catch(() => undefined);
+    throw err;
   });
   // A launcher that exits while the suites use it (a process died: e2e keeps restarts off) leaves
   // them with refused connections only; its last lines say which process and why.
