@@ -433,6 +433,8 @@ export async function build({ out = join(root, "dist"), repoRoot = root, log = c
     logLevel: "warning",
     plugins: [corridorPlugin(repoRoot, externals, relocated)],
   });
+  // The service process esbuild keeps for later builds: none come (`npm start` runs the system in this process next).
+  await esbuild.stop();
 
   // A file whose import.meta.url was rewritten must sit in an output one level below dist/app.
   for (const [output, meta] of Object.entries(result.metafile.outputs)) {

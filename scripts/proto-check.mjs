@@ -24,7 +24,9 @@ function files(dir) {
 }
 
 try {
-  execFileSync(join(root, "node_modules/.bin/buf"), ["generate", "--output", out], { cwd: root, stdio: "inherit" });
+  // buf gives a plugin 2 minutes by default; on a loaded CI machine the 40 files' generation once
+  // took longer and failed the run before any test. A hung plugin still fails, after 15 minutes.
+  execFileSync(join(root, "node_modules/.bin/buf"), ["generate", "--timeout", "15m", "--output", out], { cwd: root, stdio: "inherit" });
   const fresh = join(out, "packages/proto/src/gen");
   const a = files(committed);
   const b = files(fresh);
