@@ -15,28 +15,27 @@
  * children already reaped included, read from /proc).
  *
  *   WARM_START_ROUNDS=5 npm run bench:warm-start
+ *
+ * Plain JavaScript run by tsx (it imports the test infrastructure's TypeScript).
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { freePortBlock } from "../infra/split-system.js";
+import { freePortBlock } from "../infra/split-system.ts";
 
 const root = resolve(import.meta.dirname, "../..");
 const rounds = Number(process.env.WARM_START_ROUNDS ?? 5);
 const TICKS_PER_SECOND = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
 
-interface Start {
-  wallMs: number;
-  cpuSeconds: number;
-}
+/** @typedef {{ wallMs: number, cpuSeconds: number }} Start */
 
 /** CPU seconds (user + system, and that of reaped children) of every live process in process group `pgid`. */
-function groupCpuSeconds(pgid: number): number {
+function groupCpuSeconds(pgid) {
   let ticks = 0;
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
+    let stat;
     try {
       stat = readFileSync(`/proc/${entry}/stat`, "utf8");
     } catch {
@@ -50,7 +49,8 @@ function groupCpuSeconds(pgid: number): number {
   return ticks / TICKS_PER_SECOND;
 }
 
-async function startUntilReady(command: string, args: string[], dataDir: string): Promise<Start> {
+/** @returns {Promise<Start>} */
+async function startUntilReady(command, args, dataDir) {
   const base = await freePortBlock(2);
   const started = process.hrtime.bigint();
   const child = spawn(command, args, {
@@ -59,7 +59,7 @@ async function startUntilReady(command: string, args: string[], dataDir: string)
     stdio: "ignore",
     env: { ...process.env, CORRIDOR_DATA_DIR: dataDir, CORRIDOR_HTTP_PORT: String(base), CORRIDOR_INTERNAL_PORT: String(base + 1), LOG_LEVEL: "warn" },
   });
-  const pgid = child.pid!;
+  const pgid = child.pid;
   let exited = false;
   child.once("exit", () => (exited = true));
   try {
@@ -88,7 +88,8 @@ async function startUntilReady(command: string, args: string[], dataDir: string)
   }
 }
 
-async function bareNode(): Promise<Start> {
+/** @returns {Promise<Start>} */
+async function bareNode() {
   const started = process.hrtime.bigint();
   const r = spawnSync(process.execPath, ["-e", "0"]);
   const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
@@ -97,13 +98,13 @@ async function bareNode(): Promise<Start> {
   return { wallMs, cpuSeconds: wallMs / 1000 };
 }
 
-const median = (xs: number[]) => {
+const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
 const dataDir = mkdtempSync(join(tmpdir(), "corridor-warm-start-"));
-const variants: Record<string, () => Promise<Start>> = {
+const variants = {
   "npm start": () => startUntilReady("npm", ["start", "--silent"], dataDir),
   "node scripts/start.mjs (npm start without npm)": () => startUntilReady(process.execPath, ["scripts/start.mjs"], dataDir),
   "three-process chain (before)": () =>
@@ -113,15 +114,15 @@ const variants: Record<string, () => Promise<Start>> = {
 try {
   // The first start builds (if anything changed) and creates the data directory: not measured.
   await variants["npm start"]();
-  const results = new Map<string, Start[]>(Object.keys(variants).map((k) => [k, []]));
+  const results = new Map(Object.keys(variants).map((k) => [k, []]));
   for (let round = 0; round < rounds; round++) {
     const names = Object.keys(variants);
     const order = names.map((_, i) => names[(i + round) % names.length]);
-    for (const name of order) results.get(name)!.push(await variants[name]());
+    for (const name of order) results.get(name).push(await variants[name]());
     const load = readFileSync("/proc/loadavg", "utf8").split(" ")[0];
     console.error(`round ${round + 1}/${rounds} done (load ${load})`);
   }
-  const anchor = median(results.get("node -e 0 (anchor)")!.map((s) => s.wallMs));
+  const anchor = median(results.get("node -e 0 (anchor)").map((s) => s.wallMs));
   console.log(`| start | wall to ready, median (rounds) | CPU-s, median | wall ÷ bare node start |`);
   console.log(`| --- | --- | ---: | ---: |`);
   for (const [name, starts] of results) {
