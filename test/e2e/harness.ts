@@ -82,7 +82,7 @@ export async function startTestSystem(opts: { databaseUrl?: string } = {}): Prom
   if (mode === "split" && opts.databaseUrl) throw new Error("startTestSystem({ databaseUrl }) runs the embedded system only");
   if (mode === "split") {
     const info = inject("splitSystem");
-    if (!info) throw new Error(inject("splitSkipReason"));
+    if (!info) throw new Error(inject("splitSetupError") || inject("splitSkipReason"));
     url = info.url;
     const transports = new Map<ServiceName, Transport>();
     transportFor = (service) => {

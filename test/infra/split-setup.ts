@@ -4,12 +4,18 @@ import { serveMailbox, startMailCatcher } from "../support/mail-catcher.js";
 import { E2E_OIDC_AUDIENCES, E2E_OIDC_JWKS_CACHE_MS, startOidcProvider, type OidcProviderRef } from "../support/oidc-provider.js";
 import { startRateFeed } from "../support/rate-feed.js";
 import { localIssuer } from "../support/wallet-client.js";
+import { splitDist } from "./split-dist.js";
 import { startSplitSystem, type SplitSystemInfo } from "./split-system.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
     splitSystem: SplitSystemInfo | null;
     splitSkipReason: string;
+    /**
+     * Why the project's split system could not be started, or "": its suites then fail with it
+     * (startTestSystem throws it) while every other project runs on.
+     */
+    splitSetupError: string;
     /** A local OIDC issuer the split processes trust (production OAUTH flows). */
     splitOidcIssuer: { issuer: string; audience: string; privateJwk: JWK } | null;
     /** A real OpenID provider (oidc-provider, loopback HTTPS, a CA of the run) the split processes trust by discovery. */
@@ -30,7 +36,7 @@ export const E2E_WALLET_ENCRYPTION_KEY = "e2".repeat(32);
  * It needs real Postgres, Redis and Kafka; without them the split suites are skipped and say why.
  */
 export default async function setup(project: TestProject) {
-  return setupSplit(project, {});
+  return setupSplit(project, await splitDist("e2e-split"));
 }
 
 /** The split system of a project, with `extraEnv` on top of the suites' settings (replicas: split-replicas-setup.ts). */
@@ -42,6 +48,7 @@ export async function setupSplit(project: TestProject, extraEnv: Record<string, 
     project.provide("splitOidcProvider", null);
     project.provide("splitMailboxUrl", null);
     project.provide("splitSkipReason", `split mode needs ${missing.join(", ")}`);
+    project.provide("splitSetupError", "");
     console.warn(`[e2e-split] skipped: split mode needs ${missing.join(", ")} (CI sets them via .ci/run)`);
     return;
   }
@@ -85,13 +92,26 @@ export async function setupSplit(project: TestProject, extraEnv: Record<string, 
     await feed.close();
     await mailbox.close();
     await catcher.close();
-    throw err;
+    return err instanceof Error ? err : new Error(String(err));
   });
+  if (system instanceof Error) {
+    // A global setup that throws ends the whole run, every other project with it (a CI run once
+    // reported 0 tests for this alone): this project's suites fail with the reason instead.
+    console.error(`[e2e-split] the split system did not start; this project's suites fail with: ${system.message}`);
+    project.provide("splitSystem", null);
+    project.provide("splitOidcIssuer", null);
+    project.provide("splitOidcProvider", null);
+    project.provide("splitMailboxUrl", null);
+    project.provide("splitSkipReason", "");
+    project.provide("splitSetupError", `the project's split system did not start: ${system.message}`);
+    return;
+  }
   project.provide("splitOidcIssuer", { issuer: issuer.issuer, audience: issuer.audience, privateJwk: issuer.privateJwk });
   project.provide("splitOidcProvider", { issuer: provider.issuer, caPem: provider.caPem });
   project.provide("splitSystem", system.info);
   project.provide("splitMailboxUrl", mailbox.url);
   project.provide("splitSkipReason", "");
+  project.provide("splitSetupError", "");
   return async () => {
     await system.stop();
     await provider.close();

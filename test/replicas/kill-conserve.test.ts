@@ -8,7 +8,7 @@ import { LedgerAdminService } from "@corridor/proto/corridor/ledger/v1/ledger_ad
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CarefulClient, WebhookReceiver } from "../chaos/client.js";
 import { acknowledgedTransactions, cycle, expectedUsdBalance, type Acknowledged, type ChaosCustomer, type Refusal } from "../chaos/workload.js";
-import { replicaDist } from "../infra/split-replicas-setup.js";
+import { splitDist } from "../infra/split-dist.js";
 import { startSplitSystem } from "../infra/split-system.js";
 
 // Issue 28: replicas that share the work. The split system with two processes of every service
@@ -40,7 +40,7 @@ describe.skipIf(missing.length > 0)("replicas: one replica of every service kill
       { DATABASE_URL: process.env.DATABASE_URL!, REDIS_URL: process.env.REDIS_URL!, KAFKA_BROKERS: process.env.KAFKA_BROKERS! },
       {
         CORRIDOR_SPLIT_REPLICAS: "2",
-        ...(await replicaDist("replicas")),
+        ...(await splitDist("replicas")),
         CORRIDOR_FX_SANDBOX_DRIFT_BPS: "0",
         NOTIFICATIONS_DELIVERY_POLL_MS: "200",
         CORRIDOR_SPLIT_RESTART_LIMIT: "3",
