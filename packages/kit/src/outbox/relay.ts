@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Kysely } from "kysely";
+import type { ExpressionBuilder, Kysely, QueryCreator } from "kysely";
 import { sql } from "kysely";
 import type { Bus, BusMessage } from "../bus/types.js";
 import type { Logger } from "../log.js";
@@ -44,6 +44,14 @@ export interface OutboxRelayOptions {
    */
   leaseMs?: number;
   /**
+   * How long published rows may wait for their mark when no pass follows (default 1 s): a pass
+   * marks the previous pass's rows in its lease statement, so under traffic no statement of its
+   * own is spent on them; otherwise one UPDATE marks them this long after their pass (and stop()
+   * and flush() mark at once). Capped at a third of leaseMs: the lease keeps other relays off them
+   * meanwhile and is not renewed.
+   */
+  markDelayMs?: number;
+  /**
    * How long stop() still waits for a publish in flight and for the final drain (default 2 s).
    * After that the relay gives its leases back and returns; the rows go out on the next start.
    * With the in-process bus a publish waits for the consumers, which may already be stopping.
@@ -58,6 +66,8 @@ export type OutboxRelay = BackgroundWorker & {
   flush(): Promise<number>;
 };
 
+type EB = ExpressionBuilder<any, any>;
+
 interface LeasedRow {
   id: bigint;
   topic: string;
@@ -66,18 +76,29 @@ interface LeasedRow {
   headers: Record<string, string> | string;
 }
 
+/** What one pass did: rows it leased and published, and whether it stopped short at another relay's row. */
+interface Pass {
+  leased: number;
+  published: number;
+  stoppedShort: boolean;
+}
+
 /**
  * Publishes the outbox of one schema to the bus, oldest first. No transaction is open while the
  * bus publishes (an in-process publish waits for consumers that need the database, and in embedded
- * mode every service shares one database session):
- *  1. a short transaction leases the oldest free rows (`for update skip locked`, `lease_until`,
- *     `leased_by`) and commits;
+ * mode every service shares one database session). A pass is one statement (docs/events.md, "The
+ * outbox relay: passes and statements"):
+ *  1. one statement marks the rows the previous pass published as published and leases the
+ *     oldest free rows (`for update skip locked`, `lease_until`, `leased_by`);
  *  2. the rows are published, which resolves once the bus holds them durably (see Bus.publish);
- *  3. they are marked published if the lease is still ours; on failure the lease is given back.
+ *  3. they stay leased until the next pass marks them, or the deferred mark `markDelayMs` later
+ *     (or stop()/flush()) when no pass comes; on failure the lease is given back at once.
+ * A relay that dies before the mark (or mid-publish) leaves its lease to expire and those rows are
+ * published again by whichever relay leases them next: delivery is at least once, and consumers'
+ * inboxes deduplicate by event id. Rows it had marked are never sent again.
  * Several relays may run on one schema (replicas): a lease keeps a row with one relay at a time,
- * and a relay never takes rows newer than an unpublished row another relay holds, so per-key order
- * survives. A relay that dies mid-publish leaves its lease to expire and the rows are published
- * again; consumers deduplicate by event id.
+ * and a relay never takes rows newer than an unpublished row another relay holds (published but
+ * not yet marked counts as unpublished), so per-key order survives.
  */
 export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const db = opts.db as Kysely<KitTables>;
@@ -89,6 +110,9 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const retentionMs = opts.retentionMs ?? 24 * 60 * 60 * 1000;
   const leaseMs = opts.leaseMs ?? 30_000;
   const stopGraceMs = opts.stopGraceMs ?? 2_000;
+  // Published rows wait unmarked under a lease that is not renewed: the mark must come well before
+  // the lease runs out, or another relay would publish them again.
+  const markDelayMs = Math.min(opts.markDelayMs ?? 1_000, Math.floor(leaseMs / 3));
   const relayId = randomUUID();
   const log = opts.log.child({ worker: "outbox-relay", relay: relayId });
   const leaseEnd = () => sql<Date>`now() + make_interval(secs => ${leaseMs / 1000})`;
@@ -96,7 +120,10 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   let running = false;
   let loop: Promise<void> | undefined;
   let wake: (() => void) | undefined;
-  let nudged = false;
+  // Wake-ups (notifications, nudges) counted, and the count when the last lease was sent: a
+  // wake-up after it may announce rows that lease could not see, one before it cannot.
+  let wakes = 0;
+  let wakesAtLease = 0;
   // Whether notifications wake the relay, and whether one seems to have been lost since the last.
   let listening = false;
   let missing = false;
@@ -107,26 +134,58 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   let abandoned = false;
   let abandon: () => void = () => {};
   let abandonedSignal = new Promise<void>((resolve) => (abandon = resolve));
+  // Rows this relay published and has not marked yet (still leased by it), and the deferred mark.
+  let unmarked: bigint[] = [];
+  let markTimer: ReturnType<typeof setTimeout> | undefined;
+  // Passes and marks run one at a time (flush() may run beside the loop): a pass must not see this
+  // relay's own rows of a pass in flight as unmarked, nor mark rows another one is still sending.
+  let turn: Promise<unknown> = Promise.resolve();
+  function exclusive<T>(f: () => Promise<T>): Promise<T> {
+    const result = turn.then(f, f);
+    turn = result.catch(() => {});
+    return result;
+  }
+
+  /** The ids as one array parameter: the statement's text stays the same whatever their number (one prepared statement). */
+  const idArray = (ids: bigint[]) => sql<bigint>`any(${`{${ids.join(",")}}`}::bigint[])`;
+
+  /** Marks published the rows among `ids` that are still leased by this relay (a lease that ran out and was taken stays with its taker). */
+  const markUpdate = (qc: QueryCreator<KitTables>, ids: bigint[]) =>
+    qc
+      .updateTable("outbox")
+      .set({ published_at: sql<Date>`now()`, lease_until: null })
+      .where("id", "=", idArray(ids))
+      .where("leased_by", "=", relayId)
+      .where("published_at", "is", null);
 
   /**
-   * Leases the oldest free rows, unless an older row is with another relay, in one statement (no
-   * BEGIN/COMMIT round trips; an idle pass is one query):
+   * Marks the previous pass's rows and leases the oldest free rows, unless an older row is with
+   * another relay, in one statement (no BEGIN/COMMIT round trips; an idle pass is one query):
+   * - `marked` (when there are rows to mark): the rows this relay published and still leases,
+   *   marked published;
    * - `candidates`: the oldest unpublished rows whose lease is free or ran out, locked, skipping rows
    *   another relay is leasing right now;
    * - `bound`: the oldest unpublished row up to the newest candidate that is not a candidate, i.e.
    *   leased by (or being leased by) another relay: publishing rows after it would reorder its key,
-   *   so only the candidates before it are taken;
-   * - the update marks those rows leased by this relay and answers them.
-   * All parts read one snapshot, as the former two selects in one transaction read committed rows.
+   *   so only the candidates before it are taken. All parts read one snapshot, where the rows
+   *   `marked` marks are still unpublished: they are left out of both, being this relay's own;
+   * - `leased`: those candidates marked leased by this relay.
+   * The answer is `bound` joined with the leased rows: at least one row, whose `bound` says whether
+   * the pass stopped short at another relay's row (then the rows after it wait for that relay's
+   * mark, and the relay looks again after markDelayMs).
    */
-  async function lease(): Promise<LeasedRow[]> {
-    const q = db
+  async function leaseAndMark(toMark: bigint[]): Promise<{ rows: LeasedRow[]; stoppedShort: boolean }> {
+    const marking = toMark.length > 0;
+    const start = (marking ? db.with("marked", (qc) => markUpdate(qc, toMark).returning("id")) : db) as unknown as QueryCreator<any>;
+    const notMarked = (eb: EB) => (marking ? eb("id", "not in", eb.selectFrom("marked").select("marked.id")) : sql<boolean>`true`);
+    const q = start
       .with("candidates", (qb) =>
         qb
           .selectFrom("outbox")
           .select("id")
           .where("published_at", "is", null)
           .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", sql<Date>`now()`)]))
+          .where(notMarked)
           .orderBy("id")
           .limit(batchSize)
           .forUpdate()
@@ -137,26 +196,66 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
           .selectFrom("outbox")
           .select((eb) => eb.fn.min("id").as("id"))
           .where("published_at", "is", null)
-          .where("id", "<=", (eb) => eb.selectFrom("candidates").select((e) => e.fn.max("id").as("id")))
-          .where("id", "not in", (eb) => eb.selectFrom("candidates").select("id")),
+          .where(notMarked)
+          .where("id", "<=", (eb: EB) => eb.selectFrom("candidates").select((e: EB) => e.fn.max("id").as("id")))
+          .where("id", "not in", (eb: EB) => eb.selectFrom("candidates").select("id")),
       )
-      .updateTable("outbox")
-      .set({ lease_until: leaseEnd(), leased_by: relayId })
-      .where("id", "in", (eb) =>
-        eb
-          .selectFrom("candidates")
-          .select("candidates.id")
-          .where((e) =>
-            e.or([
-              e.not(e.exists(e.selectFrom("bound").select("bound.id").where("bound.id", "is not", null))),
-              e("candidates.id", "<", e.selectFrom("bound").select("bound.id")),
-            ]),
-          ),
+      .with("leased", (qb) =>
+        qb
+          .updateTable("outbox")
+          .set({ lease_until: leaseEnd(), leased_by: relayId })
+          .where("id", "in", (eb: EB) =>
+            eb
+              .selectFrom("candidates")
+              .select("candidates.id")
+              .where((e: EB) =>
+                e.or([
+                  e.not(e.exists(e.selectFrom("bound").select("bound.id").where("bound.id", "is not", null))),
+                  e("candidates.id", "<", e.selectFrom("bound").select("bound.id")),
+                ]),
+              ),
+          )
+          .returning(["id", "topic", "key", "payload", "headers"]),
       )
-      .returning(["id", "topic", "key", "payload", "headers"]);
-    const rows = (await q.execute()) as LeasedRow[];
-    // RETURNING has no order: publish oldest first.
-    return rows.sort((x, y) => (BigInt(x.id) < BigInt(y.id) ? -1 : 1));
+      .selectFrom("bound")
+      .leftJoin("leased", (join) => join.onTrue())
+      .select(["leased.id as id", "leased.topic as topic", "leased.key as key", "leased.payload as payload", "leased.headers as headers", "bound.id as bound"]);
+    const answer = (await q.execute()) as (Omit<LeasedRow, "id"> & { id: bigint | null; bound: unknown })[];
+    const rows = answer.filter((r): r is typeof r & LeasedRow => r.id !== null);
+    // The join has no order: publish oldest first.
+    rows.sort((x, y) => (BigInt(x.id) < BigInt(y.id) ? -1 : 1));
+    return { rows, stoppedShort: answer.some((r) => r.bound !== null && r.bound !== undefined) };
+  }
+
+  /** Hands over the rows waiting for their mark, cancelling the deferred mark (whoever takes them marks them). */
+  function takeUnmarked(): bigint[] {
+    clearTimeout(markTimer);
+    markTimer = undefined;
+    const ids = unmarked;
+    unmarked = [];
+    return ids;
+  }
+
+  /** Marks the waiting rows on their own: when no pass came within markDelayMs, and on stop()/flush(). */
+  async function markAlone(): Promise<void> {
+    const ids = takeUnmarked();
+    if (ids.length === 0) return;
+    try {
+      await markUpdate(db, ids).execute();
+    } catch (err) {
+      // Still leased by us: the next pass marks them, or, should none come before the lease runs
+      // out, they are published again (at least once).
+      unmarked = ids.concat(unmarked);
+      throw err;
+    }
+  }
+
+  function deferMark(): void {
+    if (markTimer || unmarked.length === 0) return;
+    markTimer = setTimeout(() => {
+      markTimer = undefined;
+      exclusive(markAlone).catch((err) => log.warn({ err }, "could not mark published outbox rows; the next pass will"));
+    }, markDelayMs);
   }
 
   /**
@@ -175,11 +274,21 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       .execute();
   }
 
-  /** Lease, publish outside any transaction, mark. Resolves with how many rows were published. */
-  async function publishBatch(): Promise<number> {
-    if (abandoned) return 0;
-    const rows = await lease();
-    if (rows.length === 0) return 0;
+  /** Mark the previous pass's rows and lease (one statement), publish outside any transaction. */
+  async function pass(): Promise<Pass> {
+    if (abandoned) return { leased: 0, published: 0, stoppedShort: false };
+    const toMark = takeUnmarked();
+    wakesAtLease = wakes;
+    let leased: { rows: LeasedRow[]; stoppedShort: boolean };
+    try {
+      leased = await leaseAndMark(toMark);
+    } catch (err) {
+      unmarked = toMark.concat(unmarked);
+      deferMark();
+      throw err;
+    }
+    const { rows, stoppedShort } = leased;
+    if (rows.length === 0) return { leased: 0, published: 0, stoppedShort };
     const ids = rows.map((r) => r.id);
     const messages: BusMessage[] = rows.map((r) => ({
       topic: r.topic,
@@ -217,32 +326,31 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     }
 
     if (outcome === "published") {
-      const marked = await db
-        .updateTable("outbox")
-        .set({ published_at: sql<Date>`now()`, lease_until: null })
-        .where("id", "in", ids)
-        .where("leased_by", "=", relayId)
-        .where("published_at", "is", null)
-        .executeTakeFirst();
-      if (Number(marked.numUpdatedRows) < ids.length) {
-        log.debug({ rows: ids.length, marked: Number(marked.numUpdatedRows) }, "lease lost during publish; another relay owns the rest");
-      }
-      return rows.length;
+      // Marked by the next pass's statement, or by the deferred mark if none comes first. A crash
+      // before either leaves them leased: published again once the lease runs out (at least once).
+      unmarked.push(...ids);
+      deferMark();
+      return { leased: rows.length, published: rows.length, stoppedShort };
     }
     await release(ids);
     if (outcome === "abandoned") {
       log.info({ rows: ids.length }, "stopped before the bus confirmed; rows stay for the next start");
-      return 0;
+      return { leased: rows.length, published: 0, stoppedShort };
     }
     throw outcome;
   }
 
-  async function drain(): Promise<number> {
-    let total = 0;
+  /**
+   * Passes until the outbox had no more rows for this relay: a pass follows only a full batch (the
+   * next one marks it, so it is never an idle statement). A pass that stopped short at another
+   * relay's row, or a wake-up after the last lease was sent, is the loop's to follow up.
+   */
+  async function drain(): Promise<Pass> {
+    let published = 0;
     for (;;) {
-      const n = await publishBatch();
-      total += n;
-      if (n < batchSize) return total;
+      const p = await exclusive(pass);
+      published += p.published;
+      if (p.leased < batchSize || abandoned) return { leased: p.leased, published, stoppedShort: p.stoppedShort };
     }
   }
 
@@ -256,18 +364,15 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       .execute();
   }
 
-  /** Resolves true when nudged (or stopped), false when the pause ran out. */
+  /** Resolves true when woken (or stopped), false when the pause ran out. */
   function pause(ms: number): Promise<boolean> {
-    if (nudged || !running) {
-      nudged = false;
-      return Promise.resolve(true);
-    }
+    // A wake-up since the last lease was sent announces rows that lease may not have seen.
+    if (wakes !== wakesAtLease || !running) return Promise.resolve(true);
     return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => done(false), ms);
       function done(woken: boolean) {
         clearTimeout(timer);
         wake = undefined;
-        nudged = false;
         resolve(woken);
       }
       wake = () => done(true);
@@ -275,7 +380,7 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   }
 
   function nudge(): void {
-    nudged = true;
+    wakes++;
     wake?.();
   }
 
@@ -294,11 +399,14 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
         log.warn({ err }, "cannot listen for outbox notifications; polling only");
       }
     }
-    // Whether the pass about to run is a look nobody woke the relay for (not the first, at start).
+    // Whether the pass about to run is a look nobody woke the relay for (not the first, at start,
+    // nor the look again after stopping short at another relay's row).
     let unwoken = false;
     while (running) {
+      let stoppedShort = false;
       try {
-        const published = await drain();
+        const { published, stoppedShort: short } = await drain();
+        stoppedShort = short;
         if (published > 0 && unwoken && listening && !missing) {
           missing = true;
           log.info({ rows: published }, "the outbox safety net found rows no notification announced; looking more often until one arrives");
@@ -310,10 +418,12 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
         log.warn({ err, failures }, "outbox relay could not publish; will retry");
       }
       if (!running) break;
-      // Back off while the bus or database is failing; poll normally otherwise.
-      const ms =
-        failures > 0 ? Math.min(10_000, missedPollMs * 2 ** failures) : !listening ? unnotifiedPollMs : missing ? missedPollMs : pollIntervalMs;
-      unwoken = !(await pause(ms));
+      // Back off while the bus or database is failing; poll normally otherwise. Rows behind another
+      // relay's row are looked for again once that relay's deferred mark is due: no notification
+      // will announce them again.
+      const poll = !listening ? unnotifiedPollMs : missing ? missedPollMs : pollIntervalMs;
+      const ms = failures > 0 ? Math.min(10_000, missedPollMs * 2 ** failures) : stoppedShort ? Math.min(markDelayMs, poll) : poll;
+      unwoken = !(await pause(ms)) && !stoppedShort;
     }
   }
 
@@ -327,7 +437,11 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       loop = run();
     },
     nudge,
-    flush: drain,
+    async flush() {
+      const { published } = await drain();
+      await exclusive(markAlone);
+      return published;
+    },
     async stop() {
       if (!running) return;
       running = false;
@@ -347,6 +461,8 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       } finally {
         clearTimeout(grace);
       }
+      // Nothing stays leased but published after a stop: the last pass's rows are marked now.
+      await exclusive(markAlone).catch((err) => log.warn({ err }, "could not mark published outbox rows on stop; they are published again after the lease"));
     },
   };
 }
