@@ -68,6 +68,14 @@ export interface ConsumerDefinition<Desc extends DescMessage = DescMessage> {
    */
   relevant?(event: MessageShape<Desc>): boolean;
   /**
+   * `relevant` when deciding needs I/O: which of a delivery's events (the `relevant` ones, in
+   * order) this consumer acts on, asked once per delivery batch, outside any transaction and after
+   * the events were fetched. The others cost no transaction, no inbox row and no span. Only for a
+   * consumer for which not running `handle` is as good as running it once: a repeat delivery asks
+   * again and may be answered otherwise. A throw admits every event (`handle` then decides).
+   */
+  admit?(events: MessageShape<Desc>[]): Promise<boolean[]>;
+  /**
    * Messages that arrive together are handled in one transaction (one inbox INSERT, one commit;
    * see subscribeConsumer). Only for handlers that take no locks another transaction could take
    * in another order (no money movements): a batch holds what its handlers lock until its commit.

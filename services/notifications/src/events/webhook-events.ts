@@ -79,10 +79,53 @@ export interface WebhookConsumerDeps {
    * the worker would make of it), without being announced.
    */
   copy?: EndpointCopy;
+  /**
+   * Whether the platform has a webhook endpoint, read when asked (the kit's platform-facts client
+   * over the config board: read-your-writes, see admitWithEndpoint); undefined when it cannot tell.
+   * Without it every event is enqueued.
+   */
+  hasEndpoint?: (platformId: string) => Promise<boolean | undefined>;
 }
 
 /**
- * Enqueues the webhook in the consumer's transaction; the delivery worker posts it later. The
+ * The webhook consumers' `admit` (ConsumerDefinition.admit): a platform without an endpoint gets
+ * no row, no transaction and no statement for the event (issue 28). The rule (docs/events.md,
+ * "Which events an endpoint receives"): an event is delivered iff notifications, reading the
+ * platform's config after the event was fetched, finds an endpoint there, and the event occurred
+ * no earlier than that endpoint was set (the worker's check, endpointVerdict). The read is fresh:
+ * it happens after the event committed, and the config board shows a change from before its
+ * transaction until after its commit (a PATCH marks the board, commits, publishes, then answers),
+ * so a read that finds no endpoint proves none was saved before the event committed; an endpoint
+ * saved later was saved after the event, which an endpoint never receives (decisions §8). Every
+ * event produced after the PATCH that set the endpoint answered is therefore delivered. One read
+ * per platform per fetched batch; a platform it cannot tell about (auth-sessions unreachable) is
+ * enqueued as before and the worker decides.
+ */
+export async function admitWithEndpoint(deps: WebhookConsumerDeps, events: { platformId: string }[]): Promise<boolean[]> {
+  const ask = deps.hasEndpoint;
+  if (!ask) return events.map(() => true);
+  const answers = new Map<string, Promise<boolean | undefined>>();
+  for (const e of events) {
+    if (answers.has(e.platformId)) continue;
+    answers.set(
+      e.platformId,
+      ask(e.platformId).then(
+        (has) => {
+          // A fresh answer is also the best hint the worker can have (an endpoint appearing releases what it holds back).
+          if (has !== undefined) deps.copy?.saw(e.platformId, has);
+          return has;
+        },
+        () => undefined,
+      ),
+    );
+  }
+  const known = new Map<string, boolean | undefined>();
+  for (const [platformId, p] of answers) known.set(platformId, await p);
+  return events.map((e) => known.get(e.platformId) !== false);
+}
+
+/**
+ * Enqueues the webhook in the consumer's transaction (for an event `admit` let through); the delivery worker posts it later. The
  * webhook consumers are batched (ConsumerDefinition.batch): an enqueue only inserts, so a burst
  * of events costs one transaction per batch, not one per event. They are `idempotent`: the queue
  * row is unique per source event (ON CONFLICT (source_event_id) DO NOTHING), so it is the only
@@ -119,6 +162,7 @@ export function customerWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDef
     name: "customer-webhooks",
     batch: true,
     idempotent: true,
+    admit: (events) => admitWithEndpoint(deps, events),
     topic: topics.customerNotices,
     formerTopics: [topics.customers],
     schema: CustomerEventSchema,
@@ -136,6 +180,7 @@ export function ledgerWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDefin
     name: "ledger-webhooks",
     batch: true,
     idempotent: true,
+    admit: (events) => admitWithEndpoint(deps, events),
     topic: LEDGER_WEBHOOK_TOPICS,
     formerTopics: [topics.ledger],
     schema: LedgerEventSchema,
@@ -153,6 +198,7 @@ export function agentWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDefini
     name: "agent-webhooks",
     batch: true,
     idempotent: true,
+    admit: (events) => admitWithEndpoint(deps, events),
     topic: topics.agentApprovals,
     formerTopics: [topics.agents],
     schema: AgentEventSchema,
