@@ -249,14 +249,16 @@ describe.each(databaseKinds)("one consumer group per service on $kind", ({ kind,
     expect(inbox.map((r) => r.consumer)).toEqual(["svc.b"]);
   });
 
-  it("asks admit once per delivery, outside any transaction, and handles only the events it admits; a throwing admit admits all", async () => {
+  it("asks admit once per delivery, outside any transaction and given the service's database, and handles only the events it admits; a throwing admit admits all", async () => {
     const rec = recordingBus();
     const asked: string[][] = [];
+    const given: unknown[] = [];
     let failAdmit = false;
     const gated: ConsumerDefinition<typeof PlatformEventSchema> = {
       ...consumer("g", { batch: true, idempotent: true }),
-      async admit(events) {
+      async admit(events, database) {
         asked.push(events.map((e) => e.eventId));
+        given.push(database);
         if (failAdmit) throw new Error("cannot tell");
         return events.map((e) => e.eventId !== "Event:2");
       },
@@ -275,6 +277,9 @@ describe.each(databaseKinds)("one consumer group per service on $kind", ({ kind,
     failAdmit = true;
     await sub.handle(message(2));
     expect(await effects()).toEqual({ g: ids([1, 3, 2]), b: ids([1, 2, 3]) });
+    // The database each subscription was given, not a transaction (what admit writes commits by itself).
+    expect(given.length).toBe(3);
+    expect([given[0] === db, given[1] === counting, given[2] === db]).toEqual([true, true, true]);
   });
 
   it("on the in-process bus: a consumer of several topics gets each one's events, and a publish on a topic nobody reads resolves", async () => {

@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { create, toBinary } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createRouterTransport } from "@connectrpc/connect";
 import { configVersion, ManualClock, memoryConfigBoard, topics, type BusMessage, type ConfigBoard, type DatabaseHandle } from "@corridor/kit";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
@@ -9,13 +9,17 @@ import { PlatformConfigSchema } from "@corridor/proto/corridor/auth_sessions/v1/
 import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import { sql } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { listQueued } from "../src/data/queue-repo.js";
+import { listQueued, type EnqueuedWebhook } from "../src/data/queue-repo.js";
+import { ledgerWebhook } from "../src/events/webhook-events.js";
+import { NO_ENDPOINT_REASON } from "../src/workers/endpoint.js";
 import { newPlatformId, openTestDatabase, platformCreated, startNotifications, type NotificationsUnderTest } from "./support.js";
 
-// Issue 28: an event of a platform without a webhook endpoint costs notifications no row, no
-// statement and no transaction (the webhook consumers' admit reads the platform's config through
-// the config board, once per fetched batch). The rule, and why an endpoint saved while events are
-// being handled loses none produced after it: docs/events.md, "Which events an endpoint receives".
+// Issue 28: the events of a platform without a webhook endpoint are stored SKIPPED by the webhook
+// consumers' admit (which reads the platform's config through the config board, once per fetched
+// batch) in one INSERT per fetched batch, with no transaction, and never announced to the
+// delivery worker; they stay readable through the events API (decisions §8). The rule, and why an
+// endpoint saved while events are being handled loses none produced after it: docs/events.md,
+// "Which events an endpoint receives".
 
 function ledgerMessage(platformId: string, txId: string, at: Date): BusMessage {
   const ts = timestampFromDate(at);
@@ -43,7 +47,7 @@ async function until<T>(what: string, check: () => Promise<T | undefined>): Prom
   }
 }
 
-describe("events of a platform without endpoint (admitted at enqueue)", () => {
+describe("events of a platform without endpoint (stored SKIPPED at admit)", () => {
   const clock = new ManualClock(new Date());
   /** auth-sessions' config per platform (absent: it cannot answer), and how often it was asked. */
   const current = new Map<string, { webhookEndpoint: string; updatedAt: Date }>();
@@ -94,6 +98,8 @@ describe("events of a platform without endpoint (admitted at enqueue)", () => {
   async function saveEndpoint(platformId: string, url: string, between: () => Promise<void> = async () => undefined): Promise<Date> {
     await board.markChanging(platformId);
     await between();
+    // The config commits after every event produced before the save began: a millisecond later, so none shares its time.
+    clock.advance(1);
     const at = clock.now();
     current.set(platformId, { webhookEndpoint: url, updatedAt: at });
     await between();
@@ -116,25 +122,54 @@ describe("events of a platform without endpoint (admitted at enqueue)", () => {
     return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, hits };
   }
 
-  it("writes no row and sends no statement or transaction for an event of a platform without endpoint", async () => {
+  it("stores the events of a platform without endpoint SKIPPED in one INSERT per fetched batch, with no transaction, never announced, readable through the events API", async () => {
     const n = await notifications();
     const none = await platform(n);
+    const announced: EnqueuedWebhook[] = [];
+    const notify = n.worker.notify.bind(n.worker);
+    n.worker.notify = (ws) => (announced.push(...ws), notify(ws));
     const before = { ...n.consumed };
+    const cost = () => ({ statements: n.consumed.statements - before.statements, transactions: n.consumed.transactions - before.transactions });
     asked = 0;
     clock.advance(1000);
     // A fetched batch of five, then three fetched one by one.
-    await n.consume(Array.from({ length: 5 }, (_, i) => ledgerMessage(none, `Transaction:none${i}`, clock.now())));
+    const batch = Array.from({ length: 5 }, (_, i) => ledgerMessage(none, `Transaction:none${i}`, clock.now()));
+    await n.consume(batch);
+    expect(cost()).toEqual({ statements: 1, transactions: 0 });
     for (let i = 5; i < 8; i++) await n.consume([ledgerMessage(none, `Transaction:none${i}`, clock.now())]);
-    expect(n.consumed).toEqual(before);
-    expect(await listQueued(n.db, none)).toEqual([]);
+    expect(cost()).toEqual({ statements: 4, transactions: 0 });
     // The board vouches for the copy: auth-sessions was asked once, for the first batch.
     expect(asked).toBe(1);
+    expect(announced).toEqual([]);
 
-    // What an event cost before (and still costs when auth-sessions cannot tell): its row, one INSERT, in the batch's transaction.
+    // Each is the row the worker would have settled SKIPPED, and GET /events shows it so.
+    const rows = await listQueued(n.db, none);
+    expect(rows.map((q) => JSON.parse(q.payload).data.id)).toEqual(Array.from({ length: 8 }, (_, i) => `Transaction:none${i}`));
+    expect(rows.map((q) => ({ status: q.status, attempts: q.attempts, lastError: q.last_error, leased: q.leased_until }))).toEqual(
+      Array(8).fill({ status: "SKIPPED", attempts: 0, lastError: NO_ENDPOINT_REASON, leased: null }),
+    );
+    const listed = (await n.client.listWebhookEvents({ platformId: none })).events;
+    expect(listed).toHaveLength(8);
+    const first = listed.find((e) => e.resourceId === "Transaction:none0")!;
+    expect(first).toMatchObject({ type: "OUTGOING_PAYMENT_COMPLETED", deliveryStatus: "SKIPPED", attemptCount: 0, lastError: NO_ENDPOINT_REASON });
+    expect(first.nextAttemptAt).toBeUndefined();
+    const event = fromBinary(LedgerEventSchema, batch[0]!.value);
+    // The envelope the webhook would have carried, as the enqueue stores it: its id, type, the event's time, the resource as its GET returns it.
+    expect(JSON.parse(first.payload)).toEqual({ id: first.id, type: "OUTGOING_PAYMENT_COMPLETED", timestamp: timestampDate(event.occurredAt!).toISOString(), data: ledgerWebhook(event)!.data });
+    expect((await n.client.getWebhookEvent({ platformId: none, eventId: first.id })).event).toMatchObject({ deliveryStatus: "SKIPPED", attemptCount: 0, attempts: [] });
+
+    // Delivered again (at least once): one INSERT that changes nothing.
+    await n.consume(batch);
+    expect(cost()).toEqual({ statements: 5, transactions: 0 });
+    expect(await listQueued(n.db, none)).toEqual(rows);
+
+    // An event of a platform auth-sessions cannot tell about: its row, one INSERT, in the batch's transaction, announced to the worker.
     const unknown = newPlatformId();
+    const mark = { ...n.consumed };
     await n.consume(Array.from({ length: 5 }, (_, i) => ledgerMessage(unknown, `Transaction:unk${i}`, clock.now())));
-    expect({ statements: n.consumed.statements - before.statements, transactions: n.consumed.transactions - before.transactions }).toEqual({ statements: 5, transactions: 1 });
+    expect({ statements: n.consumed.statements - mark.statements, transactions: n.consumed.transactions - mark.transactions }).toEqual({ statements: 5, transactions: 1 });
     expect((await listQueued(n.db, unknown)).map((q) => q.status)).toEqual(Array(5).fill("PENDING"));
+    expect(announced.map((w) => w.platformId)).toEqual(Array(5).fill(unknown));
   });
 
   it("delivers the events produced after an endpoint is saved, before notifications has consumed the config change", async () => {
@@ -152,9 +187,14 @@ describe("events of a platform without endpoint (admitted at enqueue)", () => {
 
     const rows = await until("both webhooks delivered", async () => {
       const rows = await listQueued(n.db, platformId);
-      return rows.length === 2 && rows.every((q) => q.status === "DELIVERED") ? rows : undefined;
+      return rows.length === 3 && rows.slice(1).every((q) => q.status === "DELIVERED") ? rows : undefined;
     });
-    expect(rows.map((q) => JSON.parse(q.payload).data.id)).toEqual(["Transaction:late1", "Transaction:late2"]);
+    // The event handled before the save is stored SKIPPED (readable, never sent); the later ones are delivered.
+    expect(rows.map((q) => [JSON.parse(q.payload).data.id, q.status])).toEqual([
+      ["Transaction:early", "SKIPPED"],
+      ["Transaction:late1", "DELIVERED"],
+      ["Transaction:late2", "DELIVERED"],
+    ]);
     expect([...r.hits].sort()).toEqual([
       ["Transaction:late1", 1],
       ["Transaction:late2", 1],
@@ -214,9 +254,18 @@ describe("events of a platform without endpoint (admitted at enqueue)", () => {
 
     for (const [id, count] of r.hits) expect({ id, count }).toEqual({ id, count: 1 });
     for (const [id, p] of phase) if (p === "before") expect(r.hits.has(id), id).toBe(false);
-    // An event produced before the save started has no row (handled before the save) or a SKIPPED one (handled after it).
+    // Every event has its one row, readable through the events API: SKIPPED when produced before
+    // the save started (stored so at admit if handled before the save, by the worker's
+    // endpoint_set_at check if after it), DELIVERED when produced after it; either during it.
     const rows = await listQueued(n.db, platformId);
-    expect(rows.filter((q) => phase.get(JSON.parse(q.payload).data.id) === "before" && q.status !== "SKIPPED")).toEqual([]);
+    const statusOf = new Map(rows.map((q) => [JSON.parse(q.payload).data.id as string, q.status]));
+    expect(rows).toHaveLength(phase.size);
+    for (const [id, p] of phase) {
+      const status = statusOf.get(id);
+      if (p === "before") expect({ id, status }).toEqual({ id, status: "SKIPPED" });
+      else if (p === "after") expect({ id, status }).toEqual({ id, status: "DELIVERED" });
+      else expect(["SKIPPED", "DELIVERED"], id).toContain(status);
+    }
     expect(rows.filter((q) => phase.get(JSON.parse(q.payload).data.id) === "after").map((q) => q.status)).toEqual(after.map(() => "DELIVERED"));
   });
 });

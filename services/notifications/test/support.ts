@@ -177,9 +177,10 @@ export async function startNotifications(
   const counted = db.withPlugin(countingPlugin(consumed));
   const countingDb = new Proxy(counted, {
     get: (t, k) => {
-      if (k !== "transaction") return Reflect.get(t, k);
-      consumed.transactions++;
-      return t.transaction.bind(t);
+      if (k === "transaction") consumed.transactions++;
+      // Bound to the Kysely instance: its methods read private fields, which a proxy does not have.
+      const v = Reflect.get(t, k);
+      return typeof v === "function" ? v.bind(t) : v;
     },
   });
   let subscribed: SubscribeOptions | undefined;

@@ -214,7 +214,8 @@ async function subscribeHandlers(opts: SubscribeServiceOptions & { group: string
 
   /**
    * The works their consumer admits (ConsumerDefinition.admit): one call per consumer and
-   * delivery, before any transaction. A consumer whose admit throws is handed all of its works.
+   * delivery, before any transaction, given the database to record what it refuses (autocommit).
+   * A consumer whose admit throws is handed all of its works.
    */
   const admitted = async (works: Work[]): Promise<Work[]> => {
     const asking = new Map<Handler, Work[]>();
@@ -229,7 +230,7 @@ async function subscribeHandlers(opts: SubscribeServiceOptions & { group: string
     await Promise.all(
       [...asking].map(async ([h, ws]) => {
         try {
-          const verdicts = await h.def.admit!(ws.map((w) => w.event as never));
+          const verdicts = await h.def.admit!(ws.map((w) => w.event as never), opts.db);
           ws.forEach((w, i) => {
             if (verdicts[i] === false) refused.add(w);
           });
