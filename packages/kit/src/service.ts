@@ -1,6 +1,6 @@
 import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import type { ConnectRouter, Transport } from "@connectrpc/connect";
-import type { Transaction } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import type { Bus } from "./bus/types.js";
 import type { ConfigBoard } from "./clients/config-board.js";
 import type { Clock } from "./clock.js";
@@ -67,6 +67,17 @@ export interface ConsumerDefinition<Desc extends DescMessage = DescMessage> {
    * topic does not cost a commit per event a consumer ignores. Default: every event.
    */
   relevant?(event: MessageShape<Desc>): boolean;
+  /**
+   * `relevant` when deciding needs I/O: which of a delivery's events (the `relevant` ones, in
+   * order) this consumer acts on, asked once per delivery batch, outside any transaction and after
+   * the events were fetched. The others cost no transaction, no inbox row and no span. Only for a
+   * consumer for which not running `handle` is as good as running it once: a repeat delivery asks
+   * again and may be answered otherwise. A throw admits every event (`handle` then decides).
+   * `db` is the service's database outside any transaction: a consumer may record what it refuses
+   * there before answering (autocommit, statements keyed by the event id so a repeat delivery
+   * changes nothing; notifications stores a refused webhook SKIPPED, readable through the events API).
+   */
+  admit?(events: MessageShape<Desc>[], db: Kysely<any>): Promise<boolean[]>;
   /**
    * Messages that arrive together are handled in one transaction (one inbox INSERT, one commit;
    * see subscribeConsumer). Only for handlers that take no locks another transaction could take

@@ -249,6 +249,39 @@ describe.each(databaseKinds)("one consumer group per service on $kind", ({ kind,
     expect(inbox.map((r) => r.consumer)).toEqual(["svc.b"]);
   });
 
+  it("asks admit once per delivery, outside any transaction and given the service's database, and handles only the events it admits; a throwing admit admits all", async () => {
+    const rec = recordingBus();
+    const asked: string[][] = [];
+    const given: unknown[] = [];
+    let failAdmit = false;
+    const gated: ConsumerDefinition<typeof PlatformEventSchema> = {
+      ...consumer("g", { batch: true, idempotent: true }),
+      async admit(events, database) {
+        asked.push(events.map((e) => e.eventId));
+        given.push(database);
+        if (failAdmit) throw new Error("cannot tell");
+        return events.map((e) => e.eventId !== "Event:2");
+      },
+    };
+    await subscribeService({ db, bus: rec.bus, service: "svc", log, consumers: [gated, consumer("b", { batch: true })] });
+    const sub = rec.subs[0]!;
+    let transactions = 0;
+    const counting = new Proxy(db, { get: (t, k) => (k === "transaction" ? (transactions++, t.transaction.bind(t)) : Reflect.get(t, k)) });
+    const rec2 = recordingBus();
+    await subscribeService({ db: counting, bus: rec2.bus, service: "svc2", log, consumers: [{ ...gated, name: "g2" }] });
+    await sub.handleBatch!([message(1), message(2), message(3)]);
+    expect(asked).toEqual([ids([1, 2, 3])]);
+    // Only refused events: no transaction at all.
+    await rec2.subs[0]!.handleBatch!([message(2), message(2)]);
+    expect(transactions).toBe(0);
+    failAdmit = true;
+    await sub.handle(message(2));
+    expect(await effects()).toEqual({ g: ids([1, 3, 2]), b: ids([1, 2, 3]) });
+    // The database each subscription was given, not a transaction (what admit writes commits by itself).
+    expect(given.length).toBe(3);
+    expect([given[0] === db, given[1] === counting, given[2] === db]).toEqual([true, true, true]);
+  });
+
   it("on the in-process bus: a consumer of several topics gets each one's events, and a publish on a topic nobody reads resolves", async () => {
     const bus = createInProcessBus({ log, retryInitialMs: 5, retryMaxMs: 20 });
     await subscribeService({ db, bus, service: "svc", log, consumers: [consumer("a", { topic: [TOPIC, OTHER], formerTopics: ["corridor.old.v1"], batch: true, idempotent: true })] });

@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { createIdempotencyRunner, idempotencyKeyStore, platformTime, sandboxClockClient, type ConsumerDefinition, type ServiceModule } from "@corridor/kit";
 import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
-import { currentEndpointReader, platformFacts } from "./clients/platform-config.js";
+import { currentEndpointReader, endpointPresence, platformFacts } from "./clients/platform-config.js";
 import { loadNotificationsConfig } from "./config.js";
 import { deliveryStore } from "./data/deliveries-repo.js";
 import { eventStore } from "./data/events-repo.js";
@@ -40,6 +40,7 @@ export const service: ServiceModule = {
       signingKey,
     });
     const currentEndpoint = currentEndpointReader(platforms);
+    const hasEndpoint = endpointPresence(platforms);
     // What this process knows of each platform's endpoint, shared by the consumers, the handler's
     // settings writes and the worker (workers/endpoint.ts).
     const copy = createEndpointCopy();
@@ -77,9 +78,9 @@ export const service: ServiceModule = {
       // the delivery worker about the webhooks it enqueued, so they leave at once.
       consumers: [
         platformEventsConsumer({ clock: deps.clock, log: deps.log, copy }),
-        customerWebhooksConsumer({ clock: deps.clock, copy }),
-        ledgerWebhooksConsumer({ clock: deps.clock, copy }),
-        agentWebhooksConsumer({ clock: deps.clock, copy }),
+        customerWebhooksConsumer({ clock: deps.clock, copy, hasEndpoint }),
+        ledgerWebhooksConsumer({ clock: deps.clock, copy, hasEndpoint }),
+        agentWebhooksConsumer({ clock: deps.clock, copy, hasEndpoint }),
       ].map((c: ConsumerDefinition) => announcingEnqueues(c, worker)),
       workers: [worker],
     };

@@ -11,8 +11,12 @@ import {
   type Bus,
   type ConsumerDefinition,
   type DatabaseHandle,
+  subscribeService,
+  type BusMessage,
+  type ConfigBoard,
   type ManualClock,
   type ServiceName,
+  type SubscribeOptions,
 } from "@corridor/kit";
 import { PlatformEventSchema, type PlatformEvent } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
@@ -26,7 +30,7 @@ import type { DeliveryWorker } from "../src/workers/delivery.js";
 import { newSigningKeyPem, signingKeyOf, type SigningKey } from "../src/domain/grid-webhooks.js";
 import { service } from "../src/server.js";
 import type { NotificationsDatabase } from "../src/data/tables.js";
-import type { Kysely } from "kysely";
+import type { Kysely, KyselyPlugin } from "kysely";
 
 /** A database of its own for one test file: a fresh Postgres database when DATABASE_URL is set, else PGlite in memory. */
 export async function openTestDatabase(): Promise<{ handle: DatabaseHandle; close(): Promise<void> }> {
@@ -87,6 +91,26 @@ export interface NotificationsUnderTest {
   handle<D extends DescMessage>(consumer: ConsumerDefinition<D>, event: MessageShape<D>): Promise<void>;
   /** The event-webhook delivery worker, never started: tests drive its polls. */
   worker: DeliveryWorker;
+  /**
+   * Hands fetched messages to the service's consumers as the host does (the kit's subscribeService:
+   * admit, inbox, batched transactions), through a database that counts what the consumers send.
+   */
+  consume(messages: BusMessage[]): Promise<void>;
+  /** Statements and transactions the consumers sent through `consume` so far. */
+  consumed: { statements: number; transactions: number };
+}
+
+/** A Kysely plugin counting every statement compiled through it (BEGIN and COMMIT are not statements here). */
+function countingPlugin(counts: { statements: number }): KyselyPlugin {
+  return {
+    transformQuery(args) {
+      counts.statements++;
+      return args.node;
+    },
+    async transformResult(args) {
+      return args.result;
+    },
+  };
 }
 
 /**
@@ -129,6 +153,7 @@ export async function startNotifications(
   env: NodeJS.ProcessEnv = {},
   transports: Partial<Record<ServiceName, Transport>> = {},
   environmentOf: (platformId: string) => "SANDBOX" | "PRODUCTION" = () => "SANDBOX",
+  opts: { configBoard?: ConfigBoard } = {},
 ): Promise<NotificationsUnderTest> {
   transports = { sandbox: sandboxFake(clock), ...transports, "auth-sessions": authSessionsFake(transports["auth-sessions"], environmentOf) };
   await migrateSchema(handle, service.schema, service.migrationsDir);
@@ -143,11 +168,36 @@ export async function startNotifications(
       return t;
     },
     env,
+    configBoard: opts.configBoard,
   });
   const transport = createRouterTransport(built.routes, { router: { interceptors: [appErrors] } });
   const consumer = built.consumers[0] as ConsumerDefinition<typeof PlatformEventSchema>;
   const db = handle.forSchema<NotificationsDatabase>(service.schema);
+  const consumed = { statements: 0, transactions: 0 };
+  const counted = db.withPlugin(countingPlugin(consumed));
+  const countingDb = new Proxy(counted, {
+    get: (t, k) => {
+      if (k === "transaction") consumed.transactions++;
+      // Bound to the Kysely instance: its methods read private fields, which a proxy does not have.
+      const v = Reflect.get(t, k);
+      return typeof v === "function" ? v.bind(t) : v;
+    },
+  });
+  let subscribed: SubscribeOptions | undefined;
+  await subscribeService({
+    db: countingDb,
+    bus: { ...unusedBus, subscribe: async (o) => ((subscribed = o), { close: async () => undefined }) },
+    service: "notifications",
+    consumers: built.consumers,
+    log: createLogger("notifications-test", "silent"),
+  });
   return {
+    consume: async (messages) => {
+      const batched = messages.every((m) => subscribed!.batchTopics?.includes(m.topic));
+      if (batched && subscribed!.handleBatch) await subscribed!.handleBatch(messages);
+      else for (const m of messages) await subscribed!.handle(m);
+    },
+    consumed,
     client: createClient(NotificationsService, transport),
     consumer,
     db,

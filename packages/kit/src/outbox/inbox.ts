@@ -213,12 +213,43 @@ async function subscribeHandlers(opts: SubscribeServiceOptions & { group: string
   };
 
   /**
+   * The works their consumer admits (ConsumerDefinition.admit): one call per consumer and
+   * delivery, before any transaction, given the database to record what it refuses (autocommit).
+   * A consumer whose admit throws is handed all of its works.
+   */
+  const admitted = async (works: Work[]): Promise<Work[]> => {
+    const asking = new Map<Handler, Work[]>();
+    for (const w of works) {
+      if (!w.handler.def.admit) continue;
+      const list = asking.get(w.handler);
+      if (list) list.push(w);
+      else asking.set(w.handler, [w]);
+    }
+    if (asking.size === 0) return works;
+    const refused = new Set<Work>();
+    await Promise.all(
+      [...asking].map(async ([h, ws]) => {
+        try {
+          const verdicts = await h.def.admit!(ws.map((w) => w.event as never), opts.db);
+          ws.forEach((w, i) => {
+            if (verdicts[i] === false) refused.add(w);
+          });
+        } catch (err) {
+          h.log.debug({ err, events: ws.length }, "admit failed; handling every event");
+        }
+      }),
+    );
+    return refused.size === 0 ? works : works.filter((w) => !refused.has(w));
+  };
+
+  /**
    * Runs the works of a delivery: the batched consumers' together, then the others' one by one.
    * A consumer that fails stops there for this delivery (its later events wait, keeping its
    * order); the other consumers carry on, and the delivery then fails with the first error, so
    * the bus delivers it again and the inbox skips what went through.
    */
-  const runWorks = async (works: Work[]): Promise<void> => {
+  const runWorks = async (all: Work[]): Promise<void> => {
+    const works = await admitted(all);
     const failed = new Set<Handler>();
     let firstError: unknown;
     const alone = async (w: Work) => {

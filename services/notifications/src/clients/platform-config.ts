@@ -19,3 +19,15 @@ export function currentEndpointReader(platforms: PlatformFactsClient): CurrentEn
     return { webhookEndpoint: config.webhookEndpoint, webhookEventNaming: config.webhookEventNaming, configVersion: config.version };
   };
 }
+
+/**
+ * Whether the platform has a webhook endpoint now, from the same client: with the config board it
+ * is one board read while the copy is current (an RPC otherwise), and a change is seen as soon as
+ * the PATCH that made it has answered. Undefined when the platform has no config.
+ */
+export function endpointPresence(platforms: PlatformFactsClient): (platformId: string) => Promise<boolean | undefined> {
+  return async (platformId) => {
+    const config = await platforms.config(platformId);
+    return config.version === undefined ? undefined : config.webhookEndpoint !== "";
+  };
+}

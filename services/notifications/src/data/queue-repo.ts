@@ -44,20 +44,47 @@ export function webhooksEnqueuedIn(trx: object): EnqueuedWebhook[] {
   return enqueuedIn.get(trx) ?? [];
 }
 
+/** A webhook to store for its bus event: what enqueueWebhook and recordSkipped write. */
+export interface NewWebhook {
+  webhookId: string;
+  platformId: string;
+  sourceEventId: string;
+  type: string;
+  payload: string;
+  at: Date;
+  /** Defaults to the envelope's timestamp, else `at`. */
+  occurredAt?: Date;
+  /** Defaults to the envelope's data.id; webhooks of one resource are delivered in order. */
+  resourceKey?: string | null;
+}
+
+/** The queue row of a webhook: PENDING, or SKIPPED with its reason as the worker settles one (never attempted). */
+function queueRow(w: NewWebhook, skipped: string | undefined) {
+  const derived = w.occurredAt && w.resourceKey !== undefined ? {} : fromEnvelope(w.payload);
+  const resourceKey = w.resourceKey !== undefined ? w.resourceKey : (derived.resourceKey ?? null);
+  const occurredAt = w.occurredAt ?? derived.occurredAt ?? w.at;
+  return {
+    webhook_id: w.webhookId,
+    platform_id: w.platformId,
+    source_event_id: w.sourceEventId,
+    type: w.type,
+    payload: w.payload,
+    status: skipped === undefined ? ("PENDING" as const) : ("SKIPPED" as const),
+    attempts: 0,
+    next_attempt_at: w.at,
+    leased_until: null,
+    last_error: skipped ?? null,
+    occurred_at: occurredAt,
+    resource_key: resourceKey,
+    created_at: w.at,
+    updated_at: w.at,
+  };
+}
+
 /** Enqueues a webhook for its bus event once: a second call for the same event is a no-op. */
 export async function enqueueWebhook(
   db: Db,
-  w: {
-    webhookId: string;
-    platformId: string;
-    sourceEventId: string;
-    type: string;
-    payload: string;
-    at: Date;
-    /** Defaults to the envelope's timestamp, else `at`. */
-    occurredAt?: Date;
-    /** Defaults to the envelope's data.id; webhooks of one resource are delivered in order. */
-    resourceKey?: string | null;
+  w: NewWebhook & {
     /**
      * The reason it is never to be sent, when that is already known (see EndpointCopy.skipAtEnqueue):
      * the row is stored SKIPPED at once, as the worker would have settled it, and not announced.
@@ -65,34 +92,35 @@ export async function enqueueWebhook(
     skipped?: string;
   },
 ): Promise<void> {
-  const derived = w.occurredAt && w.resourceKey !== undefined ? {} : fromEnvelope(w.payload);
-  const resourceKey = w.resourceKey !== undefined ? w.resourceKey : (derived.resourceKey ?? null);
-  const occurredAt = w.occurredAt ?? derived.occurredAt ?? w.at;
+  const row = queueRow(w, w.skipped);
   const inserted = await db
     .insertInto("webhook_queue")
-    .values({
-      webhook_id: w.webhookId,
-      platform_id: w.platformId,
-      source_event_id: w.sourceEventId,
-      type: w.type,
-      payload: w.payload,
-      status: w.skipped === undefined ? "PENDING" : "SKIPPED",
-      attempts: 0,
-      next_attempt_at: w.at,
-      leased_until: null,
-      last_error: w.skipped ?? null,
-      occurred_at: occurredAt,
-      resource_key: resourceKey,
-      created_at: w.at,
-      updated_at: w.at,
-    })
+    .values(row)
     .onConflict((oc) => oc.column("source_event_id").doNothing())
     .executeTakeFirst();
   if (w.skipped === undefined && Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) {
     const list = enqueuedIn.get(db) ?? [];
-    list.push({ webhookId: w.webhookId, platformId: w.platformId, resourceKey, occurredAt });
+    list.push({ webhookId: w.webhookId, platformId: w.platformId, resourceKey: row.resource_key, occurredAt: row.occurred_at });
     enqueuedIn.set(db, list);
   }
+}
+
+/**
+ * Stores webhooks that are never to be sent SKIPPED (`reason`), in one multi-row INSERT outside
+ * any transaction (autocommit): the rows the worker would have settled SKIPPED, readable through
+ * the events API (decisions §8), never announced to it. Once per event: the queue row is unique
+ * per source event (ON CONFLICT DO NOTHING), so a redelivery, or a row the event already has
+ * (enqueued PENDING by an earlier delivery), is left as it is. No statement for none.
+ */
+export async function recordSkipped(db: Db, webhooks: NewWebhook[], reason: string): Promise<void> {
+  if (webhooks.length === 0) return;
+  // One row per event even when the bus delivered it twice in the batch.
+  const once = new Map(webhooks.map((w) => [w.sourceEventId, w]));
+  await db
+    .insertInto("webhook_queue")
+    .values([...once.values()].map((w) => queueRow(w, reason)))
+    .onConflict((oc) => oc.column("source_event_id").doNothing())
+    .execute();
 }
 
 export interface ClaimOptions {

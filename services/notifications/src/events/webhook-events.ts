@@ -6,10 +6,10 @@ import { AgentEventSchema, type AgentEvent } from "@corridor/proto/corridor/agen
 import { CustomerEventSchema, type CustomerEvent } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { LedgerEventSchema, type LedgerEvent } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import type { Transaction } from "kysely";
-import { enqueueWebhook } from "../data/queue-repo.js";
-import type { NotificationsDatabase } from "../data/tables.js";
+import { enqueueWebhook, recordSkipped, type NewWebhook } from "../data/queue-repo.js";
+import type { Db, NotificationsDatabase } from "../data/tables.js";
 import type { WebhookEnvelope } from "../domain/delivery.js";
-import type { EndpointCopy } from "../workers/endpoint.js";
+import { NO_ENDPOINT_REASON, type EndpointCopy } from "../workers/endpoint.js";
 import { bulkUploadType, customerStatusType, invitationType, isDeliveredAgentType, isDeliveredLedgerType, verificationType } from "../domain/event-webhooks.js";
 
 /** A webhook an event turns into: its public type and the resource as `data`. */
@@ -79,17 +79,81 @@ export interface WebhookConsumerDeps {
    * the worker would make of it), without being announced.
    */
   copy?: EndpointCopy;
+  /**
+   * Whether the platform has a webhook endpoint, read when asked (the kit's platform-facts client
+   * over the config board: read-your-writes, see admitWithEndpoint); undefined when it cannot tell.
+   * Without it every event is enqueued.
+   */
+  hasEndpoint?: (platformId: string) => Promise<boolean | undefined>;
+}
+
+/** An event as the webhook consumers read it. */
+interface SourceEvent {
+  eventId: string;
+  platformId: string;
+  occurredAt?: Timestamp;
 }
 
 /**
- * Enqueues the webhook in the consumer's transaction; the delivery worker posts it later. The
- * webhook consumers are batched (ConsumerDefinition.batch): an enqueue only inserts, so a burst
- * of events costs one transaction per batch, not one per event. They are `idempotent`: the queue
- * row is unique per source event (ON CONFLICT (source_event_id) DO NOTHING), so it is the only
- * row an event costs, with an endpoint or without (then it is stored SKIPPED, which the events
- * API must still show: decisions §8), and no inbox row is written beside it.
+ * The webhook consumers' `admit` (ConsumerDefinition.admit), issue 28: the events of a platform
+ * without an endpoint are stored SKIPPED here, in one multi-row INSERT for the fetched batch
+ * (autocommit: no transaction, no inbox row; the queue row is unique per source event, so a
+ * redelivery changes nothing), and refused, so they are never announced to the delivery worker
+ * and its no-endpoint batch (look-up, settings, UPDATE to SKIPPED) never runs for them. They stay
+ * readable through the events API (decisions §8), as the same rows the worker would have settled.
+ *
+ * The rule (docs/events.md, "Which events an endpoint receives"): an event is delivered iff
+ * notifications, reading the platform's config after the event was fetched, finds an endpoint
+ * there, and the event occurred no earlier than that endpoint was set (the worker's check,
+ * endpointVerdict). The read is fresh: it happens after the event committed, and the config board
+ * shows a change from before its transaction until after its commit (a PATCH marks the board,
+ * commits, publishes, then answers), so a read that finds no endpoint proves none was saved
+ * before the event committed; an endpoint saved later was saved after the event, which an
+ * endpoint never receives (decisions §8), so SKIPPED is what the worker would have made of it.
+ * Every event produced after the PATCH that set the endpoint answered is therefore delivered.
+ * One read per platform per fetched batch; a platform it cannot tell about (auth-sessions
+ * unreachable) is enqueued as before and the worker decides. A failed INSERT throws, which
+ * admits every event (the consumer enqueues them and the worker decides).
  */
-async function enqueue(trx: Transaction<any>, deps: WebhookConsumerDeps, event: { eventId: string; platformId: string; occurredAt?: Timestamp }, derived: Derived): Promise<void> {
+export async function admitWithEndpoint<E extends SourceEvent>(
+  deps: WebhookConsumerDeps,
+  events: E[],
+  derive: (event: E) => Derived | undefined,
+  db: Db,
+): Promise<boolean[]> {
+  const ask = deps.hasEndpoint;
+  if (!ask) return events.map(() => true);
+  const answers = new Map<string, Promise<boolean | undefined>>();
+  for (const e of events) {
+    if (answers.has(e.platformId)) continue;
+    answers.set(
+      e.platformId,
+      ask(e.platformId).then(
+        (has) => {
+          // A fresh answer is also the best hint the worker can have (an endpoint appearing releases what it holds back).
+          if (has !== undefined) deps.copy?.saw(e.platformId, has);
+          return has;
+        },
+        () => undefined,
+      ),
+    );
+  }
+  const known = new Map<string, boolean | undefined>();
+  for (const [platformId, p] of answers) known.set(platformId, await p);
+  const admitted = events.map((e) => known.get(e.platformId) !== false);
+  const skipped: NewWebhook[] = [];
+  events.forEach((e, i) => {
+    if (admitted[i]) return;
+    // An event that is no webhook leaves no row either way.
+    const derived = derive(e);
+    if (derived) skipped.push(webhookOf(deps, e, derived));
+  });
+  await recordSkipped(db, skipped, NO_ENDPOINT_REASON);
+  return admitted;
+}
+
+/** The queue row's content for an event's webhook: a fresh webhook id, and the envelope GET /events shows as its payload. */
+function webhookOf(deps: WebhookConsumerDeps, event: SourceEvent, derived: Derived): NewWebhook & { occurredAt: Date } {
   const now = deps.clock.now();
   const webhookId = newId("Webhook");
   const occurredAt = new Date((event.occurredAt ? timestampDate(event.occurredAt) : now).toISOString());
@@ -99,15 +163,19 @@ async function enqueue(trx: Transaction<any>, deps: WebhookConsumerDeps, event: 
     timestamp: occurredAt.toISOString(),
     data: derived.data,
   };
-  await enqueueWebhook(trx as Transaction<NotificationsDatabase>, {
-    webhookId,
-    platformId: event.platformId,
-    sourceEventId: event.eventId,
-    type: derived.type,
-    payload: JSON.stringify(envelope),
-    at: now,
-    skipped: deps.copy?.skipAtEnqueue(event.platformId, occurredAt),
-  });
+  return { webhookId, platformId: event.platformId, sourceEventId: event.eventId, type: derived.type, payload: JSON.stringify(envelope), at: now, occurredAt };
+}
+
+/**
+ * Enqueues the webhook in the consumer's transaction (for an event `admit` let through); the
+ * delivery worker posts it later. The webhook consumers are batched (ConsumerDefinition.batch): an
+ * enqueue only inserts, so a burst of events costs one transaction per batch, not one per event.
+ * They are `idempotent`: the queue row is unique per source event (ON CONFLICT (source_event_id)
+ * DO NOTHING), so it is the only row an event costs, and no inbox row is written beside it.
+ */
+async function enqueue(trx: Transaction<any>, deps: WebhookConsumerDeps, event: SourceEvent, derived: Derived): Promise<void> {
+  const w = webhookOf(deps, event, derived);
+  await enqueueWebhook(trx as Transaction<NotificationsDatabase>, { ...w, skipped: deps.copy?.skipAtEnqueue(event.platformId, w.occurredAt) });
 }
 
 /** The ledger's topics that carry webhooks (the kit's ledgerEventTopic: every audience notifications is part of). */
@@ -119,6 +187,7 @@ export function customerWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDef
     name: "customer-webhooks",
     batch: true,
     idempotent: true,
+    admit: (events, db) => admitWithEndpoint(deps, events, customerWebhook, db),
     topic: topics.customerNotices,
     formerTopics: [topics.customers],
     schema: CustomerEventSchema,
@@ -136,6 +205,7 @@ export function ledgerWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDefin
     name: "ledger-webhooks",
     batch: true,
     idempotent: true,
+    admit: (events, db) => admitWithEndpoint(deps, events, ledgerWebhook, db),
     topic: LEDGER_WEBHOOK_TOPICS,
     formerTopics: [topics.ledger],
     schema: LedgerEventSchema,
@@ -153,6 +223,7 @@ export function agentWebhooksConsumer(deps: WebhookConsumerDeps): ConsumerDefini
     name: "agent-webhooks",
     batch: true,
     idempotent: true,
+    admit: (events, db) => admitWithEndpoint(deps, events, agentWebhook, db),
     topic: topics.agentApprovals,
     formerTopics: [topics.agents],
     schema: AgentEventSchema,
