@@ -12,6 +12,9 @@ import { createTracingPlugin, startTelemetry, TRACER_NAME, type SpanProcessor } 
  * looked at spansLeaveProcess (a span processor present: every query a span and a second
  * compilation). Rounds alternate; CPU from process.cpuUsage().
  *
+ * Then, with the default tracer, the same queries without withSchema: what a pool on its schema's
+ * search_path runs (DATABASE_SCHEMA_SEARCH_PATH, db/search-path.ts), against withSchema as anchor.
+ *
  *   node scripts/pnpm.mjs exec tsx test/bench/query-span-cost.ts [queries-per-round] [rounds]
  */
 const perRound = Number(process.argv[2] ?? 20_000);
@@ -22,11 +25,13 @@ const k = createRequire(resolve(import.meta.dirname, "../../packages/kit/package
 /** A span processor that does nothing, as the SDK's NoopSpanProcessor. */
 const noop: SpanProcessor = { onStart() {}, onEnd() {}, forceFlush: async () => {}, shutdown: async () => {} };
 
-const db = new k.Kysely({
+/** The service pool's root: the dialect over a DummyDriver, and the tracing plugin. */
+const root = new k.Kysely({
   dialect: { createAdapter: () => new k.PostgresAdapter(), createDriver: () => new k.DummyDriver(), createIntrospector: (x: unknown) => new k.PostgresIntrospector(x), createQueryCompiler: () => new k.PostgresQueryCompiler() },
-})
-  .withPlugin(createTracingPlugin())
-  .withSchema("ledger");
+}).withPlugin(createTracingPlugin());
+/** forSchema without the search_path setting: WithSchemaPlugin on every query. */
+const qualified = root.withSchema("ledger");
+let db = qualified;
 
 async function queries(n: number): Promise<void> {
   for (let i = 0; i < n; i++) {
@@ -69,6 +74,18 @@ async function main(): Promise<void> {
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   console.log(`median: ${median(before).toFixed(1)} → ${median(after).toFixed(1)} µs per query`);
+
+  // withSchema (the anchor) against the plain Kysely of a search_path pool, both with the default tracer.
+  const withSchema: number[] = [];
+  const bare: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    db = qualified;
+    withSchema.push(await measure("withSchema (DATABASE_SCHEMA_SEARCH_PATH=false)", () => startTelemetry({ serviceName: "bench" })));
+    db = root;
+    bare.push(await measure("unqualified (search_path pool: the default)", () => startTelemetry({ serviceName: "bench" })));
+  }
+  db = qualified;
+  console.log(`unqualified / withSchema, median per query: ${(median(bare) / median(withSchema)).toFixed(2)}`);
 }
 
 main().then(

@@ -1,9 +1,11 @@
 import {
   HealthState,
   appErrorInterceptor,
+  assertSearchPath,
   createBus,
   createLogger,
   databasePreparedStatementsSetting,
+  databaseSchemaSearchPathSetting,
   env,
   kafkaTopicPartitionsSetting,
   loadConfig,
@@ -31,6 +33,8 @@ const hostConfig = z.object({
   DATABASE_POOL_SIZE: env.int(5),
   /** Parameterised queries as named prepared statements (off behind a pooler that cannot keep them). */
   DATABASE_PREPARED_STATEMENTS: databasePreparedStatementsSetting,
+  /** The pool's connections start on the connector schema's search_path: queries unqualified (off behind a pooler that does not keep it). */
+  DATABASE_SCHEMA_SEARCH_PATH: databaseSchemaSearchPathSetting,
   /** Comma-separated Kafka brokers: where the ledger's instructions arrive and outcomes go. */
   KAFKA_BROKERS: env.list(),
   /** Prefix for every topic name, as the rest of the deployment uses. */
@@ -58,8 +62,11 @@ export async function runConnector<S extends z.ZodObject>(def: ConnectorDefiniti
     dataDir: config.DATABASE_URL ? undefined : config.CORRIDOR_DATA_DIR,
     poolSize: config.DATABASE_POOL_SIZE,
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+    // The connector's standalone database serves its own schema only.
+    ...(config.DATABASE_SCHEMA_SEARCH_PATH ? { searchPathSchema: def.schema } : {}),
     onIdleError: (err) => log.warn({ err }, "an idle database connection failed; the pool replaces it"),
   });
+  if (db.searchPathSchema) await assertSearchPath(db.root, db.searchPathSchema);
   const bus = await createBus({
     kafkaBrokers: config.KAFKA_BROKERS,
     clientId: def.name,

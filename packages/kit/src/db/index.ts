@@ -9,6 +9,7 @@ import type pg from "pg";
 import { kitMigrationsFor } from "../outbox/migrations.js";
 import { unpackPgliteTemplate } from "./pglite-template.js";
 import { preparingPool } from "./prepared.js";
+import { searchPathPoolConfig } from "./search-path.js";
 import { droppingLostConnections } from "./unavailable.js";
 import { timingTransactions } from "./timed-transactions.js";
 import { createTracingPlugin, kyselyTracingLog } from "../telemetry/kysely.js";
@@ -18,6 +19,7 @@ export type { Kysely, Transaction } from "kysely";
 export { inputErrorFromDatabase, sqlStateOf } from "./input-errors.js";
 export { isConnectionFailure, serviceUnavailable, unavailableFromDependency, UNAVAILABLE_RETRY_AFTER_SECONDS } from "./unavailable.js";
 export { databaseConnectTimeoutSetting, databasePreparedStatementsSetting } from "./prepared.js";
+export { assertSearchPath, databaseSchemaSearchPathSetting } from "./search-path.js";
 
 // int8 columns hold money and counts: read them as bigint, never as float or string.
 const INT8_OID = 20;
@@ -54,7 +56,13 @@ export const PGLITE_SHARED_BUFFERS = "16MB";
 export interface DatabaseHandle {
   readonly kind: "postgres" | "pglite";
   readonly root: Kysely<any>;
+  /**
+   * The schema's tables by their bare names: `root` itself for the pool's `searchPathSchema` (its
+   * connections resolve bare names there), `root.withSchema(schema)` for any other schema.
+   */
   forSchema<DB>(schema: string): Kysely<DB>;
+  /** The schema every connection of this pool has first on its search_path (OpenDatabaseOptions.searchPathSchema), if any. */
+  readonly searchPathSchema?: string;
   /**
    * Calls `onNotify` for each NOTIFY on `channel` (after the notifying transaction commits) and
    * once more whenever the listening connection is re-established (notifications may have been
@@ -88,6 +96,20 @@ export interface OpenDatabaseOptions {
    * the file does not exist or the folder already holds a database.
    */
   pgliteTemplate?: string;
+  /**
+   * Postgres: a pool that serves this one schema (DATABASE_SCHEMA_SEARCH_PATH; see search-path.ts).
+   * Every connection starts with `search_path = <schema>, public`, and `forSchema(schema)` is the
+   * plain Kysely: no WithSchemaPlugin rewriting each query. Other schemas (and migrations) stay
+   * qualified. Ignored on PGlite, whose one session serves every schema in embedded mode.
+   *
+   * Only for a handle of one schema (a split-mode service's or a connector's own pool, a service
+   * test database), never for one shared by several services (embedded mode, on PGlite or on
+   * Postgres): there each schema's SQL must stay qualified. Prepared statements (prepared.ts) are
+   * named after their SQL text, and unqualified text is the same in every schema: it is the
+   * search_path, fixed per connection at its start, that says which schema a statement (and its
+   * plan) reads, so each connection, and the pool, must only ever run one schema's bare names.
+   */
+  searchPathSchema?: string;
 }
 
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
@@ -101,7 +123,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
     kind = "postgres";
     const pg = await loadPg();
     const pool = new pg.Pool({
-      connectionString: opts.databaseUrl,
+      ...(opts.searchPathSchema ? searchPathPoolConfig(opts.databaseUrl, opts.searchPathSchema) : { connectionString: opts.databaseUrl }),
       max: opts.poolSize ?? 10,
       ...(opts.connectTimeoutMs ? { connectionTimeoutMillis: opts.connectTimeoutMs } : {}),
     });
@@ -149,10 +171,13 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
   }
   // Every query becomes a span under the active one (a handler's server span, a consumer span).
   root = root.withPlugin(createTracingPlugin());
+  // Unqualified only on a Postgres pool whose connections all start on that schema's search_path.
+  const bareSchema = kind === "postgres" ? opts.searchPathSchema : undefined;
   return {
     kind,
     root,
-    forSchema: <DB>(schema: string) => root.withSchema(schema) as unknown as Kysely<DB>,
+    forSchema: <DB>(schema: string) => (schema === bareSchema ? root : root.withSchema(schema)) as unknown as Kysely<DB>,
+    ...(bareSchema ? { searchPathSchema: bareSchema } : {}),
     listen,
     ...(dumpDataDir ? { dumpDataDir } : {}),
     ...(poolStats ? { poolStats } : {}),
@@ -286,7 +311,10 @@ export async function migrateSchema(handle: DatabaseHandle, schema: string, fold
   if (await alreadyMigrated(handle, schema, await provider.names())) return;
   await sql`create schema if not exists ${sql.id(schema)}`.execute(handle.root);
   const migrator = new Migrator({
-    db: handle.forSchema(schema),
+    // Qualified whatever the pool's search_path (not forSchema, which may be unqualified): every
+    // table, index and type a migration creates through Kysely, and the migrator's own
+    // bookkeeping, names the schema, so they land there on any connection.
+    db: handle.root.withSchema(schema),
     provider,
     migrationTableSchema: schema,
     // Kit migrations are named to run first on a new schema; one added later sorts before

@@ -3,7 +3,7 @@ import { createBus, kafkaTopicPartitionsGrowSetting, kafkaTopicPartitionsSetting
 import { openRedisConfigBoard } from "../clients/config-board.js";
 import { systemClock } from "../clock.js";
 import { env, loadConfig, z } from "../config.js";
-import { databaseConnectTimeoutSetting, databasePreparedStatementsSetting, migrateSchema, openDatabase, sql } from "../db/index.js";
+import { assertSearchPath, databaseConnectTimeoutSetting, databasePreparedStatementsSetting, databaseSchemaSearchPathSetting, migrateSchema, openDatabase, sql } from "../db/index.js";
 import { createLogger } from "../log.js";
 import type { ServiceModule, ServiceName, TransportFor } from "../service.js";
 import { metricsPortSetting, observeDatabasePool, startMetrics, startTelemetry, tracingClientInterceptor, tracingServerInterceptor } from "../telemetry/index.js";
@@ -30,6 +30,8 @@ const standaloneConfig = (service: ServiceName) =>
     DATABASE_PREPARED_STATEMENTS: databasePreparedStatementsSetting,
     /** Opening a Postgres connection fails after this long (the request answers 503 instead of hanging). */
     DATABASE_CONNECT_TIMEOUT_MS: databaseConnectTimeoutSetting,
+    /** The pool's connections start on the service schema's search_path: queries unqualified (off behind a pooler that does not keep it). */
+    DATABASE_SCHEMA_SEARCH_PATH: databaseSchemaSearchPathSetting,
     /**
      * Redis for the platform-config board (ServiceDeps.configBoard), the same one the gateway uses;
      * without it every config read asks auth-sessions (and so does every reader while
@@ -89,9 +91,12 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
     poolSize: config.DATABASE_POOL_SIZE,
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
     connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+    // This process's pool serves its own schema only (other schemas, if ever asked, stay qualified).
+    ...(config.DATABASE_SCHEMA_SEARCH_PATH ? { searchPathSchema: module.schema } : {}),
     onIdleError: (err) => log.warn({ err }, "a database connection failed; the pool replaces it"),
   });
   if (db.poolStats) observeDatabasePool(module.name, db.poolStats);
+  if (db.searchPathSchema) await assertSearchPath(db.root, db.searchPathSchema);
   const bus = await createBus({
     kafkaBrokers: config.KAFKA_BROKERS.length > 0 ? config.KAFKA_BROKERS : undefined,
     clientId: module.name,

@@ -1,12 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { register } from "tsx/esm/api";
-import { migrateSchema, openDatabase, sql, type DatabaseHandle } from "../db/index.js";
+import { loadConfig, z } from "../config.js";
+import { databaseSchemaSearchPathSetting, migrateSchema, openDatabase, sql, type DatabaseHandle } from "../db/index.js";
 
 /**
  * A database of its own for one test file: a fresh Postgres database on the server of
  * DATABASE_URL when it is set, PGlite in memory otherwise. `drop()` closes it and removes it.
+ * `searchPathSchema`: the one schema the pool serves unqualified (openDatabase's option; Postgres only).
  */
-export async function openTestDatabase(opts: { poolSize?: number } = {}): Promise<{ db: DatabaseHandle; drop(): Promise<void> }> {
+export async function openTestDatabase(opts: { poolSize?: number; searchPathSchema?: string } = {}): Promise<{ db: DatabaseHandle; drop(): Promise<void> }> {
   const base = process.env.DATABASE_URL;
   if (!base) {
     const db = await openDatabase({});
@@ -18,7 +20,12 @@ export async function openTestDatabase(opts: { poolSize?: number } = {}): Promis
   const url = new URL(base);
   url.pathname = `/${name}`;
   // Prepared statements on, as every run mode's config defaults to (DATABASE_PREPARED_STATEMENTS).
-  const db = await openDatabase({ databaseUrl: url.toString(), poolSize: opts.poolSize ?? 4, preparedStatements: true });
+  const db = await openDatabase({
+    databaseUrl: url.toString(),
+    poolSize: opts.poolSize ?? 4,
+    preparedStatements: true,
+    ...(opts.searchPathSchema ? { searchPathSchema: opts.searchPathSchema } : {}),
+  });
   return {
     db,
     async drop() {
@@ -37,8 +44,13 @@ export async function openTestDatabase(opts: { poolSize?: number } = {}): Promis
 }
 let tsxLoader = false;
 
+/** DATABASE_SCHEMA_SEARCH_PATH as a service host reads it (default on), for the test databases of one service. */
+const testConfig = z.object({ DATABASE_SCHEMA_SEARCH_PATH: databaseSchemaSearchPathSetting });
+
 /**
- * A test database of its own (openTestDatabase) with a service's schema migrated. Kysely's
+ * A test database of its own (openTestDatabase) with a service's schema migrated. It serves that
+ * one schema, so on Postgres its pool runs on the schema's search_path as a split-mode service's
+ * does (unless DATABASE_SCHEMA_SEARCH_PATH=false). Kysely's
  * FileMigrationProvider loads the .ts migration files with Node's own import(), which vitest does
  * not transform, so tsx's loader is registered first, once, as runStandalone runs under tsx.
  */
@@ -50,7 +62,8 @@ export async function openServiceTestDatabase(
     register();
     tsxLoader = true;
   }
-  const test = await openTestDatabase(opts);
+  const searchPath = loadConfig(testConfig).DATABASE_SCHEMA_SEARCH_PATH;
+  const test = await openTestDatabase({ ...opts, ...(searchPath ? { searchPathSchema: service.schema } : {}) });
   await migrateSchema(test.db, service.schema, service.migrationsDir);
   return test;
 }
