@@ -16,16 +16,15 @@ describe("the search_path startup option (DATABASE_SCHEMA_SEARCH_PATH)", () => {
     }
   });
 
-  it("keeps the URL's own options (or PGOPTIONS) and puts ours last, where they win", () => {
-    const fromUrl = searchPathPoolConfig("postgres://u:p%40ss@h:5432/db?options=-c%20statement_timeout%3D5000&sslmode=disable", "ledger", undefined);
+  it("keeps the URL's own options and puts ours last, where they win", () => {
+    const fromUrl = searchPathPoolConfig("postgres://u:p%40ss@h:5432/db?options=-c%20statement_timeout%3D5000&sslmode=disable", "ledger");
     expect(fromUrl.options).toBe('-c statement_timeout=5000 -c search_path="ledger",public');
     expect(new URL(fromUrl.connectionString).searchParams.has("options")).toBe(false);
     expect(new URL(fromUrl.connectionString).searchParams.get("sslmode")).toBe("disable");
     expect(new URL(fromUrl.connectionString).password).toBe("p%40ss");
 
     const plain = "postgres://u@h/db";
-    expect(searchPathPoolConfig(plain, "ledger", "-c work_mem=8MB")).toEqual({ connectionString: plain, options: '-c work_mem=8MB -c search_path="ledger",public' });
-    expect(searchPathPoolConfig(plain, "ledger", undefined)).toEqual({ connectionString: plain, options: '-c search_path="ledger",public' });
+    expect(searchPathPoolConfig(plain, "ledger")).toEqual({ connectionString: plain, options: '-c search_path="ledger",public' });
   });
 });
 

@@ -40,10 +40,11 @@ export function searchPathOption(schema: string): string {
 /**
  * pg pool settings for a pool on `schema`'s search_path: the connection string and the `options`
  * startup parameter. pg takes an `options` query parameter of the URL over the config's own, so
- * one there (or PGOPTIONS in the environment) is moved into the combined value, ours last (the
- * last `-c search_path` wins).
+ * one there is moved into the combined value, ours last (the last `-c search_path` wins). PGOPTIONS
+ * in the environment is not read (pg itself reads it only when no `options` is given, and the
+ * settings come from the config schema alone): other startup options go in the URL's `options`.
  */
-export function searchPathPoolConfig(connectionString: string, schema: string, pgOptions = process.env.PGOPTIONS): { connectionString: string; options: string } {
+export function searchPathPoolConfig(connectionString: string, schema: string): { connectionString: string; options: string } {
   const ours = searchPathOption(schema);
   let url: URL | undefined;
   try {
@@ -56,7 +57,7 @@ export function searchPathPoolConfig(connectionString: string, schema: string, p
     url.searchParams.delete("options");
     return { connectionString: url.toString(), options: `${fromUrl} ${ours}`.trim() };
   }
-  return { connectionString, options: pgOptions ? `${pgOptions} ${ours}` : ours };
+  return { connectionString, options: ours };
 }
 
 /**
