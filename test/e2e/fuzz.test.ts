@@ -15,6 +15,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { individual } from "./customers-fixtures.js";
 import { mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
+import { seededRandom } from "@corridor/kit/testing";
 
 const SEED = 20251013;
 /** Cases per operation, at most (a deterministic sample of the generated ones; the first few are always kept). */
@@ -54,17 +55,7 @@ interface Outcome {
 // ---------------------------------------------------------------------------------------------
 // Deterministic randomness.
 
-function mulberry32(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rand = mulberry32(SEED);
+const rand = seededRandom(SEED);
 const shuffle = <T>(items: T[]): T[] => {
   const out = [...items];
   for (let i = out.length - 1; i > 0; i--) {

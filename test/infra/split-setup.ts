@@ -43,12 +43,7 @@ export default async function setup(project: TestProject) {
 export async function setupSplit(project: TestProject, extraEnv: Record<string, string>) {
   const missing = ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS"].filter((k) => !process.env[k]);
   if (missing.length > 0) {
-    project.provide("splitSystem", null);
-    project.provide("splitOidcIssuer", null);
-    project.provide("splitOidcProvider", null);
-    project.provide("splitMailboxUrl", null);
-    project.provide("splitSkipReason", `split mode needs ${missing.join(", ")}`);
-    project.provide("splitSetupError", "");
+    provideNoSystem(project, { skipReason: `split mode needs ${missing.join(", ")}`, setupError: "" });
     console.warn(`[e2e-split] skipped: split mode needs ${missing.join(", ")} (CI sets them via .ci/run)`);
     return;
   }
@@ -98,12 +93,7 @@ export async function setupSplit(project: TestProject, extraEnv: Record<string, 
     // A global setup that throws ends the whole run, every other project with it (a CI run once
     // reported 0 tests for this alone): this project's suites fail with the reason instead.
     console.error(`[e2e-split] the split system did not start; this project's suites fail with: ${system.message}`);
-    project.provide("splitSystem", null);
-    project.provide("splitOidcIssuer", null);
-    project.provide("splitOidcProvider", null);
-    project.provide("splitMailboxUrl", null);
-    project.provide("splitSkipReason", "");
-    project.provide("splitSetupError", `the project's split system did not start: ${system.message}`);
+    provideNoSystem(project, { skipReason: "", setupError: `the project's split system did not start: ${system.message}` });
     return;
   }
   project.provide("splitOidcIssuer", { issuer: issuer.issuer, audience: issuer.audience, privateJwk: issuer.privateJwk });
@@ -119,4 +109,14 @@ export async function setupSplit(project: TestProject, extraEnv: Record<string, 
     await mailbox.close();
     await catcher.close();
   };
+}
+
+/** The project has no split system: its suites skip with `skipReason`, or fail with `setupError`. */
+function provideNoSystem(project: TestProject, why: { skipReason: string; setupError: string }): void {
+  project.provide("splitSystem", null);
+  project.provide("splitOidcIssuer", null);
+  project.provide("splitOidcProvider", null);
+  project.provide("splitMailboxUrl", null);
+  project.provide("splitSkipReason", why.skipReason);
+  project.provide("splitSetupError", why.setupError);
 }

@@ -1,7 +1,6 @@
 import {
   HealthState,
   appErrorInterceptor,
-  assertSearchPath,
   createBus,
   createLogger,
   databasePreparedStatementsSetting,
@@ -66,7 +65,6 @@ export async function runConnector<S extends z.ZodObject>(def: ConnectorDefiniti
     ...(config.DATABASE_SCHEMA_SEARCH_PATH ? { searchPathSchema: def.schema } : {}),
     onIdleError: (err) => log.warn({ err }, "an idle database connection failed; the pool replaces it"),
   });
-  if (db.searchPathSchema) await assertSearchPath(db.root, db.searchPathSchema);
   const bus = await createBus({
     kafkaBrokers: config.KAFKA_BROKERS,
     clientId: def.name,

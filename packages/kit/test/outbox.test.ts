@@ -12,6 +12,7 @@ import { afterCommit, createOutboxRelay, enqueueEvent, inTransaction, outboxChan
 import type { ConsumerDefinition } from "../src/service.js";
 import { installTestTracing } from "../src/telemetry/index.js";
 import { databaseKinds, openTestDatabase } from "./db-fixture.js";
+import { seededRandom } from "../src/testing/seeded-random.js";
 
 const log = createLogger("outbox-test", "silent");
 const TOPIC = "corridor.test.v1";
@@ -84,17 +85,6 @@ function counting(db: Kysely<any>) {
   return { db: db.withPlugin(plugin), statements: () => statements, kinds: () => [...kinds] };
 }
 
-/** A small deterministic generator (mulberry32), so a failing round can be run again. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A bus whose publishes wait until the test settles them, one call at a time. */
 function holdingBus() {
@@ -713,7 +703,7 @@ describe.each(databaseKinds)("outbox, relay and inbox on $kind", ({ kind, skip }
 
   it("never publishes a row twice while two relays run side by side, and publishes every row in order (property, many rows)", async () => {
     for (const seed of [1, 2, 3]) {
-      const random = prng(seed);
+      const random = seededRandom(seed);
       const rec = recordingBus();
       const relays = [0, 1].map(() =>
         createOutboxRelay({ db: producer, bus: rec.bus, log, batchSize: 1 + Math.floor(random() * 8), pollIntervalMs: 3_600_000, markDelayMs: 1 + Math.floor(random() * 20) }),

@@ -40,7 +40,7 @@ export const service: ServiceModule = {
       signingKey,
     });
     const currentEndpoint = currentEndpointReader(platforms);
-    const hasEndpoint = endpointPresence(platforms);
+    const hasEndpoint = endpointPresence(currentEndpoint);
     // What this process knows of each platform's endpoint, shared by the consumers, the handler's
     // settings writes and the worker (workers/endpoint.ts).
     const copy = createEndpointCopy();

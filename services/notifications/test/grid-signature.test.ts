@@ -6,12 +6,11 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ManualClock } from "@corridor/kit";
 import { PlatformEventSchema } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
 import { PlatformConfigSchema } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
-import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { loadNotificationsConfig } from "../src/config.js";
 import { envelopeFor, eventTypeFor, gridEventType, gridSignature, newSigningKeyPem, signingKeyOf, signingKeyProblem } from "../src/domain/grid-webhooks.js";
-import { configUpdated, newPlatformId, openTestDatabase, startNotifications, type NotificationsUnderTest } from "./support.js";
+import { configUpdated, newPlatformId, openTestDatabase, outgoingCompleted, startNotifications, type NotificationsUnderTest } from "./support.js";
 
 /**
  * Verification as Grid's webhook documentation describes it, written from that text and not from
@@ -148,21 +147,7 @@ describe("X-Grid-Signature on every delivery", () => {
   afterEach(() => vi.useRealTimers());
 
   async function completedPayment(platformId: string, txId: string) {
-    const ts = timestampFromDate(clock.now());
-    const usd = { code: "USD", name: "US Dollar", symbol: "$", decimals: 2 };
-    await n.handle(
-      n.ledgerConsumer,
-      create(LedgerEventSchema, {
-        eventId: `Event:${crypto.randomUUID()}`,
-        occurredAt: ts,
-        platformId,
-        eventType: "OUTGOING_PAYMENT_COMPLETED",
-        payload: {
-          case: "transactionChanged",
-          value: { transaction: { id: txId, status: "COMPLETED", type: "OUTGOING", amount: 1000n, sentAmount: 1000n, currency: usd, sentCurrency: usd, exchangeRate: "1", createdAt: ts, updatedAt: ts } },
-        },
-      }),
-    );
+    await n.handle(n.ledgerConsumer, outgoingCompleted(platformId, txId, clock.now()));
     while ((await n.worker.runOnce()) > 0);
   }
 

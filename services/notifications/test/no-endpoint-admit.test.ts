@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { listQueued, type EnqueuedWebhook } from "../src/data/queue-repo.js";
 import { ledgerWebhook } from "../src/events/webhook-events.js";
 import { NO_ENDPOINT_REASON } from "../src/workers/endpoint.js";
-import { newPlatformId, openTestDatabase, platformCreated, startNotifications, type NotificationsUnderTest } from "./support.js";
+import { newPlatformId, openTestDatabase, outgoingCompleted, platformCreated, startNotifications, until as untilAnswered, type NotificationsUnderTest } from "./support.js";
 
 // Issue 28: the events of a platform without a webhook endpoint are stored SKIPPED by the webhook
 // consumers' admit (which reads the platform's config through the config board, once per fetched
@@ -22,30 +22,12 @@ import { newPlatformId, openTestDatabase, platformCreated, startNotifications, t
 // "Which events an endpoint receives".
 
 function ledgerMessage(platformId: string, txId: string, at: Date): BusMessage {
-  const ts = timestampFromDate(at);
-  const usd = { code: "USD", name: "US Dollar", symbol: "$", decimals: 2 };
-  const event = create(LedgerEventSchema, {
-    eventId: `Event:${crypto.randomUUID()}`,
-    occurredAt: ts,
-    platformId,
-    eventType: "OUTGOING_PAYMENT_COMPLETED",
-    payload: {
-      case: "transactionChanged",
-      value: { transaction: { id: txId, status: "COMPLETED", type: "OUTGOING", amount: 1000n, sentAmount: 1000n, currency: usd, sentCurrency: usd, exchangeRate: "1", createdAt: ts, updatedAt: ts } },
-    },
-  });
+  const event = outgoingCompleted(platformId, txId, at);
   return { topic: topics.ledgerTransactions, key: platformId, value: toBinary(LedgerEventSchema, event), headers: { "event-id": event.eventId } };
 }
 
-async function until<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Waits up to 30 s (the race test's streams take a while on a busy machine). */
+const until = <T>(what: string, check: () => Promise<T | undefined>) => untilAnswered(what, check, 30_000);
 
 describe("events of a platform without endpoint (stored SKIPPED at admit)", () => {
   const clock = new ManualClock(new Date());

@@ -6,42 +6,16 @@ import { createRouterTransport } from "@connectrpc/connect";
 import { ManualClock, type DatabaseHandle } from "@corridor/kit";
 import { AuthSessionsService } from "@corridor/proto/corridor/auth_sessions/v1/auth_sessions_service_pb.js";
 import { PlatformConfigSchema } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
-import { LedgerEventSchema, type LedgerEvent } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { listDeliveries } from "../src/data/deliveries-repo.js";
 import { listQueued, type QueuedWebhook } from "../src/data/queue-repo.js";
-import { configUpdated, newPlatformId, openTestDatabase, platformCreated, startNotifications, type NotificationsUnderTest } from "./support.js";
+import { configUpdated, newPlatformId, openTestDatabase, outgoingCompleted, platformCreated, startNotifications, until, type NotificationsUnderTest } from "./support.js";
 
 // Issue 11: the webhooks of a platform without endpoint cost no per-event work in the worker.
 // They are settled together (one question to auth-sessions, one statement), or stored SKIPPED at
 // once when auth-sessions already said there was no endpoint when they occurred; a platform whose
 // endpoint this process has not heard of yet still gets them. The worker runs on real timers here
 // (the batch window is NO_ENDPOINT_BATCH_MS); waits are on rows or the receiver, never on time.
-
-function balanceEvent(platformId: string, txId: string, at: Date): LedgerEvent {
-  const ts = timestampFromDate(at);
-  const usd = { code: "USD", name: "US Dollar", symbol: "$", decimals: 2 };
-  return create(LedgerEventSchema, {
-    eventId: `Event:${crypto.randomUUID()}`,
-    occurredAt: ts,
-    platformId,
-    eventType: "OUTGOING_PAYMENT_COMPLETED",
-    payload: {
-      case: "transactionChanged",
-      value: { transaction: { id: txId, status: "COMPLETED", type: "OUTGOING", amount: 1000n, sentAmount: 1000n, currency: usd, sentCurrency: usd, exchangeRate: "1", createdAt: ts, updatedAt: ts } },
-    },
-  });
-}
-
-async function until<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe("webhooks of a platform without endpoint", () => {
   const clock = new ManualClock(new Date());
@@ -108,13 +82,13 @@ describe("webhooks of a platform without endpoint", () => {
     n.worker.start();
     clock.advance(1000);
 
-    for (let i = 0; i < 5; i++) await n.handle(n.ledgerConsumer, balanceEvent(none, `Transaction:nb${i}`, clock.now()));
+    for (let i = 0; i < 5; i++) await n.handle(n.ledgerConsumer, outgoingCompleted(none, `Transaction:nb${i}`, clock.now()));
     const rows = await settled(n, none, 5);
     expect(rows.map((q) => [q.status, q.attempts, q.last_error])).toEqual(Array(5).fill(["SKIPPED", 0, "no webhookEndpoint was set when it occurred"]));
     expect(asked.get(none)).toBe(1);
 
     // An event that occurred before that answer (it reached notifications late) is settled as it is stored.
-    await n.handle(n.ledgerConsumer, balanceEvent(none, "Transaction:nb-late", clock.now()));
+    await n.handle(n.ledgerConsumer, outgoingCompleted(none, "Transaction:nb-late", clock.now()));
     const late = (await listQueued(n.db, none)).find((q: QueuedWebhook) => JSON.parse(q.payload).data.id === "Transaction:nb-late");
     expect(late).toMatchObject({ status: "SKIPPED", attempts: 0, last_error: "no webhookEndpoint was set when it occurred" });
     expect(asked.get(none)).toBe(1);
@@ -122,7 +96,7 @@ describe("webhooks of a platform without endpoint", () => {
 
     // One that occurred after it waits for the next batch, which asks again.
     clock.advance(1000);
-    await n.handle(n.ledgerConsumer, balanceEvent(none, "Transaction:nb-next", clock.now()));
+    await n.handle(n.ledgerConsumer, outgoingCompleted(none, "Transaction:nb-next", clock.now()));
     await settled(n, none, 7);
     expect(asked.get(none)).toBe(2);
   });
@@ -142,7 +116,7 @@ describe("webhooks of a platform without endpoint", () => {
     n2.worker.start();
     clock.advance(1000);
 
-    for (let i = 0; i < 3; i++) await n1.handle(n1.ledgerConsumer, balanceEvent(platformId, `Transaction:lag${i}`, clock.now()));
+    for (let i = 0; i < 3; i++) await n1.handle(n1.ledgerConsumer, outgoingCompleted(platformId, `Transaction:lag${i}`, clock.now()));
     const rows = await settled(n1, platformId, 3);
     expect(rows.map((q) => q.status)).toEqual(["DELIVERED", "DELIVERED", "DELIVERED"]);
     expect(r.hits.sort()).toEqual(["Transaction:lag0", "Transaction:lag1", "Transaction:lag2"]);
@@ -159,7 +133,7 @@ describe("webhooks of a platform without endpoint", () => {
     const setAt = clock.now();
     n.worker.start();
     clock.advance(1000);
-    await n.handle(n.ledgerConsumer, balanceEvent(platformId, "Transaction:cfg", clock.now()));
+    await n.handle(n.ledgerConsumer, outgoingCompleted(platformId, "Transaction:cfg", clock.now()));
     await n.deliver(configUpdated(platformId, r.url, setAt));
 
     const rows = await settled(n, platformId, 1);

@@ -24,7 +24,7 @@ import { Environment, PlatformConfigSchema } from "@corridor/proto/corridor/auth
 import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
 import pg from "pg";
 import type { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
-import type { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
+import { LedgerEventSchema, type LedgerEvent } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import type { AgentEventSchema } from "@corridor/proto/corridor/agents/v1/events_pb.js";
 import type { DeliveryWorker } from "../src/workers/delivery.js";
 import { newSigningKeyPem, signingKeyOf, type SigningKey } from "../src/domain/grid-webhooks.js";
@@ -256,4 +256,31 @@ export function tokenRevoked(platformId: string): PlatformEvent {
     platformId,
     payload: { case: "tokenRevoked", value: { token: {} } },
   });
+}
+
+/** A ledger event: the platform's outgoing transaction `txId` COMPLETED (10.00 USD) at `at`. */
+export function outgoingCompleted(platformId: string, txId: string, at: Date): LedgerEvent {
+  const ts = timestampFromDate(at);
+  const usd = { code: "USD", name: "US Dollar", symbol: "$", decimals: 2 };
+  return create(LedgerEventSchema, {
+    eventId: `Event:${crypto.randomUUID()}`,
+    occurredAt: ts,
+    platformId,
+    eventType: "OUTGOING_PAYMENT_COMPLETED",
+    payload: {
+      case: "transactionChanged",
+      value: { transaction: { id: txId, status: "COMPLETED", type: "OUTGOING", amount: 1000n, sentAmount: 1000n, currency: usd, sentCurrency: usd, exchangeRate: "1", createdAt: ts, updatedAt: ts } },
+    },
+  });
+}
+
+/** What `check` answers once it answers something, looked at every 20 ms for up to `timeoutMs`. */
+export async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`${what} did not happen`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }

@@ -9,7 +9,7 @@ import type pg from "pg";
 import { kitMigrationsFor } from "../outbox/migrations.js";
 import { unpackPgliteTemplate } from "./pglite-template.js";
 import { preparingPool } from "./prepared.js";
-import { searchPathPoolConfig } from "./search-path.js";
+import { assertSearchPath, searchPathPoolConfig } from "./search-path.js";
 import { droppingLostConnections } from "./unavailable.js";
 import { timingTransactions } from "./timed-transactions.js";
 import { createTracingPlugin, kyselyTracingLog } from "../telemetry/kysely.js";
@@ -173,7 +173,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
   root = root.withPlugin(createTracingPlugin());
   // Unqualified only on a Postgres pool whose connections all start on that schema's search_path.
   const bareSchema = kind === "postgres" ? opts.searchPathSchema : undefined;
-  return {
+  const handle: DatabaseHandle = {
     kind,
     root,
     forSchema: <DB>(schema: string) => (schema === bareSchema ? root : root.withSchema(schema)) as unknown as Kysely<DB>,
@@ -186,6 +186,17 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
       await root.destroy();
     },
   };
+  // A pooler between here and PostgreSQL that dropped the startup option fails here, once, before
+  // any query runs on the wrong search_path (every user of such a pool gets the check).
+  if (bareSchema) {
+    try {
+      await assertSearchPath(root, bareSchema);
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+  }
+  return handle;
 }
 
 /**

@@ -63,7 +63,8 @@ export function searchPathPoolConfig(connectionString: string, schema: string): 
 /**
  * Refuses to go on when the server did not apply the startup option: a pooler that drops `options`
  * (PgBouncer with `options` in ignore_startup_parameters) would leave bare names resolving on the
- * default search_path, where they fail, or find public's tables. Run once at start by the hosts.
+ * default search_path, where they fail, or find public's tables. Run once by openDatabase on a pool
+ * it opens on a search_path.
  * A transaction-mode pooler can still lend other server connections later: it must pass the
  * search_path on (docs/operations.md, "Database schemas and search_path").
  */

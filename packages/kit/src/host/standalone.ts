@@ -3,7 +3,7 @@ import { createBus, kafkaTopicPartitionsGrowSetting, kafkaTopicPartitionsSetting
 import { openRedisConfigBoard } from "../clients/config-board.js";
 import { systemClock } from "../clock.js";
 import { env, loadConfig, z } from "../config.js";
-import { assertSearchPath, databaseConnectTimeoutSetting, databasePreparedStatementsSetting, databaseSchemaSearchPathSetting, migrateSchema, openDatabase, sql } from "../db/index.js";
+import { databaseConnectTimeoutSetting, databasePreparedStatementsSetting, databaseSchemaSearchPathSetting, migrateSchema, openDatabase, sql } from "../db/index.js";
 import { createLogger } from "../log.js";
 import type { ServiceModule, ServiceName, TransportFor } from "../service.js";
 import { metricsPortSetting, observeDatabasePool, startMetrics, startTelemetry, tracingClientInterceptor, tracingServerInterceptor } from "../telemetry/index.js";
@@ -96,7 +96,6 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
     onIdleError: (err) => log.warn({ err }, "a database connection failed; the pool replaces it"),
   });
   if (db.poolStats) observeDatabasePool(module.name, db.poolStats);
-  if (db.searchPathSchema) await assertSearchPath(db.root, db.searchPathSchema);
   const bus = await createBus({
     kafkaBrokers: config.KAFKA_BROKERS.length > 0 ? config.KAFKA_BROKERS : undefined,
     clientId: module.name,

@@ -3,6 +3,8 @@ import { register } from "tsx/esm/api";
 import { loadConfig, z } from "../config.js";
 import { databaseSchemaSearchPathSetting, migrateSchema, openDatabase, sql, type DatabaseHandle } from "../db/index.js";
 
+export { seededRandom } from "./seeded-random.js";
+
 /**
  * A database of its own for one test file: a fresh Postgres database on the server of
  * DATABASE_URL when it is set, PGlite in memory otherwise. `drop()` closes it and removes it.

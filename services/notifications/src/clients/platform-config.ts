@@ -21,13 +21,13 @@ export function currentEndpointReader(platforms: PlatformFactsClient): CurrentEn
 }
 
 /**
- * Whether the platform has a webhook endpoint now, from the same client: with the config board it
- * is one board read while the copy is current (an RPC otherwise), and a change is seen as soon as
- * the PATCH that made it has answered. Undefined when the platform has no config.
+ * Whether the platform has a webhook endpoint now, read through `current` (so with the config
+ * board one board read while the copy is current, an RPC otherwise; a change is seen as soon as
+ * the PATCH that made it has answered). Undefined when the platform has no config.
  */
-export function endpointPresence(platforms: PlatformFactsClient): (platformId: string) => Promise<boolean | undefined> {
+export function endpointPresence(current: CurrentEndpoint): (platformId: string) => Promise<boolean | undefined> {
   return async (platformId) => {
-    const config = await platforms.config(platformId);
-    return config.version === undefined ? undefined : config.webhookEndpoint !== "";
+    const endpoint = await current(platformId);
+    return endpoint === undefined ? undefined : endpoint.webhookEndpoint !== "";
   };
 }
