@@ -11,6 +11,8 @@ export interface Observation {
   status: number;
   code?: string;
   at: number;
+  /** How long the attempt took, ms (to its answer or its network error). */
+  ms: number;
 }
 
 export interface Answer {
@@ -61,6 +63,7 @@ export class CarefulClient {
     const deadline = Date.now() + this.opts.deadlineMs;
     let lastProblem = "";
     for (let tries = 1; ; tries++) {
+      const sentAt = Date.now();
       try {
         const res = await fetch(`${this.api}${path}`, {
           method,
@@ -76,12 +79,12 @@ export class CarefulClient {
           // not JSON
         }
         const code = typeof parsed?.code === "string" ? parsed.code : undefined;
-        this.observations.push({ method, path, status: res.status, code, at: Date.now() });
+        this.observations.push({ method, path, status: res.status, code, at: Date.now(), ms: Date.now() - sentAt });
         const retry = RETRIED_STATUSES.has(res.status) || res.status === 500 || (res.status === 409 && code === IN_USE);
         if (!retry) return { status: res.status, body: parsed, headers: res.headers, tries };
         lastProblem = `${res.status} ${code ?? ""}`;
       } catch (err) {
-        this.observations.push({ method, path, status: 0, at: Date.now() });
+        this.observations.push({ method, path, status: 0, at: Date.now(), ms: Date.now() - sentAt });
         lastProblem = String((err as Error)?.cause ?? err);
       }
       if (Date.now() > deadline) throw new Error(`${method} ${path}: no definitive answer in ${this.opts.deadlineMs} ms (last: ${lastProblem})`);

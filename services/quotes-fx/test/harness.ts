@@ -39,6 +39,12 @@ export interface FakeLedgerBehaviour {
    * error instead of answering: the answer was lost (quotes-fx died, the connection reset).
    */
   createLoseAnswer?: Error;
+  /**
+   * When set, the next ExecuteQuoteTransaction executes and then never answers: the caller is
+   * left where a process killed after the ledger's commit leaves it (its quote claimed, its
+   * Idempotency-Key in flight until the lease runs out).
+   */
+  executeNeverAnswers?: boolean;
 }
 
 /** A challenge the fake auth-sessions issued. */
@@ -167,6 +173,10 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; productionRa
           if (behaviour.executeError) throw behaviour.executeError;
           t.status = behaviour.executeStatus;
           t.executions++;
+          if (behaviour.executeNeverAnswers) {
+            behaviour.executeNeverAnswers = false;
+            return new Promise<never>(() => {});
+          }
           return { transaction: txMsg(t), alreadyExecuted: false };
         },
         async recordQuoteFunding(req) {

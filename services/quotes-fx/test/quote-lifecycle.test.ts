@@ -1,6 +1,6 @@
 import { newId } from "@corridor/kit";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { AppError } from "@corridor/kit";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { AppError, IDEMPOTENCY_LEASE_MS } from "@corridor/kit";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DRAFT_GRACE_MS } from "../src/domain/quote-lifecycle.js";
 import { create } from "@bufbuild/protobuf";
@@ -83,6 +83,26 @@ describe("quote lifecycle", () => {
     expect(replay).toMatchObject({ replayed: true, quote: first.quote });
     const other = (await h.client.createQuote(quoteBody())).quote!;
     await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: other.id, idempotencyKey: "exec-1" }), "UNPROCESSABLE", "IDEMPOTENCY_KEY_REUSED");
+  });
+
+  it("a retry under the same Idempotency-Key finishes an execution whose first attempt died after the ledger executed; another key is 409", async () => {
+    const { quote } = await h.client.createQuote(quoteBody());
+    h.behaviour.executeNeverAnswers = true;
+    // The first attempt claims the quote and the ledger executes; then nothing more happens (the
+    // process that ran it was killed): the quote stays claimed, the key in flight.
+    void h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-died" }).catch(() => {});
+    await vi.waitFor(() => expect(h.transactions.get(quote!.transactionId)!.executions).toBe(1));
+    // While the key's lease runs, the retry is told to wait.
+    await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-died" }), "CONFLICT", "IDEMPOTENCY_KEY_IN_USE");
+    h.clock.advance(IDEMPOTENCY_LEASE_MS + 1_000);
+    // Another request (another key) finds the quote being executed: 409, as before.
+    await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-other" }), "CONFLICT", "INVALID_STATE_TRANSITION");
+    // The client's retry of its own request resumes it: the ledger answers the execution it already
+    // made, the quote moves on, and the answer is stored for the next retry.
+    const resumed = await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-died" });
+    expect(resumed).toMatchObject({ replayed: false, quote: { id: quote!.id, status: "PROCESSING" } });
+    expect(h.transactions.get(quote!.transactionId)!.executions).toBe(1);
+    expect(await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-died" })).toMatchObject({ replayed: true, quote: resumed.quote });
   });
 
   it("replays a create with the same Idempotency-Key: one quote, one transaction", async () => {

@@ -87,22 +87,28 @@ export function quoteStore(db: Kysely<QuotesFxDatabase>): QuoteStore {
       return rows.map(toQuote);
     },
 
-    async claimExecution(platformId, id, now, staleBefore) {
+    async claimExecution(platformId, id, now, staleBefore, claimant) {
       const row = await db
         .updateTable("quotes")
-        .set({ execution_started_at: now, updated_at: notBeforeCreation(now) })
+        .set({ execution_started_at: now, execution_claimant: claimant ?? null, updated_at: notBeforeCreation(now) })
         .where("platform_id", "=", platformId)
         .where("id", "=", id)
         .where("status", "=", "PENDING")
         .where("confirmed", "=", true)
-        .where((eb) => eb.or([eb("execution_started_at", "is", null), eb("execution_started_at", "<", staleBefore)]))
+        .where((eb) =>
+          eb.or([
+            eb("execution_started_at", "is", null),
+            eb("execution_started_at", "<", staleBefore),
+            ...(claimant ? [eb("execution_claimant", "=", claimant)] : []),
+          ]),
+        )
         .returningAll()
         .executeTakeFirst();
       return row ? toQuote(row) : undefined;
     },
 
     async releaseExecution(platformId, id) {
-      await db.updateTable("quotes").set({ execution_started_at: null }).where("platform_id", "=", platformId).where("id", "=", id).where("status", "=", "PENDING").execute();
+      await db.updateTable("quotes").set({ execution_started_at: null, execution_claimant: null }).where("platform_id", "=", platformId).where("id", "=", id).where("status", "=", "PENDING").execute();
     },
 
     async markSignatureVerified(platformId, id) {
@@ -220,6 +226,7 @@ function toRow(q: Quote) {
     signature_verified: q.signatureVerified,
     failure_reason: q.failureReason,
     execution_started_at: q.executionStartedAt ?? null,
+    execution_claimant: q.executionClaimant ?? null,
     agent_id: q.agentId || null,
     sca_challenge: q.scaChallenge ? JSON.stringify({ ...q.scaChallenge, expiresAt: q.scaChallenge.expiresAt.toISOString() }) : null,
     execute_on_authorization: q.executeOnAuthorization ?? false,
@@ -266,6 +273,7 @@ function toQuote(r: Selectable<QuotesTable>): Quote {
     paymentInstructions: r.payment_instructions.map(instructionFromJson),
     failureReason: r.failure_reason,
     executionStartedAt: r.execution_started_at ?? undefined,
+    executionClaimant: r.execution_claimant ?? undefined,
     agentId: r.agent_id ?? "",
     ...(r.sca_challenge ? { scaChallenge: { ...r.sca_challenge, expiresAt: new Date(r.sca_challenge.expiresAt) } } : {}),
     executeOnAuthorization: r.execute_on_authorization,

@@ -58,6 +58,8 @@ export interface QuotesTable {
   signature_verified: boolean;
   failure_reason: string;
   execution_started_at: Date | null;
+  /** migrations/20261228110000: hash of the Idempotency-Key whose request holds the execution claim; null without. */
+  execution_claimant: ColumnType<string | null, string | null | undefined, string | null>;
   /** Agent:<uuidv7> that created the quote; null for the platform's own quotes. */
   agent_id: ColumnType<string | null, string | null | undefined, string | null>;
   /**

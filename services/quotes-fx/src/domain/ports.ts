@@ -168,6 +168,8 @@ export interface Quote {
   failureReason: string;
   /** Set while an execution (or a real-time funding) is with the ledger; cleared if it failed. */
   executionStartedAt?: Date;
+  /** Who holds that claim: executionClaimant(key) of the request that took it; undefined without a key. */
+  executionClaimant?: string;
   /** Agent:<uuidv7> when an agent created the quote; "" otherwise. */
   agentId: string;
   /** PENDING_AUTHORIZATION quotes: the challenge they wait on. */
@@ -271,10 +273,11 @@ export interface QuoteStore {
   draftsDue(before: Date, limit: number): Promise<Quote[]>;
   get(platformId: string, id: string): Promise<Quote | undefined>;
   /**
-   * Atomically claims a PENDING quote for execution: sets executionStartedAt when it is unset (or
-   * older than `staleBefore`), and `signatureVerified` if asked. Undefined when the quote is not claimable.
+   * Atomically claims a PENDING quote for execution: sets executionStartedAt (and the claimant)
+   * when it is unset, older than `staleBefore`, or held by the same `claimant` (a retry of the
+   * request that took it). Undefined when the quote is not claimable.
    */
-  claimExecution(platformId: string, id: string, now: Date, staleBefore: Date): Promise<Quote | undefined>;
+  claimExecution(platformId: string, id: string, now: Date, staleBefore: Date, claimant?: string): Promise<Quote | undefined>;
   /** Clears a claim whose ledger call failed. */
   releaseExecution(platformId: string, id: string): Promise<void>;
   markSignatureVerified(platformId: string, id: string): Promise<void>;

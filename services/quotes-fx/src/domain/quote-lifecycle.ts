@@ -37,6 +37,15 @@ import type { PreparedQuote, QuoteRequest } from "./quotes.js";
 export const EXECUTE_QUOTE = "EXECUTE_QUOTE";
 /** An execution claim older than this is taken over (its holder crashed; the ledger call is idempotent). */
 const STALE_EXECUTION_MS = 60_000;
+
+/**
+ * The claimant of an execution started under an Idempotency-Key (the scoped key, hashed: the quote
+ * row keeps no client key in clear); undefined without a key, whose requests can never be told
+ * apart from another client's and so never resume an execution.
+ */
+export function executionClaimant(scopedKey: string): string | undefined {
+  return scopedKey ? createHash("sha256").update(`execute\n${scopedKey}`).digest("hex") : undefined;
+}
 /**
  * A draft older than this is finished by the draft worker: its creating request is over by then
  * (the lease of its Idempotency-Key has run out, so a retry of it could take over too).
@@ -204,24 +213,36 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
     return (await store.advance(q.platformId, q.id, { status, failureReason: tx.failureReason || (status === "EXPIRED" ? "QUOTE_EXPIRED" : ""), at: clock.now() })) ?? q;
   }
 
-  function refuseUnlessPending(q: Quote): void {
+  /**
+   * 409 unless the quote can be executed now: PENDING and not being executed, or being executed
+   * under `claimant` (a retry of the request that started it, resuming: the ledger's execute is
+   * idempotent, so the retry finishes what the first attempt left half done).
+   */
+  function refuseUnlessPending(q: Quote, claimant?: string): void {
     if (q.status === "EXPIRED") throw errors.conflict("QUOTE_EXPIRED", `Quote ${q.id} expired at ${q.expiresAt.toISOString()}`, { id: q.id });
     if (q.status === "PENDING_AUTHORIZATION") {
       throw errors.conflict("QUOTE_PENDING_AUTHORIZATION", `Quote ${q.id} waits for strong customer authentication: POST /quotes/${q.id}/authorize first`, { id: q.id, status: q.status });
     }
-    if (q.status !== "PENDING" || q.executionStartedAt) throw errors.conflict("INVALID_STATE_TRANSITION", `Quote ${q.id} was already executed`, { id: q.id, status: q.status });
+    const resumable = claimant !== undefined && q.executionClaimant === claimant;
+    if (q.status !== "PENDING" || (q.executionStartedAt && !resumable)) {
+      throw errors.conflict("INVALID_STATE_TRANSITION", `Quote ${q.id} was already executed`, { id: q.id, status: q.status });
+    }
   }
 
-  /** Claims the quote, runs the ledger call, and commits the outcome (with `complete`). */
+  /**
+   * Claims the quote (for `claimant`, the request's key), runs the ledger call (idempotent per
+   * transaction), and commits the outcome (with `complete`).
+   */
   async function runWithLedger(
     q: Quote,
+    claimant: string | undefined,
     call: () => Promise<QuoteTransactionState & { alreadyExecuted: boolean }>,
     complete: (trx: unknown, value: Quote) => Promise<void>,
   ): Promise<Quote> {
     const now = clock.now();
-    const claimed = await store.claimExecution(q.platformId, q.id, now, new Date(now.getTime() - STALE_EXECUTION_MS));
+    const claimed = await store.claimExecution(q.platformId, q.id, now, new Date(now.getTime() - STALE_EXECUTION_MS), claimant);
     if (!claimed) {
-      refuseUnlessPending((await store.get(q.platformId, q.id)) ?? q);
+      refuseUnlessPending((await store.get(q.platformId, q.id)) ?? q, claimant);
       throw errors.conflict("INVALID_STATE_TRANSITION", `Quote ${q.id} is being executed`, { id: q.id });
     }
     let tx: QuoteTransactionState & { alreadyExecuted: boolean };
@@ -237,8 +258,8 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
     return after!;
   }
 
-  async function execute(q: Quote, complete: (trx: unknown, value: Quote) => Promise<void>): Promise<Quote> {
-    return runWithLedger(q, () => ledger.executeQuoteTransaction(q.platformId, q.transactionId), complete);
+  async function execute(q: Quote, claimant: string | undefined, complete: (trx: unknown, value: Quote) => Promise<void>): Promise<Quote> {
+    return runWithLedger(q, claimant, () => ledger.executeQuoteTransaction(q.platformId, q.transactionId), complete);
   }
 
   /**
@@ -279,7 +300,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
    * stored answer is the executed quote; if the ledger refuses, for example 400
    * INSUFFICIENT_BALANCE, the error is the answer and the quote stays PENDING until it expires).
    */
-  async function finishCreate(q: Quote, confirmed: boolean, executeNow: boolean, complete: (trx: unknown, value: Quote) => Promise<void>): Promise<Quote> {
+  async function finishCreate(q: Quote, confirmed: boolean, executeNow: boolean, claimant: string | undefined, complete: (trx: unknown, value: Quote) => Promise<void>): Promise<Quote> {
     let quote = q;
     // A quote that waits for SCA executes when it is authorized (executeOnAuthorization), not now.
     const immediatelyExecute = executeNow && q.status !== "PENDING_AUTHORIZATION";
@@ -296,7 +317,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
       // Finished meanwhile (by the draft worker): this request's answer is the quote as it is.
       return (await store.advance(quote.platformId, quote.id, { status: quote.status, failureReason: quote.failureReason, at: clock.now() }, complete)) ?? quote;
     }
-    return execute(quote, complete);
+    return execute(quote, claimant, complete);
   }
 
   return {
@@ -314,7 +335,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
       const r = await deps.idempotent({ platformId, key, request, status: 200, ...codec }, async (complete) => {
         const creationRef = key ? createHash("sha256").update(`${key}\n${requestHash(request)}`).digest("hex") : "";
         const earlier = creationRef ? await store.findCreated(platformId, creationRef, new Date(clock.now().getTime() - IDEMPOTENCY_KEY_TTL_MS)) : undefined;
-        if (earlier) return finishCreate(earlier.quote, earlier.confirmed, req.immediatelyExecute, complete);
+        if (earlier) return finishCreate(earlier.quote, earlier.confirmed, req.immediatelyExecute, executionClaimant(key), complete);
         const p = await deps.prepare(platformId, req);
         // The quote lives on the clock it expires by (a sandbox platform's clock may have been advanced).
         const now = await platformNow(platformId);
@@ -387,7 +408,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
           draft.signatureRequestId = c.requestId;
         }
         await store.insertDraft(draft, { creationRef, at: clock.now() });
-        return finishCreate(draft, false, req.immediatelyExecute, complete);
+        return finishCreate(draft, false, req.immediatelyExecute, executionClaimant(key), complete);
       });
       return { quote: r.value, replayed: r.replayed };
     },
@@ -442,8 +463,9 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
     async execute(platformId: string, id: string, opts: { idempotencyKey: string; requestId: string; signature: string; agentId?: string }): Promise<{ quote: Quote; replayed: boolean }> {
       const agentId = opts.agentId ?? "";
       const r = await deps.idempotent({ platformId, key: agentScopedKey(agentId, opts.idempotencyKey), request: { op: EXECUTE_QUOTE, quoteId: id }, status: 200, ...codec }, async (complete) => {
+        const claimant = executionClaimant(agentScopedKey(agentId, opts.idempotencyKey));
         const q = await expireIfDue(await load(platformId, id, agentId));
-        refuseUnlessPending(q);
+        refuseUnlessPending(q, claimant);
         if (q.source.sourceType === "REALTIME_FUNDING") {
           throw errors.badRequest("QUOTE_NOT_EXECUTABLE", "A REALTIME_FUNDING quote proceeds when its paymentInstructions are paid (in the sandbox, by a simulated payment)", { id });
         }
@@ -453,7 +475,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
           await deps.signer.verify(platformId, q.source.accountId, { requestId: opts.requestId || q.signatureRequestId, signature: opts.signature }, signingBody(q));
           await store.markSignatureVerified(platformId, id);
         }
-        return execute(q, complete);
+        return execute(q, claimant, complete);
       });
       return { quote: r.value, replayed: r.replayed };
     },
@@ -490,7 +512,8 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
       // Authorized meanwhile by a concurrent call (or expired): the quote as it is now.
       if (!authorized) return expireIfDue(await load(platformId, id));
       if (!authorized.executeOnAuthorization || authorized.source.sourceType === "REALTIME_FUNDING") return authorized;
-      return execute(authorized, async () => {});
+      // No Idempotency-Key here (the SCA code is the request's proof): no claimant to resume under.
+      return execute(authorized, undefined, async () => {});
     },
 
     /** POST /quotes/{id}/authorize/resend: 409 SCA_NOT_PENDING unless the quote waits for SCA. */
@@ -523,7 +546,8 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
         async (complete) => {
           const q = await expireIfDue(await load(platformId, id));
           if (q.source.sourceType !== "REALTIME_FUNDING") throw errors.invalidInput([{ field: "quoteId", reason: "is not a REALTIME_FUNDING quote" }]);
-          refuseUnlessPending(q);
+          const claimant = executionClaimant(opts.idempotencyKey);
+          refuseUnlessPending(q, claimant);
           if (opts.currencyCode !== q.sendingCurrency) {
             throw new AppError("INVALID", "CURRENCY_MISMATCH", `The quote is paid in ${q.sendingCurrency}, not ${opts.currencyCode}`, { expected: q.sendingCurrency, currencyCode: opts.currencyCode });
           }
@@ -534,6 +558,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
           let transaction: unknown = null;
           const quote = await runWithLedger(
             q,
+            claimant,
             async () => {
               const funded = await ledger.recordQuoteFunding(platformId, q.transactionId, q.sendingCurrency, amount);
               transaction = funded.snapshot;
