@@ -20,7 +20,9 @@ import { measureWebhookLatency } from "./webhook-latency.js";
  *   BENCH_ROUNDS       rounds (default 3; the table shows medians)
  *   BENCH_DURATION     seconds measured per scenario (default 10)
  *   BENCH_WARMUP       seconds of unmeasured load before each (default 2)
- *   BENCH_MODES        comma-separated subset of split,embedded-postgres (default both)
+ *   BENCH_MODES        comma-separated subset of split,split-replicas,embedded-postgres (default
+ *                      split,embedded-postgres; split-replicas runs two processes of every service,
+ *                      and with split beside it the report prints the throughput ratio of the two)
  *   BENCH_WEBHOOK_PAYMENTS  transfers in the webhook burst (default 600; 0 skips it)
  *   BENCH_CUSTOMERS    funded customers the spread transfers rotate over (default 50)
  *   DATABASE_URL       PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres)
@@ -41,7 +43,7 @@ const port = intFromEnv("BENCH_PORT", 18400, 1024);
 const databaseUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";
 const redisUrl = process.env.REDIS_URL || "redis://127.0.0.1:6379";
 const modes = (process.env.BENCH_MODES?.split(",").map((s) => s.trim()).filter(Boolean) ?? ["split", "embedded-postgres"]) as Mode[];
-for (const m of modes) if (m !== "split" && m !== "embedded-postgres") throw new Error(`BENCH_MODES: unknown mode ${m} (split, embedded-postgres)`);
+for (const m of modes) if (m !== "split" && m !== "split-replicas" && m !== "embedded-postgres") throw new Error(`BENCH_MODES: unknown mode ${m} (split, split-replicas, embedded-postgres)`);
 const baseline = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASELINE) : undefined;
 /** The columns: each mode of this tree, each preceded by the baseline's run of it. */
 const runs: { label: string; mode: Mode; root?: string }[] = modes.flatMap((mode) => [
@@ -240,6 +242,14 @@ function printReport(machine: string): void {
   plain("idle RSS, all processes", "rss-idle", "MiB", "embedded ≤ 300 MiB", 0);
   plain("idle RSS, largest process", "rss-max-process", "MiB", "split ≤ 120 MiB each", 0);
   plain("idle CPU, all processes (% of one core)", "cpu-idle", "%", "split < 2 %", 1);
+  if (cols.includes("split") && cols.includes("split-replicas")) {
+    // Issue 28: with 2 replicas of every service, throughput no lower than with 1 on this machine.
+    const ratio = (key: Key) => fmt(med("split-replicas", key) / med("split", key), 3);
+    console.log("");
+    console.log(
+      `Replicas (2 of every service / 1, throughput): transfers ${fundedCount} customers c=1 ${ratio("transfer-spread-c1")}, c=10 ${ratio("transfer-spread-c10")}, hot account c=10 ${ratio("transfer-hot-c10")}, GET /config c=10 ${ratio("config-c10")}, quote + execute c=10 ${ratio("quote-execute-c10")} (target ≥ 1).`,
+    );
+  }
   console.log("");
   console.log(`Anchors (median): pgbench tpcb-like c=1 ${fmt(med("anchor", "pgbench-c1"))} TPS (mean ${fmt(med("anchor", "pgbench-c1", "mean"), 2)} ms), c=10 ${fmt(med("anchor", "pgbench-c10"))} TPS (mean ${fmt(med("anchor", "pgbench-c10", "mean"), 2)} ms); bare node:http c=1 ${fmt(med("anchor", "node-c1"))} req/s, c=10 ${fmt(med("anchor", "node-c10"))} req/s (p99 ${fmt(med("anchor", "node-c10", "p99"))} ms).`);
   console.log("");
@@ -250,7 +260,7 @@ function printReport(machine: string): void {
 async function main(): Promise<number> {
   let kafkaBrokers = process.env.KAFKA_BROKERS || undefined;
   let startedBroker = false;
-  if (modes.includes("split") && !kafkaBrokers) {
+  if ((modes.includes("split") || modes.includes("split-replicas")) && !kafkaBrokers) {
     const already = await brokerAnswers(defaultPort);
     console.error(already ? "[kafka] reusing the broker on the test port" : "[kafka] starting the test broker");
     const b = await startBroker({ ownerPid: process.pid });

@@ -15,13 +15,14 @@ import { API_VERSION, type BenchSystem } from "./http-system.js";
  * the benchmark signs in without reading a banner.
  */
 
-export type Mode = "split" | "embedded-postgres" | "embedded-pglite";
+/** split-replicas: `start:split --replicas 2`, two processes of every service behind each service's port. */
+export type Mode = "split" | "split-replicas" | "embedded-postgres" | "embedded-pglite";
 
 export interface ProcessSystem extends BenchSystem {
   mode: Mode;
   /** From spawning the processes to the platform's first 200 on GET /config, ms. */
   launchToReadyMs: number;
-  /** The processes that make up the system (the split launcher itself excluded: it only supervises). */
+  /** The processes that make up the system (the split launcher excluded where it only supervises, included with replicas: it balances). */
   pids(): number[];
 }
 
@@ -65,12 +66,13 @@ export async function startProcessSystem(
   // BENCH_CPU_PROFILE=<dir>: every Corridor process writes a V8 CPU profile there when it stops
   // (summarised by test/bench/profile-summary.ts).
   const profileArgs = process.env.BENCH_CPU_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${join(resolve(process.env.BENCH_CPU_PROFILE), mode)}`] : [];
-  if (mode === "split") env.CORRIDOR_SPLIT_NODE_ARGS = profileArgs.join(" ");
+  const split = mode === "split" || mode === "split-replicas";
+  if (split) env.CORRIDOR_SPLIT_NODE_ARGS = profileArgs.join(" ");
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
   delete env.KAFKA_BROKERS;
   let args: string[];
-  if (mode === "split") {
+  if (split) {
     if (!infra.kafkaBrokers) throw new Error("split mode needs a Kafka broker");
     Object.assign(env, {
       DATABASE_URL: fresh!.url,
@@ -79,6 +81,12 @@ export async function startProcessSystem(
       KAFKA_TOPIC_PREFIX: `bench-${randomBytes(4).toString("hex")}.`,
       CORRIDOR_SPLIT_PORT_BASE: String(port + 10),
       CORRIDOR_SPLIT_RUNTIME: "dist",
+      // Replica r of service i listens on the base + 10 r + 1 + i (start-split.ts): the block
+      // from port + 10 holds both replicas' ports.
+      CORRIDOR_SPLIT_REPLICAS: mode === "split-replicas" ? "2" : "1",
+      // The launcher's own bound (90 s by default) within the 180 s this waits for the first 200:
+      // twice the processes start on the same cores with replicas.
+      CORRIDOR_READY_TIMEOUT_MS: process.env.CORRIDOR_READY_TIMEOUT_MS ?? "170000",
     });
     args = ["--import", "tsx", join(root, "scripts/start-split.ts")];
   } else {
@@ -117,7 +125,8 @@ export async function startProcessSystem(
   }
   const launchToReadyMs = Date.now() - started;
 
-  const pids = () => (mode === "split" ? childrenOf(child.pid!) : [child.pid!]);
+  // With replicas the launcher is no longer only a supervisor: its balancers carry every RPC.
+  const pids = () => (mode === "split-replicas" ? [child.pid!, ...childrenOf(child.pid!)] : split ? childrenOf(child.pid!) : [child.pid!]);
   return {
     mode,
     url,

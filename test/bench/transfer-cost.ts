@@ -15,7 +15,7 @@ import { cpuSeconds, startProcessSystem, type Mode } from "./process-system.js";
  *    webhook queue) a transfer causes.
  *  - Alone: transfers spaced by a quiet pause, so no earlier transfer's downstream work competes;
  *    the latency a client sees when nothing else runs.
- * Environment: COST_MODE (split | embedded-postgres, default split), COST_TRANSFERS (default 200),
+ * Environment: COST_MODE (split | split-replicas | embedded-postgres, default split), COST_TRANSFERS (default 200),
  * COST_ALONE (default 30), COST_PAUSE_MS (default 400), COST_ROOT (another checkout to run, built
  * with its own scripts, for a before/after; default this one), DATABASE_URL, REDIS_URL,
  * KAFKA_BROKERS.
@@ -47,6 +47,7 @@ function processes(match: (cmd: string) => string | undefined): Map<number, stri
 
 function labelOf(cmd: string, ours: Set<number>, pid: number): string | undefined {
   if (ours.has(pid)) {
+    if (/start-split/.test(cmd)) return "split launcher (balancers)";
     const m = /corridor\.mjs\s+([\w-]+)/.exec(cmd);
     return `corridor ${m?.[1] ?? cmd.slice(0, 40)}`;
   }
@@ -70,7 +71,7 @@ const snapshot = (pids: Map<number, string>) => {
 async function main(): Promise<void> {
   let kafkaBrokers = process.env.KAFKA_BROKERS || undefined;
   let startedBroker = false;
-  if (mode === "split" && !kafkaBrokers) {
+  if ((mode === "split" || mode === "split-replicas") && !kafkaBrokers) {
     if (!(await brokerAnswers(defaultPort))) startedBroker = true;
     kafkaBrokers = (await startBroker({ port: defaultPort })).brokers;
   }
