@@ -210,6 +210,19 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
   }
 
   return {
+    /**
+     * The accounts a rail outcome of this quote transaction may post on (applyQuoteOutcome's
+     * entries: the execution's accounts, and REFUND_SUSPENSE), for a batch of outcomes to lock them
+     * all first; none while its outcomes cannot move money (not executed, or settled with no
+     * refund pending). Its outcomes may then also ask customerClosed (a customer's payment).
+     */
+    async outcomeAccounts(d: LedgerStatements, tx: TransactionRow, now: Date): Promise<string[]> {
+      if (tx.status !== "PROCESSING" && tx.status !== "COMPLETED" && tx.refund_status !== "PENDING") return [];
+      const a = await executionAccounts(d, tx, now);
+      const suspense = await d.systemAccountId(tx.platform_id, tx.currency, SYSTEM_TYPES.refundSuspense, now);
+      return [a.source, a.feeRevenue, a.fxPoolSending, a.fxPoolReceiving, a.railClearing, suspense];
+    },
+
     async createQuoteTransaction(i: QuoteTransactionInput): Promise<TransactionRow> {
       const fieldErrors: FieldError[] = [];
       if (!i.quoteId) fieldErrors.push({ field: "quoteId", reason: "is required" });
