@@ -19,10 +19,10 @@ export async function lockTransactionsWithHolds(trx: Trx, ids: string[]): Promis
   const rows = await trx
     .selectFrom("transactions")
     .selectAll("transactions")
-    .select([
-      sql<string | null>`(select h.account_id from holds h where h.transaction_id = transactions.id and h.status = 'ACTIVE')`.as("active_hold_account"),
-      sql<string | null>`(select h.amount from holds h where h.transaction_id = transactions.id and h.status = 'ACTIVE')`.as("active_hold_amount"),
-    ])
+    .select((eb) => {
+      const active = () => eb.selectFrom("holds as h").whereRef("h.transaction_id", "=", "transactions.id").where("h.status", "=", "ACTIVE");
+      return [active().select("h.account_id").as("active_hold_account"), active().select("h.amount").as("active_hold_amount")];
+    })
     .where("transactions.id", "in", wanted)
     .orderBy("transactions.id")
     .forUpdate()
