@@ -121,12 +121,14 @@ export async function applyOutcomeBatch(
   const needSystem = (tx: TransactionRow, type: string) => system.set(systemKey(tx, type), { platformId: tx.platform_id, currency: tx.currency, type });
   const returnedPayouts: TransactionRow[] = [];
   const quoteRows = new Map<string, TransactionRow>();
+  const quoteStatuses = new Map<string, Set<string>>();
   const simulated = new Map<string, string>();
   for (const o of outcomes) {
     const tx = rowOf(o);
     if (!tx || !addressed(o, tx)) continue;
     if (tx.quote_id) {
       quoteRows.set(tx.id, tx);
+      quoteStatuses.set(tx.id, (quoteStatuses.get(tx.id) ?? new Set()).add(o.status));
       continue;
     }
     if (!TRANSFER_STATUSES.has(o.status)) continue;
@@ -144,7 +146,8 @@ export async function applyOutcomeBatch(
   // A quote transaction whose outcomes may move money: its accounts, and its customer's copy.
   const quoteAccounts: string[][] = [];
   for (const tx of quoteRows.values()) {
-    if ((tx.status === "PROCESSING" || tx.status === "COMPLETED" || tx.refund_status === "PENDING") && tx.customer_id && tx.internal_account_id) customerIds.add(tx.customer_id);
+    const statuses = quoteStatuses.get(tx.id)!;
+    if ((statuses.has("REFUND_COMPLETED") || statuses.has("REFUNDED")) && tx.customer_id && tx.internal_account_id) customerIds.add(tx.customer_id);
   }
   // Customers before accounts, as every money path locks them.
   const closed = customerIds.size > 0 ? await trx.customersClosed([...customerIds]) : new Map<string, boolean>();
@@ -156,7 +159,10 @@ export async function applyOutcomeBatch(
     systemIds.set(key, id);
     accountIds.add(id);
   }
-  for (const tx of quoteRows.values()) quoteAccounts.push(await deps.quotes.outcomeAccounts(trx, tx, start));
+  for (const tx of quoteRows.values()) {
+    const customerClosed = !!tx.customer_id && !!closed.get(tx.customer_id);
+    quoteAccounts.push(await deps.quotes.outcomeAccounts(trx, tx, start, { statuses: quoteStatuses.get(tx.id)!, customerClosed }));
+  }
   for (const ids of quoteAccounts) for (const id of ids) accountIds.add(id);
 
   // 3. Every account, in one order.
