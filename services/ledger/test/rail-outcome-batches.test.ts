@@ -8,7 +8,7 @@ import { transitionFor, type RailStatus, type TransactionType } from "../src/dom
 import type { Ledger } from "../src/domain/ledger.js";
 import { ledgerConsumers } from "../src/events/consumers.js";
 import { service } from "../src/server.js";
-import { balanceSums, startLedgerHarness, usdInfo, type LedgerHarness } from "./harness.js";
+import { balanceSums, quoteTransactionInput, quoteWorld, startLedgerHarness, usdInfo, type LedgerHarness } from "./harness.js";
 
 /**
  * Issue 28 item 2: rail outcomes of a fetched batch are applied together, their accounts locked up
@@ -76,6 +76,47 @@ describe("rail outcomes applied in batches by two appliers beside transfer-outs"
     }
     return platforms;
   }
+
+  const message = (platformId: string, transactionId: string, status: string, reason = "") =>
+    create(RailOutcomeSchema, { eventId: newId("Event"), occurredAt: timestampFromDate(h.clock.now()), platformId, transactionId, status, reason });
+
+  it("applies quote payouts' outcomes (a refund, an execution failure) in a batch with a transfer's, with the accounts locked up front", async () => {
+    const w = await quoteWorld(h, { fund: 5000n });
+    const execute = async () => {
+      const created = (await h.ledger.createQuoteTransaction(quoteTransactionInput(h, w, { quoteId: newId("Quote") }))).transaction!;
+      return (await h.ledger.executeQuoteTransaction({ platformId: w.platformId, transactionId: created.id })).transaction!.id;
+    };
+    const q1 = await execute();
+    const q2 = await execute();
+    const ext = (await h.ledger.createExternalAccount({ platformId: w.platformId, owner: "CUSTOMER", customerId: w.customerId, currency: "USD", accountInfo: usdInfo() })).account!.id;
+    const t = (await h.ledger.transferOut({ transfer: { platformId: w.platformId, sourceAccountId: w.usd.id, destinationAccountId: ext, amount: 700n, idempotencyKey: "quote-batch", customerId: w.customerId } })).result!.transaction!.id;
+    await h.deliverMany("rail-outcomes", [
+      message(w.platformId, q1, "FAILED", "COUNTERPARTY_DELIVERY_FAILED"),
+      message(w.platformId, t, "PROCESSING"),
+      message(w.platformId, q1, "REFUND_COMPLETED"),
+      message(w.platformId, q2, "FAILED", "EXECUTION_FAILED"),
+      message(w.platformId, t, "COMPLETED"),
+    ]);
+    const get = async (id: string) => (await h.ledger.getTransaction({ platformId: w.platformId, transactionId: id })).transaction!;
+    expect(await get(q1)).toMatchObject({ status: "FAILED", refund: { status: "COMPLETED" } });
+    expect(await get(q2)).toMatchObject({ status: "FAILED", failureReason: "QUOTE_EXECUTION_FAILED" });
+    expect((await get(t)).status).toBe("COMPLETED");
+    const usd = (await h.ledger.listInternalAccounts({ platformId: w.platformId, owner: "CUSTOMER", customerId: w.customerId, currency: "USD" })).accounts.find((a) => a.id === w.usd.id)!;
+    // Both quotes' 1,000 back with the payer; the transfer's 700 gone.
+    expect({ balance: usd.balance, available: usd.available }).toEqual({ balance: 4300n, available: 4300n });
+    for (const [, sum] of await balanceSums(h.db, w.platformId)) expect(sum).toBe(0n);
+  });
+
+  it("hands a batch with an outcome that names no transaction back to be applied one by one (nothing of it applied), which then goes through", async () => {
+    const [p] = await world();
+    const a = p!.accounts[1]!;
+    const t = (await h.ledger.transferOut({ transfer: { platformId: p!.platformId, sourceAccountId: a.id, destinationAccountId: a.ext, amount: 300n, idempotencyKey: "unknown-batch", customerId: a.customerId } })).result!.transaction!.id;
+    const batch = [message(p!.platformId, t, "COMPLETED"), message(p!.platformId, newId("Transaction"), "COMPLETED")];
+    await expect(h.deliverMany("rail-outcomes", batch)).rejects.toMatchObject({ name: "OutcomeBatchOrderError" });
+    expect((await h.ledger.getTransaction({ platformId: p!.platformId, transactionId: t })).transaction!.status).toBe("PENDING");
+    for (const m of batch) await h.deliver("rail-outcomes", m);
+    expect((await h.ledger.getTransaction({ platformId: p!.platformId, transactionId: t })).transaction!.status).toBe("COMPLETED");
+  });
 
   for (const seed of [11, 12, 13]) {
     it(`seed ${seed}: every outcome once, in order, balances and holds as the outcomes make them, no batch failing`, async () => {
