@@ -139,7 +139,6 @@ export function createStore(db: Kysely<LedgerDatabase>, events: LedgerEventWrite
     upsertCustomerCopy: (c) => copies.upsertCustomerCopy(trx, c),
     postEntry: (locked, e) => journal.postEntry(trx, locked, e),
     placeHold: (account, transactionId, amount, now) => journal.placeHold(trx, account, transactionId, amount, now),
-    settleTransferOut: (locked, s) => transfers.settleTransferOut(trx, locked, s),
     insertTransactionWithHold: (row, account, amount, now) => transfers.insertTransactionWithHold(trx, row, account, amount, now),
     settleHold: (p, locked, transactionId, status, now) => journal.settleHold(trx, p, locked, transactionId, status, now),
     emitTransactionChanged: (eventType, tx, at) => events.emitTransactionChanged(trx, eventType, tx, at),

@@ -254,16 +254,6 @@ export interface LedgerTx extends LedgerStatements {
   /** insertTransaction and placeHold on the (locked) source account for it, in one statement. */
   insertTransactionWithHold(row: NewTransaction, account: AccountRow, amount: bigint, now: Date): Promise<{ tx: TransactionRow; account: AccountRow }>;
   settleHold(platformId: string, locked: Map<string, AccountRow>, transactionId: string, status: "CAPTURED" | "RELEASED", now: Date): Promise<bigint>;
-  /**
-   * A transfer-out's outcome in one statement: its active hold CAPTURED (with `entry`: one journal
-   * entry from the hold's account to `entry.clearingId` of the hold's amount) or RELEASED, and the
-   * transaction's new state. `locked` is updated in place; amount 0n when there was no active hold.
-   */
-  settleTransferOut(
-    locked: Map<string, AccountRow>,
-    s: { platformId: string; transactionId: string; status: "CAPTURED" | "RELEASED"; entry?: { id: string; kind: string; clearingId: string }; set: TransactionChange; now: Date },
-  ): Promise<{ tx: TransactionRow; amount: bigint }>;
-
   /* outbox (src/events/ledger-events.ts) */
   emitTransactionChanged(eventType: string, tx: TransactionRow, at: Date): Promise<void>;
   emitBalanceUpdated(account: AccountRow, at: Date): Promise<void>;

@@ -4,14 +4,12 @@ import { newReference } from "./funding.js";
 import { finalCustomerFacts } from "./facts.js";
 import { after, approvedCustomer, checkAmount, requireTransactionType, type PageInput } from "./gates.js";
 import type { Idempotent } from "./idempotency.js";
-import { SYSTEM_TYPES, type AccountRow, type TransactionFilter, type TransactionRow } from "./model.js";
-import type { AnswerCodec, Directory, LedgerStore, LedgerTx } from "./ports.js";
-import type { QuoteOutcomeStatus } from "./quotes.js";
+import type { TransactionFilter, TransactionRow } from "./model.js";
+import type { AnswerCodec, Directory, LedgerStore } from "./ports.js";
 import type { Quotes } from "./quote-transactions.js";
-import { FINAL_STATUSES, createdEventType, failedEventType, transitionFor, type RailStatus } from "./transactions.js";
+import { createdEventType, failedEventType } from "./transactions.js";
 import { candidateRails, type RailRouter } from "./rails.js";
-import { SANDBOX_CONNECTOR, environmentOf } from "@corridor/connector";
-import { applyEntry, checkHold } from "./journal.js";
+import { checkHold } from "./journal.js";
 import { immediateRailFailure } from "./sandbox-admission.js";
 import { applyOutcomeBatch, type RailOutcomeInput, type RailOutcomeResult } from "./rail-outcomes.js";
 
