@@ -130,5 +130,6 @@ describe("statements per transfer-out (regression guard)", () => {
       const types = events.filter((e) => e.payload.case === "transactionChanged" && e.payload.value.transaction!.id === id).map((e) => e.eventType);
       expect(types, id).toEqual(i < 8 ? ["OUTGOING_PAYMENT_PENDING", "OUTGOING_PAYMENT_PROCESSING", "OUTGOING_PAYMENT_COMPLETED"] : ["OUTGOING_PAYMENT_PENDING", "OUTGOING_PAYMENT_FAILED"]);
     }
-  });
+    // 24 transfer-outs and 42 deliveries: on PGlite beside a loaded run, longer than the default.
+  }, 120_000);
 });
