@@ -81,9 +81,18 @@ export interface ConsumerDefinition<Desc extends DescMessage = DescMessage> {
   /**
    * Messages that arrive together are handled in one transaction (one inbox INSERT, one commit;
    * see subscribeConsumer). Only for handlers that take no locks another transaction could take
-   * in another order (no money movements): a batch holds what its handlers lock until its commit.
+   * in another order (no money movements: a batch holds what its handlers lock until its commit),
+   * or whose `handleMany` takes all of a batch's locks up front in one global order.
    */
   batch?: boolean;
+  /**
+   * With `batch`: the consumer's fresh events of a batch (in topic order, each once, duplicates
+   * already recorded in the inbox left out) handed over together, in the batch's transaction, in
+   * place of `handle` for each; so it can lock what they all touch at once and write set-based. If
+   * it throws, the batch rolls back and each event is handled alone by `handle`, as for any batch
+   * failure (so `handle` of one event must do what `handleMany` of it does).
+   */
+  handleMany?(events: MessageShape<Desc>[], trx: Transaction<any>): Promise<void>;
   /**
    * `handle` is itself idempotent per event id (its one write is keyed by the event id, ON CONFLICT
    * DO NOTHING), so the inbox writes no row for this consumer: a delivery again runs `handle`

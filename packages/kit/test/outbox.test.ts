@@ -354,6 +354,80 @@ describe.each(databaseKinds)("outbox, relay and inbox on $kind", ({ kind, skip }
     expect(Object.fromEntries(attempts)).toEqual({ "Event:1": 2, "Event:2": 2, "Event:3": 2 });
   });
 
+  it("hands a batch consumer's fresh events to handleMany together, once each and in order, in the batch's one transaction", async () => {
+    const rec = recordingBus();
+    const calls: { ids: string[]; trx: unknown }[] = [];
+    const alone: string[] = [];
+    await subscribeConsumer({
+      db: consumer,
+      bus: rec.bus,
+      service: "svc",
+      def: {
+        ...consumerDef(async (e, trx) => {
+          alone.push(e.eventId);
+          await applyEvent(e, trx);
+        }),
+        relevant: (e: PlatformEvent) => e.platformId !== "Platform:other",
+        batch: true,
+        async handleMany(events: PlatformEvent[], trx) {
+          calls.push({ ids: events.map((e) => e.eventId), trx });
+          for (const e of events) await applyEvent(e, trx);
+        },
+      },
+      log,
+    });
+    for (const n of [1, 2, 3, 4, 5]) await enqueue(producer, event(n, n === 4 ? "Platform:other" : "Platform:1"));
+    await createOutboxRelay({ db: producer, bus: rec.bus, log }).flush();
+    const [m1, m2, m3, m4, m5] = rec.published as [BusMessage, BusMessage, BusMessage, BusMessage, BusMessage];
+    await rec.deliver(m2);
+    // One message alone is handled by `handle`.
+    expect(alone).toEqual(["Event:2"]);
+    expect(calls).toEqual([]);
+    await rec.deliverBatch([m3, m1, m2, m3, m4, m5]);
+    // The duplicates (2 in the inbox, the second 3 in the batch) and the irrelevant 4 left out.
+    expect(calls.map((c) => c.ids)).toEqual([["Event:3", "Event:1", "Event:5"]]);
+    expect(alone).toEqual(["Event:2"]);
+    expect(await applied()).toEqual(["Event:2", "Event:3", "Event:1", "Event:5"]);
+    expect((await inbox()).map((r) => r.event_id).sort()).toEqual(["Event:1", "Event:2", "Event:3", "Event:5"]);
+    // Nothing fresh: handleMany is not called.
+    await rec.deliverBatch([m1, m2, m3, m4, m5]);
+    expect(calls).toHaveLength(1);
+  });
+
+  it("when handleMany fails, rolls the batch back and handles its events one by one with handle: the bad one fails alone", async () => {
+    const rec = recordingBus();
+    const alone = new Map<string, number>();
+    let many = 0;
+    await subscribeConsumer({
+      db: consumer,
+      bus: rec.bus,
+      service: "svc",
+      def: {
+        ...consumerDef(async (e, trx) => {
+          alone.set(e.eventId, (alone.get(e.eventId) ?? 0) + 1);
+          await applyEvent(e, trx);
+          if (e.eventId === "Event:3") throw new Error("poison");
+        }),
+        batch: true,
+        async handleMany(events: PlatformEvent[], trx) {
+          many++;
+          for (const e of events) await applyEvent(e, trx);
+          if (events.some((e) => e.eventId === "Event:3")) throw new Error("poison in the batch");
+        },
+      },
+      log,
+    });
+    for (const n of [1, 2, 3, 4]) await enqueue(producer, event(n));
+    await createOutboxRelay({ db: producer, bus: rec.bus, log }).flush();
+    await expect(rec.deliverBatch(rec.published)).rejects.toThrow("poison");
+    expect(many).toBe(1);
+    // The batch's writes and inbox rows rolled back; 1 and 2 went through alone, 3 failed alone
+    // and 4 waits behind it.
+    expect(await applied()).toEqual(["Event:1", "Event:2"]);
+    expect((await inbox()).map((r) => r.event_id).sort()).toEqual(["Event:1", "Event:2"]);
+    expect(Object.fromEntries(alone)).toEqual({ "Event:1": 1, "Event:2": 1, "Event:3": 1 });
+  });
+
   it("rolls back a failing handler's effect and inbox row, and commits them once on redelivery", async () => {
     const rec = recordingBus();
     let attempts = 0;

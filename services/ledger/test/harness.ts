@@ -64,6 +64,12 @@ export interface LedgerHarness {
   newCustomer(platformId: string, opts?: { status?: string; currencies?: string[] }): Promise<string>;
   /** Runs a consumer as the host does: in a transaction, once per event id. */
   deliver(consumer: string, message: unknown): Promise<void>;
+  /**
+   * Runs a batch of a `batch` consumer as the host's inbox does (kit runWorks): one transaction,
+   * one multi-row inbox INSERT (sorted), then `handleMany` of the fresh events (a duplicate within
+   * the batch once). Throws what the batch throws (no one-by-one fallback, so a test sees it).
+   */
+  deliverMany(consumer: string, messages: unknown[]): Promise<void>;
   /** Rail instructions in the outbox (every connector's topic), oldest first, with their topic. */
   railInstructions(): Promise<(RailInstruction & { topic: string })[]>;
   ledgerEvents(): Promise<LedgerEvent[]>;
@@ -227,6 +233,26 @@ export async function startLedgerHarness(opts: { env?: NodeJS.ProcessEnv; wrapDb
     });
   };
 
+  const deliverMany = async (name: string, messages: unknown[]) => {
+    const def = built.consumers.find((c) => c.name === name) as ConsumerDefinition<any>;
+    if (!def.batch || !def.handleMany) throw new Error(`${name} is not a batch consumer with handleMany`);
+    const ids = [...new Set(messages.map((m) => def.eventId(m as never)))].sort();
+    await inTransaction(schemaDb, async (trx) => {
+      const fresh = new Set(
+        (
+          await trx
+            .insertInto("inbox")
+            .values(ids.map((event_id) => ({ consumer: name, event_id })))
+            .onConflict((oc: any) => oc.columns(["consumer", "event_id"]).doNothing())
+            .returning("event_id")
+            .execute()
+        ).map((r: { event_id: string }) => r.event_id),
+      );
+      const run = messages.filter((m) => fresh.delete(def.eventId(m as never)));
+      if (run.length > 0) await def.handleMany!(run as never, trx);
+    });
+  };
+
   const outbox = async (...topicNames: string[]) =>
     (await schemaDb.selectFrom("outbox").select(["payload"]).where("topic", "in", topicNames).orderBy("id").execute()) as { payload: Uint8Array }[];
 
@@ -279,6 +305,7 @@ export async function startLedgerHarness(opts: { env?: NodeJS.ProcessEnv; wrapDb
       return customerId;
     },
     deliver,
+    deliverMany,
     async railInstructions() {
       const rows = (await schemaDb.selectFrom("outbox").select(["payload", "topic"]).where("topic", "like", "corridor.rails.%").orderBy("id").execute()) as { payload: Uint8Array; topic: string }[];
       return rows.map((r) => Object.assign(fromBinary(RailInstructionSchema, r.payload), { topic: r.topic }));

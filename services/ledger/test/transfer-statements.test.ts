@@ -1,3 +1,7 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { newId } from "@corridor/kit";
+import { RailOutcomeSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { countingDatabase, startLedgerHarness, usdInfo, type LedgerHarness, type StatementCounts } from "./harness.js";
 
@@ -83,4 +87,49 @@ describe("statements per transfer-out (regression guard)", () => {
     expect(a.balance).toBe(1_000_000n - 1_100n);
     expect(a.available).toBe(1_000_000n - 1_100n - 2_500n);
   });
+
+  it("applies a fetched batch of outcomes together: PROCESSING and COMPLETED of 8 payouts, FAILED of 4, a duplicate (21 deliveries, 93 statements one by one), in one transaction of 5 statements", async () => {
+    const { accounts: before } = await h.ledger.listInternalAccounts({ platformId: w.platformId, owner: "CUSTOMER", customerId: w.customerId, currency: "USD" });
+    const start = before.find((x) => x.id === w.account)!;
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push(await out(BigInt(100 + i), `count-batch-${i}`));
+    const outcome = (transactionId: string, status: string) =>
+      create(RailOutcomeSchema, { eventId: newId("Event"), occurredAt: timestampFromDate(h.clock.now()), platformId: w.platformId, transactionId, status, reason: status === "FAILED" ? "REJECTED_BY_BANK" : "" });
+    const batch = [
+      ...ids.slice(0, 8).flatMap((id) => [outcome(id, "PROCESSING"), outcome(id, "COMPLETED")]),
+      ...ids.slice(8).map((id) => outcome(id, "FAILED")),
+    ];
+    batch.push(batch[0]!);
+    const { counts } = await counted(() => h.deliverMany("rail-outcomes", batch));
+    expect(counts.transactions).toBe(1);
+    expect(counts.statements, JSON.stringify(counts)).toBeLessThanOrEqual(5);
+
+    // The same shape delivered one by one (as before the batch, and as the fallback does): a
+    // transaction per delivery, PROCESSING 4 statements, COMPLETED and FAILED 5, the duplicate 1.
+    const alone: string[] = [];
+    for (let i = 0; i < 12; i++) alone.push(await out(BigInt(100 + i), `count-alone-${i}`));
+    const oneByOne = [...alone.slice(0, 8).flatMap((id) => [outcome(id, "PROCESSING"), outcome(id, "COMPLETED")]), ...alone.slice(8).map((id) => outcome(id, "FAILED"))];
+    oneByOne.push(oneByOne[0]!);
+    const each = await counted(async () => {
+      for (const m of oneByOne) await h.deliver("rail-outcomes", m);
+    });
+    expect(each.counts).toEqual({ statements: 8 * 4 + 8 * 5 + 4 * 5 + 1, transactions: 21 });
+
+    for (const [i, id] of ids.entries()) {
+      const tx = (await h.ledger.getTransaction({ platformId: w.platformId, transactionId: id })).transaction!;
+      expect(tx.status, id).toBe(i < 8 ? "COMPLETED" : "FAILED");
+    }
+    const { accounts } = await h.ledger.listInternalAccounts({ platformId: w.platformId, owner: "CUSTOMER", customerId: w.customerId, currency: "USD" });
+    const a = accounts.find((x) => x.id === w.account)!;
+    const paid = ids.slice(0, 8).reduce((sum, _id, i) => sum + BigInt(100 + i), 0n);
+    expect(a.balance).toBe(start.balance - 2n * paid);
+    expect(a.available).toBe(start.available - 2n * paid);
+    // Each payout's events once, in its order (PROCESSING before COMPLETED).
+    const events = (await h.ledgerEvents()).filter((e) => e.payload.case === "transactionChanged" && ids.includes(e.payload.value.transaction!.id));
+    for (const [i, id] of ids.entries()) {
+      const types = events.filter((e) => e.payload.case === "transactionChanged" && e.payload.value.transaction!.id === id).map((e) => e.eventType);
+      expect(types, id).toEqual(i < 8 ? ["OUTGOING_PAYMENT_PENDING", "OUTGOING_PAYMENT_PROCESSING", "OUTGOING_PAYMENT_COMPLETED"] : ["OUTGOING_PAYMENT_PENDING", "OUTGOING_PAYMENT_FAILED"]);
+    }
+    // 24 transfer-outs and 42 deliveries: on PGlite beside a loaded run, longer than the default.
+  }, 120_000);
 });

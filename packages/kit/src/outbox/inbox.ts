@@ -54,7 +54,9 @@ export function inboxName(service: string, def: Pick<ConsumerDefinition, "name">
  * transactions: the messages that arrived together, and the consumers of one message, in one
  * transaction (one multi-row inbox INSERT, each fresh event's handler in order, one commit); if
  * it fails, each (message, consumer) is handled again in a transaction of its own, so a bad one
- * fails alone. Other consumers get a transaction per event, after the batched ones. Each
+ * fails alone. A batched consumer with `handleMany` is handed its fresh events of the batch
+ * together (falling back to `handle` one by one the same way). Other consumers get a transaction
+ * per event, after the batched ones. Each
  * consumer sees its events in the order of the topic; there is no order between consumers. A
  * message a consumer keeps refusing holds its partition (its key, in-process) for the whole
  * service, where it held only that consumer's group before. A consumer marked `idempotent` gets
@@ -266,18 +268,27 @@ async function subscribeHandlers(opts: SubscribeServiceOptions & { group: string
     else if (together.length > 1) {
       try {
         await inTransaction(db, async (trx) => {
-          const recorded = together.filter((w) => !w.handler.def.idempotent);
+          // Sorted: two transactions recording overlapping batches (a partition handed over
+          // between replicas) wait on each other's rows in one order, never in a cycle.
+          const recorded = together
+            .filter((w) => !w.handler.def.idempotent)
+            .map((w) => ({ consumer: w.handler.name, event_id: w.eventId }))
+            .sort((a, b) => (a.consumer < b.consumer ? -1 : a.consumer > b.consumer ? 1 : a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : 0));
           const fresh =
             recorded.length === 0
               ? []
               : await trx
                   .insertInto("inbox")
-                  .values(recorded.map((w) => ({ consumer: w.handler.name, event_id: w.eventId })))
+                  .values(recorded)
                   .onConflict((oc) => oc.columns(["consumer", "event_id"]).doNothing())
                   .returning(["consumer", "event_id"])
                   .execute();
           const toRun = new Set(fresh.map((r) => `${r.consumer}\u0000${r.event_id}`));
           const ranIdempotent = new Set<string>();
+          // What runs, in order: a work alone, or all of a handleMany consumer's works at the place
+          // of its first one.
+          const runs: Work[][] = [];
+          const many = new Map<Handler, Work[]>();
           for (const w of together) {
             const id = `${w.handler.name}\u0000${w.eventId}`;
             // A duplicate within the batch runs once: the first copy takes the id. An idempotent
@@ -286,9 +297,28 @@ async function subscribeHandlers(opts: SubscribeServiceOptions & { group: string
               if (ranIdempotent.has(id)) continue;
               ranIdempotent.add(id);
             } else if (!toRun.delete(id)) continue;
+            if (!w.handler.def.handleMany) runs.push([w]);
+            else {
+              const list = many.get(w.handler);
+              if (list) list.push(w);
+              else {
+                const first = [w];
+                many.set(w.handler, first);
+                runs.push(first);
+              }
+            }
+          }
+          for (const run of runs) {
+            const w = run[0]!;
             await w.handler.inSpan(w.message, async (span) => {
               span.setAttribute("corridor.inbox.batch", together.length);
-              await w.handler.def.handle(w.event as never, trx);
+              if (!w.handler.def.handleMany) return w.handler.def.handle(w.event as never, trx);
+              // One span for the events handled together, under the first one's producer.
+              span.setAttribute("corridor.inbox.handled_together", run.length);
+              await w.handler.def.handleMany(
+                run.map((x) => x.event as never),
+                trx,
+              );
             });
           }
         });

@@ -12,6 +12,7 @@ import * as journal from "./journal.js";
 import * as notices from "./notices.js";
 import * as ownership from "./ownership.js";
 import * as railBindings from "./rail-bindings.js";
+import * as railOutcomes from "./rail-outcomes.js";
 import { withdrawRailInstruction } from "./rail-handoff.js";
 import * as sandboxClocks from "./sandbox-clocks.js";
 import type { Db, LedgerDatabase, Trx } from "./tables.js";
@@ -125,6 +126,10 @@ export function createStore(db: Kysely<LedgerDatabase>, events: LedgerEventWrite
   const bind = (trx: Trx): LedgerTx => ({
     ...statements(trx, systemAccountId),
     lockAccounts: (p, ids) => accounts.lockAccounts(trx, p, ids),
+    lockTransactionsWithHolds: (ids) => railOutcomes.lockTransactionsWithHolds(trx, ids),
+    lockAccountsInOrder: (ids) => railOutcomes.lockAccountsInOrder(trx, ids),
+    customersClosed: (ids) => railOutcomes.customersClosed(trx, ids),
+    writeOutcomes: (w) => railOutcomes.writeOutcomes(trx, w),
     requireOpenCustomer: (p, c) => customers.requireOpenCustomer(trx, p, c),
     customerGate: (p, c, externalId) => transfers.customerGate(trx, p, c, externalId),
     lockSourceCheckingExternal: (p, accountId, externalId) => transfers.lockSourceCheckingExternal(trx, p, accountId, externalId),
@@ -134,7 +139,6 @@ export function createStore(db: Kysely<LedgerDatabase>, events: LedgerEventWrite
     upsertCustomerCopy: (c) => copies.upsertCustomerCopy(trx, c),
     postEntry: (locked, e) => journal.postEntry(trx, locked, e),
     placeHold: (account, transactionId, amount, now) => journal.placeHold(trx, account, transactionId, amount, now),
-    settleTransferOut: (locked, s) => transfers.settleTransferOut(trx, locked, s),
     insertTransactionWithHold: (row, account, amount, now) => transfers.insertTransactionWithHold(trx, row, account, amount, now),
     settleHold: (p, locked, transactionId, status, now) => journal.settleHold(trx, p, locked, transactionId, status, now),
     emitTransactionChanged: (eventType, tx, at) => events.emitTransactionChanged(trx, eventType, tx, at),

@@ -15,6 +15,7 @@ import { createQuotes } from "./quote-transactions.js";
 import { createRailRouter } from "./rails.js";
 import { createSandboxFunding } from "./sandbox-funding.js";
 import { createTransfers } from "./transfers.js";
+import type { RailOutcomeInput, RailOutcomeResult } from "./rail-outcomes.js";
 
 export { MAX_FUND_AMOUNT, requireTransactionType, type PageInput } from "./gates.js";
 export type { TransferInput } from "./transfers.js";
@@ -46,6 +47,22 @@ export function createLedger(deps: {
   const transfers = createTransfers({ store, clock, directory, idempotent, answers: answers.transaction, quotes, rails });
   const deposits = createDeposits({ store, clock, log: deps.log });
   const ownership = createOwnership({ store, clock, directory, rails, log: deps.log, settings: deps.ownership });
+  /**
+   * Rail outcomes applied together in one transaction (rail-outcomes.ts: every lock taken up front,
+   * in one order): a transaction's, else a RETURN instruction's (deposits.ts, contract 1.3), else a
+   * micro-deposit's (ownership.ts). A batch of several with one that names no transaction throws
+   * OutcomeBatchOrderError (the host then applies them one by one).
+   */
+  async function applyRailOutcomes(inbox: unknown, outcomes: readonly RailOutcomeInput[]): Promise<RailOutcomeResult[]> {
+    const results = await transfers.applyRailOutcomes(inbox, outcomes);
+    for (const [i, r] of results.entries()) {
+      if (r !== "unknown") continue;
+      const o = outcomes[i]!;
+      results[i] = (await deposits.applyReturnOutcome(inbox, o)) ?? (await ownership.applyMicroDepositOutcome(inbox, o)) ?? "unknown";
+    }
+    return results;
+  }
+
   return {
     ...createAccounts({ store, clock, directory, idempotent, answers: answers.externalAccount }),
     ...createCopies({ store, clock, fundingBanks: deps.fundingBanks }),
@@ -67,13 +84,15 @@ export function createLedger(deps: {
      * A rail outcome: a transaction's (transfers.ts), else a RETURN instruction's (deposits.ts,
      * contract 1.3), else a micro-deposit's (ownership.ts).
      */
-    async applyRailOutcome(...a: Parameters<typeof transfers.applyRailOutcome>): ReturnType<typeof transfers.applyRailOutcome> {
-      const r = await transfers.applyRailOutcome(...a);
-      if (r !== "unknown") return r;
-      const returned = await deposits.applyReturnOutcome(a[0], a[1]);
-      if (returned) return returned;
-      return (await ownership.applyMicroDepositOutcome(a[0], a[1])) ?? "unknown";
+    async applyRailOutcome(inbox: unknown, o: RailOutcomeInput): Promise<RailOutcomeResult> {
+      return (await applyRailOutcomes(inbox, [o]))[0]!;
     },
+    /**
+     * Rail outcomes applied together in one transaction (rail-outcomes.ts: every lock taken up
+     * front, in one order). A batch of several with one that names no transaction throws
+     * OutcomeBatchOrderError: the host then applies them one by one.
+     */
+    applyRailOutcomes,
     createQuoteTransaction: quotes.createQuoteTransaction,
     authorizeQuoteTransaction: quotes.authorizeQuoteTransaction,
     createLookupTransaction: quotes.createLookupTransaction,

@@ -201,6 +201,22 @@ export interface LedgerStatements {
   setExternalAccountStatus(platformId: string, id: string, status: string, now: Date): Promise<ExternalAccountRow | undefined>;
 }
 
+/** A transaction row and its ACTIVE hold (none: undefined), as a batch of rail outcomes reads them. */
+export type HeldTransaction = TransactionRow & { hold?: { accountId: string; amount: bigint } };
+
+/** What a batch of rail outcomes writes (LedgerTx.writeOutcomes), all computed on the locked rows. */
+export interface OutcomeWrites {
+  /** Holds that end: ACTIVE → CAPTURED or RELEASED. */
+  holds: { transactionId: string; status: "CAPTURED" | "RELEASED" }[];
+  /** Journal entries of captured holds, with their postings. */
+  entries: { id: string; platformId: string; transactionId: string; kind: string; postings: { accountId: string; currency: string; amount: bigint }[] }[];
+  /** The accounts' new balance and held. */
+  accounts: { id: string; balance: bigint; held: bigint }[];
+  /** The transactions' outcome columns as they now are. */
+  transactions: Pick<TransactionRow, "id" | "status" | "failure_reason" | "failure_detail" | "settled_at" | "expected_settlement_at" | "updated_at">[];
+  now: Date;
+}
+
 /**
  * Statements inside one database transaction: the row locks (customer gate first, then accounts in
  * lockAccounts' fixed order), the journal, the event-fed copies, the outbox events and the
@@ -209,6 +225,15 @@ export interface LedgerStatements {
 export interface LedgerTx extends LedgerStatements {
   /** Locks the accounts (FOR UPDATE, in a fixed order); every one must exist. */
   lockAccounts(platformId: string, ids: string[]): Promise<Map<string, AccountRow>>;
+  /* a batch of rail outcomes (src/data/rail-outcomes.ts): each one statement for the whole batch */
+  /** Locks the transactions (FOR UPDATE, in id order, any platforms) and reads their ACTIVE holds. */
+  lockTransactionsWithHolds(ids: string[]): Promise<Map<string, HeldTransaction>>;
+  /** Locks the accounts (FOR UPDATE, in id order: lockAccounts' order, any platforms); every one must exist. */
+  lockAccountsInOrder(ids: string[]): Promise<Map<string, AccountRow>>;
+  /** Share-locks the customers' copies (as customerClosed, in id order) and answers which are closed. */
+  customersClosed(customerIds: string[]): Promise<Map<string, boolean>>;
+  /** Ends holds, posts captured entries, sets balances and transactions' outcome columns, in one statement. */
+  writeOutcomes(w: OutcomeWrites): Promise<void>;
   /** The customer gate: NOT_FOUND USER_NOT_FOUND when closed or deleted (share lock on its copy). */
   requireOpenCustomer(platformId: string, customerId: string): Promise<void>;
   /**
@@ -229,16 +254,6 @@ export interface LedgerTx extends LedgerStatements {
   /** insertTransaction and placeHold on the (locked) source account for it, in one statement. */
   insertTransactionWithHold(row: NewTransaction, account: AccountRow, amount: bigint, now: Date): Promise<{ tx: TransactionRow; account: AccountRow }>;
   settleHold(platformId: string, locked: Map<string, AccountRow>, transactionId: string, status: "CAPTURED" | "RELEASED", now: Date): Promise<bigint>;
-  /**
-   * A transfer-out's outcome in one statement: its active hold CAPTURED (with `entry`: one journal
-   * entry from the hold's account to `entry.clearingId` of the hold's amount) or RELEASED, and the
-   * transaction's new state. `locked` is updated in place; amount 0n when there was no active hold.
-   */
-  settleTransferOut(
-    locked: Map<string, AccountRow>,
-    s: { platformId: string; transactionId: string; status: "CAPTURED" | "RELEASED"; entry?: { id: string; kind: string; clearingId: string }; set: TransactionChange; now: Date },
-  ): Promise<{ tx: TransactionRow; amount: bigint }>;
-
   /* outbox (src/events/ledger-events.ts) */
   emitTransactionChanged(eventType: string, tx: TransactionRow, at: Date): Promise<void>;
   emitBalanceUpdated(account: AccountRow, at: Date): Promise<void>;

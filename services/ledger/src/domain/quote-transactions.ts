@@ -210,6 +210,28 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
   }
 
   return {
+    /**
+     * The accounts this quote transaction's rail outcomes (their `statuses`, in a batch) may post
+     * on in applyQuoteOutcome, for the batch to lock them all first: the execution's accounts for
+     * a failure, a refund or REFUNDED, and REFUND_SUSPENSE where a refund cannot reach the payer
+     * (REFUND_FAILED; a refund to a closed customer). None while its outcomes cannot move money
+     * (not executed, or settled with no refund pending). Opens no account an outcome alone would
+     * not open.
+     */
+    async outcomeAccounts(d: LedgerStatements, tx: TransactionRow, now: Date, o: { statuses: ReadonlySet<string>; customerClosed: boolean }): Promise<string[]> {
+      if (tx.status !== "PROCESSING" && tx.status !== "COMPLETED" && tx.refund_status !== "PENDING") return [];
+      const refund = o.statuses.has("REFUND_COMPLETED") || o.statuses.has("REFUNDED");
+      const ids: string[] = [];
+      if (refund || o.statuses.has("FAILED") || o.statuses.has("REJECTED")) {
+        const a = await executionAccounts(d, tx, now);
+        ids.push(a.source, a.feeRevenue, a.fxPoolSending, a.fxPoolReceiving, a.railClearing);
+      }
+      if (o.statuses.has("REFUND_FAILED") || (refund && o.customerClosed)) {
+        ids.push(await d.systemAccountId(tx.platform_id, tx.currency, SYSTEM_TYPES.railClearing, now), await d.systemAccountId(tx.platform_id, tx.currency, SYSTEM_TYPES.refundSuspense, now));
+      }
+      return ids;
+    },
+
     async createQuoteTransaction(i: QuoteTransactionInput): Promise<TransactionRow> {
       const fieldErrors: FieldError[] = [];
       if (!i.quoteId) fieldErrors.push({ field: "quoteId", reason: "is required" });

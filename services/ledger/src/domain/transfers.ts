@@ -4,15 +4,14 @@ import { newReference } from "./funding.js";
 import { finalCustomerFacts } from "./facts.js";
 import { after, approvedCustomer, checkAmount, requireTransactionType, type PageInput } from "./gates.js";
 import type { Idempotent } from "./idempotency.js";
-import { SYSTEM_TYPES, type AccountRow, type TransactionFilter, type TransactionRow } from "./model.js";
-import type { AnswerCodec, Directory, LedgerStore, LedgerTx } from "./ports.js";
-import type { QuoteOutcomeStatus } from "./quotes.js";
+import type { TransactionFilter, TransactionRow } from "./model.js";
+import type { AnswerCodec, Directory, LedgerStore } from "./ports.js";
 import type { Quotes } from "./quote-transactions.js";
-import { FINAL_STATUSES, createdEventType, failedEventType, transitionFor, type RailStatus } from "./transactions.js";
+import { createdEventType, failedEventType } from "./transactions.js";
 import { candidateRails, type RailRouter } from "./rails.js";
-import { SANDBOX_CONNECTOR, environmentOf } from "@corridor/connector";
-import { applyEntry, checkHold } from "./journal.js";
+import { checkHold } from "./journal.js";
 import { immediateRailFailure } from "./sandbox-admission.js";
+import { applyOutcomeBatch, type RailOutcomeInput, type RailOutcomeResult } from "./rail-outcomes.js";
 
 /** The rails that can debit an account on our request (decisions §9: USD accounts, by ACH pull). */
 const PULL_RAILS: readonly string[] = ["ACH"];
@@ -48,7 +47,7 @@ export function createTransfers(deps: {
   directory: Directory;
   idempotent: Idempotent;
   answers: AnswerCodec<TransactionRow>;
-  quotes: Pick<Quotes, "applyQuoteOutcome">;
+  quotes: Pick<Quotes, "applyQuoteOutcome" | "outcomeAccounts">;
   rails: Pick<RailRouter, "route">;
 }) {
   const { store, clock, directory, idempotent } = deps;
@@ -119,32 +118,10 @@ export function createTransfers(deps: {
   }
 
   /**
-   * A completed transfer came back (RETURNED): its entry is reversed. A payout's money returns from
-   * rail clearing to the sender (or, the customer being closed, to REFUND_SUSPENSE for the
-   * operator); a pull's credit is taken back from the receiving account as far as its available
-   * money goes, the rest from RETURN_SHORTFALL (what the platform owes; docs/connectors.md).
+   * The batch of outcomes (applyRailOutcomes): see there.
    */
-  async function reverse(trx: LedgerTx, tx: TransactionRow, kind: "reverse-payout" | "reverse-pull", locked: Map<string, AccountRow>, a: { clearing: string; extra?: string }, now: Date): Promise<void> {
-    const internalId = tx.internal_account_id!;
-    const post = (entryKind: string, postings: { accountId: string; amount: bigint }[]) => trx.postEntry(locked, { platformId: tx.platform_id, transactionId: tx.id, kind: entryKind, now, postings });
-    if (kind === "reverse-payout") {
-      if (a.extra) {
-        // The customer is closed: no money goes into its account any more; the operator settles it.
-        await post("TRANSFER_OUT_RETURN_SUSPENSE", [{ accountId: a.clearing, amount: -tx.amount }, { accountId: a.extra, amount: tx.amount }]);
-        return;
-      }
-      await post("TRANSFER_OUT_RETURN", [{ accountId: a.clearing, amount: -tx.amount }, { accountId: internalId, amount: tx.amount }]);
-      await trx.emitBalanceUpdated(locked.get(internalId)!, now);
-      return;
-    }
-    const account = locked.get(internalId)!;
-    const free = account.balance - account.held;
-    const fromAccount = free <= 0n ? 0n : free < tx.amount ? free : tx.amount;
-    const postings = [{ accountId: a.clearing, amount: tx.amount }];
-    if (fromAccount > 0n) postings.push({ accountId: internalId, amount: -fromAccount });
-    if (fromAccount < tx.amount) postings.push({ accountId: a.extra!, amount: -(tx.amount - fromAccount) });
-    await post("TRANSFER_IN_RETURN", postings);
-    await trx.emitBalanceUpdated(locked.get(internalId)!, now);
+  async function applyRailOutcomes(inbox: unknown, outcomes: readonly RailOutcomeInput[]): Promise<RailOutcomeResult[]> {
+    return applyOutcomeBatch({ store, clock, quotes: deps.quotes }, inbox, outcomes);
   }
 
   async function transfer(input: TransferInput, direction: "IN" | "OUT") {
@@ -243,105 +220,14 @@ export function createTransfers(deps: {
     transferOut: (input: TransferInput) => transfer(input, "OUT"),
 
     /**
-     * A rail connector's outcome (consumer of corridor.rail-outcomes.v1, in its inbox transaction).
-     * Outcomes that do not apply (late, repeated, backwards) change nothing.
+     * A rail connector's outcome (consumer of corridor.rail-outcomes.v1, in its inbox transaction):
+     * applyRailOutcomes of one.
      */
-    async applyRailOutcome(
-      inbox: unknown,
-      o: {
-        platformId: string;
-        transactionId: string;
-        status: RailStatus | QuoteOutcomeStatus;
-        reason: string;
-        at: Date;
-        expectedSettlementAt?: Date;
-        /** Who reports it ("" from connectors before contract v1.1: the simulator). */
-        connector?: string;
-        environment?: string;
-      },
-    ): Promise<"applied" | "not-addressed" | "unknown"> {
-      const trx = store.within(inbox);
-      const tx = await trx.getTransaction(o.platformId, o.transactionId, true);
-      if (!tx) return "unknown";
-      // Only the connector the instruction went to speaks for the transaction (rows from before
-      // routing went to the simulator): the simulator can never settle a production payment, nor a
-      // real connector a sandbox one.
-      const routed = tx.connector ?? SANDBOX_CONNECTOR;
-      if ((o.connector || SANDBOX_CONNECTOR) !== routed || (o.environment && o.environment !== environmentOf(routed))) return "not-addressed";
-      // The rail's estimate of the settlement (Transaction.settledAt while in flight), kept while
-      // the payment is; written with the status change when there is one (one statement).
-      const estimate = o.expectedSettlementAt;
-      const newEstimate =
-        estimate && !FINAL_STATUSES.has(tx.status) && tx.expected_settlement_at?.getTime() !== estimate.getTime() ? { expected_settlement_at: estimate } : undefined;
-      const keepEstimate = async () => (newEstimate ? trx.updateTransaction(tx.platform_id, tx.id, newEstimate) : tx);
-      if (tx.quote_id) {
-        await deps.quotes.applyQuoteOutcome(trx, await keepEstimate(), { status: o.status, reason: o.reason, at: o.at });
-        return "applied";
-      }
-      // REFUND_* and REFUNDED belong to quote payouts only.
-      if (o.status !== "PROCESSING" && o.status !== "COMPLETED" && o.status !== "FAILED" && o.status !== "REJECTED" && o.status !== "RETURNED") {
-        await keepEstimate();
-        return "applied";
-      }
-      const internalId = tx.internal_account_id!;
-      const t = transitionFor(tx.type, tx.status, o.status, o.reason);
-      if (!t) {
-        await keepEstimate();
-        return "applied";
-      }
-      const now = clock.now();
-      const outcomeSet = {
-        ...newEstimate,
-        status: t.to,
-        failure_reason: t.failure?.reason ?? null,
-        failure_detail: t.failure?.detail || null,
-        settled_at: t.to === "COMPLETED" ? o.at : null,
-        updated_at: now,
-      };
-      if (t.money !== "none") {
-        const clearing = await trx.systemAccountId(tx.platform_id, tx.currency, SYSTEM_TYPES.railClearing, now);
-        // A return may need one more account, locked with the others (one fixed order): the
-        // suspense of a closed customer's returned payout, the shortfall of a returned pull.
-        let extra: string | undefined;
-        if (t.money === "reverse-payout" && tx.customer_id && (await trx.customerClosed(tx.platform_id, tx.customer_id))) {
-          extra = await trx.systemAccountId(tx.platform_id, tx.currency, SYSTEM_TYPES.refundSuspense, now);
-        } else if (t.money === "reverse-pull") {
-          extra = await trx.systemAccountId(tx.platform_id, tx.currency, SYSTEM_TYPES.returnShortfall, now);
-        }
-        const locked = await trx.lockAccounts(tx.platform_id, extra ? [internalId, clearing, extra] : [internalId, clearing]);
-        if (t.money === "capture-hold" || t.money === "release-hold") {
-          // The hold's end, its journal entry (captured) and the transaction's new state in one
-          // statement. A payout's hold is its amount: the entry's rules are checked on the locked
-          // rows before (the capture takes as much from the balance as from the held money).
-          const capture = t.money === "capture-hold";
-          if (capture) {
-            const states = new Map([...locked].map(([id, r]) => [id, { id, currency: r.currency, system: r.owner_kind === "SYSTEM", balance: r.balance, held: id === internalId ? r.held - tx.amount : r.held }]));
-            applyEntry(states, [{ accountId: internalId, amount: -tx.amount }, { accountId: clearing, amount: tx.amount }]);
-          }
-          const settled = await trx.settleTransferOut(locked, {
-            platformId: tx.platform_id,
-            transactionId: tx.id,
-            status: capture ? "CAPTURED" : "RELEASED",
-            ...(capture ? { entry: { id: newId("JournalEntry"), kind: "TRANSFER_OUT", clearingId: clearing } } : {}),
-            set: outcomeSet,
-            now,
-          });
-          if (settled.amount > 0n && settled.amount !== tx.amount) throw new Error(`the hold of ${tx.id} is ${settled.amount}, not the transaction's ${tx.amount}`);
-          if (!capture) await trx.emitBalanceUpdated(locked.get(internalId)!, now);
-          if (t.eventType) await trx.emitTransactionChanged(t.eventType, settled.tx, now);
-          return "applied";
-        }
-        if (t.money === "reverse-payout" || t.money === "reverse-pull") {
-          await reverse(trx, tx, t.money, locked, { clearing, extra }, now);
-        } else {
-          await trx.postEntry(locked, { platformId: tx.platform_id, transactionId: tx.id, kind: "TRANSFER_IN", now, postings: [{ accountId: clearing, amount: -tx.amount }, { accountId: internalId, amount: tx.amount }] });
-          await trx.emitBalanceUpdated(locked.get(internalId)!, now);
-        }
-      }
-      const updated = await trx.updateTransaction(tx.platform_id, tx.id, outcomeSet);
-      if (t.eventType) await trx.emitTransactionChanged(t.eventType, updated, now);
-      return "applied";
+    async applyRailOutcome(inbox: unknown, o: RailOutcomeInput): Promise<RailOutcomeResult> {
+      return (await applyRailOutcomes(inbox, [o]))[0]!;
     },
+
+    applyRailOutcomes,
 
     async listTransactions(f: TransactionFilter, page: PageInput & { ascending: boolean }) {
       const limit = pageSize(page.limit);

@@ -3,11 +3,12 @@ import { topics, type ConsumerDefinition, type Logger } from "@corridor/kit";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { PlatformEventSchema } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
 import { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
-import { RailOutcomeSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
+import { RailOutcomeSchema, type RailOutcome } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
 import { RailNoticeSchema } from "@corridor/proto/corridor/ledger/v1/rail_notices_pb.js";
 import { SandboxEventSchema } from "@corridor/proto/corridor/sandbox/v1/events_pb.js";
 import type { Ledger } from "../domain/ledger.js";
 import type { QuoteOutcomeStatus } from "../domain/quotes.js";
+import type { RailOutcomeInput } from "../domain/rail-outcomes.js";
 import type { RailStatus } from "../domain/transactions.js";
 
 // REFUND_* and REFUNDED come only for QUOTE_PAYOUT instructions.
@@ -63,29 +64,39 @@ export function ledgerConsumers(ledger: Ledger, log?: Pick<Logger, "error">): Co
     },
   };
 
+  const railOutcome = (e: RailOutcome): RailOutcomeInput => ({
+    platformId: e.platformId,
+    transactionId: e.transactionId,
+    status: e.status as RailStatus | QuoteOutcomeStatus,
+    reason: e.reason,
+    at: e.occurredAt ? timestampDate(e.occurredAt) : new Date(),
+    expectedSettlementAt: e.expectedSettlementAt ? timestampDate(e.expectedSettlementAt) : undefined,
+    connector: e.connector,
+    environment: e.environment,
+  });
+  const applyOutcomes = async (events: RailOutcome[], trx: Parameters<ConsumerDefinition["handle"]>[1]) => {
+    const mine = events.filter((e) => RAIL_STATUSES.has(e.status));
+    if (mine.length === 0) return;
+    const results = await ledger.applyRailOutcomes(trx, mine.map(railOutcome));
+    results.forEach((applied, i) => {
+      if (applied !== "not-addressed") return;
+      const e = mine[i]!;
+      // A connector spoke for a transaction routed elsewhere (or of another environment): ignored.
+      log?.error({ event_id: e.eventId, transaction_id: e.transactionId, connector: e.connector || "sandbox", environment: e.environment }, "rail outcome from a connector the transaction was not routed to; ignored");
+    });
+  };
+
+  // The outcomes fetched together are applied together (one transaction, their accounts locked
+  // up front in one order: domain/rail-outcomes.ts); a batch that fails is applied one by one.
   const outcomes: ConsumerDefinition<typeof RailOutcomeSchema> = {
     name: "rail-outcomes",
     topic: topics.railOutcomes,
     schema: RailOutcomeSchema,
     eventId: (e) => e.eventId,
     relevant: (e) => RAIL_STATUSES.has(e.status),
-    async handle(e, trx) {
-      if (!RAIL_STATUSES.has(e.status)) return;
-      const applied = await ledger.applyRailOutcome(trx, {
-        platformId: e.platformId,
-        transactionId: e.transactionId,
-        status: e.status as RailStatus | QuoteOutcomeStatus,
-        reason: e.reason,
-        at: e.occurredAt ? timestampDate(e.occurredAt) : new Date(),
-        expectedSettlementAt: e.expectedSettlementAt ? timestampDate(e.expectedSettlementAt) : undefined,
-        connector: e.connector,
-        environment: e.environment,
-      });
-      if (applied === "not-addressed") {
-        // A connector spoke for a transaction routed elsewhere (or of another environment): ignored.
-        log?.error({ event_id: e.eventId, transaction_id: e.transactionId, connector: e.connector || "sandbox", environment: e.environment }, "rail outcome from a connector the transaction was not routed to; ignored");
-      }
-    },
+    batch: true,
+    handle: (e, trx) => applyOutcomes([e], trx),
+    handleMany: (events, trx) => applyOutcomes(events, trx),
   };
 
   // A sandbox platform's clock moved: its quote transactions due by the new sandbox time expire now.
