@@ -859,4 +859,41 @@ describe.each(databaseKinds)("outbox, relay and inbox on $kind", ({ kind, skip }
     expect(consumed?.spanContext().traceId).toBe(producerSpan!.traceId);
     expect(consumed?.parentSpanContext?.spanId).toBe(producerSpan!.spanId);
   });
+
+  it("handles events together (handleMany) in one CONSUMER span under the first producer's trace, linked to the others' producers", async () => {
+    const exporter = installTestTracing();
+    exporter.reset();
+    const rec = recordingBus();
+    await subscribeConsumer({
+      db: consumer,
+      bus: rec.bus,
+      service: "svc",
+      def: {
+        ...consumerDef(applyEvent),
+        batch: true,
+        async handleMany(events: PlatformEvent[], trx) {
+          for (const e of events) await applyEvent(e, trx);
+        },
+      },
+      log,
+    });
+    const producers: { traceId: string; spanId: string }[] = [];
+    for (const n of [1, 2, 3]) {
+      await trace.getTracer("test").startActiveSpan(`producer ${n}`, async (span) => {
+        producers.push(span.spanContext());
+        await enqueue(producer, event(n));
+        span.end();
+      });
+    }
+    await createOutboxRelay({ db: producer, bus: rec.bus, log }).flush();
+    await rec.deliverBatch(rec.published);
+    const consumed = exporter.getFinishedSpans().filter((s) => s.name === `${TOPIC} process`);
+    expect(consumed).toHaveLength(1);
+    expect(consumed[0]!.spanContext().traceId).toBe(producers[0]!.traceId);
+    expect(consumed[0]!.attributes["corridor.inbox.handled_together"]).toBe(3);
+    expect(consumed[0]!.links.map((l) => [l.context.traceId, l.context.spanId, l.attributes?.["messaging.message.id"]])).toEqual([
+      [producers[1]!.traceId, producers[1]!.spanId, "Event:2"],
+      [producers[2]!.traceId, producers[2]!.spanId, "Event:3"],
+    ]);
+  });
 });

@@ -88,7 +88,8 @@ interface Handler {
   /** The topics it reads (consumerTopics). */
   topics: string[];
   log: Logger;
-  inSpan<T>(message: BusMessage, fn: (span: Span) => Promise<T>): Promise<T>;
+  /** `together`: the other messages handled in the same call (handleMany), linked from the span. */
+  inSpan<T>(message: BusMessage, fn: (span: Span) => Promise<T>, together?: readonly BusMessage[]): Promise<T>;
 }
 
 /** A message's event for one consumer. */
@@ -121,14 +122,22 @@ async function subscribeHandlers(opts: SubscribeServiceOptions & { group: string
       name,
       topics: topicsRead,
       log: opts.log.child({ consumer: name, topic: topicsRead.join(",") }),
-      /** Runs `fn` in a CONSUMER span whose parent is the message's producer. */
-      inSpan: (message, fn) => {
+      /**
+       * Runs `fn` in a CONSUMER span whose parent is the message's producer; the producers of the
+       * messages handled `together` with it are the span's links (OpenTelemetry's way for a batch),
+       * so each of their traces reaches the span that consumed it.
+       */
+      inSpan: (message, fn, together) => {
+        const links = (together ?? []).flatMap((m) => {
+          const context = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, m.headers));
+          return context && trace.isSpanContextValid(context) ? [{ context, attributes: { "messaging.message.id": m.headers["event-id"] ?? "" } }] : [];
+        });
         // Bounded: consumer names and topics are fixed by the code. Metrics stay per consumer (its
         // inbox name, which was its group before a service had one), so dashboards keep their series.
         const metricAttributes = { "messaging.consumer.group.name": name, "messaging.destination.name": message.topic };
         return tracer.startActiveSpan(
           `${message.topic} process`,
-          { kind: SpanKind.CONSUMER, attributes: { ...messaging, "messaging.destination.name": message.topic, "messaging.message.id": message.headers["event-id"] ?? "" } },
+          { kind: SpanKind.CONSUMER, links, attributes: { ...messaging, "messaging.destination.name": message.topic, "messaging.message.id": message.headers["event-id"] ?? "" } },
           propagation.extract(ROOT_CONTEXT, message.headers),
           async (span) => {
             const started = performance.now();
@@ -313,13 +322,14 @@ async function subscribeHandlers(opts: SubscribeServiceOptions & { group: string
             await w.handler.inSpan(w.message, async (span) => {
               span.setAttribute("corridor.inbox.batch", together.length);
               if (!w.handler.def.handleMany) return w.handler.def.handle(w.event as never, trx);
-              // One span for the events handled together, under the first one's producer.
+              // One span for the events handled together, under the first one's producer and
+              // linked to the others'.
               span.setAttribute("corridor.inbox.handled_together", run.length);
               await w.handler.def.handleMany(
                 run.map((x) => x.event as never),
                 trx,
               );
-            });
+            }, run.slice(1).map((x) => x.message));
           }
         });
       } catch (err) {
