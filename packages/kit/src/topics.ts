@@ -35,7 +35,7 @@ export const topics = {
   ledgerAgentQuoteTransactions: "corridor.ledger.agent-quote-transactions.v1",
   /** LedgerEvent INCOMING_PAYMENT_PENDING of an incoming UMA payment (no quote, no agent): quotes-fx. Key transaction id. */
   ledgerIncomingApprovals: "corridor.ledger.incoming-approvals.v1",
-  /** LedgerEvent BalanceUpdated and ExternalAccountChanged: notifications. Key internal or external account id. */
+  /** LedgerEvent BalanceUpdated, ExternalAccountChanged and CardChanged: notifications. Key internal or external account id, or card id. */
   ledgerAccounts: "corridor.ledger.accounts.v1",
   /** LedgerEvent no service acts on (a transfer-in's INCOMING_PAYMENT_PENDING): consumed by none, kept for one that may. */
   ledgerUnconsumed: "corridor.ledger.unconsumed.v1",
@@ -58,7 +58,9 @@ export const topics = {
   agentApprovals: "corridor.agents.approvals.v1",
   /** AgentEvent of the other action statuses (APPROVED, REJECTED, FAILED, …): consumed by none. Key agent id. */
   agentActions: "corridor.agents.actions.v1",
-  /** corridor.sandbox.v1.SandboxEvent (sandbox clock advances), key platform id. */
+  /** corridor.ledger.v1.CardIssuanceRequested (ledger -> the card issuer: the sandbox service), key card id. */
+  cardIssuance: "corridor.cards.issuance.v1",
+  /** corridor.sandbox.v1.SandboxEvent (sandbox clock advances, cards the sandbox issuer provisioned), key platform id. */
   sandbox: "corridor.sandbox.v1",
 } as const;
 

@@ -211,11 +211,10 @@ const missingCustomers: ScaCustomerDirectory = {
   },
 };
 
-const missingLedger: AccountDirectory = {
-  requireEmbeddedWallet() {
-    throw new Error("auth-sessions was built without a ledger transport; account checks cannot run");
-  },
+const noLedger = () => {
+  throw new Error("auth-sessions was built without a ledger transport; account checks cannot run");
 };
+const missingLedger: AccountDirectory = { requireEmbeddedWallet: noLedger, cardFundingSource: noLedger, setDelegation: noLedger };
 
 export { createAuthSessions } from "./domain/auth-sessions.js";
 export { createAuthSessionsHandler } from "./handlers/auth-sessions.js";

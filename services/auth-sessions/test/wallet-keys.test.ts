@@ -6,6 +6,8 @@ import { appErrorInterceptor, createProcessLogger, errors } from "@corridor/kit"
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { InternalAccountSchema } from "@corridor/proto/corridor/ledger/v1/accounts_pb.js";
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
+import { CardFundingSourceSchema, CardSchema } from "@corridor/proto/corridor/ledger/v1/cards_pb.js";
+import { CardsService } from "@corridor/proto/corridor/ledger/v1/cards_service_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newClientKeyPair, openSealed, stamp } from "../../../test/support/wallet-client.js";
 import { ledgerAccounts } from "../src/clients/ledger-accounts.js";
@@ -15,14 +17,33 @@ import { expectPublicError, startHarness, type Harness } from "./harness.js";
 // logged. Real Postgres (the unit harness), a fake ledger, the real mailer without a mail server.
 
 const accounts = new Map<string, string>();
+/** The fake ledger's card funding sources: id → its platform, card and wallet, and what auth-sessions told it. */
+const sources = new Map<string, { platformId: string; cardId: string; accountId: string; delegated: boolean }>();
 const ledgerTransport = createRouterTransport(
-  (router) =>
+  (router) => {
     router.service(LedgerService, {
       async getInternalAccount(req: { platformId: string; accountId: string }) {
         if (accounts.get(req.accountId) !== req.platformId) throw errors.notFound("InternalAccount", req.accountId);
         return { account: create(InternalAccountSchema, { id: req.accountId, platformId: req.platformId, type: "EMBEDDED_WALLET" }) };
       },
-    } as never),
+    } as never);
+    router.service(CardsService, {
+      async getCardFundingSource(req: { platformId: string; fundingSourceId: string }) {
+        const s = sources.get(req.fundingSourceId);
+        if (!s || s.platformId !== req.platformId) throw errors.notFound("CardFundingSource", req.fundingSourceId);
+        return {
+          fundingSource: create(CardFundingSourceSchema, { id: req.fundingSourceId, cardId: s.cardId, internalAccountId: s.accountId, accountType: "EMBEDDED_WALLET", status: s.delegated ? "ACTIVE" : "PENDING_AUTH" }),
+          card: create(CardSchema, { id: s.cardId, platformId: s.platformId, state: "ACTIVE" }),
+        };
+      },
+      async setFundingSourceDelegation(req: { platformId: string; fundingSourceId: string; delegated: boolean }) {
+        const s = sources.get(req.fundingSourceId);
+        if (!s || s.platformId !== req.platformId) throw errors.notFound("CardFundingSource", req.fundingSourceId);
+        s.delegated = req.delegated;
+        return {};
+      },
+    } as never);
+  },
   { router: { interceptors: [appErrorInterceptor] } },
 );
 const lines: string[] = [];
@@ -52,8 +73,13 @@ async function sandboxWallet() {
   const p = await h.newPlatform({ environment: Environment.SANDBOX });
   const accountId = `InternalAccount:${randomUUID()}`;
   accounts.set(accountId, p.platformId);
-  return { platformId: p.platformId, accountId };
+  const fundingSourceId = `CardFundingSource:${randomUUID()}`;
+  sources.set(fundingSourceId, { platformId: p.platformId, cardId: `Card:${randomUUID()}`, accountId, delegated: false });
+  return { platformId: p.platformId, accountId, fundingSourceId };
 }
+
+/** The funding source made with the wallet. */
+const sourceOf = (accountId: string) => [...sources.entries()].find(([, s]) => s.accountId === accountId)![0];
 
 /** A sandbox EMAIL_OTP session (magic OTP) and its secret key. */
 async function session(platformId: string, accountId: string) {
@@ -67,7 +93,7 @@ async function session(platformId: string, accountId: string) {
 const signed = (key: Uint8Array, c: { payloadToSign: string; requestId: string }) => ({ requestId: c.requestId, signature: stamp(c.payloadToSign, key) });
 
 async function activeKey(platformId: string, accountId: string, key: Uint8Array) {
-  const body = { platformId, internalAccountId: accountId, nickname: "k" };
+  const body = { platformId, fundingSourceId: sourceOf(accountId), nickname: "k" };
   const leg1 = await h.walletKeys.createDelegatedKey(body);
   const leg2 = await h.walletKeys.createDelegatedKey({ ...body, signedRetry: signed(key, leg1.result.value as never) });
   const leg3 = await h.walletKeys.createDelegatedKey({ ...body, signedRetry: signed(key, leg2.result.value as never) });
@@ -120,7 +146,7 @@ describe("delegated keys", () => {
   it("allow one ACTIVE key per wallet; an abandoned PENDING key blocks nothing", async () => {
     const { platformId, accountId } = await sandboxWallet();
     const { key } = await session(platformId, accountId);
-    const body = { platformId, internalAccountId: accountId, nickname: "abandoned" };
+    const body = { platformId, fundingSourceId: sourceOf(accountId), nickname: "abandoned" };
     const leg1 = await h.walletKeys.createDelegatedKey(body);
     await h.walletKeys.createDelegatedKey({ ...body, signedRetry: signed(key, leg1.result.value as never) });
     const k = await activeKey(platformId, accountId, key);
@@ -130,6 +156,23 @@ describe("delegated keys", () => {
     const pending = (await h.walletKeys.listDelegatedKeys({ platformId, accountId })).keys.find((x) => x.status === "PENDING")!;
     await expectPublicError(h.walletKeys.revokeDelegatedKey({ platformId, id: pending.id }), "INVALID", "DELEGATED_KEY_NOT_ACTIVE");
     await h.walletKeys.revokeDelegatedKey({ platformId, id: k.id });
+  });
+
+  it("are made for a card funding source: the key names its card and wallet, the ledger hears of activation and revocation, and a foreign or unknown source is 404", async () => {
+    const { platformId, accountId, fundingSourceId } = await sandboxWallet();
+    const { key } = await session(platformId, accountId);
+    const k = (await activeKey(platformId, accountId, key)) as unknown as { id: string; cardId: string; accountId: string; fundingSourceId: string };
+    expect(k).toMatchObject({ cardId: sources.get(fundingSourceId)!.cardId, accountId, fundingSourceId });
+    expect(sources.get(fundingSourceId)!.delegated).toBe(true);
+    const bySource = (await h.walletKeys.listDelegatedKeys({ platformId, fundingSourceId })).keys;
+    expect(bySource.map((x) => x.id)).toEqual([k.id]);
+    await expectPublicError(h.walletKeys.listDelegatedKeys({ platformId }), "INVALID", "INVALID_INPUT");
+    await h.walletKeys.revokeDelegatedKey({ platformId, id: k.id });
+    expect(sources.get(fundingSourceId)!.delegated).toBe(false);
+    const other = await sandboxWallet();
+    await expectPublicError(h.walletKeys.createDelegatedKey({ platformId: other.platformId, fundingSourceId, nickname: "x" }), "NOT_FOUND", "CARD_FUNDING_SOURCE_NOT_FOUND");
+    await expectPublicError(h.walletKeys.createDelegatedKey({ platformId, fundingSourceId: "CardFundingSource:00000000-0000-7000-8000-000000000000", nickname: "x" }), "NOT_FOUND", "CARD_FUNDING_SOURCE_NOT_FOUND");
+    await expectPublicError(h.walletKeys.createDelegatedKey({ platformId, fundingSourceId: "", nickname: "x" }), "INVALID", "INVALID_INPUT");
   });
 });
 

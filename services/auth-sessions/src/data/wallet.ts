@@ -33,6 +33,8 @@ function toDelegatedKey(r: Selectable<WalletDelegatedKeysTable>): StoredDelegate
     sealedKey: r.sealed_key,
     keyId: r.key_id,
     activationRequestId: r.activation_request_id,
+    ...(r.card_id ? { cardId: r.card_id } : {}),
+    ...(r.funding_source_id ? { fundingSourceId: r.funding_source_id } : {}),
   };
 }
 
@@ -322,6 +324,8 @@ export function walletRepositories(trx: Trx): WalletStore {
             activation_request_id: k.activationRequestId,
             created_at: k.createdAt,
             updated_at: k.updatedAt,
+            card_id: k.cardId ?? null,
+            funding_source_id: k.fundingSourceId ?? null,
           })
           .execute();
       },
@@ -345,12 +349,11 @@ export function walletRepositories(trx: Trx): WalletStore {
           .executeTakeFirst();
         return r && toDelegatedKey(r);
       },
-      async listByAccount(platformId, accountId) {
-        const rows = await trx
-          .selectFrom("wallet_delegated_keys")
-          .selectAll()
-          .where("platform_id", "=", platformId)
-          .where("account_id", "=", accountId)
+      async list(platformId, filter) {
+        let q = trx.selectFrom("wallet_delegated_keys").selectAll().where("platform_id", "=", platformId);
+        if (filter.accountId) q = q.where("account_id", "=", filter.accountId);
+        if (filter.fundingSourceId) q = q.where("funding_source_id", "=", filter.fundingSourceId);
+        const rows = await q
           .orderBy("created_at", "desc")
           .orderBy("id", "desc")
           .execute();

@@ -6,6 +6,7 @@ import { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/e
 import { RailOutcomeSchema } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
 import { RailNoticeSchema } from "@corridor/proto/corridor/ledger/v1/rail_notices_pb.js";
 import { SandboxEventSchema } from "@corridor/proto/corridor/sandbox/v1/events_pb.js";
+import type { Cards } from "../domain/cards.js";
 import type { Ledger } from "../domain/ledger.js";
 import type { QuoteOutcomeStatus } from "../domain/quotes.js";
 import type { RailStatus } from "../domain/transactions.js";
@@ -14,7 +15,7 @@ import type { RailStatus } from "../domain/transactions.js";
 const RAIL_STATUSES: ReadonlySet<string> = new Set(["PROCESSING", "COMPLETED", "FAILED", "REJECTED", "RETURNED", "REFUND_COMPLETED", "REFUND_FAILED", "REFUNDED"]);
 
 /** The ledger's consumers; the host runs each once per event id (kit inbox). */
-export function ledgerConsumers(ledger: Ledger, log?: Pick<Logger, "error">): ConsumerDefinition<any>[] {
+export function ledgerConsumers(ledger: Ledger, log?: Pick<Logger, "error">, cards?: Pick<Cards, "onCardIssued">): ConsumerDefinition<any>[] {
   const platforms: ConsumerDefinition<typeof PlatformEventSchema> = {
     name: "platform-accounts",
     topic: topics.platforms,
@@ -89,13 +90,25 @@ export function ledgerConsumers(ledger: Ledger, log?: Pick<Logger, "error">): Co
   };
 
   // A sandbox platform's clock moved: its quote transactions due by the new sandbox time expire now.
+  // The sandbox card issuer provisioned a card: it becomes ACTIVE (domain/cards.ts). The consumer
+  // keeps its first name (its inbox) though it reads both.
   const sandboxClock: ConsumerDefinition<typeof SandboxEventSchema> = {
     name: "sandbox-clock",
     topic: topics.sandbox,
     schema: SandboxEventSchema,
     eventId: (e) => e.eventId,
-    relevant: (e) => e.payload.case === "clockAdvanced" && !!e.payload.value.now,
+    relevant: (e) => (e.payload.case === "clockAdvanced" && !!e.payload.value.now) || (e.payload.case === "cardIssued" && !!cards),
     async handle(e, trx) {
+      if (e.payload.case === "cardIssued") {
+        const c = e.payload.value;
+        await cards?.onCardIssued(
+          trx,
+          e.platformId,
+          { cardId: c.cardId, brand: c.brand, last4: c.last4, expMonth: c.expMonth, expYear: c.expYear, issuerRef: c.issuerRef },
+          e.occurredAt ? timestampDate(e.occurredAt) : new Date(),
+        );
+        return;
+      }
       if (e.payload.case !== "clockAdvanced" || !e.payload.value.now) return;
       const c = e.payload.value;
       await ledger.onSandboxClockAdvanced(trx, {

@@ -51,8 +51,8 @@ export interface WalletStore {
     byActivationRequest(platformId: string, requestId: string): Promise<StoredDelegatedKey | undefined>;
     /** The account's ACTIVE key, if any. */
     active(platformId: string, accountId: string): Promise<StoredDelegatedKey | undefined>;
-    /** Every key of the account, newest first. */
-    listByAccount(platformId: string, accountId: string): Promise<DelegatedKey[]>;
+    /** The keys of the account or of the funding source (both: both), newest first. */
+    list(platformId: string, filter: { accountId?: string; fundingSourceId?: string }): Promise<DelegatedKey[]>;
     /** Moves a key from one status to another; false when it was not in `from` any more. */
     setStatus(platformId: string, id: string, from: DelegatedKey["status"], to: DelegatedKey["status"], at: Date): Promise<boolean>;
   };
@@ -87,6 +87,26 @@ export interface AccountDirectory {
    * that is not an EMBEDDED_WALLET.
    */
   requireEmbeddedWallet(platformId: string, accountId: string): Promise<void>;
+  /**
+   * A card funding source (the ledger's): its card and account. Throws 404
+   * CARD_FUNDING_SOURCE_NOT_FOUND for an unknown or foreign one.
+   */
+  cardFundingSource(platformId: string, fundingSourceId: string): Promise<CardFundingSourceFacts>;
+  /** Tells the ledger whether an ACTIVE delegated key signs for the funding source (its status PENDING_AUTH / ACTIVE). */
+  setDelegation(platformId: string, fundingSourceId: string, delegated: boolean): Promise<void>;
+}
+
+/** What a delegated key needs of a card funding source. */
+export interface CardFundingSourceFacts {
+  id: string;
+  cardId: string;
+  accountId: string;
+  /** The bound account's type (EMBEDDED_WALLET for a key). */
+  accountType: string;
+  /** ACTIVE, PENDING_AUTH or INACTIVE (unbound). */
+  status: string;
+  /** The card's state. */
+  cardState: string;
 }
 
 /** Sends OTP emails (SMTP when configured, the log otherwise). Called after the commit. */

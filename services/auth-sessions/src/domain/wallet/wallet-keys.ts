@@ -17,7 +17,9 @@ import type { WalletStore } from "./ports.js";
  * becomes the new session's signing key, nothing sealed is returned); an uncompressed one gets a
  * fresh signing key sealed to it, as verify does.
  *
- * Delegated keys: a P-256 key made and custodied here for one embedded wallet, created in three
+ * Delegated keys: a P-256 key made and custodied here for a card funding source (Grid's
+ * fundingSourceId: a CardFundingSource of an embedded wallet, the ledger's), signing for that
+ * wallet; keys made before cards are wallet-scoped (no card) and stay as they were. Created in three
  * legs signed by a session of the wallet (first call: challenge; second: the key is made, PENDING,
  * with a second challenge; third: ACTIVE). While ACTIVE it signs EXECUTE_QUOTE challenges of that
  * wallet in place of a session key (a quote execute may then omit the signature headers), and
@@ -41,6 +43,8 @@ export const toDelegatedKey = (k: DelegatedKey): DelegatedKey => ({
   status: k.status,
   createdAt: k.createdAt,
   updatedAt: k.updatedAt,
+  ...(k.cardId ? { cardId: k.cardId } : {}),
+  ...(k.fundingSourceId ? { fundingSourceId: k.fundingSourceId } : {}),
 });
 
 /** Grid's codes for the missing halves of a signed retry. */
@@ -119,19 +123,29 @@ export function createWalletKeys(deps: WalletAuthDeps, ctx: WalletContext) {
       });
     },
 
-    async createDelegatedKey(platformId: string, input: { internalAccountId: string; nickname: string }, retry?: SignedRetry): Promise<{ challenge?: SignedChallenge; key?: DelegatedKey }> {
+    async createDelegatedKey(platformId: string, input: { fundingSourceId: string; nickname: string }, retry?: SignedRetry): Promise<{ challenge?: SignedChallenge; key?: DelegatedKey }> {
       const fields = [];
-      if (!input.internalAccountId) fields.push({ field: "internalAccountId", reason: "is required: the EMBEDDED_WALLET account the key signs for" });
+      if (!input.fundingSourceId) fields.push({ field: "fundingSourceId", reason: "is required: the card funding source (of an EMBEDDED_WALLET account) the key signs for" });
+      else if (!/^CardFundingSource:[0-9a-fA-F-]{1,64}$/.test(input.fundingSourceId)) fields.push({ field: "fundingSourceId", reason: "must be a CardFundingSource id" });
       const nickname = input.nickname.trim();
       if (!nickname || nickname.length > 256) fields.push({ field: "nickname", reason: "must be 1 to 256 characters" });
       if (fields.length) throw errors.invalidInput(fields);
       if (retry) requireBothHeaders(retry);
-      const accountId = input.internalAccountId;
-      await accounts.requireEmbeddedWallet(platformId, accountId);
+      const fundingSourceId = input.fundingSourceId;
+      // The ledger's funding source names the card and the wallet (404 CARD_FUNDING_SOURCE_NOT_FOUND).
+      const source = await accounts.cardFundingSource(platformId, fundingSourceId);
+      const refuse = (why: string) =>
+        errors.badRequest("FUNDING_SOURCE_INELIGIBLE", `The card funding source cannot take a delegated key: ${why}`, { fundingSourceId, reason: why });
+      if (source.accountType !== "EMBEDDED_WALLET") throw refuse(`its account is ${source.accountType || "not an internal account"}, not an EMBEDDED_WALLET`);
+      if (source.status === "INACTIVE") throw refuse("it is no longer bound to its card");
+      if (source.cardState === "CLOSED") throw refuse("its card is CLOSED");
+      const accountId = source.accountId;
+      const cardId = source.cardId;
       const now = await platformNow(platformId);
-      const body = canonicalJson({ internalAccountId: accountId, nickname });
+      const body = canonicalJson({ fundingSourceId, nickname });
+      let activated: DelegatedKey | undefined;
       try {
-        return await transact(async (store) => {
+        const out = await transact(async (store) => {
           const sandbox = (await environment(store, platformId)) === "SANDBOX";
           const type = await accountType(store, platformId, accountId, now);
           const base = { platformId, accountId, body, now };
@@ -161,6 +175,8 @@ export function createWalletKeys(deps: WalletAuthDeps, ctx: WalletContext) {
             id,
             platformId,
             accountId,
+            cardId,
+            fundingSourceId,
             publicKey: pair.publicKeyCompressedHex,
             nickname,
             status: "PENDING",
@@ -172,16 +188,22 @@ export function createWalletKeys(deps: WalletAuthDeps, ctx: WalletContext) {
           });
           return { challenge: next };
         });
+        activated = out.key;
+        if (!activated) return out;
       } catch (err) {
         // Two third legs racing for one account: the partial unique index lets one be ACTIVE.
         if (isUniqueViolation(err)) throw keyExists(accountId);
         throw err;
       }
+      // Committed: the ledger shows the funding source ACTIVE from now on (PENDING_AUTH before). A
+      // failure here leaves that status behind, not the key: the next activation or revocation sets it.
+      await accounts.setDelegation(platformId, fundingSourceId, true).catch(() => undefined);
+      return { key: activated };
     },
 
-    async listDelegatedKeys(platformId: string, accountId: string): Promise<DelegatedKey[]> {
-      if (!accountId) throw errors.invalidInput([{ field: "accountId", reason: "is required (cards and their funding sources are not served here)" }]);
-      return transact(async (store) => (await store.delegatedKeys.listByAccount(platformId, accountId)).map(toDelegatedKey));
+    async listDelegatedKeys(platformId: string, filter: { accountId?: string; fundingSourceId?: string }): Promise<DelegatedKey[]> {
+      if (!filter.accountId && !filter.fundingSourceId) throw errors.invalidInput([{ field: "accountId", reason: "accountId or fundingSourceId is required" }]);
+      return transact(async (store) => (await store.delegatedKeys.list(platformId, filter)).map(toDelegatedKey));
     },
 
     async getDelegatedKey(platformId: string, id: string): Promise<DelegatedKey> {
@@ -190,7 +212,7 @@ export function createWalletKeys(deps: WalletAuthDeps, ctx: WalletContext) {
 
     async revokeDelegatedKey(platformId: string, id: string): Promise<void> {
       const now = await platformNow(platformId);
-      await transact(async (store) => {
+      const revoked = await transact(async (store) => {
         const k = await delegatedKeyOf(store, platformId, id, true);
         if (k.status !== "ACTIVE") {
           throw errors.badRequest("DELEGATED_KEY_NOT_ACTIVE", `The delegated key is ${k.status}; only an ACTIVE key can be revoked`, { id, status: k.status });
@@ -198,7 +220,10 @@ export function createWalletKeys(deps: WalletAuthDeps, ctx: WalletContext) {
         // The key authorizes its own end, as Grid's does: it signs the revocation.
         signWith(k, canonicalJson({ operation: "REVOKE_DELEGATED_KEY", id, at: now.toISOString() }));
         await store.delegatedKeys.setStatus(platformId, id, "ACTIVE", "REVOKED", now);
+        return k;
       });
+      // The funding source is PENDING_AUTH again at the ledger (best effort, as at activation).
+      if (revoked.fundingSourceId) await accounts.setDelegation(platformId, revoked.fundingSourceId, false).catch(() => undefined);
     },
 
     /**
