@@ -147,7 +147,7 @@ export const ERROR_CODES = {
   CARD_NOT_FOUND: [404, "No such card of this platform."],
   CARD_FUNDING_SOURCE_NOT_FOUND: [404, "No such card funding source of this platform (or the account is not bound to the card)."],
   CARDHOLDER_KYC_NOT_APPROVED: [400, "A card is issued only to a customer whose KYC/KYB status is APPROVED; details.kycStatus names the status it has."],
-  FUNDING_SOURCE_INELIGIBLE: [400, "The internal account cannot fund the card: not the cardholder's (unknown and other platforms' ids read the same), not USD or USDC, not the card's currency, not ACTIVE, or already bound; details.accountId and reason say which."],
+  FUNDING_SOURCE_INELIGIBLE: [400, "The internal account cannot fund the card: not the cardholder's (unknown and other platforms' ids read the same), not USD or USDC, not ACTIVE, or already bound (a delegated key: not an EMBEDDED_WALLET's, unbound, or its card CLOSED); details.accountId and reason say which."],
   CARD_ISSUER_NOT_CONFIGURED: [400, "No card issuer serves this production platform: Corridor issues cards only through its sandbox issuer (docs/cards.md)."],
   PLATFORM_CARD_ID_EXISTS: [409, "The platform already has a card with this platformCardId."],
   CARD_NOT_MUTABLE: [409, "The card is CLOSED: its state, limit and funding sources no longer change."],

@@ -29,7 +29,7 @@ const CardSchema = Type.Object(
     expYear: Type.Optional(Type.Integer({ description: "Expiry year (four digits); present once the issuer provisioned the card." })),
     issuerRef: Type.Optional(Type.String({ description: "The issuer's reference of the card; present once the issuer provisioned the card." })),
     fundingSources: Type.Array(Type.String({ description: "InternalAccount:<uuidv7>." }), { description: "The internal accounts bound to the card, in priority order (at least one)." }),
-    currency: Type.String({ description: "The currency of the card's funding sources (USD or USDC)." }),
+    currency: Type.String({ description: "The currency the card transacts in: USD (funded from USD accounts, and from USDC embedded wallets at 1:1)." }),
     maxSpendPerTransaction: Type.Union([Type.Integer({ minimum: 1, description: "Minor units." }), Type.Null()], {
       description: "Card-specific limit on one authorization, in minor units of the card's currency; null for none. Recorded only: Corridor serves no card transactions.",
     }),
@@ -72,7 +72,7 @@ const CreateCardBody = Type.Object(
       minItems: 1,
       maxItems: 10,
       description:
-        "Internal accounts of the cardholder, in priority order: each ACTIVE, in USD or USDC (an embedded wallet), all in one currency; otherwise 400 FUNDING_SOURCE_INELIGIBLE.",
+        "Internal accounts of the cardholder, in priority order: each ACTIVE, in USD or USDC (an embedded wallet, at 1:1); otherwise 400 FUNDING_SOURCE_INELIGIBLE.",
     }),
     maxSpendPerTransaction: Type.Optional(MinorUnits("Card-specific limit on one authorization, in minor units; omit for none.")),
   },
@@ -91,7 +91,7 @@ const UpdateCardBody = Type.Object(
 
 const AddSourceBody = Type.Object(
   {
-    accountId: AccountId("The internal account of the cardholder to bind (same rules as at creation, and the card's currency)."),
+    accountId: AccountId("The internal account of the cardholder to bind (the same rules as at creation)."),
     priority: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: "Order tried at authorization, lowest first; default: after the last." })),
   },
   { additionalProperties: false, description: "Grid's CardFundingSourceAddRequest." },
@@ -122,7 +122,7 @@ export function cardRoutes(app: Api, { clients }: RouteDeps): void {
       config: { permission: "MANAGE" },
       schema: {
         summary: "Issue a card",
-        description: `201 the card, PROCESSING: the platform's card issuer provisions it asynchronously, then it is ACTIVE (with brand, last4, expiry) and a CARD_STATE_CHANGE webhook (Grid naming: CARD.STATE_CHANGE) carries it. The cardholder must be APPROVED (400 CARDHOLDER_KYC_NOT_APPROVED); every funding source must be an ACTIVE USD or USDC internal account of the cardholder, all in one currency (400 FUNDING_SOURCE_INELIGIBLE naming the account). ${NEEDS_SANDBOX} An unknown customer, or another platform's: 404 USER_NOT_FOUND. A platformCardId already used: 409 PLATFORM_CARD_ID_EXISTS. Needs MANAGE.`,
+        description: `201 the card, PROCESSING: the platform's card issuer provisions it asynchronously, then it is ACTIVE (with brand, last4, expiry) and a CARD_STATE_CHANGE webhook (Grid naming: CARD.STATE_CHANGE) carries it. The cardholder must be APPROVED (400 CARDHOLDER_KYC_NOT_APPROVED); every funding source must be an ACTIVE USD or USDC internal account of the cardholder (400 FUNDING_SOURCE_INELIGIBLE naming the account); the card transacts in USD. ${NEEDS_SANDBOX} An unknown customer, or another platform's: 404 USER_NOT_FOUND. A platformCardId already used: 409 PLATFORM_CARD_ID_EXISTS. Needs MANAGE.`,
         tags,
         body: CreateCardBody,
         response: { 201: CardSchema, ...errorResponses },
@@ -241,7 +241,7 @@ export function cardRoutes(app: Api, { clients }: RouteDeps): void {
       schema: {
         summary: "Bind an account to a card",
         description:
-          "201 the new CardFundingSource. The account must be an ACTIVE internal account of the cardholder in the card's currency and not already bound (400 FUNDING_SOURCE_INELIGIBLE; Grid answers 409 for this, Corridor's code has one status); a CLOSED card: 409 CARD_NOT_MUTABLE. An EMBEDDED_WALLET source is PENDING_AUTH until a delegated key is ACTIVE for it. Needs MANAGE.",
+          "201 the new CardFundingSource. The account must be an ACTIVE USD or USDC internal account of the cardholder and not already bound (400 FUNDING_SOURCE_INELIGIBLE; Grid answers 409 for this, Corridor's code has one status); a CLOSED card: 409 CARD_NOT_MUTABLE. An EMBEDDED_WALLET source is PENDING_AUTH until a delegated key is ACTIVE for it. Needs MANAGE.",
         tags,
         params: CardIdParams,
         body: AddSourceBody,

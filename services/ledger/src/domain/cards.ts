@@ -18,7 +18,9 @@ import type { Directory } from "./ports.js";
 
 export type CardState = "PROCESSING" | "ACTIVE" | "FROZEN" | "CLOSED";
 export const CARD_STATES: readonly CardState[] = ["PROCESSING", "ACTIVE", "FROZEN", "CLOSED"];
-/** The currencies a card can be funded in: the platform's USD accounts and the embedded wallet's USDC (Grid: USDB). */
+/** The currency every card transacts in (Grid's USD cards). */
+export const CARD_CURRENCY = "USD";
+/** The account currencies a card can be funded from: USD, and the embedded wallet's USDC at 1:1 (as Grid funds USD cards from USDB). */
 export const CARD_CURRENCIES: readonly string[] = ["USD", "USDC"];
 /** The card forms served (Grid's v1: VIRTUAL only). */
 export const CARD_FORMS: readonly string[] = ["VIRTUAL"];
@@ -161,12 +163,11 @@ export function createCards(deps: { store: CardStore; clock: Clock; directory: D
     return card;
   }
 
-  /** Why the account cannot fund a card of `cardholderId` in `currency` (undefined: it can). */
-  function refusal(account: CardAccount | undefined, cardholderId: string, currency?: string): string | undefined {
+  /** Why the account cannot fund a card of `cardholderId` (undefined: it can). */
+  function refusal(account: CardAccount | undefined, cardholderId: string): string | undefined {
     // Unknown and other platforms' ids read the same as another customer's: nothing leaks.
     if (!account || account.owner_kind !== "CUSTOMER" || account.customer_id !== cardholderId) return "it is not an internal account of the cardholder";
     if (!CARD_CURRENCIES.includes(account.currency)) return `its currency ${account.currency} is not card-eligible (${CARD_CURRENCIES.join(", ")})`;
-    if (currency && account.currency !== currency) return `its currency ${account.currency} differs from the card's ${currency}`;
     if (account.status !== "ACTIVE") return `it is ${account.status}, not ACTIVE`;
     return undefined;
   }
@@ -207,12 +208,9 @@ export function createCards(deps: { store: CardStore; clock: Clock; directory: D
       }
       const now = clock.now();
       return store.transaction(async (tx) => {
-        let currency: string | undefined;
         for (const accountId of input.fundingSources) {
-          const account = await tx.account(platformId, accountId);
-          const why = refusal(account, input.cardholderId, currency);
+          const why = refusal(await tx.account(platformId, accountId), input.cardholderId);
           if (why) throw ineligible(accountId, why);
-          currency ??= account!.currency;
         }
         const platformCardId = input.platformCardId ?? `card-${newId("Card").slice("Card:".length)}`;
         if (await tx.cardByPlatformCardId(platformId, platformCardId)) {
@@ -226,7 +224,7 @@ export function createCards(deps: { store: CardStore; clock: Clock; directory: D
           state: "PROCESSING",
           state_reason: "",
           form: input.form,
-          currency: currency!,
+          currency: CARD_CURRENCY,
           brand: "",
           last4: "",
           exp_month: 0,
@@ -310,7 +308,7 @@ export function createCards(deps: { store: CardStore; clock: Clock; directory: D
         const bound = await tx.sources(card.id);
         if (bound.some((s) => s.account_id === input.accountId)) throw ineligible(input.accountId, "it is already bound to the card");
         if (bound.length >= MAX_FUNDING_SOURCES) throw ineligible(input.accountId, `the card already has ${MAX_FUNDING_SOURCES} funding sources`);
-        const why = refusal(await tx.account(platformId, input.accountId), card.cardholder_id, card.currency);
+        const why = refusal(await tx.account(platformId, input.accountId), card.cardholder_id);
         if (why) throw ineligible(input.accountId, why);
         const priority = input.priority ?? Math.max(0, ...bound.map((s) => s.priority)) + 1;
         const id = newId("CardFundingSource");
