@@ -6,7 +6,6 @@ import { otpCodeOf, remoteMailbox, startMailCatcher, type MailCatcher, type Mail
 import { newClientKeyPair, openSealed, stamp } from "../support/wallet-client.js";
 import { advanceClock } from "./ledger-helpers.js";
 import { individual } from "./customers-fixtures.js";
-import { GRID, gridViolations } from "./grid-schema.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
 
 // Issue 27, Grid parity: contact verification (verify-email / verify-phone and /confirm), session
