@@ -108,7 +108,7 @@ export function buildAuthSessions(
       "CORRIDOR_SMTP_URL is not set: EMAIL_OTP credentials of PRODUCTION platforms are refused (400 EMAIL_DELIVERY_NOT_CONFIGURED); sandbox platforms' codes are written to this log by the development mailer. Set CORRIDOR_SMTP_URL for any real deployment.",
     );
   }
-  const accounts: AccountDirectory = deps.accounts ?? (deps.transportFor ? ledgerAccounts(() => deps.transportFor!("ledger")) : missingLedger);
+  const accounts: AccountDirectory = deps.accounts ?? (deps.transportFor ? ledgerAccounts(() => deps.transportFor!("ledger"), log) : missingLedger);
   const mailer =
     deps.mailer ??
     createMailer({
@@ -214,7 +214,7 @@ const missingCustomers: ScaCustomerDirectory = {
 const noLedger = () => {
   throw new Error("auth-sessions was built without a ledger transport; account checks cannot run");
 };
-const missingLedger: AccountDirectory = { requireEmbeddedWallet: noLedger, cardFundingSource: noLedger, setDelegation: noLedger };
+const missingLedger: AccountDirectory = { requireEmbeddedWallet: noLedger, cardFundingSource: noLedger, setDelegation: async () => {} };
 
 export { createAuthSessions } from "./domain/auth-sessions.js";
 export { createAuthSessionsHandler } from "./handlers/auth-sessions.js";

@@ -92,7 +92,10 @@ export interface AccountDirectory {
    * CARD_FUNDING_SOURCE_NOT_FOUND for an unknown or foreign one.
    */
   cardFundingSource(platformId: string, fundingSourceId: string): Promise<CardFundingSourceFacts>;
-  /** Tells the ledger whether an ACTIVE delegated key signs for the funding source (its status PENDING_AUTH / ACTIVE). */
+  /**
+   * Tells the ledger whether an ACTIVE delegated key signs for the funding source (its status
+   * PENDING_AUTH / ACTIVE). Called after the key's commit; never throws (a failure is logged).
+   */
   setDelegation(platformId: string, fundingSourceId: string, delegated: boolean): Promise<void>;
 }
 

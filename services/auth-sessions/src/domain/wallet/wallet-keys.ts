@@ -197,7 +197,7 @@ export function createWalletKeys(deps: WalletAuthDeps, ctx: WalletContext) {
       }
       // Committed: the ledger shows the funding source ACTIVE from now on (PENDING_AUTH before). A
       // failure here leaves that status behind, not the key: the next activation or revocation sets it.
-      await accounts.setDelegation(platformId, fundingSourceId, true).catch(() => undefined);
+      await accounts.setDelegation(platformId, fundingSourceId, true);
       return { key: activated };
     },
 
@@ -223,7 +223,7 @@ export function createWalletKeys(deps: WalletAuthDeps, ctx: WalletContext) {
         return k;
       });
       // The funding source is PENDING_AUTH again at the ledger (best effort, as at activation).
-      if (revoked.fundingSourceId) await accounts.setDelegation(platformId, revoked.fundingSourceId, false).catch(() => undefined);
+      if (revoked.fundingSourceId) await accounts.setDelegation(platformId, revoked.fundingSourceId, false);
     },
 
     /**
