@@ -174,6 +174,23 @@ describe("delegated keys", () => {
     await expectPublicError(h.walletKeys.createDelegatedKey({ platformId, fundingSourceId: "CardFundingSource:00000000-0000-7000-8000-000000000000", nickname: "x" }), "NOT_FOUND", "CARD_FUNDING_SOURCE_NOT_FOUND");
     await expectPublicError(h.walletKeys.createDelegatedKey({ platformId, fundingSourceId: "", nickname: "x" }), "INVALID", "INVALID_INPUT");
   });
+
+  it("keep a key made before cards (no card, no funding source) readable by its wallet, signing, and revocable, answered without cardId", async () => {
+    const { platformId, accountId, fundingSourceId } = await sandboxWallet();
+    const { key } = await session(platformId, accountId);
+    const k = await activeKey(platformId, accountId, key);
+    // What migration 20270102000000 leaves a key made before it: both columns null.
+    await h.db.forSchema<any>("auth_sessions").updateTable("wallet_delegated_keys").set({ card_id: null, funding_source_id: null }).where("id", "=", k.id).execute();
+    const legacy = (await h.walletKeys.getDelegatedKey({ platformId, id: k.id })).key!;
+    expect(legacy).toMatchObject({ id: k.id, accountId, status: "ACTIVE", cardId: "", fundingSourceId: "" });
+    expect((await h.walletKeys.listDelegatedKeys({ platformId, accountId })).keys.map((x) => x.id)).toEqual([k.id]);
+    expect((await h.walletKeys.listDelegatedKeys({ platformId, fundingSourceId })).keys).toEqual([]);
+    const body = new TextEncoder().encode('{"quoteId":"Quote:legacy"}');
+    const c = (await h.wallet.createSignedChallenge({ platformId, accountId, operation: "EXECUTE_QUOTE", body })).challenge!;
+    await h.wallet.verifySignedRetry({ platformId, accountId, operation: "EXECUTE_QUOTE", signedRetry: { requestId: c.requestId, signature: "" }, body });
+    await h.walletKeys.revokeDelegatedKey({ platformId, id: k.id });
+    expect((await h.walletKeys.getDelegatedKey({ platformId, id: k.id })).key!.status).toBe("REVOKED");
+  });
 });
 
 describe("code delivery (contact verification)", () => {
