@@ -9,6 +9,11 @@ export const topics = {
   /** PlatformEvent TokenRevoked (since issue 28; on corridor.platforms.v1 before): consumed by none. Key platform_id. */
   platformTokens: "corridor.platforms.tokens.v1",
   /**
+   * PlatformEvent DelegatedKeyChanged (a card funding source's delegated key became ACTIVE or was
+   * REVOKED): ledger (the source's status). Key: the funding source id, so one source's changes stay in order.
+   */
+  platformDelegatedKeys: "corridor.platforms.delegated-keys.v1",
+  /**
    * corridor.customers_kyc.v1.CustomerEvent before issue 28: every customer event. No longer
    * produced; read by its former consumers until drained (customerEventTopic routes them now).
    */

@@ -39,7 +39,8 @@ export const SCHEMA = "auth_sessions";
 /**
  * auth-sessions: platforms, API tokens and platform configuration. Serves AuthSessionsService
  * (called by the gateway and other services) and PlatformAdminService (the operator's CLI and
- * the embedded bootstrap). Produces corridor.platforms.v1; consumes nothing.
+ * the embedded bootstrap). Produces corridor.platforms.v1, corridor.platforms.tokens.v1 and
+ * corridor.platforms.delegated-keys.v1 (events/platform-events.ts); consumes nothing.
  */
 export const service: ServiceModule = {
   name: "auth-sessions",
@@ -108,7 +109,7 @@ export function buildAuthSessions(
       "CORRIDOR_SMTP_URL is not set: EMAIL_OTP credentials of PRODUCTION platforms are refused (400 EMAIL_DELIVERY_NOT_CONFIGURED); sandbox platforms' codes are written to this log by the development mailer. Set CORRIDOR_SMTP_URL for any real deployment.",
     );
   }
-  const accounts: AccountDirectory = deps.accounts ?? (deps.transportFor ? ledgerAccounts(() => deps.transportFor!("ledger"), log) : missingLedger);
+  const accounts: AccountDirectory = deps.accounts ?? (deps.transportFor ? ledgerAccounts(() => deps.transportFor!("ledger")) : missingLedger);
   const mailer =
     deps.mailer ??
     createMailer({
@@ -214,7 +215,7 @@ const missingCustomers: ScaCustomerDirectory = {
 const noLedger = () => {
   throw new Error("auth-sessions was built without a ledger transport; account checks cannot run");
 };
-const missingLedger: AccountDirectory = { requireEmbeddedWallet: noLedger, cardFundingSource: noLedger, setDelegation: async () => {} };
+const missingLedger: AccountDirectory = { requireEmbeddedWallet: noLedger, cardFundingSource: noLedger };
 
 export { createAuthSessions } from "./domain/auth-sessions.js";
 export { createAuthSessionsHandler } from "./handlers/auth-sessions.js";

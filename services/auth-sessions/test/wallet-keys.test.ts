@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Writable } from "node:stream";
 import { create } from "@bufbuild/protobuf";
 import { createRouterTransport } from "@connectrpc/connect";
-import { appErrorInterceptor, createProcessLogger, errors } from "@corridor/kit";
+import { appErrorInterceptor, createProcessLogger, errors, topics } from "@corridor/kit";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { InternalAccountSchema } from "@corridor/proto/corridor/ledger/v1/accounts_pb.js";
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
@@ -11,14 +11,17 @@ import { CardsService } from "@corridor/proto/corridor/ledger/v1/cards_service_p
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newClientKeyPair, openSealed, stamp } from "../../../test/support/wallet-client.js";
 import { ledgerAccounts } from "../src/clients/ledger-accounts.js";
+import type { AuthSessionsDatabase } from "../src/data/tables.js";
+import { walletTransactOver } from "../src/data/wallet.js";
+import type { WalletStore } from "../src/domain/wallet/ports.js";
 import { expectPublicError, startHarness, type Harness } from "./harness.js";
 
 // Delegated keys sign EXECUTE_QUOTE (and only that) in place of a session; contact codes are never
 // logged. Real Postgres (the unit harness), a fake ledger, the real mailer without a mail server.
 
 const accounts = new Map<string, string>();
-/** The fake ledger's card funding sources: id → its platform, card and wallet, and what auth-sessions told it. */
-const sources = new Map<string, { platformId: string; cardId: string; accountId: string; delegated: boolean }>();
+/** The fake ledger's card funding sources: id → its platform, card and wallet. */
+const sources = new Map<string, { platformId: string; cardId: string; accountId: string }>();
 const ledgerTransport = createRouterTransport(
   (router) => {
     router.service(LedgerService, {
@@ -32,15 +35,9 @@ const ledgerTransport = createRouterTransport(
         const s = sources.get(req.fundingSourceId);
         if (!s || s.platformId !== req.platformId) throw errors.notFound("CardFundingSource", req.fundingSourceId);
         return {
-          fundingSource: create(CardFundingSourceSchema, { id: req.fundingSourceId, cardId: s.cardId, internalAccountId: s.accountId, accountType: "EMBEDDED_WALLET", status: s.delegated ? "ACTIVE" : "PENDING_AUTH" }),
+          fundingSource: create(CardFundingSourceSchema, { id: req.fundingSourceId, cardId: s.cardId, internalAccountId: s.accountId, accountType: "EMBEDDED_WALLET", status: "PENDING_AUTH" }),
           card: create(CardSchema, { id: s.cardId, platformId: s.platformId, state: "ACTIVE" }),
         };
-      },
-      async setFundingSourceDelegation(req: { platformId: string; fundingSourceId: string; delegated: boolean }) {
-        const s = sources.get(req.fundingSourceId);
-        if (!s || s.platformId !== req.platformId) throw errors.notFound("CardFundingSource", req.fundingSourceId);
-        s.delegated = req.delegated;
-        return {};
       },
     } as never);
   },
@@ -74,7 +71,7 @@ async function sandboxWallet() {
   const accountId = `InternalAccount:${randomUUID()}`;
   accounts.set(accountId, p.platformId);
   const fundingSourceId = `CardFundingSource:${randomUUID()}`;
-  sources.set(fundingSourceId, { platformId: p.platformId, cardId: `Card:${randomUUID()}`, accountId, delegated: false });
+  sources.set(fundingSourceId, { platformId: p.platformId, cardId: `Card:${randomUUID()}`, accountId });
   return { platformId: p.platformId, accountId, fundingSourceId };
 }
 
@@ -162,13 +159,20 @@ describe("delegated keys", () => {
     const { platformId, accountId, fundingSourceId } = await sandboxWallet();
     const { key } = await session(platformId, accountId);
     const k = (await activeKey(platformId, accountId, key)) as unknown as { id: string; cardId: string; accountId: string; fundingSourceId: string };
-    expect(k).toMatchObject({ cardId: sources.get(fundingSourceId)!.cardId, accountId, fundingSourceId });
-    expect(sources.get(fundingSourceId)!.delegated).toBe(true);
+    const cardId = sources.get(fundingSourceId)!.cardId;
+    expect(k).toMatchObject({ cardId, accountId, fundingSourceId });
+    // The activation's DelegatedKeyChanged, on the ledger's topic, keyed by the funding source.
+    expect(await keyEvents(fundingSourceId)).toEqual([
+      { topic: topics.platformDelegatedKeys, key: fundingSourceId, type: "DELEGATED_KEY_CHANGED", platformId, change: { keyId: k.id, accountId, cardId, fundingSourceId, status: "ACTIVE" } },
+    ]);
     const bySource = (await h.walletKeys.listDelegatedKeys({ platformId, fundingSourceId })).keys;
     expect(bySource.map((x) => x.id)).toEqual([k.id]);
     await expectPublicError(h.walletKeys.listDelegatedKeys({ platformId }), "INVALID", "INVALID_INPUT");
     await h.walletKeys.revokeDelegatedKey({ platformId, id: k.id });
-    expect(sources.get(fundingSourceId)!.delegated).toBe(false);
+    expect((await keyEvents(fundingSourceId)).map((e) => e.change.status)).toEqual(["ACTIVE", "REVOKED"]);
+    // A refused revocation (the key is no longer ACTIVE) writes nothing.
+    await expectPublicError(h.walletKeys.revokeDelegatedKey({ platformId, id: k.id }), "INVALID", "DELEGATED_KEY_NOT_ACTIVE");
+    expect(await keyEvents(fundingSourceId)).toHaveLength(2);
     const other = await sandboxWallet();
     await expectPublicError(h.walletKeys.createDelegatedKey({ platformId: other.platformId, fundingSourceId, nickname: "x" }), "NOT_FOUND", "CARD_FUNDING_SOURCE_NOT_FOUND");
     await expectPublicError(h.walletKeys.createDelegatedKey({ platformId, fundingSourceId: "CardFundingSource:00000000-0000-7000-8000-000000000000", nickname: "x" }), "NOT_FOUND", "CARD_FUNDING_SOURCE_NOT_FOUND");
@@ -188,10 +192,56 @@ describe("delegated keys", () => {
     const body = new TextEncoder().encode('{"quoteId":"Quote:legacy"}');
     const c = (await h.wallet.createSignedChallenge({ platformId, accountId, operation: "EXECUTE_QUOTE", body })).challenge!;
     await h.wallet.verifySignedRetry({ platformId, accountId, operation: "EXECUTE_QUOTE", signedRetry: { requestId: c.requestId, signature: "" }, body });
+    const before = (await h.outboxEvents()).length;
     await h.walletKeys.revokeDelegatedKey({ platformId, id: k.id });
     expect((await h.walletKeys.getDelegatedKey({ platformId, id: k.id })).key!.status).toBe("REVOKED");
+    // No funding source, nothing for the ledger: no event.
+    expect((await h.outboxEvents()).length).toBe(before);
+  });
+
+  it("write their change into the outbox in the key's own transaction: committed together, or neither when it rolls back", async () => {
+    const { platformId, accountId, fundingSourceId } = await sandboxWallet();
+    const { key } = await session(platformId, accountId);
+    const k = await activeKey(platformId, accountId, key);
+    expect(await keyEvents(fundingSourceId)).toHaveLength(1);
+    const transact = walletTransactOver(h.db.forSchema<AuthSessionsDatabase>("auth_sessions"));
+    const revoke = (store: WalletStore) =>
+      store.delegatedKeys.get(platformId, k.id, { forUpdate: true }).then(async (stored) => {
+        const at = new Date(stored!.updatedAt.getTime() + 1000);
+        await store.delegatedKeys.setStatus(platformId, k.id, "ACTIVE", "REVOKED", at);
+        await store.events.delegatedKeyChanged({ ...stored!, status: "REVOKED", updatedAt: at });
+      });
+    // The revocation and its event, then a failure before the commit: the key stays ACTIVE and no event is left.
+    await expect(
+      transact(async (store) => {
+        await revoke(store);
+        throw new Error("fails before the commit");
+      }),
+    ).rejects.toThrow("fails before the commit");
+    expect((await h.walletKeys.getDelegatedKey({ platformId, id: k.id })).key!.status).toBe("ACTIVE");
+    expect((await keyEvents(fundingSourceId)).map((e) => e.change.status)).toEqual(["ACTIVE"]);
+    // The same work committed: both.
+    await transact(revoke);
+    expect((await h.walletKeys.getDelegatedKey({ platformId, id: k.id })).key!.status).toBe("REVOKED");
+    expect((await keyEvents(fundingSourceId)).map((e) => e.change.status)).toEqual(["ACTIVE", "REVOKED"]);
   });
 });
+
+/** The DelegatedKeyChanged events in auth-sessions' outbox for a funding source, oldest first. */
+async function keyEvents(fundingSourceId: string) {
+  return (await h.outboxEvents())
+    .filter((r) => r.event.payload.case === "delegatedKeyChanged" && r.event.payload.value.fundingSourceId === fundingSourceId)
+    .map((r) => {
+      const v = r.event.payload.value as { keyId: string; accountId: string; cardId: string; fundingSourceId: string; status: string };
+      return {
+        topic: r.topic,
+        key: r.key,
+        type: r.headers["event-type"],
+        platformId: r.event.platformId,
+        change: { keyId: v.keyId, accountId: v.accountId, cardId: v.cardId, fundingSourceId: v.fundingSourceId, status: v.status },
+      };
+    });
+}
 
 describe("code delivery (contact verification)", () => {
   it("never writes a code to the log: sandbox without a mail server sends nothing, production is refused", async () => {

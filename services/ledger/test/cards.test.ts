@@ -1,6 +1,6 @@
 import { AppError, ManualClock } from "@corridor/kit";
 import { describe, expect, it } from "vitest";
-import { createCards, fundingSourceStatus, type CardAccount, type CardRow, type CardStore, type CardTx, type FundingSourceRow } from "../src/domain/cards.js";
+import { createCards, fundingSourceStatus, type CardAccount, type CardRow, type CardStore, type CardTx, type DelegatedKeyCopy, type FundingSourceRow } from "../src/domain/cards.js";
 import type { Directory } from "../src/domain/ports.js";
 
 // The card rules (domain/cards.ts) over an in-memory store: what the end-to-end suite cannot reach
@@ -11,6 +11,7 @@ function memoryStore(accounts: Record<string, CardAccount>) {
   const sources: FundingSourceRow[] = [];
   const stateEvents: { id: string; from: string; to: string }[] = [];
   const issuance: string[] = [];
+  const keys = new Map<string, DelegatedKeyCopy>();
   const bound = (cardId: string) => sources.filter((s) => s.card_id === cardId && !s.removed_at).sort((a, b) => a.priority - b.priority);
   const tx: CardTx = {
     account: async (_p, id) => accounts[id],
@@ -32,6 +33,9 @@ function memoryStore(accounts: Record<string, CardAccount>) {
       if (s) s.delegated = delegated;
       return !!s;
     },
+    delegatedKey: async (id) => (keys.has(id) ? { ...keys.get(id)! } : undefined),
+    putDelegatedKey: async (copy) => void keys.set(copy.key_id, { ...copy }),
+    activeDelegatedKeys: async (sourceId) => [...keys.values()].filter((k) => k.funding_source_id === sourceId && k.status === "ACTIVE").length,
     list: async () => ({ rows: [...cards.values()], hasMore: false, total: cards.size }),
     emitStateChanged: async (v, from) => void stateEvents.push({ id: v.card.id, from, to: v.card.state }),
     requestIssuance: async (card) => void issuance.push(card.id),
@@ -111,11 +115,41 @@ describe("cards (domain)", () => {
     const wallet = v.sources.find((s) => s.account_id === "InternalAccount:w")!;
     const usd = v.sources.find((s) => s.account_id === "InternalAccount:u")!;
     expect([fundingSourceStatus(usd), fundingSourceStatus(wallet)]).toEqual(["ACTIVE", "PENDING_AUTH"]);
-    await cards.setFundingSourceDelegation("Platform:p", wallet.id, true);
+    await cards.onDelegatedKeyChanged(null, "Platform:p", { keyId: "DelegatedKey:1", fundingSourceId: wallet.id, status: "ACTIVE", at: new Date() });
     expect(fundingSourceStatus((await cards.getFundingSource("Platform:p", wallet.id)).source)).toBe("ACTIVE");
-    expect(await refusal(cards.setFundingSourceDelegation("Platform:other", wallet.id, true))).toBe("CARD_FUNDING_SOURCE_NOT_FOUND");
     await cards.removeFundingSource("Platform:p", v.card.id, "InternalAccount:w");
     expect(fundingSourceStatus((await cards.getFundingSource("Platform:p", wallet.id)).source)).toBe("INACTIVE");
     expect(await refusal(cards.removeFundingSource("Platform:p", v.card.id, "InternalAccount:u"))).toBe("LAST_FUNDING_SOURCE");
+  });
+
+  it("follows auth-sessions' delegated keys: a source is ACTIVE while one of its keys is; a stale, repeated or foreign change is ignored", async () => {
+    const { cards } = setup();
+    const v = await create(cards, ["InternalAccount:u", "InternalAccount:w"]);
+    const wallet = v.sources.find((s) => s.account_id === "InternalAccount:w")!;
+    const status = async () => fundingSourceStatus((await cards.getFundingSource("Platform:p", wallet.id)).source);
+    const change = (keyId: string, s: string, platformId = "Platform:p", fundingSourceId = wallet.id) =>
+      cards.onDelegatedKeyChanged(null, platformId, { keyId, fundingSourceId, status: s, at: new Date("2026-11-28T10:01:00Z") });
+
+    expect(await change("DelegatedKey:1", "ACTIVE")).toBe("applied");
+    expect(await status()).toBe("ACTIVE");
+    expect(await change("DelegatedKey:1", "ACTIVE")).toBe("ignored");
+    expect(await change("DelegatedKey:1", "REVOKED")).toBe("applied");
+    expect(await status()).toBe("PENDING_AUTH");
+    // The key's activation delivered again after its revocation (older): the source stays PENDING_AUTH.
+    expect(await change("DelegatedKey:1", "ACTIVE")).toBe("ignored");
+    expect(await status()).toBe("PENDING_AUTH");
+    // A revocation that overtook its activation: the late activation changes nothing.
+    expect(await change("DelegatedKey:2", "REVOKED")).toBe("applied");
+    expect(await change("DelegatedKey:2", "ACTIVE")).toBe("ignored");
+    expect(await status()).toBe("PENDING_AUTH");
+    // A new key: ACTIVE again; the earlier key's late revocation does not undo it.
+    expect(await change("DelegatedKey:3", "ACTIVE")).toBe("applied");
+    expect(await change("DelegatedKey:1", "REVOKED")).toBe("ignored");
+    expect(await status()).toBe("ACTIVE");
+    // Another platform's or an unknown source, or a status the ledger does not know: nothing.
+    expect(await change("DelegatedKey:4", "REVOKED", "Platform:other")).toBe("ignored");
+    expect(await change("DelegatedKey:4", "ACTIVE", "Platform:p", "CardFundingSource:none")).toBe("ignored");
+    expect(await change("DelegatedKey:3", "DELETED")).toBe("ignored");
+    expect(await status()).toBe("ACTIVE");
   });
 });

@@ -1,6 +1,7 @@
 import { inTransaction } from "@corridor/kit";
 import type { Kysely, Selectable, Transaction } from "kysely";
 import type { WalletStore, WalletTransact } from "../domain/wallet/ports.js";
+import { delegatedKeyEvents } from "../events/platform-events.js";
 import type { Credential, CredentialMaterial, PasskeyChallenge, SignedRequest, StoredDelegatedKey, StoredOtp, WalletSession } from "../domain/wallet/types.js";
 import type { AuthSessionsDatabase, WalletCredentialsTable, WalletDelegatedKeysTable, WalletSessionsTable } from "./tables.js";
 
@@ -409,6 +410,7 @@ export function walletRepositories(trx: Trx): WalletStore {
         return rows.map((r) => ({ keyId: r.key_id, rows: Number(r.rows) }));
       },
     },
+    events: delegatedKeyEvents(trx),
   };
 }
 

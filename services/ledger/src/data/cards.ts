@@ -1,6 +1,6 @@
 import { decodeKeysetCursor, encodeCursor, inTransaction } from "@corridor/kit";
 import { sql, type Kysely } from "kysely";
-import type { CardFilter, CardRow, CardStore, CardTx, CardView, FundingSourceRow } from "../domain/cards.js";
+import type { CardFilter, CardRow, CardStore, CardTx, CardView, DelegatedKeyCopy, FundingSourceRow } from "../domain/cards.js";
 import type { LedgerDatabase, Trx } from "./tables.js";
 
 /** The card store (domain/cards.ts) over the ledger's `cards` and `card_funding_sources` tables. */
@@ -53,7 +53,9 @@ function cardTx(trx: Trx, events: CardEvents): CardTx {
       for (const r of rows) out.set(r.card_id, [...(out.get(r.card_id) ?? []), r]);
       return out;
     },
-    async source(platformId, id) {
+    async source(platformId, id, opts) {
+      // The lock is taken on the source's row alone (not the joined account, on the outer join's nullable side).
+      if (opts?.forUpdate) await trx.selectFrom("card_funding_sources").select("id").where("platform_id", "=", platformId).where("id", "=", id).forUpdate().execute();
       return (await sourcesQuery(trx).where("s.platform_id", "=", platformId).where("s.id", "=", id).executeTakeFirst()) as FundingSourceRow | undefined;
     },
     async insertSource(row) {
@@ -65,6 +67,25 @@ function cardTx(trx: Trx, events: CardEvents): CardTx {
     async setDelegated(platformId, id, delegated, at) {
       const r = await trx.updateTable("card_funding_sources").set({ delegated, updated_at: at }).where("platform_id", "=", platformId).where("id", "=", id).executeTakeFirst();
       return Number(r.numUpdatedRows) > 0;
+    },
+    async delegatedKey(keyId) {
+      return (await trx.selectFrom("card_delegated_keys").selectAll().where("key_id", "=", keyId).executeTakeFirst()) as DelegatedKeyCopy | undefined;
+    },
+    async putDelegatedKey(copy) {
+      await trx
+        .insertInto("card_delegated_keys")
+        .values(copy)
+        .onConflict((oc) => oc.column("key_id").doUpdateSet({ status: copy.status, updated_at: copy.updated_at }))
+        .execute();
+    },
+    async activeDelegatedKeys(fundingSourceId) {
+      const r = await trx
+        .selectFrom("card_delegated_keys")
+        .select(sql<string>`count(*)`.as("n"))
+        .where("funding_source_id", "=", fundingSourceId)
+        .where("status", "=", "ACTIVE")
+        .executeTakeFirstOrThrow();
+      return Number(r.n);
     },
     async list(platformId, filter: CardFilter, page) {
       const filtered = () => {

@@ -333,9 +333,19 @@ export interface CardFundingSourcesTable {
   delegated: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
+/** The ledger's copy of auth-sessions' delegated keys made for card funding sources (their latest status). */
+export interface CardDelegatedKeysTable {
+  key_id: string;
+  platform_id: string;
+  funding_source_id: string;
+  status: "PENDING" | "ACTIVE" | "REVOKED";
+  updated_at: Date;
+}
+
 export interface LedgerDatabase extends KitTables {
   cards: CardsTable;
   card_funding_sources: CardFundingSourcesTable;
+  card_delegated_keys: CardDelegatedKeysTable;
   received_credits: ReceivedCreditsTable;
   account_corrections: AccountCorrectionsTable;
   rail_statements: RailStatementsTable;

@@ -55,7 +55,7 @@ export interface FundingSourceRow {
   created_at: Date;
   updated_at: Date;
   removed_at: Date | null;
-  /** Whether an ACTIVE delegated key signs for it (auth-sessions says so). */
+  /** Whether an ACTIVE delegated key signs for it (from auth-sessions' DelegatedKeyChanged events). */
   delegated: boolean;
   /** The bound account's type (joined). */
   account_type: string;
@@ -95,16 +95,44 @@ export interface CardTx {
   /** The card's bound sources, by priority then creation. */
   sources(cardId: string): Promise<FundingSourceRow[]>;
   sourcesOf(cardIds: string[]): Promise<Map<string, FundingSourceRow[]>>;
-  /** One source by id, bound or removed. */
-  source(platformId: string, id: string): Promise<FundingSourceRow | undefined>;
+  /** One source by id, bound or removed; with `forUpdate`, locked until the transaction ends. */
+  source(platformId: string, id: string, opts?: { forUpdate?: boolean }): Promise<FundingSourceRow | undefined>;
   insertSource(row: Omit<FundingSourceRow, "account_type" | "delegated">): Promise<void>;
   removeSource(id: string, at: Date): Promise<void>;
   setDelegated(platformId: string, id: string, delegated: boolean, at: Date): Promise<boolean>;
+  /** The ledger's copy of a delegated key (auth-sessions'), if it heard of it. */
+  delegatedKey(keyId: string): Promise<DelegatedKeyCopy | undefined>;
+  /** Inserts or overwrites the copy of a delegated key. */
+  putDelegatedKey(copy: DelegatedKeyCopy): Promise<void>;
+  /** How many copies of keys made for the source are ACTIVE. */
+  activeDelegatedKeys(fundingSourceId: string): Promise<number>;
   list(platformId: string, filter: CardFilter, page: { limit: number; cursor?: string }): Promise<{ rows: CardRow[]; hasMore: boolean; nextCursor?: string; total: number }>;
   /** CARD_STATE_CHANGE (a LedgerEvent on corridor.ledger.accounts.v1, key card id). */
   emitStateChanged(view: CardView, previousState: string, at: Date): Promise<void>;
   /** Asks the platform's card issuer to provision the card (corridor.cards.issuance.v1). */
   requestIssuance(card: CardRow, environment: string, at: Date): Promise<void>;
+}
+
+/** The ledger's copy of one delegated key of a card funding source (table card_delegated_keys). */
+export interface DelegatedKeyCopy {
+  key_id: string;
+  platform_id: string;
+  funding_source_id: string;
+  status: DelegatedKeyStatus;
+  /** The key's updatedAt as auth-sessions reported it. */
+  updated_at: Date;
+}
+
+export type DelegatedKeyStatus = "PENDING" | "ACTIVE" | "REVOKED";
+/** A delegated key's statuses in the only order it takes them (auth-sessions never moves one back). */
+const KEY_STATUS_RANK: Record<DelegatedKeyStatus, number> = { PENDING: 0, ACTIVE: 1, REVOKED: 2 };
+
+/** What auth-sessions reports of a delegated key (PlatformEvent DelegatedKeyChanged). */
+export interface DelegatedKeyChange {
+  keyId: string;
+  fundingSourceId: string;
+  status: string;
+  at: Date;
 }
 
 export interface CardStore {
@@ -342,11 +370,27 @@ export function createCards(deps: { store: CardStore; clock: Clock; directory: D
       });
     },
 
-    /** auth-sessions: an ACTIVE delegated key now signs (or no longer signs) for the source. */
-    async setFundingSourceDelegation(platformId: string, id: string, delegated: boolean): Promise<void> {
-      await store.transaction(async (tx) => {
-        if (!(await tx.setDelegated(platformId, id, delegated, clock.now()))) throw errors.notFound("CardFundingSource", id);
-      });
+    /**
+     * auth-sessions' DelegatedKeyChanged (consumer of corridor.platforms.delegated-keys.v1, in its
+     * inbox transaction): a key made for the source became ACTIVE or was REVOKED. The ledger keeps
+     * each key's latest status and applies a change only when it is later than the one held (a
+     * key goes PENDING → ACTIVE → REVOKED, never back), so a stale, repeated or reordered event
+     * changes nothing; the source is delegated while any of its keys is ACTIVE. An unknown source
+     * (another platform's, or none) or status is ignored: refusing would hold the partition for good.
+     */
+    async onDelegatedKeyChanged(inbox: unknown, platformId: string, change: DelegatedKeyChange): Promise<"applied" | "ignored"> {
+      if (!(change.status in KEY_STATUS_RANK)) return "ignored";
+      const status = change.status as DelegatedKeyStatus;
+      const tx = store.within(inbox);
+      // Locked: the changes of one source's keys apply one after the other, whatever delivers them.
+      const source = await tx.source(platformId, change.fundingSourceId, { forUpdate: true });
+      if (!source) return "ignored";
+      const held = await tx.delegatedKey(change.keyId);
+      if (held && (held.platform_id !== platformId || held.funding_source_id !== source.id || KEY_STATUS_RANK[held.status] >= KEY_STATUS_RANK[status])) return "ignored";
+      await tx.putDelegatedKey({ key_id: change.keyId, platform_id: platformId, funding_source_id: source.id, status, updated_at: change.at });
+      const delegated = (await tx.activeDelegatedKeys(source.id)) > 0;
+      if (delegated !== source.delegated) await tx.setDelegated(platformId, source.id, delegated, change.at);
+      return "applied";
     },
 
     /** The card issuer provisioned the card (consumer of corridor.sandbox.v1): PROCESSING → ACTIVE, once. */

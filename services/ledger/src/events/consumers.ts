@@ -15,7 +15,7 @@ import type { RailStatus } from "../domain/transactions.js";
 const RAIL_STATUSES: ReadonlySet<string> = new Set(["PROCESSING", "COMPLETED", "FAILED", "REJECTED", "RETURNED", "REFUND_COMPLETED", "REFUND_FAILED", "REFUNDED"]);
 
 /** The ledger's consumers; the host runs each once per event id (kit inbox). */
-export function ledgerConsumers(ledger: Ledger, log?: Pick<Logger, "error">, cards?: Pick<Cards, "onCardIssued">): ConsumerDefinition<any>[] {
+export function ledgerConsumers(ledger: Ledger, log?: Pick<Logger, "error" | "warn">, cards?: Pick<Cards, "onCardIssued" | "onDelegatedKeyChanged">): ConsumerDefinition<any>[] {
   const platforms: ConsumerDefinition<typeof PlatformEventSchema> = {
     name: "platform-accounts",
     topic: topics.platforms,
@@ -120,6 +120,24 @@ export function ledgerConsumers(ledger: Ledger, log?: Pick<Logger, "error">, car
     },
   };
 
+  // auth-sessions: a delegated key of a card funding source became ACTIVE or was REVOKED, written in
+  // the key's transaction. The source's status follows it (ACTIVE while a key of it is, else
+  // PENDING_AUTH); a stale or repeated change is recognised by the key's status (domain/cards.ts).
+  const delegatedKeys: ConsumerDefinition<typeof PlatformEventSchema> = {
+    name: "delegated-keys",
+    topic: topics.platformDelegatedKeys,
+    schema: PlatformEventSchema,
+    eventId: (e) => e.eventId,
+    relevant: (e) => !!cards && e.payload.case === "delegatedKeyChanged" && !!e.payload.value.fundingSourceId,
+    async handle(e, trx) {
+      if (!cards || e.payload.case !== "delegatedKeyChanged") return;
+      const k = e.payload.value;
+      const at = k.updatedAt ? timestampDate(k.updatedAt) : e.occurredAt ? timestampDate(e.occurredAt) : new Date();
+      const outcome = await cards.onDelegatedKeyChanged(trx, e.platformId, { keyId: k.keyId, fundingSourceId: k.fundingSourceId, status: k.status, at });
+      if (outcome === "ignored") log?.warn({ event_id: e.eventId, platform_id: e.platformId, key_id: k.keyId, funding_source_id: k.fundingSourceId, status: k.status }, "delegated key change not applied (stale, repeated, or for a funding source the ledger does not have)");
+    },
+  };
+
   // What a bank says that is no outcome (rail contract 1.2): deposits and notifications of change.
   const notices: ConsumerDefinition<typeof RailNoticeSchema> = {
     name: "rail-notices",
@@ -167,5 +185,5 @@ export function ledgerConsumers(ledger: Ledger, log?: Pick<Logger, "error">, car
     },
   };
 
-  return [platforms, customers, outcomes, sandboxClock, notices];
+  return [platforms, customers, outcomes, sandboxClock, notices, delegatedKeys];
 }

@@ -53,9 +53,5 @@ export function createCardsHandler({ cards }: { cards: Cards }): ServiceImpl<typ
       const { source, card } = await cards.getFundingSource(req.platformId, req.fundingSourceId);
       return { fundingSource: fundingSourceToPb(source), card: cardToPb(card) };
     },
-    async setFundingSourceDelegation(req) {
-      await cards.setFundingSourceDelegation(req.platformId, req.fundingSourceId, req.delegated);
-      return {};
-    },
   };
 }

@@ -71,6 +71,14 @@ export interface WalletStore {
     /** How many rows each key id sealed (null: before key ids). */
     countByKeyId(): Promise<{ keyId: string | null; rows: number }[]>;
   };
+  events: {
+    /**
+     * A delegated key of a card funding source became ACTIVE or was REVOKED: DelegatedKeyChanged
+     * into this transaction's outbox, so the ledger hears of it if and only if the change commits
+     * (the source's status, docs/cards.md). A wallet-scoped key (made before cards) writes nothing.
+     */
+    delegatedKeyChanged(key: DelegatedKey): Promise<void>;
+  };
 }
 
 export interface SealedWalletKey {
@@ -92,11 +100,6 @@ export interface AccountDirectory {
    * CARD_FUNDING_SOURCE_NOT_FOUND for an unknown or foreign one.
    */
   cardFundingSource(platformId: string, fundingSourceId: string): Promise<CardFundingSourceFacts>;
-  /**
-   * Tells the ledger whether an ACTIVE delegated key signs for the funding source (its status
-   * PENDING_AUTH / ACTIVE). Called after the key's commit; never throws (a failure is logged).
-   */
-  setDelegation(platformId: string, fundingSourceId: string, delegated: boolean): Promise<void>;
 }
 
 /** What a delegated key needs of a card funding source. */

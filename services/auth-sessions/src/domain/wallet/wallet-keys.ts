@@ -143,7 +143,6 @@ export function createWalletKeys(deps: WalletAuthDeps, ctx: WalletContext) {
       const cardId = source.cardId;
       const now = await platformNow(platformId);
       const body = canonicalJson({ fundingSourceId, nickname });
-      let activated: DelegatedKey | undefined;
       try {
         const out = await transact(async (store) => {
           const sandbox = (await environment(store, platformId)) === "SANDBOX";
@@ -161,7 +160,11 @@ export function createWalletKeys(deps: WalletAuthDeps, ctx: WalletContext) {
             if (!k || k.status !== "PENDING") throw unauthorized("Request-Id does not match this request", "no pending delegated key waits for this Request-Id");
             if (await store.delegatedKeys.active(platformId, accountId)) throw keyExists(accountId);
             await store.delegatedKeys.setStatus(platformId, k.id, "PENDING", "ACTIVE", now);
-            return { key: toDelegatedKey({ ...k, status: "ACTIVE", updatedAt: now }) };
+            const activated = toDelegatedKey({ ...k, status: "ACTIVE", updatedAt: now });
+            // The ledger's funding source is ACTIVE from this commit on (PENDING_AUTH before): its
+            // event commits with the key, or neither does.
+            await store.events.delegatedKeyChanged(activated);
+            return { key: activated };
           }
           // Second leg: the key pair is made and stored sealed, PENDING, with the third leg's challenge.
           await consumeSignedRetry(store, { ...base, operation: CREATE, retry, sandbox });
@@ -188,17 +191,12 @@ export function createWalletKeys(deps: WalletAuthDeps, ctx: WalletContext) {
           });
           return { challenge: next };
         });
-        activated = out.key;
-        if (!activated) return out;
+        return out;
       } catch (err) {
         // Two third legs racing for one account: the partial unique index lets one be ACTIVE.
         if (isUniqueViolation(err)) throw keyExists(accountId);
         throw err;
       }
-      // Committed: the ledger shows the funding source ACTIVE from now on (PENDING_AUTH before). A
-      // failure here leaves that status behind, not the key: the next activation or revocation sets it.
-      await accounts.setDelegation(platformId, fundingSourceId, true);
-      return { key: activated };
     },
 
     async listDelegatedKeys(platformId: string, filter: { accountId?: string; fundingSourceId?: string }): Promise<DelegatedKey[]> {
@@ -212,7 +210,7 @@ export function createWalletKeys(deps: WalletAuthDeps, ctx: WalletContext) {
 
     async revokeDelegatedKey(platformId: string, id: string): Promise<void> {
       const now = await platformNow(platformId);
-      const revoked = await transact(async (store) => {
+      await transact(async (store) => {
         const k = await delegatedKeyOf(store, platformId, id, true);
         if (k.status !== "ACTIVE") {
           throw errors.badRequest("DELEGATED_KEY_NOT_ACTIVE", `The delegated key is ${k.status}; only an ACTIVE key can be revoked`, { id, status: k.status });
@@ -220,10 +218,9 @@ export function createWalletKeys(deps: WalletAuthDeps, ctx: WalletContext) {
         // The key authorizes its own end, as Grid's does: it signs the revocation.
         signWith(k, canonicalJson({ operation: "REVOKE_DELEGATED_KEY", id, at: now.toISOString() }));
         await store.delegatedKeys.setStatus(platformId, id, "ACTIVE", "REVOKED", now);
-        return k;
+        // The funding source is PENDING_AUTH again at the ledger: the event commits with the revocation.
+        await store.events.delegatedKeyChanged(toDelegatedKey({ ...k, status: "REVOKED", updatedAt: now }));
       });
-      // The funding source is PENDING_AUTH again at the ledger (best effort, as at activation).
-      if (revoked.fundingSourceId) await accounts.setDelegation(platformId, revoked.fundingSourceId, false);
     },
 
     /**
