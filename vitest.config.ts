@@ -49,6 +49,7 @@ export default defineConfig({
           include: [
             "test/e2e/ledger.test.ts",
             "test/e2e/grid-contact-keys.test.ts",
+            "test/e2e/grid-cards.test.ts",
             "test/e2e/sca-quotes.test.ts",
             "test/e2e/sca-factor-reset.test.ts",
             "test/e2e/external-account-ownership.test.ts",

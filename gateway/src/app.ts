@@ -47,6 +47,7 @@ import { authCredentialRoutes } from "./routes/auth-credentials.js";
 import { walletExportRoutes } from "./routes/wallet-export.js";
 import { internalAccountUpdateRoutes } from "./routes/internal-account-update.js";
 import { walletKeyRoutes } from "./routes/wallet-keys.js";
+import { cardRoutes } from "./routes/cards.js";
 import { externalAccountSchemas } from "./schemas/external-accounts.js";
 import { internalAccountSchemas } from "./schemas/internal-accounts.js";
 import { sandboxMoneySchemas } from "./schemas/sandbox-money.js";
@@ -228,6 +229,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<FastifyInstanc
       walletExportRoutes(typed, deps);
       internalAccountUpdateRoutes(typed, deps);
       walletKeyRoutes(typed, deps);
+      cardRoutes(typed, deps);
       exchangeRateRoutes(typed, deps);
       receiverRoutes(typed, deps);
       quoteRoutes(typed, deps);

@@ -6,6 +6,7 @@ import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/c
 import { CustomerImportsService } from "@corridor/proto/corridor/customers_kyc/v1/customer_imports_service_pb.js";
 import { NotificationsService } from "@corridor/proto/corridor/notifications/v1/notifications_service_pb.js";
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
+import { CardsService } from "@corridor/proto/corridor/ledger/v1/cards_service_pb.js";
 import { SandboxService } from "@corridor/proto/corridor/sandbox/v1/sandbox_service_pb.js";
 import { WalletKeysService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_keys_service_pb.js";
 import { WalletAuthService } from "@corridor/proto/corridor/auth_sessions/v1/wallet_auth_service_pb.js";
@@ -21,6 +22,8 @@ export interface ServiceClients {
   /** Bulk customer imports (customers-kyc). */
   customerImports: Client<typeof CustomerImportsService>;
   ledger: Client<typeof LedgerService>;
+  /** Cards and their funding sources (ledger). */
+  cards: Client<typeof CardsService>;
   sandbox: Client<typeof SandboxService>;
   walletAuth: Client<typeof WalletAuthService>;
   walletKeys: Client<typeof WalletKeysService>;
@@ -38,6 +41,7 @@ export function createServiceClients(transportFor: TransportFor): ServiceClients
     customersKyc: createClient(CustomersKycService, transportFor("customers-kyc")),
     customerImports: createClient(CustomerImportsService, transportFor("customers-kyc")),
     ledger: createClient(LedgerService, transportFor("ledger")),
+    cards: createClient(CardsService, transportFor("ledger")),
     sandbox: createClient(SandboxService, transportFor("sandbox")),
     walletAuth: createClient(WalletAuthService, transportFor("auth-sessions")),
     walletKeys: createClient(WalletKeysService, transportFor("auth-sessions")),

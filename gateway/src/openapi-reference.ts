@@ -21,6 +21,7 @@ export const REFERENCE_TAGS: { name: string; description: string }[] = [
   { name: "Agents", description: "The platform's agents: policies, device codes and approvals of agent actions (HTTP Basic)." },
   { name: "Agent operations", description: "What an agent does for its customer, under its policy (HTTP Bearer: the agent's access token)." },
   { name: "Embedded wallets", description: "Embedded-wallet authentication (credentials, challenges, sessions) and wallet export." },
+  { name: "Cards", description: "Debit cards issued to approved customers against their internal accounts: issue, freeze, close, and manage the accounts that fund them (sandbox issuer only)." },
   { name: "Sandbox", description: "Sandbox-only helpers: fund accounts, advance the clock, simulate payments and test webhooks (production platforms get 403)." },
   { name: "Tokens and config", description: "API tokens for HTTP Basic authentication, the platform's configuration, and this contract." },
 ];

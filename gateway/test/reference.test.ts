@@ -83,6 +83,7 @@ describe("the API reference (/2025-10-13/docs/) and the document it reads", () =
       "Agents",
       "Agent operations",
       "Embedded wallets",
+      "Cards",
       "Sandbox",
       "Tokens and config",
     ]);
@@ -97,6 +98,7 @@ describe("the API reference (/2025-10-13/docs/) and the document it reads", () =
     expect([...names].filter((n) => !used.has(n))).toEqual([]);
     const tagOf = (path: string, method: string) => doc.paths[path]![method]!.tags![0];
     expect(tagOf("/customers", "post")).toBe("Customers and KYC");
+    expect(tagOf("/cards/{id}/funding-sources", "post")).toBe("Cards");
     expect(tagOf("/verifications", "post")).toBe("Customers and KYC");
     expect(tagOf("/customers/internal-accounts", "get")).toBe("Accounts");
     expect(tagOf("/transfer-out", "post")).toBe("Transfers");

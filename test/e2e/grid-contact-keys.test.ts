@@ -6,11 +6,10 @@ import { otpCodeOf, remoteMailbox, startMailCatcher, type MailCatcher, type Mail
 import { newClientKeyPair, openSealed, stamp } from "../support/wallet-client.js";
 import { advanceClock } from "./ledger-helpers.js";
 import { individual } from "./customers-fixtures.js";
-import { GRID, gridViolations } from "./grid-schema.js";
 import { eventually, mode, skipReason, startTestSystem, type Caller, type TestSystem } from "./harness.js";
 
 // Issue 27, Grid parity: contact verification (verify-email / verify-phone and /confirm), session
-// refresh and delegated keys, through the public API in both run modes. Codes go to a local SMTP
+// refresh (delegated keys: grid-cards.test.ts), through the public API in both run modes. Codes go to a local SMTP
 // catcher (embedded: started here; split: by test/infra/split-setup.ts, read over HTTP).
 
 let sys: TestSystem;
@@ -156,49 +155,5 @@ describe.skipIf(Boolean(skipReason()))("session refresh and delegated keys", () 
     expect(dead.body.code).toBe("SESSION_NOT_ACTIVE");
     expect((await p.call("POST", `/auth/sessions/Session:00000000-0000-7000-8000-000000000000/refresh`, { clientPublicKey })).status).toBe(404);
   });
-
-  it("creates a delegated key in three signed legs (PENDING after the second, ACTIVE after the third), one ACTIVE per wallet, and revokes it", async () => {
-    const p = await sys.createPlatform({ environment: "PRODUCTION" });
-    const accountId = await walletAccount(p);
-    const { key } = await productionSession(p, accountId);
-    const body = { internalAccountId: accountId, nickname: "Card payments key" };
-
-    const leg1 = await p.call("POST", "/auth/delegated-keys", body);
-    expect(leg1.status, JSON.stringify(leg1.body)).toBe(202);
-    const unsigned = await p.call("POST", "/auth/delegated-keys", body, { "Request-Id": leg1.body.requestId });
-    expect(unsigned.status).toBe(401);
-    expect(unsigned.body.code).toBe("WALLET_SIGNATURE_MISSING");
-    const leg2 = await p.call("POST", "/auth/delegated-keys", body, signedBy(key, leg1.body));
-    expect(leg2.status, JSON.stringify(leg2.body)).toBe(202);
-    // Both challenges are Grid's DelegatedKeySignedRequestChallenge; the key itself is not Grid's DelegatedKey (no cardId: docs/grid-parity.md).
-    for (const leg of [leg1, leg2]) expect(gridViolations(GRID.SignedRequestChallenge, leg.body)).toEqual([]);
-    expect(leg2.body.requestId).not.toBe(leg1.body.requestId);
-    const pending = await p.call("GET", `/auth/delegated-keys?accountId=${encodeURIComponent(accountId)}`);
-    expect(pending.status).toBe(200);
-    expect(pending.body.data).toHaveLength(1);
-    expect(pending.body.data[0]).toMatchObject({ accountId, nickname: "Card payments key", status: "PENDING" });
-    expect(pending.body.data[0].publicKey).toMatch(/^0[23][0-9a-f]{64}$/);
-    const leg3 = await p.call("POST", "/auth/delegated-keys", body, signedBy(key, leg2.body));
-    expect(leg3.status, JSON.stringify(leg3.body)).toBe(201);
-    expect(leg3.body).toMatchObject({ id: pending.body.data[0].id, status: "ACTIVE", publicKey: pending.body.data[0].publicKey });
-    expect(Object.keys(leg3.body).sort()).toEqual(["accountId", "createdAt", "id", "nickname", "publicKey", "status", "updatedAt"]);
-
-    const second = await p.call("POST", "/auth/delegated-keys", body);
-    expect(second.status).toBe(409);
-    expect(second.body.code).toBe("DELEGATED_KEY_EXISTS");
-
-    expect((await p.call("GET", `/auth/delegated-keys/${leg3.body.id}`)).body).toEqual(leg3.body);
-    const other = await sys.createPlatform({ environment: "PRODUCTION" });
-    expect((await other.call("GET", `/auth/delegated-keys/${leg3.body.id}`)).status).toBe(404);
-    expect((await other.call("DELETE", `/auth/delegated-keys/${leg3.body.id}`)).status).toBe(404);
-
-    expect((await p.call("DELETE", `/auth/delegated-keys/${leg3.body.id}`)).status).toBe(204);
-    const revoked = await p.call("GET", `/auth/delegated-keys/${leg3.body.id}`);
-    expect(revoked.body.status).toBe("REVOKED");
-    const twice = await p.call("DELETE", `/auth/delegated-keys/${leg3.body.id}`);
-    expect(twice.status).toBe(400);
-    expect(twice.body.code).toBe("DELEGATED_KEY_NOT_ACTIVE");
-    // Revoked, a new key may be made.
-    expect((await p.call("POST", "/auth/delegated-keys", body)).status).toBe(202);
-  });
+  // Delegated keys are made for a card funding source since cards: grid-cards.test.ts.
 });

@@ -28,6 +28,32 @@ const LivenessChallenge: GridSchema = {
   properties: { method: { type: "string", enum: ["LIVENESS"] }, verificationLink: str, token: str, expiresAt: dateTime },
 };
 const ScaFactor: GridSchema = { type: "string", enum: ["SMS_OTP", "TOTP", "PASSKEY"] };
+/**
+ * Grid's Card (openapi/components/schemas/cards/Card.yaml, the release whose CardState has
+ * PROCESSING and whose POST /cards takes fundingSources and maxSpendPerTransaction): panEmbedUrl and
+ * processorRef are optional there and not served here.
+ */
+const Card: GridSchema = {
+  type: "object",
+  required: ["id", "cardholderId", "state", "form", "fundingSources", "createdAt", "updatedAt"],
+  properties: {
+    id: str,
+    cardholderId: str,
+    platformCardId: str,
+    state: { type: "string", enum: ["PENDING_KYC", "PROCESSING", "ACTIVE", "FROZEN", "CLOSED"] },
+    stateReason: { type: ["string", "null"], enum: ["ISSUER_REJECTED", "CLOSED_BY_PLATFORM", "CLOSED_BY_GRID", null] },
+    brand: { type: "string", enum: ["VISA", "MASTERCARD"] },
+    form: { type: "string", enum: ["VIRTUAL"] },
+    last4: str,
+    expMonth: { type: "integer" },
+    expYear: { type: "integer" },
+    fundingSources: { type: "array", items: str },
+    currency: str,
+    issuerRef: str,
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  },
+};
 
 export const GRID = {
   ScaFactorList: { type: "object", required: ["factors"], properties: { factors: { type: "array", items: { type: "object", required: ["factor"], properties: { factor: ScaFactor, credentialId: str, name: str } } } } },
@@ -64,6 +90,21 @@ export const GRID = {
     type: "object",
     required: ["method"],
     oneOf: [WalletSignatureChallenge, LivenessChallenge],
+  },
+  Card,
+  /** CardListResponse: data and hasMore required. */
+  CardListResponse: { type: "object", required: ["data", "hasMore"], properties: { data: { type: "array", items: Card }, hasMore: { type: "boolean" }, nextCursor: str, totalCount: { type: "integer" } } },
+  /** CardFundingSource with CardFundingSourceStatus. */
+  CardFundingSource: {
+    type: "object",
+    required: ["id", "internalAccountId", "status"],
+    properties: { id: str, internalAccountId: str, status: { type: "string", enum: ["ACTIVE", "PENDING_AUTH", "INACTIVE"] } },
+  },
+  /** DelegatedKey (auth/DelegatedKey.yaml): cardId is required. */
+  DelegatedKey: {
+    type: "object",
+    required: ["id", "cardId", "accountId", "publicKey", "nickname", "status", "createdAt", "updatedAt"],
+    properties: { id: str, cardId: str, accountId: str, publicKey: str, nickname: str, status: { type: "string", enum: ["PENDING", "ACTIVE", "REVOKED"] }, createdAt: dateTime, updatedAt: dateTime },
   },
   /** The 202 of signed-retry flows (DelegatedKeySignedRequestChallenge is this base). */
   SignedRequestChallenge: { type: "object", required: ["payloadToSign", "requestId", "expiresAt"], properties: { payloadToSign: str, requestId: str, expiresAt: dateTime } },

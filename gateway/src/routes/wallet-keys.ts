@@ -40,22 +40,30 @@ const RefreshedSessionSchema = Type.Object(
 const DelegatedKeySchema = Type.Object(
   {
     id: Type.String({ description: "DelegatedKey:<uuidv7>." }),
-    accountId: Type.String({ description: "The EMBEDDED_WALLET internal account the key signs for." }),
+    cardId: Type.Optional(
+      Type.String({ description: "The card the key is delegated for (Grid's required cardId). Absent only on wallet-scoped keys made before cards (docs/grid-parity.md)." }),
+    ),
+    fundingSourceId: Type.Optional(Type.String({ description: "The card funding source the key was created for (CardFundingSource:<uuidv7>); absent on wallet-scoped keys made before cards." })),
+    accountId: Type.String({ description: "The EMBEDDED_WALLET internal account the key signs for, derived from the funding source." }),
     publicKey: Type.String({ description: "Compressed P-256 public key (hex) of the custodied key pair; informational." }),
     nickname: Type.String({ description: "Your label for the key." }),
     status: Type.Enum(["PENDING", "ACTIVE", "REVOKED"], { description: "PENDING: creation stopped after the second leg (it cannot sign); ACTIVE: signs quote executions of the wallet; REVOKED: signs nothing." }),
     createdAt: Iso8601("Creation time."),
     updatedAt: Iso8601("Last change."),
   },
-  { additionalProperties: false, description: "A signing key custodied by this service for one embedded wallet; its private key is never answered." },
+  { additionalProperties: false, description: "A signing key custodied by this service for a card funding source's embedded wallet (Grid's DelegatedKey); its private key is never answered." },
 );
 
 const CreateDelegatedKeyBody = Type.Object(
   {
-    internalAccountId: Type.String({ minLength: 1, maxLength: 128, description: "The EMBEDDED_WALLET internal account the key will sign for." }),
+    fundingSourceId: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      description: "The card funding source (CardFundingSource:<uuidv7>, GET /cards/{id}/funding-sources) of an EMBEDDED_WALLET internal account: the key signs for that wallet.",
+    }),
     nickname: Type.String({ minLength: 1, maxLength: 256, description: "Your label for the key." }),
   },
-  { additionalProperties: false, description: "The same body on all three legs." },
+  { additionalProperties: false, description: "Grid's DelegatedKeyCreateRequest; the same body on all three legs." },
 );
 
 const DelegatedKeyParams = Type.Object(
@@ -67,6 +75,8 @@ const keyToJson = (k: DelegatedKey | undefined) => {
   if (!k) throw new Error("service answered without a delegated key");
   return {
     id: k.id,
+    ...(k.cardId ? { cardId: k.cardId } : {}),
+    ...(k.fundingSourceId ? { fundingSourceId: k.fundingSourceId } : {}),
     accountId: k.accountId,
     publicKey: k.publicKey,
     nickname: k.nickname,
@@ -112,7 +122,7 @@ export function walletKeyRoutes(app: Api, { clients }: RouteDeps): void {
       config: { permission: "MANAGE" },
       schema: {
         summary: "Create a delegated signing key",
-        description: `Three legs, the same body each time. First call: 202 challenge. ${signedHeaders} The second leg (signed by a session of the wallet) makes the key pair here, stores it sealed as PENDING and answers 202 with the third leg's challenge; the third (signed likewise) answers 201 the key, ACTIVE. While ACTIVE, the key signs the wallet's quote executions in place of a session: POST /quotes/{quoteId}/execute may then omit Service-Wallet-Signature. It signs nothing else (credentials, sessions, export and delegated keys still need a session), and it cannot be limited to amounts or recipients. One ACTIVE key per wallet (409 DELEGATED_KEY_EXISTS); an abandoned PENDING key blocks nothing. Needs MANAGE.`,
+        description: `Three legs, the same body each time. First call: 202 challenge. ${signedHeaders} The second leg (signed by a session of the wallet) makes the key pair here, stores it sealed as PENDING and answers 202 with the third leg's challenge; the third (signed likewise) answers 201 the key, ACTIVE. While ACTIVE, the key signs the wallet's quote executions in place of a session: POST /quotes/{quoteId}/execute may then omit Service-Wallet-Signature. It signs nothing else (credentials, sessions, export and delegated keys still need a session), and it cannot be limited to amounts or recipients. One ACTIVE key per wallet (409 DELEGATED_KEY_EXISTS); an abandoned PENDING key blocks nothing. The funding source names the card (cardId) and the wallet (accountId): an unknown or another platform's funding source is a 404 CARD_FUNDING_SOURCE_NOT_FOUND; one whose account is not an EMBEDDED_WALLET, that is unbound, or whose card is CLOSED is a 400 FUNDING_SOURCE_INELIGIBLE. While the key is ACTIVE the funding source is ACTIVE (PENDING_AUTH before, and again once the key is revoked). Needs MANAGE.`,
         tags,
         body: CreateDelegatedKeyBody,
         response: { 201: DelegatedKeySchema, 202: SignedChallengeSchema, ...errorResponses },
@@ -120,7 +130,7 @@ export function walletKeyRoutes(app: Api, { clients }: RouteDeps): void {
     },
     async (request, reply) => {
       const { platformId } = principalOf(request);
-      const res = await keys.createDelegatedKey({ platformId, internalAccountId: request.body.internalAccountId, nickname: request.body.nickname, signedRetry: signedRetryOf(request) });
+      const res = await keys.createDelegatedKey({ platformId, fundingSourceId: request.body.fundingSourceId, nickname: request.body.nickname, signedRetry: signedRetryOf(request) });
       if (res.result.case === "challenge") return reply.code(202).send(signedChallengeToJson(res.result.value));
       if (res.result.case !== "key") throw new Error("service answered neither a challenge nor a key");
       return reply.code(201).send(keyToJson(res.result.value));
@@ -132,18 +142,22 @@ export function walletKeyRoutes(app: Api, { clients }: RouteDeps): void {
     {
       schema: {
         summary: "List delegated signing keys",
-        description: "Every delegated key of the account (PENDING, ACTIVE and REVOKED), newest first; not paginated; an empty list for an account with none. Needs VIEW.",
+        description:
+          "The delegated keys of an internal account, of a card funding source, or of both (the filters combine; at least one is required: else 400 INVALID_INPUT): PENDING, ACTIVE and REVOKED, newest first; not paginated; an empty list when none match. Needs VIEW.",
         tags,
         querystring: Type.Object(
-          { accountId: Type.String({ minLength: 1, maxLength: 128, description: "The internal account whose keys to list (required: cards are not served here)." }) },
-          { description: "The account." },
+          {
+            accountId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "The internal account whose keys to list." })),
+            fundingSourceId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "The card funding source whose keys to list." })),
+          },
+          { description: "The account, the funding source, or both." },
         ),
         response: { 200: Type.Object({ data: Type.Array(DelegatedKeySchema, { description: "The keys." }) }, { description: "The keys." }), ...errorResponses },
       },
     },
     async (request) => {
       const { platformId } = principalOf(request);
-      const res = await keys.listDelegatedKeys({ platformId, accountId: request.query.accountId });
+      const res = await keys.listDelegatedKeys({ platformId, accountId: request.query.accountId ?? "", fundingSourceId: request.query.fundingSourceId ?? "" });
       return { data: res.keys.map(keyToJson) };
     },
   );

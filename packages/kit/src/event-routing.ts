@@ -77,10 +77,18 @@ export function agentEventTopic(event: Pick<AgentEvent, "eventType">): string {
 /**
  * The topic of a PlatformEvent: a platform's creation and config changes stay on
  * corridor.platforms.v1 (every reader of it acts on them, in order), a token's revocation, which
- * no service acts on, goes to corridor.platforms.tokens.v1. Nothing moved away from a topic
- * someone reads, so no upgrade step: TokenRevoked events an older auth-sessions wrote on
- * corridor.platforms.v1 are ignored there as before.
+ * no service acts on, goes to corridor.platforms.tokens.v1, a delegated key's change (the ledger's
+ * alone: a card funding source's status) to corridor.platforms.delegated-keys.v1. Nothing moved
+ * away from a topic someone reads, so no upgrade step: TokenRevoked events an older auth-sessions
+ * wrote on corridor.platforms.v1 are ignored there as before.
  */
 export function platformEventTopic(event: Pick<PlatformEvent, "payload">): string {
-  return event.payload.case === "tokenRevoked" ? topics.platformTokens : topics.platforms;
+  switch (event.payload.case) {
+    case "tokenRevoked":
+      return topics.platformTokens;
+    case "delegatedKeyChanged":
+      return topics.platformDelegatedKeys;
+    default:
+      return topics.platforms;
+  }
 }

@@ -7,7 +7,8 @@ export type IdKind =
   | "Session" | "Lookup" | "Verification" | "Webhook" | "Request" | "Event" | "JournalEntry"
   | "Invitation" | "DeviceCode" | "Deployment" | "KycLink" | "KycReview" | "Document" | "RailNotice"
   | "Reconciliation" | "ReconciliationBreak" | "Job"
-  | "DelegatedKey" | "ScaChallenge" | "ScaFactorReset" | "LivenessCheck" | "OwnershipChallenge";
+  | "DelegatedKey" | "ScaChallenge" | "ScaFactorReset" | "LivenessCheck" | "OwnershipChallenge"
+  | "Card" | "CardFundingSource";
 
 export function newId(kind: IdKind): string {
   return `${kind}:${uuidv7()}`;

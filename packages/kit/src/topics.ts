@@ -9,6 +9,11 @@ export const topics = {
   /** PlatformEvent TokenRevoked (since issue 28; on corridor.platforms.v1 before): consumed by none. Key platform_id. */
   platformTokens: "corridor.platforms.tokens.v1",
   /**
+   * PlatformEvent DelegatedKeyChanged (a card funding source's delegated key became ACTIVE or was
+   * REVOKED): ledger (the source's status). Key: the funding source id, so one source's changes stay in order.
+   */
+  platformDelegatedKeys: "corridor.platforms.delegated-keys.v1",
+  /**
    * corridor.customers_kyc.v1.CustomerEvent before issue 28: every customer event. No longer
    * produced; read by its former consumers until drained (customerEventTopic routes them now).
    */
@@ -35,7 +40,7 @@ export const topics = {
   ledgerAgentQuoteTransactions: "corridor.ledger.agent-quote-transactions.v1",
   /** LedgerEvent INCOMING_PAYMENT_PENDING of an incoming UMA payment (no quote, no agent): quotes-fx. Key transaction id. */
   ledgerIncomingApprovals: "corridor.ledger.incoming-approvals.v1",
-  /** LedgerEvent BalanceUpdated and ExternalAccountChanged: notifications. Key internal or external account id. */
+  /** LedgerEvent BalanceUpdated, ExternalAccountChanged and CardChanged: notifications. Key internal or external account id, or card id. */
   ledgerAccounts: "corridor.ledger.accounts.v1",
   /** LedgerEvent no service acts on (a transfer-in's INCOMING_PAYMENT_PENDING): consumed by none, kept for one that may. */
   ledgerUnconsumed: "corridor.ledger.unconsumed.v1",
@@ -58,7 +63,9 @@ export const topics = {
   agentApprovals: "corridor.agents.approvals.v1",
   /** AgentEvent of the other action statuses (APPROVED, REJECTED, FAILED, …): consumed by none. Key agent id. */
   agentActions: "corridor.agents.actions.v1",
-  /** corridor.sandbox.v1.SandboxEvent (sandbox clock advances), key platform id. */
+  /** corridor.ledger.v1.CardIssuanceRequested (ledger -> the card issuer: the sandbox service), key card id. */
+  cardIssuance: "corridor.cards.issuance.v1",
+  /** corridor.sandbox.v1.SandboxEvent (sandbox clock advances, cards the sandbox issuer provisioned), key platform id. */
   sandbox: "corridor.sandbox.v1",
 } as const;
 

@@ -74,9 +74,10 @@ describe("agentEventTopic", () => {
 });
 
 describe("platformEventTopic", () => {
-  it("keeps a platform's creation and config changes on corridor.platforms.v1 and moves token revocations off it", () => {
+  it("keeps a platform's creation and config changes on corridor.platforms.v1 and moves token revocations and delegated keys' changes off it", () => {
     expect(platformEventTopic(create(PlatformEventSchema, { payload: { case: "platformCreated", value: {} } }))).toBe(topics.platforms);
     expect(platformEventTopic(create(PlatformEventSchema, { payload: { case: "configUpdated", value: {} } }))).toBe(topics.platforms);
     expect(platformEventTopic(create(PlatformEventSchema, { payload: { case: "tokenRevoked", value: {} } }))).toBe(topics.platformTokens);
+    expect(platformEventTopic(create(PlatformEventSchema, { payload: { case: "delegatedKeyChanged", value: {} } }))).toBe(topics.platformDelegatedKeys);
   });
 });

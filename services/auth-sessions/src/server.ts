@@ -39,7 +39,8 @@ export const SCHEMA = "auth_sessions";
 /**
  * auth-sessions: platforms, API tokens and platform configuration. Serves AuthSessionsService
  * (called by the gateway and other services) and PlatformAdminService (the operator's CLI and
- * the embedded bootstrap). Produces corridor.platforms.v1; consumes nothing.
+ * the embedded bootstrap). Produces corridor.platforms.v1, corridor.platforms.tokens.v1 and
+ * corridor.platforms.delegated-keys.v1 (events/platform-events.ts); consumes nothing.
  */
 export const service: ServiceModule = {
   name: "auth-sessions",
@@ -211,11 +212,10 @@ const missingCustomers: ScaCustomerDirectory = {
   },
 };
 
-const missingLedger: AccountDirectory = {
-  requireEmbeddedWallet() {
-    throw new Error("auth-sessions was built without a ledger transport; account checks cannot run");
-  },
+const noLedger = () => {
+  throw new Error("auth-sessions was built without a ledger transport; account checks cannot run");
 };
+const missingLedger: AccountDirectory = { requireEmbeddedWallet: noLedger, cardFundingSource: noLedger };
 
 export { createAuthSessions } from "./domain/auth-sessions.js";
 export { createAuthSessionsHandler } from "./handlers/auth-sessions.js";

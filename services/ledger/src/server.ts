@@ -3,6 +3,11 @@ import { SANDBOX_CONNECTOR } from "@corridor/connector";
 import { idempotencyKeyStore, observeRailBacklog, type BuiltService, type ServiceDeps, type ServiceModule } from "@corridor/kit";
 import { LedgerAdminService } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
+import { CardsService } from "@corridor/proto/corridor/ledger/v1/cards_service_pb.js";
+import { cardStore } from "./data/cards.js";
+import { createCards } from "./domain/cards.js";
+import * as cardEvents from "./events/card-events.js";
+import { createCardsHandler } from "./handlers/cards-handler.js";
 import { connectDirectory } from "./clients/directory.js";
 import { connectWalletSignatures } from "./clients/wallet-signatures.js";
 import { loadLedgerConfig } from "./config.js";
@@ -62,6 +67,7 @@ export function buildLedger(deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pi
   // Rail instructions waiting per connector, read at each scrape (a no-op without metrics).
   observeRailBacklog(railBacklogReader(db, [SANDBOX_CONNECTOR]));
   const ledger = createLedger({ store, clock: deps.clock, directory, idempotent: idempotencyRunner(idempotencyKeyStore(db), deps.clock), answers: answerCodecs, log: deps.log, fundingBanks: config.LEDGER_FUNDING_BANK_ACCOUNTS, walletSignatures: deps.walletSignatures, ownership: { signatureTtlMs: config.LEDGER_OWNERSHIP_SIGNATURE_TTL_SECONDS * 1000, signatureMaxAttempts: config.LEDGER_OWNERSHIP_SIGNATURE_MAX_ATTEMPTS } });
+  const cards = createCards({ store: cardStore(db, cardEvents), clock: deps.clock, directory });
   const reconciliation = createReconciliation({ store: reconciliationStore(db, emitReconciled), clock: deps.clock, log: deps.log });
   const runOnce = quoteExpiryPass({
     clock: deps.clock,
@@ -74,8 +80,9 @@ export function buildLedger(deps: Pick<ServiceDeps, "db" | "clock"> & Partial<Pi
     routes(router) {
       router.service(LedgerService, createLedgerHandler({ ledger }));
       router.service(LedgerAdminService, createAdminHandler({ trialBalance: createTrialBalance(store), ledger, reconciliation }));
+      router.service(CardsService, createCardsHandler({ cards }));
     },
-    consumers: [...ledgerConsumers(ledger, deps.log), statementConsumer(reconciliation)],
+    consumers: [...ledgerConsumers(ledger, deps.log, cards), statementConsumer(reconciliation)],
     workers: [
       quoteExpiryWorker({ runOnce, log: deps.log ?? { warn: () => {}, debug: () => {} }, pollMs: config.LEDGER_QUOTE_EXPIRY_POLL_MS }),
       ...(config.LEDGER_RAIL_BINDINGS.length ? [configuredBindingsWorker({ ledger, bindings: config.LEDGER_RAIL_BINDINGS, log: deps.log })] : []),

@@ -24,6 +24,7 @@ import { CustomersKycService } from "@corridor/proto/corridor/customers_kyc/v1/c
 import { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { LedgerEventSchema, type LedgerEvent } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
 import { LedgerAdminService } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
+import { CardsService } from "@corridor/proto/corridor/ledger/v1/cards_service_pb.js";
 import { LedgerService } from "@corridor/proto/corridor/ledger/v1/ledger_service_pb.js";
 import { RailInstructionSchema, RailOutcomeSchema, type RailInstruction } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
 import { expect } from "vitest";
@@ -54,6 +55,8 @@ export interface LedgerHarness {
   db: DatabaseHandle;
   clock: ManualClock;
   ledger: Client<typeof LedgerService>;
+  /** The ledger's cards (CardsService). */
+  cards: Client<typeof CardsService>;
   /** The operators' read-only service (trial balance). */
   admin: Client<typeof LedgerAdminService>;
   environments: Map<string, Environment>;
@@ -216,6 +219,7 @@ export async function startLedgerHarness(opts: { env?: NodeJS.ProcessEnv; wrapDb
   const transport = createRouterTransport((router) => built.routes(router), { router: { interceptors: [appErrorInterceptor] } });
   const ledger = createClient(LedgerService, transport);
   const admin = createClient(LedgerAdminService, transport);
+  const cards = createClient(CardsService, transport);
   const schemaDb = db.forSchema<any>(service.schema);
 
   const deliver = async (name: string, message: unknown) => {
@@ -260,6 +264,7 @@ export async function startLedgerHarness(opts: { env?: NodeJS.ProcessEnv; wrapDb
     db,
     clock,
     ledger,
+    cards,
     admin,
     environments,
     customers,

@@ -175,8 +175,10 @@ describe("event webhooks: enqueued by the consumers, delivered by the worker wit
     for (const payload of [
       { case: "balanceUpdated" as const, value: {} },
       { case: "externalAccountChanged" as const, value: {} },
+      { case: "cardChanged" as const, value: {} },
     ]) {
-      const e = create(LedgerEventSchema, { eventType: payload.case === "balanceUpdated" ? "INTERNAL_ACCOUNT_BALANCE_UPDATED" : "EXTERNAL_ACCOUNT_UPDATED", payload });
+      const type = { balanceUpdated: "INTERNAL_ACCOUNT_BALANCE_UPDATED", externalAccountChanged: "EXTERNAL_ACCOUNT_UPDATED", cardChanged: "CARD_STATE_CHANGE" }[payload.case];
+      const e = create(LedgerEventSchema, { eventType: type, payload });
       expect(ledgerEventTopic(e)).toBe(topics.ledgerAccounts);
     }
     // customerWebhook's rules (the type of each change; undefined: no webhook).
@@ -249,6 +251,29 @@ describe("event webhooks: enqueued by the consumers, delivered by the worker wit
     expect(receiver.received).toHaveLength(1);
     const body = JSON.parse(receiver.received[0]!.body);
     expect(body).toMatchObject({ type: "EXTERNAL_ACCOUNT_UPDATED", data: { id: "ExternalAccount:e1", currency: "USD", customerId: null, accountInfo: { accountNumber: "99990000" } } });
+  });
+
+  it("delivers CARD_STATE_CHANGE with the card as GET /cards/{id} answers it", async () => {
+    const platformId = await platformWithEndpoint();
+    const at = timestampFromDate(clock.now());
+    const event = create(LedgerEventSchema, {
+      eventId: `Event:card-${platformId}`,
+      occurredAt: at,
+      platformId,
+      eventType: "CARD_STATE_CHANGE",
+      payload: {
+        case: "cardChanged",
+        value: {
+          card: { id: "Card:c1", platformId, cardholderId: "Customer:c1", platformCardId: "card-1", state: "ACTIVE", form: "VIRTUAL", brand: "VISA", last4: "4242", expMonth: 12, expYear: 2029, issuerRef: "sandbox_card_1", fundingSources: ["InternalAccount:a1"], currency: "USD", createdAt: at, updatedAt: at },
+          previousState: "PROCESSING",
+        },
+      },
+    });
+    await n.handle(n.ledgerConsumer, event);
+    await drain();
+    expect(receiver.received).toHaveLength(1);
+    const body = JSON.parse(receiver.received[0]!.body);
+    expect(body).toMatchObject({ type: "CARD_STATE_CHANGE", data: { id: "Card:c1", state: "ACTIVE", stateReason: null, last4: "4242", fundingSources: ["InternalAccount:a1"], maxSpendPerTransaction: null } });
   });
 
   it("enqueues nothing for INCOMING_PAYMENT_PENDING or event types that are not webhooks", async () => {

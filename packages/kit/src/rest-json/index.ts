@@ -9,3 +9,4 @@ export * from "./quotes.js";
 export * from "./agents.js";
 export * from "./events.js";
 export * from "./customer-imports.js";
+export * from "./cards.js";

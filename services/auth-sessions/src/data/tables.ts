@@ -167,6 +167,9 @@ export interface WalletDelegatedKeysTable {
   activation_request_id: string;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** The card and funding source the key was made for (migration 20270102000000); null for wallet-scoped keys made before cards. */
+  card_id: ColumnType<string | null, string | null | undefined, string | null>;
+  funding_source_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type PlatformRow = Selectable<PlatformsTable>;

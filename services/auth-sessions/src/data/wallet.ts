@@ -1,6 +1,7 @@
 import { inTransaction } from "@corridor/kit";
 import type { Kysely, Selectable, Transaction } from "kysely";
 import type { WalletStore, WalletTransact } from "../domain/wallet/ports.js";
+import { delegatedKeyEvents } from "../events/platform-events.js";
 import type { Credential, CredentialMaterial, PasskeyChallenge, SignedRequest, StoredDelegatedKey, StoredOtp, WalletSession } from "../domain/wallet/types.js";
 import type { AuthSessionsDatabase, WalletCredentialsTable, WalletDelegatedKeysTable, WalletSessionsTable } from "./tables.js";
 
@@ -33,6 +34,8 @@ function toDelegatedKey(r: Selectable<WalletDelegatedKeysTable>): StoredDelegate
     sealedKey: r.sealed_key,
     keyId: r.key_id,
     activationRequestId: r.activation_request_id,
+    ...(r.card_id ? { cardId: r.card_id } : {}),
+    ...(r.funding_source_id ? { fundingSourceId: r.funding_source_id } : {}),
   };
 }
 
@@ -322,6 +325,8 @@ export function walletRepositories(trx: Trx): WalletStore {
             activation_request_id: k.activationRequestId,
             created_at: k.createdAt,
             updated_at: k.updatedAt,
+            card_id: k.cardId ?? null,
+            funding_source_id: k.fundingSourceId ?? null,
           })
           .execute();
       },
@@ -345,12 +350,11 @@ export function walletRepositories(trx: Trx): WalletStore {
           .executeTakeFirst();
         return r && toDelegatedKey(r);
       },
-      async listByAccount(platformId, accountId) {
-        const rows = await trx
-          .selectFrom("wallet_delegated_keys")
-          .selectAll()
-          .where("platform_id", "=", platformId)
-          .where("account_id", "=", accountId)
+      async list(platformId, filter) {
+        let q = trx.selectFrom("wallet_delegated_keys").selectAll().where("platform_id", "=", platformId);
+        if (filter.accountId) q = q.where("account_id", "=", filter.accountId);
+        if (filter.fundingSourceId) q = q.where("funding_source_id", "=", filter.fundingSourceId);
+        const rows = await q
           .orderBy("created_at", "desc")
           .orderBy("id", "desc")
           .execute();
@@ -406,6 +410,7 @@ export function walletRepositories(trx: Trx): WalletStore {
         return rows.map((r) => ({ keyId: r.key_id, rows: Number(r.rows) }));
       },
     },
+    events: delegatedKeyEvents(trx),
   };
 }
 

@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { enqueueEvent, newId, platformEventTopic } from "@corridor/kit";
 import {
+  DelegatedKeyChangedSchema,
   PlatformConfigUpdatedSchema,
   PlatformCreatedSchema,
   PlatformEventSchema,
@@ -10,6 +11,7 @@ import {
 } from "@corridor/proto/corridor/auth_sessions/v1/events_pb.js";
 import type { Transaction } from "kysely";
 import type { Store } from "../domain/ports.js";
+import type { WalletStore } from "../domain/wallet/ports.js";
 import { configToPb, platformToPb, tokenToPb } from "../handlers/mappers.js";
 
 /**
@@ -40,5 +42,38 @@ export function platformEvents(trx: Transaction<any>): Store["events"] {
         case: "tokenRevoked",
         value: create(TokenRevokedSchema, { token: tokenToPb(token) }),
       }),
+  };
+}
+
+/**
+ * Producer of topic corridor.platforms.delegated-keys.v1 (envelope PlatformEvent,
+ * DelegatedKeyChanged; key = the card funding source id, so one source's changes stay in order):
+ * a delegated key of a card funding source became ACTIVE or was REVOKED. Into the outbox of the
+ * transaction that changed the key; its only reader is the ledger (the source's status).
+ */
+export function delegatedKeyEvents(trx: Transaction<any>): WalletStore["events"] {
+  return {
+    async delegatedKeyChanged(key) {
+      // A key made before cards names no funding source: nothing at the ledger follows it.
+      if (!key.fundingSourceId) return;
+      const eventId = newId("Event");
+      const message = create(PlatformEventSchema, {
+        eventId,
+        occurredAt: timestampFromDate(key.updatedAt),
+        platformId: key.platformId,
+        payload: {
+          case: "delegatedKeyChanged",
+          value: create(DelegatedKeyChangedSchema, {
+            keyId: key.id,
+            accountId: key.accountId,
+            cardId: key.cardId ?? "",
+            fundingSourceId: key.fundingSourceId,
+            status: key.status,
+            updatedAt: timestampFromDate(key.updatedAt),
+          }),
+        },
+      });
+      await enqueueEvent(trx, { topic: platformEventTopic(message), key: key.fundingSourceId, eventId, eventType: "DELEGATED_KEY_CHANGED", schema: PlatformEventSchema, message });
+    },
   };
 }

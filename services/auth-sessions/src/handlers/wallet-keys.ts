@@ -11,7 +11,17 @@ import type { WalletAuth } from "../domain/wallet/wallet-auth.js";
 const ts = (d: Date) => timestampFromDate(d);
 const challengeToPb = (c: SignedChallenge) => create(SignedChallengeSchema, { type: c.type, payloadToSign: c.payloadToSign, requestId: c.requestId, expiresAt: ts(c.expiresAt) });
 const keyToPb = (k: DelegatedKey) =>
-  create(DelegatedKeySchema, { id: k.id, accountId: k.accountId, publicKey: k.publicKey, nickname: k.nickname, status: k.status, createdAt: ts(k.createdAt), updatedAt: ts(k.updatedAt) });
+  create(DelegatedKeySchema, {
+    id: k.id,
+    accountId: k.accountId,
+    publicKey: k.publicKey,
+    nickname: k.nickname,
+    status: k.status,
+    createdAt: ts(k.createdAt),
+    updatedAt: ts(k.updatedAt),
+    cardId: k.cardId ?? "",
+    fundingSourceId: k.fundingSourceId ?? "",
+  });
 const sessionToPb = (s: IssuedSession) =>
   create(WalletSessionSchema, {
     id: s.id,
@@ -34,11 +44,11 @@ export function createWalletKeysHandler({ wallet }: { wallet: WalletAuth }): Ser
       return out.challenge ? { result: { case: "challenge", value: challengeToPb(out.challenge) } } : { result: { case: "session", value: sessionToPb(out.session!) } };
     },
     async createDelegatedKey(req) {
-      const out = await wallet.createDelegatedKey(req.platformId, { internalAccountId: req.internalAccountId, nickname: req.nickname }, retryOf(req.signedRetry));
+      const out = await wallet.createDelegatedKey(req.platformId, { fundingSourceId: req.fundingSourceId, nickname: req.nickname }, retryOf(req.signedRetry));
       return out.challenge ? { result: { case: "challenge", value: challengeToPb(out.challenge) } } : { result: { case: "key", value: keyToPb(out.key!) } };
     },
     async listDelegatedKeys(req) {
-      return { keys: (await wallet.listDelegatedKeys(req.platformId, req.accountId)).map(keyToPb) };
+      return { keys: (await wallet.listDelegatedKeys(req.platformId, { accountId: req.accountId || undefined, fundingSourceId: req.fundingSourceId || undefined })).map(keyToPb) };
     },
     async getDelegatedKey(req) {
       return { key: keyToPb(await wallet.getDelegatedKey(req.platformId, req.id)) };

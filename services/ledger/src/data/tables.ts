@@ -302,7 +302,50 @@ export interface ReconciliationMatchesTable {
   direction: string;
 }
 
+export interface CardsTable {
+  id: string;
+  platform_id: string;
+  cardholder_id: string;
+  platform_card_id: string;
+  state: string;
+  state_reason: ColumnType<string, string | undefined, string>;
+  form: string;
+  currency: string;
+  brand: ColumnType<string, string | undefined, string>;
+  last4: ColumnType<string, string | undefined, string>;
+  exp_month: ColumnType<number, number | undefined, number>;
+  exp_year: ColumnType<number, number | undefined, number>;
+  issuer_ref: ColumnType<string, string | undefined, string>;
+  max_spend_per_transaction: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface CardFundingSourcesTable {
+  id: string;
+  platform_id: string;
+  card_id: string;
+  account_id: string;
+  priority: number;
+  created_at: Date;
+  updated_at: Date;
+  removed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  delegated: ColumnType<boolean, boolean | undefined, boolean>;
+}
+
+/** The ledger's copy of auth-sessions' delegated keys made for card funding sources (their latest status). */
+export interface CardDelegatedKeysTable {
+  key_id: string;
+  platform_id: string;
+  funding_source_id: string;
+  status: "PENDING" | "ACTIVE" | "REVOKED";
+  updated_at: Date;
+}
+
 export interface LedgerDatabase extends KitTables {
+  cards: CardsTable;
+  card_funding_sources: CardFundingSourcesTable;
+  card_delegated_keys: CardDelegatedKeysTable;
   received_credits: ReceivedCreditsTable;
   account_corrections: AccountCorrectionsTable;
   rail_statements: RailStatementsTable;

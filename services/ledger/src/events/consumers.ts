@@ -6,6 +6,7 @@ import { CustomerEventSchema } from "@corridor/proto/corridor/customers_kyc/v1/e
 import { RailOutcomeSchema, type RailOutcome } from "@corridor/proto/corridor/ledger/v1/rails_pb.js";
 import { RailNoticeSchema } from "@corridor/proto/corridor/ledger/v1/rail_notices_pb.js";
 import { SandboxEventSchema } from "@corridor/proto/corridor/sandbox/v1/events_pb.js";
+import type { Cards } from "../domain/cards.js";
 import type { Ledger } from "../domain/ledger.js";
 import type { QuoteOutcomeStatus } from "../domain/quotes.js";
 import type { RailOutcomeInput } from "../domain/rail-outcomes.js";
@@ -15,7 +16,7 @@ import type { RailStatus } from "../domain/transactions.js";
 const RAIL_STATUSES: ReadonlySet<string> = new Set(["PROCESSING", "COMPLETED", "FAILED", "REJECTED", "RETURNED", "REFUND_COMPLETED", "REFUND_FAILED", "REFUNDED"]);
 
 /** The ledger's consumers; the host runs each once per event id (kit inbox). */
-export function ledgerConsumers(ledger: Ledger, log?: Pick<Logger, "error">): ConsumerDefinition<any>[] {
+export function ledgerConsumers(ledger: Ledger, log?: Pick<Logger, "error" | "warn">, cards?: Pick<Cards, "onCardIssued" | "onDelegatedKeyChanged">): ConsumerDefinition<any>[] {
   const platforms: ConsumerDefinition<typeof PlatformEventSchema> = {
     name: "platform-accounts",
     topic: topics.platforms,
@@ -100,13 +101,25 @@ export function ledgerConsumers(ledger: Ledger, log?: Pick<Logger, "error">): Co
   };
 
   // A sandbox platform's clock moved: its quote transactions due by the new sandbox time expire now.
+  // The sandbox card issuer provisioned a card: it becomes ACTIVE (domain/cards.ts). The consumer
+  // keeps its first name (its inbox) though it reads both.
   const sandboxClock: ConsumerDefinition<typeof SandboxEventSchema> = {
     name: "sandbox-clock",
     topic: topics.sandbox,
     schema: SandboxEventSchema,
     eventId: (e) => e.eventId,
-    relevant: (e) => e.payload.case === "clockAdvanced" && !!e.payload.value.now,
+    relevant: (e) => (e.payload.case === "clockAdvanced" && !!e.payload.value.now) || (e.payload.case === "cardIssued" && !!cards),
     async handle(e, trx) {
+      if (e.payload.case === "cardIssued") {
+        const c = e.payload.value;
+        await cards?.onCardIssued(
+          trx,
+          e.platformId,
+          { cardId: c.cardId, brand: c.brand, last4: c.last4, expMonth: c.expMonth, expYear: c.expYear, issuerRef: c.issuerRef },
+          e.occurredAt ? timestampDate(e.occurredAt) : new Date(),
+        );
+        return;
+      }
       if (e.payload.case !== "clockAdvanced" || !e.payload.value.now) return;
       const c = e.payload.value;
       await ledger.onSandboxClockAdvanced(trx, {
@@ -115,6 +128,24 @@ export function ledgerConsumers(ledger: Ledger, log?: Pick<Logger, "error">): Co
         offsetMs: c.offsetMs,
         at: c.realAt ? timestampDate(c.realAt) : new Date(),
       });
+    },
+  };
+
+  // auth-sessions: a delegated key of a card funding source became ACTIVE or was REVOKED, written in
+  // the key's transaction. The source's status follows it (ACTIVE while a key of it is, else
+  // PENDING_AUTH); a stale or repeated change is recognised by the key's status (domain/cards.ts).
+  const delegatedKeys: ConsumerDefinition<typeof PlatformEventSchema> = {
+    name: "delegated-keys",
+    topic: topics.platformDelegatedKeys,
+    schema: PlatformEventSchema,
+    eventId: (e) => e.eventId,
+    relevant: (e) => !!cards && e.payload.case === "delegatedKeyChanged" && !!e.payload.value.fundingSourceId,
+    async handle(e, trx) {
+      if (!cards || e.payload.case !== "delegatedKeyChanged") return;
+      const k = e.payload.value;
+      const at = k.updatedAt ? timestampDate(k.updatedAt) : e.occurredAt ? timestampDate(e.occurredAt) : new Date();
+      const outcome = await cards.onDelegatedKeyChanged(trx, e.platformId, { keyId: k.keyId, fundingSourceId: k.fundingSourceId, status: k.status, at });
+      if (outcome === "ignored") log?.warn({ event_id: e.eventId, platform_id: e.platformId, key_id: k.keyId, funding_source_id: k.fundingSourceId, status: k.status }, "delegated key change not applied (stale, repeated, or for a funding source the ledger does not have)");
     },
   };
 
@@ -165,5 +196,5 @@ export function ledgerConsumers(ledger: Ledger, log?: Pick<Logger, "error">): Co
     },
   };
 
-  return [platforms, customers, outcomes, sandboxClock, notices];
+  return [platforms, customers, outcomes, sandboxClock, notices, delegatedKeys];
 }

@@ -20,6 +20,8 @@ const LEDGER_TYPES = new Set([
   "INTERNAL_ACCOUNT_BALANCE_UPDATED",
   // A receiving bank's notification of change corrected an external account (docs/events.md).
   "EXTERNAL_ACCOUNT_UPDATED",
+  // A card's lifecycle state changed (Grid's CARD.STATE_CHANGE; docs/cards.md).
+  "CARD_STATE_CHANGE",
 ]);
 
 /** Whether a ledger event type is delivered as a webhook. */

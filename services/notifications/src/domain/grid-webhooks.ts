@@ -17,7 +17,7 @@ export type WebhookEventNaming = "CORRIDOR" | "GRID";
  * The objects Corridor's event types start with, longest first so `INCOMING_PAYMENT_…` is never
  * read as an object `INCOMING`. A type is `<OBJECT>_<EVENT>`; Grid's is `<OBJECT>.<EVENT>`.
  */
-const OBJECTS = ["OUTGOING_PAYMENT", "INCOMING_PAYMENT", "INTERNAL_ACCOUNT", "EXTERNAL_ACCOUNT", "AGENT_ACTION", "VERIFICATION", "INVITATION", "CUSTOMER", "BULK_UPLOAD"];
+const OBJECTS = ["OUTGOING_PAYMENT", "INCOMING_PAYMENT", "INTERNAL_ACCOUNT", "EXTERNAL_ACCOUNT", "AGENT_ACTION", "VERIFICATION", "INVITATION", "CUSTOMER", "BULK_UPLOAD", "CARD"];
 
 /**
  * Grid's name of one of Corridor's event types: the object, a dot, the event

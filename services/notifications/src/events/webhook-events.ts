@@ -1,7 +1,7 @@
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { newId, topics, type Clock, type ConsumerDefinition } from "@corridor/kit";
 // data is the resource exactly as its GET answers it (decisions §8): the gateway's own mappers.
-import { agentActionToJson, customerImportToJson, customerToJson, externalAccountToJson, internalAccountToJson, invitationToJson, transactionToJson, verificationToJson } from "@corridor/kit/rest-json";
+import { agentActionToJson, cardToJson, customerImportToJson, customerToJson, externalAccountToJson, internalAccountToJson, invitationToJson, transactionToJson, verificationToJson } from "@corridor/kit/rest-json";
 import { AgentEventSchema, type AgentEvent } from "@corridor/proto/corridor/agents/v1/events_pb.js";
 import { CustomerEventSchema, type CustomerEvent } from "@corridor/proto/corridor/customers_kyc/v1/events_pb.js";
 import { LedgerEventSchema, type LedgerEvent } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
@@ -54,6 +54,8 @@ export function ledgerWebhook(event: LedgerEvent): Derived | undefined {
       return event.payload.value.account ? { type: event.eventType, data: internalAccountToJson(event.payload.value.account) } : undefined;
     case "externalAccountChanged":
       return event.payload.value.account ? { type: event.eventType, data: externalAccountToJson(event.payload.value.account) } : undefined;
+    case "cardChanged":
+      return event.payload.value.card ? { type: event.eventType, data: cardToJson(event.payload.value.card) } : undefined;
     default:
       return undefined;
   }

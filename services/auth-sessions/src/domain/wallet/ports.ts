@@ -51,8 +51,8 @@ export interface WalletStore {
     byActivationRequest(platformId: string, requestId: string): Promise<StoredDelegatedKey | undefined>;
     /** The account's ACTIVE key, if any. */
     active(platformId: string, accountId: string): Promise<StoredDelegatedKey | undefined>;
-    /** Every key of the account, newest first. */
-    listByAccount(platformId: string, accountId: string): Promise<DelegatedKey[]>;
+    /** The keys of the account or of the funding source (both: both), newest first. */
+    list(platformId: string, filter: { accountId?: string; fundingSourceId?: string }): Promise<DelegatedKey[]>;
     /** Moves a key from one status to another; false when it was not in `from` any more. */
     setStatus(platformId: string, id: string, from: DelegatedKey["status"], to: DelegatedKey["status"], at: Date): Promise<boolean>;
   };
@@ -71,6 +71,14 @@ export interface WalletStore {
     /** How many rows each key id sealed (null: before key ids). */
     countByKeyId(): Promise<{ keyId: string | null; rows: number }[]>;
   };
+  events: {
+    /**
+     * A delegated key of a card funding source became ACTIVE or was REVOKED: DelegatedKeyChanged
+     * into this transaction's outbox, so the ledger hears of it if and only if the change commits
+     * (the source's status, docs/cards.md). A wallet-scoped key (made before cards) writes nothing.
+     */
+    delegatedKeyChanged(key: DelegatedKey): Promise<void>;
+  };
 }
 
 export interface SealedWalletKey {
@@ -87,6 +95,24 @@ export interface AccountDirectory {
    * that is not an EMBEDDED_WALLET.
    */
   requireEmbeddedWallet(platformId: string, accountId: string): Promise<void>;
+  /**
+   * A card funding source (the ledger's): its card and account. Throws 404
+   * CARD_FUNDING_SOURCE_NOT_FOUND for an unknown or foreign one.
+   */
+  cardFundingSource(platformId: string, fundingSourceId: string): Promise<CardFundingSourceFacts>;
+}
+
+/** What a delegated key needs of a card funding source. */
+export interface CardFundingSourceFacts {
+  id: string;
+  cardId: string;
+  accountId: string;
+  /** The bound account's type (EMBEDDED_WALLET for a key). */
+  accountType: string;
+  /** ACTIVE, PENDING_AUTH or INACTIVE (unbound). */
+  status: string;
+  /** The card's state. */
+  cardState: string;
 }
 
 /** Sends OTP emails (SMTP when configured, the log otherwise). Called after the commit. */

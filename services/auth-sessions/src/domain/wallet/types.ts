@@ -109,6 +109,10 @@ export interface DelegatedKey {
   status: "PENDING" | "ACTIVE" | "REVOKED";
   createdAt: Date;
   updatedAt: Date;
+  /** The card it was made for; undefined for a wallet-scoped key made before cards. */
+  cardId?: string;
+  /** The card funding source it was made for; undefined for a wallet-scoped key made before cards. */
+  fundingSourceId?: string;
 }
 
 export interface StoredDelegatedKey extends DelegatedKey {

@@ -17,7 +17,9 @@ import type { WalletStore } from "./ports.js";
  * becomes the new session's signing key, nothing sealed is returned); an uncompressed one gets a
  * fresh signing key sealed to it, as verify does.
  *
- * Delegated keys: a P-256 key made and custodied here for one embedded wallet, created in three
+ * Delegated keys: a P-256 key made and custodied here for a card funding source (Grid's
+ * fundingSourceId: a CardFundingSource of an embedded wallet, the ledger's), signing for that
+ * wallet; keys made before cards are wallet-scoped (no card) and stay as they were. Created in three
  * legs signed by a session of the wallet (first call: challenge; second: the key is made, PENDING,
  * with a second challenge; third: ACTIVE). While ACTIVE it signs EXECUTE_QUOTE challenges of that
  * wallet in place of a session key (a quote execute may then omit the signature headers), and
@@ -41,6 +43,8 @@ export const toDelegatedKey = (k: DelegatedKey): DelegatedKey => ({
   status: k.status,
   createdAt: k.createdAt,
   updatedAt: k.updatedAt,
+  ...(k.cardId ? { cardId: k.cardId } : {}),
+  ...(k.fundingSourceId ? { fundingSourceId: k.fundingSourceId } : {}),
 });
 
 /** Grid's codes for the missing halves of a signed retry. */
@@ -119,19 +123,28 @@ export function createWalletKeys(deps: WalletAuthDeps, ctx: WalletContext) {
       });
     },
 
-    async createDelegatedKey(platformId: string, input: { internalAccountId: string; nickname: string }, retry?: SignedRetry): Promise<{ challenge?: SignedChallenge; key?: DelegatedKey }> {
+    async createDelegatedKey(platformId: string, input: { fundingSourceId: string; nickname: string }, retry?: SignedRetry): Promise<{ challenge?: SignedChallenge; key?: DelegatedKey }> {
       const fields = [];
-      if (!input.internalAccountId) fields.push({ field: "internalAccountId", reason: "is required: the EMBEDDED_WALLET account the key signs for" });
+      if (!input.fundingSourceId) fields.push({ field: "fundingSourceId", reason: "is required: the card funding source (of an EMBEDDED_WALLET account) the key signs for" });
+      else if (!/^CardFundingSource:[0-9a-fA-F-]{1,64}$/.test(input.fundingSourceId)) fields.push({ field: "fundingSourceId", reason: "must be a CardFundingSource id" });
       const nickname = input.nickname.trim();
       if (!nickname || nickname.length > 256) fields.push({ field: "nickname", reason: "must be 1 to 256 characters" });
       if (fields.length) throw errors.invalidInput(fields);
       if (retry) requireBothHeaders(retry);
-      const accountId = input.internalAccountId;
-      await accounts.requireEmbeddedWallet(platformId, accountId);
+      const fundingSourceId = input.fundingSourceId;
+      // The ledger's funding source names the card and the wallet (404 CARD_FUNDING_SOURCE_NOT_FOUND).
+      const source = await accounts.cardFundingSource(platformId, fundingSourceId);
+      const refuse = (why: string) =>
+        errors.badRequest("FUNDING_SOURCE_INELIGIBLE", `The card funding source cannot take a delegated key: ${why}`, { fundingSourceId, reason: why });
+      if (source.accountType !== "EMBEDDED_WALLET") throw refuse(`its account is ${source.accountType || "not an internal account"}, not an EMBEDDED_WALLET`);
+      if (source.status === "INACTIVE") throw refuse("it is no longer bound to its card");
+      if (source.cardState === "CLOSED") throw refuse("its card is CLOSED");
+      const accountId = source.accountId;
+      const cardId = source.cardId;
       const now = await platformNow(platformId);
-      const body = canonicalJson({ internalAccountId: accountId, nickname });
+      const body = canonicalJson({ fundingSourceId, nickname });
       try {
-        return await transact(async (store) => {
+        const out = await transact(async (store) => {
           const sandbox = (await environment(store, platformId)) === "SANDBOX";
           const type = await accountType(store, platformId, accountId, now);
           const base = { platformId, accountId, body, now };
@@ -147,7 +160,11 @@ export function createWalletKeys(deps: WalletAuthDeps, ctx: WalletContext) {
             if (!k || k.status !== "PENDING") throw unauthorized("Request-Id does not match this request", "no pending delegated key waits for this Request-Id");
             if (await store.delegatedKeys.active(platformId, accountId)) throw keyExists(accountId);
             await store.delegatedKeys.setStatus(platformId, k.id, "PENDING", "ACTIVE", now);
-            return { key: toDelegatedKey({ ...k, status: "ACTIVE", updatedAt: now }) };
+            const activated = toDelegatedKey({ ...k, status: "ACTIVE", updatedAt: now });
+            // The ledger's funding source is ACTIVE from this commit on (PENDING_AUTH before): its
+            // event commits with the key, or neither does.
+            await store.events.delegatedKeyChanged(activated);
+            return { key: activated };
           }
           // Second leg: the key pair is made and stored sealed, PENDING, with the third leg's challenge.
           await consumeSignedRetry(store, { ...base, operation: CREATE, retry, sandbox });
@@ -161,6 +178,8 @@ export function createWalletKeys(deps: WalletAuthDeps, ctx: WalletContext) {
             id,
             platformId,
             accountId,
+            cardId,
+            fundingSourceId,
             publicKey: pair.publicKeyCompressedHex,
             nickname,
             status: "PENDING",
@@ -172,6 +191,7 @@ export function createWalletKeys(deps: WalletAuthDeps, ctx: WalletContext) {
           });
           return { challenge: next };
         });
+        return out;
       } catch (err) {
         // Two third legs racing for one account: the partial unique index lets one be ACTIVE.
         if (isUniqueViolation(err)) throw keyExists(accountId);
@@ -179,9 +199,9 @@ export function createWalletKeys(deps: WalletAuthDeps, ctx: WalletContext) {
       }
     },
 
-    async listDelegatedKeys(platformId: string, accountId: string): Promise<DelegatedKey[]> {
-      if (!accountId) throw errors.invalidInput([{ field: "accountId", reason: "is required (cards and their funding sources are not served here)" }]);
-      return transact(async (store) => (await store.delegatedKeys.listByAccount(platformId, accountId)).map(toDelegatedKey));
+    async listDelegatedKeys(platformId: string, filter: { accountId?: string; fundingSourceId?: string }): Promise<DelegatedKey[]> {
+      if (!filter.accountId && !filter.fundingSourceId) throw errors.invalidInput([{ field: "accountId", reason: "accountId or fundingSourceId is required" }]);
+      return transact(async (store) => (await store.delegatedKeys.list(platformId, filter)).map(toDelegatedKey));
     },
 
     async getDelegatedKey(platformId: string, id: string): Promise<DelegatedKey> {
@@ -198,6 +218,8 @@ export function createWalletKeys(deps: WalletAuthDeps, ctx: WalletContext) {
         // The key authorizes its own end, as Grid's does: it signs the revocation.
         signWith(k, canonicalJson({ operation: "REVOKE_DELEGATED_KEY", id, at: now.toISOString() }));
         await store.delegatedKeys.setStatus(platformId, id, "ACTIVE", "REVOKED", now);
+        // The funding source is PENDING_AUTH again at the ledger: the event commits with the revocation.
+        await store.events.delegatedKeyChanged(toDelegatedKey({ ...k, status: "REVOKED", updatedAt: now }));
       });
     },
 

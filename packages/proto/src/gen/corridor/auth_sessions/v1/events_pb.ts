@@ -16,10 +16,12 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file corridor/auth_sessions/v1/events.proto.
  */
 export const file_corridor_auth_sessions_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("CiZjb3JyaWRvci9hdXRoX3Nlc3Npb25zL3YxL2V2ZW50cy5wcm90bxIZY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MSLIAgoNUGxhdGZvcm1FdmVudBIQCghldmVudF9pZBgBIAEoCRIvCgtvY2N1cnJlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLcGxhdGZvcm1faWQYAyABKAkSRgoQcGxhdGZvcm1fY3JlYXRlZBgKIAEoCzIqLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuUGxhdGZvcm1DcmVhdGVkSAASSgoOY29uZmlnX3VwZGF0ZWQYCyABKAsyMC5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlBsYXRmb3JtQ29uZmlnVXBkYXRlZEgAEkAKDXRva2VuX3Jldm9rZWQYDCABKAsyJy5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlRva2VuUmV2b2tlZEgAQgkKB3BheWxvYWQigwEKD1BsYXRmb3JtQ3JlYXRlZBI1CghwbGF0Zm9ybRgBIAEoCzIjLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuUGxhdGZvcm0SOQoGY29uZmlnGAIgASgLMikuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5QbGF0Zm9ybUNvbmZpZyJSChVQbGF0Zm9ybUNvbmZpZ1VwZGF0ZWQSOQoGY29uZmlnGAEgASgLMikuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5QbGF0Zm9ybUNvbmZpZyI/CgxUb2tlblJldm9rZWQSLwoFdG9rZW4YASABKAsyIC5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlRva2VuYgZwcm90bzM", [file_corridor_auth_sessions_v1_platform, file_corridor_auth_sessions_v1_token, file_google_protobuf_timestamp]);
+  fileDesc("CiZjb3JyaWRvci9hdXRoX3Nlc3Npb25zL3YxL2V2ZW50cy5wcm90bxIZY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MSKZAwoNUGxhdGZvcm1FdmVudBIQCghldmVudF9pZBgBIAEoCRIvCgtvY2N1cnJlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLcGxhdGZvcm1faWQYAyABKAkSRgoQcGxhdGZvcm1fY3JlYXRlZBgKIAEoCzIqLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuUGxhdGZvcm1DcmVhdGVkSAASSgoOY29uZmlnX3VwZGF0ZWQYCyABKAsyMC5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlBsYXRmb3JtQ29uZmlnVXBkYXRlZEgAEkAKDXRva2VuX3Jldm9rZWQYDCABKAsyJy5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlRva2VuUmV2b2tlZEgAEk8KFWRlbGVnYXRlZF9rZXlfY2hhbmdlZBgNIAEoCzIuLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuRGVsZWdhdGVkS2V5Q2hhbmdlZEgAQgkKB3BheWxvYWQigwEKD1BsYXRmb3JtQ3JlYXRlZBI1CghwbGF0Zm9ybRgBIAEoCzIjLmNvcnJpZG9yLmF1dGhfc2Vzc2lvbnMudjEuUGxhdGZvcm0SOQoGY29uZmlnGAIgASgLMikuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5QbGF0Zm9ybUNvbmZpZyJSChVQbGF0Zm9ybUNvbmZpZ1VwZGF0ZWQSOQoGY29uZmlnGAEgASgLMikuY29ycmlkb3IuYXV0aF9zZXNzaW9ucy52MS5QbGF0Zm9ybUNvbmZpZyI/CgxUb2tlblJldm9rZWQSLwoFdG9rZW4YASABKAsyIC5jb3JyaWRvci5hdXRoX3Nlc3Npb25zLnYxLlRva2VuIqUBChNEZWxlZ2F0ZWRLZXlDaGFuZ2VkEg4KBmtleV9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEg8KB2NhcmRfaWQYAyABKAkSGQoRZnVuZGluZ19zb3VyY2VfaWQYBCABKAkSDgoGc3RhdHVzGAUgASgJEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wYgZwcm90bzM", [file_corridor_auth_sessions_v1_platform, file_corridor_auth_sessions_v1_token, file_google_protobuf_timestamp]);
 
 /**
- * PlatformEvent is the envelope of topic corridor.platforms.v1 (key: platform_id).
+ * PlatformEvent is the envelope of auth-sessions' topics: corridor.platforms.v1 (key: platform_id),
+ * corridor.platforms.tokens.v1 (TokenRevoked, key: platform_id) and
+ * corridor.platforms.delegated-keys.v1 (DelegatedKeyChanged, key: the card funding source id).
  *
  * @generated from message corridor.auth_sessions.v1.PlatformEvent
  */
@@ -74,6 +76,14 @@ export type PlatformEvent = Message<"corridor.auth_sessions.v1.PlatformEvent"> &
      */
     value: TokenRevoked;
     case: "tokenRevoked";
+  } | {
+    /**
+     * A delegated key of a card funding source became ACTIVE or was REVOKED.
+     *
+     * @generated from field: corridor.auth_sessions.v1.DelegatedKeyChanged delegated_key_changed = 13;
+     */
+    value: DelegatedKeyChanged;
+    case: "delegatedKeyChanged";
   } | { case: undefined; value?: undefined };
 };
 
@@ -153,4 +163,63 @@ export type TokenRevoked = Message<"corridor.auth_sessions.v1.TokenRevoked"> & {
  */
 export const TokenRevokedSchema: GenMessage<TokenRevoked> = /*@__PURE__*/
   messageDesc(file_corridor_auth_sessions_v1_events, 3);
+
+/**
+ * DelegatedKeyChanged: a delegated key made for a card funding source changed status, written in the
+ * transaction that changed it. A key's status only moves forward (PENDING, ACTIVE, REVOKED), so a
+ * reader keeping each key's latest status applies an event only when its status is later than the
+ * one it holds: a stale or repeated event changes nothing.
+ *
+ * @generated from message corridor.auth_sessions.v1.DelegatedKeyChanged
+ */
+export type DelegatedKeyChanged = Message<"corridor.auth_sessions.v1.DelegatedKeyChanged"> & {
+  /**
+   * DelegatedKey:<uuidv7>.
+   *
+   * @generated from field: string key_id = 1;
+   */
+  keyId: string;
+
+  /**
+   * The EMBEDDED_WALLET internal account the key signs for.
+   *
+   * @generated from field: string account_id = 2;
+   */
+  accountId: string;
+
+  /**
+   * The card the key was made for.
+   *
+   * @generated from field: string card_id = 3;
+   */
+  cardId: string;
+
+  /**
+   * The CardFundingSource:<uuidv7> the key was made for (the ledger's).
+   *
+   * @generated from field: string funding_source_id = 4;
+   */
+  fundingSourceId: string;
+
+  /**
+   * ACTIVE or REVOKED: the key's status after the change.
+   *
+   * @generated from field: string status = 5;
+   */
+  status: string;
+
+  /**
+   * When the key changed (its updatedAt).
+   *
+   * @generated from field: google.protobuf.Timestamp updated_at = 6;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message corridor.auth_sessions.v1.DelegatedKeyChanged.
+ * Use `create(DelegatedKeyChangedSchema)` to create a new message.
+ */
+export const DelegatedKeyChangedSchema: GenMessage<DelegatedKeyChanged> = /*@__PURE__*/
+  messageDesc(file_corridor_auth_sessions_v1_events, 4);
 

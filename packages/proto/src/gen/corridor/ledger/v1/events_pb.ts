@@ -6,6 +6,8 @@ import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { ExternalAccount, InternalAccount } from "./accounts_pb.js";
 import { file_corridor_ledger_v1_accounts } from "./accounts_pb.js";
+import type { Card } from "./cards_pb.js";
+import { file_corridor_ledger_v1_cards } from "./cards_pb.js";
 import type { Transaction } from "./transaction_pb.js";
 import { file_corridor_ledger_v1_transaction } from "./transaction_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
@@ -16,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file corridor/ledger/v1/events.proto.
  */
 export const file_corridor_ledger_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("Ch9jb3JyaWRvci9sZWRnZXIvdjEvZXZlbnRzLnByb3RvEhJjb3JyaWRvci5sZWRnZXIudjEi2gIKC0xlZGdlckV2ZW50EhAKCGV2ZW50X2lkGAEgASgJEi8KC29jY3VycmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtwbGF0Zm9ybV9pZBgDIAEoCRISCgpldmVudF90eXBlGAQgASgJEkUKE3RyYW5zYWN0aW9uX2NoYW5nZWQYCiABKAsyJi5jb3JyaWRvci5sZWRnZXIudjEuVHJhbnNhY3Rpb25DaGFuZ2VkSAASPQoPYmFsYW5jZV91cGRhdGVkGAsgASgLMiIuY29ycmlkb3IubGVkZ2VyLnYxLkJhbGFuY2VVcGRhdGVkSAASTgoYZXh0ZXJuYWxfYWNjb3VudF9jaGFuZ2VkGAwgASgLMiouY29ycmlkb3IubGVkZ2VyLnYxLkV4dGVybmFsQWNjb3VudENoYW5nZWRIAEIJCgdwYXlsb2FkIkoKElRyYW5zYWN0aW9uQ2hhbmdlZBI0Cgt0cmFuc2FjdGlvbhgBIAEoCzIfLmNvcnJpZG9yLmxlZGdlci52MS5UcmFuc2FjdGlvbiJGCg5CYWxhbmNlVXBkYXRlZBI0CgdhY2NvdW50GAEgASgLMiMuY29ycmlkb3IubGVkZ2VyLnYxLkludGVybmFsQWNjb3VudCKTAQoWRXh0ZXJuYWxBY2NvdW50Q2hhbmdlZBI0CgdhY2NvdW50GAEgASgLMiMuY29ycmlkb3IubGVkZ2VyLnYxLkV4dGVybmFsQWNjb3VudBITCgtjaGFuZ2VfY29kZRgCIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgDIAEoCRIWCg5jaGFuZ2VkX2ZpZWxkcxgEIAMoCWIGcHJvdG8z", [file_corridor_ledger_v1_accounts, file_corridor_ledger_v1_transaction, file_google_protobuf_timestamp]);
+  fileDesc("Ch9jb3JyaWRvci9sZWRnZXIvdjEvZXZlbnRzLnByb3RvEhJjb3JyaWRvci5sZWRnZXIudjEikwMKC0xlZGdlckV2ZW50EhAKCGV2ZW50X2lkGAEgASgJEi8KC29jY3VycmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtwbGF0Zm9ybV9pZBgDIAEoCRISCgpldmVudF90eXBlGAQgASgJEkUKE3RyYW5zYWN0aW9uX2NoYW5nZWQYCiABKAsyJi5jb3JyaWRvci5sZWRnZXIudjEuVHJhbnNhY3Rpb25DaGFuZ2VkSAASPQoPYmFsYW5jZV91cGRhdGVkGAsgASgLMiIuY29ycmlkb3IubGVkZ2VyLnYxLkJhbGFuY2VVcGRhdGVkSAASTgoYZXh0ZXJuYWxfYWNjb3VudF9jaGFuZ2VkGAwgASgLMiouY29ycmlkb3IubGVkZ2VyLnYxLkV4dGVybmFsQWNjb3VudENoYW5nZWRIABI3CgxjYXJkX2NoYW5nZWQYDSABKAsyHy5jb3JyaWRvci5sZWRnZXIudjEuQ2FyZENoYW5nZWRIAEIJCgdwYXlsb2FkIkoKElRyYW5zYWN0aW9uQ2hhbmdlZBI0Cgt0cmFuc2FjdGlvbhgBIAEoCzIfLmNvcnJpZG9yLmxlZGdlci52MS5UcmFuc2FjdGlvbiJGCg5CYWxhbmNlVXBkYXRlZBI0CgdhY2NvdW50GAEgASgLMiMuY29ycmlkb3IubGVkZ2VyLnYxLkludGVybmFsQWNjb3VudCKTAQoWRXh0ZXJuYWxBY2NvdW50Q2hhbmdlZBI0CgdhY2NvdW50GAEgASgLMiMuY29ycmlkb3IubGVkZ2VyLnYxLkV4dGVybmFsQWNjb3VudBITCgtjaGFuZ2VfY29kZRgCIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgDIAEoCRIWCg5jaGFuZ2VkX2ZpZWxkcxgEIAMoCSJNCgtDYXJkQ2hhbmdlZBImCgRjYXJkGAEgASgLMhguY29ycmlkb3IubGVkZ2VyLnYxLkNhcmQSFgoOcHJldmlvdXNfc3RhdGUYAiABKAliBnByb3RvMw", [file_corridor_ledger_v1_accounts, file_corridor_ledger_v1_cards, file_corridor_ledger_v1_transaction, file_google_protobuf_timestamp]);
 
 /**
  * LedgerEvent is the envelope of topic corridor.ledger.v1 (key: the transaction or account id).
@@ -82,6 +84,14 @@ export type LedgerEvent = Message<"corridor.ledger.v1.LedgerEvent"> & {
      */
     value: ExternalAccountChanged;
     case: "externalAccountChanged";
+  } | {
+    /**
+     * A card's state changed (CARD_STATE_CHANGE).
+     *
+     * @generated from field: corridor.ledger.v1.CardChanged card_changed = 13;
+     */
+    value: CardChanged;
+    case: "cardChanged";
   } | { case: undefined; value?: undefined };
 };
 
@@ -175,4 +185,32 @@ export type ExternalAccountChanged = Message<"corridor.ledger.v1.ExternalAccount
  */
 export const ExternalAccountChangedSchema: GenMessage<ExternalAccountChanged> = /*@__PURE__*/
   messageDesc(file_corridor_ledger_v1_events, 3);
+
+/**
+ * CardChanged carries the card after the change.
+ *
+ * @generated from message corridor.ledger.v1.CardChanged
+ */
+export type CardChanged = Message<"corridor.ledger.v1.CardChanged"> & {
+  /**
+   * The card as GET /cards/{id} would show it.
+   *
+   * @generated from field: corridor.ledger.v1.Card card = 1;
+   */
+  card?: Card | undefined;
+
+  /**
+   * The state before the change.
+   *
+   * @generated from field: string previous_state = 2;
+   */
+  previousState: string;
+};
+
+/**
+ * Describes the message corridor.ledger.v1.CardChanged.
+ * Use `create(CardChangedSchema)` to create a new message.
+ */
+export const CardChangedSchema: GenMessage<CardChanged> = /*@__PURE__*/
+  messageDesc(file_corridor_ledger_v1_events, 4);
 

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file corridor/sandbox/v1/events.proto.
  */
 export const file_corridor_sandbox_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("CiBjb3JyaWRvci9zYW5kYm94L3YxL2V2ZW50cy5wcm90bxITY29ycmlkb3Iuc2FuZGJveC52MSKvAQoMU2FuZGJveEV2ZW50EhAKCGV2ZW50X2lkGAEgASgJEi8KC29jY3VycmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtwbGF0Zm9ybV9pZBgDIAEoCRI8Cg5jbG9ja19hZHZhbmNlZBgKIAEoCzIiLmNvcnJpZG9yLnNhbmRib3gudjEuQ2xvY2tBZHZhbmNlZEgAQgkKB3BheWxvYWQieAoNQ2xvY2tBZHZhbmNlZBInCgNub3cYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCW9mZnNldF9tcxgCIAEoAxIrCgdyZWFsX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcGIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CiBjb3JyaWRvci9zYW5kYm94L3YxL2V2ZW50cy5wcm90bxITY29ycmlkb3Iuc2FuZGJveC52MSLnAQoMU2FuZGJveEV2ZW50EhAKCGV2ZW50X2lkGAEgASgJEi8KC29jY3VycmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtwbGF0Zm9ybV9pZBgDIAEoCRI8Cg5jbG9ja19hZHZhbmNlZBgKIAEoCzIiLmNvcnJpZG9yLnNhbmRib3gudjEuQ2xvY2tBZHZhbmNlZEgAEjYKC2NhcmRfaXNzdWVkGAsgASgLMh8uY29ycmlkb3Iuc2FuZGJveC52MS5DYXJkSXNzdWVkSABCCQoHcGF5bG9hZCJ4Cg1DbG9ja0FkdmFuY2VkEicKA25vdxgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJb2Zmc2V0X21zGAIgASgDEisKB3JlYWxfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInQKCkNhcmRJc3N1ZWQSDwoHY2FyZF9pZBgBIAEoCRINCgVicmFuZBgCIAEoCRINCgVsYXN0NBgDIAEoCRIRCglleHBfbW9udGgYBCABKAUSEAoIZXhwX3llYXIYBSABKAUSEgoKaXNzdWVyX3JlZhgGIAEoCWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * SandboxEvent is the envelope of topic corridor.sandbox.v1 (key: platform_id): what the sandbox
@@ -55,6 +55,14 @@ export type SandboxEvent = Message<"corridor.sandbox.v1.SandboxEvent"> & {
      */
     value: ClockAdvanced;
     case: "clockAdvanced";
+  } | {
+    /**
+     * The sandbox card issuer provisioned a card.
+     *
+     * @generated from field: corridor.sandbox.v1.CardIssued card_issued = 11;
+     */
+    value: CardIssued;
+    case: "cardIssued";
   } | { case: undefined; value?: undefined };
 };
 
@@ -100,4 +108,61 @@ export type ClockAdvanced = Message<"corridor.sandbox.v1.ClockAdvanced"> & {
  */
 export const ClockAdvancedSchema: GenMessage<ClockAdvanced> = /*@__PURE__*/
   messageDesc(file_corridor_sandbox_v1_events, 1);
+
+/**
+ * CardIssued says the sandbox card issuer provisioned a card the ledger asked for
+ * (corridor.cards.issuance.v1): the card becomes ACTIVE with these details.
+ *
+ * @generated from message corridor.sandbox.v1.CardIssued
+ */
+export type CardIssued = Message<"corridor.sandbox.v1.CardIssued"> & {
+  /**
+   * Card:<uuidv7>.
+   *
+   * @generated from field: string card_id = 1;
+   */
+  cardId: string;
+
+  /**
+   * The network brand (VISA).
+   *
+   * @generated from field: string brand = 2;
+   */
+  brand: string;
+
+  /**
+   * Last four digits of the PAN.
+   *
+   * @generated from field: string last4 = 3;
+   */
+  last4: string;
+
+  /**
+   * Expiry month (1-12).
+   *
+   * @generated from field: int32 exp_month = 4;
+   */
+  expMonth: number;
+
+  /**
+   * Expiry year (four digits).
+   *
+   * @generated from field: int32 exp_year = 5;
+   */
+  expYear: number;
+
+  /**
+   * The issuer's reference of the card.
+   *
+   * @generated from field: string issuer_ref = 6;
+   */
+  issuerRef: string;
+};
+
+/**
+ * Describes the message corridor.sandbox.v1.CardIssued.
+ * Use `create(CardIssuedSchema)` to create a new message.
+ */
+export const CardIssuedSchema: GenMessage<CardIssued> = /*@__PURE__*/
+  messageDesc(file_corridor_sandbox_v1_events, 2);
 
