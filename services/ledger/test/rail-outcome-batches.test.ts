@@ -297,7 +297,7 @@ describe("rail outcomes applied in batches by two appliers beside transfer-outs"
 describe("the rail-outcomes consumer", () => {
   it("hands a batch's outcomes to the ledger together, and logs the ones from a connector the transaction was not routed to", async () => {
     const applyRailOutcomes = vi.fn(async (_trx: unknown, os: readonly { transactionId: string }[]) => os.map((o) => (o.transactionId === "Transaction:b" ? ("not-addressed" as const) : ("applied" as const))));
-    const log = { error: vi.fn() };
+    const log = { error: vi.fn(), warn: vi.fn() };
     const def = ledgerConsumers({ applyRailOutcomes } as unknown as Ledger, log).find((c) => c.name === "rail-outcomes")!;
     expect(def.batch).toBe(true);
     const m = (transactionId: string, status: string) => create(RailOutcomeSchema, { eventId: `Event:${transactionId}`, platformId: "Platform:p", transactionId, status, connector: "lead-bank" });
