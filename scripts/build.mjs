@@ -84,6 +84,8 @@ export const RUNTIME_PACKAGES = [
   { name: "@opentelemetry/sdk-metrics", from: "packages/kit/src/telemetry/metrics.ts" },
   { name: "@opentelemetry/exporter-prometheus", from: "packages/kit/src/telemetry/metrics.ts" },
   { name: "@opentelemetry/exporter-metrics-otlp-proto", from: "packages/kit/src/telemetry/metrics.ts" },
+  // Required on the first BTC funding quote, not at start (issue 28, item 4).
+  { name: "bolt11", from: "services/quotes-fx/src/domain/lightning.ts" },
 ]
 
 /**
@@ -99,7 +101,16 @@ export const BUNDLED_PACKAGES = ["typebox", "kysely", "zod", "@connectrpc/connec
  * packages/kit/src/bus, packages/kit/src/db, gateway/src/app.ts), so a process that does not use
  * one never loads it. Checked after the build: no deployable may reach one through static imports.
  */
-export const LAZY_PACKAGES = ["kafkajs", "ioredis", "pg", "@electric-sql/pglite"];
+export const LAZY_PACKAGES = [
+  "kafkajs",
+  "ioredis",
+  "pg",
+  "@electric-sql/pglite",
+  // Loaded on first use, not at start (issue 28, item 4: a warm `npm start` in 3 s): passkey
+  // ceremonies (services/auth-sessions/src/clients/passkeys.ts), SMTP (clients/mailer.ts).
+  "@simplewebauthn/server",
+  "nodemailer",
+];
 
 /** External packages each output reaches through static imports (itself and the chunks it imports). */
 function staticExternals(outputs, start) {

@@ -13,6 +13,14 @@ export const embeddedConfigSchema = z.object({
   METRICS_PORT: metricsPortSetting,
   /** Where PGlite keeps its data when DATABASE_URL is not set, and the saved sandbox credentials. */
   CORRIDOR_DATA_DIR: z.string().default("./.data"),
+  /**
+   * PGlite's WebAssembly (when DATABASE_URL is unset) also compiled by V8's optimizing compiler
+   * (TurboFan) as it runs: false (the default) keeps V8's baseline compiler only. The optimizing
+   * tier costs ~2 CPU-seconds of compilation at every start and made the main thread wait for it
+   * (~0.7 s of a 3.5 s warm `npm start`, issue 28, item 4); it wins back ~25% of PGlite's
+   * statement throughput only after several seconds of steady load (docs/benchmarks.md).
+   */
+  CORRIDOR_PGLITE_OPTIMIZE: env.bool(false),
   /** Use this Postgres instead of the embedded PGlite. */
   DATABASE_URL: z.string().optional(),
   /** Parameterised queries on DATABASE_URL as named prepared statements (off behind a pooler that cannot keep them). */

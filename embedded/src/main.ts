@@ -1,4 +1,5 @@
 import { join, resolve } from "node:path";
+import { setFlagsFromString } from "node:v8";
 import { fileURLToPath } from "node:url";
 import { gatewayTuning } from "@corridor/gateway/config";
 import { createProcessLogger, loadConfig, serviceLogger, startMetrics, startTelemetry, systemClock } from "@corridor/kit";
@@ -8,6 +9,9 @@ import { ConnectorSetupError, checkConnectorSettings, connectorDefinitions, star
 import { startEmbedded } from "./system.js";
 
 const config = loadConfig(embeddedConfigSchema);
+// Before PGlite compiles its WebAssembly (startEmbedded): V8's baseline compiler only, unless
+// CORRIDOR_PGLITE_OPTIMIZE (config.ts says what each costs). V8 reads the flag when it compiles a module.
+if (!config.DATABASE_URL && !config.CORRIDOR_PGLITE_OPTIMIZE) setFlagsFromString("--liftoff-only");
 // The rail connectors named in CORRIDOR_CONNECTORS, their settings checked before anything starts:
 // one message lists every unknown name and every bad key.
 const connectorDefs = await connectorDefinitions(config.CORRIDOR_CONNECTORS)

@@ -3,9 +3,7 @@ import { createBus, memoryConfigBoard, observeDatabasePool, openDatabase, openRe
 import { tracingServerInterceptor } from "@corridor/kit";
 import { appErrorInterceptor } from "@corridor/kit";
 import { ConnectorAdminService, createConnectorAdminRouter, type ConnectorAdminDirectory } from "@corridor/connector";
-import { buildGateway } from "@corridor/gateway";
 import type { GatewayTuning } from "@corridor/gateway/config";
-import { allServices } from "./modules.js";
 
 export interface EmbeddedOptions {
   log: Logger;
@@ -57,7 +55,10 @@ export interface EmbeddedSystem {
  * service's Connect API on a loopback port for the operator CLI.
  */
 export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedSystem> {
-  const db = await openDatabase({
+  // The services' and the gateway's code (most of what this process loads) is imported while the
+  // database opens, not before: PGlite compiles its WebAssembly on other threads and the main
+  // thread would otherwise wait for them (issue 28, item 4: a warm `npm start` in 3 s).
+  const database = openDatabase({
     databaseUrl: opts.databaseUrl,
     dataDir: opts.databaseUrl ? undefined : opts.dataDir,
     pgliteTemplate: opts.pgliteTemplate,
@@ -65,6 +66,11 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedSyst
     connectTimeoutMs: opts.connectTimeoutMs,
     onIdleError: (err) => opts.log.warn({ err }, "a database connection failed; the pool replaces it"),
   });
+  const code = Promise.all([import("./modules.js"), import("@corridor/gateway")]);
+  // Awaited below, after the database: a failure to load is then reported, not left unhandled.
+  code.catch(() => undefined);
+  const db = await database;
+  const [{ allServices }, { buildGateway }] = await code;
   if (db.poolStats) observeDatabasePool("corridor", db.poolStats);
   const bus = await createBus({
     kafkaBrokers: opts.kafkaBrokers?.length ? opts.kafkaBrokers : undefined,

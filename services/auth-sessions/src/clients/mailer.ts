@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { AppError } from "@corridor/kit";
-import nodemailer from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type { Mailer } from "../domain/wallet/ports.js";
 
 export interface MailerOptions {
@@ -50,8 +50,10 @@ const undeliverable = (e: SmtpFailure) => (e.code === "EENVELOPE" || e.code === 
  * development mailer refuses one outright.
  */
 export function createMailer(opts: MailerOptions): Mailer {
-  const transport = opts.smtpUrl
-    ? nodemailer.createTransport({
+  // nodemailer (~60 modules) is loaded only where a mail server is configured: not by the
+  // development mailer of a default `npm start` (issue 28, item 4: a warm start in 3 s).
+  const transport: Promise<Transporter> | undefined = opts.smtpUrl
+    ? import("nodemailer").then(({ default: nodemailer }) => nodemailer.createTransport({
         // The URL gives host, port, credentials and smtps://; the options below add to it.
         url: opts.smtpUrl,
         requireTLS: opts.requireTls ?? false,
@@ -60,8 +62,10 @@ export function createMailer(opts: MailerOptions): Mailer {
         connectionTimeout: 10_000,
         greetingTimeout: 10_000,
         socketTimeout: 20_000,
-      })
+      }))
     : undefined;
+  // Awaited by each delivery; a failure to load is that delivery's error, not an unhandled rejection.
+  transport?.catch(() => undefined);
   const attempts = opts.attempts ?? 3;
   const retryMs = opts.retryMs ?? 250;
   return {
@@ -92,7 +96,8 @@ export function createMailer(opts: MailerOptions): Mailer {
   };
 
   /** One code mail, retried on transient failures; the log gets the server's reply codes, never the message. */
-  async function deliver(transport: ReturnType<typeof nodemailer.createTransport>, to: string, code: string, ctx: { platformId: string; credentialId: string }): Promise<void> {
+  async function deliver(transporter: Promise<Transporter>, to: string, code: string, ctx: { platformId: string; credentialId: string }): Promise<void> {
+      const transport = await transporter;
       for (let attempt = 1; ; attempt++) {
         try {
           await transport.sendMail({

@@ -1,5 +1,18 @@
-import { verifyAuthenticationResponse, verifyRegistrationResponse } from "@simplewebauthn/server";
 import { PasskeyRejected, type PasskeyVerifier } from "../domain/wallet/ports.js";
+
+/**
+ * @simplewebauthn/server, loaded on the first ceremony: with its ASN.1 and X.509 dependencies it is
+ * ~400 modules, the largest single piece of a start that no start-up step uses (issue 28, item 4:
+ * a warm `npm start` in 3 s). A failed load is not kept: the next ceremony tries again.
+ */
+let library: Promise<typeof import("@simplewebauthn/server")> | undefined;
+function webauthn(): Promise<typeof import("@simplewebauthn/server")> {
+  library ??= import("@simplewebauthn/server").catch((err: unknown) => {
+    library = undefined;
+    throw err;
+  });
+  return library;
+}
 
 /**
  * WebAuthn ceremonies with @simplewebauthn/server against the relying party (rpId + allowed
@@ -9,6 +22,7 @@ import { PasskeyRejected, type PasskeyVerifier } from "../domain/wallet/ports.js
 export function createPasskeyVerifier(): PasskeyVerifier {
   return {
     async verifyRegistration({ rp, challenge, attestation }) {
+      const { verifyRegistrationResponse } = await webauthn();
       let result;
       try {
         result = await verifyRegistrationResponse({
@@ -38,6 +52,7 @@ export function createPasskeyVerifier(): PasskeyVerifier {
     },
 
     async verifyAssertion({ rp, expectedChallenge, credential, assertion }) {
+      const { verifyAuthenticationResponse } = await webauthn();
       let result;
       try {
         result = await verifyAuthenticationResponse({

@@ -1,5 +1,14 @@
 import { createHash } from "node:crypto";
-import bolt11 from "bolt11";
+import { createRequire } from "node:module";
+
+/**
+ * bolt11 (CommonJS, with bitcoinjs-lib and its own dependencies: ~90 modules), required on the
+ * first BTC funding quote instead of at every start (issue 28, item 4: a warm `npm start` in 3 s).
+ * Synchronous, so fundingInstructions stays synchronous. scripts/build.mjs copies the package
+ * (RUNTIME_PACKAGES) although no import names it.
+ */
+let bolt11: typeof import("bolt11") | undefined;
+const loadBolt11 = (): typeof import("bolt11") => (bolt11 ??= createRequire(import.meta.url)("bolt11") as typeof import("bolt11"));
 
 /** bitcoinjs network parameters of regtest, whose BOLT 11 prefix is "lnbcrt" (never payable on mainnet). */
 const REGTEST = { bech32: "bcrt", pubKeyHash: 0x6f, scriptHash: 0xc4, validWitnessVersions: [0, 1] };
@@ -20,7 +29,8 @@ export function sandboxLightningInvoice(i: { seed: string; amountSats: bigint; m
   const paymentHash = createHash("sha256").update(`corridor-sandbox-invoice:${i.seed}`).digest("hex");
   const timestamp = Math.floor(i.now.getTime() / 1000);
   const expireSeconds = Math.max(1, Math.ceil((i.expiresAt.getTime() - i.now.getTime()) / 1000));
-  const unsigned = bolt11.encode({
+  const { encode, sign } = loadBolt11();
+  const unsigned = encode({
     network: REGTEST,
     satoshis: Number(i.amountSats),
     timestamp,
@@ -30,7 +40,7 @@ export function sandboxLightningInvoice(i: { seed: string; amountSats: bigint; m
       { tagName: "expire_time", data: expireSeconds },
     ],
   });
-  const signed = bolt11.sign(unsigned, SANDBOX_NODE_KEY);
+  const signed = sign(unsigned, SANDBOX_NODE_KEY);
   if (!signed.paymentRequest) throw new Error("bolt11 answered without a payment request");
   return signed.paymentRequest;
 }
