@@ -40,6 +40,11 @@ const system = await startSplitSystem(
     CORRIDOR_SPLIT_RESTART_BACKOFF_MS: "500",
     CORRIDOR_SPLIT_RESTART_BACKOFF_MAX_MS: "5000",
     KAFKA_TOPIC_PARTITIONS: env.KAFKA_TOPIC_PARTITIONS ?? "12",
+    // 16 processes (two of each of the 7 services, the gateway, the connectors) on one PostgreSQL
+    // whose max_connections is 100 by default: 10 per pool (the default) would run out of
+    // connections under load ("too many clients already"), so 5 (docs/operations.md: replicas ×
+    // processes × DATABASE_POOL_SIZE must stay below the server's max_connections).
+    DATABASE_POOL_SIZE: env.DATABASE_POOL_SIZE ?? "5",
   },
   env.CONSERVE_LOG ? (line) => appendFileSync(env.CONSERVE_LOG!, `${new Date().toISOString()} ${line}\n`) : undefined,
   // Outside vitest there is no migrated template: the services migrate the fresh database.

@@ -163,7 +163,11 @@ export async function runConservation(
       }
     }),
   );
-  const ticker = setInterval(() => say(`${acked.length} writes acknowledged, ${refused.length} refused, ${((Date.now() - started) / 1000).toFixed(0)} s`), 15_000);
+  let refusalsSaid = 0;
+  const ticker = setInterval(() => {
+    say(`${acked.length} writes acknowledged, ${refused.length} refused, ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    for (; refusalsSaid < refused.length; refusalsSaid++) say(`refused: ${JSON.stringify(refused[refusalsSaid])}`);
+  }, 15_000);
   let killed: { name: `${ServiceName}#1`; pid: number }[] = [];
   let ackedAtKill = 0;
   try {
