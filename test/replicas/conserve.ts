@@ -153,33 +153,38 @@ export async function runConservation(
   const say = opts.progress ?? (() => {});
   const attemptsBefore = client.observations.length;
   let sent = 0;
+  // Writes acknowledged: each entry of `acked` is one, and an executed quote's execute one more.
+  let executions = 0;
+  const acknowledged = () => acked.length + executions;
 
   const started = Date.now();
   const traffic = Promise.all(
     customers.map(async (c) => {
       for (let n = 0; n < opts.cyclesPerCustomer; n++) {
+        const before = acked.length;
         await cycle(client, c, acked, refused);
+        executions += acked.slice(before).filter((a) => a.customer === c.id && a.kind === "quote" && a.executed).length;
         sent += WRITES_PER_CYCLE;
       }
     }),
   );
   let refusalsSaid = 0;
   const ticker = setInterval(() => {
-    say(`${acked.length} writes acknowledged, ${refused.length} refused, ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    say(`${acknowledged()} writes acknowledged, ${refused.length} refused, ${((Date.now() - started) / 1000).toFixed(0)} s`);
     for (; refusalsSaid < refused.length; refusalsSaid++) say(`refused: ${JSON.stringify(refused[refusalsSaid])}`);
   }, 15_000);
   let killed: { name: `${ServiceName}#1`; pid: number }[] = [];
   let ackedAtKill = 0;
   try {
     await Promise.race([
-      until("the kill point of the run", 3_600_000, async () => acked.length >= opts.killAfterAcknowledged),
+      until("the kill point of the run", 3_600_000, async () => acknowledged() >= opts.killAfterAcknowledged),
       // A workload that fails before the kill point is reported, not waited for.
       traffic.then(() => {
-        if (acked.length < opts.killAfterAcknowledged) throw new Error(`the workload ended with ${acked.length} writes acknowledged, before the kill point`);
+        if (acknowledged() < opts.killAfterAcknowledged) throw new Error(`the workload ended with ${acknowledged()} writes acknowledged, before the kill point`);
       }),
     ]);
     killed = SERVICE_NAMES.map((s) => ({ name: `${s}#1` as const, pid: system.pidOf(`${s}#1`) }));
-    ackedAtKill = acked.length;
+    ackedAtKill = acknowledged();
     say(`killing ${killed.map((k) => k.name).join(", ")} with SIGKILL after ${ackedAtKill} acknowledged writes`);
     for (const k of killed) process.kill(k.pid, "SIGKILL");
     await traffic;
@@ -187,7 +192,7 @@ export async function runConservation(
     clearInterval(ticker);
   }
   const workloadSeconds = (Date.now() - started) / 1000;
-  say(`workload done: ${acked.length} acknowledged in ${workloadSeconds.toFixed(0)} s; waiting for the killed replicas' restart`);
+  say(`workload done: ${acknowledged()} writes acknowledged in ${workloadSeconds.toFixed(0)} s; waiting for the killed replicas' restart`);
   // The launcher brings them back; the books are checked whether or not, but a run that ends with
   // a service down would hide it, so a missing restart is a problem.
   await Promise.all(
@@ -198,9 +203,10 @@ export async function runConservation(
   const answers500 = observations.filter((o) => o.status === 500).map((o) => `${o.method} ${o.path} → 500 ${o.code ?? ""}`);
   if (refused.length > 0) problems.push(`${refused.length} money requests refused, e.g. ${JSON.stringify(refused.slice(0, 3))}`);
   if (answers500.length > 0) problems.push(`${answers500.length} answers 500, e.g. ${answers500.slice(0, 3).join("; ")}`);
-  if (acked.length <= ackedAtKill) problems.push("no write acknowledged after the kill: the surviving replicas did not serve");
+  if (acknowledged() <= ackedAtKill) problems.push("no write acknowledged after the kill: the surviving replicas did not serve");
 
   // Every acknowledged transaction final, COMPLETED, and announced with that state.
+  say("reading back every acknowledged transaction and its webhooks");
   const settleStart = Date.now();
   const txs = acknowledgedTransactions(acked);
   const finals = new Map<string, string>();
@@ -253,6 +259,7 @@ export async function runConservation(
 
   // No lost or doubled money: each customer's balance is exactly its acknowledged writes (once
   // the transactions are final), and the whole ledger's trial balance is exact.
+  say("reading back the customers' balances and the trial balance");
   if (settled) {
     for (const c of customers) {
       const res = await client.call("GET", `/customers/internal-accounts?customerId=${c.id}`);
@@ -263,7 +270,9 @@ export async function runConservation(
   }
   const ledger = createClient(LedgerAdminService, createGrpcTransport({ baseUrl: system.info.serviceUrls.ledger }));
   for (const scope of ["", platformId]) {
-    const tb = await ledger.getTrialBalance({ platformId: scope });
+    // A bound on the call: an HTTP/2 session through the launcher's balancer to a replica that was
+    // killed can wait for ever (a long run once hung here after every other check had passed).
+    const tb = await ledger.getTrialBalance({ platformId: scope }, { timeoutMs: 60_000 });
     if (tb.currencies.length === 0) problems.push(`${scope || "ledger"}: the trial balance has no currency`);
     for (const c of tb.currencies) {
       const where = `${scope || "ledger"} ${c.currency}`;
@@ -277,14 +286,14 @@ export async function runConservation(
     customers: customers.length,
     cycles: customers.length * opts.cyclesPerCustomer,
     operations: sent,
-    acknowledged: acked.length,
+    acknowledged: acknowledged(),
     refused,
     answers500,
     attempts: observations.length,
     attemptsWithoutAnswer: observations.filter((o) => o.status === 0).length,
     killed: killed.map((k) => k.name),
     acknowledgedAtKill: ackedAtKill,
-    acknowledgedAfterKill: acked.length - ackedAtKill,
+    acknowledgedAfterKill: acknowledged() - ackedAtKill,
     transactions: txs.length,
     workloadSeconds,
     settleSeconds: (Date.now() - settleStart) / 1000,
