@@ -173,8 +173,12 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
    * as is. A lookup's CREATED transaction no quote adopted expires too, silently: no failure reason
    * (nothing failed, no quote existed) and no event (no payment was ever announced).
    */
-  async function expireIn(trx: LedgerTx, platformId: string, id: string): Promise<{ tx: TransactionRow; expired: boolean }> {
+  async function expireIn(trx: LedgerTx, platformId: string, id: string, dueBy?: Date): Promise<{ tx: TransactionRow; expired: boolean }> {
     const tx = (await trx.getTransaction(platformId, id, true))!;
+    // A row found due by a scan is judged again under its lock: between the scan and the lock a
+    // quote may have adopted a lookup's CREATED transaction (PENDING now, with the quote's later
+    // expiry), which must not expire with the lookup.
+    if (dueBy && (!tx.expires_at || tx.expires_at > dueBy)) return { tx, expired: false };
     if (tx.status === "CREATED" && tx.lookup_id && !tx.quote_id) {
       const updated = await trx.updateTransaction(platformId, id, { status: "EXPIRED", updated_at: clock.now() });
       return { tx: updated, expired: true };
@@ -453,7 +457,7 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
       let expiredCount = 0;
       for (;;) {
         const due = await trx.dueQuoteTransactionsOf(c.platformId, c.sandboxNow, 100);
-        for (const row of due) if ((await expireIn(trx, c.platformId, row.id)).expired) expiredCount++;
+        for (const row of due) if ((await expireIn(trx, c.platformId, row.id, c.sandboxNow)).expired) expiredCount++;
         if (due.length < 100) return expiredCount;
       }
     },
