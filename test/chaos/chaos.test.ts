@@ -16,6 +16,8 @@ import { ownRedisUnavailableReason, startOwnRedis, type OwnRedis } from "../infr
 import { startSplitSystem } from "../infra/split-system.js";
 import { CarefulClient, WebhookReceiver, type Observation } from "./client.js";
 import { acknowledgedTransactions, cycle, expectedUsdBalance, type Acknowledged, type ChaosCustomer, type Refusal } from "./workload.js";
+import { iban } from "../support/bank-ids.js";
+import { until } from "../support/until.js";
 
 // Issue 23, the chaos suite. The split system (one process per service and the gateway, as
 // `npm run start:split` runs it) on a PostgreSQL, a Redis and a Kafka broker of this suite's own,
@@ -387,20 +389,6 @@ describe.skipIf(skip)("chaos: the split system under faults keeps every acknowle
   }
 });
 
-/** Polls `check` until it answers true, failing after `ms` (the system's recovery is asynchronous). */
-async function until(what: string, ms: number, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      if (await check()) return;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms${last ? ` (${String(last)})` : ""}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** "503 ×3, network ×2" */
 function summarize(obs: Observation[]): string {
@@ -414,11 +402,3 @@ function summarize(obs: Observation[]): string {
 
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const sec = (ms: number) => (ms / 1000).toFixed(1);
-
-/** IBAN with valid check digits for a country and BBAN. */
-function iban(country: string, bban: string): string {
-  const numeric = (x: string) => [...x].map((ch) => (/[A-Z]/.test(ch) ? String(ch.charCodeAt(0) - 55) : ch)).join("");
-  const rem = (x: string) => [...x].reduce((r, d) => (r * 10 + Number(d)) % 97, 0);
-  const check = 98 - rem(numeric(`${bban}${country}00`));
-  return `${country}${String(check).padStart(2, "0")}${bban}`;
-}

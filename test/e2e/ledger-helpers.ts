@@ -2,6 +2,8 @@ import { expect } from "vitest";
 import { verifiedCustomer } from "./customers-fixtures.js";
 import { eventually, type Caller, type TestSystem } from "./harness.js";
 
+export { iban } from "../support/bank-ids.js";
+
 /** Test data builders for the ledger suites: valid identifiers with chosen sandbox suffixes. */
 
 export const usdAccountInfo = (suffix = "000", extra: Record<string, unknown> = {}) => ({
@@ -13,14 +15,6 @@ export const usdAccountInfo = (suffix = "000", extra: Record<string, unknown> = 
   beneficiary: { beneficiaryType: "INDIVIDUAL", fullName: "Ada Lovelace" },
   ...extra,
 });
-
-/** IBAN with valid check digits for a country and BBAN. */
-export function iban(country: string, bban: string): string {
-  const numeric = (s: string) => [...s].map((ch) => (/[A-Z]/.test(ch) ? String(ch.charCodeAt(0) - 55) : ch)).join("");
-  const rem = (s: string) => [...s].reduce((r, d) => (r * 10 + Number(d)) % 97, 0);
-  const check = 98 - rem(numeric(`${bban}${country}00`));
-  return `${country}${String(check).padStart(2, "0")}${bban}`;
-}
 
 /** An 18-digit CLABE whose last three digits are `suffix` (the first 17 digits are searched). */
 export function clabe(suffix: string): string {

@@ -7,6 +7,8 @@ import { LedgerAdminService } from "@corridor/proto/corridor/ledger/v1/ledger_ad
 import { CarefulClient, WebhookReceiver, type Observation } from "../chaos/client.js";
 import { acknowledgedTransactions, cycle, expectedUsdBalance, type Acknowledged, type ChaosCustomer, type Refusal } from "../chaos/workload.js";
 import type { startSplitSystem } from "../infra/split-system.js";
+import { iban } from "../support/bank-ids.js";
+import { until } from "../support/until.js";
 
 // Issue 28's conservation run with replicas, shared by the suite (test/replicas/kill-conserve.test.ts,
 // a short run inside `npm test`) and the long documented run (test/replicas/conserve-run.ts,
@@ -318,27 +320,4 @@ function latencyByKind(observations: readonly Observation[]): ConservationReport
       return [kind, { attempts: sorted.length, p50: at(sorted, 0.5), p99: at(sorted, 0.99), max: sorted[sorted.length - 1]! }];
     }),
   );
-}
-
-/** Polls `check` until it answers true, failing after `ms`. */
-async function until(what: string, ms: number, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      if (await check()) return;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms${last ? ` (${String(last)})` : ""}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/** IBAN with valid check digits for a country and BBAN. */
-function iban(country: string, bban: string): string {
-  const numeric = (x: string) => [...x].map((ch) => (/[A-Z]/.test(ch) ? String(ch.charCodeAt(0) - 55) : ch)).join("");
-  const rem = (x: string) => [...x].reduce((r, d) => (r * 10 + Number(d)) % 97, 0);
-  const check = 98 - rem(numeric(`${bban}${country}00`));
-  return `${country}${String(check).padStart(2, "0")}${bban}`;
 }
