@@ -1,12 +1,25 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { SandboxEventSchema } from "@corridor/proto/corridor/sandbox/v1/events_pb.js";
-import { newId, type BackgroundWorker } from "@corridor/kit";
+import { newId, type BackgroundWorker, type DatabaseHandle } from "@corridor/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildLedger } from "../src/server.js";
 import { DEFAULT_QUOTE_EXPIRY_POLL_MS, quoteExpiryPollMs } from "../src/config.js";
 import type { QuoteExpiryWorker } from "../src/workers/quote-expiry.js";
 import { quoteTransactionInput, quoteWorld, startLedgerHarness, walletSignaturesNotUsed, type LedgerHarness } from "./harness.js";
+
+/** Expiry never asks other services: a directory that refuses proves it. */
+const refusingDirectory = {
+  environment: async () => {
+    throw new Error("the expiry worker must not ask the directory");
+  },
+  customer: async () => {
+    throw new Error("the expiry worker must not ask the directory");
+  },
+  transactionTypes: async () => {
+    throw new Error("the expiry worker must not ask the directory");
+  },
+};
 
 /**
  * The ledger's quote-transaction expiry worker: a quote transaction nobody expires (quotes-fx
@@ -19,19 +32,7 @@ describe("ledger quote-transaction expiry worker", () => {
 
   beforeAll(async () => {
     h = await startLedgerHarness();
-    // Expiry never asks other services: a directory that refuses proves it.
-    const directory = {
-      environment: async () => {
-        throw new Error("the expiry worker must not ask the directory");
-      },
-      customer: async () => {
-        throw new Error("the expiry worker must not ask the directory");
-      },
-      transactionTypes: async () => {
-        throw new Error("the expiry worker must not ask the directory");
-      },
-    };
-    const built = buildLedger({ db: h.db, clock: h.clock, directory, env: { LEDGER_QUOTE_EXPIRY_POLL_MS: "60000" }, walletSignatures: walletSignaturesNotUsed });
+    const built = buildLedger({ db: h.db, clock: h.clock, directory: refusingDirectory, env: { LEDGER_QUOTE_EXPIRY_POLL_MS: "60000" }, walletSignatures: walletSignaturesNotUsed });
     const found = built.workers.find((w: BackgroundWorker) => w.name === "quote-transaction-expiry");
     expect(found, "buildLedger registers the worker").toBeDefined();
     worker = found as QuoteExpiryWorker;
@@ -195,6 +196,40 @@ describe("ledger quote-transaction expiry worker", () => {
     expect(quoted.transaction!.id).not.toBe(tx.id);
     expect(quoted.transaction!.status).toBe("PENDING");
     expect((await statusOf(w.platformId, tx.id)).status).toBe("EXPIRED");
+  });
+
+  it("a lookup transaction the scan found due but a quote adopted before the worker locked it stays PENDING (judged again under the lock)", async () => {
+    const w = await world();
+    const { lookupId, tx } = await lookupTransaction(w, 60_000);
+    h.clock.advance(60_001); // the lookup is due...
+    let adopted = false;
+    // ...and a quote adopts its transaction between the worker's scan and the worker's row lock:
+    // the scan's answer comes back only after the adoption has committed.
+    const interleaving: DatabaseHandle = {
+      ...h.db,
+      forSchema: <DB,>(schema: string) =>
+        h.db.forSchema<DB>(schema).withPlugin({
+          transformQuery: (a) => a.node,
+          transformResult: async (a) => {
+            const rows = (a.result.rows ?? []) as Array<Record<string, unknown>>;
+            if (!adopted && rows.some((r) => r.id === tx.id && "expires_at" in r && Object.keys(r).length === 3)) {
+              adopted = true;
+              await h.ledger.createQuoteTransaction(quoteTransactionInput(h, w, { description: "adopts", lookupId, expiresAt: timestampFromDate(new Date(h.clock.now().getTime() + 5 * 60_000)) }));
+            }
+            return a.result;
+          },
+        }),
+    };
+    const racing = buildLedger({ db: interleaving, clock: h.clock, directory: refusingDirectory, env: { LEDGER_QUOTE_EXPIRY_POLL_MS: "60000" }, walletSignatures: walletSignaturesNotUsed });
+    const racingWorker = racing.workers.find((x: BackgroundWorker) => x.name === "quote-transaction-expiry") as QuoteExpiryWorker;
+    await racingWorker.runOnce();
+    expect(adopted, "the scan saw the lookup's transaction due").toBe(true);
+    expect(await statusOf(w.platformId, tx.id)).toMatchObject({ status: "PENDING", failureReason: "" });
+    expect(await eventsOf(tx.id)).toEqual(["OUTGOING_PAYMENT_PENDING"]);
+    // The quote's own expiry still applies.
+    h.clock.advance(5 * 60_000 + 1);
+    await worker.runOnce();
+    expect(await statusOf(w.platformId, tx.id)).toMatchObject({ status: "EXPIRED", failureReason: "QUOTE_EXPIRED" });
   });
 
   it("refuses a lookup transaction without a customer, and one for an unknown customer", async () => {

@@ -107,12 +107,14 @@ export function buildQuotesFx(
     platformFees,
   });
   const idempotent = idempotencyRunner(db, deps.clock);
-  const lookups = createLookups({ clock: deps.clock, fx, platforms: deps.platforms, ledger: deps.ledger, transactions: deps.quoteLedger, store: lookupStore(db), ttlMs: config.CORRIDOR_QUOTE_TTL_SECONDS * 1000 });
+  // Quotes and lookups live on the clock they expire by (a sandbox platform's clock may have been advanced).
+  const platformTime = deps.sandboxNow
+    ? platformClock({ clock: deps.clock, environment: async (id) => (await deps.platforms.facts(id)).environment, sandboxNow: deps.sandboxNow })
+    : undefined;
+  const lookups = createLookups({ clock: deps.clock, platformClock: platformTime, fx, platforms: deps.platforms, ledger: deps.ledger, transactions: deps.quoteLedger, store: lookupStore(db), ttlMs: config.CORRIDOR_QUOTE_TTL_SECONDS * 1000 });
   const quotes = createQuoteLifecycle({
     clock: deps.clock,
-    platformClock: deps.sandboxNow
-      ? platformClock({ clock: deps.clock, environment: async (id) => (await deps.platforms.facts(id)).environment, sandboxNow: deps.sandboxNow })
-      : undefined,
+    platformClock: platformTime,
     ttlMs: config.CORRIDOR_QUOTE_TTL_SECONDS * 1000,
     prepare: createQuotePreparation({ fx, platforms: deps.platforms, ledger: deps.ledger, lookups }),
     ledger: deps.quoteLedger,

@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { newId } from "@corridor/kit";
 import { bech32, bech32m } from "bech32";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -133,6 +134,22 @@ describe("quotes-fx service", () => {
       const id = await lookupId();
       h.clock.advance(300_000);
       await expectPublicError(h.client.createQuote(base({ lookupId: id })), "INVALID", "LOOKUP_EXPIRED");
+    });
+
+    it("a sandbox platform's lookup lives 5 minutes of its sandbox clock, like its quotes (the ledger expires its transaction by that clock)", async () => {
+      h.sandbox.offsetMs.set(PLATFORM, 3_600_000);
+      try {
+        const { lookup } = await h.client.lookupUmaReceiver({ platformId: PLATFORM, receiverUmaAddress: "$success.eur@sandbox.uma.money", customerId });
+        expect(timestampMs(lookup!.expiresAt!)).toBe(h.clock.now().getTime() + 3_600_000 + 300_000);
+        // An hour ahead of the service clock, it is still usable...
+        const { quote } = await h.client.createQuote(base({ lookupId: lookup!.id }));
+        expect(quote!.status).toBe("PENDING");
+        // ...until 5 minutes have passed on the sandbox clock.
+        h.sandbox.offsetMs.set(PLATFORM, 3_600_000 + 300_000);
+        await expectPublicError(h.client.createQuote(base({ lookupId: lookup!.id })), "INVALID", "LOOKUP_EXPIRED");
+      } finally {
+        h.sandbox.offsetMs.delete(PLATFORM);
+      }
     });
 
     it("refuses immediatelyExecute from an embedded wallet", async () => {

@@ -19,7 +19,8 @@ export interface DueQuoteTransaction {
 export function quoteExpiryPass(deps: {
   clock: Clock;
   due(now: Date, limit: number, after?: { expiresAt: Date; id: string }): Promise<DueQuoteTransaction[]>;
-  expire(platformId: string, transactionId: string): Promise<{ expired: boolean }>;
+  /** `dueBy`: the expiry the scan saw; a row whose expiry moved since (a quote adopted a lookup's transaction) stays. */
+  expire(platformId: string, transactionId: string, dueBy: Date): Promise<{ expired: boolean }>;
   log?: Pick<Logger, "warn">;
 }): () => Promise<number> {
   return async function runOnce(): Promise<number> {
@@ -30,7 +31,7 @@ export function quoteExpiryPass(deps: {
       const due = await deps.due(now, BATCH, after);
       for (const row of due) {
         try {
-          if ((await deps.expire(row.platform_id, row.id)).expired) moved++;
+          if ((await deps.expire(row.platform_id, row.id, row.expires_at!)).expired) moved++;
         } catch (err) {
           // One bad row must not block the others; it is retried on the next pass.
           deps.log?.warn({ err, transactionId: row.id }, "could not expire a due quote transaction");

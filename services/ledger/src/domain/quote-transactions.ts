@@ -440,9 +440,13 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
       });
     },
 
-    async expireQuoteTransaction(platformId: string, id: string): Promise<{ tx: TransactionRow; expired: boolean }> {
+    /**
+     * Expires the quote transaction (quotes-fx found its quote due; or, with `dueBy`, the expiry
+     * worker's scan found it due by then: judged again under the row lock).
+     */
+    async expireQuoteTransaction(platformId: string, id: string, dueBy?: Date): Promise<{ tx: TransactionRow; expired: boolean }> {
       await expirableTransaction(platformId, id);
-      return store.transaction((trx) => expireIn(trx, platformId, id));
+      return store.transaction((trx) => expireIn(trx, platformId, id, dueBy));
     },
 
     /**

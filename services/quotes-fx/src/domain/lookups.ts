@@ -1,12 +1,20 @@
 import { MAX_AMOUNT, errors, newId, type Clock, type FieldError } from "@corridor/kit";
 import { findCurrency } from "./currencies.js";
 import type { Fx } from "./fx.js";
+import type { PlatformClock } from "./platform-clock.js";
 import type { LedgerPort, LookupStore, PlatformDirectory, PlatformFacts, QuoteLedgerPort, ReceiverLookup } from "./ports.js";
 import { quotedRate } from "./pricing.js";
 import { SANDBOX_RECEIVER_LIMITS, parseUmaAddress, sandboxReceiver, umaNotAvailable } from "./uma.js";
 
 export interface LookupDeps {
   clock: Clock;
+  /**
+   * The time a platform's lookups expire by: its sandbox clock on a sandbox platform, as its quotes
+   * (without it, the service clock). The ledger expires a lookup's CREATED transaction by the
+   * platform's time, so a lookup stamped with the service clock on an advanced sandbox clock would be
+   * due the moment it is made.
+   */
+  platformClock?: PlatformClock;
   fx: Fx;
   platforms: PlatformDirectory;
   ledger: LedgerPort;
@@ -50,8 +58,10 @@ export function createLookups(deps: LookupDeps) {
    * only by senderUmaAddress names no customer and opens none (docs/quotes.md). Should storing the
    * lookup fail after the ledger call, its CREATED transaction simply expires with the lookup.
    */
+  const platformNow = (platformId: string): Promise<Date> => (deps.platformClock ? deps.platformClock.now(platformId) : Promise.resolve(deps.clock.now()));
+
   async function save(base: Omit<ReceiverLookup, "id" | "createdAt" | "expiresAt">): Promise<ReceiverLookup> {
-    const now = deps.clock.now();
+    const now = await platformNow(base.platformId);
     const lookup: ReceiverLookup = { ...base, id: newId("Lookup"), createdAt: now, expiresAt: new Date(now.getTime() + deps.ttlMs) };
     if (lookup.customerId) {
       await deps.transactions.createLookupTransaction({
@@ -134,7 +144,7 @@ export function createLookups(deps: LookupDeps) {
     async usable(platformId: string, lookupId: string): Promise<ReceiverLookup> {
       const lookup = await deps.store.get(platformId, lookupId);
       if (!lookup) throw errors.notFound("Lookup", lookupId);
-      if (lookup.expiresAt.getTime() <= deps.clock.now().getTime()) {
+      if (lookup.expiresAt.getTime() <= (await platformNow(platformId)).getTime()) {
         throw errors.badRequest("LOOKUP_EXPIRED", `Lookup ${lookupId} expired at ${lookup.expiresAt.toISOString()}; look the receiver up again`, { lookupId });
       }
       return lookup;
