@@ -10,7 +10,8 @@ import { runConservation, setUpConservation, WRITES_PER_CYCLE } from "./conserve
 // customers at once (default 20); one replica of every service killed with SIGKILL when half the
 // writes are acknowledged (CONSERVE_KILL_AT, a fraction); then the books read back
 // (test/replicas/conserve.ts). Prints the report as JSON and exits 1 when a guarantee broke.
-// CONSERVE_LOG names a file for every line the system's processes write.
+// CONSERVE_LOG names a file for every line the system's processes write; CONSERVE_CLIENT_DEADLINE_MS
+// how long a write is retried under its key (default 10 minutes).
 
 const env = process.env;
 const missing = ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS"].filter((k) => !env[k]);
@@ -60,6 +61,7 @@ try {
     killAfterAcknowledged: Math.floor(customers * cyclesPerCustomer * WRITES_PER_CYCLE * killAt),
     settleTimeoutMs: 600_000,
     progress: log,
+    clientDeadlineMs: Number(env.CONSERVE_CLIENT_DEADLINE_MS ?? 600_000),
   });
   console.log(JSON.stringify({ ...report, refused: report.refused.slice(0, 10), answers500: report.answers500.slice(0, 10) }, null, 2));
   log(report.problems.length === 0 ? "conserved: no guarantee broke" : `${report.problems.length} problems`);

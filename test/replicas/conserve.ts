@@ -33,6 +33,12 @@ export interface ConservationOptions {
   settleTimeoutMs: number;
   /** Progress lines (the long run prints them). */
   progress?: (line: string) => void;
+  /**
+   * How long a write is retried under its key before the client gives up (default the careful
+   * client's 90 s). The long run waits longer, as an integrator's queue would: a database out of
+   * connections answers 503 and 409 IDEMPOTENCY_KEY_IN_USE for as long as it lasts.
+   */
+  clientDeadlineMs?: number;
 }
 
 export interface ConservationReport {
@@ -148,7 +154,8 @@ export async function runConservation(
   setUp: Awaited<ReturnType<typeof setUpConservation>>,
   opts: ConservationOptions,
 ): Promise<ConservationReport> {
-  const { client, platformId, customers } = setUp;
+  const { platformId, customers } = setUp;
+  const client = opts.clientDeadlineMs ? setUp.client.withOptions({ deadlineMs: opts.clientDeadlineMs, attemptTimeoutMs: 15_000 }) : setUp.client;
   const acked: Acknowledged[] = [];
   const refused: Refusal[] = [];
   const problems: string[] = [];

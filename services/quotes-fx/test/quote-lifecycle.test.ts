@@ -105,6 +105,29 @@ describe("quote lifecycle", () => {
     expect(await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-died" })).toMatchObject({ replayed: true, quote: resumed.quote });
   });
 
+  it("a retry under the same Idempotency-Key, after the ledger executed and its events moved the quote on, answers the quote (not 409 already executed)", async () => {
+    const { quote } = await h.client.createQuote(quoteBody());
+    h.behaviour.executeNeverAnswers = true;
+    void h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-lost" }).catch(() => {});
+    await vi.waitFor(() => expect(h.transactions.get(quote!.transactionId)!.executions).toBe(1));
+    // The ledger's PROCESSING event reaches quotes-fx before the client's retry.
+    const [consumer] = h.built.consumers;
+    const processing = create(LedgerEventSchema, {
+      eventId: newId("Event"),
+      platformId: PLATFORM,
+      occurredAt: timestampFromDate(h.clock.now()),
+      eventType: "OUTGOING_PAYMENT_PROCESSING",
+      payload: { case: "transactionChanged", value: { transaction: { id: quote!.transactionId, platformId: PLATFORM, status: "PROCESSING", quoteId: quote!.id } } },
+    });
+    await h.db.forSchema("quotes_fx").transaction().execute((trx) => consumer!.handle(processing, trx));
+    h.clock.advance(IDEMPOTENCY_LEASE_MS + 1_000);
+    await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-other-key" }), "CONFLICT", "INVALID_STATE_TRANSITION");
+    const retried = await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-lost" });
+    expect(retried).toMatchObject({ replayed: false, quote: { id: quote!.id, status: "PROCESSING" } });
+    expect(h.transactions.get(quote!.transactionId)!.executions).toBe(1);
+    expect(await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-lost" })).toMatchObject({ replayed: true, quote: retried.quote });
+  });
+
   it("replays a create with the same Idempotency-Key: one quote, one transaction", async () => {
     const before = h.transactions.size;
     const a = await h.client.createQuote({ ...quoteBody(), idempotencyKey: "create-1" });

@@ -229,6 +229,12 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
     }
   }
 
+  /** The quote was executed under `claimant` (the request's key) and has moved past PENDING since. */
+  function executedUnder(q: Quote, claimant: string | undefined): boolean {
+    if (claimant === undefined || q.executionClaimant !== claimant || !q.executionStartedAt) return false;
+    return q.status !== "PENDING" && q.status !== "PENDING_AUTHORIZATION" && q.status !== "EXPIRED";
+  }
+
   /**
    * Claims the quote (for `claimant`, the request's key), runs the ledger call (idempotent per
    * transaction), and commits the outcome (with `complete`).
@@ -465,6 +471,12 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
       const r = await deps.idempotent({ platformId, key: agentScopedKey(agentId, opts.idempotencyKey), request: { op: EXECUTE_QUOTE, quoteId: id }, status: 200, ...codec }, async (complete) => {
         const claimant = executionClaimant(agentScopedKey(agentId, opts.idempotencyKey));
         const q = await expireIfDue(await load(platformId, id, agentId));
+        if (executedUnder(q, claimant)) {
+          // This key's first attempt executed the quote but its answer was lost (it failed after
+          // the ledger executed, e.g. its database was unavailable) and the ledger's events moved
+          // the quote on since: the retry answers the quote as it is now and stores that answer.
+          return (await store.advance(platformId, id, { status: q.status, failureReason: q.failureReason, at: clock.now() }, complete)) ?? q;
+        }
         refuseUnlessPending(q, claimant);
         if (q.source.sourceType === "REALTIME_FUNDING") {
           throw errors.badRequest("QUOTE_NOT_EXECUTABLE", "A REALTIME_FUNDING quote proceeds when its paymentInstructions are paid (in the sandbox, by a simulated payment)", { id });
