@@ -26,12 +26,21 @@ describe("isConnectionFailure", () => {
   it.each([
     ["a unique violation", withCode("23505")],
     ["a value too long", withCode("22001")],
-    ["a serialization failure", withCode("40001")],
     ["a plain bug", new TypeError("x is undefined")],
     ["a domain refusal", errors.notFound("Quote", "Quote:1")],
   ])("leaves %s alone", (_what, err) => {
     expect(isConnectionFailure(err)).toBe(false);
     expect(unavailableFromDependency(err)).toBeUndefined();
+  });
+
+  it.each([
+    ["a deadlock", withCode("40P01")],
+    ["a serialization failure", withCode("40001")],
+    ["a lock timeout", withCode("55P03")],
+    ["a wrapped deadlock", new Error("query failed", { cause: withCode("40P01") })],
+  ])("answers %s (rolled back for concurrency, nothing kept) 503 to retry, without taking it for a lost connection", (_what, err) => {
+    expect(isConnectionFailure(err)).toBe(false);
+    expect(unavailableFromDependency(err)).toMatchObject({ outcome: "UNAVAILABLE", code: "SERVICE_UNAVAILABLE" });
   });
 
   it("never rewrites an AppError, whatever its cause", () => {

@@ -63,13 +63,28 @@ export function serviceUnavailable(message = "A dependency of this service is un
 }
 
 /**
+ * SQLSTATEs of a transaction PostgreSQL rolled back because of concurrent ones, which succeeds when
+ * run again: 40P01 deadlock_detected, 40001 serialization_failure, 55P03 lock_not_available (a
+ * lock_timeout). Nothing of the transaction stayed, so the client's retry under its
+ * Idempotency-Key is safe.
+ */
+const TRANSIENT_SQLSTATES = new Set(["40P01", "40001", "55P03"]);
+
+/** Whether PostgreSQL rolled the statement's transaction back for concurrency (retry it). */
+export function isTransientConflict(err: unknown): boolean {
+  const state = sqlStateOf(err);
+  return state !== undefined && TRANSIENT_SQLSTATES.has(state);
+}
+
+/**
  * The one classification every service's errors go through (the host's error interceptor): a
- * connection failure becomes UNAVAILABLE SERVICE_UNAVAILABLE (the gateway answers 503 with
- * Retry-After), never an unknown error (500). Undefined for any other error. The message is
- * generic: the cause names hosts and ports.
+ * connection failure, or a transaction rolled back for concurrency, becomes UNAVAILABLE
+ * SERVICE_UNAVAILABLE (the gateway answers 503 with Retry-After), never an unknown error (500).
+ * Undefined for any other error. The message is generic: the cause names hosts and ports.
  */
 export function unavailableFromDependency(err: unknown): AppError | undefined {
   if (err instanceof AppError) return undefined;
+  if (isTransientConflict(err)) return serviceUnavailable("The request met concurrent ones and was rolled back, changing nothing; retry it");
   return isConnectionFailure(err) ? serviceUnavailable() : undefined;
 }
 

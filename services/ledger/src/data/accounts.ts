@@ -94,10 +94,14 @@ export async function getAccount(db: Db, platformId: string, id: string): Promis
 }
 
 /**
- * Locks the accounts (FOR UPDATE) in id order, in one statement: the rows are locked as they leave
- * the sort, so every money transaction, locking all the accounts it touches through here before
- * changing any, takes its locks in the same order and two never wait on each other in opposite
- * orders.
+ * Locks the accounts (FOR NO KEY UPDATE) in id order, in one statement: the rows are locked as they
+ * leave the sort, so every money transaction, locking all the accounts it touches through here
+ * before changing any, takes its locks in the same order and two never wait on each other in
+ * opposite orders. NO KEY UPDATE, not UPDATE: a balance change never touches the key, and FOR UPDATE
+ * would also block the FOR KEY SHARE lock PostgreSQL's foreign-key checks take on an account when
+ * another transaction inserts a posting, a hold or a transaction naming it (or updates a
+ * transaction row it inserted) — a wait outside the id order, which deadlocked under load
+ * (40P01, seen with two ledger replicas).
  */
 export async function lockAccounts(trx: Transaction<LedgerDatabase>, platformId: string, ids: string[]): Promise<Map<string, AccountRow>> {
   const wanted = [...new Set(ids)].sort();
@@ -107,7 +111,7 @@ export async function lockAccounts(trx: Transaction<LedgerDatabase>, platformId:
     .where("platform_id", "=", platformId)
     .where("id", "in", wanted)
     .orderBy("id")
-    .forUpdate()
+    .forNoKeyUpdate()
     .execute();
   const out = new Map(rows.map((r) => [r.id, r]));
   for (const id of wanted) if (!out.has(id)) throw new Error(`account ${id} vanished`);

@@ -9,7 +9,7 @@ import type { HeldTransaction, OutcomeWrites } from "../domain/ports.js";
 // transfer-out beside them, never wait on each other in opposite orders.
 
 /**
- * Locks the transactions (FOR UPDATE, in id order, one statement; every platform at once: ids are
+ * Locks the transactions (FOR NO KEY UPDATE, in id order, one statement; every platform at once: ids are
  * unique) and reads each one's ACTIVE hold with it. A hold changes only under its transaction's
  * lock (outcomes, cancellation), so what is read stays true until the commit.
  */
@@ -25,7 +25,7 @@ export async function lockTransactionsWithHolds(trx: Trx, ids: string[]): Promis
     })
     .where("transactions.id", "in", wanted)
     .orderBy("transactions.id")
-    .forUpdate()
+    .forNoKeyUpdate()
     .execute();
   const out = new Map<string, HeldTransaction>();
   for (const r of rows) {
@@ -36,13 +36,13 @@ export async function lockTransactionsWithHolds(trx: Trx, ids: string[]): Promis
 }
 
 /**
- * Locks the accounts (FOR UPDATE, in id order, one statement), whatever their platforms: the order
+ * Locks the accounts (FOR NO KEY UPDATE, in id order, one statement), whatever their platforms: the order
  * lockAccounts keeps within one platform, so both kinds of lockers agree. Every one must exist.
  */
 export async function lockAccountsInOrder(trx: Trx, ids: string[]): Promise<Map<string, AccountRow>> {
   const wanted = [...new Set(ids)].sort();
   if (wanted.length === 0) return new Map();
-  const rows = await trx.selectFrom("accounts").selectAll().where("id", "in", wanted).orderBy("id").forUpdate().execute();
+  const rows = await trx.selectFrom("accounts").selectAll().where("id", "in", wanted).orderBy("id").forNoKeyUpdate().execute();
   const out = new Map(rows.map((r) => [r.id, r]));
   for (const id of wanted) if (!out.has(id)) throw new Error(`account ${id} vanished`);
   return out;

@@ -10,7 +10,9 @@ export async function insertTransaction(db: Db, row: Insertable<TransactionsTabl
 
 export async function getTransaction(db: Db, platformId: string, id: string, forUpdate = false): Promise<TransactionRow | undefined> {
   let q = db.selectFrom("transactions").selectAll().where("platform_id", "=", platformId).where("id", "=", id);
-  if (forUpdate) q = q.forUpdate();
+  // NO KEY UPDATE: a state change never touches the key, and foreign-key checks of rows naming the
+  // transaction (FOR KEY SHARE) need not wait for it (see lockAccounts).
+  if (forUpdate) q = q.forNoKeyUpdate();
   return q.executeTakeFirst();
 }
 

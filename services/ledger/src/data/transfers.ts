@@ -43,7 +43,7 @@ export async function customerGate(trx: Trx, platformId: string, customerId: str
 }
 
 /**
- * A platform's transfer-out: its source account locked (FOR UPDATE, as lockAccounts locks one) and
+ * A platform's transfer-out: its source account locked (FOR NO KEY UPDATE, as lockAccounts locks one) and
  * whether its external account is still live, in one statement. Throws when the account vanished.
  */
 export async function lockSourceCheckingExternal(trx: Trx, platformId: string, accountId: string, externalId: string): Promise<{ account: AccountRow; externalLive: boolean }> {
@@ -53,7 +53,7 @@ export async function lockSourceCheckingExternal(trx: Trx, platformId: string, a
     .select((eb) => externalLive(eb, platformId, externalId))
     .where("accounts.platform_id", "=", platformId)
     .where("accounts.id", "=", accountId)
-    .forUpdate()
+    .forNoKeyUpdate()
     .executeTakeFirst();
   if (!row) throw new Error(`account ${accountId} vanished`);
   const { external_live, ...account } = row;

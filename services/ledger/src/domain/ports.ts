@@ -223,12 +223,12 @@ export interface OutcomeWrites {
  * idempotency key's completion, all committing together.
  */
 export interface LedgerTx extends LedgerStatements {
-  /** Locks the accounts (FOR UPDATE, in a fixed order); every one must exist. */
+  /** Locks the accounts (FOR NO KEY UPDATE, in a fixed order); every one must exist. */
   lockAccounts(platformId: string, ids: string[]): Promise<Map<string, AccountRow>>;
   /* a batch of rail outcomes (src/data/rail-outcomes.ts): each one statement for the whole batch */
-  /** Locks the transactions (FOR UPDATE, in id order, any platforms) and reads their ACTIVE holds. */
+  /** Locks the transactions (FOR NO KEY UPDATE, in id order, any platforms) and reads their ACTIVE holds. */
   lockTransactionsWithHolds(ids: string[]): Promise<Map<string, HeldTransaction>>;
-  /** Locks the accounts (FOR UPDATE, in id order: lockAccounts' order, any platforms); every one must exist. */
+  /** Locks the accounts (FOR NO KEY UPDATE, in id order: lockAccounts' order, any platforms); every one must exist. */
   lockAccountsInOrder(ids: string[]): Promise<Map<string, AccountRow>>;
   /** Share-locks the customers' copies (as customerClosed, in id order) and answers which are closed. */
   customersClosed(customerIds: string[]): Promise<Map<string, boolean>>;
