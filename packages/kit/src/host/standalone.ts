@@ -3,8 +3,9 @@ import { createBus, kafkaTopicPartitionsGrowSetting, kafkaTopicPartitionsSetting
 import { openRedisConfigBoard } from "../clients/config-board.js";
 import { systemClock } from "../clock.js";
 import { env, loadConfig, z } from "../config.js";
-import { databaseConnectTimeoutSetting, databasePreparedStatementsSetting, databaseSchemaSearchPathSetting, migrateSchema, openDatabase, sql } from "../db/index.js";
-import { createLogger } from "../log.js";
+import { databaseConnectTimeoutSetting, databasePreparedStatementsSetting, databaseSchemaSearchPathSetting, migrateSchema, openDatabase, sql, type DatabaseHandle } from "../db/index.js";
+import { databaseStartupWaitSetting, untilDatabaseAnswers } from "../db/startup-wait.js";
+import { createLogger, type Logger } from "../log.js";
 import type { ServiceModule, ServiceName, TransportFor } from "../service.js";
 import { metricsPortSetting, observeDatabasePool, startMetrics, startTelemetry, tracingClientInterceptor, tracingServerInterceptor } from "../telemetry/index.js";
 import { serveConnect } from "./connect-server.js";
@@ -30,6 +31,8 @@ const standaloneConfig = (service: ServiceName) =>
     DATABASE_PREPARED_STATEMENTS: databasePreparedStatementsSetting,
     /** Opening a Postgres connection fails after this long (the request answers 503 instead of hanging). */
     DATABASE_CONNECT_TIMEOUT_MS: databaseConnectTimeoutSetting,
+    /** At start, keep trying a database that is unreachable or refuses connections this long before exiting. */
+    DATABASE_STARTUP_WAIT_MS: databaseStartupWaitSetting,
     /** The pool's connections start on the service schema's search_path: queries unqualified (off behind a pooler that does not keep it). */
     DATABASE_SCHEMA_SEARCH_PATH: databaseSchemaSearchPathSetting,
     /**
@@ -85,16 +88,18 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
   // Before anything that records: instruments created earlier would stay no-ops.
   const metrics = await startMetrics({ serviceName: module.name, port: config.METRICS_PORT, host: config.HOST, env: process.env });
 
-  const db = await openDatabase({
-    databaseUrl: config.DATABASE_URL,
-    dataDir: config.DATABASE_URL ? undefined : config.CORRIDOR_DATA_DIR,
-    poolSize: config.DATABASE_POOL_SIZE,
-    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
-    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
-    // This process's pool serves its own schema only (other schemas, if ever asked, stay qualified).
-    ...(config.DATABASE_SCHEMA_SEARCH_PATH ? { searchPathSchema: module.schema } : {}),
-    onIdleError: (err) => log.warn({ err }, "a database connection failed; the pool replaces it"),
-  });
+  const db = await databaseAtStart(log, config.DATABASE_STARTUP_WAIT_MS, () =>
+    openDatabase({
+      databaseUrl: config.DATABASE_URL,
+      dataDir: config.DATABASE_URL ? undefined : config.CORRIDOR_DATA_DIR,
+      poolSize: config.DATABASE_POOL_SIZE,
+      preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+      connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+      // This process's pool serves its own schema only (other schemas, if ever asked, stay qualified).
+      ...(config.DATABASE_SCHEMA_SEARCH_PATH ? { searchPathSchema: module.schema } : {}),
+      onIdleError: (err) => log.warn({ err }, "a database connection failed; the pool replaces it"),
+    }),
+  );
   if (db.poolStats) observeDatabasePool(module.name, db.poolStats);
   const bus = await createBus({
     kafkaBrokers: config.KAFKA_BROKERS.length > 0 ? config.KAFKA_BROKERS : undefined,
@@ -169,17 +174,22 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
  * service's migrations), then the process exits 0; any failure exits 1 with the error logged. No
  * Kafka, Redis, telemetry or listener: a migrations Job needs only the database.
  */
-async function migrateOnly(module: ServiceModule, config: { DATABASE_URL?: string; CORRIDOR_DATA_DIR: string; DATABASE_PREPARED_STATEMENTS: boolean; DATABASE_CONNECT_TIMEOUT_MS: number }): Promise<void> {
+async function migrateOnly(
+  module: ServiceModule,
+  config: { DATABASE_URL?: string; CORRIDOR_DATA_DIR: string; DATABASE_PREPARED_STATEMENTS: boolean; DATABASE_CONNECT_TIMEOUT_MS: number; DATABASE_STARTUP_WAIT_MS: number },
+): Promise<void> {
   const log = createLogger(module.name);
   const started = Date.now();
   try {
-    const db = await openDatabase({
-      databaseUrl: config.DATABASE_URL,
-      dataDir: config.DATABASE_URL ? undefined : config.CORRIDOR_DATA_DIR,
-      poolSize: 1,
-      preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
-      connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
-    });
+    const db = await databaseAtStart(log, config.DATABASE_STARTUP_WAIT_MS, () =>
+      openDatabase({
+        databaseUrl: config.DATABASE_URL,
+        dataDir: config.DATABASE_URL ? undefined : config.CORRIDOR_DATA_DIR,
+        poolSize: 1,
+        preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+        connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+      }),
+    );
     try {
       await migrateSchema(db, module.schema, module.migrationsDir);
     } finally {
@@ -191,4 +201,22 @@ async function migrateOnly(module: ServiceModule, config: { DATABASE_URL?: strin
     log.fatal({ err, schema: module.schema }, "migrations failed (CORRIDOR_MIGRATE_ONLY)");
     process.exit(1);
   }
+}
+
+/**
+ * The database opened at start and answering a query, tried again while it is unreachable or
+ * refuses connections (DATABASE_STARTUP_WAIT_MS): a replica restarted while its PostgreSQL is out of
+ * connections or restarting waits for it rather than crash-looping until its supervisor gives up.
+ */
+async function databaseAtStart(log: Logger, waitMs: number, open: () => Promise<DatabaseHandle>): Promise<DatabaseHandle> {
+  const onRetry = (err: unknown, attempt: number, delayMs: number) =>
+    log.warn({ reason: (err as Error)?.message, attempt, delayMs }, "the database does not answer yet (unreachable, or refusing connections); trying again");
+  const db = await untilDatabaseAnswers(open, { waitMs, onRetry });
+  try {
+    await untilDatabaseAnswers(() => sql`select 1`.execute(db.root), { waitMs, onRetry });
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw err;
+  }
+  return db;
 }
