@@ -45,6 +45,8 @@ export interface FakeLedgerBehaviour {
    * Idempotency-Key in flight until the lease runs out).
    */
   executeNeverAnswers?: boolean;
+  /** When set, the next ExecuteQuoteTransaction executes and then fails with this (its answer lost). */
+  executeLoseAnswer?: Error;
 }
 
 /** A challenge the fake auth-sessions issued. */
@@ -176,6 +178,11 @@ export async function startHarness(opts: { env?: NodeJS.ProcessEnv; productionRa
           if (behaviour.executeNeverAnswers) {
             behaviour.executeNeverAnswers = false;
             return new Promise<never>(() => {});
+          }
+          if (behaviour.executeLoseAnswer) {
+            const lost = behaviour.executeLoseAnswer;
+            behaviour.executeLoseAnswer = undefined;
+            throw lost;
           }
           return { transaction: txMsg(t), alreadyExecuted: false };
         },

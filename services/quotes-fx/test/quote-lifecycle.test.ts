@@ -128,6 +128,36 @@ describe("quote lifecycle", () => {
     expect(await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-lost" })).toMatchObject({ replayed: true, quote: retried.quote });
   });
 
+  it("a ledger answer lost after it executed keeps the quote claimed: once the events moved the quote on, the same key's retry answers it, another key is 409", async () => {
+    const { quote } = await h.client.createQuote(quoteBody());
+    h.behaviour.executeLoseAnswer = new ConnectError("read ECONNRESET", Code.Unavailable);
+    const lost = await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-answer-lost" }).catch((err: unknown) => err);
+    expect(ConnectError.from(lost).code).toBe(Code.Unavailable);
+    expect(h.transactions.get(quote!.transactionId)!.executions).toBe(1);
+    const [consumer] = h.built.consumers;
+    const processing = create(LedgerEventSchema, {
+      eventId: newId("Event"),
+      platformId: PLATFORM,
+      occurredAt: timestampFromDate(h.clock.now()),
+      eventType: "OUTGOING_PAYMENT_PROCESSING",
+      payload: { case: "transactionChanged", value: { transaction: { id: quote!.transactionId, platformId: PLATFORM, status: "PROCESSING", quoteId: quote!.id } } },
+    });
+    await h.db.forSchema("quotes_fx").transaction().execute((trx) => consumer!.handle(processing, trx));
+    await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-someone-else" }), "CONFLICT", "INVALID_STATE_TRANSITION");
+    const retried = await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-answer-lost" });
+    expect(retried).toMatchObject({ replayed: false, quote: { id: quote!.id, status: "PROCESSING" } });
+    expect(h.transactions.get(quote!.transactionId)!.executions).toBe(1);
+  });
+
+  it("a ledger refusal releases the claim: the quote can be executed again, under any key", async () => {
+    const { quote } = await h.client.createQuote(quoteBody());
+    h.behaviour.executeError = new AppError("INVALID", "INSUFFICIENT_BALANCE", "not enough");
+    await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-refused" }), "INVALID", "INSUFFICIENT_BALANCE");
+    h.behaviour.executeError = undefined;
+    const other = await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-after-refusal" });
+    expect(other.quote!.status).toBe("PROCESSING");
+  });
+
   it("replays a create with the same Idempotency-Key: one quote, one transaction", async () => {
     const before = h.transactions.size;
     const a = await h.client.createQuote({ ...quoteBody(), idempotencyKey: "create-1" });

@@ -255,8 +255,13 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
     try {
       tx = await call();
     } catch (err) {
-      // Nothing moved (the ledger refused, e.g. 400 INSUFFICIENT_BALANCE): the quote can be executed again.
-      await store.releaseExecution(q.platformId, q.id);
+      // Nothing moved (the ledger refused, e.g. 400 INSUFFICIENT_BALANCE): the quote can be executed
+      // again. Anything else (the ledger unavailable, its answer lost) says nothing about whether it
+      // executed: a request with a key keeps its claim, so that key's retry resumes (the ledger
+      // answers what it did) and the quote's later states, which the ledger's events bring, are
+      // still its execution; another request waits for the claim to go stale (STALE_EXECUTION_MS),
+      // as after a crash. A request without a key has no retry to keep it for: released.
+      if (isRefusal(err) || claimant === undefined) await store.releaseExecution(q.platformId, q.id);
       throw err;
     }
     const status = quoteStatusOf(tx.status) ?? "PROCESSING";
