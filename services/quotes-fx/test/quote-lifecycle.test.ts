@@ -105,21 +105,26 @@ describe("quote lifecycle", () => {
     expect(await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-died" })).toMatchObject({ replayed: true, quote: resumed.quote });
   });
 
+  /** The ledger's event for the quote's transaction in `status`, handled by quotes-fx's consumer. */
+  async function ledgerMovedOn(q: { id: string; transactionId: string }, status: string): Promise<void> {
+    const [consumer] = h.built.consumers;
+    const event = create(LedgerEventSchema, {
+      eventId: newId("Event"),
+      platformId: PLATFORM,
+      occurredAt: timestampFromDate(h.clock.now()),
+      eventType: `OUTGOING_PAYMENT_${status}`,
+      payload: { case: "transactionChanged", value: { transaction: { id: q.transactionId, platformId: PLATFORM, status, quoteId: q.id } } },
+    });
+    await h.db.forSchema("quotes_fx").transaction().execute((trx) => consumer!.handle(event, trx));
+  }
+
   it("a retry under the same Idempotency-Key, after the ledger executed and its events moved the quote on, answers the quote (not 409 already executed)", async () => {
     const { quote } = await h.client.createQuote(quoteBody());
     h.behaviour.executeNeverAnswers = true;
     void h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-lost" }).catch(() => {});
     await vi.waitFor(() => expect(h.transactions.get(quote!.transactionId)!.executions).toBe(1));
     // The ledger's PROCESSING event reaches quotes-fx before the client's retry.
-    const [consumer] = h.built.consumers;
-    const processing = create(LedgerEventSchema, {
-      eventId: newId("Event"),
-      platformId: PLATFORM,
-      occurredAt: timestampFromDate(h.clock.now()),
-      eventType: "OUTGOING_PAYMENT_PROCESSING",
-      payload: { case: "transactionChanged", value: { transaction: { id: quote!.transactionId, platformId: PLATFORM, status: "PROCESSING", quoteId: quote!.id } } },
-    });
-    await h.db.forSchema("quotes_fx").transaction().execute((trx) => consumer!.handle(processing, trx));
+    await ledgerMovedOn(quote!, "PROCESSING");
     h.clock.advance(IDEMPOTENCY_LEASE_MS + 1_000);
     await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-other-key" }), "CONFLICT", "INVALID_STATE_TRANSITION");
     const retried = await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-lost" });
@@ -134,15 +139,7 @@ describe("quote lifecycle", () => {
     const lost = await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-answer-lost" }).catch((err: unknown) => err);
     expect(ConnectError.from(lost).code).toBe(Code.Unavailable);
     expect(h.transactions.get(quote!.transactionId)!.executions).toBe(1);
-    const [consumer] = h.built.consumers;
-    const processing = create(LedgerEventSchema, {
-      eventId: newId("Event"),
-      platformId: PLATFORM,
-      occurredAt: timestampFromDate(h.clock.now()),
-      eventType: "OUTGOING_PAYMENT_PROCESSING",
-      payload: { case: "transactionChanged", value: { transaction: { id: quote!.transactionId, platformId: PLATFORM, status: "PROCESSING", quoteId: quote!.id } } },
-    });
-    await h.db.forSchema("quotes_fx").transaction().execute((trx) => consumer!.handle(processing, trx));
+    await ledgerMovedOn(quote!, "PROCESSING");
     await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-someone-else" }), "CONFLICT", "INVALID_STATE_TRANSITION");
     const retried = await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-answer-lost" });
     expect(retried).toMatchObject({ replayed: false, quote: { id: quote!.id, status: "PROCESSING" } });
