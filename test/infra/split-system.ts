@@ -216,7 +216,8 @@ async function launchSplitSystem(
     },
     /** The launcher's last lines (its own and every process's logs), for a failure's message. */
     recentLogs: (n = 60) => logs.slice(-n).join("\n"),
-    async stop() {
+    /** Stops every process and drops the database, unless `keepDatabase` (its URL is `databaseUrl`). */
+    async stop(opts: { keepDatabase?: boolean } = {}) {
       stopping = true;
       const exited = new Promise((r) => child.once("exit", r));
       child.kill("SIGTERM");
@@ -224,7 +225,7 @@ async function launchSplitSystem(
       await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 20_000)))]);
       clearTimeout(timer);
       child.kill("SIGKILL");
-      await db.drop();
+      if (!opts.keepDatabase) await db.drop();
     },
   };
 }

@@ -11,7 +11,8 @@ import { runConservation, setUpConservation, WRITES_PER_CYCLE } from "./conserve
 // writes are acknowledged (CONSERVE_KILL_AT, a fraction); then the books read back
 // (test/replicas/conserve.ts). Prints the report as JSON and exits 1 when a guarantee broke.
 // CONSERVE_LOG names a file for every line the system's processes write; CONSERVE_CLIENT_DEADLINE_MS
-// how long a write is retried under its key (default 10 minutes).
+// how long a write is retried under its key (default 10 minutes). A run that broke a guarantee
+// keeps its database (the URL is printed) for the rows behind the report.
 
 const env = process.env;
 const missing = ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS"].filter((k) => !env[k]);
@@ -69,7 +70,9 @@ try {
 } catch (err) {
   console.error(err);
 } finally {
-  await system.stop().catch(() => {});
+  // A run that broke a guarantee keeps its database, so the rows behind the report can be read.
+  if (exitCode !== 0) log(`keeping the database for inspection: ${system.databaseUrl}`);
+  await system.stop({ keepDatabase: exitCode !== 0 }).catch(() => {});
   await receiver.stop();
 }
 process.exit(exitCode);
