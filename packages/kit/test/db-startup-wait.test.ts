@@ -3,6 +3,18 @@ import { untilDatabaseAnswers } from "../src/db/startup-wait.js";
 
 const withCode = (code: string, message = `pg ${code}`) => Object.assign(new Error(message), { code });
 
+/** An attempt that always fails with `err`, counting its calls. */
+function alwaysFailingWith(err: Error): (() => Promise<never>) & { calls: number } {
+  const attempt = Object.assign(
+    async (): Promise<never> => {
+      attempt.calls++;
+      throw err;
+    },
+    { calls: 0 },
+  );
+  return attempt;
+}
+
 /** A fake clock whose sleep moves it, so the backoff is observed without waiting. */
 function fakeTime() {
   let t = 0;
@@ -30,36 +42,20 @@ describe("untilDatabaseAnswers (a process's database at start)", () => {
 
   it("fails at once on anything but a connection failure (a wrong password, a failed migration)", async () => {
     const time = fakeTime();
-    let attempts = 0;
     const wrongPassword = withCode("28P01", "password authentication failed for user \"corridor\"");
-    await expect(
-      untilDatabaseAnswers(
-        async () => {
-          attempts++;
-          throw wrongPassword;
-        },
-        { waitMs: 60_000, ...time },
-      ),
-    ).rejects.toBe(wrongPassword);
-    expect(attempts).toBe(1);
+    const attempt = alwaysFailingWith(wrongPassword);
+    await expect(untilDatabaseAnswers(attempt, { waitMs: 60_000, ...time })).rejects.toBe(wrongPassword);
+    expect(attempt.calls).toBe(1);
     expect(time.slept).toEqual([]);
   });
 
   it("gives up with the last failure once the wait is over, never sleeping past it", async () => {
     const time = fakeTime();
-    let attempts = 0;
     const refused = withCode("53300", "sorry, too many clients already");
-    await expect(
-      untilDatabaseAnswers(
-        async () => {
-          attempts++;
-          throw refused;
-        },
-        { waitMs: 10_000, ...time },
-      ),
-    ).rejects.toBe(refused);
+    const attempt = alwaysFailingWith(refused);
+    await expect(untilDatabaseAnswers(attempt, { waitMs: 10_000, ...time })).rejects.toBe(refused);
     // 250 + 500 + 1000 + 2000 + 4000 = 7750; the next 5000 would pass 10 s.
     expect(time.slept).toEqual([250, 500, 1_000, 2_000, 4_000]);
-    expect(attempts).toBe(6);
+    expect(attempt.calls).toBe(6);
   });
 });

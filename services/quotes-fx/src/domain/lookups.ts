@@ -1,7 +1,7 @@
 import { MAX_AMOUNT, errors, newId, type Clock, type FieldError } from "@corridor/kit";
 import { findCurrency } from "./currencies.js";
 import type { Fx } from "./fx.js";
-import type { PlatformClock } from "./platform-clock.js";
+import { platformNowOf, type PlatformClock } from "./platform-clock.js";
 import type { LedgerPort, LookupStore, PlatformDirectory, PlatformFacts, QuoteLedgerPort, ReceiverLookup } from "./ports.js";
 import { quotedRate } from "./pricing.js";
 import { SANDBOX_RECEIVER_LIMITS, parseUmaAddress, sandboxReceiver, umaNotAvailable } from "./uma.js";
@@ -58,7 +58,7 @@ export function createLookups(deps: LookupDeps) {
    * only by senderUmaAddress names no customer and opens none (docs/quotes.md). Should storing the
    * lookup fail after the ledger call, its CREATED transaction simply expires with the lookup.
    */
-  const platformNow = (platformId: string): Promise<Date> => (deps.platformClock ? deps.platformClock.now(platformId) : Promise.resolve(deps.clock.now()));
+  const platformNow = platformNowOf(deps.clock, deps.platformClock);
 
   async function save(base: Omit<ReceiverLookup, "id" | "createdAt" | "expiresAt">): Promise<ReceiverLookup> {
     const now = await platformNow(base.platformId);

@@ -26,3 +26,8 @@ export function platformClock(deps: {
     },
   };
 }
+
+/** `now(platformId)` of `platformClock`, or the service clock when there is none (no sandbox wired). */
+export function platformNowOf(clock: Clock, platformClock?: PlatformClock): (platformId: string) => Promise<Date> {
+  return platformClock ? (platformId) => platformClock.now(platformId) : async () => clock.now();
+}

@@ -16,7 +16,7 @@ import {
   type Clock,
 } from "@corridor/kit";
 import { sandboxLightningInvoice } from "./lightning.js";
-import type { PlatformClock } from "./platform-clock.js";
+import { platformNowOf, type PlatformClock } from "./platform-clock.js";
 import type {
   CreateQuoteTransactionInput,
   Idempotent,
@@ -186,9 +186,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
   const { clock, store, ledger } = deps;
 
   /** The time a platform's quotes are created and expire by. Another service: never inside a transaction. */
-  async function platformNow(platformId: string): Promise<Date> {
-    return deps.platformClock ? deps.platformClock.now(platformId) : clock.now();
-  }
+  const platformNow = platformNowOf(clock, deps.platformClock);
 
   /** The quote; with `agentId`, only a quote that agent created (another's is 404, as if it did not exist). */
   async function load(platformId: string, id: string, agentId = ""): Promise<Quote> {
