@@ -1,4 +1,4 @@
-import { DEFAULT_SERVICE_PORTS, SERVICE_NAMES, WEBHOOK_TARGET_DEFAULTS, env, metricsPortSetting, serviceUrlEnvKey, webhookTargetEnv, z, type WebhookTargetSettings } from "@corridor/kit";
+import { WEBHOOK_TARGET_DEFAULTS, env, metricsPortSetting, serviceUrlSettings, webhookTargetEnv, z, type WebhookTargetSettings } from "@corridor/kit";
 
 /** One entry of the operator's VASP directory (Grid's Vasp). */
 export interface Vasp {
@@ -110,10 +110,8 @@ export const splitGatewayConfigSchema = z.object({
    * balancer stops routing here first. 0 locally; the Helm chart sets a few seconds.
    */
   SHUTDOWN_DRAIN_DELAY_MS: env.int(0),
-  /** Where each service answers (Connect over h2c). */
-  ...(Object.fromEntries(
-    SERVICE_NAMES.map((s) => [serviceUrlEnvKey(s), z.string().url().default(`http://127.0.0.1:${DEFAULT_SERVICE_PORTS[s]}`)]),
-  ) as Record<string, z.ZodDefault<z.ZodString>>),
+  /** Where each service answers (Connect over h2c): one base URL, or its replicas' comma-separated. */
+  ...serviceUrlSettings(),
 });
 
 /** Every knob at its default: what buildGateway uses for an option it is not given. */

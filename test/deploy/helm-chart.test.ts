@@ -84,7 +84,7 @@ for (const name of serviceNames) {
 // The gateway finds every service at CORRIDOR_<SERVICE>_URL (serviceUrlEnvKey), and so does a
 // service calling another (serviceUrl in the kit's host).
 match(gatewayMain, /serviceUrlEnvKey\(s\)/, "the gateway's CORRIDOR_<SERVICE>_URL settings");
-match(standaloneHost, /serviceUrl\(service\)/, "a service's transports to the others");
+match(standaloneHost, /serviceUrl\(service\b/, "a service's transports to the others");
 
 // The gateway's probe endpoints, and grpc.health.v1 on every service's own port.
 const healthRoutes = source("gateway/src/routes/health.ts");

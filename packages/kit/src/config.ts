@@ -21,6 +21,23 @@ export function loadConfig<S extends z.ZodObject>(schema: S, env: NodeJS.Process
   return parsed.data;
 }
 
+/** The entries of a comma-separated setting, trimmed, empty ones dropped. */
+export function commaList(value: string): string[] {
+  return value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
 /** Helpers for env values, which always arrive as strings. */
 export const env = {
   port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
@@ -35,7 +52,20 @@ export const env = {
     z
       .string()
       .optional()
-      .transform((v) => (v ? v.split(",").map((s) => s.trim()).filter(Boolean) : [])),
+      .transform((v) => (v ? commaList(v) : [])),
+  /**
+   * One http(s) base URL, or several comma-separated (a service's replicas, which
+   * createServiceTransport calls in turn). The value stays the text as given; each bad entry is named.
+   */
+  urls: (fallback: string) =>
+    z
+      .string()
+      .default(fallback)
+      .superRefine((v, ctx) => {
+        const entries = commaList(v);
+        if (entries.length === 0) ctx.addIssue({ code: "custom", message: "needs an http(s) base URL (or several, comma-separated)" });
+        for (const e of entries) if (!isHttpUrl(e)) ctx.addIssue({ code: "custom", message: `${JSON.stringify(e)} is not an http(s) base URL such as http://127.0.0.1:8102 (several are comma-separated)` });
+      }),
 };
 
 export { z };

@@ -1,6 +1,7 @@
 import type { ClientHttp2Session } from "node:http2";
 import { Code, ConnectError, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { commaList } from "../config.js";
 
 /**
  * Connect's HTTP/2 session manager (@connectrpc/connect-node 2.2.0) destroys a connection that
@@ -67,9 +68,77 @@ const retryRefusedStreams: Interceptor = (next) => async (req) => {
 };
 
 /**
+ * True for a call that failed because its connection could not be opened (refused: nothing listens
+ * on the replica's port; or the connect itself failing: timed out, unreachable, the name not
+ * resolved): the request was never sent, so any RPC may go elsewhere. Node names the failing
+ * system call on the error connect-node keeps as the cause.
+ */
+export function isConnectFailure(err: unknown): boolean {
+  if (!(err instanceof ConnectError)) return false;
+  for (let cause: unknown = err.cause, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    const { code, syscall } = cause as { code?: unknown; syscall?: unknown };
+    if (code === "ECONNREFUSED" || syscall === "connect" || syscall === "getaddrinfo") return true;
+  }
+  return false;
+}
+
+/** A transport to one base URL: its own HTTP/2 session manager, refused streams sent again. */
+function singleUrlTransport(baseUrl: string, interceptors: Interceptor[]): Transport {
+  return createGrpcTransport({ baseUrl, interceptors: [retryRefusedStreams, ...interceptors], sessionManager: new GuardedSessionManager(baseUrl) });
+}
+
+/** What is left of a call's timeout after `since` (an attempt on another replica keeps the call's deadline). */
+function remainingMs(timeoutMs: number | undefined, since: number): number | undefined {
+  return timeoutMs === undefined ? undefined : Math.max(1, timeoutMs - (Date.now() - since));
+}
+
+/**
+ * Client-side round robin over a service's replicas: each call goes to the next base URL in turn,
+ * over that URL's own HTTP/2 connection (so calls, not connections, are spread, and a replica
+ * that restarts gets calls again as soon as it accepts connections). A unary call whose connection
+ * a replica refused goes on to the next one; only when every replica refused does it fail, with
+ * the last refusal (Unavailable), as a single URL does. A stream is only sent to its replica in
+ * turn: connect-es closes a stream's input when the attempt fails, so it cannot be sent again
+ * (no service client streams today).
+ */
+function roundRobinTransport(transports: Transport[]): Transport {
+  let next = 0;
+  const inTurn = () => {
+    const i = next;
+    next = (next + 1) % transports.length;
+    return i;
+  };
+  return {
+    async unary(method, signal, timeoutMs, header, input, contextValues) {
+      const since = Date.now();
+      const first = inTurn();
+      let refused: unknown;
+      for (let k = 0; k < transports.length; k++) {
+        try {
+          return await transports[(first + k) % transports.length]!.unary(method, signal, remainingMs(timeoutMs, since), header, input, contextValues);
+        } catch (err) {
+          if (!isConnectFailure(err) || signal?.aborted) throw err;
+          refused = err;
+        }
+      }
+      throw refused;
+    },
+    stream(method, signal, timeoutMs, header, input, contextValues) {
+      return transports[inTurn()]!.stream(method, signal, timeoutMs, header, input, contextValues);
+    },
+  };
+}
+
+/**
  * A gRPC (h2c) transport to a service: a graceful shutdown or connection recycling on the service's
- * side never crashes the caller, nor fails a call the service refused unprocessed.
+ * side never crashes the caller, nor fails a call the service refused unprocessed. `baseUrl` is a
+ * service URL setting: one base URL (a Kubernetes Service, one process: a plain connect-node
+ * transport), or several comma-separated (the replicas of `start:split --replicas N`), called in
+ * turn (roundRobinTransport), each with its own connection, refused-stream retry and GOAWAY guard.
  */
 export function createServiceTransport(opts: { baseUrl: string; interceptors?: Interceptor[] }): Transport {
-  return createGrpcTransport({ baseUrl: opts.baseUrl, interceptors: [retryRefusedStreams, ...(opts.interceptors ?? [])], sessionManager: new GuardedSessionManager(opts.baseUrl) });
+  const urls = commaList(opts.baseUrl);
+  if (urls.length === 0) throw new Error("createServiceTransport needs a base URL");
+  const transports = urls.map((url) => singleUrlTransport(url, opts.interceptors ?? []));
+  return transports.length === 1 ? transports[0]! : roundRobinTransport(transports);
 }

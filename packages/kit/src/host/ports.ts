@@ -1,4 +1,5 @@
-import type { ServiceName } from "../service.js";
+import { env } from "../config.js";
+import { SERVICE_NAMES, type ServiceName } from "../service.js";
 
 /** Default ports of the split and cluster modes (gateway 8080). */
 export const DEFAULT_SERVICE_PORTS: Record<ServiceName, number> = {
@@ -16,6 +17,18 @@ export function serviceUrlEnvKey(service: ServiceName): string {
   return `CORRIDOR_${service.replace(/-/g, "_").toUpperCase()}_URL`;
 }
 
-export function serviceUrl(service: ServiceName, env: NodeJS.ProcessEnv = process.env): string {
-  return env[serviceUrlEnvKey(service)] ?? `http://127.0.0.1:${DEFAULT_SERVICE_PORTS[service]}`;
+/**
+ * The CORRIDOR_<SERVICE>_URL settings of a config schema (the gateway's, every service's): where
+ * each service answers, Connect over h2c. One base URL (a Kubernetes Service, one process), or
+ * its replicas' base URLs comma-separated: createServiceTransport sends each call to the next in
+ * turn, skipping one that refuses the connection (`start:split --replicas N`).
+ */
+export function serviceUrlSettings() {
+  return Object.fromEntries(SERVICE_NAMES.map((s) => [serviceUrlEnvKey(s), env.urls(`http://127.0.0.1:${DEFAULT_SERVICE_PORTS[s]}`)])) as Record<string, ReturnType<typeof env.urls>>;
+}
+
+/** A service's URL setting (one base URL or several, comma-separated) from a loaded config or the environment. */
+export function serviceUrl(service: ServiceName, env: Record<string, unknown> = process.env): string {
+  const value = env[serviceUrlEnvKey(service)];
+  return typeof value === "string" && value !== "" ? value : `http://127.0.0.1:${DEFAULT_SERVICE_PORTS[service]}`;
 }

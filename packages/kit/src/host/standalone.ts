@@ -12,7 +12,7 @@ import { serveConnect } from "./connect-server.js";
 import { createServiceTransport } from "./grpc-transport.js";
 import { appErrorInterceptor } from "./errors.js";
 import { HealthState } from "./health.js";
-import { DEFAULT_SERVICE_PORTS, serviceUrl } from "./ports.js";
+import { DEFAULT_SERVICE_PORTS, serviceUrl, serviceUrlSettings } from "./ports.js";
 import { startService } from "./runtime.js";
 
 const standaloneConfig = (service: ServiceName) =>
@@ -61,8 +61,13 @@ const standaloneConfig = (service: ServiceName) =>
     SHUTDOWN_DRAIN_DELAY_MS: env.int(0),
     /** Port of the Prometheus scrape endpoint `/metrics`; unset = none (docs/operations.md, "Metrics"). */
     METRICS_PORT: metricsPortSetting,
-    /** Recycle client connections older than this (GOAWAY), so callers spread over replicas; 0 = never. */
+    /**
+     * Recycle client connections older than this (GOAWAY), so callers that reach the replicas through
+     * one address balanced per connection (a Kubernetes Service) spread over them; 0 = never.
+     */
     CONNECT_MAX_CONNECTION_AGE_MS: env.int(0),
+    /** Where each other service answers (Connect over h2c): one base URL, or its replicas' comma-separated. */
+    ...serviceUrlSettings(),
     /**
      * Run this service's migrations and exit (0 once its schema is up to date): the Helm chart's
      * pre-install/pre-upgrade Job. Needs only the database.
@@ -122,7 +127,7 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
   const transportFor: TransportFor = (service) => {
     let t = transports.get(service);
     if (!t) {
-      t = createServiceTransport({ baseUrl: serviceUrl(service), interceptors: [tracingClientInterceptor()] });
+      t = createServiceTransport({ baseUrl: serviceUrl(service, config), interceptors: [tracingClientInterceptor()] });
       transports.set(service, t);
     }
     return t;
