@@ -3,20 +3,18 @@
 // sandbox credentials once the gateway reports every service ready; stops everything on Ctrl-C.
 // A process that dies is started again after a back-off, as Kubernetes restarts a container
 // (CORRIDOR_SPLIT_RESTART_*; docs/operations.md, "Chaos suite and recovery times").
-// `--replicas N` (or CORRIDOR_SPLIT_REPLICAS) runs N processes of every service, behind one port
-// per service that hands connections to them in turn (split-balancer.ts; docs/architecture.md,
-// "Replicas").
+// `--replicas N` (or CORRIDOR_SPLIT_REPLICAS) runs N processes of every service; every process is
+// given each service's replicas as a list (CORRIDOR_<SERVICE>_URL, comma-separated) and calls them
+// in turn itself (docs/architecture.md, "Replicas").
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { connect } from "node:net";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
-import { createGrpcTransport } from "@connectrpc/connect-node";
-import { SERVICE_NAMES, env, loadConfig, serviceUrlEnvKey, z, type ServiceName } from "@corridor/kit";
+import { SERVICE_NAMES, createServiceTransport, env, loadConfig, serviceUrlEnvKey, z, type ServiceName } from "@corridor/kit";
 import { banner, ensureSandboxPlatform, readyInfo } from "@corridor/embedded/bootstrap";
 import { ConnectorSetupError, checkConnectorSettings, connectorDefinitions, splitConnectorPort } from "@corridor/embedded/connectors";
-import { startBalancer } from "./split-balancer.js";
 import { restartDelayMs } from "./split-restart.js";
 
 const config = loadConfig(
@@ -74,10 +72,11 @@ const config = loadConfig(
      */
     CORRIDOR_SPLIT_CONNECTOR_PORT_BASE: env.port(8200),
     /**
-     * Processes of every service (the gateway stays one). Above 1, each service's port
-     * (CORRIDOR_SPLIT_PORT_BASE + 1 ..) is a balancer handing connections to its replicas in turn,
-     * and replica r listens on CORRIDOR_SPLIT_PORT_BASE + 10 r + 1 ..; their consumers share each
-     * topic's partitions (KAFKA_TOPIC_PARTITIONS). `--replicas N` on the command line wins.
+     * Processes of every service (the gateway stays one). Replica 1 listens on the service's port
+     * (CORRIDOR_SPLIT_PORT_BASE + 1 ..), replica r > 1 on CORRIDOR_SPLIT_PORT_BASE + 10 r + 1 ..;
+     * every process calls a service's replicas in turn (its CORRIDOR_<SERVICE>_URL lists them), and
+     * their consumers share each topic's partitions (KAFKA_TOPIC_PARTITIONS). `--replicas N` on the
+     * command line wins.
      */
     CORRIDOR_SPLIT_REPLICAS: z.coerce.number().int().min(1).max(9).default(1),
   }),
@@ -98,12 +97,21 @@ try {
 }
 
 const root = resolve(import.meta.dirname, "..");
+/** The service's port: where it listens alone, and where its replica 1 listens beside others (the address for tools that take one). */
 const portOf = (s: ServiceName) => config.CORRIDOR_SPLIT_PORT_BASE + 1 + SERVICE_NAMES.indexOf(s);
-/** Where replica `r` (1-based) of a service listens: its own port when it is the only one. */
-const replicaPortOf = (s: ServiceName, r: number) => (replicas === 1 ? portOf(s) : config.CORRIDOR_SPLIT_PORT_BASE + 10 * r + 1 + SERVICE_NAMES.indexOf(s));
+/** Where replica `r` (1-based) of a service listens. */
+const replicaPortOf = (s: ServiceName, r: number) => (r === 1 ? portOf(s) : config.CORRIDOR_SPLIT_PORT_BASE + 10 * r + 1 + SERVICE_NAMES.indexOf(s));
 /** A connector's port: fixed by its place among the shipped connectors, whichever others run. */
 const connectorPortOf = (c: string) => splitConnectorPort(config.CORRIDOR_SPLIT_CONNECTOR_PORT_BASE, c);
-const urls = Object.fromEntries(SERVICE_NAMES.map((s) => [serviceUrlEnvKey(s), `http://127.0.0.1:${portOf(s)}`]));
+/**
+ * Every process's CORRIDOR_<SERVICE>_URL: the service's one URL, or its replicas' comma-separated,
+ * which the caller's transport calls in turn, skipping one that refuses connections (dead,
+ * restarting, not started yet). No process in between: Kubernetes balances in the kernel
+ * (kube-proxy), and a balancer here would copy every call's bytes through this process.
+ */
+const urls = Object.fromEntries(SERVICE_NAMES.map((s) => [serviceUrlEnvKey(s), Array.from({ length: replicas }, (_, i) => `http://127.0.0.1:${replicaPortOf(s, i + 1)}`).join(",")]));
+/** The one address of a service for a tool that takes one (the operator CLI): its port, replica 1's. */
+const soleUrlOf = (s: ServiceName) => `http://127.0.0.1:${portOf(s)}`;
 const children = new Map<string, ChildProcess>();
 let stopping = false;
 
@@ -211,9 +219,9 @@ const deployable = (name: string, program: string, port: number, metricsPort: nu
 });
 /** Replica r of a service is `ledger` alone, `ledger#1`, `ledger#2`, ... beside others. */
 const replicaName = (s: ServiceName, r: number) => (replicas === 1 ? s : `${s}#${r}`);
-// Behind a balancer a caller's HTTP/2 connection stays with one replica until it closes: recycle
-// connections so callers spread over the replicas (and come back to a restarted one).
-const replicaEnv: Record<string, string> = replicas === 1 ? {} : { CONNECT_MAX_CONNECTION_AGE_MS: process.env.CONNECT_MAX_CONNECTION_AGE_MS ?? "30000" };
+// No connection recycling (CONNECT_MAX_CONNECTION_AGE_MS stays as given, 0 by default): callers
+// spread their calls, not their connections, over the replicas, and call a restarted replica again
+// once it accepts connections. Recycling is for callers behind one balanced address (Kubernetes).
 
 /** Resolves once something accepts TCP connections on `port` (a service listens once it has migrated and subscribed). */
 async function listening(port: number, deadline: number): Promise<boolean> {
@@ -232,13 +240,7 @@ async function listening(port: number, deadline: number): Promise<boolean> {
   return false;
 }
 
-if (replicas > 1) {
-  for (const s of SERVICE_NAMES) {
-    const replicaPorts = Array.from({ length: replicas }, (_, i) => replicaPortOf(s, i + 1));
-    await startBalancer({ port: portOf(s), host: "127.0.0.1", replicaPorts });
-  }
-}
-for (const s of SERVICE_NAMES) launch(deployable(replicaName(s, 1), s, replicaPortOf(s, 1), metricsPortOf(s, 1), replicaEnv));
+for (const s of SERVICE_NAMES) launch(deployable(replicaName(s, 1), s, replicaPortOf(s, 1), metricsPortOf(s, 1)));
 launch(deployable("gateway", "gateway", config.CORRIDOR_HTTP_PORT, metricsBase || undefined));
 // The other replicas once the first of their service listens (it has migrated its schema: two
 // first starts would race for the migration tables), as a rolling deployment adds them.
@@ -246,7 +248,7 @@ for (const s of SERVICE_NAMES) {
   if (replicas === 1) break;
   void listening(replicaPortOf(s, 1), Date.now() + config.CORRIDOR_READY_TIMEOUT_MS).then((up) => {
     if (!up) return;
-    for (let r = 2; r <= replicas; r++) launch(deployable(replicaName(s, r), s, replicaPortOf(s, r), metricsPortOf(s, r), replicaEnv));
+    for (let r = 2; r <= replicas; r++) launch(deployable(replicaName(s, r), s, replicaPortOf(s, r), metricsPortOf(s, r)));
   });
 }
 // Each rail connector named in CORRIDOR_CONNECTORS (once, by its own name), as its own process
@@ -285,7 +287,7 @@ for (const s of SERVICE_NAMES) {
 }
 
 const creds = await ensureSandboxPlatform({
-  transport: createGrpcTransport({ baseUrl: urls[serviceUrlEnvKey("auth-sessions")]! }),
+  transport: createServiceTransport({ baseUrl: urls[serviceUrlEnvKey("auth-sessions")]! }),
   credentialsFile: join(resolve(config.CORRIDOR_DATA_DIR), "split-sandbox-credentials.json"),
   clientId: config.CORRIDOR_BOOTSTRAP_CLIENT_ID,
   clientSecret: config.CORRIDOR_BOOTSTRAP_CLIENT_SECRET,
@@ -295,7 +297,7 @@ process.stdout.write(
     mode: "split",
     url: base,
     creds,
-    extra: connectorUrls.length === 0 ? [] : ["", ...connectorUrls.map((c) => `Rail connector ${c.name}: ${c.url} (operator CLI: npm run admin -- --url ${urls[serviceUrlEnvKey("auth-sessions")]} --connector-url ${c.url} connector files list --connector ${c.name})`)],
+    extra: connectorUrls.length === 0 ? [] : ["", ...connectorUrls.map((c) => `Rail connector ${c.name}: ${c.url} (operator CLI: npm run admin -- --url ${soleUrlOf("auth-sessions")} --connector-url ${c.url} connector files list --connector ${c.name})`)],
   }),
 );
 // Machine-readable line for tooling that launches split mode (the end-to-end harness); like the

@@ -15,14 +15,17 @@ import { API_VERSION, type BenchSystem } from "./http-system.js";
  * the benchmark signs in without reading a banner.
  */
 
-/** split-replicas: `start:split --replicas 2`, two processes of every service behind each service's port. */
+/** split-replicas: `start:split --replicas 2`, two processes of every service, each caller calling them in turn. */
 export type Mode = "split" | "split-replicas" | "embedded-postgres" | "embedded-pglite";
 
 export interface ProcessSystem extends BenchSystem {
   mode: Mode;
   /** From spawning the processes to the platform's first 200 on GET /config, ms. */
   launchToReadyMs: number;
-  /** The processes that make up the system (the split launcher excluded where it only supervises, included with replicas: it balances). */
+  /**
+   * The processes that make up the system (the split launcher excluded where it only supervises;
+   * still counted with replicas, where it once balanced every call, so a comparison shows it idle).
+   */
   pids(): number[];
 }
 
@@ -81,8 +84,8 @@ export async function startProcessSystem(
       KAFKA_TOPIC_PREFIX: `bench-${randomBytes(4).toString("hex")}.`,
       CORRIDOR_SPLIT_PORT_BASE: String(port + 10),
       CORRIDOR_SPLIT_RUNTIME: "dist",
-      // Replica r of service i listens on the base + 10 r + 1 + i (start-split.ts): the block
-      // from port + 10 holds both replicas' ports.
+      // Replica 1 of service i listens on the base + 1 + i, replica r > 1 on the base + 10 r + 1 + i
+      // (start-split.ts): the block from port + 10 holds both replicas' ports.
       CORRIDOR_SPLIT_REPLICAS: mode === "split-replicas" ? "2" : "1",
       // The launcher's own bound (90 s by default) within the 180 s this waits for the first 200:
       // twice the processes start on the same cores with replicas.
@@ -125,7 +128,8 @@ export async function startProcessSystem(
   }
   const launchToReadyMs = Date.now() - started;
 
-  // With replicas the launcher is no longer only a supervisor: its balancers carry every RPC.
+  // With replicas the launcher is counted too: until issue 28's client-side balancing its
+  // balancers carried every RPC, and a run against an older checkout still shows that cost.
   const pids = () => (mode === "split-replicas" ? [child.pid!, ...childrenOf(child.pid!)] : split ? childrenOf(child.pid!) : [child.pid!]);
   return {
     mode,

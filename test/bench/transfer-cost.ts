@@ -47,7 +47,8 @@ function processes(match: (cmd: string) => string | undefined): Map<number, stri
 
 function labelOf(cmd: string, ours: Set<number>, pid: number): string | undefined {
   if (ours.has(pid)) {
-    if (/start-split/.test(cmd)) return "split launcher (balancers)";
+    // Counted with replicas only (process-system.ts): the balancers of an older checkout, else a supervisor.
+    if (/start-split/.test(cmd)) return "split launcher";
     const m = /corridor\.mjs\s+([\w-]+)/.exec(cmd);
     return `corridor ${m?.[1] ?? cmd.slice(0, 40)}`;
   }

@@ -2,9 +2,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type Transport } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
 import { startConnector, type ConnectorDefinition, type RunningConnector } from "@corridor/connector";
-import { createBus, createProcessLogger, systemClock, type ServiceName, type z } from "@corridor/kit";
+import { createBus, createProcessLogger, createServiceTransport, systemClock, type ServiceName, type z } from "@corridor/kit";
 import { openTestDatabase } from "@corridor/kit/testing";
 import { startEmbedded } from "@corridor/embedded";
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
@@ -87,7 +86,8 @@ export async function startTestSystem(opts: { databaseUrl?: string } = {}): Prom
     const transports = new Map<ServiceName, Transport>();
     transportFor = (service) => {
       let t = transports.get(service);
-      if (!t) transports.set(service, (t = createGrpcTransport({ baseUrl: info.serviceUrls[service] })));
+      // With replicas the URL lists them: the kit's transport calls them in turn, as the processes do.
+      if (!t) transports.set(service, (t = createServiceTransport({ baseUrl: info.serviceUrls[service] })));
       return t;
     };
     stop = async () => {};

@@ -11,7 +11,11 @@ import { createFreshDatabase } from "./databases.js";
 
 export interface SplitSystemInfo {
   url: string;
-  /** Each service's own Connect address (h2c), for tests that look behind the gateway. */
+  /**
+   * Each service's Connect address (h2c), for tests that look behind the gateway: its URL setting
+   * as the processes get it, with replicas their base URLs comma-separated (give it to the kit's
+   * createServiceTransport, which calls them in turn).
+   */
   serviceUrls: Record<ServiceName, string>;
   /** The topic prefix of this system on the shared broker, for a deployable a test runs beside it (a rail connector). */
   kafkaTopicPrefix: string;
@@ -99,7 +103,7 @@ async function launchSplitSystem(
   /** The pid of each process the launcher runs now, by name (it announces each start and restart). */
   const pids = new Map<string, number>();
   const started = new EventEmitter<{ process: [name: string, pid: number] }>();
-  // Replica r of service i listens on base + 10 r + 1 + i when there are several (start-split.ts).
+  // Replica 1 of service i listens on base + 1 + i, replica r > 1 on base + 10 r + 1 + i (start-split.ts).
   const replicas = Number(extraEnv.CORRIDOR_SPLIT_REPLICAS ?? 1);
   const base = await freePortBlock(replicas > 1 ? 10 * replicas + 8 : 8);
   const httpPort = base + 8;
@@ -181,10 +185,13 @@ async function launchSplitSystem(
     console.error(`[split-system] the launcher exited (${code ?? signal}) while its system was in use; its last lines:\n${logs.slice(-80).join("\n")}`);
   });
   return {
-    // start-split.ts puts the services on base+1 .. base+7 in SERVICE_NAMES order.
+    // start-split.ts puts the services on base+1 .. base+7 in SERVICE_NAMES order, and replica r > 1
+    // of each 10 r further.
     info: {
       url: ready.url,
-      serviceUrls: Object.fromEntries(SERVICE_NAMES.map((name, i) => [name, `http://127.0.0.1:${base + 1 + i}`])) as Record<ServiceName, string>,
+      serviceUrls: Object.fromEntries(
+        SERVICE_NAMES.map((name, i) => [name, Array.from({ length: replicas }, (_, r) => `http://127.0.0.1:${base + (r === 0 ? 0 : 10 * (r + 1)) + 1 + i}`).join(",")]),
+      ) as Record<ServiceName, string>,
       kafkaTopicPrefix,
       kafkaTopicPartitions,
     } satisfies SplitSystemInfo,

@@ -1,6 +1,5 @@
 import { createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
-import { SERVICE_NAMES, type ServiceName } from "@corridor/kit";
+import { SERVICE_NAMES, createServiceTransport, type ServiceName } from "@corridor/kit";
 import { PlatformAdminService } from "@corridor/proto/corridor/auth_sessions/v1/platform_admin_service_pb.js";
 import { Environment } from "@corridor/proto/corridor/auth_sessions/v1/platform_pb.js";
 import { LedgerAdminService } from "@corridor/proto/corridor/ledger/v1/ledger_admin_service_pb.js";
@@ -73,7 +72,7 @@ export interface ConservationReport {
 /** A sandbox platform on the system, its webhook endpoint the receiver, and its customers with accounts. */
 export async function setUpConservation(system: SplitSystem, receiver: WebhookReceiver, customerCount: number) {
   const hookUrl = await receiver.start();
-  const admin = createClient(PlatformAdminService, createGrpcTransport({ baseUrl: system.info.serviceUrls["auth-sessions"] }));
+  const admin = createClient(PlatformAdminService, createServiceTransport({ baseUrl: system.info.serviceUrls["auth-sessions"] }));
   const created = await admin.createPlatform({ name: "replicas", environment: Environment.SANDBOX, isRegulatedFinancialInstitution: false });
   const platformId = created.platform!.id;
   const client = CarefulClient.basic(`${system.info.url}/2025-10-13`, created.token!.clientId, created.clientSecret);
@@ -277,10 +276,10 @@ export async function runConservation(
       if (balance !== expected) problems.push(`customer ${c.id}'s USD balance ${balance}, the acknowledged writes imply ${expected}`);
     }
   }
-  const ledger = createClient(LedgerAdminService, createGrpcTransport({ baseUrl: system.info.serviceUrls.ledger }));
+  const ledger = createClient(LedgerAdminService, createServiceTransport({ baseUrl: system.info.serviceUrls.ledger }));
   for (const scope of ["", platformId]) {
-    // A bound on the call: an HTTP/2 session through the launcher's balancer to a replica that was
-    // killed can wait for ever (a long run once hung here after every other check had passed).
+    // A bound on the call: a long run once hung here after every other check had passed, on an
+    // HTTP/2 session through the launcher's former balancer to a replica that had been killed.
     const tb = await ledger.getTrialBalance({ platformId: scope }, { timeoutMs: 60_000 });
     if (tb.currencies.length === 0) problems.push(`${scope || "ledger"}: the trial balance has no currency`);
     for (const c of tb.currencies) {

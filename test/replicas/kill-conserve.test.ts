@@ -7,10 +7,10 @@ import { startSplitSystem } from "../infra/split-system.js";
 import { runConservation, setUpConservation, WRITES_PER_CYCLE } from "./conserve.js";
 
 // Issue 28: replicas that share the work. The split system with two processes of every service
-// (`start:split --replicas 2`, each service's port a balancer in front of both; their consumers
-// sharing each topic's partitions), under the chaos suite's money workload. Mid-run one replica of
-// every service is killed with SIGKILL at once: the other replica takes over its partitions and
-// its connections while the launcher restarts it. Then: every acknowledged write kept and final,
+// (`start:split --replicas 2`, every caller calling both in turn; their consumers sharing each
+// topic's partitions), under the chaos suite's money workload. Mid-run one replica of every service
+// is killed with SIGKILL at once: the other replica takes over its partitions and its calls (the
+// killed one refuses connections) while the launcher restarts it. Then: every acknowledged write kept and final,
 // announced by webhook once per state (no lost, no doubled effect), each customer's balance exactly
 // what the acknowledged writes imply, the trial balance exact, no HTTP 500. The same run, long
 // (20,000 operations), is `npm run conserve:replicas` (test/replicas/conserve-run.ts).
