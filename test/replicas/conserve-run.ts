@@ -47,6 +47,10 @@ const system = await startSplitSystem(
     // connections under load ("too many clients already"), so 5 (docs/operations.md: replicas ×
     // processes × DATABASE_POOL_SIZE must stay below the server's max_connections).
     DATABASE_POOL_SIZE: env.DATABASE_POOL_SIZE ?? "5",
+    // The gateway's per-client limit (1,000 requests a minute by default) would pace the run's one
+    // platform at ~17 requests a second, the workload's and the read-back's alike: the run measures
+    // the system, not the limiter.
+    RATE_LIMIT_MAX: env.RATE_LIMIT_MAX ?? "1000000",
   },
   env.CONSERVE_LOG ? (line) => appendFileSync(env.CONSERVE_LOG!, `${new Date().toISOString()} ${line}\n`) : undefined,
   // Outside vitest there is no migrated template: the services migrate the fresh database.

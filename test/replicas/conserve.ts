@@ -221,13 +221,16 @@ export async function runConservation(
   const announced = new Map<string, Set<string>>();
   let indexed = 0;
   let waitingFor = "";
-  const settled = await until("every acknowledged transaction final and announced by webhook", opts.settleTimeoutMs, async () => {
+  /** Adds the webhooks received since the last call to `announced`. */
+  const indexArrivals = () => {
     for (; indexed < receiver.envelopes.length; indexed++) {
       const e = receiver.envelopes[indexed]!;
       if (typeof e.data?.status !== "string" || typeof e.data?.id !== "string") continue;
       const set = announced.get(e.data.id) ?? new Set<string>();
       announced.set(e.data.id, set.add(e.data.status));
     }
+  };
+  const settled = await until("every acknowledged transaction final and announced by webhook", opts.settleTimeoutMs, async () => {
     const open = txs.filter((t) => !finals.has(t.id));
     // Read the open ones a few at a time; stop at the first not yet final (it is polled again).
     for (let i = 0; i < open.length; i += 16) {
@@ -238,6 +241,11 @@ export async function runConservation(
       }
       if (answers.some(({ t }) => !finals.has(t.id))) return false;
     }
+    // The webhooks are indexed after the reads, which take minutes for 12,000 transactions: a
+    // webhook that arrived during them counts (indexed before them, the last write's COMPLETED
+    // webhook, delivered a moment after the workload ended, was missed by a pass that outlasted
+    // the settle timeout, and reported as never sent).
+    indexArrivals();
     const unannounced = txs.find((t) => !announced.get(t.id)?.has(finals.get(t.id)!));
     if (unannounced) waitingFor = `${unannounced.kind} ${unannounced.id} (${finals.get(unannounced.id)}): no webhook with that state`;
     return !unannounced;

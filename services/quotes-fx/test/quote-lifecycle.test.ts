@@ -6,6 +6,7 @@ import { DRAFT_GRACE_MS } from "../src/domain/quote-lifecycle.js";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate, timestampMs } from "@bufbuild/protobuf/wkt";
 import { LedgerEventSchema } from "@corridor/proto/corridor/ledger/v1/events_pb.js";
+import { sql } from "kysely";
 import type { QuotesFxDatabase } from "../src/data/tables.js";
 import { dec } from "../src/domain/decimal.js";
 import { GOOD_SIGNATURE, expectPublicError, startHarness, usdOnly, type Harness } from "./harness.js";
@@ -105,17 +106,21 @@ describe("quote lifecycle", () => {
     expect(await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-died" })).toMatchObject({ replayed: true, quote: resumed.quote });
   });
 
-  /** The ledger's event for the quote's transaction in `status`, handled by quotes-fx's consumer. */
-  async function ledgerMovedOn(q: { id: string; transactionId: string }, status: string): Promise<void> {
-    const [consumer] = h.built.consumers;
-    const event = create(LedgerEventSchema, {
+  /** The ledger's event for the quote's transaction in `status`. */
+  function ledgerEvent(q: { id: string; transactionId: string }, status: string) {
+    return create(LedgerEventSchema, {
       eventId: newId("Event"),
       platformId: PLATFORM,
       occurredAt: timestampFromDate(h.clock.now()),
       eventType: `OUTGOING_PAYMENT_${status}`,
       payload: { case: "transactionChanged", value: { transaction: { id: q.transactionId, platformId: PLATFORM, status, quoteId: q.id } } },
     });
-    await h.db.forSchema("quotes_fx").transaction().execute((trx) => consumer!.handle(event, trx));
+  }
+
+  /** The ledger's event for the quote's transaction in `status`, handled by quotes-fx's consumer. */
+  async function ledgerMovedOn(q: { id: string; transactionId: string }, status: string): Promise<void> {
+    const [consumer] = h.built.consumers;
+    await h.db.forSchema("quotes_fx").transaction().execute((trx) => consumer!.handle(ledgerEvent(q, status), trx));
   }
 
   it("a retry under the same Idempotency-Key, after the ledger executed and its events moved the quote on, answers the quote (not 409 already executed)", async () => {
@@ -143,6 +148,46 @@ describe("quote lifecycle", () => {
     await expectPublicError(h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-someone-else" }), "CONFLICT", "INVALID_STATE_TRANSITION");
     const retried = await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-answer-lost" });
     expect(retried).toMatchObject({ replayed: false, quote: { id: quote!.id, status: "PROCESSING" } });
+    expect(h.transactions.get(quote!.transactionId)!.executions).toBe(1);
+  });
+
+  it("on PostgreSQL, a same-key retry whose quote the ledger's events move on between its read and its claim answers the quote (not 409 already executed)", async () => {
+    if (h.db.kind !== "postgres") {
+      // One session on PGlite: nothing runs between a request's read and its claim.
+      expect(h.db.kind).toBe("pglite");
+      return;
+    }
+    const { quote } = await h.client.createQuote(quoteBody());
+    // The first attempt claims the quote, the ledger executes, and its answer is lost.
+    h.behaviour.executeLoseAnswer = new ConnectError("read ECONNRESET", Code.Unavailable);
+    await h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-race" }).catch(() => {});
+    expect(h.transactions.get(quote!.transactionId)!.executions).toBe(1);
+    // The ledger's PROCESSING event is being handled: its transaction holds the quote's row. The
+    // retry reads the quote (PENDING, claimed by its key) and then waits on that row to claim it.
+    const quotes = h.db.forSchema<QuotesFxDatabase>("quotes_fx");
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((r) => (locked = r));
+    const consumer = h.built.consumers[0]!;
+    const holder = quotes.transaction().execute(async (trx) => {
+      await trx.selectFrom("quotes").select("id").where("id", "=", quote!.id).forUpdate().execute();
+      locked();
+      await held;
+      await consumer.handle(ledgerEvent(quote!, "PROCESSING"), trx);
+    });
+    await lockTaken;
+    const retry = h.client.executeQuote({ platformId: PLATFORM, quoteId: quote!.id, idempotencyKey: "exec-race" });
+    await vi.waitFor(
+      async () => {
+        const waiting = await sql<{ n: string }>`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike 'update %"quotes" set%'`.execute(h.db.root);
+        expect(Number(waiting.rows[0]!.n)).toBe(1);
+      },
+      { timeout: 10_000 },
+    );
+    release();
+    await holder;
+    expect(await retry).toMatchObject({ replayed: false, quote: { id: quote!.id, status: "PROCESSING" } });
     expect(h.transactions.get(quote!.transactionId)!.executions).toBe(1);
   });
 

@@ -246,7 +246,12 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
     const now = clock.now();
     const claimed = await store.claimExecution(q.platformId, q.id, now, new Date(now.getTime() - STALE_EXECUTION_MS), claimant);
     if (!claimed) {
-      refuseUnlessPending((await store.get(q.platformId, q.id)) ?? q, claimant);
+      const current = (await store.get(q.platformId, q.id)) ?? q;
+      // The ledger's events moved the quote on between this request's read and its claim (the
+      // claim takes a PENDING quote only): when that is this key's own execution (its first
+      // attempt executed, then its answer was lost), the quote as it is now is the answer.
+      if (executedUnder(current, claimant)) return (await store.advance(q.platformId, q.id, { status: current.status, failureReason: current.failureReason, at: clock.now() }, complete)) ?? current;
+      refuseUnlessPending(current, claimant);
       throw errors.conflict("INVALID_STATE_TRANSITION", `Quote ${q.id} is being executed`, { id: q.id });
     }
     let tx: QuoteTransactionState & { alreadyExecuted: boolean };
