@@ -10,6 +10,7 @@ import {
   type QueryExecutor,
   type QueryId,
   type QueryResult,
+  type RawBuilder,
   type RootOperationNode,
 } from "kysely";
 
@@ -20,7 +21,7 @@ import {
 export type ShapeVariant = string | number | undefined;
 
 /** Builds the query from `args`, which stand for the values while it is built (see fixedShapeQuery). */
-export type FixedShapeBuilder<DB, A, O, V extends ShapeVariant> = (db: Kysely<DB>, args: A, variant: V) => Compilable<O> & OperationNodeSource;
+export type FixedShapeBuilder<DB, A, O, V extends ShapeVariant> = (db: Kysely<DB>, args: A, variant: V) => (Compilable<O> & OperationNodeSource) | RawBuilder<O>;
 
 export interface FixedShapeQuery<DB, A, O, V extends ShapeVariant> {
   /**
@@ -116,7 +117,8 @@ function fill(parameters: readonly unknown[], slots: Template["slots"], args: un
  * The builder must give the same SQL for any values: it may pass `args`' properties to Kysely as
  * values (`where("id", "=", a.id)`, `values({ key: a.key })`, `sql\`${a.n}\``), but must not
  * compute with them, convert them, branch on them, or spread them (a stand-in throws when used
- * as a value, but a test or a branch on one goes unnoticed). Values that change the shape (the
+ * as a value, but a test or a branch on one goes unnoticed); the values themselves must be plain
+ * values, not Kysely expressions. Values that change the shape (the
  * number of rows of a multi-row insert, an optional clause, an `in` list's length) go in
  * `variant`, which the builder may branch on and which keys the cache; lists of any length can
  * also be passed as one array parameter (`= any(${a.ids}::bigint[])`). Constants the builder
@@ -129,11 +131,11 @@ export function fixedShapeQuery<DB, A, O, V extends ShapeVariant = undefined>(bu
   const byAdapter = new WeakMap<object, ChainNode>();
 
   function chainOf(executor: QueryExecutor): ChainNode {
-    let node = byAdapter.get(executor.adapter);
+    let node: ChainNode | undefined = byAdapter.get(executor.adapter);
     if (!node) byAdapter.set(executor.adapter, (node = newChainNode()));
     for (const plugin of executor.plugins) {
       if (!shapeOnly(plugin)) continue;
-      let next = node.next.get(plugin);
+      let next: ChainNode | undefined = node.next.get(plugin);
       if (!next) node.next.set(plugin, (next = newChainNode()));
       node = next;
     }
