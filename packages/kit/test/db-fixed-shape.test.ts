@@ -86,6 +86,21 @@ describe.each(databaseKinds)("fixedShapeQuery on $kind", ({ kind, skip }) => {
     expect(r.texts[0]).toMatch(/^select "id", "owner", "body" from .*"notes" where "owner" = \$1 and "id" > \$2 order by "id"$/);
   });
 
+  it.skipIf(skip)("builds a query once per schema handle, its transactions included, not once per call", async () => {
+    let builds = 0;
+    const counted = fixedShapeQuery((k: Kysely<Tables>, a: { owner: string }) => {
+      builds++;
+      return k.selectFrom("notes").select("body").where("owner", "=", a.owner);
+    });
+    for (const owner of ["ann", "bob", "ann"]) await counted.execute(db, { owner });
+    await db.transaction().execute((trx) => counted.execute(trx, { owner: "bob" }));
+    expect(builds).toBe(1);
+    const b = handle.forSchema<Tables>("fixed_b");
+    await counted.execute(b, { owner: "ann" });
+    await counted.execute(b, { owner: "bob" });
+    expect(builds).toBe(2);
+  });
+
   it.skipIf(skip)("runs on the transaction it is given: seen inside before the commit, gone after a rollback", async () => {
     await expect(
       db.transaction().execute(async (trx) => {

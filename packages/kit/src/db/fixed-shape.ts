@@ -72,8 +72,10 @@ function valueAt(args: unknown, path: readonly string[]): unknown {
  * cached tree on each execution; when it hands back another tree the query is compiled afresh.
  */
 function shapeOnly(plugin: KyselyPlugin): boolean {
-  return plugin instanceof WithSchemaPlugin || plugin instanceof CamelCasePlugin;
+  // By name too: a Kysely loaded twice (its CommonJS and ESM builds) has two classes of each.
+  return plugin instanceof WithSchemaPlugin || plugin instanceof CamelCasePlugin || SHAPE_ONLY_PLUGINS.has(plugin.constructor?.name);
 }
+const SHAPE_ONLY_PLUGINS = new Set([WithSchemaPlugin.name, CamelCasePlugin.name]);
 
 /** One compiled shape: the tree before and after each shape-only plugin, the SQL, where the arguments go. */
 interface Template {
