@@ -120,12 +120,11 @@ function fill(parameters: readonly unknown[], slots: Template["slots"], args: un
  * values (`where("id", "=", a.id)`, `values({ key: a.key })`, `sql\`${a.n}\``), but must not
  * compute with them, convert them, branch on them, or spread them (a stand-in throws when used
  * as a value, but a test or a branch on one goes unnoticed); the values themselves must be plain
- * values, not Kysely expressions. Values that change the shape (the
- * number of rows of a multi-row insert, an optional clause, an `in` list's length) go in
- * `variant`, which the builder may branch on and which keys the cache; lists of any length can
- * also be passed as one array parameter (`= any(${a.ids}::bigint[])`). Constants the builder
- * closes over are compiled in for good: define the query where they are fixed (per relay, per
- * module), never per call.
+ * values, not Kysely expressions. Values that change the shape (the number of rows of a multi-row
+ * insert, an optional clause, an `in` list's length) go in `variant`, which the builder may branch
+ * on and which keys the cache; lists of any length can also be passed as one array parameter
+ * (`= any(${a.ids}::bigint[])`). Constants the builder closes over are compiled in for good:
+ * define the query where they are fixed (per relay, per module), never per call.
  */
 export function fixedShapeQuery<DB, A, O, V extends ShapeVariant = undefined>(build: FixedShapeBuilder<DB, A, O, V>): FixedShapeQuery<DB, A, O, V> {
   // Per database handle: Kysely makes one adapter per Kysely it constructs, and every handle
