@@ -3,6 +3,7 @@ import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   createOutboxRelay,
   enqueueEvent,
+  fixedShapeQuery,
   loadConfig,
   migrateSchema,
   newId,
@@ -190,6 +191,33 @@ const STATUSES: ReadonlySet<string> = new Set(OUTCOME_STATUSES);
 /** Transaction ids whose outcome lock a database transaction holds (dropped with the transaction object). */
 const outcomeLocksHeld = new WeakMap<object, Set<string>>();
 
+// A report's two statements, built and compiled once per database handle (the kit's fixedShapeQuery).
+const outcomeLockQuery = fixedShapeQuery((db: Kysely<any>, a: { lock: string }) => sql`select pg_advisory_xact_lock(hashtextextended(${a.lock}, 0))`);
+
+/** The outcome's row at the transaction's next place (its last one + 1). */
+const insertOutcomeQuery = fixedShapeQuery(
+  (db: Kysely<any>, a: { outcomeId: string; transactionId: string; platformId: string; status: string; reason: string; at: Date; now: Date }) =>
+    db
+      .insertInto("connector_outcomes")
+      .columns(["outcome_id", "transaction_id", "platform_id", "sequence", "status", "reason", "occurred_at", "recorded_at"])
+      .expression((eb) =>
+        eb
+          .selectFrom("connector_outcomes")
+          .select([
+            eb.val(a.outcomeId).as("outcome_id"),
+            eb.val(a.transactionId).as("transaction_id"),
+            eb.val(a.platformId).as("platform_id"),
+            eb(eb.fn.coalesce(eb.fn.max("sequence"), eb.lit(0)), "+", 1).as("sequence"),
+            eb.val(a.status).as("status"),
+            eb.val(a.reason).as("reason"),
+            eb.val(a.at).as("occurred_at"),
+            eb.val(a.now).as("recorded_at"),
+          ])
+          .where("transaction_id", "=", a.transactionId),
+      )
+      .returning("sequence"),
+);
+
 /** The outcome publisher of a connector: a connector_outcomes row and an outbox event per report. */
 export function createOutcomePublisher(opts: { connector: string; clock: Clock }): OutcomePublisher {
   const environment = environmentOf(opts.connector);
@@ -207,29 +235,11 @@ export function createOutcomePublisher(opts: { connector: string; clock: Clock }
       let held = outcomeLocksHeld.get(trx);
       if (!held) outcomeLocksHeld.set(trx, (held = new Set()));
       if (!held.has(o.transactionId)) {
-        await sql`select pg_advisory_xact_lock(hashtextextended(${`connector-outcome:${o.transactionId}`}, 0))`.execute(trx);
+        await outcomeLockQuery.execute(trx, { lock: `connector-outcome:${o.transactionId}` });
         held.add(o.transactionId);
       }
-      const row = await trx
-        .insertInto("connector_outcomes")
-        .columns(["outcome_id", "transaction_id", "platform_id", "sequence", "status", "reason", "occurred_at", "recorded_at"])
-        .expression((eb) =>
-          eb
-            .selectFrom("connector_outcomes")
-            .select([
-              eb.val(outcomeId).as("outcome_id"),
-              eb.val(o.transactionId).as("transaction_id"),
-              eb.val(o.platformId).as("platform_id"),
-              eb(eb.fn.coalesce(eb.fn.max("sequence"), eb.lit(0)), "+", 1).as("sequence"),
-              eb.val(o.status).as("status"),
-              eb.val(reason).as("reason"),
-              eb.val(o.at).as("occurred_at"),
-              eb.val(opts.clock.now()).as("recorded_at"),
-            ])
-            .where("transaction_id", "=", o.transactionId),
-        )
-        .returning("sequence")
-        .executeTakeFirstOrThrow();
+      const row = (await insertOutcomeQuery.execute(trx, { outcomeId, transactionId: o.transactionId, platformId: o.platformId, status: o.status, reason, at: o.at, now: opts.clock.now() })).rows[0];
+      if (!row) throw new Error(`outcome ${outcomeId} was not recorded`);
       await enqueueEvent(trx, {
         topic: RAIL_OUTCOMES_TOPIC,
         key: o.transactionId,

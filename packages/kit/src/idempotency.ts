@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Kysely, QueryCreator, Transaction } from "kysely";
 import { canonicalJson } from "./canonical-json.js";
+import { fixedShapeQuery } from "./db/fixed-shape.js";
 import { AppError } from "./errors.js";
 import type { KitTables } from "./outbox/tables.js";
 
@@ -56,6 +57,25 @@ export interface CompleteIdempotencyKeyInput extends IdempotencyKeyRef {
 
 type Db = Kysely<any> | Transaction<any>;
 
+/** A key's first claim: one per money request, so built and compiled once (db/fixed-shape.ts). */
+const insertClaim = fixedShapeQuery((k: Kysely<KitTables>, a: { platformId: string; key: string; requestHash: string; lockedUntil: Date; now: Date; expiresAt: Date }) =>
+  k
+    .insertInto("idempotency_keys")
+    .values({
+      platform_id: a.platformId,
+      key: a.key,
+      request_hash: a.requestHash,
+      state: "in_flight",
+      response_status: null,
+      response_body: null,
+      locked_until: a.lockedUntil,
+      created_at: a.now,
+      expires_at: a.expiresAt,
+    })
+    .onConflict((oc) => oc.columns(["platform_id", "key"]).doNothing())
+    .returning("key"),
+);
+
 /** Claims a key for a request. `db` is the service's schema-scoped database, not a transaction. */
 export async function claimIdempotencyKey(db: Db, input: ClaimIdempotencyKeyInput): Promise<IdempotencyClaim> {
   const k = db as Kysely<KitTables>;
@@ -76,12 +96,7 @@ export async function claimIdempotencyKey(db: Db, input: ClaimIdempotencyKeyInpu
   for (let round = 0; round < 5; round++) {
     // Each statement is atomic on its own; concurrent claimers queue on the row and exactly one
     // of them inserts (or takes over) it.
-    const inserted = await k
-      .insertInto("idempotency_keys")
-      .values({ platform_id: input.platformId, key: input.key, ...fresh })
-      .onConflict((oc) => oc.columns(["platform_id", "key"]).doNothing())
-      .returning("key")
-      .executeTakeFirst();
+    const inserted = (await insertClaim.execute(k, { platformId: input.platformId, key: input.key, requestHash: input.requestHash, lockedUntil, now, expiresAt })).rows[0];
     if (inserted) return { kind: "new" };
 
     // Taken over: a key past its 24 h, or the same request whose holder's lease ran out.
@@ -122,7 +137,7 @@ export async function claimIdempotencyKey(db: Db, input: ClaimIdempotencyKeyInpu
  * was completed by another holder after our lease ran out.
  */
 export async function completeIdempotencyKey(trx: Db, input: CompleteIdempotencyKeyInput): Promise<void> {
-  const done = await completionUpdate(trx as Kysely<KitTables>, input).executeTakeFirst();
+  const done = await completionUpdate(trx as Kysely<KitTables>, storedCompletion(input)).executeTakeFirst();
   if (!done) throw keyCompletedElsewhere();
 }
 
@@ -131,14 +146,28 @@ export function keyCompletedElsewhere(): AppError {
   return new AppError("CONFLICT", "IDEMPOTENCY_KEY_IN_USE", "This Idempotency-Key was completed by another request", {}, { shouldNotRetry: false });
 }
 
-/** The completion's UPDATE, answering the key when it was still our in_flight claim (none otherwise). */
-export function completionUpdate(db: QueryCreator<KitTables>, input: CompleteIdempotencyKeyInput) {
+/** A completion as it is stored: the response body as JSON text. */
+export interface StoredCompletion extends IdempotencyKeyRef {
+  status: number;
+  responseBody: string;
+}
+
+export function storedCompletion(input: CompleteIdempotencyKeyInput): StoredCompletion {
+  return { platformId: input.platformId, key: input.key, requestHash: input.requestHash, status: input.status, responseBody: JSON.stringify(input.body, jsonSafe) };
+}
+
+/**
+ * The completion's UPDATE, answering the key when it was still our in_flight claim (none
+ * otherwise). Its shape is fixed: `input`'s fields are only passed on as values (a fixed-shape
+ * query, db/fixed-shape.ts, builds it with stand-ins for them).
+ */
+export function completionUpdate(db: QueryCreator<KitTables>, input: StoredCompletion) {
   return db
     .updateTable("idempotency_keys")
     .set({
       state: "completed",
       response_status: input.status,
-      response_body: JSON.stringify(input.body, jsonSafe),
+      response_body: input.responseBody,
       locked_until: null,
     })
     .where("platform_id", "=", input.platformId)

@@ -6,7 +6,7 @@ import { Kysely, PGliteDialect, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@corridor/proto/grpc/health/v1/health_pb.js";
-import { openDatabase, type DatabaseHandle } from "../src/db/index.js";
+import { fixedShapeQuery, openDatabase, type DatabaseHandle } from "../src/db/index.js";
 import {
   installTestTracing,
   kyselyTracingLog,
@@ -140,6 +140,26 @@ describe.each(targets)("the Kysely tracing plugin on %s", (_name, target) => {
       'select "id" from "telemetry_t"."things"',
     ]);
     await sql`drop schema telemetry_t cascade`.execute(handle.root);
+  });
+
+  it("makes each execution of a fixed-shape query a span of its own, with the schema-qualified SQL and no values", async () => {
+    await sql`create schema telemetry_f`.execute(handle.root);
+    await sql`create table telemetry_f.things (id int, label text)`.execute(handle.root);
+    const db = handle.root.withSchema("telemetry_f");
+    const labelOf = fixedShapeQuery((k: Kysely<any>, a: { id: number }) => k.selectFrom("things").select("label").where("id", "=", a.id));
+    await inSpan(async () => {
+      await labelOf.execute(db, { id: 7 });
+      await db.transaction().execute((trx) => labelOf.execute(trx, { id: 8 }));
+      await labelOf.execute(db, { id: 9 });
+    });
+    const queries = finished(SpanKind.CLIENT).filter((s) => s.name === "db.query");
+    const [caller] = finished(SpanKind.INTERNAL);
+    expect(queries.map((q) => q.attributes["db.query.text"])).toEqual(Array(3).fill('select "label" from "telemetry_f"."things" where "id" = $1'));
+    for (const q of queries) {
+      expectChild(q, caller!);
+      expect(q.attributes["db.response.returned_rows"]).toBe(0);
+    }
+    await sql`drop schema telemetry_f cascade`.execute(handle.root);
   });
 });
 

@@ -20,6 +20,7 @@ export { inputErrorFromDatabase, sqlStateOf } from "./input-errors.js";
 export { isConnectionFailure, serviceUnavailable, unavailableFromDependency, UNAVAILABLE_RETRY_AFTER_SECONDS } from "./unavailable.js";
 export { databaseConnectTimeoutSetting, databasePreparedStatementsSetting } from "./prepared.js";
 export { assertSearchPath, databaseSchemaSearchPathSetting } from "./search-path.js";
+export { fixedShapeQuery, MAX_CACHED_VARIANTS, type FixedShapeBuilder, type FixedShapeQuery, type ShapeVariant } from "./fixed-shape.js";
 export { databaseStartupWaitSetting, untilDatabaseAnswers } from "./startup-wait.js";
 
 // int8 columns hold money and counts: read them as bigint, never as float or string.

@@ -1,15 +1,9 @@
-import { sql, type Kysely, type QueryCreator, type Transaction } from "kysely";
-import { completeIdempotencyKey, completionUpdate, keyCompletedElsewhere, type CompleteIdempotencyKeyInput } from "../idempotency.js";
+import type { Kysely, Transaction } from "kysely";
+import { completeIdempotencyKey, keyCompletedElsewhere, storedCompletion, type CompleteIdempotencyKeyInput } from "../idempotency.js";
+import { completeAndInsertOutbox, type OutboxInsert } from "./statements.js";
 import type { KitTables } from "./tables.js";
 
-/** An outbox row as enqueueEvent builds it. */
-export interface OutboxInsert {
-  event_id: string;
-  topic: string;
-  key: string;
-  payload: Buffer;
-  headers: string;
-}
+export type { OutboxInsert } from "./statements.js";
 
 /**
  * Outbox rows waiting in a transaction opened by inTransaction, keyed by the transaction object
@@ -70,17 +64,8 @@ export function holdForCommit(trx: object, row: OutboxInsert): boolean {
  * rolls the transaction back as completeIdempotencyKey's would), the rows as one INSERT.
  */
 async function writeHeld(trx: Transaction<KitTables>, rows: OutboxInsert[], keys: CompleteIdempotencyKeyInput[]): Promise<void> {
-  if (keys.length === 0) {
-    if (rows.length > 0) await trx.insertInto("outbox").values(rows).execute();
-    return;
-  }
-  let q = trx.with("k0", (db) => completionUpdate(db as unknown as QueryCreator<KitTables>, keys[0]!));
-  for (let i = 1; i < keys.length; i++) q = q.with(`k${i}`, (db) => completionUpdate(db as unknown as QueryCreator<KitTables>, keys[i]!)) as unknown as typeof q;
-  if (rows.length > 0) q = q.with("events", (db) => db.insertInto("outbox").values(rows)) as unknown as typeof q;
-  const done = await q
-    .selectNoFrom(keys.map((_, i) => sql<string>`${sql.raw(`(select count(*) from k${i})`)}`.as(`k${i}`)))
-    .executeTakeFirstOrThrow();
-  for (let i = 0; i < keys.length; i++) if (Number((done as Record<string, unknown>)[`k${i}`]) === 0) throw keyCompletedElsewhere();
+  const done = await completeAndInsertOutbox(trx, keys.map(storedCompletion), rows);
+  if (done.includes(false)) throw keyCompletedElsewhere();
 }
 
 /**

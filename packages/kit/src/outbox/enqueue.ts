@@ -1,7 +1,8 @@
 import { toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { context, propagation } from "@opentelemetry/api";
 import type { Kysely, Transaction } from "kysely";
-import { holdForCommit, type OutboxInsert } from "./batch.js";
+import { holdForCommit } from "./batch.js";
+import { insertOutbox, type OutboxInsert } from "./statements.js";
 import type { KitTables } from "./tables.js";
 
 export interface EnqueueEventInput<Desc extends DescMessage> {
@@ -43,5 +44,5 @@ export async function enqueueEvent<Desc extends DescMessage>(
     headers: JSON.stringify(headers),
   };
   if (holdForCommit(trx, row)) return;
-  await (trx as Kysely<KitTables>).insertInto("outbox").values(row).execute();
+  await insertOutbox(trx as Kysely<KitTables>, [row]);
 }

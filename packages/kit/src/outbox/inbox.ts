@@ -7,6 +7,7 @@ import { consumerTopics, type ConsumerDefinition } from "../service.js";
 import { recordInboxHandling } from "../telemetry/instruments.js";
 import { TRACER_NAME } from "../telemetry/sdk.js";
 import { inTransaction } from "./batch.js";
+import { recordInbox } from "./statements.js";
 import type { KitTables } from "./tables.js";
 
 export interface SubscribeConsumerOptions {
@@ -204,13 +205,8 @@ async function subscribeHandlers(opts: SubscribeServiceOptions & { group: string
             await h.def.handle(w.event as never, trx);
             return true;
           }
-          const fresh = await trx
-            .insertInto("inbox")
-            .values({ consumer: h.name, event_id: w.eventId })
-            .onConflict((oc) => oc.columns(["consumer", "event_id"]).doNothing())
-            .returning("event_id")
-            .executeTakeFirst();
-          if (!fresh) return false;
+          const fresh = await recordInbox(trx, [{ consumer: h.name, event_id: w.eventId }]);
+          if (fresh.length === 0) return false;
           await h.def.handle(w.event as never, trx);
           return true;
         });
@@ -283,15 +279,7 @@ async function subscribeHandlers(opts: SubscribeServiceOptions & { group: string
             .filter((w) => !w.handler.def.idempotent)
             .map((w) => ({ consumer: w.handler.name, event_id: w.eventId }))
             .sort((a, b) => (a.consumer < b.consumer ? -1 : a.consumer > b.consumer ? 1 : a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : 0));
-          const fresh =
-            recorded.length === 0
-              ? []
-              : await trx
-                  .insertInto("inbox")
-                  .values(recorded)
-                  .onConflict((oc) => oc.columns(["consumer", "event_id"]).doNothing())
-                  .returning(["consumer", "event_id"])
-                  .execute();
+          const fresh = await recordInbox(trx, recorded);
           const toRun = new Set(fresh.map((r) => `${r.consumer}\u0000${r.event_id}`));
           const ranIdempotent = new Set<string>();
           // What runs, in order: a work alone, or all of a handleMany consumer's works at the place

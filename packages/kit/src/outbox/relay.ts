@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { ExpressionBuilder, Kysely, QueryCreator } from "kysely";
 import { sql } from "kysely";
+import { fixedShapeQuery } from "../db/fixed-shape.js";
 import type { Bus, BusMessage } from "../bus/types.js";
 import type { Logger } from "../log.js";
 import type { BackgroundWorker } from "../service.js";
@@ -146,17 +147,22 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     return result;
   }
 
-  /** The ids as one array parameter: the statement's text stays the same whatever their number (one prepared statement). */
-  const idArray = (ids: bigint[]) => sql<bigint>`any(${`{${ids.join(",")}}`}::bigint[])`;
+  /**
+   * The ids as one array parameter (`{1,2,3}`): the statement's text stays the same whatever their
+   * number (one prepared statement, and one compiled query: the relay's statements are fixed-shape
+   * queries, db/fixed-shape.ts, built for this relay's id, batch size and lease).
+   */
+  const idList = (ids: bigint[]) => `{${ids.join(",")}}`;
 
-  /** Marks published the rows among `ids` that are still leased by this relay (a lease that ran out and was taken stays with its taker). */
-  const markUpdate = (qc: QueryCreator<KitTables>, ids: bigint[]) =>
+  /** Marks published the rows among `ids` (an idList) that are still leased by this relay (a lease that ran out and was taken stays with its taker). */
+  const markUpdate = (qc: QueryCreator<KitTables>, ids: string) =>
     qc
       .updateTable("outbox")
       .set({ published_at: sql<Date>`now()`, lease_until: null })
-      .where("id", "=", idArray(ids))
+      .where("id", "=", sql<bigint>`any(${ids}::bigint[])`)
       .where("leased_by", "=", relayId)
       .where("published_at", "is", null);
+  const markQuery = fixedShapeQuery((k: Kysely<KitTables>, a: { ids: string }) => markUpdate(k, a.ids));
 
   /**
    * Marks the previous pass's rows and leases the oldest free rows, unless an older row is with
@@ -174,11 +180,11 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
    * the pass stopped short at another relay's row (then the rows after it wait for that relay's
    * mark, and the relay looks again after markDelayMs).
    */
-  async function leaseAndMark(toMark: bigint[]): Promise<{ rows: LeasedRow[]; stoppedShort: boolean }> {
-    const marking = toMark.length > 0;
-    const start = (marking ? db.with("marked", (qc) => markUpdate(qc, toMark).returning("id")) : db) as unknown as QueryCreator<any>;
+  const leaseQuery = fixedShapeQuery((k: Kysely<KitTables>, a: { ids: string }, variant: "mark" | "lease") => {
+    const marking = variant === "mark";
+    const start = (marking ? k.with("marked", (qc) => markUpdate(qc, a.ids).returning("id")) : k) as unknown as QueryCreator<any>;
     const notMarked = (eb: EB) => (marking ? eb("id", "not in", eb.selectFrom("marked").select("marked.id")) : sql<boolean>`true`);
-    const q = start
+    return start
       .with("candidates", (qb) =>
         qb
           .selectFrom("outbox")
@@ -220,7 +226,11 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       .selectFrom("bound")
       .leftJoin("leased", (join) => join.onTrue())
       .select(["leased.id as id", "leased.topic as topic", "leased.key as key", "leased.payload as payload", "leased.headers as headers", "bound.id as bound"]);
-    const answer = (await q.execute()) as (Omit<LeasedRow, "id"> & { id: bigint | null; bound: unknown })[];
+  });
+
+  async function leaseAndMark(toMark: bigint[]): Promise<{ rows: LeasedRow[]; stoppedShort: boolean }> {
+    const marking = toMark.length > 0;
+    const answer = (await leaseQuery.execute(db, { ids: idList(toMark) }, marking ? "mark" : "lease")).rows as (Omit<LeasedRow, "id"> & { id: bigint | null; bound: unknown })[];
     const rows = answer.filter((r): r is typeof r & LeasedRow => r.id !== null);
     // The join has no order: publish oldest first.
     rows.sort((x, y) => (BigInt(x.id) < BigInt(y.id) ? -1 : 1));
@@ -241,7 +251,7 @@ export function createOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     const ids = takeUnmarked();
     if (ids.length === 0) return;
     try {
-      await markUpdate(db, ids).execute();
+      await markQuery.execute(db, { ids: idList(ids) });
     } catch (err) {
       // Still leased by us: the next pass marks them, or, should none come before the lease runs
       // out, they are published again (at least once).

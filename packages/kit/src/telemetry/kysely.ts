@@ -29,12 +29,20 @@ const OPERATIONS: Partial<Record<RootOperationNode["kind"], string>> = {
 // Both pg and PGlite speak Postgres SQL; the compiler is stateless apart from per-call buffers.
 const compiler = new PostgresQueryCompiler();
 
+// The text of a tree already compiled for a span: a fixed-shape query (db/fixed-shape.ts) hands
+// this plugin the same cached tree on every execution, so its text is compiled once.
+const texts = new WeakMap<RootOperationNode, string | undefined>();
+
 function sqlText(node: RootOperationNode, queryId: QueryId): string | undefined {
+  if (texts.has(node)) return texts.get(node);
+  let text: string | undefined;
   try {
-    return compiler.compileQuery(node, queryId).sql;
+    text = compiler.compileQuery(node, queryId).sql;
   } catch {
-    return undefined;
+    text = undefined;
   }
+  texts.set(node, text);
+  return text;
 }
 
 export interface TracingPluginOptions {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { sql, type Kysely, type Selectable, type Transaction } from "kysely";
-import { newId } from "@corridor/kit";
+import { fixedShapeQuery, newId } from "@corridor/kit";
 import { customerAccountStatus } from "../domain/account-status.js";
 import type { AccountState } from "../domain/journal.js";
 import type { AccountsTable, LedgerDatabase, OwnerKind } from "./tables.js";
@@ -105,18 +105,22 @@ export async function getAccount(db: Db, platformId: string, id: string): Promis
  */
 export async function lockAccounts(trx: Transaction<LedgerDatabase>, platformId: string, ids: string[]): Promise<Map<string, AccountRow>> {
   const wanted = [...new Set(ids)].sort();
-  const rows = await trx
-    .selectFrom("accounts")
-    .selectAll()
-    .where("platform_id", "=", platformId)
-    .where("id", "in", wanted)
-    .orderBy("id")
-    .forNoKeyUpdate()
-    .execute();
+  const { rows } = await lockAccountsQuery.execute(trx, { platformId, ids: wanted }, wanted.length);
   const out = new Map(rows.map((r) => [r.id, r]));
   for (const id of wanted) if (!out.has(id)) throw new Error(`account ${id} vanished`);
   return new Map(wanted.map((id) => [id, out.get(id)!]));
 }
+
+/** lockAccounts' statement, compiled once per number of accounts (the kit's fixedShapeQuery). */
+const lockAccountsQuery = fixedShapeQuery((db: Kysely<LedgerDatabase>, a: { platformId: string; ids: string[] }, n: number) =>
+  db
+    .selectFrom("accounts")
+    .selectAll()
+    .where("platform_id", "=", a.platformId)
+    .where("id", "in", Array.from({ length: n }, (_, i) => a.ids[i]!))
+    .orderBy("id")
+    .forNoKeyUpdate(),
+);
 
 export const stateOf = (r: AccountRow): AccountState => ({
   id: r.id,
