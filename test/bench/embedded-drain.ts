@@ -44,7 +44,9 @@ function mainThreadCpuMs(): number {
 }
 
 const counts = { parse: 0, query: 0, wasmMs: 0 };
-const statements = new Map<string, number>();
+/** Per statement shape: how many, and the ms spent in PGlite on its messages (parse to sync). */
+const statements = new Map<string, { n: number; ms: number }>();
+let current: { n: number; ms: number } | undefined;
 const decoder = new TextDecoder();
 /** Parse: 'P', int32 length, statement name (cstring), query text (cstring). Query: 'Q', int32 length, text. */
 function textOf(message: Uint8Array): string {
@@ -66,14 +68,18 @@ proto.execProtocolStream = async function (this: unknown, message: Uint8Array, o
       const text = textOf(message);
       const schema = /"([a-z_]+)"\./.exec(text)?.[1] ?? "-";
       const shape = `${schema}: ${text.replace(/\s+/g, " ").slice(0, 110)}`;
-      statements.set(shape, (statements.get(shape) ?? 0) + 1);
+      current = statements.get(shape);
+      if (!current) statements.set(shape, (current = { n: 0, ms: 0 }));
+      current.n++;
     }
   }
   const started = performance.now();
   try {
     return await original.call(this, message, opts);
   } finally {
-    counts.wasmMs += performance.now() - started;
+    const ms = performance.now() - started;
+    counts.wasmMs += ms;
+    if (current) current.ms += ms;
   }
 };
 
@@ -96,6 +102,7 @@ try {
     await profiler.post("Profiler.start");
   }
   const cpu0 = mainThreadCpuMs();
+  const proc0 = process.cpuUsage();
   const elu0 = performance.eventLoopUtilization();
   const t0 = performance.now();
   const load = await runLoad({
@@ -122,6 +129,7 @@ try {
   }
   const t1 = performance.now();
   const cpu = mainThreadCpuMs() - cpu0;
+  const proc = process.cpuUsage(proc0);
   if (profiler && profileFile) {
     const { profile } = await profiler.post("Profiler.stop");
     writeFileSync(profileFile, JSON.stringify(profile));
@@ -132,7 +140,7 @@ try {
   const n = target - before;
   const fmt = (x: number, d = 1) => x.toFixed(d);
   console.log(`transfers ${n} accepted in ${durationSeconds} s (${fmt(n / durationSeconds)}/s; ${doneAtLoadEnd - before} COMPLETED by then); all COMPLETED ${fmt((t1 - tLoad) / 1000, 2)} s after the load: ${fmt(n / ((t1 - t0) / 1000))}/s through COMPLETED`);
-  console.log(`main thread CPU ${fmt(cpu, 0)} ms = ${fmt(cpu / n, 2)} ms per transfer (/proc; the load generator's thread excluded)`);
+  console.log(`main thread CPU ${fmt(cpu, 0)} ms = ${fmt(cpu / n, 2)} ms per transfer (/proc; the load generator's thread excluded); the whole process ${fmt((proc.user + proc.system) / 1000, 0)} ms over ${fmt((t1 - t0) / 1000, 1)} s`);
   console.log(`main thread busy ${fmt(elu.active)} ms = ${fmt(elu.active / n, 2)} ms per transfer; busy ${fmt(eluLoad.utilization * 100, 0)} % under load, ${fmt(eluDrain.utilization * 100, 0)} % while draining`);
   const parse = counts.parse - c0.parse;
   const query = counts.query - c0.query;
@@ -140,7 +148,8 @@ try {
   console.log(`PGlite: ${fmt((parse + query) / n, 2)} statements per transfer (${fmt(parse / n, 2)} parameterised, ${fmt(query / n, 2)} simple: BEGIN/COMMIT/…); ${fmt(wasm / n, 2)} ms per transfer inside PGlite (${fmt((wasm / cpu) * 100, 0)} % of the main thread's CPU)`);
   console.log(`(the COMPLETED count is polled every 50 ms while draining, GET /transactions: its statements are included)`);
   if (top > 0) {
-    for (const [shape, k] of [...statements].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${fmt(k / n, 2).padStart(6)}  ${shape}`);
+    console.log("per transfer: statements, ms in PGlite; statement (by ms)");
+    for (const [shape, k] of [...statements].sort((a, b) => b[1].ms - a[1].ms).slice(0, top)) console.log(`${fmt(k.n / n, 2).padStart(6)} ${fmt(k.ms / n, 2).padStart(6)}  ${shape}`);
   }
 } finally {
   await sys.stop();
