@@ -76,6 +76,81 @@ describe("in-process bus durability", () => {
   });
 });
 
+describe("in-process bus batches", () => {
+  const text = (m: BusMessage) => new TextDecoder().decode(m.value);
+  const msg = (topic: string, key: string, body: string): BusMessage => ({ topic, key, value: new TextEncoder().encode(body), headers: {} });
+  let bus: Bus;
+  beforeEach(() => {
+    bus = createInProcessBus({ log, retryInitialMs: 1, retryMaxMs: 2, maxBatch: 4 });
+  });
+  afterEach(async () => {
+    await bus.close();
+  });
+
+  it("hands a batch topic's messages published together to one handleBatch call, each key in order, up to maxBatch; other topics and a lone message to handle", async () => {
+    const calls: string[][] = [];
+    const single: string[] = [];
+    await bus.subscribe({
+      group: "g",
+      topics: ["batched", "plain"],
+      handle: async (m) => void single.push(`${m.topic}:${m.key}:${text(m)}`),
+      handleBatch: async (ms) => void calls.push(ms.map((m) => `${m.key}:${text(m)}`)),
+      batchTopics: ["batched"],
+    });
+    await bus.publish([
+      msg("batched", "a", "1"),
+      msg("batched", "b", "1"),
+      msg("plain", "a", "1"),
+      msg("batched", "a", "2"),
+      msg("plain", "b", "1"),
+      msg("batched", "c", "1"),
+      msg("batched", "b", "2"),
+    ]);
+    // The first call takes key a's two messages, then b's, up to 4; c's, left alone, goes to handle.
+    expect(calls).toEqual([["a:1", "a:2", "b:1", "b:2"]]);
+    expect(single.sort()).toEqual(["batched:c:1", "plain:a:1", "plain:b:1"]);
+  });
+
+  it("delivers a failed batch again key by key, so a message that keeps failing holds only its own key", async () => {
+    const batches: string[][] = [];
+    const handled: string[] = [];
+    let poisonAttempts = 0;
+    const handle = async (m: BusMessage) => {
+      if (text(m) === "poison") {
+        poisonAttempts++;
+        throw new Error("poison");
+      }
+      handled.push(`${m.key}:${text(m)}`);
+    };
+    await bus.subscribe({
+      group: "g",
+      topics: ["t"],
+      handle,
+      handleBatch: async (ms) => {
+        batches.push(ms.map((m) => `${m.key}:${text(m)}`));
+        for (const m of ms) await handle(m);
+      },
+    });
+    const good = bus.publish([msg("t", "a", "1"), msg("t", "b", "1")]);
+    const bad = bus.publish([msg("t", "p", "poison"), msg("t", "p", "after")]);
+    let badSettled = false;
+    void bad.then(
+      () => (badSettled = true),
+      () => (badSettled = true),
+    );
+    // The good keys' publish resolves although the key they were batched with never goes through.
+    await good;
+    expect(handled).toContain("a:1");
+    expect(handled).toContain("b:1");
+    await expect.poll(() => poisonAttempts).toBeGreaterThan(3);
+    // Its key stays held: the message after the poison one is never handled, its publish waits.
+    expect(handled).not.toContain("p:after");
+    expect(badSettled).toBe(false);
+    // Only the first delivery was a batch; the key was retried on its own.
+    expect(batches).toHaveLength(1);
+  });
+});
+
 describe.skipIf(brokers.length === 0)("kafka bus: a consumer kafkajs gives up on", () => {
   it("is reported through onConsumerStopped instead of going quiet", async () => {
     const stopped: string[] = [];

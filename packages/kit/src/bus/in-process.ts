@@ -15,6 +15,12 @@ import type { Bus, BusMessage, SubscribeOptions, Subscription } from "./types.js
  * - A group that subscribes late still sees what was published before it (up to `retainPerTopic`
  *   messages per topic), as a new Kafka group reading from the beginning would. A publish made
  *   while no group is subscribed to its topic resolves at once.
+ * - A member with `handleBatch` is handed, for its batch topics, the messages of one topic that
+ *   are ready together (up to `maxBatch`: the queued messages of every key of that topic not being
+ *   handled or waiting for a redelivery, each key's in order), as a Kafka fetch hands a
+ *   partition's; the keys taken wait until the call ends. A batch that throws is delivered again
+ *   message by message (`handle`, with the usual back-off), so a message that keeps failing holds
+ *   only its own key, never the keys it happened to be batched with.
  */
 export interface InProcessBusOptions {
   log?: Logger;
@@ -24,11 +30,16 @@ export interface InProcessBusOptions {
   retryMaxMs?: number;
   /** How many past messages per topic a group that subscribes later still receives (default 1000). */
   retainPerTopic?: number;
+  /** The most messages handed to one `handleBatch` call (default 100, as the Kafka bus). */
+  maxBatch?: number;
 }
 
 interface Member {
   topics: Set<string>;
   handle: SubscribeOptions["handle"];
+  handleBatch?: SubscribeOptions["handleBatch"];
+  /** The topics whose ready messages go to handleBatch together. */
+  batchTopics: Set<string>;
   closed: boolean;
   inFlight: Set<Promise<void>>;
 }
@@ -49,6 +60,7 @@ interface LaneItem {
 
 /** Messages of one (topic, key) for one group, handled strictly one after another. */
 interface Lane {
+  topic: string;
   items: LaneItem[];
   busy: boolean;
   attempts: number;
@@ -67,6 +79,7 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
   const retryInitialMs = opts.retryInitialMs ?? 100;
   const retryMaxMs = opts.retryMaxMs ?? 10_000;
   const retainPerTopic = opts.retainPerTopic ?? 1_000;
+  const maxBatch = opts.maxBatch ?? 100;
   const log = opts.log;
 
   const groups = new Map<string, Group>();
@@ -88,7 +101,7 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
     const laneKey = `${message.topic}\u0000${message.key}`;
     let lane = group.lanes.get(laneKey);
     if (!lane) {
-      lane = { items: [], busy: false, attempts: 0 };
+      lane = { topic: message.topic, items: [], busy: false, attempts: 0 };
       group.lanes.set(laneKey, lane);
     }
     lane.items.push({ message: copy(message), waiter });
@@ -112,6 +125,25 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
     return member;
   }
 
+  /**
+   * What one call hands over: the lane's first message, or, when the member batches its topic and
+   * the lane is not being redelivered, the queued messages of every lane of that topic that is
+   * free and not waiting for a redelivery (each lane's in order, up to maxBatch in all).
+   */
+  function take(group: Group, laneKey: string, lane: Lane, member: Member): { lane: Lane; laneKey: string; count: number }[] {
+    if (!member.handleBatch || !member.batchTopics.has(lane.topic) || lane.attempts > 0) return [{ lane, laneKey, count: 1 }];
+    const taken = [{ lane, laneKey, count: Math.min(lane.items.length, maxBatch) }];
+    let room = maxBatch - taken[0]!.count;
+    for (const [key, other] of group.lanes) {
+      if (room === 0) break;
+      if (other === lane || other.topic !== lane.topic || other.busy || other.attempts > 0 || other.items.length === 0) continue;
+      const count = Math.min(other.items.length, room);
+      taken.push({ lane: other, laneKey: key, count });
+      room -= count;
+    }
+    return taken;
+  }
+
   async function deliver(group: Group, laneKey: string, lane: Lane): Promise<void> {
     const item = lane.items[0];
     if (closed || lane.busy || !item) {
@@ -121,16 +153,24 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
     // No member for this topic right now: the message waits, as it would in a Kafka group.
     const member = pickMember(group, item.message.topic);
     if (!member) return;
-    lane.busy = true;
+    const taken = take(group, laneKey, lane, member);
+    for (const t of taken) {
+      t.lane.busy = true;
+      // A lane taken into another's batch no longer needs its own turn.
+      if (t.lane.timer) clearTimeout(t.lane.timer);
+      t.lane.timer = undefined;
+    }
+    const items = taken.flatMap((t) => t.lane.items.slice(0, t.count));
     let ok = false;
     const run = (async () => {
       try {
-        await member.handle(copy(item.message));
+        if (items.length > 1) await member.handleBatch!(items.map((i) => copy(i.message)));
+        else await member.handle(copy(item.message));
         ok = true;
       } catch (err) {
-        lane.attempts++;
+        for (const t of taken) t.lane.attempts++;
         log?.warn(
-          { err, group: group.name, topic: item.message.topic, key: item.message.key, attempt: lane.attempts },
+          { err, group: group.name, topic: item.message.topic, key: item.message.key, messages: items.length, attempt: lane.attempts },
           "bus handler failed; redelivering",
         );
       }
@@ -138,18 +178,20 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
     member.inFlight.add(run);
     await run;
     member.inFlight.delete(run);
-    lane.busy = false;
-    if (ok) {
-      lane.items.shift();
-      lane.attempts = 0;
-      delivered(item.waiter);
-      if (lane.items.length === 0) {
-        group.lanes.delete(laneKey);
-        return;
+    for (const t of taken) {
+      t.lane.busy = false;
+      if (ok) {
+        for (const done of t.lane.items.splice(0, t.count)) delivered(done.waiter);
+        t.lane.attempts = 0;
+        if (t.lane.items.length === 0) {
+          group.lanes.delete(t.laneKey);
+          continue;
+        }
+        schedule(group, t.laneKey, t.lane, 0);
+      } else {
+        // Each key again on its own (attempts > 0: never batched), so one that keeps failing holds only itself.
+        schedule(group, t.laneKey, t.lane, Math.min(retryMaxMs, retryInitialMs * 2 ** (t.lane.attempts - 1)));
       }
-      schedule(group, laneKey, lane, 0);
-    } else {
-      schedule(group, laneKey, lane, Math.min(retryMaxMs, retryInitialMs * 2 ** (lane.attempts - 1)));
     }
   }
 
@@ -189,7 +231,14 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
         group = { name: sub.group, topics: new Set(), members: [], lanes: new Map(), nextMember: 0 };
         groups.set(sub.group, group);
       }
-      const member: Member = { topics: new Set(sub.topics), handle: sub.handle, closed: false, inFlight: new Set() };
+      const member: Member = {
+        topics: new Set(sub.topics),
+        handle: sub.handle,
+        ...(sub.handleBatch ? { handleBatch: sub.handleBatch } : {}),
+        batchTopics: new Set(sub.handleBatch ? (sub.batchTopics ?? sub.topics) : []),
+        closed: false,
+        inFlight: new Set(),
+      };
       group.members.push(member);
       for (const topic of sub.topics) {
         if (group.topics.has(topic)) continue;

@@ -25,8 +25,9 @@ export interface SubscribeOptions {
   topics: string[];
   handle(message: BusMessage): Promise<void>;
   /**
-   * Several messages of one partition, in order, that arrived together (Kafka only; the
-   * in-process bus calls `handle`). Same contract as `handle` for the lot: resolving means all of
+   * Several messages of one topic, each key's in order, that arrived together: a partition's
+   * fetched batch on Kafka; on the in-process bus the queued messages of the topic's keys that are
+   * free (see createInProcessBus). Same contract as `handle` for the lot: resolving means all of
    * them are processed, throwing means all of them are delivered again (the inbox recognises the
    * ones that did go through). Without it every message goes to `handle`.
    */
