@@ -12,7 +12,7 @@ import { join, resolve } from "node:path";
 import { connect } from "node:net";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
-import { SERVICE_NAMES, createServiceTransport, env, loadConfig, serviceUrlEnvKey, z, type ServiceName } from "@corridor/kit";
+import { SERVICE_NAMES, createServiceTransport, env, loadConfig, serviceUrlEnvKey, splitReplicaPort, z, type ServiceName } from "@corridor/kit";
 import { banner, ensureSandboxPlatform, readyInfo } from "@corridor/embedded/bootstrap";
 import { ConnectorSetupError, checkConnectorSettings, connectorDefinitions, splitConnectorPort } from "@corridor/embedded/connectors";
 import { restartDelayMs } from "./split-restart.js";
@@ -98,9 +98,9 @@ try {
 
 const root = resolve(import.meta.dirname, "..");
 /** The service's port: where it listens alone, and where its replica 1 listens beside others (the address for tools that take one). */
-const portOf = (s: ServiceName) => config.CORRIDOR_SPLIT_PORT_BASE + 1 + SERVICE_NAMES.indexOf(s);
+const portOf = (s: ServiceName) => splitReplicaPort(config.CORRIDOR_SPLIT_PORT_BASE, s, 1);
 /** Where replica `r` (1-based) of a service listens. */
-const replicaPortOf = (s: ServiceName, r: number) => (r === 1 ? portOf(s) : config.CORRIDOR_SPLIT_PORT_BASE + 10 * r + 1 + SERVICE_NAMES.indexOf(s));
+const replicaPortOf = (s: ServiceName, r: number) => splitReplicaPort(config.CORRIDOR_SPLIT_PORT_BASE, s, r);
 /** A connector's port: fixed by its place among the shipped connectors, whichever others run. */
 const connectorPortOf = (c: string) => splitConnectorPort(config.CORRIDOR_SPLIT_CONNECTOR_PORT_BASE, c);
 /**

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { randomBytes } from "node:crypto";
-import { SERVICE_NAMES, type ServiceName } from "@corridor/kit";
+import { SERVICE_NAMES, splitReplicaPort, type ServiceName } from "@corridor/kit";
 import { createFreshDatabase } from "./databases.js";
 
 export interface SplitSystemInfo {
@@ -103,7 +103,7 @@ async function launchSplitSystem(
   /** The pid of each process the launcher runs now, by name (it announces each start and restart). */
   const pids = new Map<string, number>();
   const started = new EventEmitter<{ process: [name: string, pid: number] }>();
-  // Replica 1 of service i listens on base + 1 + i, replica r > 1 on base + 10 r + 1 + i (start-split.ts).
+  // Replica 1 of service i listens on base + 1 + i, replica r > 1 on base + 10 r + 1 + i (splitReplicaPort).
   const replicas = Number(extraEnv.CORRIDOR_SPLIT_REPLICAS ?? 1);
   const base = await freePortBlock(replicas > 1 ? 10 * replicas + 8 : 8);
   const httpPort = base + 8;
@@ -185,12 +185,11 @@ async function launchSplitSystem(
     console.error(`[split-system] the launcher exited (${code ?? signal}) while its system was in use; its last lines:\n${logs.slice(-80).join("\n")}`);
   });
   return {
-    // start-split.ts puts the services on base+1 .. base+7 in SERVICE_NAMES order, and replica r > 1
-    // of each 10 r further.
+    // Where start-split.ts puts each replica of each service (splitReplicaPort).
     info: {
       url: ready.url,
       serviceUrls: Object.fromEntries(
-        SERVICE_NAMES.map((name, i) => [name, Array.from({ length: replicas }, (_, r) => `http://127.0.0.1:${base + (r === 0 ? 0 : 10 * (r + 1)) + 1 + i}`).join(",")]),
+        SERVICE_NAMES.map((name) => [name, Array.from({ length: replicas }, (_, r) => `http://127.0.0.1:${splitReplicaPort(base, name, r + 1)}`).join(",")]),
       ) as Record<ServiceName, string>,
       kafkaTopicPrefix,
       kafkaTopicPartitions,

@@ -24,11 +24,24 @@ export function serviceUrlEnvKey(service: ServiceName): string {
  * turn, skipping one that refuses the connection (`start:split --replicas N`).
  */
 export function serviceUrlSettings() {
-  return Object.fromEntries(SERVICE_NAMES.map((s) => [serviceUrlEnvKey(s), env.urls(`http://127.0.0.1:${DEFAULT_SERVICE_PORTS[s]}`)])) as Record<string, ReturnType<typeof env.urls>>;
+  return Object.fromEntries(SERVICE_NAMES.map((s) => [serviceUrlEnvKey(s), env.urls(defaultServiceUrl(s))])) as Record<string, ReturnType<typeof env.urls>>;
 }
+
+/** Where a service answers when its URL setting is not given: its default port on loopback. */
+const defaultServiceUrl = (service: ServiceName) => `http://127.0.0.1:${DEFAULT_SERVICE_PORTS[service]}`;
 
 /** A service's URL setting (one base URL or several, comma-separated) from a loaded config or the environment. */
 export function serviceUrl(service: ServiceName, env: Record<string, unknown> = process.env): string {
   const value = env[serviceUrlEnvKey(service)];
-  return typeof value === "string" && value !== "" ? value : `http://127.0.0.1:${DEFAULT_SERVICE_PORTS[service]}`;
+  return typeof value === "string" && value !== "" ? value : defaultServiceUrl(service);
+}
+
+/**
+ * Where replica `replica` (1-based) of a service listens in split mode (`start:split`), from
+ * CORRIDOR_SPLIT_PORT_BASE: replica 1 on the service's own port (base + 1 + its place in
+ * SERVICE_NAMES), replica r > 1 on base + 10 r + 1 + its place.
+ */
+export function splitReplicaPort(base: number, service: ServiceName, replica: number): number {
+  const place = SERVICE_NAMES.indexOf(service);
+  return replica === 1 ? base + 1 + place : base + 10 * replica + 1 + place;
 }
