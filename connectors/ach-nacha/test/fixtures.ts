@@ -1,16 +1,7 @@
-// Where the payment files from outside live: ../shared/fixtures beside the project root (as in CI),
-// or beside the folder that holds the checkout (a git worktree under wt/). Never edited by tests.
-import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+// The ACH files from outside (test/infra/payment-fixtures.ts says where they live). Never edited by tests.
+import { join } from "node:path";
+import { paymentFixturesDir } from "../../../test/infra/payment-fixtures.js";
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
-
-export const fixturesDir: string = (() => {
-  for (const candidate of [process.env.CORRIDOR_FIXTURES, join(root, "../shared/fixtures"), join(root, "../../shared/fixtures")]) {
-    if (candidate && existsSync(join(candidate, "ach"))) return candidate;
-  }
-  throw new Error(`payment fixtures not found: expected ../shared/fixtures beside ${root} (or set CORRIDOR_FIXTURES)`);
-})();
+export const fixturesDir: string = paymentFixturesDir;
 
 export const achFixture = (...parts: string[]): string => join(fixturesDir, "ach", ...parts);

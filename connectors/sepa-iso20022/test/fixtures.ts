@@ -1,10 +1,11 @@
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { paymentFixturesDir } from "../../../test/infra/payment-fixtures.js";
 
-/** ../shared/fixtures beside the project root: files from real banks and the official XSDs, read as they are. */
-export const FIXTURES = resolve(import.meta.dirname, "../../../../shared/fixtures/iso20022");
+/** The ISO 20022 files from outside (test/infra/payment-fixtures.ts): real banks' files and the official XSDs, read as they are. */
+export const FIXTURES = join(paymentFixturesDir, "iso20022");
 
 export const sample = (name: string) => readFileSync(join(FIXTURES, "samples", name), "utf8");
 export const xsd = (name: string) => join(FIXTURES, "xsd", name);

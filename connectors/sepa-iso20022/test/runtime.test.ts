@@ -11,7 +11,7 @@ import { SEPA_MIGRATIONS_DIR, SEPA_SCHEMA, directoryDrop, endToEndIdOf, sepaConf
 import { sepaSchedule } from "../src/runtime/config.js";
 import type { SepaTables } from "../src/runtime/tables.js";
 import { writeStatusReport } from "./bank-simulator.js";
-import { xsd, xsdErrors } from "./fixtures.js";
+import { FIXTURES, xsd, xsdErrors } from "./fixtures.js";
 import { testBank } from "./test-bank.js";
 
 // The SEPA connector's own guarantees, against a real database and a directory drop: files per
@@ -264,7 +264,7 @@ describe("SEPA connector: the bank's reports", () => {
     // Someone else's message, and PostFinance's real reports (on its own test files), touch nothing of ours.
     drop("4-other.xml", writeStatusReport({ messageId: "B4", createdAt: "2026-01-05T11:00:00", original: { ...original, messageId: "NOT-OURS" }, groupStatus: "RJCT", groupReason: "AM05", verdicts: [] }));
     for (const real of ["pain002-epo_p_0_0_0_2018032614401842.xml", "pain002-epo_p_ch5109000000250092291_1110097605_0_2018031511252307.xml"]) {
-      writeFileSync(join(s.bank.root, "outbox", `5-${real}`), readFileSync(join(import.meta.dirname, "../../../../shared/fixtures/iso20022/samples", real)));
+      writeFileSync(join(s.bank.root, "outbox", `5-${real}`), readFileSync(join(FIXTURES, "samples", real)));
     }
     expect(await s.work.read()).toBe(3);
     expect(await s.outcomes(a.transactionId)).toEqual(["PROCESSING"]);
@@ -323,10 +323,10 @@ describe("SEPA connector: the bank's reports", () => {
   it("archives a report it cannot read without crashing or retrying it forever, and keeps credits that are not ours", async () => {
     const s = setup();
     writeFileSync(join(s.bank.root, "outbox", "0-garbage.xml"), "<Document><broken");
-    writeFileSync(join(s.bank.root, "outbox", "1-camt053.xml"), readFileSync(join(import.meta.dirname, "../../../../shared/fixtures/iso20022/samples/FI_camt_053_sample.xml.xml")));
+    writeFileSync(join(s.bank.root, "outbox", "1-camt053.xml"), readFileSync(join(FIXTURES, "samples", "FI_camt_053_sample.xml.xml")));
     writeFileSync(
       join(s.bank.root, "outbox", "2-credit.xml"),
-      readFileSync(join(import.meta.dirname, "../../../../shared/fixtures/iso20022/samples/200519_camt054-chdd_p_ch2909000000250094239_1110097484_0_20190520700381159.xml")),
+      readFileSync(join(FIXTURES, "samples", "200519_camt054-chdd_p_ch2909000000250094239_1110097484_0_20190520700381159.xml")),
     );
     expect(await s.work.read()).toBe(3);
     const docs = await s.db.selectFrom("sepa_bank_documents").select(["file_name", "message"]).where("file_name", "in", ["0-garbage.xml", "1-camt053.xml", "2-credit.xml"]).orderBy("file_name").execute();
