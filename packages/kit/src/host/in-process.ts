@@ -96,7 +96,13 @@ export async function startInProcess(opts: {
     },
     async stop() {
       health.setServing(false);
-      for (const r of [...running.values()].reverse()) await r.stop();
+      // Every service stops producing before any stops consuming: a worker or relay is not left
+      // running (creating customers of an import, publishing) while other services' consumers
+      // take seconds to leave their groups, and the last publishes can still be consumed. Each
+      // phase runs the services side by side.
+      const services = [...running.values()];
+      await Promise.all(services.map((r) => r.stopProducing()));
+      await Promise.all(services.map((r) => r.stopConsuming()));
     },
   };
 }

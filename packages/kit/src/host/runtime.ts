@@ -11,6 +11,11 @@ export interface RunningService {
   built: BuiltService;
   /** Wakes the outbox relay after a commit so events leave without waiting for the next poll. */
   nudge(): void;
+  /** Stops the outbox relay and the workers (each lets what it is doing finish): nothing new is produced. */
+  stopProducing(): Promise<void>;
+  /** Closes the service's consumers. */
+  stopConsuming(): Promise<void>;
+  /** Both, producers first (their last publishes can still be consumed). */
   stop(): Promise<void>;
 }
 
@@ -51,14 +56,21 @@ export async function prepareService(module: ServiceModule, deps: ServiceDeps, o
       const relay = createOutboxRelay({ db, bus: deps.bus, log, wakeups: (wake) => deps.db.listen(outboxChannel(module.schema), wake) });
       const workers: BackgroundWorker[] = [relay, ...built.workers];
       for (const w of workers) w.start();
+      const stopProducing = async () => {
+        for (const w of [...workers].reverse()) await w.stop();
+      };
+      const stopConsuming = async () => {
+        await Promise.all(subscriptions.map((s) => s.close()));
+      };
       return {
         module,
         built,
         nudge: () => relay.nudge(),
-        // Producers stop first (their last publishes can still be consumed), consumers last.
+        stopProducing,
+        stopConsuming,
         async stop() {
-          for (const w of [...workers].reverse()) await w.stop();
-          await Promise.all(subscriptions.map((s) => s.close()));
+          await stopProducing();
+          await stopConsuming();
         },
       };
     },
