@@ -215,6 +215,8 @@ export async function countTransferHops(opts: {
   kafka: { brokers: string };
   transfers: number;
   port?: number;
+  /** What is counted: a transfer-out (default), or a quote (100.00 USD to an EUR account) and its execution. */
+  operation?: "transfer" | "quote";
 }): Promise<HopCount> {
   statSync(pgLog); // fails early, with the path, when the server log cannot be read
   const otlp = await startOtlpReceiver();
@@ -312,10 +314,21 @@ export async function countTransferHops(opts: {
     for (let i = 0; i < opts.transfers; i++) {
       const from = BigInt(Date.now()) * 1_000_000n;
       const before = statSync(pgLog).size;
-      const res = await sys.call("POST", "/transfer-out", JSON.parse(body), { "idempotency-key": randomUUID() });
+      let id: string;
+      if (opts.operation === "quote") {
+        const quote = { source: { sourceType: "ACCOUNT", accountId: fixtures.fiatAccountId }, destination: { destinationType: "ACCOUNT", accountId: fixtures.eurPayeeId }, lockedCurrencySide: "SENDING", lockedCurrencyAmount: 10_000 };
+        const created = await sys.call("POST", "/quotes", quote, { "idempotency-key": randomUUID() });
+        if (created.status !== 201 && created.status !== 200) throw new Error(`POST /quotes answered ${created.status}: ${JSON.stringify(created.body)}`);
+        const executed = await sys.call("POST", `/quotes/${created.body.id}/execute`, undefined, { "idempotency-key": randomUUID() });
+        if (executed.status !== 200) throw new Error(`execute answered ${executed.status}: ${JSON.stringify(executed.body)}`);
+        id = executed.body.transactionId;
+      } else {
+        const res = await sys.call("POST", "/transfer-out", JSON.parse(body), { "idempotency-key": randomUUID() });
+        if (res.status !== 201) throw new Error(`POST /transfer-out answered ${res.status}: ${JSON.stringify(res.body)}`);
+        id = res.body.id;
+      }
       const to = BigInt(Date.now()) * 1_000_000n + 1_000_000n;
       const after = statSync(pgLog).size;
-      if (res.status !== 201) throw new Error(`POST /transfer-out answered ${res.status}: ${JSON.stringify(res.body)}`);
       windows.push({ from, to });
       // The synchronous part: what the log holds between sending and the 201, from the services
       // that served an RPC meanwhile (their spans are exported within OTEL_BSP_SCHEDULE_DELAY).
@@ -327,7 +340,6 @@ export async function countTransferHops(opts: {
       if (process.env.FLOOR_DEBUG) for (const st of onPath) console.error("sync", i, st.pid, owner.get(st.pid), st.sql.slice(0, 160));
       const counted = countStatements(onPath, owner, new Map());
       for (const key of ["transactions", "inTransactions", "autocommit"] as const) sync[key] += counted[key];
-      const id: string = res.body.id;
       // Polled in the database by this benchmark's own backend (left out of the counts), not through the API.
       await eventually(`transfer ${id} COMPLETED`, async () => {
         const status = (await db.query<{ status: string }>("select status from ledger.transactions where id = $1", [id])).rows[0]?.status;

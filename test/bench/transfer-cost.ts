@@ -15,6 +15,9 @@ import { cpuSeconds, startProcessSystem, type Mode } from "./process-system.js";
  *    webhook queue) a transfer causes.
  *  - Alone: transfers spaced by a quiet pause, so no earlier transfer's downstream work competes;
  *    the latency a client sees when nothing else runs.
+ * COST_OPERATION=quote measures a quote and its execution instead (POST /quotes, 100.00 USD to an
+ * EUR account, then POST /quotes/{id}/execute, through COMPLETED): per pair, with the latency of
+ * each request of the pair.
  * Environment: COST_MODE (split | split-replicas | embedded-postgres, default split), COST_TRANSFERS (default 200),
  * COST_ALONE (default 30), COST_PAUSE_MS (default 400), COST_ROOT (another checkout to run, built
  * with its own scripts, for a before/after; default this one), DATABASE_URL, REDIS_URL,
@@ -22,6 +25,8 @@ import { cpuSeconds, startProcessSystem, type Mode } from "./process-system.js";
  */
 
 const mode = (process.env.COST_MODE ?? "split") as Mode;
+const operation = process.env.COST_OPERATION ?? "transfer";
+if (operation !== "transfer" && operation !== "quote") throw new Error(`COST_OPERATION is transfer or quote, not ${operation}`);
 const transfers = intFromEnv("COST_TRANSFERS", 200, 1);
 const alone = intFromEnv("COST_ALONE", 30, 1);
 const pauseMs = intFromEnv("COST_PAUSE_MS", 400, 0);
@@ -82,13 +87,31 @@ async function main(): Promise<void> {
     const funded = await setUpFundedCustomers(sys, 9, `cost-${Date.now()}`);
     const pairs = [{ accountId: fixtures.fiatAccountId, payeeId: fixtures.usdPayeeId }, ...funded.map((f) => ({ accountId: f.accountId, payeeId: f.payeeId }))];
     let n = 0;
-    const one = async () => {
+    // The quote operation's two requests, each timed (the pair's latency is their sum).
+    const quoteCreate: number[] = [];
+    const quoteExecute: number[] = [];
+    const transferOne = async () => {
       const p = pairs[n++ % pairs.length]!;
       const t0 = performance.now();
       const res = await sys.call("POST", "/transfer-out", { source: { accountId: p.accountId }, destination: { accountId: p.payeeId }, amount: 1 }, { "idempotency-key": `cost-${n}-${Date.now()}` });
       if (res.status !== 201) throw new Error(`transfer-out answered ${res.status}: ${JSON.stringify(res.body)}`);
       return performance.now() - t0;
     };
+    const quoteOne = async () => {
+      n++;
+      const t0 = performance.now();
+      const quote = { source: { sourceType: "ACCOUNT", accountId: fixtures.fiatAccountId }, destination: { destinationType: "ACCOUNT", accountId: fixtures.eurPayeeId }, lockedCurrencySide: "SENDING", lockedCurrencyAmount: 10_000 };
+      const created = await sys.call("POST", "/quotes", quote, { "idempotency-key": `cost-q-${n}-${Date.now()}` });
+      if (created.status !== 201 && created.status !== 200) throw new Error(`POST /quotes answered ${created.status}: ${JSON.stringify(created.body)}`);
+      const t1 = performance.now();
+      const executed = await sys.call("POST", `/quotes/${created.body.id}/execute`, undefined, { "idempotency-key": `cost-x-${n}-${Date.now()}` });
+      if (executed.status !== 200) throw new Error(`execute answered ${executed.status}: ${JSON.stringify(executed.body)}`);
+      const t2 = performance.now();
+      quoteCreate.push(t1 - t0);
+      quoteExecute.push(t2 - t1);
+      return t2 - t0;
+    };
+    const one = operation === "quote" ? quoteOne : transferOne;
     const completedCount = async () => Number((await sys.call("GET", "/transactions?type=OUTGOING&status=COMPLETED&limit=1")).body?.totalCount ?? 0);
     const outgoingCount = async () => Number((await sys.call("GET", "/transactions?type=OUTGOING&limit=1")).body?.totalCount ?? 0);
     const settle = async () => {
@@ -121,7 +144,8 @@ async function main(): Promise<void> {
       byLabel.set(label, (byLabel.get(label) ?? 0) + Math.max(0, used - idle));
     }
     const total = [...byLabel.values()].reduce((a, b) => a + b, 0);
-    console.log(`\n${mode}: CPU per transfer-out through COMPLETED, ${transfers} one after another (idle CPU subtracted)`);
+    const what = operation === "quote" ? "quote + execute pair" : "transfer-out";
+    console.log(`\n${mode}: CPU per ${what} through COMPLETED, ${transfers} one after another (idle CPU subtracted)`);
     for (const [label, s] of [...byLabel].sort((a, b) => b[1] - a[1])) console.log(`  ${label.padEnd(32)} ${((s * 1000) / transfers).toFixed(2).padStart(7)} ms`);
     console.log(`  ${"total".padEnd(32)} ${((total * 1000) / transfers).toFixed(2).padStart(7)} ms`);
     const stats = (xs: number[]) => {
@@ -130,6 +154,10 @@ async function main(): Promise<void> {
       return `mean ${(s.reduce((a, b) => a + b, 0) / s.length).toFixed(1)} ms, p50 ${q(0.5).toFixed(1)}, p90 ${q(0.9).toFixed(1)}, max ${s[s.length - 1]!.toFixed(1)}`;
     };
     console.log(`  latency, one after another: ${stats(sequential)}`);
+    if (operation === "quote") {
+      console.log(`    POST /quotes: ${stats(quoteCreate.slice(-transfers))}`);
+      console.log(`    POST /quotes/{id}/execute: ${stats(quoteExecute.slice(-transfers))}`);
+    }
 
     const lone: number[] = [];
     for (let i = 0; i < alone; i++) {

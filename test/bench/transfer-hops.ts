@@ -8,6 +8,8 @@ import { intFromEnv } from "./load.js";
  * readable server log (FLOOR_PG_LOG) and DATABASE_URL, REDIS_URL, KAFKA_BROKERS.
  *
  *   FLOOR_TRANSFERS=20 node scripts/pnpm.mjs exec tsx test/bench/transfer-hops.ts
+ *
+ * FLOOR_OPERATION=quote counts a quote and its execution (POST /quotes, then execute) instead.
  */
 async function main(): Promise<void> {
   const hops = await countTransferHops({
@@ -16,6 +18,7 @@ async function main(): Promise<void> {
     kafka: { brokers: process.env.KAFKA_BROKERS ?? "127.0.0.1:19092" },
     transfers: intFromEnv("FLOOR_TRANSFERS", 20, 1),
     port: intFromEnv("BENCH_PORT", 18650, 1024),
+    operation: process.env.FLOOR_OPERATION === "quote" ? "quote" : "transfer",
   });
   const { details, ...counts } = hops;
   console.log(JSON.stringify(counts, null, 1));

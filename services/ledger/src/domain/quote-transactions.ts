@@ -201,9 +201,13 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
     return { tx, route: await routeOf(tx) };
   }
 
-  /** Locks the transaction and executes it unless someone else did first. */
-  async function lockAndExecute(platformId: string, id: string, route: RailRoute): Promise<ExecutionResult> {
-    const accounts = await executionAccounts(store, await quoteTransaction(platformId, id), clock.now());
+  /**
+   * Locks the transaction and executes it unless someone else did first. `read` is the
+   * transaction as the precheck read it: the accounts come from fields that never change after
+   * creation (platform, payer account, currencies); its status is read again under the lock.
+   */
+  async function lockAndExecute(platformId: string, id: string, read: TransactionRow, route: RailRoute): Promise<ExecutionResult> {
+    const accounts = await executionAccounts(store, read, clock.now());
     return store.transaction(async (trx) => {
       const tx = (await trx.getTransaction(platformId, id, true))!;
       if (tx.status === "EXPIRED") throw expired(id);
@@ -472,7 +476,7 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
       if (tx.source_type === "REALTIME_FUNDING") {
         throw errors.conflict("QUOTE_NOT_FUNDED", "A real-time-funding quote executes when its payment instructions are paid", { transactionId: id });
       }
-      return lockAndExecute(platformId, id, route!);
+      return lockAndExecute(platformId, id, tx, route!);
     },
 
     async recordQuoteFunding(i: { platformId: string; transactionId: string; currencyCode: string; amount: bigint }): Promise<ExecutionResult> {
@@ -485,9 +489,9 @@ export function createQuotes(deps: { store: LedgerStore; clock: Clock; directory
       if (i.amount !== tx.sent_amount) fieldErrors.push({ field: "amount", reason: `must be the quote's total sending amount ${tx.sent_amount}` });
       if (fieldErrors.length) throw errors.invalidInput(fieldErrors);
       if ((await directory.environment(i.platformId)) !== "SANDBOX") throw errors.forbidden("Simulated funding is for sandbox platforms only");
-      const { done, route } = await precheck(i.platformId, i.transactionId);
+      const { tx: read, done, route } = await precheck(i.platformId, i.transactionId);
       if (done) return done;
-      return lockAndExecute(i.platformId, i.transactionId, route!);
+      return lockAndExecute(i.platformId, i.transactionId, read, route!);
     },
 
     /** A QUOTE_PAYOUT outcome (rail-outcomes consumer, in its inbox transaction). */

@@ -48,30 +48,34 @@ export function quoteStore(db: Kysely<QuotesFxDatabase>): QuoteStore {
     async confirm(quote, tx, hook) {
       const { platformId, id } = quote;
       return inTransaction(db, async (t) => {
-        // A draft deleted after a refusal while this caller's ledger call succeeded: stored again.
-        await t
-          .insertInto("quotes")
-          .values({ ...toRow(quote), transaction_id: tx.transactionId, status: tx.status, failure_reason: tx.failureReason, confirmed: true })
-          .onConflict((oc) => oc.column("id").doNothing())
-          .execute();
-        const row = await t.selectFrom("quotes").selectAll().where("platform_id", "=", platformId).where("id", "=", id).forUpdate().executeTakeFirstOrThrow();
-        let q = toQuote(row);
-        if (!row.confirmed) {
-          const status = RANK[tx.status] > RANK[q.status] ? tx.status : q.status;
-          const updated = await t
-            .updateTable("quotes")
-            .set({
-              confirmed: true,
-              transaction_id: tx.transactionId,
-              status,
-              failure_reason: status === q.status ? q.failureReason : tx.failureReason,
-              ...(status === q.status ? {} : { updated_at: notBeforeCreation(tx.at) }),
-            })
-            .where("platform_id", "=", platformId)
-            .where("id", "=", id)
-            .returningAll()
-            .executeTakeFirstOrThrow();
-          q = toQuote(updated);
+        // The usual case in one statement: the draft confirmed, its status moved forward to the
+        // transaction's when that is further on.
+        const moves = movesForwardTo(tx.status);
+        const confirmed = await t
+          .updateTable("quotes")
+          .set({
+            confirmed: true,
+            transaction_id: tx.transactionId,
+            status: sql<QuoteStatus>`case when ${moves} then ${tx.status} else status end`,
+            failure_reason: sql<string>`case when ${moves} then ${tx.failureReason} else failure_reason end`,
+            updated_at: sql<Date>`case when ${moves} then greatest(${tx.at}::timestamptz, created_at) else updated_at end`,
+          })
+          .where("platform_id", "=", platformId)
+          .where("id", "=", id)
+          .where("confirmed", "=", false)
+          .returningAll()
+          .executeTakeFirst();
+        let q: Quote;
+        if (confirmed) q = toQuote(confirmed);
+        else {
+          // Confirmed already (answered as it is), or a draft deleted after a refusal while this
+          // caller's ledger call succeeded: stored again.
+          await t
+            .insertInto("quotes")
+            .values({ ...toRow(quote), transaction_id: tx.transactionId, status: tx.status, failure_reason: tx.failureReason, confirmed: true })
+            .onConflict((oc) => oc.column("id").doNothing())
+            .execute();
+          q = toQuote(await t.selectFrom("quotes").selectAll().where("platform_id", "=", platformId).where("id", "=", id).forUpdate().executeTakeFirstOrThrow());
         }
         if (hook) await hook(t, q);
         return q;
@@ -185,10 +189,15 @@ export function quoteStore(db: Kysely<QuotesFxDatabase>): QuoteStore {
       return rows.map((r) => ({ platformId: r.platform_id, id: r.id }));
     },
 
-    async idByTransaction(trx, platformId, transactionId) {
-      const t = (trx ?? db) as Db;
-      const row = await t.selectFrom("quotes").select("id").where("platform_id", "=", platformId).where("transaction_id", "=", transactionId).where("confirmed", "=", true).executeTakeFirst();
-      return row?.id;
+    async followTransaction(trx, platformId, transactionId, change) {
+      await ((trx ?? db) as Db)
+        .updateTable("quotes")
+        .set({ status: change.status, failure_reason: change.failureReason, updated_at: notBeforeCreation(change.at) })
+        .where("platform_id", "=", platformId)
+        .where("transaction_id", "=", transactionId)
+        .where("confirmed", "=", true)
+        .where(movesForwardTo(change.status))
+        .execute();
     },
   };
 }
@@ -286,6 +295,12 @@ function toQuote(r: Selectable<QuotesTable>): Quote {
  * ledger's event time. After a clock advance those run behind: the update is stamped no earlier
  * than the creation, so updatedAt never precedes createdAt.
  */
+/** SQL: whether a row's status is ranked below `status` (RANK), i.e. `status` moves it forward. */
+function movesForwardTo(status: QuoteStatus) {
+  const below = (Object.keys(RANK) as QuoteStatus[]).filter((s) => RANK[s] < RANK[status]);
+  return below.length === 0 ? sql<boolean>`false` : sql<boolean>`status in (${sql.join(below)})`;
+}
+
 function notBeforeCreation(at: Date) {
   return sql<Date>`greatest(${at}::timestamptz, created_at)`;
 }

@@ -293,8 +293,12 @@ export interface QuoteStore {
   markAuthorized(platformId: string, id: string, change: { paymentInstructions: PaymentInstruction[]; at: Date }): Promise<Quote | undefined>;
   /** PENDING (and PENDING_AUTHORIZATION) quotes past expiry with no execution in flight, oldest first. */
   dueForExpiry(now: Date, limit: number): Promise<{ platformId: string; id: string }[]>;
-  /** The quote of a ledger transaction (consumer path), inside `trx`. */
-  idByTransaction(trx: unknown, platformId: string, transactionId: string): Promise<string | undefined>;
+  /**
+   * Consumer path, inside `trx`: the confirmed quote of a ledger transaction moves forward to
+   * `change.status` (as `advance` does, in one statement); nothing when there is no such quote or
+   * it is already there or past it.
+   */
+  followTransaction(trx: unknown, platformId: string, transactionId: string, change: { status: QuoteStatus; failureReason: string; at: Date }): Promise<void>;
   /** GET /quotes: `limit + 1` quotes newest first (keyset on created_at, id) and the total matching the filter. */
   list(filter: QuoteFilter, page: { limit: number; before?: { at: Date; id: string } }): Promise<{ rows: Quote[]; total: number }>;
 }

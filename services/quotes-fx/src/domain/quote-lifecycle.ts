@@ -113,6 +113,17 @@ export interface LifecycleDeps {
 
 const codec = { encode: quoteToJson, decode: quoteFromJson };
 
+/**
+ * Whether a ledger transaction's change of status can move its quote. PENDING (and
+ * PENDING_AUTHORIZATION) is where a quote's transaction starts: it moves no quote (the ledger's
+ * PENDING after authorization follows authorize, which moves the quote itself). The consumer
+ * skips the others before its inbox: they cost quotes-fx no transaction.
+ */
+export function transactionStatusMovesQuote(transactionStatus: string): boolean {
+  const status = quoteStatusOf(transactionStatus);
+  return status !== undefined && status !== "PENDING" && status !== "PENDING_AUTHORIZATION";
+}
+
 /** The ledger's transaction status as a quote status (a refunded or rejected payment is FAILED). */
 export function quoteStatusOf(transactionStatus: string): QuoteStatus | undefined {
   switch (transactionStatus) {
@@ -350,9 +361,13 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
         const creationRef = key ? createHash("sha256").update(`${key}\n${requestHash(request)}`).digest("hex") : "";
         const earlier = creationRef ? await store.findCreated(platformId, creationRef, new Date(clock.now().getTime() - IDEMPOTENCY_KEY_TTL_MS)) : undefined;
         if (earlier) return finishCreate(earlier.quote, earlier.confirmed, req.immediatelyExecute, executionClaimant(key), complete);
+        // The quote lives on the clock it expires by (a sandbox platform's clock may have been
+        // advanced): asked for while the request is prepared, not after (a sandbox platform's
+        // clock is an RPC). A failed preparation leaves its answer unread.
+        const clockRead = platformNow(platformId);
+        clockRead.catch(() => undefined);
         const p = await deps.prepare(platformId, req);
-        // The quote lives on the clock it expires by (a sandbox platform's clock may have been advanced).
-        const now = await platformNow(platformId);
+        const now = await clockRead;
         const id = newId("Quote");
         const realtime = req.source.sourceType === "REALTIME_FUNDING";
         const destination = {
@@ -612,12 +627,8 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
     /** Consumer step: a ledger transaction of a quote changed; the quote follows it (forward only). */
     async onTransactionChanged(trx: unknown, e: { platformId: string; transactionId: string; status: string; failureReason: string; at: Date }): Promise<void> {
       const status = quoteStatusOf(e.status);
-      // PENDING (and PENDING_AUTHORIZATION) is where a quote's transaction starts: it moves no quote.
-      // The ledger's PENDING after authorization follows authorize, which moves the quote itself.
-      if (!status || status === "PENDING" || status === "PENDING_AUTHORIZATION") return;
-      const id = await store.idByTransaction(trx, e.platformId, e.transactionId);
-      if (!id) return;
-      await store.advance(e.platformId, id, { status, failureReason: e.failureReason, at: e.at }, undefined, trx);
+      if (!status || !transactionStatusMovesQuote(e.status)) return;
+      await store.followTransaction(trx, e.platformId, e.transactionId, { status, failureReason: e.failureReason, at: e.at });
     },
   };
 }

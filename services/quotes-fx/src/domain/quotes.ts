@@ -2,7 +2,7 @@ import { AppError, MAX_AMOUNT, errors, isId, type FieldError, type QuoteRequestF
 import { findCurrency, type Currency } from "./currencies.js";
 import type { Fx } from "./fx.js";
 import type { Lookups } from "./lookups.js";
-import type { InternalAccountView, LedgerPort, PlatformDirectory, ReceiverLookup } from "./ports.js";
+import type { InternalAccountView, LedgerPort, PlatformDirectory, PlatformFacts, ReceiverLookup } from "./ports.js";
 import { priceQuote, type AmountLimits, type LockedSide, type Pricing } from "./pricing.js";
 
 export const PURPOSES = [
@@ -79,15 +79,19 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
     if (req.description.length > 1000) errs.push({ field: "description", reason: "must be at most 1000 characters" });
     if (errs.length) throw errors.invalidInput(errs);
 
-    // Remote reads, none under a transaction.
+    // Remote reads, none under a transaction. The two accounts are asked for together (two RPCs
+    // in flight, not one after the other); their answers are checked below in the order the
+    // errors have always been reported (the source's first).
     const facts = await deps.platforms.facts(platformId);
+    const sourceRead = source.sourceType === "ACCOUNT" ? answeredLater(deps.ledger.internalAccount(platformId, source.accountId)) : undefined;
+    const destinationRead = destination.destinationType === "ACCOUNT" ? answeredLater(deps.ledger.externalAccount(platformId, destination.accountId)) : undefined;
     let sourceAccount: InternalAccountView | undefined;
     let sendingCode = source.currency;
     let customerId = source.customerId;
     if (source.sourceType === "ACCOUNT") {
       // Agent calls: the customer named must be the one acted for (another customer does not exist here).
       if (acting && source.customerId && source.customerId !== acting) throw errors.notFound("Customer", source.customerId);
-      sourceAccount = await deps.ledger.internalAccount(platformId, source.accountId);
+      sourceAccount = await sourceRead;
       // Another customer's account is answered exactly like one that does not exist.
       if (!sourceAccount || (acting && sourceAccount.customerId !== acting)) throw errors.notFound("InternalAccount", source.accountId);
       if (acting && sourceAccount.type === "EMBEDDED_WALLET") {
@@ -131,7 +135,7 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
       receiverLimits.push({ min: offer.min, max: offer.max });
     } else {
       const id = destination.accountId;
-      const account = await deps.ledger.externalAccount(platformId, id);
+      const account = await destinationRead;
       // Agent calls pay only to the customer's own external accounts (the platform's are not theirs either).
       if (!account || (acting && account.customerId !== acting)) throw errors.notFound("ExternalAccount", id);
       receivingCode = account.currency;
@@ -186,8 +190,7 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
       amount: req.lockedCurrencyAmount,
       sending,
       receiving,
-      marketRate: await deps.fx.marketRate(platformId, facts, sending.code, receiving.code),
-      fees: await deps.fx.fees(platformId, sending.code, receiving.code),
+      ...(await ratesAndFees(deps.fx, platformId, facts, sending.code, receiving.code)),
       limits: {
         sending: { min: sendingConfig.minAmount, max: sendingConfig.maxAmount },
         receiving: intersect([...(receivingConfig ? [{ min: receivingConfig.minAmount, max: receivingConfig.maxAmount }] : []), ...receiverLimits]),
@@ -195,6 +198,22 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
     });
     return { request: { ...req, counterpartyInformation: counterparty }, side, sending, receiving, sourceAccount, customerId, lookup, needsSignature: sourceAccount?.type === "EMBEDDED_WALLET", pricing };
   };
+}
+
+/**
+ * A read started before its answer is needed: a failure is kept for whoever awaits the promise,
+ * and is not reported as unhandled when an earlier check threw and nobody does.
+ */
+function answeredLater<T>(read: Promise<T>): Promise<T> {
+  read.catch(() => undefined);
+  return read;
+}
+
+/** The market rate and the fee schedule, asked for together. */
+async function ratesAndFees(fx: Fx, platformId: string, facts: PlatformFacts, from: string, to: string) {
+  const fees = answeredLater(fx.fees(platformId, from, to));
+  const marketRate = await fx.marketRate(platformId, facts, from, to);
+  return { marketRate, fees: await fees };
 }
 
 function intersect(limits: AmountLimits[]): AmountLimits | undefined {
