@@ -289,18 +289,18 @@ function toQuote(r: Selectable<QuotesTable>): Quote {
   };
 }
 
-/**
- * A sandbox quote's createdAt is on its platform's sandbox clock (so expiry follows
- * `POST /sandbox/clock/advance`), while later changes are stamped by this service's clock or the
- * ledger's event time. After a clock advance those run behind: the update is stamped no earlier
- * than the creation, so updatedAt never precedes createdAt.
- */
 /** SQL: whether a row's status is ranked below `status` (RANK), i.e. `status` moves it forward. */
 function movesForwardTo(status: QuoteStatus) {
   const below = (Object.keys(RANK) as QuoteStatus[]).filter((s) => RANK[s] < RANK[status]);
   return below.length === 0 ? sql<boolean>`false` : sql<boolean>`status in (${sql.join(below)})`;
 }
 
+/**
+ * A sandbox quote's createdAt is on its platform's sandbox clock (so expiry follows
+ * `POST /sandbox/clock/advance`), while later changes are stamped by this service's clock or the
+ * ledger's event time. After a clock advance those run behind: the update is stamped no earlier
+ * than the creation, so updatedAt never precedes createdAt.
+ */
 function notBeforeCreation(at: Date) {
   return sql<Date>`greatest(${at}::timestamptz, created_at)`;
 }
