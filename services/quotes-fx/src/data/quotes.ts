@@ -121,19 +121,19 @@ export function quoteStore(db: Kysely<QuotesFxDatabase>): QuoteStore {
 
     async advance(platformId, id, change, hook, trx) {
       return inTrx(trx, async (t) => {
-        const row = await t.selectFrom("quotes").selectAll().where("platform_id", "=", platformId).where("id", "=", id).forUpdate().executeTakeFirst();
+        // Moved forward in one statement when it moves; otherwise read (and locked, as the update
+        // would have) as it is.
+        const moved = await t
+          .updateTable("quotes")
+          .set({ status: change.status, failure_reason: change.failureReason, updated_at: notBeforeCreation(change.at) })
+          .where("platform_id", "=", platformId)
+          .where("id", "=", id)
+          .where(movesForwardTo(change.status))
+          .returningAll()
+          .executeTakeFirst();
+        const row = moved ?? (await t.selectFrom("quotes").selectAll().where("platform_id", "=", platformId).where("id", "=", id).forUpdate().executeTakeFirst());
         if (!row) return undefined;
-        let q = toQuote(row);
-        if (RANK[change.status] > RANK[q.status]) {
-          const updated = await t
-            .updateTable("quotes")
-            .set({ status: change.status, failure_reason: change.failureReason, updated_at: notBeforeCreation(change.at) })
-            .where("platform_id", "=", platformId)
-            .where("id", "=", id)
-            .returningAll()
-            .executeTakeFirstOrThrow();
-          q = toQuote(updated);
-        }
+        const q = toQuote(row);
         if (hook) await hook(t, q);
         return q;
       });
