@@ -98,7 +98,7 @@ try {
 
 const root = resolve(import.meta.dirname, "..");
 /** The service's port: where it listens alone, and where its replica 1 listens beside others (the address for tools that take one). */
-const portOf = (s: ServiceName) => splitReplicaPort(config.CORRIDOR_SPLIT_PORT_BASE, s, 1);
+const portOf = (s: ServiceName) => replicaPortOf(s, 1);
 /** Where replica `r` (1-based) of a service listens. */
 const replicaPortOf = (s: ServiceName, r: number) => splitReplicaPort(config.CORRIDOR_SPLIT_PORT_BASE, s, r);
 /** A connector's port: fixed by its place among the shipped connectors, whichever others run. */

@@ -31,7 +31,7 @@ import type {
   WalletSignaturePort,
 } from "./ports.js";
 import { quoteFromJson, quoteToJson, rateDetailsToJson } from "./quote-json.js";
-import type { PreparedQuote, QuoteRequest } from "./quotes.js";
+import { answeredLater, type PreparedQuote, type QuoteRequest } from "./quotes.js";
 
 /** The operation name auth-sessions signs for an embedded-wallet execution. */
 export const EXECUTE_QUOTE = "EXECUTE_QUOTE";
@@ -114,14 +114,14 @@ export interface LifecycleDeps {
 const codec = { encode: quoteToJson, decode: quoteFromJson };
 
 /**
- * Whether a ledger transaction's change of status can move its quote. PENDING (and
- * PENDING_AUTHORIZATION) is where a quote's transaction starts: it moves no quote (the ledger's
- * PENDING after authorization follows authorize, which moves the quote itself). The consumer
- * skips the others before its inbox: they cost quotes-fx no transaction.
+ * The status a ledger transaction's change of status moves its quote to, if it can move one.
+ * PENDING (and PENDING_AUTHORIZATION) is where a quote's transaction starts: it moves no quote (the
+ * ledger's PENDING after authorization follows authorize, which moves the quote itself). The
+ * consumer skips those before its inbox: they cost quotes-fx no transaction.
  */
-export function transactionStatusMovesQuote(transactionStatus: string): boolean {
+export function quoteStatusMovedTo(transactionStatus: string): QuoteStatus | undefined {
   const status = quoteStatusOf(transactionStatus);
-  return status !== undefined && status !== "PENDING" && status !== "PENDING_AUTHORIZATION";
+  return status === "PENDING" || status === "PENDING_AUTHORIZATION" ? undefined : status;
 }
 
 /** The ledger's transaction status as a quote status (a refunded or rejected payment is FAILED). */
@@ -364,8 +364,7 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
         // The quote lives on the clock it expires by (a sandbox platform's clock may have been
         // advanced): asked for while the request is prepared, not after (a sandbox platform's
         // clock is an RPC). A failed preparation leaves its answer unread.
-        const clockRead = platformNow(platformId);
-        clockRead.catch(() => undefined);
+        const clockRead = answeredLater(platformNow(platformId));
         const p = await deps.prepare(platformId, req);
         const now = await clockRead;
         const id = newId("Quote");
@@ -626,8 +625,8 @@ export function createQuoteLifecycle(deps: LifecycleDeps) {
 
     /** Consumer step: a ledger transaction of a quote changed; the quote follows it (forward only). */
     async onTransactionChanged(trx: unknown, e: { platformId: string; transactionId: string; status: string; failureReason: string; at: Date }): Promise<void> {
-      const status = quoteStatusOf(e.status);
-      if (!status || !transactionStatusMovesQuote(e.status)) return;
+      const status = quoteStatusMovedTo(e.status);
+      if (!status) return;
       await store.followTransaction(trx, e.platformId, e.transactionId, { status, failureReason: e.failureReason, at: e.at });
     },
   };

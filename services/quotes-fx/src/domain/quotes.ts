@@ -204,7 +204,7 @@ export function createQuotePreparation(deps: { fx: Fx; platforms: PlatformDirect
  * A read started before its answer is needed: a failure is kept for whoever awaits the promise,
  * and is not reported as unhandled when an earlier check threw and nobody does.
  */
-function answeredLater<T>(read: Promise<T>): Promise<T> {
+export function answeredLater<T>(read: Promise<T>): Promise<T> {
   read.catch(() => undefined);
   return read;
 }
